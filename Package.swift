@@ -1,0 +1,41 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// The only Swift package dependency is swift-argument-parser: every other one would add
+// minutes to each CI run, which builds from a fresh clone.
+let package = Package(
+    name: "atsproxy",
+    products: [
+        .library(name: "ATSPolicy", targets: ["ATSPolicy"]),
+        .executable(name: "atsproxyctl", targets: ["atsproxyctl"]),
+        .executable(name: "policy-bench", targets: ["policy-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // Pure Swift: no C module, so the policy and its CLI build without libevent or OpenSSL.
+        .target(name: "ATSPolicy"),
+        // The control CLI's commands live in a library so tests run them without a process.
+        .target(
+            name: "ATSProxyCtl",
+            dependencies: [
+                "ATSPolicy",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "atsproxyctl", dependencies: ["ATSProxyCtl"]),
+        .executableTarget(name: "policy-bench", dependencies: ["ATSPolicy"], path: "bench/policy-bench"),
+        .testTarget(name: "ATSPolicyTests", dependencies: ["ATSPolicy"]),
+        .testTarget(name: "ATSProxyCtlTests", dependencies: ["ATSProxyCtl", "ATSPolicy"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+// One place for upcoming features, as swift-nio-ssl does.
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [
+        .enableUpcomingFeature("MemberImportVisibility"),
+        .enableUpcomingFeature("ExistentialAny"),
+    ]
+}

@@ -1,0 +1,173 @@
+extension TransportSecurityPolicy {
+    /// The effective requirements for a host, following the decision procedure of spec §2.2.
+    ///
+    /// - Parameters:
+    ///   - host: the host the app connects to.
+    ///   - scheme: `https` (the default) or `http`.
+    ///   - clientClass: which API opened the connection; the settings' default when nil.
+    public func requirements(
+        for host: HostIdentity, scheme: URLScheme = .https, clientClass: ClientClass? = nil
+    ) -> Requirements {
+        let clientClass = clientClass ?? settings.clientClass
+        let profile = settings.osProfile
+        var why: [String] = []
+
+        var result = Requirements(
+            host: host, scheme: scheme, clientClass: clientClass, rule: RuleSource(kind: .default, key: nil),
+            exception: nil, cleartextAllowed: false, atsMinimumsApply: true, minimumTLSVersion: .tls12,
+            requiresForwardSecrecy: true, suiteRestriction: .forwardSecretOnly, offeredTLS12Suites: [],
+            offeredTLS13Suites: CipherProfile.tls13Suites, appMayOverrideTrust: false, pins: nil, niapPackage: nil,
+            osProfile: profile, explanation: [])
+
+        if let exception = exceptions.lookup(host, honouringAddressKeys: profile.honoursAddressKeys) {
+            applyException(exception, to: &result, why: &why)
+        } else if isLocal(host), profile.exemptsLocalHosts, allowsLocalNetworking != .present(false) {
+            result.rule = RuleSource(
+                kind: .local, key: allowsLocalNetworking.isTrue ? ATSKey.allowsLocalNetworking : nil)
+            why.append(localReason(host))
+            turnATSOff(&result)
+        } else {
+            applyGlobalDecision(to: &result, clientClass: clientClass, host: host, why: &why)
+        }
+
+        if result.atsMinimumsApply {
+            result.offeredTLS12Suites = settings.cipherProfile.offeredSuites(restriction: result.suiteRestriction)
+            if profile.honoursNIAP {
+                let package = result.exception?.niapPackage ?? niapPackage
+                if package == .fcp21 {
+                    result.niapPackage = package
+                    why.append("the NIAP FCP_v2.1 package applies: TLS 1.2 only with ECDHE and AES-GCM, and Extended Master Secret")
+                }
+            }
+        } else {
+            result.offeredTLS12Suites = settings.cipherProfile.offeredSuites(restriction: .unrestricted)
+        }
+
+        if scheme == .http {
+            why.append(
+                result.cleartextAllowed
+                    ? "cleartext http:// is allowed" : "cleartext http:// is blocked (NSURLErrorDomain -1022)")
+        }
+
+        if clientClass == .webkit {
+            if pins.lookup(host) != nil { why.append("NSPinnedDomains is not applied to web views (client class webkit)") }
+        } else if let pinned = pins.lookup(host) {
+            result.pins = pinned
+            why.append("pinned by NSPinnedDomains " + pinned.domains.map { "\"\($0)\"" }.joined(separator: " and "))
+        }
+        result.explanation = why
+        return result
+    }
+
+    /// Parses `host` and answers; for callers holding a string.
+    public func requirements(
+        forHost host: String, scheme: URLScheme = .https, clientClass: ClientClass? = nil
+    ) throws(HostIdentity.ParseFailure) -> Requirements {
+        requirements(for: try HostIdentity(parsing: host), scheme: scheme, clientClass: clientClass)
+    }
+
+    /// Local per spec §2.5 and the profile: names without a dot or ending in `.local`, and
+    /// addresses in `local_networks` (on ios10, every address).
+    public func isLocal(_ host: HostIdentity) -> Bool {
+        switch host {
+        case .name:
+            return host.isLocalName
+        case .address(let address):
+            if settings.osProfile.treatsEveryAddressAsLocal { return true }
+            return settings.localNetworks.contains { $0.contains(address) }
+        }
+    }
+
+    private func applyException(_ exception: DomainException, to result: inout Requirements, why: inout [String]) {
+        result.rule = RuleSource(kind: .exception, key: exception.key)
+        result.exception = exception
+        let how = exception.key == result.host.description ? "exactly" : "as a subdomain"
+        why.append(
+            (exception.isBuiltIn ? "Apple's built-in exception" : "NSExceptionDomains")
+                + " \"\(exception.key)\" matches \(how); global keys do not apply to this host")
+        result.cleartextAllowed = exception.allowsInsecureHTTPLoads
+        result.appMayOverrideTrust = exception.allowsInsecureHTTPLoads
+        result.requiresForwardSecrecy = exception.requiresForwardSecrecy
+        var floor = exception.minimumTLSVersion ?? .tls12
+        if floor < .tls12, settings.osProfile.ignoresLegacyTLSExceptions {
+            why.append("iOS 26 ignores the \(floor.plistName) exception: the floor stays at TLSv1.2")
+            floor = .tls12
+        }
+        result.minimumTLSVersion = floor
+        why.append("minimum TLS version \(floor.plistName)" + (exception.minimumTLSVersion == nil ? " (default)" : ""))
+        if exception.requiresForwardSecrecy {
+            result.suiteRestriction = .forwardSecretOnly
+            why.append("forward secrecy required (ECDHE suites only)")
+        } else if exception.allowsInsecureHTTPLoads {
+            // Apple's code leaves the suite list alone in this combination (spec §3.3 C).
+            result.suiteRestriction = .unrestricted
+            why.append("forward secrecy not required and insecure HTTP allowed: the client offers its full default suite list")
+        } else {
+            result.suiteRestriction = .withCompatibility
+            why.append("forward secrecy not required: RSA key-exchange suites are offered too")
+        }
+        if exception.allowsInsecureHTTPLoads {
+            why.append("the app may override trust for this host in its own code (NSExceptionAllowsInsecureHTTPLoads)")
+        }
+    }
+
+    private func applyGlobalDecision(
+        to result: inout Requirements, clientClass: ClientClass, host: HostIdentity, why: inout [String]
+    ) {
+        let profile = settings.osProfile
+        if profile.honoursClientClassKeys {
+            if clientClass == .media, allowsArbitraryLoadsForMedia.isTrue {
+                result.rule = RuleSource(kind: .arbitraryLoads, key: ATSKey.allowsArbitraryLoadsForMedia)
+                why.append("NSAllowsArbitraryLoadsForMedia turns ATS off for media loads (client class media)")
+                turnATSOff(&result)
+                return
+            }
+            if clientClass == .webkit, allowsArbitraryLoadsInWebContent.isTrue {
+                result.rule = RuleSource(kind: .arbitraryLoads, key: ATSKey.allowsArbitraryLoadsInWebContent)
+                why.append("NSAllowsArbitraryLoadsInWebContent turns ATS off for web views (client class webkit)")
+                turnATSOff(&result)
+                return
+            }
+        }
+        if isLocal(host), !profile.exemptsLocalHosts {
+            why.append("\(host) is local, but iOS 9 applies ATS to local hosts too")
+        } else if isLocal(host) {
+            why.append("\(host) is local, but NSAllowsLocalNetworking = NO applies ATS to local hosts")
+        } else if case .address = host, profile.honoursAddressKeys {
+            why.append("\(host) is an IP address outside local_networks: since iOS 17 ATS applies to it unless an exception names it")
+        }
+        let cancellers = arbitraryLoadsCancellers
+        if allowsArbitraryLoads.isTrue {
+            if cancellers.isEmpty {
+                result.rule = RuleSource(kind: .arbitraryLoads, key: ATSKey.allowsArbitraryLoads)
+                why.append("NSAllowsArbitraryLoads turns ATS off for hosts without an exception")
+                turnATSOff(&result)
+                return
+            }
+            why.append(
+                "NSAllowsArbitraryLoads is ignored because " + cancellers.joined(separator: " and ")
+                    + (cancellers.count == 1 ? " is" : " are") + " present (\(profile.releases))")
+        }
+        result.rule = RuleSource(kind: .default, key: nil)
+        why.append("full ATS: TLS 1.2 or later, forward secrecy, SHA-256 certificates with RSA 2048 / ECC 256 keys")
+    }
+
+    private func turnATSOff(_ result: inout Requirements) {
+        result.cleartextAllowed = true
+        result.atsMinimumsApply = false
+        result.minimumTLSVersion = nil
+        result.requiresForwardSecrecy = false
+        result.suiteRestriction = .unrestricted
+        result.appMayOverrideTrust = true
+    }
+
+    private func localReason(_ host: HostIdentity) -> String {
+        let what: String
+        switch host {
+        case .name(let name): what = name.hasSuffix(".local") || name.hasSuffix(".local.") ? "a .local name" : "an unqualified name"
+        case .address: what = settings.osProfile.treatsEveryAddressAsLocal ? "an IP address" : "a local address (local_networks)"
+        }
+        let key = allowsLocalNetworking.isTrue ? "NSAllowsLocalNetworking" : "the \(settings.osProfile.releases) default"
+        return "\(host) is \(what): \(key) exempts it from ATS (default trust evaluation still applies)"
+    }
+}

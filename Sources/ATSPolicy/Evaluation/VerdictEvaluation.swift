@@ -1,0 +1,326 @@
+extension TransportSecurityPolicy {
+    /// Judges what was observed against a host's requirements: compliant, or every violation.
+    ///
+    /// For `http` only cleartext matters. For `https`, protocol checks (version, suite, NIAP) apply
+    /// where the ATS minimums do; certificate checks (default trust, spec §3.1) apply always, unless
+    /// `assume_app_overrides_trust` is set and the app may override trust for this host; pins apply
+    /// always (except for web views, whose requirements carry no pins).
+    public func verdict(for requirements: Requirements, observed: ObservedConnection?) -> Verdict {
+        var checker = VerdictChecker(requirements: requirements, settings: settings)
+        if requirements.scheme == .http {
+            checker.checkCleartext()
+        } else if let observed {
+            checker.checkProtocol(observed)
+            checker.checkCertificates(observed)
+        }
+        return Verdict(requirements: requirements, violations: checker.violations.sorted { $0.kind < $1.kind })
+    }
+}
+
+/// The checks of one verdict; each appends violations with Apple's codes, the facts in words, and
+/// the Info.plist setting that would allow it.
+struct VerdictChecker {
+    let requirements: Requirements
+    let settings: PolicySettings
+    var violations: [Violation] = []
+
+    init(requirements: Requirements, settings: PolicySettings) {
+        self.requirements = requirements
+        self.settings = settings
+    }
+
+    /// `NSExceptionDomains["host"]`: the entry a fix would go into.
+    private var entryName: String {
+        "NSExceptionDomains[\"\(requirements.exception?.key ?? requirements.host.description)\"]"
+    }
+
+    private mutating func add(_ kind: ViolationKind, _ error: AppleError, _ explanation: String, allowedBy: String? = nil) {
+        violations.append(Violation(kind: kind, error: error, explanation: explanation, allowedBy: allowedBy))
+    }
+
+    // MARK: - Cleartext
+
+    mutating func checkCleartext() {
+        guard !requirements.cleartextAllowed else { return }
+        let key: String
+        if case .local = requirements.rule.kind {
+            key = "\(entryName).NSExceptionAllowsInsecureHTTPLoads = YES"
+        } else if requirements.host.isLocalName || requirements.rule.kind == .default && isLocalAddress {
+            key = "NSAllowsLocalNetworking = YES, or \(entryName).NSExceptionAllowsInsecureHTTPLoads = YES"
+        } else {
+            key = "\(entryName).NSExceptionAllowsInsecureHTTPLoads = YES"
+        }
+        add(
+            .cleartext, AppleError(nsurl: -1022, ssl: nil),
+            "App Transport Security has blocked a cleartext HTTP (http://) resource load to \(requirements.host) "
+                + "since it is insecure", allowedBy: key)
+    }
+
+    private var isLocalAddress: Bool {
+        guard case .address(let address) = requirements.host else { return false }
+        return settings.localNetworks.contains { $0.contains(address) }
+    }
+
+    // MARK: - Protocol: version, suite, NIAP
+
+    mutating func checkProtocol(_ observed: ObservedConnection) {
+        guard let version = observed.tlsVersion else { return }
+        if let floor = requirements.minimumTLSVersion, version < floor {
+            let allowed: String?
+            if version < .tls10 || (version < .tls12 && settings.osProfile.ignoresLegacyTLSExceptions) {
+                allowed = nil
+            } else {
+                allowed = "\(entryName).NSExceptionMinimumTLSVersion = \(version.plistName)"
+            }
+            let ssl = floor == .tls13 && version == .tls12 ? -9800 : -9836
+            add(
+                .tlsVersion, AppleError(nsurl: -1200, ssl: ssl),
+                "the server negotiated \(version.humanName); ATS requires \(floor.humanName) or later for \(requirements.host)",
+                allowedBy: allowed)
+        }
+        if let suite = observed.cipherSuite, version < .tls13 {
+            checkSuite(suite)
+        }
+        if requirements.niapPackage == .fcp21, version == .tls12 {
+            checkNIAP(observed)
+        }
+    }
+
+    private mutating func checkSuite(_ suite: CipherSuite) {
+        guard !requirements.offeredTLS12Suites.contains(suite) else { return }
+        let profile = settings.cipherProfile
+        let error = AppleError(nsurl: -1200, ssl: -9824)
+        let name = "\(suite.ianaName) (\(suite.hexID))"
+        if requirements.atsMinimumsApply, profile.compatibilitySuites.contains(suite) {
+            add(
+                .cipherNotForwardSecret, error,
+                "the server chose \(name), which is not forward secret; ATS requires ECDHE suites",
+                allowedBy: "\(entryName).NSExceptionRequiresForwardSecrecy = NO")
+        } else if requirements.atsMinimumsApply, profile.legacySuites.contains(suite) {
+            add(
+                .cipherNotATS, error,
+                "the server chose \(name), which an ATS client offers only when ATS does not restrict suites",
+                allowedBy: "\(entryName).NSExceptionRequiresForwardSecrecy = NO with NSExceptionAllowsInsecureHTTPLoads = YES")
+        } else {
+            let what: String
+            switch suite.keyExchange {
+            case .dhe: what = "Apple clients never offer DHE suites"
+            case .ecdhe where profile.forwardSecretSuites.contains(suite) == false && suite.isForwardSecret:
+                what = "the \(profile.rawValue) cipher profile's Apple client does not offer it"
+            default: what = "no Apple client offers it"
+            }
+            add(.cipherNotATS, error, "the server chose \(name); \(what)", allowedBy: nil)
+        }
+    }
+
+    private mutating func checkNIAP(_ observed: ObservedConnection) {
+        let error = AppleError(nsurl: -1200, ssl: -9824)
+        let optOut = "\(entryName).NSExceptionRequiresNIAPTLSPackageVersion = none"
+        if let suite = observed.cipherSuite, !suite.isECDHEWithAESGCM {
+            add(
+                .niapCipher, error,
+                "the server chose \(suite.ianaName); the NIAP FCP_v2.1 package allows only ECDHE with AES-GCM in TLS 1.2",
+                allowedBy: optOut)
+        }
+        if observed.extendedMasterSecret == false {
+            add(
+                .niapExtendedMasterSecret, error,
+                "the server did not negotiate Extended Master Secret (RFC 7627), which NIAP FCP_v2.1 requires in TLS 1.2",
+                allowedBy: optOut)
+        }
+        if let scheme = observed.serverSignatureScheme, scheme.lowercased().contains("sha1") {
+            add(
+                .niapSignatureAlgorithm, error,
+                "the server signed the handshake with \(scheme); NIAP FCP_v2.1 does not offer SHA-1 signature schemes",
+                allowedBy: optOut)
+        }
+    }
+
+    // MARK: - Certificates
+
+    mutating func checkCertificates(_ observed: ObservedConnection) {
+        guard let leaf = observed.chain.first else { return }
+        let waived = settings.assumeAppOverridesTrust && requirements.appMayOverrideTrust
+        if !waived {
+            checkKeySizes(observed.chain)
+            checkSignatureHashes(observed.chain)
+            checkTrust(observed)
+            checkName(leaf)
+            checkDates(observed)
+            checkValidityLength(leaf, trust: observed.trust)
+            checkExtendedKeyUsage(leaf)
+            checkCertificateTransparency(observed)
+        }
+        checkPins(observed.chain)
+    }
+
+    /// Key and hash failures surface as ATS statuses where ATS applies, as plain trust failures elsewhere.
+    private func certificateError(atsStatus: Int) -> AppleError {
+        requirements.atsMinimumsApply ? AppleError(nsurl: -1200, ssl: atsStatus) : AppleError(nsurl: -1202, ssl: -9807)
+    }
+
+    private static func position(_ index: Int, in chain: [CertificateFacts]) -> String {
+        if index == 0 { return "leaf" }
+        return chain[index].isSelfSigned ? "root" : "intermediate"
+    }
+
+    private mutating func checkKeySizes(_ chain: [CertificateFacts]) {
+        for (index, certificate) in chain.enumerated() {
+            let weak: Bool
+            switch certificate.keyType {
+            case .rsa: weak = certificate.keyBits < 2048
+            case .ec: weak = certificate.keyBits < 256
+            case .dsa: weak = true
+            case .ed25519, .ed448, .other: weak = false
+            }
+            guard weak else { continue }
+            add(
+                .keySize, certificateError(atsStatus: -9883),
+                "the \(Self.position(index, in: chain)) certificate \"\(certificate.subject)\" has a "
+                    + "\(certificate.keyType.rawValue.uppercased())-\(certificate.keyBits) key; ATS and system trust require "
+                    + "RSA 2048 or ECC 256 bits or more")
+            return
+        }
+    }
+
+    private mutating func checkSignatureHashes(_ chain: [CertificateFacts]) {
+        let ats = requirements.atsMinimumsApply
+        func weak(_ certificate: CertificateFacts) -> Bool {
+            certificate.signatureHash.isBrokenForTrust || (ats && certificate.signatureHash.isBelowATSFloor)
+        }
+        if let leaf = chain.first, weak(leaf) {
+            add(
+                .signatureHashLeaf, certificateError(atsStatus: -9884),
+                "the leaf certificate is signed with \(leaf.signatureAlgorithm); ATS requires SHA-256 or stronger")
+        }
+        // The trust anchor's self-signature is never checked: nobody relies on it.
+        if let index = chain.indices.dropFirst().first(where: { !chain[$0].isSelfSigned && weak(chain[$0]) }) {
+            add(
+                .signatureHashChain, certificateError(atsStatus: -9885),
+                "the intermediate certificate \"\(chain[index].subject)\" is signed with "
+                    + "\(chain[index].signatureAlgorithm); ATS requires SHA-256 or stronger")
+        }
+    }
+
+    private mutating func checkTrust(_ observed: ObservedConnection) {
+        guard case .untrusted(let reason) = observed.trust else { return }
+        add(
+            .untrustedChain, AppleError(nsurl: -1202, ssl: -9813),
+            "the chain does not lead to a trusted root (\(reason))")
+    }
+
+    private mutating func checkName(_ leaf: CertificateFacts) {
+        guard !CertificateNameMatcher.matches(requirements.host, leaf) else { return }
+        let names = leaf.dnsNames + leaf.ipAddresses.map(\.description)
+        let error = settings.osProfile == .ios9 ? AppleError(nsurl: -1202, ssl: -9843) : AppleError(nsurl: -1200, ssl: -9807)
+        let detail =
+            names.isEmpty
+            ? "the certificate has no subjectAltName, and Apple ignores the common name"
+            : "the certificate names " + names.prefix(5).joined(separator: ", ") + (names.count > 5 ? ", …" : "")
+        add(.nameMismatch, error, "\(requirements.host) is not a name of the server's certificate: \(detail)")
+    }
+
+    private mutating func checkDates(_ observed: ObservedConnection) {
+        let now = observed.evaluationTime
+        if let index = observed.chain.indices.first(where: { observed.chain[$0].notAfter < now }) {
+            let certificate = observed.chain[index]
+            add(
+                .expired, AppleError(nsurl: -1201, ssl: -9814),
+                "the \(Self.position(index, in: observed.chain)) certificate \"\(certificate.subject)\" expired on "
+                    + DateFormat.rfc3339(certificate.notAfter))
+        }
+        if let index = observed.chain.indices.first(where: { observed.chain[$0].notBefore > now }) {
+            let certificate = observed.chain[index]
+            add(
+                .notYetValid, AppleError(nsurl: -1204, ssl: -9815),
+                "the \(Self.position(index, in: observed.chain)) certificate \"\(certificate.subject)\" is not valid "
+                    + "before " + DateFormat.rfc3339(certificate.notBefore))
+        }
+    }
+
+    /// Spec §3.1: system-root leaves issued from 2020-09-01 at most 398 days, from 2018-03-01 at most
+    /// 825; leaves under a user-installed root issued from 2019-07-01 at most 825.
+    private mutating func checkValidityLength(_ leaf: CertificateFacts, trust: ChainTrust) {
+        let limit: Int
+        let since: Int64
+        switch trust {
+        case .systemRoot where leaf.notBefore >= AppleDates.shortValidityFrom:
+            (limit, since) = (398, AppleDates.shortValidityFrom)
+        case .systemRoot where leaf.notBefore >= AppleDates.systemValidityLimitFrom:
+            (limit, since) = (825, AppleDates.systemValidityLimitFrom)
+        case .userInstalledRoot where leaf.notBefore >= AppleDates.userValidityLimitFrom:
+            (limit, since) = (825, AppleDates.userValidityLimitFrom)
+        default:
+            return
+        }
+        let lifetime = leaf.notAfter - leaf.notBefore
+        guard lifetime > Int64(limit) * 86_400 else { return }
+        let root = trust == .systemRoot ? "a system root" : "a user-installed root"
+        add(
+            .validityTooLong, AppleError(nsurl: -1202, ssl: -9807),
+            "the leaf certificate is valid for \(lifetime / 86_400) days; leaves under \(root) issued from "
+                + "\(DateFormat.day(since)) may be valid for at most \(limit) days")
+    }
+
+    private mutating func checkExtendedKeyUsage(_ leaf: CertificateFacts) {
+        guard leaf.notBefore >= AppleDates.userValidityLimitFrom else { return }
+        let usages = leaf.extendedKeyUsage ?? []
+        guard !usages.contains(.serverAuth), !usages.contains(.any) else { return }
+        add(
+            .noServerAuthEKU, AppleError(nsurl: -1202, ssl: -9807),
+            leaf.extendedKeyUsage == nil
+                ? "the leaf certificate has no extendedKeyUsage extension; certificates issued after 2019-07-01 need serverAuth"
+                : "the leaf certificate's extendedKeyUsage lacks serverAuth, which certificates issued after 2019-07-01 need")
+    }
+
+    /// Spec §3.5: only chains to a system root, leaves from 2018-10-16 that have not expired.
+    private mutating func checkCertificateTransparency(_ observed: ObservedConnection) {
+        guard settings.certificateTransparency == .apple, observed.trust == .systemRoot,
+            let leaf = observed.chain.first, leaf.notBefore >= AppleDates.ctRequiredFrom,
+            leaf.notAfter >= observed.evaluationTime
+        else { return }
+        let total = observed.embeddedSCTs + observed.deliveredSCTs
+        if observed.deliveredSCTs >= 1, total >= 2 { return }
+        let needed = leaf.notAfter - leaf.notBefore <= 180 * 86_400 ? 2 : 3
+        if observed.embeddedSCTs >= needed { return }
+        add(
+            .certificateTransparency, AppleError(nsurl: -1202, ssl: -9807),
+            "the certificate carries \(observed.embeddedSCTs) embedded and \(observed.deliveredSCTs) delivered SCTs; "
+                + "Apple's CT policy needs \(needed) embedded, or 2 with one delivered in the handshake")
+    }
+
+    private mutating func checkPins(_ chain: [CertificateFacts]) {
+        guard let pins = requirements.pins else { return }
+        let domains = pins.domains.map { "\"\($0)\"" }.joined(separator: " and ")
+        if let leafPins = pins.leafIdentities {
+            let leafHash = chain.first?.spkiSHA256
+            if leafPins.isEmpty || leafHash.map({ !leafPins.contains($0) }) ?? true {
+                add(
+                    .pinMismatch, AppleError(nsurl: -1202, ssl: -9807),
+                    leafPins.isEmpty
+                        ? "NSPinnedDomains \(domains) pins the leaf with no valid key, so no server can match"
+                        : "the leaf key (SPKI-SHA256-BASE64 \(leafHash?.base64 ?? "unknown")) is not among the "
+                            + "\(leafPins.count) leaf pins of NSPinnedDomains \(domains)")
+                return
+            }
+        }
+        if let caPins = pins.caIdentities {
+            let issuers = chain.dropFirst().compactMap(\.spkiSHA256)
+            if chain.count < 2 || !issuers.contains(where: caPins.contains) {
+                add(
+                    .pinMismatch, AppleError(nsurl: -1202, ssl: -9807),
+                    caPins.isEmpty
+                        ? "NSPinnedDomains \(domains) pins CAs with no valid key, so no server can match"
+                        : "no CA key in the validated chain is among the \(caPins.count) CA pins of NSPinnedDomains \(domains)")
+            }
+        }
+    }
+}
+
+/// The dates Apple's trust rules switch on, in seconds since 1970 (spec §3.1, §3.5).
+enum AppleDates {
+    static let systemValidityLimitFrom: Int64 = 1_519_862_400  // 2018-03-01
+    static let ctRequiredFrom: Int64 = 1_539_648_000  // 2018-10-16
+    static let userValidityLimitFrom: Int64 = 1_561_939_200  // 2019-07-01
+    static let shortValidityFrom: Int64 = 1_598_918_400  // 2020-09-01
+}

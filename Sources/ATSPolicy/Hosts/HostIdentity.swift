@@ -1,0 +1,92 @@
+/// The host of one connection, normalised the way the ATS lookups need it.
+///
+/// Names are lowercased (the OS looks up exception keys with the lowercased request host, so an
+/// upper-case key never matches; spec §2.3) but keep a trailing dot, which is significant for
+/// `NSExceptionDomains`. IPv6 literals lose their brackets and zone id (spec §6).
+public enum HostIdentity: Sendable, Hashable, CustomStringConvertible {
+    case name(String)
+    case address(IPAddress)
+
+    /// Why a string is not a host, for the CLI and the proxy's 400 responses.
+    public enum ParseFailure: Error, Sendable, Equatable, CustomStringConvertible {
+        case empty
+        case invalidCharacter(Character)
+        case unbalancedBracket
+        case notAnAddressInBrackets(String)
+        case tooLong(Int)
+
+        public var description: String {
+            switch self {
+            case .empty: "the host is empty"
+            case .invalidCharacter(let character): "the host contains \"\(character)\", which no host name may contain"
+            case .unbalancedBracket: "the host has an unbalanced \"[\" or \"]\""
+            case .notAnAddressInBrackets(let text): "\"[\(text)]\" is not an IPv6 address"
+            case .tooLong(let length): "the host is \(length) characters long; DNS names have at most 253"
+            }
+        }
+    }
+
+    /// Parses a host as it appears in a URL or a CONNECT line, without a port.
+    public init(parsing text: some StringProtocol) throws(ParseFailure) {
+        let text = String(text)
+        guard !text.isEmpty else { throw .empty }
+        if text.hasPrefix("[") || text.hasSuffix("]") {
+            guard text.hasPrefix("["), text.hasSuffix("]"), text.count > 2 else { throw .unbalancedBracket }
+            let inner = String(text.dropFirst().dropLast())
+            let withoutZone = inner.split(separator: "%", maxSplits: 1).first.map(String.init) ?? inner
+            guard let address = IPAddress(withoutZone), !address.isIPv4 else { throw .notAnAddressInBrackets(inner) }
+            self = .address(address)
+            return
+        }
+        // A bare IPv6 literal, possibly with a zone id, as the CLI may be given one.
+        if text.contains(":") {
+            let withoutZone = text.split(separator: "%", maxSplits: 1).first.map(String.init) ?? text
+            if let address = IPAddress(withoutZone), !address.isIPv4 {
+                self = .address(address)
+                return
+            }
+            throw .invalidCharacter(":")
+        }
+        if let address = IPAddress(text) {
+            self = .address(address)
+            return
+        }
+        guard text.utf8.count <= 254 else { throw .tooLong(text.utf8.count) }
+        for character in text {
+            let allowed = character.isLetter || character.isNumber || character == "-" || character == "."
+                || character == "_"
+            if !allowed { throw .invalidCharacter(character) }
+        }
+        self = .name(HostIdentity.lowercase(text))
+    }
+
+    /// The lowercased host, without copying when it is lowercase ASCII already (the common case,
+    /// and the one the lookup benchmark measures).
+    static func lowercase(_ text: String) -> String {
+        if text.utf8.allSatisfy({ $0 < 0x80 && !($0 >= 0x41 && $0 <= 0x5A) }) { return text }
+        return text.lowercased()
+    }
+
+    public var description: String {
+        switch self {
+        case .name(let name): name
+        case .address(let address): address.description
+        }
+    }
+
+    /// The host as it goes into a URL (`[…]` around IPv6).
+    public var urlForm: String {
+        switch self {
+        case .name(let name): name
+        case .address(.v6): "[\(self.description)]"
+        case .address(let address): address.description
+        }
+    }
+
+    /// A local name per spec §2.5: no dot (a single trailing dot does not count) or ending in `.local`.
+    public var isLocalName: Bool {
+        guard case .name(let name) = self else { return false }
+        let trimmed = name.hasSuffix(".") ? name.dropLast() : Substring(name)
+        return !trimmed.contains(".") || trimmed.hasSuffix(".local")
+    }
+}

@@ -1,0 +1,305 @@
+extension PolicyParser {
+    mutating func parseExceptionDomains(
+        _ entry: PropertyListEntry, at path: PolicyKeyPath, into table: inout ExceptionTable
+    ) {
+        guard case .dictionary(let domains) = entry.value.value else {
+            // Apple logs this and stops parsing exceptions; the global keys already read remain.
+            note(
+                .error, "wrong_type", path,
+                "NSExceptionDomains must be a dictionary of host names, but it is a \(describe(entry.value.value)): "
+                    + "no exception applies", at: entry.value.location)
+            return
+        }
+        reportDuplicates(domains, at: path)
+        for domain in domains {
+            let domainPath = path.appending(domain.key)
+            guard case .dictionary(let keys) = domain.value.value else {
+                note(
+                    .error, "entry_not_dictionary", domainPath,
+                    "the entry for \"\(domain.key)\" is a \(describe(domain.value.value)), not a dictionary: ATS skips "
+                        + "it, so the host is treated as if it were not listed",
+                    fix: "make it a <dict> (an empty <dict/> gives the host the full ATS defaults)",
+                    at: domain.value.location)
+                continue
+            }
+            var exception = parseExceptionKeys(keys, for: domain, at: domainPath)
+            exception.key = domain.key
+            add(exception, keyLocation: domain.keyLocation, at: domainPath, to: &table)
+        }
+    }
+
+    /// Files the entry under a name, an address or a range, and notes keys that can never match.
+    private mutating func add(
+        _ exception: DomainException, keyLocation: SourceLocation, at path: PolicyKeyPath,
+        to table: inout ExceptionTable
+    ) {
+        let key = exception.key
+        if key.contains("/") {
+            do {
+                let range = try AddressRange(parsing: key)
+                guard honoursAddressKeys(key, at: path, keyLocation) else { return }
+                noteSubdomainsOnAddress(exception, at: path, keyLocation)
+                table.addRange(range, exception)
+            } catch {
+                note(
+                    .error, "invalid_cidr", path, "\"\(key)\" is not a valid CIDR range (\(error)): it never matches",
+                    at: keyLocation)
+            }
+            return
+        }
+        if let address = IPAddress(key) ?? (key.contains(":") ? IPAddress(key.split(separator: "%").first ?? "") : nil) {
+            guard !key.contains("%") else {
+                note(
+                    .error, "never_matches", path,
+                    "\"\(key)\" has a zone id: exception keys cannot name an interface, so it never matches",
+                    fix: "write \(address) without the zone", at: keyLocation)
+                return
+            }
+            guard honoursAddressKeys(key, at: path, keyLocation) else { return }
+            noteSubdomainsOnAddress(exception, at: path, keyLocation)
+            if address.description != key {
+                note(
+                    .info, "non_canonical_address", path,
+                    "\"\(key)\" is not written in canonical form; atsproxy matches it as \(address), but an iPhone "
+                        + "compares the text, so it matches there only when the app writes the address the same way",
+                    fix: "write \(address)", at: keyLocation)
+            }
+            table.addAddress(address, exception)
+            return
+        }
+        checkNameKey(exception, at: path, keyLocation)
+        table.addName(exception)
+    }
+
+    private mutating func honoursAddressKeys(_ key: String, at path: PolicyKeyPath, _ location: SourceLocation) -> Bool {
+        guard !settings.osProfile.honoursAddressKeys else { return true }
+        note(
+            .info, "not_on_profile", path,
+            "IP address and CIDR exception keys are honoured from iOS 17: the \(settings.osProfile.rawValue) "
+                + "profile ignores \"\(key)\"", at: location)
+        return false
+    }
+
+    private mutating func noteSubdomainsOnAddress(
+        _ exception: DomainException, at path: PolicyKeyPath, _ location: SourceLocation
+    ) {
+        guard exception.includesSubdomains else { return }
+        note(
+            .info, "no_effect", path.appending(ATSKey.includesSubdomains),
+            "NSIncludesSubdomains has no effect on an IP address or CIDR entry", at: location)
+    }
+
+    /// The key rules of spec §1.2: lowercase, no port, no wildcard, trailing dot only on purpose.
+    private mutating func checkNameKey(_ exception: DomainException, at path: PolicyKeyPath, _ location: SourceLocation) {
+        let key = exception.key
+        func never(_ why: String, fix: String?) {
+            note(.error, "never_matches", path, "\"\(key)\" never matches: \(why)", fix: fix, at: location)
+        }
+        let bare = KeyRepair.bareHost(key)
+        if key.isEmpty {
+            never("the key is empty", fix: "write the host name")
+        } else if key.contains("://") || key.contains("/") {
+            never("a key is a host name, not a URL", fix: "write \(bare)")
+        } else if key.contains("*") {
+            never(
+                "wildcards are not supported; \"\(key)\" is compared as literal text",
+                fix: "write \(bare) with NSIncludesSubdomains = YES")
+        } else if key.hasPrefix("[") || key.hasSuffix("]") {
+            never("IPv6 keys are written without brackets", fix: "write \(bare)")
+        } else if key.contains(":") {
+            never("a key cannot name a port", fix: "write \(bare)")
+        } else if key.hasPrefix(".") {
+            never("it starts with a dot", fix: "write \(bare) with NSIncludesSubdomains = YES")
+        } else if key.contains(" ") {
+            never("host names contain no spaces", fix: "write \(bare)")
+        } else if key != HostIdentity.lowercase(key) {
+            never(
+                "hosts are looked up in lowercase, so a key with capital letters is never found",
+                fix: "write \(HostIdentity.lowercase(key))")
+        } else if key.hasSuffix(".") {
+            note(
+                .warning, "trailing_dot", path,
+                "\"\(key)\" ends with a dot, so it matches only hosts written with a trailing dot, not \(key.dropLast())",
+                fix: "write \(key.dropLast()) unless that is what you mean", at: location)
+        } else if !key.contains("."), exception.includesSubdomains {
+            note(
+                .warning, "whole_tld", path,
+                "\"\(key)\" with NSIncludesSubdomains applies to every host under .\(key)",
+                fix: "name the domains you need instead", at: location)
+        }
+    }
+
+    // MARK: - The keys inside one entry
+
+    private mutating func parseExceptionKeys(
+        _ keys: [PropertyListEntry], for domain: PropertyListEntry, at path: PolicyKeyPath
+    ) -> DomainException {
+        var exception = DomainException(key: domain.key)
+        reportDuplicates(keys, at: path)
+        if keys.isEmpty {
+            note(
+                .info, "empty_exception", path,
+                "the entry for \"\(domain.key)\" is empty: the host gets the full ATS defaults and no global key "
+                    + "(such as NSAllowsArbitraryLoads) applies to it", at: domain.value.location)
+        }
+        // Legacy keys first, so that the NSException* keys, read after them, win (spec §1.2).
+        let legacy = keys.filter { entry in ATSKey.legacyDomainKeys.contains { $0.legacy == entry.key } }
+        for entry in legacy.reversed() {
+            guard let current = ATSKey.legacyDomainKeys.first(where: { $0.legacy == entry.key })?.current else { continue }
+            let entryPath = path.appending(entry.key)
+            switch settings.legacyKeys {
+            case .ignore:
+                note(
+                    .warning, "legacy_key", entryPath,
+                    "\(entry.key) is a legacy key that ATS no longer reads: it has no effect",
+                    fix: "rename it to \(current)", at: entry.keyLocation)
+            case .honor:
+                note(
+                    .info, "legacy_key", entryPath,
+                    "\(entry.key) is a legacy key, read as \(current) because legacy_keys = honor",
+                    fix: "rename it to \(current)", at: entry.keyLocation)
+                if !keys.contains(where: { $0.key == current }) {
+                    apply(entry, as: current, at: entryPath, to: &exception)
+                }
+            }
+        }
+        for entry in keys {
+            let entryPath = path.appending(entry.key)
+            if ATSKey.domainKeys.contains(entry.key) {
+                apply(entry, as: entry.key, at: entryPath, to: &exception)
+            } else if legacy.contains(where: { $0.key == entry.key }) {
+                continue
+            } else if ATSKey.globalKeys.contains(entry.key) {
+                note(
+                    .error, "misplaced_key", entryPath,
+                    "\(entry.key) is a global key: inside an exception domain it has no effect",
+                    fix: "move it to the top level of NSAppTransportSecurity", at: entry.keyLocation)
+            } else {
+                let suggestion = KeySuggestions.closest(
+                    to: entry.key, among: ATSKey.domainKeys + ATSKey.legacyDomainKeys.map(\.legacy))
+                let current = suggestion.flatMap { name in ATSKey.legacyDomainKeys.first { $0.legacy == name }?.current }
+                note(
+                    .warning, "unknown_key", entryPath,
+                    "\(entry.key) is not a key of an exception domain: ATS ignores it",
+                    fix: (current ?? suggestion).map { "did you mean \($0)?" }, at: entry.keyLocation)
+            }
+        }
+        return exception
+    }
+
+    /// Applies one key's value to the entry; `name` is the `NSException*` key it stands for.
+    private mutating func apply(
+        _ entry: PropertyListEntry, as name: String, at path: PolicyKeyPath, to exception: inout DomainException
+    ) {
+        switch name {
+        case ATSKey.includesSubdomains:
+            exception.includesSubdomains = domainBool(entry, default: false, at: path)
+        case ATSKey.allowsInsecureHTTPLoads:
+            exception.allowsInsecureHTTPLoads = domainBool(entry, default: false, at: path)
+        case ATSKey.requiresForwardSecrecy:
+            exception.requiresForwardSecrecy = domainBool(entry, default: true, at: path)
+        case ATSKey.minimumTLSVersion:
+            exception.minimumTLSVersion = minimumTLSVersion(entry, at: path)
+        case ATSKey.requiresCertificateTransparency:
+            _ = domainBool(entry, default: false, at: path)
+            note(
+                .info, "obsolete_key", path,
+                "NSRequiresCertificateTransparency is obsolete: the system enforces Certificate Transparency "
+                    + "for publicly trusted certificates anyway, and the key has no effect of its own",
+                fix: "remove it", at: entry.keyLocation)
+            return
+        case ATSKey.exceptionRequiresNIAP:
+            exception.niapPackage = niapPackage(entry, at: path)
+        default:
+            return
+        }
+        exception.keysInEffect.append(entry.key)
+    }
+
+    /// A per-domain Boolean: a wrong type gets the key's default (spec §1.5).
+    private mutating func domainBool(_ entry: PropertyListEntry, default fallback: Bool, at path: PolicyKeyPath) -> Bool {
+        switch globalBool(entry, at: path) {
+        case .present(let value): return value
+        case .absent: return fallback
+        }
+    }
+
+    /// Exact, case-sensitive strings only; anything else leaves the floor at TLS 1.2 (spec §1.5).
+    private mutating func minimumTLSVersion(_ entry: PropertyListEntry, at path: PolicyKeyPath) -> TLSVersion? {
+        guard case .string(let text) = entry.value.value else {
+            note(
+                .error, "wrong_type", path,
+                "NSExceptionMinimumTLSVersion must be a string such as \"TLSv1.2\", but it is a "
+                    + "\(describe(entry.value.value)): the floor stays at TLSv1.2",
+                fix: KeyRepair.tlsVersionFix(for: entry.value.value), at: entry.value.location)
+            return nil
+        }
+        let version: TLSVersion
+        switch text {
+        case "TLSv1.0": version = .tls10
+        case "TLSv1.1": version = .tls11
+        case "TLSv1.2": version = .tls12
+        case "TLSv1.3": version = .tls13
+        case "DTLSv1.0", "DTLSv1.2":
+            // Apple's parser accepts the DTLS names. DTLS 1.0 is TLS 1.1 on datagrams, DTLS 1.2 is TLS 1.2.
+            version = text == "DTLSv1.0" ? .tls11 : .tls12
+            note(
+                .warning, "dtls_version", path,
+                "\"\(text)\" is a DTLS version; ATS accepts it, and atsproxy reads it as \(version.plistName)",
+                fix: "write \(version.plistName)", at: entry.value.location)
+        default:
+            note(
+                .error, "invalid_tls_version", path,
+                "\"\(text)\" is not a version ATS accepts (TLSv1.0, TLSv1.1, TLSv1.2, TLSv1.3; exact spelling): "
+                    + "the floor stays at TLSv1.2",
+                fix: KeyRepair.tlsVersionFix(for: entry.value.value), at: entry.value.location)
+            return nil
+        }
+        if version < .tls12, settings.osProfile.ignoresLegacyTLSExceptions {
+            note(
+                .warning, "ignored_on_profile", path,
+                "iOS 26 ignores TLS 1.0 and 1.1 exceptions: on the ios26 profile the floor stays at TLSv1.2",
+                at: entry.value.location)
+        }
+        return version
+    }
+}
+
+/// Suggested repairs for keys and values users commonly get wrong.
+enum KeyRepair {
+    /// The host inside a URL, a wildcard, a port or brackets: what the key should have been.
+    static func bareHost(_ key: String) -> String {
+        var host = Substring(key)
+        if let scheme = host.firstRange(of: "://") { host = host[scheme.upperBound...] }
+        if let slash = host.firstIndex(of: "/") { host = host[..<slash] }
+        while host.hasPrefix("*.") || host.hasPrefix(".") || host.hasPrefix("*") { host = host.dropFirst(host.hasPrefix("*.") ? 2 : 1) }
+        if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
+            host = host[host.index(after: host.startIndex)..<close]
+        } else if let colon = host.lastIndex(of: ":"), host.firstIndex(of: ":") == colon {
+            host = host[..<colon]
+        }
+        return HostIdentity.lowercase(host.trimmingSpaces)
+    }
+
+    /// `1.0`, `TLSV1.3`, `tls1.2`, a number 1.2 …: the spelling ATS wants.
+    static func tlsVersionFix(for value: PropertyListValue) -> String {
+        var digits = ""
+        switch value {
+        case .string(let text): digits = String(text.filter { $0.isNumber || $0 == "." })
+        case .real(let number): digits = String(number)
+        case .integer(let number): digits = "\(number).0"
+        default: break
+        }
+        while digits.hasPrefix(".") { digits.removeFirst() }
+        for candidate in ["1.0", "1.1", "1.2", "1.3"] where digits == candidate || digits == candidate + "0" {
+            return "write <string>TLSv\(candidate)</string>"
+        }
+        return "write one of TLSv1.0, TLSv1.1, TLSv1.2, TLSv1.3 as a <string>"
+    }
+}
+
+extension Substring {
+    var trimmingSpaces: String {
+        String(self.drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
+    }
+}

@@ -1,0 +1,255 @@
+extension TransportSecurityPolicy {
+    /// Reads a parsed plist: a whole app Info.plist (its `NSAppTransportSecurity` is used; absent
+    /// means the ATS defaults) or a file whose root dictionary is the ATS dictionary itself.
+    ///
+    /// Throws only when the file cannot be a policy at all (its root, or `NSAppTransportSecurity`,
+    /// is not a dictionary). Everything Apple's parser would skip or default is a ``Finding``.
+    public init(root: PropertyListNode, settings: PolicySettings = .default, file: String = "policy")
+        throws(PolicyLoadError)
+    {
+        self.init(settings: settings)
+        guard case .dictionary(let rootEntries) = root.value else {
+            throw PolicyLoadError(
+                .rootNotDictionary, file: file,
+                reason: "the root of the property list is a \(root.value.typeName), not a dictionary: "
+                    + "expected an app Info.plist or an NSAppTransportSecurity dictionary",
+                location: root.location)
+        }
+        exceptions = ExceptionTable()  // built-ins are re-added after the app's own entries
+        var parser = PolicyParser(settings: settings)
+        if let ats = root.value.lookup(ATSKey.appTransportSecurity) {
+            rootKind = .infoPlist
+            basePath = PolicyKeyPath([ATSKey.appTransportSecurity])
+            guard case .dictionary = ats.value.value else {
+                throw PolicyLoadError(
+                    .atsNotDictionary, file: file,
+                    reason: "NSAppTransportSecurity is a \(ats.value.value.typeName), not a dictionary",
+                    location: ats.value.location)
+            }
+            hasATSDictionary = true
+            parser.checkInfoPlistTopLevel(rootEntries)
+            parser.parseATSDictionary(ats.value, at: basePath, into: &self)
+        } else if PolicyParser.looksLikeATSDictionary(rootEntries) {
+            rootKind = .atsDictionary
+            hasATSDictionary = true
+            parser.parseATSDictionary(root, at: basePath, into: &self)
+        } else {
+            rootKind = .infoPlist
+            hasATSDictionary = false
+            parser.checkInfoPlistTopLevel(rootEntries)
+            parser.findings.append(
+                Finding(
+                    .info, code: "no_ats_dictionary", path: PolicyKeyPath([ATSKey.appTransportSecurity]),
+                    message: "the Info.plist has no NSAppTransportSecurity dictionary: every host gets the ATS defaults"))
+        }
+        findings = parser.findings
+        if settings.builtinExceptions { addBuiltInExceptions() }
+    }
+}
+
+/// The walk over the ATS dictionary. It mirrors Apple's parser (spec §1.5) and records a finding
+/// for everything that parser would silently skip or default.
+struct PolicyParser {
+    let settings: PolicySettings
+    var findings: [Finding] = []
+
+    init(settings: PolicySettings) { self.settings = settings }
+
+    mutating func note(
+        _ severity: Finding.Severity, _ code: String, _ path: PolicyKeyPath, _ message: String, fix: String? = nil,
+        at location: SourceLocation
+    ) {
+        findings.append(Finding(severity, code: code, path: path, message: message, fix: fix, location: location))
+    }
+
+    /// A root with ATS keys (or nothing at all) is an ATS dictionary; one with other keys is an
+    /// Info.plist without `NSAppTransportSecurity`.
+    static func looksLikeATSDictionary(_ entries: [PropertyListEntry]) -> Bool {
+        if entries.isEmpty { return true }
+        let known = Set(ATSKey.globalKeys + ["NSAllowsArbitraryLoadsInMedia"])
+        if entries.contains(where: { known.contains($0.key) }) { return true }
+        if entries.contains(where: { $0.key.hasPrefix("CF") || $0.key.hasPrefix("UI") || $0.key.hasPrefix("LS") }) {
+            return false
+        }
+        // Only misspelt ATS keys: read it as an ATS dictionary so `check` names them.
+        return entries.contains { KeySuggestions.closest(to: $0.key, among: ATSKey.globalKeys) != nil }
+    }
+
+    /// ATS keys written at the top level of an Info.plist have no effect there.
+    mutating func checkInfoPlistTopLevel(_ entries: [PropertyListEntry]) {
+        for entry in entries where entry.key != ATSKey.appTransportSecurity {
+            let path = PolicyKeyPath([entry.key])
+            if ATSKey.globalKeys.contains(entry.key) {
+                note(
+                    .error, "misplaced_key", path,
+                    "\(entry.key) is at the top level of the Info.plist, where ATS does not read it",
+                    fix: "move it into the NSAppTransportSecurity dictionary", at: entry.keyLocation)
+            } else if KeySuggestions.closest(to: entry.key, among: [ATSKey.appTransportSecurity]) != nil {
+                note(
+                    .error, "unknown_key", path, "\(entry.key) is not NSAppTransportSecurity: ATS does not read it",
+                    fix: "rename it to NSAppTransportSecurity", at: entry.keyLocation)
+            }
+        }
+    }
+
+    mutating func parseATSDictionary(
+        _ node: PropertyListNode, at base: PolicyKeyPath, into policy: inout TransportSecurityPolicy
+    ) {
+        guard case .dictionary(let entries) = node.value else { return }
+        reportDuplicates(entries, at: base)
+        for entry in entries {
+            let path = base.appending(entry.key)
+            switch entry.key {
+            case ATSKey.allowsArbitraryLoads:
+                policy.allowsArbitraryLoads = globalBool(entry, at: path)
+            case ATSKey.allowsArbitraryLoadsForMedia:
+                policy.allowsArbitraryLoadsForMedia = globalBool(entry, at: path)
+                noteClientClassKeyOnIOS9(entry, at: path)
+            case ATSKey.allowsArbitraryLoadsInWebContent:
+                policy.allowsArbitraryLoadsInWebContent = globalBool(entry, at: path)
+                noteClientClassKeyOnIOS9(entry, at: path)
+            case ATSKey.allowsLocalNetworking:
+                policy.allowsLocalNetworking = globalBool(entry, at: path)
+                noteClientClassKeyOnIOS9(entry, at: path)
+            case ATSKey.exceptionDomains:
+                parseExceptionDomains(entry, at: path, into: &policy.exceptions)
+            case ATSKey.pinnedDomains:
+                parsePinnedDomains(entry, at: path, into: &policy.pins)
+            case ATSKey.requiresNIAP:
+                if let package = niapPackage(entry, at: path) { policy.niapPackage = package }
+            case "NSAllowsArbitraryLoadsInMedia":
+                note(
+                    .warning, "not_a_key", path,
+                    "NSAllowsArbitraryLoadsInMedia is not a key ATS reads: it allows nothing, and it does not "
+                        + "cancel NSAllowsArbitraryLoads the way NSAllowsArbitraryLoadsForMedia does",
+                    fix: "rename it to NSAllowsArbitraryLoadsForMedia", at: entry.keyLocation)
+            default:
+                reportUnknownGlobalKey(entry, at: path)
+            }
+        }
+        noteArbitraryLoadsCancelling(policy, base: base)
+        // Duplicate exception keys were handled per entry; this is the place for whole-policy notes.
+    }
+
+    // MARK: - Global keys
+
+    /// A global Boolean: a number is present-true when it is true/1 and present-false otherwise;
+    /// any other type is logged by Apple and treated as absent (spec §1.5).
+    mutating func globalBool(_ entry: PropertyListEntry, at path: PolicyKeyPath) -> KeyPresence {
+        switch entry.value.value {
+        case .bool(let value):
+            return .present(value)
+        case .integer(let number):
+            let value = number == 1
+            note(
+                .warning, "number_for_boolean", path,
+                "\(entry.key) is the integer \(number), which ATS reads as \(value ? "YES" : "NO")",
+                fix: "write <\(value ? "true" : "false")/>", at: entry.value.location)
+            return .present(value)
+        case .unsignedInteger, .real:
+            note(
+                .warning, "number_for_boolean", path, "\(entry.key) is a number, not a boolean: ATS reads it as NO",
+                fix: "write <true/> or <false/>", at: entry.value.location)
+            return .present(false)
+        default:
+            note(
+                .error, "wrong_type", path,
+                "\(entry.key) must be a boolean, but it is a \(describe(entry.value.value)): ATS ignores the key "
+                    + "as if it were absent",
+                fix: booleanFix(for: entry.value.value), at: entry.value.location)
+            return .absent
+        }
+    }
+
+    mutating func noteClientClassKeyOnIOS9(_ entry: PropertyListEntry, at path: PolicyKeyPath) {
+        guard settings.osProfile == .ios9 else { return }
+        note(
+            .info, "not_on_profile", path, "\(entry.key) exists from iOS 10: the ios9 profile ignores it",
+            at: entry.keyLocation)
+    }
+
+    /// The iOS 10+ rule that surprises everyone: any of three keys, whatever its value, turns
+    /// `NSAllowsArbitraryLoads = YES` off (spec §2.1).
+    mutating func noteArbitraryLoadsCancelling(_ policy: TransportSecurityPolicy, base: PolicyKeyPath) {
+        let cancellers = policy.arbitraryLoadsCancellers
+        guard policy.allowsArbitraryLoads.isTrue, !cancellers.isEmpty else { return }
+        note(
+            .warning, "arbitrary_loads_cancelled", base.appending(ATSKey.allowsArbitraryLoads),
+            "NSAllowsArbitraryLoads is ignored on iOS 10 and later because "
+                + cancellers.joined(separator: " and ") + (cancellers.count == 1 ? " is" : " are")
+                + " present (whatever the value): it only takes effect on iOS 9",
+            fix: "add NSExceptionDomains entries for the hosts that need exceptions, or remove "
+                + cancellers.joined(separator: " and "),
+            at: .unknown)
+    }
+
+    mutating func niapPackage(_ entry: PropertyListEntry, at path: PolicyKeyPath) -> NIAPPackage? {
+        guard case .string(let text) = entry.value.value else {
+            note(
+                .error, "wrong_type", path,
+                "\(entry.key) must be a string (none, FCP_v2.1 or recommended), but it is a "
+                    + "\(describe(entry.value.value)): ignored", at: entry.value.location)
+            return nil
+        }
+        guard let package = NIAPPackage(plistValue: text) else {
+            note(
+                .error, "invalid_value", path,
+                "\"\(text)\" is not a NIAP package version (none, FCP_v2.1, recommended): ignored",
+                at: entry.value.location)
+            return nil
+        }
+        if !settings.osProfile.honoursNIAP {
+            note(
+                .info, "not_on_profile", path,
+                "\(entry.key) is read from iOS 26.4: the \(settings.osProfile.rawValue) profile ignores it",
+                at: entry.keyLocation)
+        }
+        return package
+    }
+
+    mutating func reportUnknownGlobalKey(_ entry: PropertyListEntry, at path: PolicyKeyPath) {
+        if ATSKey.domainKeys.contains(entry.key) || ATSKey.legacyDomainKeys.contains(where: { $0.legacy == entry.key }) {
+            note(
+                .error, "misplaced_key", path,
+                "\(entry.key) is a per-domain key: at the top level of NSAppTransportSecurity it has no effect",
+                fix: "move it into an NSExceptionDomains entry", at: entry.keyLocation)
+            return
+        }
+        let suggestion = KeySuggestions.closest(to: entry.key, among: ATSKey.globalKeys)
+        note(
+            .warning, "unknown_key", path, "\(entry.key) is not a key of NSAppTransportSecurity: ATS ignores it",
+            fix: suggestion.map { "did you mean \($0)?" }, at: entry.keyLocation)
+    }
+
+    mutating func reportDuplicates(_ entries: [PropertyListEntry], at path: PolicyKeyPath) {
+        var seen: Set<String> = []
+        for entry in entries where !seen.insert(entry.key).inserted {
+            note(
+                .warning, "duplicate_key", path.appending(entry.key),
+                "\(entry.key) appears more than once: the last one counts", fix: "remove all but one",
+                at: entry.keyLocation)
+        }
+    }
+
+    // MARK: - Helpers for messages
+
+    func describe(_ value: PropertyListValue) -> String {
+        switch value {
+        case .string(let text): "string \"\(text.count > 40 ? String(text.prefix(40)) + "…" : text)\""
+        case .integer(let number): "integer \(number)"
+        case .real(let number): "real \(number)"
+        default: value.typeName
+        }
+    }
+
+    func booleanFix(for value: PropertyListValue) -> String {
+        if case .string(let text) = value {
+            switch text.lowercased() {
+            case "yes", "true", "1": return "write <true/> instead of <string>\(text)</string>"
+            case "no", "false", "0": return "write <false/> instead of <string>\(text)</string>"
+            default: break
+            }
+        }
+        return "write <true/> or <false/>"
+    }
+}

@@ -1,0 +1,93 @@
+/// Which iOS behaviour to model where Apple changed the rules (spec, decisions table).
+public enum OSProfile: String, Sendable, CaseIterable, Hashable {
+    /// iOS 9: only `NSAllowsArbitraryLoads` counts; no local-host exemption; no IP keys.
+    case ios9
+    /// iOS 10–16: the per-client-class keys cancel `NSAllowsArbitraryLoads`; local names and every
+    /// IP literal are exempt from ATS by default; IP and CIDR keys are not yet honoured.
+    case ios10
+    /// iOS 17–25 (the default): IP literals need an exception unless they are local; IP and CIDR keys.
+    case ios17
+    /// iOS 26: as ios17, plus the NIAP keys; TLS 1.0/1.1 exceptions are ignored.
+    case ios26
+
+    /// The human name of the range of releases this profile stands for.
+    public var releases: String {
+        switch self {
+        case .ios9: "iOS 9"
+        case .ios10: "iOS 10-16"
+        case .ios17: "iOS 17-25"
+        case .ios26: "iOS 26"
+        }
+    }
+
+    var honoursClientClassKeys: Bool { self != .ios9 }
+    var exemptsLocalHosts: Bool { self != .ios9 }
+    /// Before iOS 17 every IP literal counted as local, and IP keys were not documented.
+    var treatsEveryAddressAsLocal: Bool { self == .ios10 }
+    var honoursAddressKeys: Bool { self == .ios17 || self == .ios26 }
+    var ignoresLegacyTLSExceptions: Bool { self == .ios26 }
+    var honoursNIAP: Bool { self == .ios26 }
+}
+
+/// Which API opened the connection: the proxy cannot tell, so a listener says (spec §0).
+public enum ClientClass: String, Sendable, CaseIterable, Hashable {
+    /// URLSession / NSURLConnection: the default.
+    case urlsession
+    /// WKWebView: `NSAllowsArbitraryLoadsInWebContent` applies and `NSPinnedDomains` does not.
+    case webkit
+    /// AVFoundation: `NSAllowsArbitraryLoadsForMedia` applies.
+    case media
+}
+
+/// What to do with `NSTemporaryException*` and `NSThirdPartyException*` keys (spec §1.2).
+public enum LegacyKeyHandling: String, Sendable, CaseIterable, Hashable {
+    /// Apple's open-source parser reads none of them: they have no effect (the default).
+    case ignore
+    /// Treat them as aliases of the `NSException*` keys; the `NSException*` key wins when both are set.
+    case honor
+}
+
+/// Certificate Transparency enforcement (spec §3.5).
+public enum CTEnforcement: String, Sendable, CaseIterable, Hashable {
+    case apple
+    case off
+}
+
+/// Every choice the spec leaves to the user, with the spec's defaults.
+public struct PolicySettings: Sendable, Hashable {
+    public var osProfile: OSProfile
+    public var cipherProfile: CipherProfile
+    /// The client class used when a query does not name one.
+    public var clientClass: ClientClass
+    public var legacyKeys: LegacyKeyHandling
+    /// Address ranges counted as local hosts, besides names without a dot and `.local` names.
+    public var localNetworks: [AddressRange]
+    /// Whether the app is assumed to override trust where ATS lets it (insecure-HTTP exceptions,
+    /// arbitrary loads, local hosts). Default false: a bad certificate is still blocked (spec §3.6).
+    public var assumeAppOverridesTrust: Bool
+    /// Apple's built-in exceptions for apple.com and friends (spec §2.6); off by default.
+    public var builtinExceptions: Bool
+    public var certificateTransparency: CTEnforcement
+
+    public init(
+        osProfile: OSProfile = .ios17,
+        cipherProfile: CipherProfile = .current,
+        clientClass: ClientClass = .urlsession,
+        legacyKeys: LegacyKeyHandling = .ignore,
+        localNetworks: [AddressRange] = AddressRange.defaultLocalNetworks,
+        assumeAppOverridesTrust: Bool = false,
+        builtinExceptions: Bool = false,
+        certificateTransparency: CTEnforcement = .apple
+    ) {
+        self.osProfile = osProfile
+        self.cipherProfile = cipherProfile
+        self.clientClass = clientClass
+        self.legacyKeys = legacyKeys
+        self.localNetworks = localNetworks
+        self.assumeAppOverridesTrust = assumeAppOverridesTrust
+        self.builtinExceptions = builtinExceptions
+        self.certificateTransparency = certificateTransparency
+    }
+
+    public static let `default` = PolicySettings()
+}
