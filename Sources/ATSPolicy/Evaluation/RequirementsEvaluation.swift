@@ -5,12 +5,13 @@ extension TransportSecurityPolicy {
     ///   - host: the host the app connects to.
     ///   - scheme: `https` (the default) or `http`.
     ///   - clientClass: which API opened the connection; the settings' default when nil.
+    ///   - explaining: whether to write ``Requirements/explanation``; the proxy's hot path skips it.
     public func requirements(
-        for host: HostIdentity, scheme: URLScheme = .https, clientClass: ClientClass? = nil
+        for host: HostIdentity, scheme: URLScheme = .https, clientClass: ClientClass? = nil, explaining: Bool = true
     ) -> Requirements {
         let clientClass = clientClass ?? settings.clientClass
         let profile = settings.osProfile
-        var why: [String] = []
+        var why = Reasons(enabled: explaining)
 
         var result = Requirements(
             host: host, scheme: scheme, clientClass: clientClass, rule: RuleSource(kind: .default, key: nil),
@@ -24,7 +25,7 @@ extension TransportSecurityPolicy {
         } else if isLocal(host), profile.exemptsLocalHosts, allowsLocalNetworking != .present(false) {
             result.rule = RuleSource(
                 kind: .local, key: allowsLocalNetworking.isTrue ? ATSKey.allowsLocalNetworking : nil)
-            why.append(localReason(host))
+            why.add(localReason(host))
             turnATSOff(&result)
         } else {
             applyGlobalDecision(to: &result, clientClass: clientClass, host: host, why: &why)
@@ -36,7 +37,7 @@ extension TransportSecurityPolicy {
                 let package = result.exception?.niapPackage ?? niapPackage
                 if package == .fcp21 {
                     result.niapPackage = package
-                    why.append("the NIAP FCP_v2.1 package applies: TLS 1.2 only with ECDHE and AES-GCM, and Extended Master Secret")
+                    why.add("the NIAP FCP_v2.1 package applies: TLS 1.2 only with ECDHE and AES-GCM, and Extended Master Secret")
                 }
             }
         } else {
@@ -44,18 +45,18 @@ extension TransportSecurityPolicy {
         }
 
         if scheme == .http {
-            why.append(
+            why.add(
                 result.cleartextAllowed
                     ? "cleartext http:// is allowed" : "cleartext http:// is blocked (NSURLErrorDomain -1022)")
         }
 
         if clientClass == .webkit {
-            if pins.lookup(host) != nil { why.append("NSPinnedDomains is not applied to web views (client class webkit)") }
+            if explaining, pins.lookup(host) != nil { why.add("NSPinnedDomains is not applied to web views (client class webkit)") }
         } else if let pinned = pins.lookup(host) {
             result.pins = pinned
-            why.append("pinned by NSPinnedDomains " + pinned.domains.map { "\"\($0)\"" }.joined(separator: " and "))
+            why.add("pinned by NSPinnedDomains " + pinned.domains.map { "\"\($0)\"" }.joined(separator: " and "))
         }
-        result.explanation = why
+        result.explanation = why.lines
         return result
     }
 
@@ -78,11 +79,11 @@ extension TransportSecurityPolicy {
         }
     }
 
-    private func applyException(_ exception: DomainException, to result: inout Requirements, why: inout [String]) {
+    private func applyException(_ exception: DomainException, to result: inout Requirements, why: inout Reasons) {
         result.rule = RuleSource(kind: .exception, key: exception.key)
         result.exception = exception
         let how = exception.key == result.host.description ? "exactly" : "as a subdomain"
-        why.append(
+        why.add(
             (exception.isBuiltIn ? "Apple's built-in exception" : "NSExceptionDomains")
                 + " \"\(exception.key)\" matches \(how); global keys do not apply to this host")
         result.cleartextAllowed = exception.allowsInsecureHTTPLoads
@@ -90,66 +91,66 @@ extension TransportSecurityPolicy {
         result.requiresForwardSecrecy = exception.requiresForwardSecrecy
         var floor = exception.minimumTLSVersion ?? .tls12
         if floor < .tls12, settings.osProfile.ignoresLegacyTLSExceptions {
-            why.append("iOS 26 ignores the \(floor.plistName) exception: the floor stays at TLSv1.2")
+            why.add("iOS 26 ignores the \(floor.plistName) exception: the floor stays at TLSv1.2")
             floor = .tls12
         }
         result.minimumTLSVersion = floor
-        why.append("minimum TLS version \(floor.plistName)" + (exception.minimumTLSVersion == nil ? " (default)" : ""))
+        why.add("minimum TLS version \(floor.plistName)" + (exception.minimumTLSVersion == nil ? " (default)" : ""))
         if exception.requiresForwardSecrecy {
             result.suiteRestriction = .forwardSecretOnly
-            why.append("forward secrecy required (ECDHE suites only)")
+            why.add("forward secrecy required (ECDHE suites only)")
         } else if exception.allowsInsecureHTTPLoads {
             // Apple's code leaves the suite list alone in this combination (spec §3.3 C).
             result.suiteRestriction = .unrestricted
-            why.append("forward secrecy not required and insecure HTTP allowed: the client offers its full default suite list")
+            why.add("forward secrecy not required and insecure HTTP allowed: the client offers its full default suite list")
         } else {
             result.suiteRestriction = .withCompatibility
-            why.append("forward secrecy not required: RSA key-exchange suites are offered too")
+            why.add("forward secrecy not required: RSA key-exchange suites are offered too")
         }
         if exception.allowsInsecureHTTPLoads {
-            why.append("the app may override trust for this host in its own code (NSExceptionAllowsInsecureHTTPLoads)")
+            why.add("the app may override trust for this host in its own code (NSExceptionAllowsInsecureHTTPLoads)")
         }
     }
 
     private func applyGlobalDecision(
-        to result: inout Requirements, clientClass: ClientClass, host: HostIdentity, why: inout [String]
+        to result: inout Requirements, clientClass: ClientClass, host: HostIdentity, why: inout Reasons
     ) {
         let profile = settings.osProfile
         if profile.honoursClientClassKeys {
             if clientClass == .media, allowsArbitraryLoadsForMedia.isTrue {
                 result.rule = RuleSource(kind: .arbitraryLoads, key: ATSKey.allowsArbitraryLoadsForMedia)
-                why.append("NSAllowsArbitraryLoadsForMedia turns ATS off for media loads (client class media)")
+                why.add("NSAllowsArbitraryLoadsForMedia turns ATS off for media loads (client class media)")
                 turnATSOff(&result)
                 return
             }
             if clientClass == .webkit, allowsArbitraryLoadsInWebContent.isTrue {
                 result.rule = RuleSource(kind: .arbitraryLoads, key: ATSKey.allowsArbitraryLoadsInWebContent)
-                why.append("NSAllowsArbitraryLoadsInWebContent turns ATS off for web views (client class webkit)")
+                why.add("NSAllowsArbitraryLoadsInWebContent turns ATS off for web views (client class webkit)")
                 turnATSOff(&result)
                 return
             }
         }
         if isLocal(host), !profile.exemptsLocalHosts {
-            why.append("\(host) is local, but iOS 9 applies ATS to local hosts too")
+            why.add("\(host) is local, but iOS 9 applies ATS to local hosts too")
         } else if isLocal(host) {
-            why.append("\(host) is local, but NSAllowsLocalNetworking = NO applies ATS to local hosts")
+            why.add("\(host) is local, but NSAllowsLocalNetworking = NO applies ATS to local hosts")
         } else if case .address = host, profile.honoursAddressKeys {
-            why.append("\(host) is an IP address outside local_networks: since iOS 17 ATS applies to it unless an exception names it")
+            why.add("\(host) is an IP address outside local_networks: since iOS 17 ATS applies to it unless an exception names it")
         }
         let cancellers = arbitraryLoadsCancellers
         if allowsArbitraryLoads.isTrue {
             if cancellers.isEmpty {
                 result.rule = RuleSource(kind: .arbitraryLoads, key: ATSKey.allowsArbitraryLoads)
-                why.append("NSAllowsArbitraryLoads turns ATS off for hosts without an exception")
+                why.add("NSAllowsArbitraryLoads turns ATS off for hosts without an exception")
                 turnATSOff(&result)
                 return
             }
-            why.append(
+            why.add(
                 "NSAllowsArbitraryLoads is ignored because " + cancellers.joined(separator: " and ")
                     + (cancellers.count == 1 ? " is" : " are") + " present (\(profile.releases))")
         }
         result.rule = RuleSource(kind: .default, key: nil)
-        why.append("full ATS: TLS 1.2 or later, forward secrecy, SHA-256 certificates with RSA 2048 / ECC 256 keys")
+        why.add("full ATS: TLS 1.2 or later, forward secrecy, SHA-256 certificates with RSA 2048 / ECC 256 keys")
     }
 
     private func turnATSOff(_ result: inout Requirements) {
@@ -169,5 +170,18 @@ extension TransportSecurityPolicy {
         }
         let key = allowsLocalNetworking.isTrue ? "NSAllowsLocalNetworking" : "the \(settings.osProfile.releases) default"
         return "\(host) is \(what): \(key) exempts it from ATS (default trust evaluation still applies)"
+    }
+}
+
+/// The "why" lines of a requirements answer, built only when asked for: string building would
+/// otherwise dominate the cost of a lookup.
+struct Reasons {
+    let enabled: Bool
+    private(set) var lines: [String] = []
+
+    init(enabled: Bool) { self.enabled = enabled }
+
+    mutating func add(_ line: @autoclosure () -> String) {
+        if enabled { lines.append(line()) }
     }
 }

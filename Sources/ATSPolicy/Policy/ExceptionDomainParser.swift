@@ -34,7 +34,7 @@ extension PolicyParser {
         to table: inout ExceptionTable
     ) {
         let key = exception.key
-        if key.contains("/") {
+        if key.contains("/"), !key.contains("://") {
             do {
                 let range = try AddressRange(parsing: key)
                 guard honoursAddressKeys(key, at: path, keyLocation) else { return }
@@ -85,7 +85,7 @@ extension PolicyParser {
     ) {
         guard exception.includesSubdomains else { return }
         note(
-            .info, "no_effect", path.appending(ATSKey.includesSubdomains),
+            .warning, "no_effect", path.appending(ATSKey.includesSubdomains),
             "NSIncludesSubdomains has no effect on an IP address or CIDR entry", at: location)
     }
 
@@ -203,7 +203,7 @@ extension PolicyParser {
         case ATSKey.requiresCertificateTransparency:
             _ = domainBool(entry, default: false, at: path)
             note(
-                .info, "obsolete_key", path,
+                .warning, "obsolete_key", path,
                 "NSRequiresCertificateTransparency is obsolete: the system enforces Certificate Transparency "
                     + "for publicly trusted certificates anyway, and the key has no effect of its own",
                 fix: "remove it", at: entry.keyLocation)

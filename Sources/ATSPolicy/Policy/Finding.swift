@@ -23,9 +23,10 @@ public struct PolicyKeyPath: Sendable, Hashable, CustomStringConvertible {
         return text.isEmpty ? "(root)" : text
     }
 
-    /// Plist key names (`NSExceptionDomains`) print bare; anything else (domains) in brackets.
+    /// Plist key names (`NSExceptionDomains`, capitalised by convention) print bare; anything else
+    /// (domain keys, which must be lowercase to match) in brackets.
     private static func isPlainKey(_ key: String) -> Bool {
-        guard let first = key.unicodeScalars.first, first.properties.isAlphabetic else { return false }
+        guard let first = key.unicodeScalars.first, ("A"..."Z").contains(first) else { return false }
         return key.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == "-") }
     }
 }

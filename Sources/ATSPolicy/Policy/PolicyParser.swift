@@ -62,15 +62,16 @@ struct PolicyParser {
         findings.append(Finding(severity, code: code, path: path, message: message, fix: fix, location: location))
     }
 
-    /// A root with ATS keys (or nothing at all) is an ATS dictionary; one with other keys is an
-    /// Info.plist without `NSAppTransportSecurity`.
+    /// A root with ATS keys (or nothing at all) is an ATS dictionary; one with app keys (`CFBundle…`,
+    /// `UI…`, `LS…`) is an Info.plist, whose top-level ATS keys are then reported as misplaced.
     static func looksLikeATSDictionary(_ entries: [PropertyListEntry]) -> Bool {
         if entries.isEmpty { return true }
-        let known = Set(ATSKey.globalKeys + ["NSAllowsArbitraryLoadsInMedia"])
-        if entries.contains(where: { known.contains($0.key) }) { return true }
         if entries.contains(where: { $0.key.hasPrefix("CF") || $0.key.hasPrefix("UI") || $0.key.hasPrefix("LS") }) {
             return false
         }
+        let known = Set(
+            ATSKey.globalKeys + ATSKey.domainKeys + ATSKey.legacyDomainKeys.map(\.legacy) + ["NSAllowsArbitraryLoadsInMedia"])
+        if entries.contains(where: { known.contains($0.key) }) { return true }
         // Only misspelt ATS keys: read it as an ATS dictionary so `check` names them.
         return entries.contains { KeySuggestions.closest(to: $0.key, among: ATSKey.globalKeys) != nil }
     }
@@ -169,17 +170,29 @@ struct PolicyParser {
     }
 
     /// The iOS 10+ rule that surprises everyone: any of three keys, whatever its value, turns
-    /// `NSAllowsArbitraryLoads = YES` off (spec §2.1).
+    /// `NSAllowsArbitraryLoads = YES` off (spec §2.1). With the narrow keys set to YES this is Apple's
+    /// documented pattern (the broad key is for iOS 9) and worth a note; a narrow key set to NO
+    /// cancels it for nothing, which is a mistake.
     mutating func noteArbitraryLoadsCancelling(_ policy: TransportSecurityPolicy, base: PolicyKeyPath) {
         let cancellers = policy.arbitraryLoadsCancellers
         guard policy.allowsArbitraryLoads.isTrue, !cancellers.isEmpty else { return }
+        let falseCancellers = cancellers.filter { key in
+            switch key {
+            case ATSKey.allowsArbitraryLoadsForMedia: policy.allowsArbitraryLoadsForMedia == .present(false)
+            case ATSKey.allowsArbitraryLoadsInWebContent: policy.allowsArbitraryLoadsInWebContent == .present(false)
+            default: policy.allowsLocalNetworking == .present(false)
+            }
+        }
+        let list = cancellers.joined(separator: " and ")
         note(
-            .warning, "arbitrary_loads_cancelled", base.appending(ATSKey.allowsArbitraryLoads),
-            "NSAllowsArbitraryLoads is ignored on iOS 10 and later because "
-                + cancellers.joined(separator: " and ") + (cancellers.count == 1 ? " is" : " are")
-                + " present (whatever the value): it only takes effect on iOS 9",
-            fix: "add NSExceptionDomains entries for the hosts that need exceptions, or remove "
-                + cancellers.joined(separator: " and "),
+            falseCancellers.isEmpty ? .info : .warning, "arbitrary_loads_cancelled", base.appending(ATSKey.allowsArbitraryLoads),
+            "NSAllowsArbitraryLoads is ignored on iOS 10 and later because \(list) "
+                + (cancellers.count == 1 ? "is" : "are") + " present (whatever the value): it only takes effect on "
+                + "iOS 9; public hosts without an exception get full ATS, and http:// to them is blocked",
+            fix: falseCancellers.isEmpty
+                ? nil
+                : "remove \(falseCancellers.joined(separator: " and ")) (set to NO, it only cancels NSAllowsArbitraryLoads), "
+                    + "or add NSExceptionDomains entries for the hosts that need exceptions",
             at: .unknown)
     }
 

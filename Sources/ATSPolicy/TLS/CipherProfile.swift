@@ -11,34 +11,50 @@ public enum CipherProfile: String, Sendable, CaseIterable, Hashable {
     /// The ATS group: forward-secret suites offered when forward secrecy is required.
     public var forwardSecretSuites: [CipherSuite] {
         switch self {
-        case .current:
-            CipherSuite.list([0xC02C, 0xC02B, 0xCCA9, 0xC030, 0xC02F, 0xCCA8, 0xC00A, 0xC009, 0xC014, 0xC013])
-        case .documented:
-            CipherSuite.list([0xC02C, 0xC02B, 0xC024, 0xC00A, 0xC023, 0xC009, 0xC030, 0xC02F, 0xC028, 0xC027, 0xC013])
+        case .current: Self.currentForwardSecret
+        case .documented: Self.documentedForwardSecret
         }
     }
 
     /// The compatibility group: RSA key-transport suites added by `NSExceptionRequiresForwardSecrecy = NO`.
     public var compatibilitySuites: [CipherSuite] {
         switch self {
-        case .current: CipherSuite.list([0x009D, 0x009C, 0x0035, 0x002F])
-        case .documented: CipherSuite.list([0x009D, 0x009C, 0x003D, 0x0035, 0x003C, 0x002F])
+        case .current: Self.currentCompatibility
+        case .documented: Self.documentedCompatibility
         }
     }
 
     /// 3DES suites that Apple's default client list still carries after the two groups. They are
     /// offered only where the code does not restrict suites at all: ATS off, or forward secrecy off
     /// together with insecure HTTP allowed (spec §3.3 C).
-    public var legacySuites: [CipherSuite] { CipherSuite.list([0xC008, 0xC012, 0x000A]) }
+    public var legacySuites: [CipherSuite] { Self.legacy }
 
     /// The TLS 1.2 suites offered, in preference order, for a host's requirements.
     public func offeredSuites(restriction: SuiteRestriction) -> [CipherSuite] {
-        switch restriction {
-        case .forwardSecretOnly: forwardSecretSuites
-        case .withCompatibility: forwardSecretSuites + compatibilitySuites
-        case .unrestricted: forwardSecretSuites + compatibilitySuites + legacySuites
+        switch (self, restriction) {
+        case (.current, .forwardSecretOnly): Self.currentForwardSecret
+        case (.current, .withCompatibility): Self.currentWithCompatibility
+        case (.current, .unrestricted): Self.currentUnrestricted
+        case (.documented, .forwardSecretOnly): Self.documentedForwardSecret
+        case (.documented, .withCompatibility): Self.documentedWithCompatibility
+        case (.documented, .unrestricted): Self.documentedUnrestricted
         }
     }
+
+    // Built once: requirements are computed per connection, and these lists are shared by all.
+    private static let currentForwardSecret = CipherSuite.list([
+        0xC02C, 0xC02B, 0xCCA9, 0xC030, 0xC02F, 0xCCA8, 0xC00A, 0xC009, 0xC014, 0xC013,
+    ])
+    private static let documentedForwardSecret = CipherSuite.list([
+        0xC02C, 0xC02B, 0xC024, 0xC00A, 0xC023, 0xC009, 0xC030, 0xC02F, 0xC028, 0xC027, 0xC013,
+    ])
+    private static let currentCompatibility = CipherSuite.list([0x009D, 0x009C, 0x0035, 0x002F])
+    private static let documentedCompatibility = CipherSuite.list([0x009D, 0x009C, 0x003D, 0x0035, 0x003C, 0x002F])
+    private static let legacy = CipherSuite.list([0xC008, 0xC012, 0x000A])
+    private static let currentWithCompatibility = currentForwardSecret + currentCompatibility
+    private static let currentUnrestricted = currentWithCompatibility + legacy
+    private static let documentedWithCompatibility = documentedForwardSecret + documentedCompatibility
+    private static let documentedUnrestricted = documentedWithCompatibility + legacy
 }
 
 /// How the ATS client narrows its TLS 1.2 suite list for one host.

@@ -1,0 +1,89 @@
+// The JSON forms of policy answers. They are part of atsproxy's contract: `explain --json`, `check
+// --json` and the proxy's log use them, so fields are only ever added, never renamed.
+
+extension RuleSource {
+    public var json: JSONValue { .object([("kind", .string(kind.rawValue)), ("key", .optional(key))]) }
+}
+
+extension CipherSuite {
+    public var json: JSONValue { .object([("id", .string(hexID)), ("name", .string(ianaName))]) }
+}
+
+extension PinRequirement {
+    public var json: JSONValue {
+        func hashes(_ set: Set<SPKIHash>?) -> JSONValue {
+            set.map { .strings($0.sorted().map(\.base64)) } ?? .null
+        }
+        return .object([
+            ("domains", .strings(domains)),
+            ("leaf", hashes(leafIdentities)),
+            ("ca", hashes(caIdentities)),
+            ("fails_closed", .bool(leafIdentities?.isEmpty == true || caIdentities?.isEmpty == true)),
+        ])
+    }
+}
+
+extension Requirements {
+    /// One line of `atsproxyctl explain --json`.
+    public var json: JSONValue {
+        .object([
+            ("host", .string(host.description)),
+            ("scheme", .string(scheme.rawValue)),
+            ("client", .string(clientClass.rawValue)),
+            ("os_profile", .string(osProfile.rawValue)),
+            ("rule", rule.json),
+            ("cleartext_allowed", .bool(cleartextAllowed)),
+            ("ats_applies", .bool(atsMinimumsApply)),
+            ("min_tls_version", .optional(minimumTLSVersion?.plistName)),
+            ("requires_forward_secrecy", .bool(requiresForwardSecrecy)),
+            ("suite_restriction", .string(suiteRestriction.rawValue)),
+            ("tls12_suites", .array(offeredTLS12Suites.map(\.json))),
+            ("tls13_suites", .array(offeredTLS13Suites.map(\.json))),
+            ("trust_overridable", .bool(appMayOverrideTrust)),
+            ("pins", pins?.json ?? .null),
+            ("niap", .optional(niapPackage?.rawValue)),
+            ("why", .strings(explanation)),
+        ])
+    }
+}
+
+extension AppleError {
+    public var json: JSONValue { .object([("nsurl", .int(nsurl)), ("ssl", ssl.map { JSONValue.int($0) } ?? .null)]) }
+}
+
+extension Violation {
+    public var json: JSONValue {
+        .object([
+            ("name", .string(kind.name)),
+            ("error", error.json),
+            ("explanation", .string(explanation)),
+            ("allowed_by", .optional(allowedBy)),
+        ])
+    }
+}
+
+extension Verdict {
+    public var json: JSONValue {
+        .object([
+            ("compliant", .bool(isCompliant)),
+            ("rule", requirements.rule.json),
+            ("violations", .strings(violations.map(\.kind.name))),
+            ("error", error?.json ?? .null),
+            ("details", .array(violations.map(\.json))),
+        ])
+    }
+}
+
+extension Finding {
+    public var json: JSONValue {
+        var fields: [(String, JSONValue)] = [
+            ("severity", .string(severity.rawValue)),
+            ("code", .string(code)),
+            ("path", .string(path.description)),
+            ("message", .string(message)),
+            ("fix", .optional(fix)),
+        ]
+        if let line = location.line { fields.append(("line", .int(line))) }
+        return .object(fields)
+    }
+}
