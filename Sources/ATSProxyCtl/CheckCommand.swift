@@ -1,0 +1,100 @@
+import ArgumentParser
+import ATSPolicy
+
+/// `atsproxyctl check POLICY`: every finding with its key path and a fix, then what the policy allows.
+struct CheckCommand: ParsableCommand, OutputCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Validate a policy: name every ignored or suspicious key, then say what the policy allows.",
+        discussion: """
+            POLICY is an app Info.plist (its NSAppTransportSecurity dictionary is read) or a plist whose root \
+            is the ATS dictionary, in XML or binary form.
+
+            Exit status: 0 the policy loads (findings are printed); 1 with --strict when there are errors or \
+            warnings; 2 the file is missing, unreadable or not a policy.
+            """)
+
+    @Argument(help: "The policy file (Info.plist or NSAppTransportSecurity dictionary, XML or binary).")
+    var policy: String
+
+    @Flag(help: "Print one JSON object instead of text.")
+    var json = false
+
+    @Flag(help: "Exit 1 when there are errors or warnings.")
+    var strict = false
+
+    @OptionGroup var options: PolicyOptions
+
+    func execute(_ output: Output) -> Int32 {
+        let loaded: PolicyLoader.Loaded
+        do {
+            loaded = try PolicyLoader.load(path: policy, settings: options.settings())
+        } catch {
+            if json {
+                output.line(
+                    JSONValue.object([
+                        ("ok", false), ("file", .string(policy)),
+                        ("error", .object([("code", .string(error.code.rawValue)), ("message", .string(error.description))])),
+                        ("findings", .array([])), ("summary", .null),
+                    ]).serialized)
+            }
+            output.error("atsproxyctl: error: \(error)")
+            return ExitStatus.badInput
+        }
+        let findings = loaded.policy.findings.sorted(by: CheckCommand.order)
+        let problems = findings.filter { $0.severity != .info }
+        if json {
+            output.line(jsonReport(loaded, findings: findings, ok: problems.isEmpty).serialized)
+        } else {
+            printReport(loaded, findings: findings, to: output)
+        }
+        return strict && !problems.isEmpty ? ExitStatus.findings : ExitStatus.success
+    }
+
+    /// File order where lines are known, then severity.
+    static func order(_ a: Finding, _ b: Finding) -> Bool {
+        switch (a.location.line, b.location.line) {
+        case (let x?, let y?) where x != y: return x < y
+        case (.some, nil): return true
+        case (nil, .some): return false
+        default: return a.severity < b.severity
+        }
+    }
+
+    private func jsonReport(_ loaded: PolicyLoader.Loaded, findings: [Finding], ok: Bool) -> JSONValue {
+        .object([
+            ("ok", .bool(ok)),
+            ("file", .string(loaded.path)),
+            ("format", .string(loaded.format.rawValue)),
+            ("sha256", .string(loaded.sha256)),
+            ("findings", .array(findings.map(\.json))),
+            ("summary", loaded.policy.summary.json),
+        ])
+    }
+
+    private func printReport(_ loaded: PolicyLoader.Loaded, findings: [Finding], to output: Output) {
+        let counts = Finding.Severity.allCases.compactMap { severity -> String? in
+            let count = findings.filter { $0.severity == severity }.count
+            guard count > 0 else { return nil }
+            let noun = severity == .info ? "note" : severity.rawValue
+            return "\(count) \(noun)\(count == 1 ? "" : "s")"
+        }
+        let kind = loaded.policy.rootKind == .infoPlist ? "app Info.plist" : "ATS dictionary"
+        output.line("\(loaded.path): \(kind), \(loaded.format.rawValue) plist: " + (counts.isEmpty ? "no findings" : counts.joined(separator: ", ")))
+        for finding in findings {
+            var position = loaded.path
+            if let line = finding.location.line {
+                position += ":\(line)"
+                if let column = finding.location.column { position += ":\(column)" }
+            }
+            let label = finding.severity == .info ? "note" : finding.severity.rawValue
+            output.line("")
+            output.line("\(position): \(label): \(finding.path)")
+            output.line("    \(finding.message)")
+            if let fix = finding.fix { output.line("    fix: \(fix)") }
+        }
+        output.line("")
+        output.line("What this policy allows:")
+        for line in loaded.policy.summary.lines { output.line("  " + line) }
+    }
+}

@@ -1,0 +1,79 @@
+@testable import ATSPolicy
+import Testing
+
+@Suite("Base64, SHA-256, dates and JSON")
+struct EncodingTests {
+    @Test("base64 round-trips and rejects malformed input")
+    func base64() {
+        for length in 0..<40 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            let text = Base64.encode(bytes)
+            #expect(length == 0 || Base64.decode(text) == bytes)
+        }
+        #expect(Base64.encode(Array("foobar".utf8)) == "Zm9vYmFy")
+        #expect(Base64.decode("Zm9vYg==") == Array("foob".utf8))
+        for bad in ["Zm9vYg=", "Zm9v Yg==", "Zm=vYg==", "Zm9vYg==Zm9v", "====", "Zm9vYg*=", ""] {
+            #expect(Base64.decode(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test("SHA-256 matches FIPS 180-4 test vectors", arguments: [
+        ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+        ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+        (
+            "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+        ),
+    ])
+    func sha256(_ input: String, _ digest: String) {
+        #expect(SHA256.hex(of: Array(input.utf8)) == digest)
+    }
+
+    @Test("SHA-256 of a million 'a's")
+    func sha256Long() {
+        let input = [UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)
+        #expect(SHA256.hex(of: input) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+    }
+
+    @Test("RFC 3339 dates round-trip through the calendar", arguments: [
+        (Int64(0), "1970-01-01T00:00:00Z"),
+        (Int64(951_782_400), "2000-02-29T00:00:00Z"),
+        (Int64(1_539_648_000), "2018-10-16T00:00:00Z"),
+        (Int64(1_795_000_000), "2026-11-18T11:06:40Z"),
+        (Int64(-86_400), "1969-12-31T00:00:00Z"),
+    ])
+    func dates(_ seconds: Int64, _ text: String) {
+        #expect(DateFormat.rfc3339(seconds) == text)
+        let day = text.prefix(10).split(separator: "-").map { Int($0)! }
+        let midnight = DateFormat.seconds(year: day[0], month: day[1], day: day[2])
+        #expect(midnight == seconds - ((seconds % 86_400) + 86_400) % 86_400)
+    }
+
+    @Test("JSON keeps key order and escapes strings")
+    func json() {
+        let value: JSONValue = .object([
+            ("b", 1), ("a", .string("line\n\"quoted\"\u{1}")), ("c", .array([true, nil, .double(1.5)])),
+        ])
+        #expect(value.serialized == #"{"b":1,"a":"line\n\"quoted\"\u0001","c":[true,null,1.5]}"#)
+        #expect(value["a"] == .string("line\n\"quoted\"\u{1}"))
+        #expect(JSONValue.object([]).prettyPrinted == "{}")
+    }
+
+    @Test("key paths bracket domain keys and keep plist keys bare")
+    func keyPaths() {
+        let path = PolicyKeyPath(["NSAppTransportSecurity", "NSExceptionDomains", "example.com", "NSIncludesSubdomains"])
+        #expect(path.description == #"NSAppTransportSecurity.NSExceptionDomains["example.com"].NSIncludesSubdomains"#)
+        #expect(PolicyKeyPath(["NSPinnedDomains", "a.com", "NSPinnedLeafIdentities"]).appending(index: 2).description
+            == #"NSPinnedDomains["a.com"].NSPinnedLeafIdentities[2]"#)
+        #expect(PolicyKeyPath().description == "(root)")
+    }
+
+    @Test("cipher suites look up by IANA name, OpenSSL name and id")
+    func suites() {
+        #expect(CipherSuite(name: "ECDHE-RSA-AES128-GCM-SHA256")?.id == 0xC02F)
+        #expect(CipherSuite(name: "TLS_RSA_WITH_AES_128_CBC_SHA")?.id == 0x002F)
+        #expect(CipherSuite(name: "0xc014")?.ianaName == "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA")
+        #expect(CipherSuite(id: 0x1234).ianaName == "0x1234")
+        #expect(CipherSuite(id: 0x009E).keyExchange == .dhe)
+    }
+}

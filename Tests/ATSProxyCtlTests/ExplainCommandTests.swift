@@ -1,0 +1,141 @@
+import ATSProxyCtl
+import Foundation
+import Testing
+
+@Suite("atsproxyctl explain")
+struct ExplainCommandTests {
+    static let policyXML = """
+        <key>NSAllowsArbitraryLoads</key><true/>
+        <key>NSExceptionDomains</key>
+        <dict>
+            <key>example.com</key>
+            <dict>
+                <key>NSIncludesSubdomains</key><true/>
+                <key>NSExceptionMinimumTLSVersion</key><string>TLSv1.1</string>
+                <key>NSExceptionRequiresForwardSecrecy</key><false/>
+            </dict>
+            <key>strict.example.com</key>
+            <dict/>
+            <key>198.51.100.0/24</key>
+            <dict><key>NSExceptionAllowsInsecureHTTPLoads</key><true/></dict>
+        </dict>
+        <key>NSPinnedDomains</key>
+        <dict>
+            <key>pinned.example.org</key>
+            <dict>
+                <key>NSPinnedLeafIdentities</key>
+                <array><dict><key>SPKI-SHA256-BASE64</key><string>C5+lpZ7tcVwmwQIMcRtPbsQtWLABXhQzejna0wHFr8M=</string></dict></array>
+            </dict>
+        </dict>
+        """
+
+    /// host, scheme, expected rule kind and key, cleartext, floor, forward secrecy.
+    static let rows: [(String, String, String, String?, Bool, String?, Bool)] = [
+        ("api.example.com", "https", "exception", "example.com", false, "TLSv1.1", false),
+        ("strict.example.com", "http", "exception", "strict.example.com", false, "TLSv1.2", true),
+        ("other.org", "http", "arbitrary_loads", "NSAllowsArbitraryLoads", true, nil, false),
+        ("198.51.100.7", "http", "exception", "198.51.100.0/24", true, "TLSv1.2", true),
+        ("localhost", "http", "local", nil, true, nil, false),
+        ("[::1]", "https", "local", nil, true, nil, false),
+    ]
+
+    @Test("--json prints one object per host with the contract's fields")
+    func jsonLinesPerHost() throws {
+        let dir = try ScratchDirectory()
+        let file = try dir.policy(Self.policyXML)
+        for row in Self.rows {
+            let result = ctl("explain", "--policy", file, "--scheme", row.1, row.0, "--json")
+            #expect(result.exitCode == 0, "\(row.0): \(result.standardError)")
+            let object = try #require(try jsonLines(result.standardOutput).first)
+            #expect(object["scheme"] as? String == row.1)
+            let rule = try #require(object["rule"] as? [String: Any])
+            #expect(rule["kind"] as? String == row.2, "\(row.0)")
+            #expect(rule["key"] as? String == row.3, "\(row.0)")
+            #expect(object["cleartext_allowed"] as? Bool == row.4, "\(row.0)")
+            #expect(object["min_tls_version"] as? String == row.5, "\(row.0)")
+            #expect(object["requires_forward_secrecy"] as? Bool == row.6, "\(row.0)")
+            #expect(object.keys.contains("pins"))
+        }
+    }
+
+    @Test("several hosts give several lines, in order; pins are reported")
+    func severalHosts() throws {
+        let dir = try ScratchDirectory()
+        let file = try dir.policy(Self.policyXML)
+        let result = ctl("explain", "--policy", file, "pinned.example.org", "a.example.com", "--json")
+        let objects = try jsonLines(result.standardOutput)
+        #expect(objects.count == 2)
+        #expect(objects[0]["host"] as? String == "pinned.example.org")
+        let pins = try #require(objects[0]["pins"] as? [String: Any])
+        #expect(pins["leaf"] as? [String] == ["C5+lpZ7tcVwmwQIMcRtPbsQtWLABXhQzejna0wHFr8M="])
+        #expect(objects[1]["pins"] is NSNull)
+    }
+
+    @Test("a URL argument carries its scheme and loses its port and path")
+    func urlArgument() throws {
+        let dir = try ScratchDirectory()
+        let file = try dir.policy(Self.policyXML)
+        let result = ctl("explain", "--policy", file, "http://API.Example.com:8080/v1/items?x=1", "--json")
+        let object = try #require(try jsonLines(result.standardOutput).first)
+        #expect(object["host"] as? String == "api.example.com")
+        #expect(object["scheme"] as? String == "http")
+    }
+
+    @Test("--client webkit and media change the global decision")
+    func clientClasses() throws {
+        let dir = try ScratchDirectory()
+        let file = try dir.policy("<key>NSAllowsArbitraryLoadsInWebContent</key><true/>")
+        let web = try #require(try jsonLines(ctl("explain", "--policy", file, "--client", "webkit", "a.com", "--json").standardOutput).first)
+        let session = try #require(try jsonLines(ctl("explain", "--policy", file, "a.com", "--json").standardOutput).first)
+        #expect((web["rule"] as? [String: Any])?["kind"] as? String == "arbitrary_loads")
+        #expect((session["rule"] as? [String: Any])?["kind"] as? String == "default")
+    }
+
+    @Test("--os-profile changes the answer for IP addresses")
+    func osProfile() throws {
+        let dir = try ScratchDirectory()
+        let file = try dir.policy("")
+        let ios17 = try #require(try jsonLines(ctl("explain", "--policy", file, "--scheme", "http", "203.0.113.5", "--json").standardOutput).first)
+        let ios10 = try #require(
+            try jsonLines(ctl("explain", "--policy", file, "--os-profile", "ios10", "--scheme", "http", "203.0.113.5", "--json").standardOutput).first)
+        #expect(ios17["cleartext_allowed"] as? Bool == false)
+        #expect(ios10["cleartext_allowed"] as? Bool == true)
+    }
+
+    @Test("the text form names the rule and the reasons")
+    func textForm() throws {
+        let dir = try ScratchDirectory()
+        let file = try dir.policy(Self.policyXML)
+        let result = ctl("explain", "--policy", file, "deep.api.example.com")
+        #expect(result.exitCode == 0)
+        #expect(result.standardOutput.contains("rule:              exception (example.com)"))
+        #expect(result.standardOutput.contains("minimum TLS:       TLSv1.1"))
+        #expect(result.standardOutput.contains("NSExceptionDomains \"example.com\" matches as a subdomain"))
+    }
+
+    @Test("a malformed host exits 2 and the other hosts are still explained")
+    func badHost() throws {
+        let dir = try ScratchDirectory()
+        let file = try dir.policy(Self.policyXML)
+        let result = ctl("explain", "--policy", file, "bad host!", "example.com", "--json")
+        #expect(result.exitCode == 2)
+        #expect(result.standardError.contains("host \"bad host!\""))
+        #expect(try jsonLines(result.standardOutput).count == 1)
+    }
+
+    @Test("a policy that does not load exits 2 naming the file")
+    func badPolicy() {
+        let result = ctl("explain", "--policy", "/nonexistent.plist", "example.com")
+        #expect(result.exitCode == 2)
+        #expect(result.standardError.contains("/nonexistent.plist: no such file"))
+    }
+
+    @Test("findings in the policy are pointed out on stderr")
+    func findingsNote() throws {
+        let dir = try ScratchDirectory()
+        let file = try dir.policy("<key>NSAllowsArbitraryLoads</key><string>YES</string>")
+        let result = ctl("explain", "--policy", file, "example.com")
+        #expect(result.exitCode == 0)
+        #expect(result.standardError.contains("atsproxyctl check"))
+    }
+}
