@@ -1,0 +1,54 @@
+# atsproxy: `make run` and `make test` work on a fresh Debian machine with Swift installed.
+
+SWIFT        ?= swift
+POLICY       ?= config/ats-defaults.plist
+PREFIX       ?= /usr/local
+APT_PACKAGES := libssl-dev libevent-dev openssl
+
+.PHONY: all deps build test run bench clean
+
+all: build
+
+# Installs the Debian packages that are missing: as root directly, otherwise through sudo, and says
+# so (with the command to run) when neither is possible.
+deps:
+	@command -v $(SWIFT) >/dev/null 2>&1 || { \
+	  echo "make: '$(SWIFT)' not found: install Swift 6.1 or later (swift.org) and put it on PATH" >&2; exit 1; }
+	@missing=""; \
+	for pkg in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$pkg 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$pkg"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make: installing missing packages:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \
+	  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then \
+	    sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \
+	  else \
+	    echo "make: cannot install$$missing: not root and sudo needs a password." >&2; \
+	    echo "make: run: sudo apt-get update && sudo apt-get install -y$$missing" >&2; \
+	    exit 1; \
+	  fi; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+# Every test, Swift Testing only (there are no XCTest cases).
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --disable-xctest
+
+# The proxy daemon arrives with the next milestone; until then `run` builds and shows what the
+# default policy allows and how it treats a few typical hosts.
+run: build
+	$(SWIFT) run --skip-build atsproxyctl check $(POLICY)
+	@echo
+	$(SWIFT) run --skip-build atsproxyctl explain --policy $(POLICY) example.com http://example.com localhost 203.0.113.7
+
+# Host lookups per second against a 10,000-domain policy (release build; not a test).
+bench: deps
+	$(SWIFT) run -c release policy-bench
+
+clean:
+	rm -rf .build
