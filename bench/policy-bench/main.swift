@@ -42,7 +42,7 @@ func makeQueries(domains count: Int) -> [String] {
         case 2: return "a.b.\(domainName(index - index % 3))"
         case 3: return "www.unlisted\(index).example.org"
         case 4: return "10.16.\(index % 256).\(position % 256)"
-        default: return "2001:db8::\(String(index, radix: 16))"
+        default: return "2001:db8::\(String(index % 0xffff, radix: 16))"
         }
     }
 }

@@ -50,7 +50,9 @@ extension TransportSecurityPolicy {
                     ? "cleartext http:// is allowed" : "cleartext http:// is blocked (NSURLErrorDomain -1022)")
         }
 
-        if clientClass == .webkit {
+        if pins.isEmpty {
+            // Nothing pinned: the common case, and no string work for it.
+        } else if clientClass == .webkit {
             if explaining, pins.lookup(host) != nil { why.add("NSPinnedDomains is not applied to web views (client class webkit)") }
         } else if let pinned = pins.lookup(host) {
             result.pins = pinned
@@ -137,17 +139,16 @@ extension TransportSecurityPolicy {
         } else if case .address = host, profile.honoursAddressKeys {
             why.add("\(host) is an IP address outside local_networks: since iOS 17 ATS applies to it unless an exception names it")
         }
-        let cancellers = arbitraryLoadsCancellers
         if allowsArbitraryLoads.isTrue {
-            if cancellers.isEmpty {
+            if !isArbitraryLoadsCancelled {
                 result.rule = RuleSource(kind: .arbitraryLoads, key: ATSKey.allowsArbitraryLoads)
                 why.add("NSAllowsArbitraryLoads turns ATS off for hosts without an exception")
                 turnATSOff(&result)
                 return
             }
             why.add(
-                "NSAllowsArbitraryLoads is ignored because " + cancellers.joined(separator: " and ")
-                    + (cancellers.count == 1 ? " is" : " are") + " present (\(profile.releases))")
+                "NSAllowsArbitraryLoads is ignored because " + arbitraryLoadsCancellers.joined(separator: " and ")
+                    + (arbitraryLoadsCancellers.count == 1 ? " is" : " are") + " present (\(profile.releases))")
         }
         result.rule = RuleSource(kind: .default, key: nil)
         why.add("full ATS: TLS 1.2 or later, forward secrecy, SHA-256 certificates with RSA 2048 / ECC 256 keys")

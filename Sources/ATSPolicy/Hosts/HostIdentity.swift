@@ -47,17 +47,31 @@ public enum HostIdentity: Sendable, Hashable, CustomStringConvertible {
             }
             throw .invalidCharacter(":")
         }
-        if let address = IPAddress(text) {
+        // Only digits and dots can make an IPv4 literal; skip the parse for every other name.
+        if text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E }), let address = IPAddress(text) {
             self = .address(address)
             return
         }
         guard text.utf8.count <= 254 else { throw .tooLong(text.utf8.count) }
+        if text.utf8.allSatisfy(HostIdentity.isPlainHostByte) {
+            self = .name(HostIdentity.lowercase(text))
+            return
+        }
+        // Internationalised names: letters and digits of any script (the OS would use punycode).
         for character in text {
             let allowed = character.isLetter || character.isNumber || character == "-" || character == "."
                 || character == "_"
             if !allowed { throw .invalidCharacter(character) }
         }
         self = .name(HostIdentity.lowercase(text))
+    }
+
+    /// ASCII letters, digits, `-`, `.` and `_`: the fast path for host names.
+    private static func isPlainHostByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D, 0x2E, 0x5F: true
+        default: false
+        }
     }
 
     /// The lowercased host, without copying when it is lowercase ASCII already (the common case,

@@ -49,6 +49,14 @@ public struct TransportSecurityPolicy: Sendable {
         return keys
     }
 
+    /// Whether any key cancels `NSAllowsArbitraryLoads` (iOS 10+): ``arbitraryLoadsCancellers`` without
+    /// building the list, for the per-connection path.
+    var isArbitraryLoadsCancelled: Bool {
+        settings.osProfile.honoursClientClassKeys
+            && (allowsArbitraryLoadsForMedia.isPresent || allowsArbitraryLoadsInWebContent.isPresent
+                || allowsLocalNetworking.isPresent)
+    }
+
     /// Apple's built-in exceptions (spec §2.6). The app's own entries with the same key win, so
     /// these are added after parsing and only where the key is free.
     mutating func addBuiltInExceptions() {
