@@ -27,7 +27,7 @@ let package = Package(
         .executableTarget(name: "atsproxyctl", dependencies: ["ATSProxyCtl"]),
         .executableTarget(name: "policy-bench", dependencies: ["ATSPolicy"], path: "bench/policy-bench"),
         .testTarget(name: "ATSPolicyTests", dependencies: ["ATSPolicy"], exclude: ["Fixtures"]),
-        .testTarget(name: "ATSProxyCtlTests", dependencies: ["ATSProxyCtl", "ATSPolicy"]),
+        .testTarget(name: "ATSProxyCtlTests", dependencies: ["ATSProxyCtl", "ATSPolicy"], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

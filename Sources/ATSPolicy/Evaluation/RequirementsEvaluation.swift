@@ -137,7 +137,7 @@ extension TransportSecurityPolicy {
         } else if isLocal(host) {
             why.add("\(host) is local, but NSAllowsLocalNetworking = NO applies ATS to local hosts")
         } else if case .address = host, profile.honoursAddressKeys {
-            why.add("\(host) is an IP address outside local_networks: since iOS 17 ATS applies to it unless an exception names it")
+            why.add("\(host) is an IP address outside local_networks: since iOS 17 it is not exempt as a local host")
         }
         if allowsArbitraryLoads.isTrue {
             if !isArbitraryLoadsCancelled {

@@ -218,7 +218,7 @@ extension PolicyParser {
 
     /// A per-domain Boolean: a wrong type gets the key's default (spec §1.5).
     private mutating func domainBool(_ entry: PropertyListEntry, default fallback: Bool, at path: PolicyKeyPath) -> Bool {
-        switch globalBool(entry, at: path) {
+        switch globalBool(entry, at: path, fallback: fallback) {
         case .present(let value): return value
         case .absent: return fallback
         }

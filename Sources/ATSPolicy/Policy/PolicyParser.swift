@@ -136,7 +136,8 @@ struct PolicyParser {
 
     /// A global Boolean: a number is present-true when it is true/1 and present-false otherwise;
     /// any other type is logged by Apple and treated as absent (spec §1.5).
-    mutating func globalBool(_ entry: PropertyListEntry, at path: PolicyKeyPath) -> KeyPresence {
+    /// - Parameter fallback: for per-domain keys, the default a wrongly typed value falls back to.
+    mutating func globalBool(_ entry: PropertyListEntry, at path: PolicyKeyPath, fallback: Bool? = nil) -> KeyPresence {
         switch entry.value.value {
         case .bool(let value):
             return .present(value)
@@ -155,8 +156,8 @@ struct PolicyParser {
         default:
             note(
                 .error, "wrong_type", path,
-                "\(entry.key) must be a boolean, but it is a \(describe(entry.value.value)): ATS ignores the key "
-                    + "as if it were absent",
+                "\(entry.key) must be a boolean, but it is a \(describe(entry.value.value)): ATS ignores it"
+                    + (fallback.map { ", so it keeps its default, \($0 ? "YES" : "NO")" } ?? " as if it were absent"),
                 fix: booleanFix(for: entry.value.value), at: entry.value.location)
             return .absent
         }
