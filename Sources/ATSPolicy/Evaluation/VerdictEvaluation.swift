@@ -65,6 +65,15 @@ struct VerdictChecker {
 
     mutating func checkProtocol(_ observed: ObservedConnection) {
         guard let version = observed.tlsVersion else { return }
+        // Below the floor the OS itself speaks, ATS or not: SSL 3.0 everywhere, and TLS 1.0/1.1 from
+        // iOS 26, whose TLS stack no longer offers them (spec §3.4).
+        let systemFloor: TLSVersion = settings.osProfile.ignoresLegacyTLSExceptions ? .tls12 : .tls10
+        if version < systemFloor, !(requirements.minimumTLSVersion.map { version < $0 } ?? false) {
+            add(
+                .tlsVersion, AppleError(nsurl: -1200, ssl: -9836),
+                "the server negotiated \(version.humanName), which \(settings.osProfile.releases) no longer speaks "
+                    + "for any app", allowedBy: nil)
+        }
         if let floor = requirements.minimumTLSVersion, version < floor {
             let allowed: String?
             if version < .tls10 || (version < .tls12 && settings.osProfile.ignoresLegacyTLSExceptions) {
@@ -253,7 +262,8 @@ struct VerdictChecker {
         default:
             return
         }
-        let lifetime = leaf.notAfter - leaf.notBefore
+        // Inclusive of both ends, as the CT policy counts validity (spec §6): notAfter - notBefore + 1 s.
+        let lifetime = leaf.notAfter - leaf.notBefore + 1
         guard lifetime > Int64(limit) * 86_400 else { return }
         let root = trust == .systemRoot ? "a system root" : "a user-installed root"
         add(

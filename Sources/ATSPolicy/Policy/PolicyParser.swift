@@ -148,10 +148,18 @@ struct PolicyParser {
                 "\(entry.key) is the integer \(number), which ATS reads as \(value ? "YES" : "NO")",
                 fix: "write <\(value ? "true" : "false")/>", at: entry.value.location)
             return .present(value)
-        case .unsignedInteger, .real:
+        case .real(let number):
+            // NSNumber compares by value, so 1.0 is as true as 1 ([@1.0 isEqual:@YES]).
+            let value = number == 1
+            note(
+                .warning, "number_for_boolean", path,
+                "\(entry.key) is the real \(number), which ATS reads as \(value ? "YES" : "NO")",
+                fix: "write <\(value ? "true" : "false")/>", at: entry.value.location)
+            return .present(value)
+        case .unsignedInteger:
             note(
                 .warning, "number_for_boolean", path, "\(entry.key) is a number, not a boolean: ATS reads it as NO",
-                fix: "write <true/> or <false/>", at: entry.value.location)
+                fix: "write <false/>", at: entry.value.location)
             return .present(false)
         default:
             note(

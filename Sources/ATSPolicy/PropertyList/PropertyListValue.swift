@@ -1,5 +1,3 @@
-import Foundation
-
 /// Where a value stood in its file, so a finding can point the user at it.
 ///
 /// XML property lists have lines and columns; binary ones only byte offsets of objects.
