@@ -45,11 +45,19 @@ extension PolicyParser {
                         + "the host is not pinned", fix: "add the SPKI hashes to pin", at: domain.keyLocation)
                 continue
             }
-            if domain.key.contains("*") || domain.key.contains(":") || domain.key.contains("/") {
+            if domain.key.contains("*") || domain.key.contains("/") || domain.key.hasPrefix(".")
+                || (domain.key.contains(":") && IPAddress(domain.key) == nil)
+            {
                 note(
                     .error, "never_matches", domainPath,
                     "\"\(domain.key)\" never matches: pinned domains are plain host names (no wildcard, port or URL)",
                     fix: "write \(KeyRepair.bareHost(domain.key))", at: domain.keyLocation)
+            } else if domain.key.hasSuffix(".") {
+                // The connection host loses its trailing dot before pins are matched (spec §1.4).
+                note(
+                    .error, "never_matches", domainPath,
+                    "\"\(domain.key)\" never matches: a host's trailing dot is removed before pin matching",
+                    fix: "write \(domain.key.dropLast())", at: domain.keyLocation)
             }
             if pinned.includesSubdomains {
                 note(
