@@ -141,26 +141,15 @@ struct PolicyParser {
         switch entry.value.value {
         case .bool(let value):
             return .present(value)
-        case .integer(let number):
-            let value = number == 1
+        case .integer, .unsignedInteger, .real:
+            // NSNumber compares by value: 1 and 1.0 are as true as YES ([@1 isEqual:@YES]); any other
+            // number is present-false.
+            let value = entry.value.value == .integer(1) || entry.value.value == .real(1)
             note(
                 .warning, "number_for_boolean", path,
-                "\(entry.key) is the integer \(number), which ATS reads as \(value ? "YES" : "NO")",
+                "\(entry.key) is the \(describe(entry.value.value)), which ATS reads as \(value ? "YES" : "NO")",
                 fix: "write <\(value ? "true" : "false")/>", at: entry.value.location)
             return .present(value)
-        case .real(let number):
-            // NSNumber compares by value, so 1.0 is as true as 1 ([@1.0 isEqual:@YES]).
-            let value = number == 1
-            note(
-                .warning, "number_for_boolean", path,
-                "\(entry.key) is the real \(number), which ATS reads as \(value ? "YES" : "NO")",
-                fix: "write <\(value ? "true" : "false")/>", at: entry.value.location)
-            return .present(value)
-        case .unsignedInteger:
-            note(
-                .warning, "number_for_boolean", path, "\(entry.key) is a number, not a boolean: ATS reads it as NO",
-                fix: "write <false/>", at: entry.value.location)
-            return .present(false)
         default:
             note(
                 .error, "wrong_type", path,
@@ -260,6 +249,7 @@ struct PolicyParser {
         case .string(let text): "string \"\(text.count > 40 ? String(text.prefix(40)) + "…" : text)\""
         case .integer(let number): "integer \(number)"
         case .real(let number): "real \(number)"
+        case .unsignedInteger(let number): "integer \(number)"
         default: value.typeName
         }
     }
