@@ -25,15 +25,22 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "atsproxyctl", dependencies: ["ATSProxyCtl"]),
+        // OpenSSL, as Debian ships it: the module map and an umbrella header only.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // Swift over OpenSSL: certificate facts, chain verification, the ATS-shaped probe.
+        // One-line C wrappers for the OpenSSL macros Swift cannot import.
+        .target(name: "CProxyShims", dependencies: ["COpenSSL"]),
+        .target(name: "TLSInspection", dependencies: ["ATSPolicy", "COpenSSL", "CProxyShims"]),
         .executableTarget(name: "policy-bench", dependencies: ["ATSPolicy"], path: "bench/policy-bench"),
         .testTarget(name: "ATSPolicyTests", dependencies: ["ATSPolicy"], exclude: ["Fixtures"]),
+        .testTarget(name: "TLSInspectionTests", dependencies: ["TLSInspection", "ATSPolicy"]),
         .testTarget(name: "ATSProxyCtlTests", dependencies: ["ATSProxyCtl", "ATSPolicy"], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )
 
 // One place for upcoming features, as swift-nio-ssl does.
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.name != "CProxyShims" {
     target.swiftSettings = (target.swiftSettings ?? []) + [
         .enableUpcomingFeature("MemberImportVisibility"),
         .enableUpcomingFeature("ExistentialAny"),
