@@ -14,7 +14,7 @@ struct CheckCommand: ParsableCommand, OutputCommand {
             warnings; 2 the file is missing, unreadable or not a policy.
             """)
 
-    @Argument(help: "The policy file (Info.plist or NSAppTransportSecurity dictionary, XML or binary).")
+    @Argument(help: "The policy file (Info.plist or NSAppTransportSecurity dictionary, XML or binary); - reads standard input.")
     var policy: String
 
     @Flag(help: "Print one JSON object instead of text.")
@@ -86,6 +86,8 @@ struct CheckCommand: ParsableCommand, OutputCommand {
             if let line = finding.location.line {
                 position += ":\(line)"
                 if let column = finding.location.column { position += ":\(column)" }
+            } else if let offset = finding.location.byteOffset {
+                position += " (byte \(offset))"
             }
             let label = finding.severity == .info ? "note" : finding.severity.rawValue
             output.line("")

@@ -129,15 +129,13 @@ struct HostArgument {
         // Drop a port: "host:443" or "[::1]:443"; a bare IPv6 literal has several colons and no port.
         if rest.hasPrefix("["), let close = rest.firstIndex(of: "]") {
             let after = rest[rest.index(after: close)...]
-            guard after.isEmpty || (after.hasPrefix(":") && after.dropFirst().allSatisfy(\.isNumber) && after.count > 1) else {
-                throw Failure(message: "unexpected \"\(after)\" after the IPv6 address")
+            if !after.isEmpty {
+                guard after.hasPrefix(":") else { throw Failure(message: "unexpected \"\(after)\" after the IPv6 address") }
+                try HostArgument.checkPort(after.dropFirst())
             }
             rest = rest[...close]
         } else if let colon = rest.firstIndex(of: ":"), rest.lastIndex(of: ":") == colon {
-            let port = rest[rest.index(after: colon)...]
-            guard !port.isEmpty, port.allSatisfy(\.isNumber), let number = Int(port), (1...65535).contains(number) else {
-                throw Failure(message: "\"\(port)\" is not a port number")
-            }
+            try HostArgument.checkPort(rest[rest.index(after: colon)...])
             rest = rest[..<colon]
         }
         do {
@@ -146,5 +144,11 @@ struct HostArgument {
             throw Failure(message: error.description)
         }
         self.scheme = scheme
+    }
+
+    private static func checkPort(_ port: Substring) throws(Failure) {
+        guard (1...5).contains(port.count), port.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let number = Int(port),
+            (1...65535).contains(number)
+        else { throw Failure(message: "\"\(port)\" is not a port number (1-65535)") }
     }
 }

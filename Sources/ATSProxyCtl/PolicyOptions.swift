@@ -21,7 +21,7 @@ struct PolicyOptions: ParsableArguments {
 
     @Option(
         name: .customLong("local-network"),
-        help: "A CIDR range counted as local (repeatable; replaces the loopback and link-local default). 'private' adds the RFC 1918 ranges.")
+        help: "A CIDR range counted as local, besides loopback and link-local (repeatable); 'private' adds the RFC 1918 ranges and fc00::/7.")
     var localNetworks: [String] = []
 
     @Flag(name: .customLong("assume-app-overrides-trust"), help: "Assume the app overrides trust where ATS lets it.")
@@ -38,11 +38,11 @@ struct PolicyOptions: ParsableArguments {
     }
 
     func localNetworkRanges() throws -> [AddressRange] {
-        guard !localNetworks.isEmpty else { return AddressRange.defaultLocalNetworks }
-        var ranges: [AddressRange] = []
+        // Additive, as the decisions table says: loopback and link-local always count as local.
+        var ranges = AddressRange.defaultLocalNetworks
         for text in localNetworks {
             if text == "private" {
-                ranges += AddressRange.defaultLocalNetworks + AddressRange.privateNetworks
+                ranges += AddressRange.privateNetworks
                 continue
             }
             do {

@@ -12,7 +12,8 @@ struct AddressTests {
         ("2001:0db8:0000:0000:0000:0000:0000:0001", "2001:db8::1"),
         ("2001:DB8::1", "2001:db8::1"),
         ("fe80::1", "fe80::1"),
-        ("::ffff:192.0.2.1", "::ffff:c000:201"),
+        ("::ffff:192.0.2.1", "::ffff:192.0.2.1"),
+        ("::ffff:c000:201", "::ffff:192.0.2.1"),
         ("2001:db8:0:0:1:0:0:1", "2001:db8::1:0:0:1"),
         ("1:0:0:2:0:0:0:3", "1:0:0:2::3"),
     ])
@@ -77,7 +78,9 @@ struct AddressTests {
         #expect(try HostIdentity(parsing: text) == expected)
     }
 
-    @Test("malformed hosts are rejected with a reason", arguments: ["", "a b", "[::1", "[1.2.3.4]", "exa$mple.com", "a:b"])
+    @Test("malformed hosts are rejected with a reason", arguments: [
+        "", "a b", "[::1", "[1.2.3.4]", "exa$mple.com", "a:b", ".", "a..b", ".a.com", "a.com..",
+    ])
     func badHosts(_ text: String) {
         #expect(throws: HostIdentity.ParseFailure.self) { try HostIdentity(parsing: text) }
     }

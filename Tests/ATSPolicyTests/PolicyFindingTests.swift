@@ -56,7 +56,7 @@ struct PolicyFindingTests {
             code: "invalid_cidr", severity: .error, path: #"NSExceptionDomains["fe80::%lo0/10"]"#),
         Row(label: "non-canonical IPv6 key",
             xml: "<key>NSExceptionDomains</key><dict><key>2001:0db8::1</key><dict/></dict>",
-            code: "non_canonical_address", severity: .info, path: #"NSExceptionDomains["2001:0db8::1"]"#),
+            code: "non_canonical_address", severity: .warning, path: #"NSExceptionDomains["2001:0db8::1"]"#),
         Row(label: "IP key before iOS 17",
             xml: "<key>NSExceptionDomains</key><dict><key>203.0.113.5</key><dict/></dict>",
             code: "not_on_profile", severity: .info, path: #"NSExceptionDomains["203.0.113.5"]"#,
@@ -106,6 +106,30 @@ struct PolicyFindingTests {
         Row(label: "wildcard pin key",
             xml: "<key>NSPinnedDomains</key><dict><key>*.a.com</key><dict><key>NSPinnedLeafIdentities</key><array/></dict></dict>",
             code: "never_matches", severity: .error, path: #"NSPinnedDomains["*.a.com"]"#),
+        Row(label: "CIDR with host bits", xml: "<key>NSExceptionDomains</key><dict><key>10.1.0.0/8</key><dict/></dict>",
+            code: "cidr_host_bits", severity: .warning, path: #"NSExceptionDomains["10.1.0.0/8"]"#),
+        Row(label: "two keys for one range",
+            xml: "<key>NSExceptionDomains</key><dict><key>10.0.0.0/8</key><dict/><key>10.1.0.0/8</key><dict/></dict>",
+            code: "duplicate_address", severity: .warning, path: #"NSExceptionDomains["10.1.0.0/8"]"#),
+        Row(label: "two keys for one address",
+            xml: "<key>NSExceptionDomains</key><dict><key>2001:db8::1</key><dict/><key>2001:0db8::1</key><dict/></dict>",
+            code: "duplicate_address", severity: .warning, path: #"NSExceptionDomains["2001:0db8::1"]"#),
+        Row(label: "newline in a key", xml: "<key>NSExceptionDomains</key><dict><key>example.com\n</key><dict/></dict>",
+            code: "never_matches", severity: .error, path: #"NSExceptionDomains["example.com\n"]"#),
+        Row(label: "non-ASCII key", xml: "<key>NSExceptionDomains</key><dict><key>bücher.de</key><dict/></dict>",
+            code: "never_matches", severity: .error, path: #"NSExceptionDomains["bücher.de"]"#),
+        Row(label: "pins inside an exception",
+            xml: "<key>NSExceptionDomains</key><dict><key>a.com</key><dict><key>NSPinnedLeafIdentities</key><array/></dict></dict>",
+            code: "misplaced_key", severity: .error, path: #"NSExceptionDomains["a.com"].NSPinnedLeafIdentities"#),
+        Row(label: "extra key in a pin identity",
+            xml: "<key>NSPinnedDomains</key><dict><key>a.com</key><dict><key>NSPinnedLeafIdentities</key><array><dict><key>SPKI-SHA1-BASE64</key><string>x</string><key>SPKI-SHA256-BASE64</key><string>C5+lpZ7tcVwmwQIMcRtPbsQtWLABXhQzejna0wHFr8M=</string></dict></array></dict></dict>",
+            code: "unknown_key", severity: .warning, path: #"NSPinnedDomains["a.com"].NSPinnedLeafIdentities[0].SPKI-SHA1-BASE64"#),
+        Row(label: "pin keys differing in case",
+            xml: "<key>NSPinnedDomains</key><dict><key>A.com</key><dict><key>NSPinnedLeafIdentities</key><array/></dict><key>a.com</key><dict><key>NSPinnedLeafIdentities</key><array/></dict></dict>",
+            code: "duplicate_pin", severity: .warning, path: #"NSPinnedDomains["a.com"]"#),
+        Row(label: "invented global key in a bare ATS dictionary",
+            xml: "<key>NSAllowsArbitraryLoadsEverywhere</key><true/>",
+            code: "unknown_key", severity: .warning, path: "NSAllowsArbitraryLoadsEverywhere"),
         Row(label: "NIAP value", xml: "<key>NSRequiresNIAPTLSPackageVersion</key><string>FCP_v3</string>",
             code: "invalid_value", severity: .error, path: "NSRequiresNIAPTLSPackageVersion",
             settings: PolicySettings(osProfile: .ios26)),
@@ -137,6 +161,74 @@ struct PolicyFindingTests {
             </dict>
             """)
         #expect(policy.findings.isEmpty)
+    }
+
+    @Test("a repeated key counts once, the last copy, everywhere")
+    func lastCopyWins() throws {
+        let policy = try load(
+            """
+            <key>NSExceptionDomains</key><dict><key>a.com</key><dict><key>NSExceptionAllowsInsecureHTTPLoads</key><true/></dict></dict>
+            <key>NSExceptionDomains</key><array/>
+            """)
+        #expect(policy.exceptions.isEmpty)
+        #expect(try policy.requirements(forHost: "a.com", scheme: .http).rule.kind == .default)
+    }
+
+    @Test("address keys: the canonically written one wins a collision, as Apple's text match would")
+    func addressCollision() throws {
+        for order in [["2001:db8::1", "2001:0db8::1"], ["2001:0db8::1", "2001:db8::1"]] {
+            let entries = order.map { key in
+                "<key>\(key)</key><dict>" + (key == "2001:db8::1" ? "<key>NSExceptionAllowsInsecureHTTPLoads</key><true/>" : "") + "</dict>"
+            }
+            let policy = try load("<key>NSExceptionDomains</key><dict>" + entries.joined() + "</dict>")
+            let requirements = try policy.requirements(forHost: "[2001:db8::1]", scheme: .http)
+            #expect(requirements.rule.key == "2001:db8::1", "\(order)")
+            #expect(requirements.cleartextAllowed)
+            #expect(policy.exceptions.count == 1)
+        }
+    }
+
+    @Test("pin entries whose keys differ only in case are both applied")
+    func pinCaseUnion() throws {
+        let policy = try load(
+            """
+            <key>NSPinnedDomains</key><dict>
+            <key>Example.com</key><dict><key>NSPinnedLeafIdentities</key><array><dict><key>SPKI-SHA256-BASE64</key><string>C5+lpZ7tcVwmwQIMcRtPbsQtWLABXhQzejna0wHFr8M=</string></dict></array></dict>
+            <key>example.com</key><dict><key>NSPinnedLeafIdentities</key><array><dict><key>SPKI-SHA256-BASE64</key><string>diGVwiVYbubAI3RW4hB9xU8e/CH2GnkuvVFZE8zmgzI=</string></dict></array></dict>
+            </dict>
+            """)
+        let pins = try #require(try policy.requirements(forHost: "example.com").pins)
+        #expect(pins.leafIdentities?.count == 2)
+    }
+
+    @Test("honoured legacy aliases: the list's order decides, not the file's")
+    func legacyOrder() throws {
+        let honor = PolicySettings(legacyKeys: .honor)
+        for pair in [("NSTemporaryExceptionMinimumTLSVersion", "NSThirdPartyExceptionMinimumTLSVersion"),
+                     ("NSThirdPartyExceptionMinimumTLSVersion", "NSTemporaryExceptionMinimumTLSVersion")] {
+            let xml = "<key>NSExceptionDomains</key><dict><key>a.com</key><dict>"
+                + "<key>\(pair.0)</key><string>\(pair.0.hasPrefix("NSTemporary") ? "TLSv1.0" : "TLSv1.1")</string>"
+                + "<key>\(pair.1)</key><string>\(pair.1.hasPrefix("NSTemporary") ? "TLSv1.0" : "TLSv1.1")</string>"
+                + "</dict></dict>"
+            let policy = try load(xml, settings: honor)
+            #expect(try policy.requirements(forHost: "a.com").minimumTLSVersion == .tls11, "NSThirdParty… comes first in the list")
+        }
+    }
+
+    @Test("the summary's global rule does not depend on a probe host")
+    func summaryWithOddKeys() throws {
+        let policy = try load(
+            "<key>NSAllowsArbitraryLoads</key><true/><key>NSExceptionDomains</key><dict><key>invalid</key><dict><key>NSIncludesSubdomains</key><true/></dict></dict>")
+        #expect(policy.summary.lines.contains { $0.hasPrefix("URLSession loads to hosts without an exception: ATS off") })
+    }
+
+    @Test("a plist on one line with 50,000 elements loads (column lookups are not quadratic)")
+    func longLine() throws {
+        let xml = "<plist version=\"1.0\"><dict><key>NSExceptionDomains</key><array>"
+            + String(repeating: "<true/>", count: 50_000) + "</array></dict></plist>"
+        let policy = try PolicyLoader.load(bytes: Array(xml.utf8), file: "long.plist")
+        let finding = try #require(policy.findings.first)
+        #expect(finding.location == ATSPolicy.SourceLocation(line: 1, column: 57))
     }
 
     @Test("findings carry the XML line of the value at fault")

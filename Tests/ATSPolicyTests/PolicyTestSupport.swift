@@ -73,7 +73,8 @@ enum ATSSpec {
         "tls_version": ([-1200], [-9836, -9824, -9802, -9800]),
         "cipher_not_fs": ([-1200], [-9824, -9801, -9802]),
         "cipher_not_ats": ([-1200], [-9824, -9801, -9802]),
-        "untrusted_chain": ([-1202, -1203], [-9813, -9812, -9807]),
+        // Plus §4's "not system-trusted while ATS is on" row (the app overrides trust in its delegate).
+        "untrusted_chain": ([-1202, -1203, -1200], [-9813, -9812, -9807, -9802]),
         "name_mismatch": ([-1202, -1200], [-9807, -9843]),
         "expired": ([-1201, -1202, -1200], [-9814]),
         "not_yet_valid": ([-1204], [-9815]),

@@ -39,14 +39,67 @@ struct VerdictDetailTests: ATSSpecFixture {
         #expect(result.error == AppleError(nsurl: -1201, ssl: -9814))
     }
 
-    @Test("iOS 26 fails TLS 1.0 even with arbitrary loads; other profiles allow it")
-    func ios26SystemFloor() throws {
-        for (profile, failing) in [(OSProfile.ios17, false), (.ios26, true)] {
-            let policy = try policy(ATSSpec.arbitraryLoadsYES, settings: settings(profile))
-            let result = try verdict(policy, observed: tls12(0xC013, version: .tls10))
-            #expect(result.violations.map(\.kind.name) == (failing ? ["tls_version"] : []), "\(profile)")
-            #expect(result.violations.first?.allowedBy == nil)
-        }
+    @Test("iOS 26 ignores TLS 1.0 exceptions, with no key to offer; ATS-off hosts are not judged on version")
+    func ios26Floor() throws {
+        let exception = ATSSpec.exceptionDomains(ATSSpec.domain("example.com", ATSSpec.minimumTLS("TLSv1.0")))
+        let ios26 = try verdict(try policy(exception, settings: settings(.ios26)), observed: tls12(0xC013, version: .tls10))
+        #expect(ios26.violations.map(\.kind.name) == ["tls_version"])
+        #expect(ios26.violations.first?.allowedBy == nil)
+        let ios17 = try verdict(try policy(exception, settings: settings(.ios17)), observed: tls12(0xC013, version: .tls10))
+        #expect(ios17.isCompliant)
+        let arbitrary = try verdict(
+            try policy(ATSSpec.arbitraryLoadsYES, settings: settings(.ios26)), observed: tls12(0xC013, version: .tls10))
+        #expect(arbitrary.isCompliant)
+        let ssl3 = try verdict(try policy(ATSSpec.arbitraryLoadsYES), observed: tls12(0x002F, version: .ssl3))
+        #expect(ssl3.violations.map(\.kind.name) == ["tls_version"])
+    }
+
+    @Test("an untrusted chain the app accepts in code still fails where ATS applies, as -1200/-9802")
+    func overriddenTrustUnderATS() throws {
+        let selfSigned = leaf(selfSigned: true)
+        let observed = connection(chain: [selfSigned], trust: .untrusted(reason: "self-signed certificate"))
+        let assumed = try policy("", settings: settings(assumeAppOverridesTrust: true))
+        let underATS = try verdict(assumed, observed: observed)
+        #expect(underATS.violations.map(\.kind.name) == ["untrusted_chain"])
+        #expect(underATS.error == AppleError(nsurl: -1200, ssl: -9802))
+        let plain = try verdict(try policy(""), observed: observed)
+        #expect(plain.error == AppleError(nsurl: -1202, ssl: -9813))
+        let insecureException = try policy(
+            ATSSpec.exceptionDomains(ATSSpec.domain("example.com", ATSSpec.insecureYES)),
+            settings: settings(assumeAppOverridesTrust: true))
+        #expect(try verdict(insecureException, observed: observed).isCompliant)
+    }
+
+    @Test("CT counts the lifetime inclusively: a 180-day leaf needs 3 embedded SCTs")
+    func ctLifetime() throws {
+        let start = ATSSpec.now - 10 * ATSSpec.day
+        let exactly180 = leaf(notBefore: start, notAfter: start + 180 * ATSSpec.day)
+        let justUnder = leaf(notBefore: start, notAfter: start + 180 * ATSSpec.day - 1)
+        let p = try policy("")
+        #expect(try verdict(p, observed: connection(leaf: exactly180, embeddedSCTs: 2)).violations.map(\.kind.name) == ["ct"])
+        #expect(try verdict(p, observed: connection(leaf: justUnder, embeddedSCTs: 2)).isCompliant)
+    }
+
+    @Test("a signature hash the TLS layer could not name is not judged")
+    func unknownHash() throws {
+        #expect(try verdict(try policy(""), observed: connection(leaf: leaf(hash: .unknown))).isCompliant)
+    }
+
+    @Test("a pinned host with no certificate at all fails its pins")
+    func pinnedWithoutChain() throws {
+        let pinned = "<key>NSPinnedDomains</key><dict>" + ATSSpec.domain(
+            "example.com", "<key>NSPinnedLeafIdentities</key>" + ATSSpec.identities([ATSSpec.leafKey])) + "</dict>"
+        let result = try verdict(try policy(pinned), observed: connection(chain: []))
+        #expect(result.violations.map(\.kind.name) == ["pin_mismatch"])
+    }
+
+    @Test("on iOS 9 a blocked local host is not told to use NSAllowsLocalNetworking")
+    func ios9LocalAdvice() throws {
+        let ios9 = try verdict(try policy("", settings: settings(.ios9)), host: "printer", scheme: .http)
+        #expect(ios9.violations.first?.allowedBy == #"NSExceptionDomains["printer"].NSExceptionAllowsInsecureHTTPLoads = YES"#)
+        let ios17 = try verdict(
+            try policy("<key>NSAllowsLocalNetworking</key><false/>"), host: "printer", scheme: .http)
+        #expect(ios17.violations.first?.allowedBy?.hasPrefix("NSAllowsLocalNetworking = YES, or ") == true)
     }
 
     @Test("violations come in vocabulary order and the first one's error is the connection's")

@@ -171,6 +171,13 @@ struct CheckCommandTests {
         #expect(result.standardError.contains("\(dir.path): is a directory"))
     }
 
+    @Test("a device or FIFO is refused without reading it")
+    func notRegular() {
+        let result = ctl("check", "/dev/null")
+        #expect(result.exitCode == 2)
+        #expect(result.standardError.contains("/dev/null: is not a regular file"))
+    }
+
     @Test("a file that is not a plist exits 2 with the file, the line and the reason")
     func notAPlist() throws {
         let dir = try ScratchDirectory()

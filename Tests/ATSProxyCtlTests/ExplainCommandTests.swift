@@ -123,6 +123,26 @@ struct ExplainCommandTests {
         #expect(try jsonLines(result.standardOutput).count == 1)
     }
 
+    @Test("bad ports and empty labels are refused", arguments: ["[::1]:99999999999", "[::1]:", "a.com:0", "a.com:65536", ".", "a..com"])
+    func badHostForms(_ host: String) throws {
+        let dir = try ScratchDirectory()
+        let file = try dir.policy("")
+        let result = ctl("explain", "--policy", file, host)
+        #expect(result.exitCode == 2, "\(host)")
+        #expect(result.standardError.contains("host \"\(host)\""))
+    }
+
+    @Test("--local-network adds to loopback and link-local")
+    func localNetworksAdd() throws {
+        let dir = try ScratchDirectory()
+        let file = try dir.policy("")
+        let args = ["explain", "--policy", file, "--scheme", "http", "--local-network", "private", "--json"]
+        for (host, local) in [("127.0.0.1", true), ("192.168.1.10", true), ("203.0.113.1", false)] {
+            let object = try #require(try jsonLines(ATSProxyCtl.run(args + [host]).standardOutput).first)
+            #expect(object["cleartext_allowed"] as? Bool == local, "\(host)")
+        }
+    }
+
     @Test("a policy that does not load exits 2 naming the file")
     func badPolicy() {
         let result = ctl("explain", "--policy", "/nonexistent.plist", "example.com")

@@ -63,10 +63,10 @@ public struct CertificateFacts: Sendable, Hashable {
 
         private var strength: Int {
             switch self {
-            case .md2, .md4, .md5, .unknown: 0
+            case .md2, .md4, .md5: 0
             case .sha1: 1
             case .sha224: 2
-            case .sha256, .intrinsic: 3
+            case .sha256, .intrinsic, .unknown: 3
             case .sha384: 4
             case .sha512: 5
             }
@@ -75,9 +75,10 @@ public struct CertificateFacts: Sendable, Hashable {
         public static func < (lhs: SignatureHash, rhs: SignatureHash) -> Bool { lhs.strength < rhs.strength }
 
         /// Rejected by system trust since iOS 13, ATS or not.
-        public var isBrokenForTrust: Bool { self <= .sha1 }
-        /// Below ATS's SHA-256 floor.
-        public var isBelowATSFloor: Bool { self < .sha256 }
+        public var isBrokenForTrust: Bool { [.md2, .md4, .md5, .sha1].contains(self) }
+        /// Below ATS's SHA-256 floor. A hash the TLS layer could not name (`unknown`) is not judged:
+        /// blocking on it would be guessing.
+        public var isBelowATSFloor: Bool { isBrokenForTrust || self == .sha224 }
     }
 
     public enum ExtendedKeyUsage: Sendable, Hashable {

@@ -16,12 +16,13 @@ extension TransportSecurityPolicy {
         // Hosts that no exception names, per client class.
         var defaults: [(String, JSONValue)] = []
         for clientClass in ClientClass.allCases {
-            let sample = requirements(for: .name("public-host.invalid"), clientClass: clientClass)
+            let rule = globalRule(for: clientClass)
+            let atsApplies = rule.kind == .default
             let words: String
-            if sample.atsMinimumsApply {
+            if atsApplies {
                 words = "full ATS: HTTPS only, TLS 1.2 or later, forward secrecy, strong certificates"
             } else {
-                words = "ATS off (\(sample.rule.key ?? "")): cleartext HTTP allowed, default trust still applies"
+                words = "ATS off (\(rule.key ?? "")): cleartext HTTP allowed, default trust still applies"
             }
             let who: String
             switch clientClass {
@@ -30,7 +31,7 @@ extension TransportSecurityPolicy {
             case .media: who = "Media (AVFoundation) loads"
             }
             lines.append("\(who) to hosts without an exception: \(words).")
-            defaults.append((clientClass.rawValue, .object([("rule", sample.rule.json), ("ats_applies", .bool(sample.atsMinimumsApply))])))
+            defaults.append((clientClass.rawValue, .object([("rule", rule.json), ("ats_applies", .bool(atsApplies))])))
         }
         let cancellers = arbitraryLoadsCancellers
         if allowsArbitraryLoads.isTrue, !cancellers.isEmpty {
@@ -54,7 +55,7 @@ extension TransportSecurityPolicy {
                         ("domain", .string(exception.key)),
                         ("includes_subdomains", .bool(exception.includesSubdomains)),
                         ("cleartext_allowed", .bool(exception.allowsInsecureHTTPLoads)),
-                        ("min_tls_version", .string(effectiveFloor(exception).plistName)),
+                        ("min_tls_version", .string(exception.effectiveFloor(on: settings.osProfile).plistName)),
                         ("requires_forward_secrecy", .bool(exception.requiresForwardSecrecy)),
                         ("built_in", .bool(exception.isBuiltIn)),
                     ]))
@@ -111,16 +112,11 @@ extension TransportSecurityPolicy {
         return "Local hosts (unqualified names, .local names, \(addresses)) are exempt from ATS (\(because)) unless an exception names them."
     }
 
-    private func effectiveFloor(_ exception: DomainException) -> TLSVersion {
-        let floor = exception.minimumTLSVersion ?? .tls12
-        return floor < .tls12 && settings.osProfile.ignoresLegacyTLSExceptions ? .tls12 : floor
-    }
-
     private func describe(_ exception: DomainException) -> String {
         let scope = exception.includesSubdomains ? "\(exception.key) and all its subdomains" : exception.key
         var parts: [String] = []
         parts.append(exception.allowsInsecureHTTPLoads ? "cleartext HTTP allowed" : "HTTPS only")
-        parts.append("TLS \(effectiveFloor(exception).humanName.dropFirst(4)) or later")
+        parts.append("TLS \(exception.effectiveFloor(on: settings.osProfile).humanName.dropFirst(4)) or later")
         parts.append(exception.requiresForwardSecrecy ? "forward secrecy required" : "forward secrecy not required")
         if exception.isBuiltIn { parts.append("Apple built-in") }
         return "\(scope): " + parts.joined(separator: "; ") + "."

@@ -36,6 +36,8 @@ public struct Requirements: Sendable, Hashable {
     public var rule: RuleSource
     /// The exception entry that matched, if any.
     public var exception: DomainException?
+    /// Whether the host is local (no dot, `.local`, an address in `local_networks`), whichever rule won.
+    public var hostIsLocal: Bool
 
     /// Whether `http://` loads to the host are allowed.
     public var cleartextAllowed: Bool

@@ -15,14 +15,14 @@ extension TransportSecurityPolicy {
 
         var result = Requirements(
             host: host, scheme: scheme, clientClass: clientClass, rule: RuleSource(kind: .default, key: nil),
-            exception: nil, cleartextAllowed: false, atsMinimumsApply: true, minimumTLSVersion: .tls12,
+            exception: nil, hostIsLocal: isLocal(host), cleartextAllowed: false, atsMinimumsApply: true, minimumTLSVersion: .tls12,
             requiresForwardSecrecy: true, suiteRestriction: .forwardSecretOnly, offeredTLS12Suites: [],
             offeredTLS13Suites: CipherProfile.tls13Suites, appMayOverrideTrust: false, pins: nil, niapPackage: nil,
             osProfile: profile, explanation: [])
 
-        if let exception = exceptions.lookup(host, honouringAddressKeys: profile.honoursAddressKeys) {
+        if let exception = exceptions.lookup(host) {
             applyException(exception, to: &result, why: &why)
-        } else if isLocal(host), profile.exemptsLocalHosts, allowsLocalNetworking != .present(false) {
+        } else if result.hostIsLocal, profile.exemptsLocalHosts, allowsLocalNetworking != .present(false) {
             result.rule = RuleSource(
                 kind: .local, key: allowsLocalNetworking.isTrue ? ATSKey.allowsLocalNetworking : nil)
             why.add(localReason(host))
@@ -84,17 +84,20 @@ extension TransportSecurityPolicy {
     private func applyException(_ exception: DomainException, to result: inout Requirements, why: inout Reasons) {
         result.rule = RuleSource(kind: .exception, key: exception.key)
         result.exception = exception
-        let how = exception.key == result.host.description ? "exactly" : "as a subdomain"
+        let how: String
+        switch result.host {
+        case .address: how = exception.key.contains("/") ? "as a range" : "as an address"
+        case .name(let name): how = exception.key == name ? "exactly" : "as a subdomain"
+        }
         why.add(
             (exception.isBuiltIn ? "Apple's built-in exception" : "NSExceptionDomains")
                 + " \"\(exception.key)\" matches \(how); global keys do not apply to this host")
         result.cleartextAllowed = exception.allowsInsecureHTTPLoads
         result.appMayOverrideTrust = exception.allowsInsecureHTTPLoads
         result.requiresForwardSecrecy = exception.requiresForwardSecrecy
-        var floor = exception.minimumTLSVersion ?? .tls12
-        if floor < .tls12, settings.osProfile.ignoresLegacyTLSExceptions {
-            why.add("iOS 26 ignores the \(floor.plistName) exception: the floor stays at TLSv1.2")
-            floor = .tls12
+        let floor = exception.effectiveFloor(on: settings.osProfile)
+        if let written = exception.minimumTLSVersion, written != floor {
+            why.add("iOS 26 ignores the \(written.plistName) exception: the floor stays at TLSv1.2")
         }
         result.minimumTLSVersion = floor
         why.add("minimum TLS version \(floor.plistName)" + (exception.minimumTLSVersion == nil ? " (default)" : ""))
@@ -114,44 +117,55 @@ extension TransportSecurityPolicy {
         }
     }
 
+    /// The rule for hosts that no exception names and that are not exempt as local (spec §2.1):
+    /// the client-class keys for their own clients, then `NSAllowsArbitraryLoads` unless cancelled.
+    public func globalRule(for clientClass: ClientClass) -> RuleSource {
+        if settings.osProfile.honoursClientClassKeys {
+            if clientClass == .media, allowsArbitraryLoadsForMedia.isTrue {
+                return RuleSource(kind: .arbitraryLoads, key: ATSKey.allowsArbitraryLoadsForMedia)
+            }
+            if clientClass == .webkit, allowsArbitraryLoadsInWebContent.isTrue {
+                return RuleSource(kind: .arbitraryLoads, key: ATSKey.allowsArbitraryLoadsInWebContent)
+            }
+        }
+        if allowsArbitraryLoads.isTrue, !isArbitraryLoadsCancelled {
+            return RuleSource(kind: .arbitraryLoads, key: ATSKey.allowsArbitraryLoads)
+        }
+        return RuleSource(kind: .default, key: nil)
+    }
+
     private func applyGlobalDecision(
         to result: inout Requirements, clientClass: ClientClass, host: HostIdentity, why: inout Reasons
     ) {
         let profile = settings.osProfile
-        if profile.honoursClientClassKeys {
-            if clientClass == .media, allowsArbitraryLoadsForMedia.isTrue {
-                result.rule = RuleSource(kind: .arbitraryLoads, key: ATSKey.allowsArbitraryLoadsForMedia)
-                why.add("NSAllowsArbitraryLoadsForMedia turns ATS off for media loads (client class media)")
-                turnATSOff(&result)
-                return
+        let rule = globalRule(for: clientClass)
+        result.rule = rule
+        switch rule.key {
+        case ATSKey.allowsArbitraryLoadsForMedia?:
+            why.add("NSAllowsArbitraryLoadsForMedia turns ATS off for media loads (client class media)")
+        case ATSKey.allowsArbitraryLoadsInWebContent?:
+            why.add("NSAllowsArbitraryLoadsInWebContent turns ATS off for web views (client class webkit)")
+        default:
+            if result.hostIsLocal, !profile.exemptsLocalHosts {
+                why.add("\(host) is local, but iOS 9 applies ATS to local hosts too")
+            } else if result.hostIsLocal {
+                why.add("\(host) is local, but NSAllowsLocalNetworking = NO applies ATS to local hosts")
+            } else if case .address = host, profile.honoursAddressKeys {
+                why.add("\(host) is an IP address outside local_networks: since iOS 17 it is not exempt as a local host")
             }
-            if clientClass == .webkit, allowsArbitraryLoadsInWebContent.isTrue {
-                result.rule = RuleSource(kind: .arbitraryLoads, key: ATSKey.allowsArbitraryLoadsInWebContent)
-                why.add("NSAllowsArbitraryLoadsInWebContent turns ATS off for web views (client class webkit)")
-                turnATSOff(&result)
-                return
-            }
-        }
-        if isLocal(host), !profile.exemptsLocalHosts {
-            why.add("\(host) is local, but iOS 9 applies ATS to local hosts too")
-        } else if isLocal(host) {
-            why.add("\(host) is local, but NSAllowsLocalNetworking = NO applies ATS to local hosts")
-        } else if case .address = host, profile.honoursAddressKeys {
-            why.add("\(host) is an IP address outside local_networks: since iOS 17 it is not exempt as a local host")
-        }
-        if allowsArbitraryLoads.isTrue {
-            if !isArbitraryLoadsCancelled {
-                result.rule = RuleSource(kind: .arbitraryLoads, key: ATSKey.allowsArbitraryLoads)
+            if rule.kind == .arbitraryLoads {
                 why.add("NSAllowsArbitraryLoads turns ATS off for hosts without an exception")
-                turnATSOff(&result)
-                return
+            } else if allowsArbitraryLoads.isTrue {
+                why.add(
+                    "NSAllowsArbitraryLoads is ignored because " + arbitraryLoadsCancellers.joined(separator: " and ")
+                        + (arbitraryLoadsCancellers.count == 1 ? " is" : " are") + " present (\(profile.releases))")
             }
-            why.add(
-                "NSAllowsArbitraryLoads is ignored because " + arbitraryLoadsCancellers.joined(separator: " and ")
-                    + (arbitraryLoadsCancellers.count == 1 ? " is" : " are") + " present (\(profile.releases))")
         }
-        result.rule = RuleSource(kind: .default, key: nil)
-        why.add("full ATS: TLS 1.2 or later, forward secrecy, SHA-256 certificates with RSA 2048 / ECC 256 keys")
+        if rule.kind == .arbitraryLoads {
+            turnATSOff(&result)
+        } else {
+            why.add("full ATS: TLS 1.2 or later, forward secrecy, SHA-256 certificates with RSA 2048 / ECC 256 keys")
+        }
     }
 
     private func turnATSOff(_ result: inout Requirements) {

@@ -42,37 +42,30 @@ struct VerdictChecker {
 
     mutating func checkCleartext() {
         guard !requirements.cleartextAllowed else { return }
-        let key: String
-        if case .local = requirements.rule.kind {
-            key = "\(entryName).NSExceptionAllowsInsecureHTTPLoads = YES"
-        } else if requirements.host.isLocalName || requirements.rule.kind == .default && isLocalAddress {
-            key = "NSAllowsLocalNetworking = YES, or \(entryName).NSExceptionAllowsInsecureHTTPLoads = YES"
-        } else {
-            key = "\(entryName).NSExceptionAllowsInsecureHTTPLoads = YES"
-        }
+        // A local host blocked by NSAllowsLocalNetworking = NO can also be freed by setting it to YES
+        // (iOS 10 and later; iOS 9 applies ATS to local hosts whatever the key says).
+        let exceptionKey = "\(entryName).NSExceptionAllowsInsecureHTTPLoads = YES"
+        let key =
+            requirements.rule.kind == .default && requirements.hostIsLocal && settings.osProfile != .ios9
+            ? "NSAllowsLocalNetworking = YES, or \(exceptionKey)" : exceptionKey
         add(
             .cleartext, AppleError(nsurl: -1022, ssl: nil),
             "App Transport Security has blocked a cleartext HTTP (http://) resource load to \(requirements.host) "
                 + "since it is insecure", allowedBy: key)
     }
 
-    private var isLocalAddress: Bool {
-        guard case .address(let address) = requirements.host else { return false }
-        return settings.localNetworks.contains { $0.contains(address) }
-    }
-
     // MARK: - Protocol: version, suite, NIAP
 
     mutating func checkProtocol(_ observed: ObservedConnection) {
         guard let version = observed.tlsVersion else { return }
-        // Below the floor the OS itself speaks, ATS or not: SSL 3.0 everywhere, and TLS 1.0/1.1 from
-        // iOS 26, whose TLS stack no longer offers them (spec §3.4).
-        let systemFloor: TLSVersion = settings.osProfile.ignoresLegacyTLSExceptions ? .tls12 : .tls10
-        if version < systemFloor, !(requirements.minimumTLSVersion.map { version < $0 } ?? false) {
+        // SSL 3.0 is below what any supported iOS speaks, ATS or not. (iOS 26's TLS 1.0/1.1 change is
+        // applied only where ATS applies: the decisions table says its exceptions are ignored, and
+        // reports that the OS refuses them everywhere are unverified, spec §3.4.)
+        if version < .tls10, requirements.minimumTLSVersion == nil {
             add(
                 .tlsVersion, AppleError(nsurl: -1200, ssl: -9836),
-                "the server negotiated \(version.humanName), which \(settings.osProfile.releases) no longer speaks "
-                    + "for any app", allowedBy: nil)
+                "the server negotiated \(version.humanName), which \(settings.osProfile.releases) does not speak",
+                allowedBy: nil)
         }
         if let floor = requirements.minimumTLSVersion, version < floor {
             let allowed: String?
@@ -148,7 +141,11 @@ struct VerdictChecker {
     // MARK: - Certificates
 
     mutating func checkCertificates(_ observed: ObservedConnection) {
-        guard let leaf = observed.chain.first else { return }
+        guard let leaf = observed.chain.first else {
+            // No certificate to judge: nothing can satisfy a pin either.
+            checkPins([])
+            return
+        }
         let waived = settings.assumeAppOverridesTrust && requirements.appMayOverrideTrust
         if !waived {
             checkKeySizes(observed.chain)
@@ -213,9 +210,14 @@ struct VerdictChecker {
 
     private mutating func checkTrust(_ observed: ObservedConnection) {
         guard case .untrusted(let reason) = observed.trust else { return }
+        // An app that accepts the certificate in its delegate still fails where ATS demands system
+        // trust: "ATS failed system trust", -1200 with -9802 (spec §4).
+        let overriddenUnderATS = settings.assumeAppOverridesTrust && requirements.atsMinimumsApply
         add(
-            .untrustedChain, AppleError(nsurl: -1202, ssl: -9813),
-            "the chain does not lead to a trusted root (\(reason))")
+            .untrustedChain,
+            overriddenUnderATS ? AppleError(nsurl: -1200, ssl: -9802) : AppleError(nsurl: -1202, ssl: -9813),
+            "the chain does not lead to a trusted root (\(reason))"
+                + (overriddenUnderATS ? "; ATS requires system trust, which the app's own code cannot grant" : ""))
     }
 
     private mutating func checkName(_ leaf: CertificateFacts) {
@@ -262,8 +264,7 @@ struct VerdictChecker {
         default:
             return
         }
-        // Inclusive of both ends, as the CT policy counts validity (spec §6): notAfter - notBefore + 1 s.
-        let lifetime = leaf.notAfter - leaf.notBefore + 1
+        let lifetime = leaf.lifetime
         guard lifetime > Int64(limit) * 86_400 else { return }
         let root = trust == .systemRoot ? "a system root" : "a user-installed root"
         add(
@@ -291,7 +292,7 @@ struct VerdictChecker {
         else { return }
         let total = observed.embeddedSCTs + observed.deliveredSCTs
         if observed.deliveredSCTs >= 1, total >= 2 { return }
-        let needed = leaf.notAfter - leaf.notBefore <= 180 * 86_400 ? 2 : 3
+        let needed = leaf.lifetime <= 180 * 86_400 ? 2 : 3
         if observed.embeddedSCTs >= needed { return }
         add(
             .certificateTransparency, AppleError(nsurl: -1202, ssl: -9807),
@@ -299,7 +300,7 @@ struct VerdictChecker {
                 + "Apple's CT policy needs \(needed) embedded, or 2 with one delivered in the handshake")
     }
 
-    private mutating func checkPins(_ chain: [CertificateFacts]) {
+    mutating func checkPins(_ chain: [CertificateFacts]) {
         guard let pins = requirements.pins else { return }
         let domains = pins.domains.map { "\"\($0)\"" }.joined(separator: " and ")
         if let leafPins = pins.leafIdentities {
@@ -325,6 +326,12 @@ struct VerdictChecker {
             }
         }
     }
+}
+
+extension CertificateFacts {
+    /// The validity period counted inclusively, as the CT policy counts it (spec §6):
+    /// notAfter - notBefore + 1 second.
+    var lifetime: Int64 { notAfter - notBefore + 1 }
 }
 
 /// The dates Apple's trust rules switch on, in seconds since 1970 (spec §3.1, §3.5).

@@ -96,6 +96,7 @@ public struct Verdict: Sendable, Hashable {
     public var violations: [Violation]
 
     public var isCompliant: Bool { violations.isEmpty }
-    /// The error the app would see: that of the first violation (the one that stops the load first).
+    /// The error reported for the connection: that of the first violation in vocabulary order, which
+    /// puts protocol failures (found during the handshake) before certificate ones (found after it).
     public var error: AppleError? { violations.first?.error }
 }

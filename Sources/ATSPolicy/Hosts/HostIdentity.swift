@@ -14,6 +14,7 @@ public enum HostIdentity: Sendable, Hashable, CustomStringConvertible {
         case unbalancedBracket
         case notAnAddressInBrackets(String)
         case tooLong(Int)
+        case emptyLabel
 
         public var description: String {
             switch self {
@@ -22,6 +23,7 @@ public enum HostIdentity: Sendable, Hashable, CustomStringConvertible {
             case .unbalancedBracket: "the host has an unbalanced \"[\" or \"]\""
             case .notAnAddressInBrackets(let text): "\"[\(text)]\" is not an IPv6 address"
             case .tooLong(let length): "the host is \(length) characters long; DNS names have at most 253"
+            case .emptyLabel: "the host has an empty label (a leading dot, or two dots in a row)"
             }
         }
     }
@@ -53,6 +55,9 @@ public enum HostIdentity: Sendable, Hashable, CustomStringConvertible {
             return
         }
         guard text.utf8.count <= 254 else { throw .tooLong(text.utf8.count) }
+        // Only a single trailing dot (the root) may follow the last label.
+        let labels = (text.hasSuffix(".") ? text.dropLast() : Substring(text)).split(separator: ".", omittingEmptySubsequences: false)
+        guard !labels.contains(where: \.isEmpty) else { throw .emptyLabel }
         if text.utf8.allSatisfy(HostIdentity.isPlainHostByte) {
             self = .name(HostIdentity.lowercase(text))
             return

@@ -37,6 +37,10 @@ public enum IPAddress: Sendable, Hashable, CustomStringConvertible {
                 let half = index < 4 ? high : low
                 return UInt16(truncatingIfNeeded: half >> UInt64((3 - index % 4) * 16))
             }
+            // RFC 5952 §5: IPv4-mapped addresses keep the dotted quad (::ffff:192.0.2.1).
+            if high == 0, low >> 32 == 0xffff {
+                return "::ffff:" + IPAddress.v4(UInt32(truncatingIfNeeded: low)).description
+            }
             return IPAddress.formatIPv6(groups)
         }
     }

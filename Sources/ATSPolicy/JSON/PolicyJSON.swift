@@ -84,6 +84,7 @@ extension Finding {
             ("fix", .optional(fix)),
         ]
         if let line = location.line { fields.append(("line", .int(line))) }
+        if let offset = location.byteOffset { fields.append(("byte_offset", .int(offset))) }
         return .object(fields)
     }
 }

@@ -1,6 +1,7 @@
 /// Standard base64 (RFC 4648 §4, with padding), as `SPKI-SHA256-BASE64` values use it.
-/// Kept here rather than borrowed from Foundation so the policy module stays dependency-free
-/// and strict: Foundation accepts inputs Apple's pin parser would reject.
+/// Our own rather than Foundation's so that decoding is strict (no whitespace or missing padding
+/// accepted) and the parsing code needs nothing beyond the standard library; only the file loader
+/// uses Foundation.
 enum Base64 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 

@@ -40,6 +40,13 @@ public struct DomainException: Sendable, Hashable {
     public var keysInEffect: [String] = []
 
     public init(key: String) { self.key = key }
+
+    /// The TLS floor in force: the entry's, or TLS 1.2 when unset or below 1.2 on a profile that
+    /// ignores TLS 1.0/1.1 exceptions (iOS 26).
+    public func effectiveFloor(on profile: OSProfile) -> TLSVersion {
+        let floor = minimumTLSVersion ?? .tls12
+        return floor < .tls12 && profile.ignoresLegacyTLSExceptions ? .tls12 : floor
+    }
 }
 
 /// One `NSPinnedDomains` entry after parsing.

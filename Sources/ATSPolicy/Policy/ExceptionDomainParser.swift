@@ -6,17 +6,18 @@ extension PolicyParser {
             // Apple logs this and stops parsing exceptions; the global keys already read remain.
             note(
                 .error, "wrong_type", path,
-                "NSExceptionDomains must be a dictionary of host names, but it is a \(describe(entry.value.value)): "
-                    + "no exception applies", at: entry.value.location)
+                "NSExceptionDomains must be a dictionary of host names, but it is \(describe(entry.value.value)): "
+                    + "no exception applies",
+                fix: "make it a <dict> with one <key>host</key><dict>…</dict> per exception domain", at: entry.value.location)
             return
         }
         reportDuplicates(domains, at: path)
-        for domain in domains {
+        for domain in lastOfEach(domains) {
             let domainPath = path.appending(domain.key)
             guard case .dictionary(let keys) = domain.value.value else {
                 note(
                     .error, "entry_not_dictionary", domainPath,
-                    "the entry for \"\(domain.key)\" is a \(describe(domain.value.value)), not a dictionary: ATS skips "
+                    "the entry for \"\(domain.key)\" is \(describe(domain.value.value)), not a dictionary: ATS skips "
                         + "it, so the host is treated as if it were not listed",
                     fix: "make it a <dict> (an empty <dict/> gives the host the full ATS defaults)",
                     at: domain.value.location)
@@ -39,7 +40,15 @@ extension PolicyParser {
                 let range = try AddressRange(parsing: key)
                 guard honoursAddressKeys(key, at: path, keyLocation) else { return }
                 noteSubdomainsOnAddress(exception, at: path, keyLocation)
-                table.addRange(range, exception)
+                if let written = IPAddress(key.split(separator: "/").first ?? ""), written != range.network {
+                    note(
+                        .warning, "cidr_host_bits", path,
+                        "\"\(key)\" has bits set after its /\(range.prefixLength) prefix: it is the range \(range)",
+                        fix: "write \(range)", at: keyLocation)
+                }
+                if let displaced = table.addRange(range, exception) {
+                    noteCollision(displaced.key, key, same: "range \(range)", kept: key, at: path, keyLocation)
+                }
             } catch {
                 note(
                     .error, "invalid_cidr", path, "\"\(key)\" is not a valid CIDR range (\(error)): it never matches",
@@ -59,16 +68,31 @@ extension PolicyParser {
             noteSubdomainsOnAddress(exception, at: path, keyLocation)
             if address.description != key {
                 note(
-                    .info, "non_canonical_address", path,
+                    .warning, "non_canonical_address", path,
                     "\"\(key)\" is not written in canonical form; atsproxy matches it as \(address), but an iPhone "
                         + "compares the text, so it matches there only when the app writes the address the same way",
                     fix: "write \(address)", at: keyLocation)
             }
-            table.addAddress(address, exception)
+            if let loser = table.addAddress(address, exception) {
+                let kept = loser.key == key ? address.description : key
+                noteCollision(loser.key, key, same: "address \(address)", kept: kept, at: path, keyLocation)
+            }
             return
         }
         checkNameKey(exception, at: path, keyLocation)
         table.addName(exception)
+    }
+
+    /// Two keys that normalise to one address or range: only one can be used.
+    private mutating func noteCollision(
+        _ first: String, _ second: String, same what: String, kept: String, at path: PolicyKeyPath,
+        _ location: SourceLocation
+    ) {
+        let other = first == kept ? second : first
+        note(
+            .warning, "duplicate_address", path,
+            "\"\(first)\" and \"\(second)\" name the same \(what): \"\(kept)\" is used and \"\(other)\" is ignored",
+            fix: "keep one entry for \(what.split(separator: " ").last ?? "")", at: location)
     }
 
     private mutating func honoursAddressKeys(_ key: String, at path: PolicyKeyPath, _ location: SourceLocation) -> Bool {
@@ -93,7 +117,7 @@ extension PolicyParser {
     private mutating func checkNameKey(_ exception: DomainException, at path: PolicyKeyPath, _ location: SourceLocation) {
         let key = exception.key
         func never(_ why: String, fix: String?) {
-            note(.error, "never_matches", path, "\"\(key)\" never matches: \(why)", fix: fix, at: location)
+            note(.error, "never_matches", path, "\(PolicyKeyPath.quoted(key)) never matches: \(why)", fix: fix, at: location)
         }
         let bare = KeyRepair.bareHost(key)
         if key.isEmpty {
@@ -110,8 +134,14 @@ extension PolicyParser {
             never("a key cannot name a port", fix: "write \(bare)")
         } else if key.hasPrefix(".") {
             never("it starts with a dot", fix: "write \(bare) with NSIncludesSubdomains = YES")
-        } else if key.contains(" ") {
-            never("host names contain no spaces", fix: "write \(bare)")
+        } else if let bad = key.unicodeScalars.first(where: { $0.value < 0x21 || $0.value == 0x7F }) {
+            never(
+                "it contains the control or space character U+\(String(bad.value, radix: 16, uppercase: true))",
+                fix: "write \(bare.filter { !$0.isWhitespace })")
+        } else if !key.unicodeScalars.allSatisfy(\.isASCII) {
+            never(
+                "hosts are looked up in their ASCII (punycode) form, so a key with non-ASCII letters is never found",
+                fix: "write the punycode form (xn--…) of \(key)")
         } else if key != HostIdentity.lowercase(key) {
             never(
                 "hosts are looked up in lowercase, so a key with capital letters is never found",
@@ -136,31 +166,32 @@ extension PolicyParser {
     ) -> DomainException {
         var exception = DomainException(key: domain.key)
         reportDuplicates(keys, at: path)
+        let keys = lastOfEach(keys)
         if keys.isEmpty {
             note(
                 .info, "empty_exception", path,
                 "the entry for \"\(domain.key)\" is empty: the host gets the full ATS defaults and no global key "
                     + "(such as NSAllowsArbitraryLoads) applies to it", at: domain.value.location)
         }
-        // Legacy keys first, so that the NSException* keys, read after them, win (spec §1.2).
         let legacy = keys.filter { entry in ATSKey.legacyDomainKeys.contains { $0.legacy == entry.key } }
-        for entry in legacy.reversed() {
+        for entry in legacy {
             guard let current = ATSKey.legacyDomainKeys.first(where: { $0.legacy == entry.key })?.current else { continue }
-            let entryPath = path.appending(entry.key)
-            switch settings.legacyKeys {
-            case .ignore:
-                note(
-                    .warning, "legacy_key", entryPath,
-                    "\(entry.key) is a legacy key that ATS no longer reads: it has no effect",
-                    fix: "rename it to \(current)", at: entry.keyLocation)
-            case .honor:
-                note(
-                    .info, "legacy_key", entryPath,
-                    "\(entry.key) is a legacy key, read as \(current) because legacy_keys = honor",
-                    fix: "rename it to \(current)", at: entry.keyLocation)
-                if !keys.contains(where: { $0.key == current }) {
-                    apply(entry, as: current, at: entryPath, to: &exception)
-                }
+            let honoured = settings.legacyKeys == .honor
+            note(
+                honoured ? .info : .warning, "legacy_key", path.appending(entry.key),
+                honoured
+                    ? "\(entry.key) is a legacy key, read as \(current) because legacy_keys = honor"
+                    : "\(entry.key) is a legacy key that ATS no longer reads: it has no effect",
+                fix: "rename it to \(current)", at: entry.keyLocation)
+        }
+        // Honoured aliases apply only where the NSException* key is absent; among aliases of one
+        // setting, the order of `legacyDomainKeys` decides, not the file's (dictionaries have none).
+        if settings.legacyKeys == .honor {
+            var settled = Set(keys.map(\.key).filter { ATSKey.domainKeys.contains($0) })
+            for (legacyName, current) in ATSKey.legacyDomainKeys where !settled.contains(current) {
+                guard let entry = legacy.first(where: { $0.key == legacyName }) else { continue }
+                apply(entry, as: current, at: path.appending(entry.key), to: &exception)
+                settled.insert(current)
             }
         }
         for entry in keys {
@@ -174,6 +205,11 @@ extension PolicyParser {
                     .error, "misplaced_key", entryPath,
                     "\(entry.key) is a global key: inside an exception domain it has no effect",
                     fix: "move it to the top level of NSAppTransportSecurity", at: entry.keyLocation)
+            } else if entry.key == ATSKey.pinnedCAIdentities || entry.key == ATSKey.pinnedLeafIdentities {
+                note(
+                    .error, "misplaced_key", entryPath,
+                    "\(entry.key) belongs in NSPinnedDomains: inside an exception domain it pins nothing",
+                    fix: "move it to NSPinnedDomains[\"\(domain.key)\"]", at: entry.keyLocation)
             } else {
                 let suggestion = KeySuggestions.closest(
                     to: entry.key, among: ATSKey.domainKeys + ATSKey.legacyDomainKeys.map(\.legacy))
@@ -229,7 +265,7 @@ extension PolicyParser {
         guard case .string(let text) = entry.value.value else {
             note(
                 .error, "wrong_type", path,
-                "NSExceptionMinimumTLSVersion must be a string such as \"TLSv1.2\", but it is a "
+                "NSExceptionMinimumTLSVersion must be a string such as \"TLSv1.2\", but it is "
                     + "\(describe(entry.value.value)): the floor stays at TLSv1.2",
                 fix: KeyRepair.tlsVersionFix(for: entry.value.value), at: entry.value.location)
             return nil

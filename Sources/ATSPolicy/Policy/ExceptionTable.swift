@@ -14,8 +14,9 @@ public struct ExceptionTable: Sendable {
 
     public init() {}
 
-    /// All entries, for summaries: names in key order, then addresses, then ranges.
+    /// All entries in the order they were added, for summaries.
     public private(set) var entries: [DomainException] = []
+    private var entryIndex: [String: Int] = [:]
 
     public var isEmpty: Bool { entries.isEmpty }
     public var count: Int { entries.count }
@@ -26,40 +27,65 @@ public struct ExceptionTable: Sendable {
         record(exception)
     }
 
-    mutating func addAddress(_ address: IPAddress, _ exception: DomainException) {
+    /// Adds an address entry. Two keys may spell one address (`2001:0db8::1`, `2001:db8::1`): Apple
+    /// matches the text, so the canonically written key is the one a host written canonically
+    /// meets, and it wins; otherwise the later key wins. Returns the entry that lost, if any.
+    mutating func addAddress(_ address: IPAddress, _ exception: DomainException) -> DomainException? {
+        if let existing = addresses[address], existing.key != exception.key {
+            if existing.key == address.description { return exception }
+            forget(existing.key)
+            addresses[address] = exception
+            record(exception)
+            return existing
+        }
         addresses[address] = exception
         record(exception)
+        return nil
     }
 
-    mutating func addRange(_ range: AddressRange, _ exception: DomainException) {
+    /// Adds a CIDR entry; returns the entry for the same range that it replaced, if any.
+    mutating func addRange(_ range: AddressRange, _ exception: DomainException) -> DomainException? {
+        var displaced: DomainException?
         func insert(into table: inout [(length: Int, entries: [IPAddress: DomainException])]) {
             if let index = table.firstIndex(where: { $0.length == range.prefixLength }) {
-                table[index].entries[range.network] = exception
+                displaced = table[index].entries.updateValue(exception, forKey: range.network)
             } else {
                 table.append((range.prefixLength, [range.network: exception]))
                 table.sort { $0.length > $1.length }
             }
         }
         if range.network.isIPv4 { insert(into: &ipv4Ranges) } else { insert(into: &ipv6Ranges) }
+        if let displaced, displaced.key != exception.key { forget(displaced.key) }
         record(exception)
+        return displaced?.key == exception.key ? nil : displaced
     }
 
     private mutating func record(_ exception: DomainException) {
-        entries.removeAll { $0.key == exception.key }
-        entries.append(exception)
+        if let index = entryIndex[exception.key] {
+            entries[index] = exception
+        } else {
+            entryIndex[exception.key] = entries.count
+            entries.append(exception)
+        }
+    }
+
+    /// Drops an entry another key displaced (rare: only on address collisions).
+    private mutating func forget(_ key: String) {
+        guard entryIndex[key] != nil else { return }
+        entries.removeAll { $0.key == key }
+        entryIndex = Dictionary(uniqueKeysWithValues: entries.enumerated().map { ($1.key, $0) })
     }
 
     /// Whether an entry with exactly this key exists (built-in exceptions give way to the app's own).
-    func hasKey(_ key: String) -> Bool { entries.contains { $0.key == key } }
+    func hasKey(_ key: String) -> Bool { entryIndex[key] != nil }
 
     /// The entry that governs `host`, or nil.
-    public func lookup(_ host: HostIdentity, honouringAddressKeys: Bool = true) -> DomainException? {
+    /// (Address and CIDR keys are only in the table on profiles that honour them: the parser leaves
+    /// them out elsewhere.)
+    public func lookup(_ host: HostIdentity) -> DomainException? {
         switch host {
-        case .name(let name):
-            return lookup(name: name)
-        case .address(let address):
-            guard honouringAddressKeys else { return nil }
-            return lookup(address: address)
+        case .name(let name): lookup(name: name)
+        case .address(let address): lookup(address: address)
         }
     }
 
@@ -88,7 +114,8 @@ public struct ExceptionTable: Sendable {
 /// stripped, an exact entry plus a parent one label up that includes subdomains, and the union of
 /// every matching entry.
 public struct PinTable: Sendable {
-    private var byKey: [String: PinnedDomain] = [:]
+    /// By lowercased key; several entries may differ only in case, and all of them count.
+    private var byKey: [String: [PinnedDomain]] = [:]
     public private(set) var entries: [PinnedDomain] = []
 
     public init() {}
@@ -97,22 +124,22 @@ public struct PinTable: Sendable {
     public var count: Int { entries.count }
 
     mutating func add(_ domain: PinnedDomain) {
-        let key = HostIdentity.lowercase(domain.key)
-        byKey[key] = domain
-        entries.removeAll { HostIdentity.lowercase($0.key) == key }
+        byKey[HostIdentity.lowercase(domain.key), default: []].append(domain)
         entries.append(domain)
     }
+
+    /// Whether an entry whose key differs only in case is already there.
+    func hasEntry(matching key: String) -> Bool { byKey[HostIdentity.lowercase(key)] != nil }
 
     /// The pins that apply to `host`, or nil when it is not pinned.
     public func lookup(_ host: HostIdentity) -> PinRequirement? {
         var name = host.description
         if name.hasSuffix(".") { name.removeLast() }
-        var matches: [PinnedDomain] = []
-        if let exact = byKey[name] { matches.append(exact) }
+        var matches: [PinnedDomain] = byKey[name] ?? []
         // One label up only: pins do not reach `a.b.example.com` from `example.com` (spec §2.3).
         if let dot = name.firstIndex(of: ".") {
             let parent = String(name[name.index(after: dot)...])
-            if let entry = byKey[parent], entry.includesSubdomains { matches.append(entry) }
+            matches += (byKey[parent] ?? []).filter(\.includesSubdomains)
         }
         guard !matches.isEmpty else { return nil }
         var requirement = PinRequirement(domains: matches.map(\.key))

@@ -6,23 +6,24 @@ extension PolicyParser {
         guard case .dictionary(let domains) = entry.value.value else {
             note(
                 .error, "wrong_type", path,
-                "NSPinnedDomains must be a dictionary of host names, but it is a \(describe(entry.value.value)): "
-                    + "nothing is pinned", at: entry.value.location)
+                "NSPinnedDomains must be a dictionary of host names, but it is \(describe(entry.value.value)): "
+                    + "nothing is pinned",
+                fix: "make it a <dict> with one <key>host</key><dict>…</dict> per pinned domain", at: entry.value.location)
             return
         }
         reportDuplicates(domains, at: path)
-        for domain in domains {
+        for domain in lastOfEach(domains) {
             let domainPath = path.appending(domain.key)
             guard case .dictionary(let keys) = domain.value.value else {
                 note(
                     .error, "entry_not_dictionary", domainPath,
-                    "the pin entry for \"\(domain.key)\" is a \(describe(domain.value.value)), not a dictionary: skipped",
+                    "the pin entry for \"\(domain.key)\" is \(describe(domain.value.value)), not a dictionary: skipped",
                     at: domain.value.location)
                 continue
             }
             var pinned = PinnedDomain(key: domain.key)
             reportDuplicates(keys, at: domainPath)
-            for key in keys {
+            for key in lastOfEach(keys) {
                 let keyPath = domainPath.appending(key.key)
                 switch key.key {
                 case ATSKey.includesSubdomains:
@@ -65,6 +66,13 @@ extension PolicyParser {
                     "pins reach one label down only: a.\(domain.key) is pinned, a.b.\(domain.key) is not",
                     at: domain.keyLocation)
             }
+            if table.hasEntry(matching: domain.key) {
+                note(
+                    .warning, "duplicate_pin", domainPath,
+                    "another NSPinnedDomains key differs from \"\(domain.key)\" only in case: hosts compare without "
+                        + "case, so the keys of both entries are allowed", fix: "merge the two entries",
+                    at: domain.keyLocation)
+            }
             table.add(pinned)
         }
     }
@@ -73,7 +81,7 @@ extension PolicyParser {
         if case .bool(let value) = entry.value.value { return value }
         note(
             .error, "wrong_type", path,
-            "NSIncludesSubdomains must be exactly <true/> for pins, but it is a \(describe(entry.value.value)): "
+            "NSIncludesSubdomains must be exactly <true/> for pins, but it is \(describe(entry.value.value)): "
                 + "subdomains are not pinned", fix: booleanFix(for: entry.value.value), at: entry.value.location)
         return false
     }
@@ -84,7 +92,7 @@ extension PolicyParser {
         guard case .array(let items) = entry.value.value else {
             note(
                 .error, "pin_fails_closed", path,
-                "\(entry.key) must be an array, but it is a \(describe(entry.value.value)): the host is pinned with "
+                "\(entry.key) must be an array, but it is \(describe(entry.value.value)): the host is pinned with "
                     + "no allowed key, so every connection to it fails", at: entry.value.location)
             return []
         }
@@ -92,14 +100,23 @@ extension PolicyParser {
         for (index, item) in items.enumerated() {
             let itemPath = path.appending(index: index)
             guard let value = item.value.lookup(ATSKey.spkiSHA256) else {
-                let what = item.value.typeName == "dictionary" ? "has no SPKI-SHA256-BASE64 key" : "is a \(describe(item.value)), not a dictionary"
+                let what = item.value.typeName == "dictionary" ? "has no SPKI-SHA256-BASE64 key" : "is \(describe(item.value)), not a dictionary"
                 note(.error, "malformed_pin", itemPath, "this identity \(what): it is skipped", at: item.location)
                 continue
+            }
+            if case .dictionary(let keys) = item.value {
+                for extra in keys where extra.key != ATSKey.spkiSHA256 {
+                    note(
+                        .warning, "unknown_key", itemPath.appending(extra.key),
+                        "\(extra.key) is not read: an identity holds only SPKI-SHA256-BASE64",
+                        fix: extra.key.hasPrefix("SPKI") ? "use SPKI-SHA256-BASE64 (SHA-1 pins are not supported)" : "remove it",
+                        at: extra.keyLocation)
+                }
             }
             guard case .string(let text) = value.value.value else {
                 note(
                     .error, "malformed_pin", itemPath.appending(ATSKey.spkiSHA256),
-                    "SPKI-SHA256-BASE64 must be a string, but it is a \(describe(value.value.value)): skipped",
+                    "SPKI-SHA256-BASE64 must be a string, but it is \(describe(value.value.value)): skipped",
                     at: value.value.location)
                 continue
             }

@@ -20,10 +20,11 @@ public enum PolicyLoader {
             parsed = try PropertyListParser.parse(bytes)
         } catch {
             throw PolicyLoadError(
-                .notAPropertyList, file: path, reason: "not a property list: \(error.reason)", location: error.location)
+                .notAPropertyList, file: displayName(path), reason: "not a property list: \(error.reason)",
+                location: error.location)
         }
-        let policy = try TransportSecurityPolicy(root: parsed.root, settings: settings, file: path)
-        return Loaded(policy: policy, path: path, format: parsed.format, sha256: SHA256.hex(of: bytes))
+        let policy = try TransportSecurityPolicy(root: parsed.root, settings: settings, file: displayName(path))
+        return Loaded(policy: policy, path: path == "-" ? "(standard input)" : path, format: parsed.format, sha256: SHA256.hex(of: bytes))
     }
 
     /// Parses policy bytes already in memory (the `file` name is used in errors only).
@@ -40,32 +41,47 @@ public enum PolicyLoader {
         return try TransportSecurityPolicy(root: parsed.root, settings: settings, file: file)
     }
 
+    /// Reads a regular file, or standard input for `-`, refusing more than ``maximumFileSize`` bytes.
     static func readFile(_ path: String) throws(PolicyLoadError) -> [UInt8] {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        if path == "-" {
+            let data = FileHandle.standardInput.readData(ofLength: maximumFileSize + 1)
+            guard data.count <= maximumFileSize else {
+                throw PolicyLoadError(.notAPropertyList, file: "(standard input)", reason: "more than 64 MiB: not a policy")
+            }
+            return [UInt8](data)
+        }
+        let attributes: [FileAttributeKey: Any]
+        do {
+            attributes = try FileManager.default.attributesOfItem(atPath: path)
+        } catch {
             throw PolicyLoadError(.fileNotFound, file: path, reason: "no such file")
         }
-        guard !isDirectory.boolValue else {
+        switch attributes[.type] as? FileAttributeType {
+        case .typeRegular?:
+            break
+        case .typeDirectory?:
             throw PolicyLoadError(.isDirectory, file: path, reason: "is a directory, not a policy file")
+        default:
+            // A FIFO or device would block or never end; policies are regular files (or `-`).
+            throw PolicyLoadError(.unreadable, file: path, reason: "is not a regular file (use - to read standard input)")
         }
-        guard FileManager.default.isReadableFile(atPath: path) else {
-            throw PolicyLoadError(.unreadable, file: path, reason: "permission denied")
-        }
-        // Policies are small; a huge file is a mistake (a disk image, a log) and is refused before reading.
-        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber,
-            size.intValue > maximumFileSize
-        {
+        if let size = attributes[.size] as? NSNumber, size.intValue > maximumFileSize {
             throw PolicyLoadError(
                 .notAPropertyList, file: path,
                 reason: "is \(size.intValue) bytes; a policy is at most \(maximumFileSize / 1_048_576) MiB")
         }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw PolicyLoadError(.unreadable, file: path, reason: "permission denied")
+        }
+        defer { try? handle.close() }
         do {
-            let data = try Data(contentsOf: URL(fileURLWithPath: path))
-            return [UInt8](data)
+            return [UInt8](try handle.readToEnd() ?? Data())
         } catch {
             throw PolicyLoadError(.unreadable, file: path, reason: "cannot be read: \(error.localizedDescription)")
         }
     }
+
+    static func displayName(_ path: String) -> String { path == "-" ? "(standard input)" : path }
 
     static let maximumFileSize = 64 * 1_048_576
 }

@@ -11,7 +11,7 @@ extension TransportSecurityPolicy {
         guard case .dictionary(let rootEntries) = root.value else {
             throw PolicyLoadError(
                 .rootNotDictionary, file: file,
-                reason: "the root of the property list is a \(root.value.typeName), not a dictionary: "
+                reason: "the root of the property list is \(root.value.typeNameWithArticle), not a dictionary: "
                     + "expected an app Info.plist or an NSAppTransportSecurity dictionary",
                 location: root.location)
         }
@@ -23,7 +23,7 @@ extension TransportSecurityPolicy {
             guard case .dictionary = ats.value.value else {
                 throw PolicyLoadError(
                     .atsNotDictionary, file: file,
-                    reason: "NSAppTransportSecurity is a \(ats.value.value.typeName), not a dictionary",
+                    reason: "NSAppTransportSecurity is \(ats.value.value.typeNameWithArticle), not a dictionary",
                     location: ats.value.location)
             }
             hasATSDictionary = true
@@ -72,8 +72,12 @@ struct PolicyParser {
         let known = Set(
             ATSKey.globalKeys + ATSKey.domainKeys + ATSKey.legacyDomainKeys.map(\.legacy) + ["NSAllowsArbitraryLoadsInMedia"])
         if entries.contains(where: { known.contains($0.key) }) { return true }
-        // Only misspelt ATS keys: read it as an ATS dictionary so `check` names them.
-        return entries.contains { KeySuggestions.closest(to: $0.key, among: ATSKey.globalKeys) != nil }
+        // Only misspelt or invented ATS keys: read it as an ATS dictionary so `check` names them.
+        let atsPrefixes = ["NSAllows", "NSAllow", "NSException", "NSPinned", "NSTemporary", "NSThirdParty", "NSRequires", "NSIncludes"]
+        return entries.contains { entry in
+            atsPrefixes.contains { entry.key.hasPrefix($0) }
+                || KeySuggestions.closest(to: entry.key, among: ATSKey.globalKeys) != nil
+        }
     }
 
     /// ATS keys written at the top level of an Info.plist have no effect there.
@@ -98,7 +102,7 @@ struct PolicyParser {
     ) {
         guard case .dictionary(let entries) = node.value else { return }
         reportDuplicates(entries, at: base)
-        for entry in entries {
+        for entry in lastOfEach(entries) {
             let path = base.appending(entry.key)
             switch entry.key {
             case ATSKey.allowsArbitraryLoads:
@@ -129,7 +133,6 @@ struct PolicyParser {
             }
         }
         noteArbitraryLoadsCancelling(policy, base: base)
-        // Duplicate exception keys were handled per entry; this is the place for whole-policy notes.
     }
 
     // MARK: - Global keys
@@ -147,13 +150,13 @@ struct PolicyParser {
             let value = entry.value.value == .integer(1) || entry.value.value == .real(1)
             note(
                 .warning, "number_for_boolean", path,
-                "\(entry.key) is the \(describe(entry.value.value)), which ATS reads as \(value ? "YES" : "NO")",
+                "\(entry.key) is \(describe(entry.value.value)), which ATS reads as \(value ? "YES" : "NO")",
                 fix: "write <\(value ? "true" : "false")/>", at: entry.value.location)
             return .present(value)
         default:
             note(
                 .error, "wrong_type", path,
-                "\(entry.key) must be a boolean, but it is a \(describe(entry.value.value)): ATS ignores it"
+                "\(entry.key) must be a boolean, but it is \(describe(entry.value.value)): ATS ignores it"
                     + (fallback.map { ", so it keeps its default, \($0 ? "YES" : "NO")" } ?? " as if it were absent"),
                 fix: booleanFix(for: entry.value.value), at: entry.value.location)
             return .absent
@@ -198,8 +201,9 @@ struct PolicyParser {
         guard case .string(let text) = entry.value.value else {
             note(
                 .error, "wrong_type", path,
-                "\(entry.key) must be a string (none, FCP_v2.1 or recommended), but it is a "
-                    + "\(describe(entry.value.value)): ignored", at: entry.value.location)
+                "\(entry.key) must be a string (none, FCP_v2.1 or recommended), but it is "
+                    + "\(describe(entry.value.value)): ignored", fix: "write <string>FCP_v2.1</string> or <string>none</string>",
+                at: entry.value.location)
             return nil
         }
         guard let package = NIAPPackage(plistValue: text) else {
@@ -232,6 +236,14 @@ struct PolicyParser {
             fix: suggestion.map { "did you mean \($0)?" }, at: entry.keyLocation)
     }
 
+    /// The entries CoreFoundation keeps: the last one for each key, in file order. Every walk over a
+    /// dictionary goes through this, so "the last one counts" holds for every key.
+    func lastOfEach(_ entries: [PropertyListEntry]) -> [PropertyListEntry] {
+        var lastIndex: [String: Int] = [:]
+        for (index, entry) in entries.enumerated() { lastIndex[entry.key] = index }
+        return entries.enumerated().filter { lastIndex[$0.element.key] == $0.offset }.map(\.element)
+    }
+
     mutating func reportDuplicates(_ entries: [PropertyListEntry], at path: PolicyKeyPath) {
         var seen: Set<String> = []
         for entry in entries where !seen.insert(entry.key).inserted {
@@ -244,13 +256,15 @@ struct PolicyParser {
 
     // MARK: - Helpers for messages
 
+    /// The value's type with an article, and the value itself for scalars: `a string "YES"`,
+    /// `an integer 2`, `an array`.
     func describe(_ value: PropertyListValue) -> String {
         switch value {
-        case .string(let text): "string \"\(text.count > 40 ? String(text.prefix(40)) + "…" : text)\""
-        case .integer(let number): "integer \(number)"
-        case .real(let number): "real \(number)"
-        case .unsignedInteger(let number): "integer \(number)"
-        default: value.typeName
+        case .string(let text): "a string \"\(text.count > 40 ? String(text.prefix(40)) + "…" : text)\""
+        case .integer(let number): "an integer \(number)"
+        case .unsignedInteger(let number): "an integer \(number)"
+        case .real(let number): "a real \(number)"
+        default: value.typeNameWithArticle
         }
     }
 

@@ -10,21 +10,21 @@ public struct TransportSecurityPolicy: Sendable {
         case atsDictionary = "ats_dictionary"
     }
 
-    public var settings: PolicySettings
-    public var rootKind: RootKind
+    public internal(set) var settings: PolicySettings
+    public internal(set) var rootKind: RootKind
     /// Whether the Info.plist had an `NSAppTransportSecurity` dictionary at all.
-    public var hasATSDictionary: Bool
+    public internal(set) var hasATSDictionary: Bool
 
-    public var allowsArbitraryLoads: KeyPresence = .absent
-    public var allowsArbitraryLoadsForMedia: KeyPresence = .absent
-    public var allowsArbitraryLoadsInWebContent: KeyPresence = .absent
-    public var allowsLocalNetworking: KeyPresence = .absent
+    public internal(set) var allowsArbitraryLoads: KeyPresence = .absent
+    public internal(set) var allowsArbitraryLoadsForMedia: KeyPresence = .absent
+    public internal(set) var allowsArbitraryLoadsInWebContent: KeyPresence = .absent
+    public internal(set) var allowsLocalNetworking: KeyPresence = .absent
     /// `NSRequiresNIAPTLSPackageVersion` (honoured on the ios26 profile only).
-    public var niapPackage: NIAPPackage = .none
+    public internal(set) var niapPackage: NIAPPackage = .none
 
-    public var exceptions = ExceptionTable()
-    public var pins = PinTable()
-    public var findings: [Finding] = []
+    public internal(set) var exceptions = ExceptionTable()
+    public internal(set) var pins = PinTable()
+    public internal(set) var findings: [Finding] = []
 
     /// The prefix of every key path in findings: `NSAppTransportSecurity` for an Info.plist.
     var basePath: PolicyKeyPath

@@ -97,6 +97,12 @@ public enum PropertyListValue: Sendable, Equatable {
         }
     }
 
+    /// `a string`, `an array`…: for sentences.
+    public var typeNameWithArticle: String {
+        let name = typeName
+        return (["a", "e", "i", "o", "u"].contains(name.prefix(1)) ? "an " : "a ") + name
+    }
+
     /// The value for `key` in a dictionary (the last one when the key repeats).
     public func lookup(_ key: String) -> PropertyListEntry? {
         guard case .dictionary(let entries) = self else { return nil }

@@ -365,10 +365,25 @@ struct XMLLineTable {
     private let bytes: [UInt8]
     /// Byte offset where each line starts; line 1 starts after the byte order mark.
     private var lineStarts: [Int]
+    /// Characters (non-continuation bytes) before each block of ``blockSize`` bytes, so a column
+    /// costs at most one block's scan however long its line is: a whole plist on one line must not
+    /// make every location a scan from the start of the line.
+    private var charactersBeforeBlock: [Int]
+    private static let blockShift = 6
+    private static let blockSize = 1 << blockShift
 
     init(_ bytes: [UInt8], documentStart: Int) throws(PropertyListError) {
         self.bytes = bytes
         self.lineStarts = [documentStart]
+        var counts: [Int] = []
+        counts.reserveCapacity(bytes.count / XMLLineTable.blockSize + 1)
+        var characters = 0
+        for (index, byte) in bytes.enumerated() {
+            if index & (XMLLineTable.blockSize - 1) == 0 { counts.append(characters) }
+            if byte & 0xC0 != 0x80 { characters += 1 }
+        }
+        counts.append(characters)
+        self.charactersBeforeBlock = counts
         var iterator = bytes[documentStart...].makeIterator()
         var decoder = UTF8()
         var offset = documentStart
@@ -400,8 +415,14 @@ struct XMLLineTable {
         }
         let lineStart = lineStarts[low]
         let end = min(max(offset, lineStart), bytes.count)
-        // UTF-8 continuation bytes (10xxxxxx) do not start a character.
-        let column = bytes[lineStart..<end].reduce(1) { count, byte in byte & 0xC0 == 0x80 ? count : count + 1 }
-        return SourceLocation(line: low + 1, column: column)
+        return SourceLocation(line: low + 1, column: characters(before: end) - characters(before: lineStart) + 1)
+    }
+
+    /// Characters in `bytes[0..<offset]`; UTF-8 continuation bytes (10xxxxxx) do not start one.
+    private func characters(before offset: Int) -> Int {
+        let block = offset >> XMLLineTable.blockShift
+        let blockStart = block << XMLLineTable.blockShift
+        return charactersBeforeBlock[block]
+            + bytes[blockStart..<offset].reduce(0) { count, byte in byte & 0xC0 == 0x80 ? count : count + 1 }
     }
 }

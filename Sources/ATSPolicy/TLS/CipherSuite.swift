@@ -19,6 +19,8 @@ public struct CipherSuite: Sendable, Hashable, CustomStringConvertible {
     /// The OpenSSL name (what `SSL_CIPHER_get_name` prints), or nil when unknown.
     public var openSSLName: String? { CipherSuite.catalogue[id]?.openSSL }
     public var keyExchange: KeyExchange { CipherSuite.catalogue[id]?.keyExchange ?? .other }
+    /// The cryptographic property (DHE counts). ATS's "forward secrecy" is narrower, ECDHE only, and
+    /// is expressed by the cipher profiles' lists, not by this.
     public var isForwardSecret: Bool { keyExchange == .tls13 || keyExchange == .ecdhe || keyExchange == .dhe }
     /// AES-GCM with ECDHE and a SHA-256 or stronger PRF: what the NIAP FCP_v2.1 package allows in TLS 1.2.
     public var isECDHEWithAESGCM: Bool { CipherSuite.catalogue[id]?.isECDHEAESGCM ?? false }
