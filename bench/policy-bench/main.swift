@@ -100,8 +100,11 @@ print("")
 print("\(pad("domains", 8)) \(pad("dictionary (peer)/s", 20)) \(pad("exception lookups/s", 20)) \(pad("requirements/s", 16)) \(pad("parse+requirements/s", 21)) \(pad("vs peer", 8))")
 
 var results: [Int: Double] = [:]
+var loadTimes: [(Int, Duration)] = []
 for count in [10, 1_000, 10_000, 100_000] {
+    let loadStart = ContinuousClock.now
     let policy = makePolicy(domains: count)
+    loadTimes.append((count, ContinuousClock.now - loadStart))
     let texts = makeQueries(domains: count)
     let hosts = texts.map { try! HostIdentity(parsing: $0) }
     var table: [String: Int] = [:]
@@ -147,3 +150,7 @@ print("")
 print("requirements lookups with 10,000 domains: \(format(at10k))/s (goal: 1,000,000/s)")
 print("cost independence: rate at 10,000 domains / rate at 10 domains = \(String(format: scaling)) (1.00x: no growth)")
 print(at10k >= 1_000_000 ? "goal met" : "goal NOT met on this run")
+print("")
+print("policy load (build XML, parse, index): " + loadTimes.map { count, time in
+    "\(format(Double(count))) domains \(time.components.seconds * 1000 + time.components.attoseconds / 1_000_000_000_000_000) ms"
+}.joined(separator: ", "))

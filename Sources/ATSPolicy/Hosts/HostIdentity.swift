@@ -55,9 +55,13 @@ public enum HostIdentity: Sendable, Hashable, CustomStringConvertible {
             return
         }
         guard text.utf8.count <= 254 else { throw .tooLong(text.utf8.count) }
-        // Only a single trailing dot (the root) may follow the last label.
-        let labels = (text.hasSuffix(".") ? text.dropLast() : Substring(text)).split(separator: ".", omittingEmptySubsequences: false)
-        guard !labels.contains(where: \.isEmpty) else { throw .emptyLabel }
+        // No empty label: no leading dot, no two dots in a row (a single trailing dot, the root, is fine).
+        var previousWasDot = true
+        for byte in text.utf8 {
+            let isDot = byte == UInt8(ascii: ".")
+            if isDot, previousWasDot { throw .emptyLabel }
+            previousWasDot = isDot
+        }
         if text.utf8.allSatisfy(HostIdentity.isPlainHostByte) {
             self = .name(HostIdentity.lowercase(text))
             return
