@@ -5,6 +5,10 @@ extension TransportSecurityPolicy {
     /// where the ATS minimums do; certificate checks (default trust, spec §3.1) apply always, unless
     /// `assume_app_overrides_trust` is set and the app may override trust for this host; pins apply
     /// always (except for web views, whose requirements carry no pins).
+    ///
+    /// `observed` is what a completed handshake showed. Pass nil only for `http` loads: a handshake
+    /// that never completed is not a verdict but a failed connection, which the caller reports as such
+    /// (with nil, an `https` load is judged on nothing and comes out compliant).
     public func verdict(for requirements: Requirements, observed: ObservedConnection?) -> Verdict {
         var checker = VerdictChecker(requirements: requirements, settings: settings)
         if requirements.scheme == .http {
