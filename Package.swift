@@ -25,6 +25,8 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "atsproxyctl", dependencies: ["ATSProxyCtl"]),
+        // Pure-Swift wire parsers for the proxy: HTTP/1.1 heads and bodies, TLS hellos seen in transit.
+        .target(name: "ProxyWire"),
         // OpenSSL, as Debian ships it: the module map and an umbrella header only.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // Swift over OpenSSL: certificate facts, chain verification, the ATS-shaped probe.
@@ -33,6 +35,7 @@ let package = Package(
         .target(name: "TLSInspection", dependencies: ["ATSPolicy", "COpenSSL", "CProxyShims"]),
         .executableTarget(name: "policy-bench", dependencies: ["ATSPolicy"], path: "bench/policy-bench"),
         .testTarget(name: "ATSPolicyTests", dependencies: ["ATSPolicy"], exclude: ["Fixtures"]),
+        .testTarget(name: "ProxyWireTests", dependencies: ["ProxyWire"], exclude: ["Fixtures"]),
         .testTarget(name: "TLSInspectionTests", dependencies: ["TLSInspection", "ATSPolicy"]),
         .testTarget(name: "ATSProxyCtlTests", dependencies: ["ATSProxyCtl", "ATSPolicy"], exclude: ["Fixtures"]),
     ],

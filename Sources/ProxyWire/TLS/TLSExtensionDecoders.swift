@@ -1,0 +1,106 @@
+/// Decoders for the extensions whose contents the scanner reports. Each one checks every
+/// length against its container and that nothing follows the last field.
+enum TLSExtensionDecoders {
+    /// supported_versions in a ClientHello: `ProtocolVersion versions<2..254>` (RFC 8446 §4.2.1).
+    static func clientSupportedVersions(_ ext: TLSExtension) throws(TLSParseError) -> [UInt16] {
+        var reader = ext.reader
+        var list = try reader.readVector("versions", lengthBytes: 1, allowedLengths: 2...254, elementSize: 2)
+        try reader.requireAtEnd()
+        return try list.readAllUInt16("version")
+    }
+
+    /// supported_versions in a ServerHello: one `selected_version` (RFC 8446 §4.2.1).
+    static func serverSelectedVersion(_ ext: TLSExtension) throws(TLSParseError) -> UInt16 {
+        var reader = ext.reader
+        let version = try reader.readUInt16("selected_version")
+        try reader.requireAtEnd()
+        return version
+    }
+
+    /// signature_algorithms: `SignatureScheme supported_signature_algorithms<2..2^16-2>`
+    /// (RFC 8446 §4.2.3); supported_groups: `NamedGroup named_group_list<2..2^16-1>`
+    /// (RFC 8446 §4.2.7). Both are lists of 16-bit code points.
+    static func uint16List(_ ext: TLSExtension, field: String) throws(TLSParseError) -> [UInt16] {
+        var reader = ext.reader
+        var list = try reader.readVector(field, lengthBytes: 2, allowedLengths: 2...0xFFFE, elementSize: 2)
+        try reader.requireAtEnd()
+        return try list.readAllUInt16(field)
+    }
+
+    /// extended_master_secret: its `extension_data` is empty (RFC 7627 §5.1).
+    static func requireEmpty(_ ext: TLSExtension) throws(TLSParseError) {
+        guard ext.data.isEmpty else {
+            throw TLSParseError("\(ext.name) extension_data length \(ext.data.count) is not 0")
+        }
+    }
+
+    /// application_layer_protocol_negotiation: `ProtocolName protocol_name_list<2..2^16-1>`,
+    /// each `opaque ProtocolName<1..2^8-1>` (RFC 7301 §3.1).
+    static func alpnProtocols(_ ext: TLSExtension) throws(TLSParseError) -> [String] {
+        var reader = ext.reader
+        var list = try reader.readVector("protocol_name_list", lengthBytes: 2, allowedLengths: 2...0xFFFF)
+        try reader.requireAtEnd()
+        var names: [String] = []
+        while !list.isAtEnd {
+            let name = try list.readVector("ProtocolName", lengthBytes: 1, allowedLengths: 1...0xFF)
+            names.append(TLSLogSafeText.escaping(name.remainingBytes))
+        }
+        return names
+    }
+
+    /// The server's ALPN answer: the same structure with exactly one name (RFC 7301 §3.1).
+    static func alpnSelectedProtocol(_ ext: TLSExtension) throws(TLSParseError) -> String {
+        let names = try alpnProtocols(ext)
+        guard names.count == 1, let name = names.first else {
+            throw TLSParseError("the server's protocol_name_list holds \(names.count) names, not 1")
+        }
+        return name
+    }
+
+    /// server_name: `ServerName server_name_list<1..2^16-1>` (RFC 6066 §3); returns the
+    /// host_name entry (name_type 0) if there is one.
+    ///
+    /// Every entry is read as type plus a 2-byte length, as HostName is; RFC 6066 defines no
+    /// other name type. The host must be an ASCII DNS name (letters, digits, '-', '.', and '_'
+    /// which real hosts use even though DNS host names may not): RFC 6066 forbids anything else,
+    /// and rejecting it keeps control characters and non-ASCII out of the proxy's log.
+    static func hostName(_ ext: TLSExtension) throws(TLSParseError) -> String? {
+        var reader = ext.reader
+        var list = try reader.readVector("server_name_list", lengthBytes: 2, allowedLengths: 1...0xFFFF)
+        try reader.requireAtEnd()
+        var host: String?
+        while !list.isAtEnd {
+            let nameType = try list.readUInt8("name_type")
+            let name = try list.readVector("HostName", lengthBytes: 2, allowedLengths: 1...0xFFFF)
+            guard nameType == 0 else { continue }
+            // RFC 6066 §3: "The ServerNameList MUST NOT contain more than one name of the same name_type."
+            guard host == nil else { throw TLSParseError("server_name_list holds two host_name entries") }
+            host = try validatedHostName(name.remainingBytes)
+        }
+        return host
+    }
+
+    private static func validatedHostName(_ bytes: ArraySlice<UInt8>) throws(TLSParseError) -> String {
+        guard bytes.count <= 255 else {
+            throw TLSParseError("server_name host_name is \(bytes.count) bytes, longer than a DNS name (255)")
+        }
+        for byte in bytes where !isHostNameByte(byte) {
+            throw TLSParseError(
+                "server_name host_name contains \(TLSLogSafeText.describing(byte)), "
+                    + "which is not allowed in an ASCII host name")
+        }
+        var host = ""
+        host.unicodeScalars.append(contentsOf: bytes.map { Unicode.Scalar($0) })
+        return host
+    }
+
+    private static func isHostNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"):
+            true
+        default:
+            false
+        }
+    }
+}
