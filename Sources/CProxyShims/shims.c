@@ -1,3 +1,19 @@
 #include "CProxyShims.h"
 
 unsigned long CProxyShims_XN_FLAG_RFC2253(void) { return XN_FLAG_RFC2253; }
+
+int CProxyShims_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
+    return (int)SSL_CTX_set_min_proto_version(ctx, version);
+}
+
+int CProxyShims_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version) {
+    return (int)SSL_CTX_set_max_proto_version(ctx, version);
+}
+
+int CProxyShims_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
+    return (int)SSL_set_tlsext_host_name(ssl, name);
+}
+
+int CProxyShims_SSL_get_extms_support(SSL *ssl) { return (int)SSL_get_extms_support(ssl); }
+
+int CProxyShims_SSL_get_peer_signature_nid(SSL *ssl, int *nid) { return (int)SSL_get_peer_signature_nid(ssl, nid); }

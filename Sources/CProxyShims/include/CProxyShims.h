@@ -2,12 +2,27 @@
 #define C_PROXY_SHIMS_H
 // One-line wrappers for C macros that Swift cannot import. Each says which macro it replaces and
 // why; delete a shim when Swift learns to import its macro.
+
 // The same API level as COpenSSL's umbrella header, so both modules see identical declarations.
 #define OPENSSL_API_COMPAT 30000
 #define OPENSSL_NO_DEPRECATED 1
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
 
 /// XN_FLAG_RFC2253: an OR of casts of other macros, which the Swift importer skips.
 unsigned long CProxyShims_XN_FLAG_RFC2253(void);
+
+/// SSL_CTX_set_min_proto_version / SSL_CTX_set_max_proto_version: macros over SSL_CTX_ctrl.
+int CProxyShims_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version);
+int CProxyShims_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version);
+
+/// SSL_set_tlsext_host_name: a macro over SSL_ctrl (SNI).
+int CProxyShims_SSL_set_tlsext_host_name(SSL *ssl, const char *name);
+
+/// SSL_get_extms_support: a macro over SSL_ctrl; 1 when Extended Master Secret was negotiated.
+int CProxyShims_SSL_get_extms_support(SSL *ssl);
+
+/// SSL_get_peer_signature_nid: a macro over SSL_ctrl; the digest of the peer's handshake signature.
+int CProxyShims_SSL_get_peer_signature_nid(SSL *ssl, int *nid);
 
 #endif

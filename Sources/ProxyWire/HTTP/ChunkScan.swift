@@ -1,0 +1,13 @@
+/// What one call to ``ChunkedBodyScanner/scan(_:)`` found.
+public struct ChunkScan: Sendable, Hashable {
+    /// How many of the given bytes, from the start, belong to the chunked body. Relay exactly
+    /// these; when `finished`, the bytes after them start the next message.
+    public var consumed: Int
+    /// The body ended (last chunk and trailer section included) within the consumed bytes.
+    public var finished: Bool
+
+    public init(consumed: Int, finished: Bool) {
+        self.consumed = consumed
+        self.finished = finished
+    }
+}

@@ -1,0 +1,181 @@
+/// Reads a message head (start line, field lines, empty line) one byte at a time.
+///
+/// It is shared by the request and response parsers; only the start line differs. Each byte is
+/// looked at once, whatever the split of the input, and judged as it arrives, so garbage fails
+/// at once instead of after the size limit. It stores only what becomes the parsed head, which
+/// is never more than the bytes of the head, and those are capped by ``HeadLimits``.
+struct HTTPHeadScanner<Scanner: StartLineScanner>: Sendable {
+    enum Outcome {
+        case needMoreData
+        case complete(Scanner.StartLine, HTTPHeaders, leftover: [UInt8])
+        case failed(HeadError)
+    }
+
+    private enum Phase {
+        case startLine
+        case fieldLineStart
+        case fieldName
+        case fieldValue
+    }
+
+    private enum ByteOutcome {
+        case accepted
+        case headComplete
+        case failed(HeadError)
+    }
+
+    private let limits: HeadLimits
+    private var phase = Phase.startLine
+    private var startLineScanner = Scanner()
+    private var startLine: Scanner.StartLine?
+    private var headBytes = 0
+    private var awaitingLineFeed = false
+    private var fields: [HTTPField] = []
+    private var fieldLineCount = 0
+    private var name: [UInt8] = []
+    private var value: [UInt8] = []
+    private var failure: HeadError?
+
+    private var kind: HTTPMessageKind { Scanner.kind }
+
+    init(limits: HeadLimits) {
+        self.limits = limits
+    }
+
+    mutating func consume(_ bytes: some Collection<UInt8>) -> Outcome {
+        if let failure { return .failed(failure) }
+        var index = bytes.startIndex
+        while index != bytes.endIndex {
+            let byte = bytes[index]
+            bytes.formIndex(after: &index)
+            switch accept(byte) {
+            case .accepted:
+                continue
+            case .failed(let error):
+                failure = error
+                return .failed(error)
+            case .headComplete:
+                guard let startLine else {
+                    // Unreachable: the field phase starts only after the start line parsed.
+                    let error = HeadError.malformed(kind, "the \(kind.noun) head has no start line")
+                    failure = error
+                    return .failed(error)
+                }
+                let headers = HTTPHeaders(fields: fields)
+                // Ready for the next head on the same connection (keep-alive, pipelining).
+                self = HTTPHeadScanner(limits: limits)
+                return .complete(startLine, headers, leftover: Array(bytes[index...]))
+            }
+        }
+        return .needMoreData
+    }
+
+    private mutating func accept(_ byte: UInt8) -> ByteOutcome {
+        headBytes += 1
+        guard headBytes <= limits.maximumHeadBytes else {
+            let prefix = kind == .request ? "request header fields too large: " : ""
+            return .failed(.tooLarge(kind, "\(prefix)the \(kind.noun) head is larger than \(limits.maximumHeadBytes) bytes"))
+        }
+        // Lines end with CRLF or a bare LF (RFC 9112 §2.2). A CR anywhere else is a bare CR,
+        // which §2.2 lets a recipient reject; accepting it would let two parsers disagree.
+        if awaitingLineFeed {
+            guard byte == HTTPSyntax.lineFeed else {
+                return .failed(.malformed(kind, "the \(kind.noun) head contains a CR that is not followed by LF"))
+            }
+            awaitingLineFeed = false
+            return endOfLine()
+        }
+        if byte == HTTPSyntax.carriageReturn {
+            awaitingLineFeed = true
+            return .accepted
+        }
+        if byte == HTTPSyntax.lineFeed {
+            return endOfLine()
+        }
+        switch phase {
+        case .startLine:
+            if let error = startLineScanner.accept(byte) { return .failed(error) }
+            return .accepted
+        case .fieldLineStart:
+            return startFieldLine(byte)
+        case .fieldName:
+            return acceptNameByte(byte)
+        case .fieldValue:
+            // OWS before the value is not part of it (RFC 9110 §5.5).
+            if value.isEmpty, HTTPSyntax.isWhitespace(byte) { return .accepted }
+            guard HTTPSyntax.isFieldValueCharacter(byte) else {
+                return fieldError("contains the control byte \(HTTPSyntax.describe(byte))")
+            }
+            value.append(byte)
+            return .accepted
+        }
+    }
+
+    private mutating func startFieldLine(_ byte: UInt8) -> ByteOutcome {
+        if HTTPSyntax.isWhitespace(byte) {
+            // obs-fold (RFC 9112 §5.2), or whitespace before the first field (§2.2): both may be
+            // rejected, and a proxy that unfolds would forward something the sender did not mean.
+            fieldLineCount += 1
+            return fieldError("starts with whitespace (obsolete line folding is not accepted)")
+        }
+        fieldLineCount += 1
+        guard fieldLineCount <= limits.maximumHeaderLines else {
+            let prefix = kind == .request ? "request header fields too large: " : ""
+            return .failed(.tooLarge(kind, "\(prefix)the \(kind.noun) has more than \(limits.maximumHeaderLines) header lines"))
+        }
+        if byte == HTTPSyntax.colon { return fieldError("has an empty field name") }
+        name = []
+        value = []
+        phase = .fieldName
+        return acceptNameByte(byte)
+    }
+
+    private mutating func acceptNameByte(_ byte: UInt8) -> ByteOutcome {
+        if HTTPSyntax.isTokenCharacter(byte) {
+            name.append(byte)
+            return .accepted
+        }
+        if byte == HTTPSyntax.colon {
+            phase = .fieldValue
+            return .accepted
+        }
+        if HTTPSyntax.isWhitespace(byte) {
+            // RFC 9112 §5.1: "A server MUST reject, with a response status code of 400 (Bad
+            // Request), any received request message that contains whitespace between a header
+            // field name and colon"; a proxy MUST remove it from responses, and refusing is simpler.
+            return fieldError("has whitespace between the field name and the colon")
+        }
+        return fieldError("has the invalid byte \(HTTPSyntax.describe(byte)) in its field name")
+    }
+
+    private mutating func endOfLine() -> ByteOutcome {
+        switch phase {
+        case .startLine:
+            // Empty lines before the start line are skipped (RFC 9112 §2.2); they still count
+            // against the head size limit, which bounds how many there can be.
+            if startLineScanner.isEmpty { return .accepted }
+            switch startLineScanner.finish() {
+            case .success(let line):
+                startLine = line
+                phase = .fieldLineStart
+                return .accepted
+            case .failure(let error):
+                return .failed(error)
+            }
+        case .fieldLineStart:
+            return .headComplete
+        case .fieldName:
+            return fieldError("has no colon")
+        case .fieldValue:
+            // Trailing OWS is not part of the value either.
+            while let last = value.last, HTTPSyntax.isWhitespace(last) { value.removeLast() }
+            fields.append(HTTPField(name: String(decoding: name, as: UTF8.self), valueBytes: value))
+            phase = .fieldLineStart
+            return .accepted
+        }
+    }
+
+    private func fieldError(_ problem: String) -> ByteOutcome {
+        .failed(.malformed(kind, "header line \(fieldLineCount) \(problem)"))
+    }
+}

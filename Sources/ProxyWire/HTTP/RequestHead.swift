@@ -1,0 +1,38 @@
+/// A parsed request head, as a client sent it to the proxy.
+public struct RequestHead: Sendable, Hashable {
+    /// A token (RFC 9110 §9.1); case-sensitive, and methods the proxy does not know are kept.
+    public let method: String
+    public let target: RequestTarget
+    /// 1.0 or 1.1.
+    public let version: HTTPVersion
+    /// Editable, so the proxy can add or remove fields before ``headForOrigin(via:)``.
+    public var headers: HTTPHeaders
+
+    init(method: String, target: RequestTarget, version: HTTPVersion, headers: HTTPHeaders) {
+        self.method = method
+        self.target = target
+        self.version = version
+        self.headers = headers
+    }
+
+    /// Builds the head from a scanned request line, applying the checks that need the whole head.
+    init(line: RequestLine, headers: HTTPHeaders) throws(HeadError) {
+        let target = try RequestTargetParser.parse(method: line.method, target: line.target)
+        try Self.checkHostFields(headers)
+        self.init(method: line.method, target: target, version: line.version, headers: headers)
+    }
+
+    /// RFC 9112 §3.2: "A server MUST respond with a 400 (Bad Request) status code to any ...
+    /// request message that contains more than one Host header field line or a Host header
+    /// field with an invalid field value." A missing Host is accepted although §3.2 also asks
+    /// for it in HTTP/1.1, because a proxy takes the host from the target (§3.2.2) and some
+    /// clients leave Host out of CONNECT.
+    private static func checkHostFields(_ headers: HTTPHeaders) throws(HeadError) {
+        let hosts = headers.fields.filter { $0.hasName("Host") }
+        guard hosts.count <= 1 else { throw .malformed(.request, "the request has more than one Host header") }
+        guard let host = hosts.first, !host.valueBytes.isEmpty else { return }
+        if case .failure(let problem) = HTTPAuthority.parse(host.valueBytes[...], portRequired: false) {
+            throw .malformed(.request, "the Host header \(problem.sentence)")
+        }
+    }
+}

@@ -1,0 +1,33 @@
+/// Parses request heads from a client connection as its bytes arrive.
+///
+/// Feed it whatever the socket delivered. It answers `.needMoreData` until the empty line that
+/// ends the head, then `.complete` with the head and the bytes after it, and is then ready for
+/// the next request on the connection. Errors are found at the first byte that shows them;
+/// after one, the parser keeps returning it.
+public struct RequestHeadParser: Sendable {
+    private var scanner: HTTPHeadScanner<RequestLineScanner>
+    private var failure: HeadError?
+
+    public init(limits: HeadLimits = HeadLimits()) {
+        scanner = HTTPHeadScanner(limits: limits)
+    }
+
+    /// Feed the next bytes from the client. Keeps at most `maximumHeadBytes` internally.
+    public mutating func consume(_ bytes: some Collection<UInt8>) -> HeadParseResult<RequestHead> {
+        if let failure { return .failed(failure) }
+        switch scanner.consume(bytes) {
+        case .needMoreData:
+            return .needMoreData
+        case .failed(let error):
+            failure = error
+            return .failed(error)
+        case .complete(let line, let headers, let leftover):
+            do {
+                return .complete(try RequestHead(line: line, headers: headers), leftover: leftover)
+            } catch {
+                failure = error
+                return .failed(error)
+            }
+        }
+    }
+}

@@ -1,0 +1,24 @@
+/// Parses response heads from an origin connection as its bytes arrive.
+///
+/// Works like ``RequestHeadParser``. After an interim (1xx) response it is ready for the final
+/// one. Every error carries status 502, the answer the proxy owes its client.
+public struct ResponseHeadParser: Sendable {
+    private var scanner: HTTPHeadScanner<StatusLineScanner>
+
+    public init(limits: HeadLimits = HeadLimits()) {
+        scanner = HTTPHeadScanner(limits: limits)
+    }
+
+    /// Feed the next bytes from the origin. Keeps at most `maximumHeadBytes` internally.
+    public mutating func consume(_ bytes: some Collection<UInt8>) -> HeadParseResult<ResponseHead> {
+        switch scanner.consume(bytes) {
+        case .needMoreData:
+            return .needMoreData
+        case .failed(let error):
+            return .failed(error)
+        case .complete(let line, let headers, let leftover):
+            let head = ResponseHead(version: line.version, status: line.status, reason: line.reason, headers: headers)
+            return .complete(head, leftover: leftover)
+        }
+    }
+}

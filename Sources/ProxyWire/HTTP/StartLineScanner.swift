@@ -1,0 +1,70 @@
+/// Reads the first line of a message head one byte at a time, so that a malformed line fails at
+/// its first bad byte rather than when the line (or the head size limit) ends.
+protocol StartLineScanner: Sendable {
+    associatedtype StartLine: Sendable
+
+    static var kind: HTTPMessageKind { get }
+
+    init()
+
+    /// True until the line's first byte; an empty line before the start line is skipped.
+    var isEmpty: Bool { get }
+
+    /// Takes one byte of the line, never CR or LF. Returns an error once the line cannot be valid.
+    mutating func accept(_ byte: UInt8) -> HeadError?
+
+    /// The line ended: the parsed line, or why it is invalid.
+    func finish() -> Result<StartLine, HeadError>
+}
+
+/// Checks the `HTTP/1.x` part of a start line (RFC 9112 §2.3) as its bytes arrive.
+struct HTTPVersionScanner: Sendable {
+    static let length = 8
+    private static let prefix = Array("HTTP/".utf8)
+
+    private(set) var bytes: [UInt8] = []
+
+    var isComplete: Bool { bytes.count == HTTPVersionScanner.length }
+
+    enum Step {
+        case accepted
+        /// Not the syntax of an HTTP version at all.
+        case malformed
+        /// Well-formed so far, but not 1.0 or 1.1.
+        case unsupported
+    }
+
+    /// Versions are case-sensitive (RFC 9112 §2.3), so "http/1.1" is malformed. Any major version
+    /// other than 1 is refused at its digit; any minor other than 0 or 1 too, as the proxy speaks
+    /// only HTTP/1.0 and HTTP/1.1.
+    mutating func accept(_ byte: UInt8) -> Step {
+        let position = bytes.count
+        switch position {
+        case 0..<5:
+            guard byte == HTTPVersionScanner.prefix[position] else { return .malformed }
+        case 5:
+            guard HTTPSyntax.isDigit(byte) else { return .malformed }
+            bytes.append(byte)
+            return byte == UInt8(ascii: "1") ? .accepted : .unsupported
+        case 6:
+            guard byte == UInt8(ascii: ".") else { return .malformed }
+        case 7:
+            guard HTTPSyntax.isDigit(byte) else { return .malformed }
+            bytes.append(byte)
+            return byte == UInt8(ascii: "0") || byte == UInt8(ascii: "1") ? .accepted : .unsupported
+        default:
+            return .malformed
+        }
+        bytes.append(byte)
+        return .accepted
+    }
+
+    /// The version once all eight bytes arrived.
+    var version: HTTPVersion? {
+        guard isComplete else { return nil }
+        return HTTPVersion(major: Int(bytes[5] - UInt8(ascii: "0")), minor: Int(bytes[7] - UInt8(ascii: "0")))
+    }
+
+    /// The version text seen so far, for error reasons.
+    var text: String { String(decoding: bytes, as: UTF8.self) }
+}

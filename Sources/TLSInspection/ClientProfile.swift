@@ -1,0 +1,34 @@
+public import ATSPolicy
+
+/// How a probe's TLS client presents itself: versions and suites.
+public struct ClientProfile: Sendable, Hashable {
+    public var minimumVersion: TLSVersion
+    public var maximumVersion: TLSVersion
+    public var tls12Suites: [CipherSuite]
+    public var tls13Suites: [CipherSuite]
+    /// Security level 0 and every suite OpenSSL can speak: the diagnostic probe that finds out *why*
+    /// an ATS-shaped handshake failed (spec, issue 3).
+    public var isPermissive: Bool
+
+    /// The client an ATS app would be for a host: its floor and its suite list (spec §3.3, §3.4). Where
+    /// ATS does not apply, Apple's default client list and TLS 1.0 upwards.
+    public static func ats(for requirements: Requirements) -> ClientProfile {
+        ClientProfile(
+            minimumVersion: requirements.minimumTLSVersion ?? .tls10, maximumVersion: .tls13,
+            tls12Suites: requirements.offeredTLS12Suites, tls13Suites: requirements.offeredTLS13Suites,
+            isPermissive: false)
+    }
+
+    public static let permissive = ClientProfile(
+        minimumVersion: .tls10, maximumVersion: .tls13, tls12Suites: [], tls13Suites: CipherProfile.tls13Suites,
+        isPermissive: true)
+
+    /// The OpenSSL cipher string for TLS 1.2 and below. Security level 0 always: the probe must
+    /// complete handshakes with weak certificates so that the policy, not OpenSSL, judges them.
+    var openSSLCipherList: String {
+        if isPermissive { return "ALL:COMPLEMENTOFALL:@SECLEVEL=0" }
+        return (tls12Suites.compactMap(\.openSSLName) + ["@SECLEVEL=0"]).joined(separator: ":")
+    }
+
+    var openSSLTLS13Suites: String { tls13Suites.compactMap(\.openSSLName).joined(separator: ":") }
+}

@@ -1,0 +1,100 @@
+import Glibc
+
+/// Why a probe could not complete, in words a user can act on.
+public enum ProbeFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The name did not resolve.
+    case resolve(host: String, reason: String)
+    /// No address accepted the connection.
+    case connect(host: String, port: UInt16, reason: String)
+    /// The TLS handshake failed; the reason in OpenSSL's words, with the alert when one came.
+    case handshake(reason: String)
+    /// A stage took longer than the probe's time limit.
+    case timeout(stage: String)
+
+    public var description: String {
+        switch self {
+        case .resolve(let host, let reason): "cannot resolve \(host): \(reason)"
+        case .connect(let host, let port, let reason): "cannot connect to \(host) port \(port): \(reason)"
+        case .handshake(let reason): "TLS handshake failed: \(reason)"
+        case .timeout(let stage): "timed out during \(stage)"
+        }
+    }
+}
+
+/// A connected TCP socket for one probe: the single owner of the descriptor, closed in `deinit`.
+///
+/// Probes are blocking by design (with time limits on every stage): they run on probe threads,
+/// never on an event loop.
+final class TCPConnection {
+    let descriptor: Int32
+
+    private init(descriptor: Int32) { self.descriptor = descriptor }
+
+    deinit { close(descriptor) }
+
+    /// Resolves `host` and connects to the first address that answers within `timeout`.
+    static func connect(host: String, port: UInt16, timeout: Duration) throws(ProbeFailure) -> TCPConnection {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_ADDRCONFIG
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0, let first = list else {
+            throw .resolve(host: host, reason: String(cString: gai_strerror(status)))
+        }
+        defer { freeaddrinfo(list) }
+        var lastError = "no address"
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let address = entry {
+            entry = address.pointee.ai_next
+            let descriptor = socket(address.pointee.ai_family, address.pointee.ai_socktype, address.pointee.ai_protocol)
+            guard descriptor >= 0 else {
+                lastError = String(cString: strerror(errno))
+                continue
+            }
+            let connection = TCPConnection(descriptor: descriptor)
+            do {
+                try connection.connect(to: address.pointee.ai_addr, length: address.pointee.ai_addrlen, timeout: timeout)
+                try connection.setBlockingTimeouts(timeout)
+                return connection
+            } catch let reason {
+                if case .timeout = reason { throw reason }
+                lastError = reason.description
+            }
+        }
+        throw .connect(host: host, port: port, reason: lastError)
+    }
+
+    /// A non-blocking connect bounded by `poll`, so an unreachable host costs at most `timeout`.
+    private func connect(to address: UnsafeMutablePointer<sockaddr>?, length: socklen_t, timeout: Duration)
+        throws(ProbeFailure)
+    {
+        let flags = fcntl(descriptor, F_GETFL)
+        _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
+        if Glibc.connect(descriptor, address, length) == 0 { return }
+        guard errno == EINPROGRESS else { throw .handshake(reason: String(cString: strerror(errno))) }
+        var pollEntry = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+        let ready = poll(&pollEntry, 1, TCPConnection.milliseconds(timeout))
+        guard ready > 0 else { throw .timeout(stage: "connect") }
+        var socketError: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &socketError, &size)
+        guard socketError == 0 else { throw .handshake(reason: String(cString: strerror(socketError))) }
+        _ = fcntl(descriptor, F_SETFL, flags)
+    }
+
+    /// Blocking reads and writes that give up after `timeout` (the handshake's limit).
+    private func setBlockingTimeouts(_ timeout: Duration) throws(ProbeFailure) {
+        let milliseconds = TCPConnection.milliseconds(timeout)
+        var limit = timeval(tv_sec: Int(milliseconds / 1000), tv_usec: suseconds_t((milliseconds % 1000) * 1000))
+        let size = socklen_t(MemoryLayout<timeval>.size)
+        guard setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, size) == 0,
+            setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &limit, size) == 0
+        else { throw .handshake(reason: "cannot set socket time limits: \(String(cString: strerror(errno)))") }
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int32 {
+        let (seconds, attoseconds) = duration.components
+        return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+    }
+}

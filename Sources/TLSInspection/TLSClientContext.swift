@@ -1,0 +1,73 @@
+internal import COpenSSL
+internal import CProxyShims
+import ATSPolicy
+
+/// An `SSL_CTX` configured as one client profile with one set of anchors: the single owner of the
+/// context, freed in `deinit`. Contexts are reference-counted by OpenSSL and safe to share between
+/// threads once configured, which is why this may be cached and reused.
+public final class TLSClientContext: @unchecked Sendable {
+    let raw: OpaquePointer
+    let anchors: TrustAnchors
+
+    public init(profile: ClientProfile, anchors: TrustAnchors) throws(TLSError) {
+        guard let method = TLS_client_method(), let context = SSL_CTX_new(method) else {
+            throw TLSError.drainingQueue("SSL_CTX_new")
+        }
+        raw = context
+        self.anchors = anchors
+        // Security level 0: weak keys and SHA-1 chains must complete the handshake so the ATS policy
+        // can name them; OpenSSL's own refusal would hide the reason.
+        SSL_CTX_set_security_level(context, 0)
+        guard CProxyShims_SSL_CTX_set_min_proto_version(context, Int32(profile.minimumVersion.wireValue)) == 1,
+            CProxyShims_SSL_CTX_set_max_proto_version(context, Int32(profile.maximumVersion.wireValue)) == 1
+        else { throw TLSError.drainingQueue("setting the TLS version range") }
+        guard SSL_CTX_set_cipher_list(context, profile.openSSLCipherList) == 1 || profile.tls12Suites.isEmpty else {
+            throw TLSError.drainingQueue("setting the TLS 1.2 suites \(profile.openSSLCipherList)")
+        }
+        guard SSL_CTX_set_ciphersuites(context, profile.openSSLTLS13Suites) == 1 else {
+            throw TLSError.drainingQueue("setting the TLS 1.3 suites")
+        }
+        // Trust is judged after the handshake from what the callback recorded; time, purpose and
+        // strength are ATS's own checks, so OpenSSL must not reject on them.
+        SSL_CTX_set_verify(context, SSL_VERIFY_PEER, verifyRecorder)
+        let parameters = SSL_CTX_get0_param(context)
+        X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_NO_CHECK_TIME))
+        anchors.install(into: context)
+        ERR_clear_error()
+    }
+
+    deinit { SSL_CTX_free(raw) }
+}
+
+/// What the verify callback saw for one handshake: the first error that means "no trust", if any.
+final class VerificationRecord {
+    private(set) var trustFailure: String?
+
+    func record(error: Int32, depth: Int32) {
+        guard trustFailure == nil, !VerificationRecord.judgedByATS.contains(error) else { return }
+        let reason = String(cString: X509_verify_cert_error_string(Int(error)))
+        trustFailure = depth == 0 ? reason : "\(reason) (certificate \(depth) of the chain)"
+    }
+
+    /// Verification errors the policy judges itself from the certificate facts.
+    private static let judgedByATS: Set<Int32> = [
+        X509_V_ERR_CERT_NOT_YET_VALID, X509_V_ERR_CERT_HAS_EXPIRED, X509_V_ERR_INVALID_PURPOSE,
+        X509_V_ERR_EE_KEY_TOO_SMALL, X509_V_ERR_CA_KEY_TOO_SMALL, X509_V_ERR_CA_MD_TOO_WEAK,
+        X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH,
+    ]
+}
+
+/// The ex_data slot of an `SSL` that holds its ``VerificationRecord``.
+let verificationRecordIndex: Int32 = CRYPTO_get_ex_new_index(CRYPTO_EX_INDEX_SSL, 0, nil, nil, nil, nil)
+
+/// Records each verification error and lets the handshake go on (returns 1): the probe's verdict
+/// comes from the record, not from a handshake aborted half way.
+private func verifyRecorder(_ preverified: Int32, _ storeContext: OpaquePointer?) -> Int32 {
+    guard preverified == 0, let storeContext,
+        let ssl = X509_STORE_CTX_get_ex_data(storeContext, SSL_get_ex_data_X509_STORE_CTX_idx()),
+        let record = SSL_get_ex_data(OpaquePointer(ssl), verificationRecordIndex)
+    else { return 1 }
+    Unmanaged<VerificationRecord>.fromOpaque(record).takeUnretainedValue()
+        .record(error: X509_STORE_CTX_get_error(storeContext), depth: X509_STORE_CTX_get_error_depth(storeContext))
+    return 1
+}

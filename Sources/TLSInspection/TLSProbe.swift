@@ -1,0 +1,135 @@
+internal import COpenSSL
+internal import CProxyShims
+import Glibc
+public import ATSPolicy
+
+/// What one probe handshake showed.
+public struct ProbeOutcome: Sendable {
+    /// The facts of the completed handshake, or nil when it failed.
+    public var observed: ObservedConnection?
+    /// Why the handshake or the connection failed, when it did.
+    public var failure: ProbeFailure?
+    /// The certificates as the server sent them (leaf first), for display and pins.
+    public var peerCertificates: [X509Certificate]
+}
+
+/// One blocking TLS handshake with a time limit, as a given client profile: the building block of
+/// the proxy's verdicts and of `atsproxyctl diagnose`. Runs on a probe thread, never on an event loop.
+public enum TLSProbe {
+    /// Connects to `host:port`, sends `serverName` as SNI (nil for an IP literal, as Apple's client
+    /// sends none), and handshakes with `context`.
+    public static func run(
+        host: String, port: UInt16, serverName: String?, context: TLSClientContext,
+        timeout: Duration = .seconds(10), now: Int64? = nil
+    ) -> ProbeOutcome {
+        let connection: TCPConnection
+        do {
+            connection = try TCPConnection.connect(host: host, port: port, timeout: timeout)
+        } catch {
+            return ProbeOutcome(observed: nil, failure: error, peerCertificates: [])
+        }
+        guard let session = ProbeSession(context: context, connection: connection, serverName: serverName) else {
+            return ProbeOutcome(observed: nil, failure: .handshake(reason: TLSError.drainingQueue("SSL_new").description),
+                peerCertificates: [])
+        }
+        return session.handshake(now: now ?? Int64(time(nil)))
+    }
+}
+
+/// One handshake: the single owner of its `SSL*` (freed in `deinit`) and of the socket under it.
+final class ProbeSession {
+    private let ssl: OpaquePointer
+    private let context: TLSClientContext
+    private let connection: TCPConnection
+    private let record = VerificationRecord()
+
+    init?(context: TLSClientContext, connection: TCPConnection, serverName: String?) {
+        guard let ssl = SSL_new(context.raw) else { return nil }
+        self.ssl = ssl
+        self.context = context
+        self.connection = connection
+        SSL_set_fd(ssl, connection.descriptor)
+        // The verify callback finds the record through the SSL's ex_data; `self` outlives the SSL.
+        SSL_set_ex_data(ssl, verificationRecordIndex, Unmanaged.passUnretained(record).toOpaque())
+        if let serverName { _ = CProxyShims_SSL_set_tlsext_host_name(ssl, serverName) }
+    }
+
+    deinit {
+        SSL_set_ex_data(ssl, verificationRecordIndex, nil)
+        SSL_free(ssl)
+    }
+
+    func handshake(now: Int64) -> ProbeOutcome {
+        ERR_clear_error()
+        let result = SSL_connect(ssl)
+        guard result == 1 else {
+            return ProbeOutcome(observed: nil, failure: failure(result), peerCertificates: peerCertificates())
+        }
+        let peer = peerCertificates()
+        let path = verifiedPath() ?? peer
+        let trust: ChainTrust
+        if let reason = record.trustFailure {
+            trust = .untrusted(reason: reason)
+        } else if let anchor = path.last, context.anchors.isUserInstalled(anchor) {
+            trust = .userInstalledRoot
+        } else if path.isEmpty {
+            trust = .untrusted(reason: "the server sent no certificate")
+        } else {
+            trust = .systemRoot
+        }
+        let cipher = SSL_get_current_cipher(ssl).map { CipherSuite(id: SSL_CIPHER_get_protocol_id($0)) }
+        let version = TLSVersion(wireValue: UInt16(truncatingIfNeeded: SSL_version(ssl)))
+        let observed = ObservedConnection(
+            tlsVersion: version, cipherSuite: cipher,
+            extendedMasterSecret: version == .tls13 ? true : CProxyShims_SSL_get_extms_support(ssl) == 1,
+            serverSignatureScheme: peerSignatureDigest().map { "digest \($0)" },
+            chain: path.map(\.facts), trust: trust, embeddedSCTs: path.first?.embeddedSCTCount ?? 0,
+            deliveredSCTs: 0, evaluationTime: now)
+        return ProbeOutcome(observed: observed, failure: nil, peerCertificates: peer)
+    }
+
+    /// The chain OpenSSL built to an anchor (leaf first), when it built one.
+    private func verifiedPath() -> [X509Certificate]? {
+        guard let stack = SSL_get0_verified_chain(ssl), OPENSSL_sk_num(stack) > 0 else { return nil }
+        return (0..<OPENSSL_sk_num(stack)).compactMap { index in
+            OPENSSL_sk_value(stack, index).map { X509Certificate(retaining: OpaquePointer($0)) }
+        }
+    }
+
+    /// The certificates the server sent.
+    private func peerCertificates() -> [X509Certificate] {
+        guard let stack = SSL_get_peer_cert_chain(ssl) else { return [] }
+        return (0..<OPENSSL_sk_num(stack)).compactMap { index in
+            OPENSSL_sk_value(stack, index).map { X509Certificate(retaining: OpaquePointer($0)) }
+        }
+    }
+
+    private func peerSignatureDigest() -> String? {
+        var nid: Int32 = NID_undef
+        guard CProxyShims_SSL_get_peer_signature_nid(ssl, &nid) == 1, nid != NID_undef, let name = OBJ_nid2sn(nid) else {
+            return nil
+        }
+        return String(cString: name)
+    }
+
+    private func failure(_ result: Int32) -> ProbeFailure {
+        let code = SSL_get_error(ssl, result)
+        let savedErrno = errno
+        let queue = TLSError.drainErrorQueue()
+        if code == SSL_ERROR_SYSCALL, queue.isEmpty {
+            if savedErrno == EAGAIN || savedErrno == EWOULDBLOCK { return .timeout(stage: "the TLS handshake") }
+            return .handshake(reason: savedErrno == 0 ? "the server closed the connection" : String(cString: strerror(savedErrno)))
+        }
+        return .handshake(reason: queue.isEmpty ? "SSL_get_error \(code)" : queue.joined(separator: "; "))
+    }
+}
+
+extension X509Certificate {
+    /// SCTs embedded in the certificate (the signed_certificate_timestamp_list extension).
+    var embeddedSCTCount: Int {
+        guard let list = X509_get_ext_d2i(raw, NID_ct_precert_scts, nil, nil) else { return 0 }
+        let stack = OpaquePointer(list)
+        defer { SCT_LIST_free(stack) }
+        return Int(OPENSSL_sk_num(stack))
+    }
+}
