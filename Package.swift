@@ -25,6 +25,11 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "atsproxyctl", dependencies: ["ATSProxyCtl"]),
+        // libevent, as Debian ships it. pkgConfig only contributes flags: libevent_openssl.pc would
+        // link the combined libevent as well as libevent_core, two copies of the loop internals.
+        .systemLibrary(name: "CLibevent", pkgConfig: "libevent_core", providers: [.apt(["libevent-dev"])]),
+        // Swift over libevent: event bases, listeners, buffered connections, timers.
+        .target(name: "EventLoop", dependencies: ["CLibevent"]),
         // Pure-Swift wire parsers for the proxy: HTTP/1.1 heads and bodies, TLS hellos seen in transit.
         .target(name: "ProxyWire"),
         // OpenSSL, as Debian ships it: the module map and an umbrella header only.
@@ -35,6 +40,7 @@ let package = Package(
         .target(name: "TLSInspection", dependencies: ["ATSPolicy", "COpenSSL", "CProxyShims"]),
         .executableTarget(name: "policy-bench", dependencies: ["ATSPolicy"], path: "bench/policy-bench"),
         .testTarget(name: "ATSPolicyTests", dependencies: ["ATSPolicy"], exclude: ["Fixtures"]),
+        .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
         .testTarget(name: "ProxyWireTests", dependencies: ["ProxyWire"], exclude: ["Fixtures"]),
         .testTarget(name: "TLSInspectionTests", dependencies: ["TLSInspection", "ATSPolicy"]),
         .testTarget(name: "ATSProxyCtlTests", dependencies: ["ATSProxyCtl", "ATSPolicy"], exclude: ["Fixtures"]),

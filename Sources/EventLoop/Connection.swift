@@ -1,0 +1,178 @@
+internal import CLibevent
+import Glibc
+
+/// What happened to a connection besides data arriving.
+public enum ConnectionEvent: Sendable, Equatable {
+    /// An outgoing connect completed.
+    case connected
+    /// The peer closed its side.
+    case endOfStream
+    /// A socket error, with errno.
+    case error(Int32)
+    /// A read or write time limit passed.
+    case timeout
+}
+
+/// A socket with libevent's buffers on an event base: the single owner of its `bufferevent` (which
+/// closes the socket), freed in ``close()`` and only there.
+///
+/// The C callbacks' context is this object, retained from creation until ``close()``, so a callback
+/// can never see a freed connection; `DEFER_CALLBACKS` keeps a callback that closes the connection
+/// from re-entering libevent.
+public final class Connection {
+    private var raw: OpaquePointer?
+    private var retainedForCallbacks: Unmanaged<Connection>?
+
+    public var onReadable: ((Connection) -> Void)?
+    public var onDrained: ((Connection) -> Void)?
+    public var onEvent: ((Connection, ConnectionEvent) -> Void)?
+
+    /// Wraps an accepted (or otherwise connected) socket; the connection owns it from here on.
+    public init(base: EventBase, descriptor: Int32) throws(EventError) {
+        evutil_make_socket_nonblocking(descriptor)
+        let options = Int32(BEV_OPT_CLOSE_ON_FREE.rawValue | BEV_OPT_DEFER_CALLBACKS.rawValue)
+        guard let bufferevent = bufferevent_socket_new(base.raw, descriptor, options) else {
+            Glibc.close(descriptor)
+            throw EventError("bufferevent_socket_new")
+        }
+        raw = bufferevent
+        let context = Unmanaged.passRetained(self)
+        retainedForCallbacks = context
+        bufferevent_setcb(bufferevent, readCallback, writeCallback, eventCallback, context.toOpaque())
+        bufferevent_enable(bufferevent, Int16(EV_READ | EV_WRITE))
+    }
+
+    deinit {
+        // Unreachable while open: the callbacks' retain keeps the object alive until close().
+        precondition(raw == nil, "a Connection must be closed before it is released")
+    }
+
+    public var isOpen: Bool { raw != nil }
+
+    /// Bytes waiting in the input buffer.
+    public var availableBytes: Int { raw.map { evbuffer_get_length(bufferevent_get_input($0)) } ?? 0 }
+
+    /// Bytes not yet handed to the kernel.
+    public var pendingOutputBytes: Int { raw.map { evbuffer_get_length(bufferevent_get_output($0)) } ?? 0 }
+
+    /// Takes up to `maximum` bytes from the input buffer.
+    public func read(maximum: Int = .max) -> [UInt8] {
+        guard let raw else { return [] }
+        let input = bufferevent_get_input(raw)
+        let count = min(maximum, evbuffer_get_length(input))
+        guard count > 0 else { return [] }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let copied = bytes.withUnsafeMutableBytes { evbuffer_remove(input, $0.baseAddress, count) }
+        return Array(bytes.prefix(max(0, Int(copied))))
+    }
+
+    /// Looks at the input without taking it.
+    public func peek(maximum: Int = .max) -> [UInt8] {
+        guard let raw else { return [] }
+        let input = bufferevent_get_input(raw)
+        let count = min(maximum, evbuffer_get_length(input))
+        guard count > 0 else { return [] }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let copied = bytes.withUnsafeMutableBytes { evbuffer_copyout(input, $0.baseAddress, count) }
+        return Array(bytes.prefix(max(0, Int(copied))))
+    }
+
+    public func write(_ bytes: [UInt8]) {
+        guard let raw, !bytes.isEmpty else { return }
+        _ = bytes.withUnsafeBytes { bufferevent_write(raw, $0.baseAddress, $0.count) }
+    }
+
+    /// Moves everything in this connection's input to `other`'s output without copying the bytes
+    /// (evbuffer chains are handed over): the relay's hot path.
+    public func moveInput(to other: Connection) {
+        guard let raw, let target = other.raw else { return }
+        evbuffer_add_buffer(bufferevent_get_output(target), bufferevent_get_input(raw))
+    }
+
+    /// Stops or resumes reading: backpressure, so a slow reader never makes memory grow.
+    public func setReading(_ enabled: Bool) {
+        guard let raw else { return }
+        if enabled { bufferevent_enable(raw, Int16(EV_READ)) } else { bufferevent_disable(raw, Int16(EV_READ)) }
+    }
+
+    /// Calls ``onDrained`` once the output falls to `low` bytes (0: fully written).
+    public func setDrainedMark(_ low: Int) {
+        guard let raw else { return }
+        bufferevent_setwatermark(raw, Int16(EV_WRITE), low, 0)
+    }
+
+    /// Read and write time limits; nil removes them.
+    public func setTimeouts(read: Duration?, write: Duration?) {
+        guard let raw else { return }
+        var readValue = read.map(Connection.timeval)
+        var writeValue = write.map(Connection.timeval)
+        withOptionalPointer(&readValue) { readPointer in
+            withOptionalPointer(&writeValue) { writePointer in _ = bufferevent_set_timeouts(raw, readPointer, writePointer) }
+        }
+    }
+
+    /// Half-closes: no more writes from us once the output is flushed by the kernel.
+    public func shutdownWrite() {
+        guard let raw else { return }
+        shutdown(bufferevent_getfd(raw), Int32(SHUT_WR))
+    }
+
+    /// Frees the bufferevent (closing the socket) and drops the callbacks' retain. Idempotent.
+    public func close() {
+        guard let raw else { return }
+        bufferevent_setcb(raw, nil, nil, nil, nil)
+        bufferevent_free(raw)
+        self.raw = nil
+        onReadable = nil
+        onDrained = nil
+        onEvent = nil
+        let retained = retainedForCallbacks
+        retainedForCallbacks = nil
+        retained?.release()
+    }
+
+    fileprivate func readable() { onReadable?(self) }
+    fileprivate func drained() { onDrained?(self) }
+
+    fileprivate func event(_ what: Int16) {
+        let flags = Int32(what)
+        let event: ConnectionEvent
+        if flags & Int32(BEV_EVENT_CONNECTED) != 0 {
+            event = .connected
+        } else if flags & Int32(BEV_EVENT_TIMEOUT) != 0 {
+            event = .timeout
+        } else if flags & Int32(BEV_EVENT_EOF) != 0 {
+            event = .endOfStream
+        } else {
+            event = .error(errno)
+        }
+        onEvent?(self, event)
+    }
+
+    private static func timeval(_ duration: Duration) -> Glibc.timeval {
+        let (seconds, attoseconds) = duration.components
+        return Glibc.timeval(tv_sec: Int(seconds), tv_usec: suseconds_t(attoseconds / 1_000_000_000_000))
+    }
+}
+
+private func withOptionalPointer<T, R>(_ value: inout T?, _ body: (UnsafePointer<T>?) -> R) -> R {
+    guard var unwrapped = value else { return body(nil) }
+    defer { value = unwrapped }
+    return withUnsafePointer(to: &unwrapped) { body($0) }
+}
+
+private func connection(_ context: UnsafeMutableRawPointer?) -> Connection? {
+    context.map { Unmanaged<Connection>.fromOpaque($0).takeUnretainedValue() }
+}
+
+private func readCallback(_ bufferevent: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
+    connection(context)?.readable()
+}
+
+private func writeCallback(_ bufferevent: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
+    connection(context)?.drained()
+}
+
+private func eventCallback(_ bufferevent: OpaquePointer?, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
+    connection(context)?.event(what)
+}

@@ -1,0 +1,38 @@
+internal import CLibevent
+
+/// libevent must know about pthreads before the first base exists, so that `stop()` may be called
+/// from another thread (event_base_loopbreak takes the base's lock). Run once, lazily.
+private let threadingReady: Bool = evthread_use_pthreads() == 0
+
+/// One event base: the single owner of its `event_base`, freed in `deinit`. It belongs to the thread
+/// that runs it; everything created on it (listeners, connections, timers) belongs there too.
+public final class EventBase {
+    let raw: OpaquePointer
+
+    public init() throws(EventError) {
+        guard threadingReady else { throw EventError("evthread_use_pthreads", errno: 0) }
+        guard let base = event_base_new() else { throw EventError("event_base_new") }
+        raw = base
+    }
+
+    deinit { event_base_free(raw) }
+
+    /// Runs callbacks until ``stop()`` or until nothing is left to wait for.
+    public func run() {
+        event_base_dispatch(raw)
+    }
+
+    /// A handle that may stop this loop from any thread.
+    public var stopper: LoopStopper { LoopStopper(base: raw) }
+}
+
+/// Stops a running loop from another thread.
+///
+/// `@unchecked Sendable`: it holds only the base's pointer and calls `event_base_loopbreak`, which is
+/// thread-safe once libevent uses pthreads (``EventBase`` makes sure of that). The base must outlive
+/// every use, which the loop's owner guarantees by stopping the loop before releasing the base.
+public struct LoopStopper: @unchecked Sendable {
+    let base: OpaquePointer
+
+    public func stop() { event_base_loopbreak(base) }
+}

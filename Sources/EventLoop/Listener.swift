@@ -1,0 +1,56 @@
+internal import CLibevent
+import Glibc
+
+/// A listening socket on an event base: the single owner of its `evconnlistener` (which closes the
+/// socket), freed in `deinit`. Each accepted connection is handed to `onAccept` on the loop's thread.
+public final class Listener {
+    private var raw: OpaquePointer?
+    private let onAccept: (Int32, SocketAddress) -> Void
+    /// The address actually bound (with the port the kernel chose for port 0).
+    public private(set) var address: SocketAddress
+
+    public init(base: EventBase, address: SocketAddress, onAccept: @escaping (Int32, SocketAddress) -> Void)
+        throws(EventError)
+    {
+        self.onAccept = onAccept
+        self.address = address
+        var bind = address.storage
+        let flags = UInt32(LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC)
+        // The listener outlives none of its callbacks: deinit frees it first, so an unretained
+        // reference is safe as the callback context.
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let listener = withUnsafePointer(to: &bind) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                evconnlistener_new_bind(base.raw, acceptCallback, context, flags, -1, $0, address.length)
+            }
+        }
+        guard let listener else { throw EventError("listening on \(address)") }
+        raw = listener
+        if let bound = SocketAddress.local(of: evconnlistener_get_fd(listener)) { self.address = bound }
+    }
+
+    deinit {
+        if let raw { evconnlistener_free(raw) }
+    }
+
+    fileprivate func accept(_ descriptor: Int32, _ peer: SocketAddress) { onAccept(descriptor, peer) }
+}
+
+/// libevent's accept callback: recovers the ``Listener`` from the context pointer.
+private func acceptCallback(
+    _ listener: OpaquePointer?, _ descriptor: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: Int32,
+    _ context: UnsafeMutableRawPointer?
+) {
+    guard let context else {
+        close(descriptor)
+        return
+    }
+    var storage = sockaddr_storage()
+    if let address {
+        withUnsafeMutableBytes(of: &storage) { target in
+            target.copyMemory(from: UnsafeRawBufferPointer(start: address, count: min(Int(length), target.count)))
+        }
+    }
+    Unmanaged<Listener>.fromOpaque(context).takeUnretainedValue()
+        .accept(descriptor, SocketAddress(storage: storage, length: length))
+}
