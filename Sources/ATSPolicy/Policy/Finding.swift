@@ -23,23 +23,12 @@ public struct PolicyKeyPath: Sendable, Hashable, CustomStringConvertible {
         return text.isEmpty ? "(root)" : text
     }
 
-    /// A domain key in double quotes, with quotes, backslashes and control characters escaped so a
-    /// key with a stray newline or tab shows what it really holds.
+    /// A domain key in double quotes, escaped as a JSON string is (quotes, backslashes, control
+    /// characters), so a key with a stray newline or tab shows what it really holds.
     static func quoted(_ key: String) -> String {
-        var out = "\""
-        for scalar in key.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            case "\r": out += "\\r"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                out += "\\u{" + String(scalar.value, radix: 16) + "}"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        var out = ""
+        JSONValue.writeString(key, to: &out)
+        return out
     }
 
     /// Plist key names (`NSExceptionDomains`, capitalised by convention) print bare; anything else
