@@ -32,6 +32,8 @@ let package = Package(
         .target(name: "EventLoop", dependencies: ["CLibevent"]),
         // Pure-Swift wire parsers for the proxy: HTTP/1.1 heads and bodies, TLS hellos seen in transit.
         .target(name: "ProxyWire"),
+        // The proxy itself: connection records, verdict cache, request handling.
+        .target(name: "ProxyCore", dependencies: ["ATSPolicy"]),
         // OpenSSL, as Debian ships it: the module map and an umbrella header only.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // Swift over OpenSSL: certificate facts, chain verification, the ATS-shaped probe.
@@ -41,6 +43,7 @@ let package = Package(
         .executableTarget(name: "policy-bench", dependencies: ["ATSPolicy"], path: "bench/policy-bench"),
         .testTarget(name: "ATSPolicyTests", dependencies: ["ATSPolicy"], exclude: ["Fixtures"]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
+        .testTarget(name: "ProxyCoreTests", dependencies: ["ProxyCore", "ATSPolicy"]),
         .testTarget(name: "ProxyWireTests", dependencies: ["ProxyWire"], exclude: ["Fixtures"]),
         .testTarget(name: "TLSInspectionTests", dependencies: ["TLSInspection", "ATSPolicy"]),
         .testTarget(name: "ATSProxyCtlTests", dependencies: ["ATSProxyCtl", "ATSPolicy"], exclude: ["Fixtures"]),

@@ -9,6 +9,13 @@ public enum DateFormat {
             + "\(pad(Int(secondOfDay / 60 % 60), 2)):\(pad(Int(secondOfDay % 60), 2))Z"
     }
 
+    /// `2026-11-21T13:05:09.042Z`: log timestamps, with milliseconds.
+    public static func rfc3339(milliseconds: Int64) -> String {
+        let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
+        let fraction = Int(milliseconds - seconds * 1000)
+        return String(rfc3339(seconds).dropLast()) + "." + pad(fraction, 3) + "Z"
+    }
+
     /// `2026-11-21`.
     public static func day(_ seconds: Int64) -> String { String(rfc3339(seconds).prefix(10)) }
 

@@ -64,9 +64,9 @@ extension TransportSecurityPolicy {
 
     /// Parses `host` and answers; for callers holding a string.
     public func requirements(
-        forHost host: String, scheme: URLScheme = .https, clientClass: ClientClass? = nil
+        forHost host: String, scheme: URLScheme = .https, clientClass: ClientClass? = nil, explaining: Bool = true
     ) throws(HostIdentity.ParseFailure) -> Requirements {
-        requirements(for: try HostIdentity(parsing: host), scheme: scheme, clientClass: clientClass)
+        requirements(for: try HostIdentity(parsing: host), scheme: scheme, clientClass: clientClass, explaining: explaining)
     }
 
     /// Local per spec §2.5 and the profile: names without a dot or ending in `.local`, and

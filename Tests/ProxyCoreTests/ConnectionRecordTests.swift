@@ -1,0 +1,58 @@
+import ATSPolicy
+import ProxyCore
+import Testing
+
+@Suite("Connection log records")
+struct ConnectionRecordTests {
+    @Test("a blocked CONNECT carries every field of the log contract")
+    func blockedConnect() throws {
+        let xml = "<plist version=\"1.0\"><dict/></plist>"
+        let policy = try PolicyLoader.load(bytes: Array(xml.utf8), file: "p.plist")
+        let requirements = try policy.requirements(forHost: "legacy.example.com", explaining: false)
+        let leaf = CertificateFacts(
+            subject: "CN=legacy.example.com", keyType: .rsa, keyBits: 2048, signatureAlgorithm: "sha256WithRSAEncryption",
+            signatureHash: .sha256, notBefore: 1_767_225_600, notAfter: 1_774_915_200, dnsNames: ["legacy.example.com"])
+        let observed = ObservedConnection(
+            tlsVersion: .tls10, cipherSuite: CipherSuite(id: 0xC013), chain: [leaf], trust: .systemRoot,
+            embeddedSCTs: 3, evaluationTime: 1_770_000_000)
+        var record = ConnectionRecord(
+            startedAt: 1_770_000_000_042, client: "127.0.0.1:50312", method: "CONNECT", scheme: .https,
+            host: "legacy.example.com", port: 443, action: .blocked)
+        record.verdict = policy.verdict(for: requirements, observed: observed)
+        record.probed = observed
+        record.serverNameIndication = "legacy.example.com"
+        record.deviceVersion = .tls12
+        record.deviceCipher = CipherSuite(id: 0xC02F)
+        record.durationMilliseconds = 12
+        let json = record.json
+        for field in [
+            "ts", "client", "method", "scheme", "host", "port", "sni", "rule", "compliant", "action", "violations", "error",
+            "tls", "observed", "upstream_error", "bytes_up", "bytes_down", "duration_ms",
+        ] {
+            #expect(json[field] != nil, "missing \(field)")
+        }
+        #expect(json["ts"] == .string("2026-02-02T02:40:00.042Z"))
+        #expect(json["compliant"] == .bool(false))
+        #expect(json["action"] == .string("blocked"))
+        #expect(json["violations"] == .array([.string("tls_version")]))
+        #expect(json["error"] == .object([("nsurl", .int(-1200)), ("ssl", .int(-9836))]))
+        #expect(json["rule"] == .object([("kind", .string("default")), ("key", .null)]))
+        #expect(json["tls"]?["version"] == .string("TLSv1.0"))
+        #expect(json["observed"]?["cipher"] == .string("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"))
+        #expect(json.serialized.hasPrefix(#"{"ts":"2026-02-02T02:40:00.042Z","client":"127.0.0.1:50312""#))
+    }
+
+    @Test("an unreachable upstream is a failed action with the reason, and no TLS facts")
+    func failed() {
+        var record = ConnectionRecord(
+            startedAt: 0, client: "[::1]:1", method: "CONNECT", scheme: .https, host: "down.example", port: 443,
+            action: .failed)
+        record.upstreamError = "cannot connect to down.example port 443: Connection refused"
+        let json = record.json
+        #expect(json["action"] == .string("failed"))
+        #expect(json["tls"] == .null)
+        #expect(json["observed"] == .null)
+        #expect(json["upstream_error"] == .string("cannot connect to down.example port 443: Connection refused"))
+        #expect(json["ts"] == .string("1970-01-01T00:00:00.000Z"))
+    }
+}
