@@ -17,9 +17,10 @@ public final class EventBase {
 
     deinit { event_base_free(raw) }
 
-    /// Runs callbacks until ``stop()`` or until nothing is left to wait for.
+    /// Runs callbacks until the loop is stopped, even while nothing is pending (a loop that only
+    /// waits for inbox messages from other threads has no event to wait on in libevent's eyes).
     public func run() {
-        event_base_dispatch(raw)
+        event_base_loop(raw, EVLOOP_NO_EXIT_ON_EMPTY)
     }
 
     /// A handle that may stop this loop from any thread.
