@@ -33,7 +33,7 @@ let package = Package(
         // Pure-Swift wire parsers for the proxy: HTTP/1.1 heads and bodies, TLS hellos seen in transit.
         .target(name: "ProxyWire"),
         // The proxy itself: connection records, verdict cache, request handling.
-        .target(name: "ProxyCore", dependencies: ["ATSPolicy"]),
+        .target(name: "ProxyCore", dependencies: ["ATSPolicy", "EventLoop", "ProxyWire", "TLSInspection"]),
         // OpenSSL, as Debian ships it: the module map and an umbrella header only.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // Swift over OpenSSL: certificate facts, chain verification, the ATS-shaped probe.
@@ -43,9 +43,12 @@ let package = Package(
         .executableTarget(name: "policy-bench", dependencies: ["ATSPolicy"], path: "bench/policy-bench"),
         .testTarget(name: "ATSPolicyTests", dependencies: ["ATSPolicy"], exclude: ["Fixtures"]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
-        .testTarget(name: "ProxyCoreTests", dependencies: ["ProxyCore", "ATSPolicy"]),
+        .testTarget(
+            name: "ProxyCoreTests", dependencies: ["ProxyCore", "ATSPolicy", "EventLoop", "TLSInspection", "TLSTestSupport"]),
         .testTarget(name: "ProxyWireTests", dependencies: ["ProxyWire"], exclude: ["Fixtures"]),
-        .testTarget(name: "TLSInspectionTests", dependencies: ["TLSInspection", "ATSPolicy"]),
+        // Real certificates and real openssl servers for the tests that need them.
+        .target(name: "TLSTestSupport", path: "Tests/TLSTestSupport"),
+        .testTarget(name: "TLSInspectionTests", dependencies: ["TLSInspection", "ATSPolicy", "TLSTestSupport"]),
         .testTarget(name: "ATSProxyCtlTests", dependencies: ["ATSProxyCtl", "ATSPolicy"], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]

@@ -42,6 +42,32 @@ public final class Connection {
         bufferevent_enable(bufferevent, Int16(EV_READ | EV_WRITE))
     }
 
+    /// Starts connecting to `host:port`, resolving the name asynchronously (nothing blocks the loop).
+    /// ``onEvent`` reports `.connected` or the failure.
+    public init(base: EventBase, connectingTo host: String, port: UInt16, resolver: DNSResolver) throws(EventError) {
+        let options = Int32(BEV_OPT_CLOSE_ON_FREE.rawValue | BEV_OPT_DEFER_CALLBACKS.rawValue)
+        guard let bufferevent = bufferevent_socket_new(base.raw, -1, options) else {
+            throw EventError("bufferevent_socket_new")
+        }
+        raw = bufferevent
+        let context = Unmanaged.passRetained(self)
+        retainedForCallbacks = context
+        bufferevent_setcb(bufferevent, readCallback, writeCallback, eventCallback, context.toOpaque())
+        bufferevent_enable(bufferevent, Int16(EV_READ | EV_WRITE))
+        guard bufferevent_socket_connect_hostname(bufferevent, resolver.raw, AF_UNSPEC, host, Int32(port)) == 0 else {
+            let error = EventError("connecting to \(host) port \(port)")
+            close()
+            throw error
+        }
+    }
+
+    /// The resolver's error after a failed connect by name, in words (nil when it was not DNS).
+    public var dnsError: String? {
+        guard let raw else { return nil }
+        let code = bufferevent_socket_get_dns_error(raw)
+        return code == 0 ? nil : String(cString: evutil_gai_strerror(code))
+    }
+
     deinit {
         // Unreachable while open: the callbacks' retain keeps the object alive until close().
         precondition(raw == nil, "a Connection must be closed before it is released")
@@ -98,8 +124,11 @@ public final class Connection {
     /// Calls ``onDrained`` once the output falls to `low` bytes (0: fully written).
     public func setDrainedMark(_ low: Int) {
         guard let raw else { return }
+        drainedMark = low
         bufferevent_setwatermark(raw, Int16(EV_WRITE), low, 0)
     }
+
+    private var drainedMark = 0
 
     /// Read and write time limits; nil removes them.
     public func setTimeouts(read: Duration?, write: Duration?) {
@@ -132,7 +161,13 @@ public final class Connection {
     }
 
     fileprivate func readable() { onReadable?(self) }
-    fileprivate func drained() { onDrained?(self) }
+    /// libevent also runs the write callback when a socket it did not connect itself first becomes
+    /// writable, with nothing written; with deferred callbacks that call can land after a handler was
+    /// installed for a real drain. Only a buffer at or below the mark counts as drained.
+    fileprivate func drained() {
+        guard pendingOutputBytes <= drainedMark else { return }
+        onDrained?(self)
+    }
 
     fileprivate func event(_ what: Int16) {
         let flags = Int32(what)

@@ -2,6 +2,7 @@ import ATSPolicy
 import Foundation
 import TLSInspection
 import Testing
+import TLSTestSupport
 
 @Suite("Certificate facts from real certificates")
 struct CertificateFactsTests {

@@ -2,6 +2,7 @@ import ATSPolicy
 import Foundation
 import TLSInspection
 import Testing
+import TLSTestSupport
 
 /// Real handshakes against real `openssl s_server` instances on 127.0.0.1, judged by the policy.
 @Suite("TLS probe against real servers")

@@ -1,16 +1,15 @@
 import Foundation
-import Testing
 
 /// A real `openssl s_server -www` on 127.0.0.1 (a port the kernel picked; -www because plain mode
 /// quits at the end of its standard input), stopped when the value
 /// goes away. Debian's system OpenSSL settings (TLS 1.2 minimum, security level 2) are switched off
 /// with an empty OPENSSL_CONF, so a test can build the weak servers ATS must reject.
-final class TestTLSServer {
-    let port: UInt16
+public final class TestTLSServer {
+    public let port: UInt16
     private let process: Process
 
     /// - Parameter arguments: s_server options besides -accept (certificate, key, versions, ciphers).
-    init(directory: String, _ arguments: [String]) throws {
+    public init(directory: String, _ arguments: [String]) throws {
         let emptyConfig = directory + "/empty-openssl.cnf"
         let logPath = directory + "/s_server-\(UUID().uuidString).log"
         guard FileManager.default.createFile(atPath: emptyConfig, contents: Data()),
@@ -56,8 +55,8 @@ final class TestTLSServer {
         process.waitUntilExit()
     }
 
-    struct ServerError: Error, CustomStringConvertible {
-        var message: String
-        var description: String { message }
+    public struct ServerError: Error, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
     }
 }

@@ -1,23 +1,22 @@
 import Foundation
-import Testing
 
 /// Mints real certificates with the `openssl` command line in a scratch directory: test servers and
 /// test chains are made at test time, never committed (keys included).
-final class CertificateFactory {
-    let directory: String
+public final class CertificateFactory {
+    public let directory: String
 
-    init() throws {
+    public init() throws {
         directory = FileManager.default.temporaryDirectory.path + "/atsproxy-certs-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
 
-    func path(_ name: String) -> String { directory + "/" + name }
+    public func path(_ name: String) -> String { directory + "/" + name }
 
     /// Runs openssl with `arguments`; throws with its stderr on failure.
     @discardableResult
-    func openssl(_ arguments: [String], input: Data? = nil) throws -> Data {
+    public func openssl(_ arguments: [String], input: Data? = nil) throws -> Data {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         process.arguments = arguments
@@ -40,13 +39,13 @@ final class CertificateFactory {
         return data
     }
 
-    struct FactoryError: Error, CustomStringConvertible {
-        var message: String
-        var description: String { message }
+    public struct FactoryError: Error, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
     }
 
     /// A key: "rsa:2048", "rsa:1024", "ec:P-256", "ed25519".
-    func key(_ name: String, _ spec: String) throws {
+    public func key(_ name: String, _ spec: String) throws {
         let parts = spec.split(separator: ":").map(String.init)
         switch parts[0] {
         case "rsa": try openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(parts[1])", "-out", "\(name).key"])
@@ -56,7 +55,7 @@ final class CertificateFactory {
     }
 
     /// A self-signed CA certificate `name.pem` with key `name.key`.
-    func rootCA(_ name: String, key spec: String = "rsa:2048", digest: String = "sha256", days: Int = 3650) throws {
+    public func rootCA(_ name: String, key spec: String = "rsa:2048", digest: String = "sha256", days: Int = 3650) throws {
         try key(name, spec)
         try openssl([
             "req", "-x509", "-new", "-key", "\(name).key", "-\(digest)", "-days", "\(days)", "-subj", "/CN=\(name)",
@@ -66,7 +65,7 @@ final class CertificateFactory {
     }
 
     /// A certificate `name.pem` signed by `issuer` (whose `.pem` and `.key` exist), with extensions.
-    func certificate(
+    public func certificate(
         _ name: String, issuer: String, key spec: String = "rsa:2048", digest: String = "sha256", days: Int = 90,
         subject: String? = nil, extensions: [String] = ["subjectAltName=DNS:example.com", "extendedKeyUsage=serverAuth"],
         isCA: Bool = false
@@ -82,5 +81,5 @@ final class CertificateFactory {
         ])
     }
 
-    func pem(_ name: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path("\(name).pem")))) }
+    public func pem(_ name: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path("\(name).pem")))) }
 }

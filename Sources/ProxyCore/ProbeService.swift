@@ -1,0 +1,74 @@
+import ATSPolicy
+import Dispatch
+import TLSInspection
+
+/// What the probes found out about one upstream, for one set of requirements.
+public struct ProbeReport: Sendable {
+    /// The facts of the ATS-shaped handshake, or of the permissive one when the ATS-shaped one failed.
+    public var observed: ObservedConnection?
+    /// Why the ATS-shaped handshake failed, when it did (the permissive probe then says why in facts).
+    public var atsHandshakeFailure: String?
+    /// Why the upstream could not be reached at all (DNS, refused, timeout): no verdict, a 502.
+    public var upstreamFailure: ProbeFailure?
+}
+
+/// The key probe results are cached under: the same host and port probed with the same
+/// requirements gives the same facts.
+public struct VerdictKey: Hashable, Sendable {
+    public var host: String
+    public var port: UInt16
+    public var requirements: Requirements
+}
+
+/// Runs blocking probes off the event loops, at most `concurrency` at a time.
+public final class ProbeService: Sendable {
+    private let queue = DispatchQueue(label: "atsproxy.probes", attributes: .concurrent)
+    private let slots: DispatchSemaphore
+    private let anchors: TrustAnchors
+    private let timeout: Duration
+
+    public init(anchors: TrustAnchors, concurrency: Int = 16, timeout: Duration = .seconds(10)) {
+        self.anchors = anchors
+        self.slots = DispatchSemaphore(value: concurrency)
+        self.timeout = timeout
+    }
+
+    /// Probes `host:port` as the ATS client for `requirements` would, then permissively if that
+    /// failed, and calls `completion` on a probe thread.
+    public func probe(
+        host: String, port: UInt16, requirements: Requirements, completion: @escaping @Sendable (ProbeReport) -> Void
+    ) {
+        queue.async { [self] in
+            slots.wait()
+            defer { slots.signal() }
+            completion(run(host: host, port: port, requirements: requirements))
+        }
+    }
+
+    /// The two probes, in this thread.
+    public func run(host: String, port: UInt16, requirements: Requirements) -> ProbeReport {
+        // Apple's client sends no SNI for an IP literal.
+        let serverName: String? = if case .name(let name) = requirements.host { name } else { nil }
+        let ats: ProbeOutcome
+        do {
+            let context = try TLSClientContext(profile: .ats(for: requirements), anchors: anchors)
+            ats = TLSProbe.run(host: host, port: port, serverName: serverName, context: context, timeout: timeout)
+        } catch {
+            return ProbeReport(observed: nil, atsHandshakeFailure: nil, upstreamFailure: .handshake(reason: error.description))
+        }
+        if let observed = ats.observed { return ProbeReport(observed: observed) }
+        guard case .handshake(let reason)? = ats.failure else {
+            return ProbeReport(observed: nil, atsHandshakeFailure: nil, upstreamFailure: ats.failure)
+        }
+        let permissive: ProbeOutcome
+        do {
+            let context = try TLSClientContext(profile: .permissive, anchors: anchors)
+            permissive = TLSProbe.run(host: host, port: port, serverName: serverName, context: context, timeout: timeout)
+        } catch {
+            return ProbeReport(observed: nil, atsHandshakeFailure: reason, upstreamFailure: .handshake(reason: reason))
+        }
+        return ProbeReport(
+            observed: permissive.observed, atsHandshakeFailure: reason,
+            upstreamFailure: permissive.observed == nil ? .handshake(reason: reason) : nil)
+    }
+}

@@ -1,0 +1,36 @@
+import ATSPolicy
+
+/// The proxy's own HTTP responses, as bytes.
+enum ProxyResponse {
+    static func text(status: Int, reason: String, headers: [(String, String)] = [], body: String) -> [UInt8] {
+        let bodyBytes = Array(body.utf8)
+        var head = "HTTP/1.1 \(status) \(reason)\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        head += "Content-Type: text/plain; charset=utf-8\r\nContent-Length: \(bodyBytes.count)\r\nConnection: close\r\n\r\n"
+        return Array(head.utf8) + bodyBytes
+    }
+
+    static let connectionEstablished = Array("HTTP/1.1 200 Connection established\r\n\r\n".utf8)
+
+    /// 403 for a connection ATS would refuse: the violations by name and Apple's error in headers,
+    /// one line per violation in words with the Info.plist key that would allow it.
+    static func blocked(_ verdict: Verdict, host: String) -> [UInt8] {
+        var lines = ["atsproxy blocked this connection to \(host): App Transport Security would refuse it.", ""]
+        for violation in verdict.violations {
+            lines.append("\(violation.kind.name): \(violation.explanation).")
+            lines.append("  allowed by: \(violation.allowedBy ?? "no Info.plist key; the server must change")")
+        }
+        var headers = [("X-ATS-Violations", verdict.violations.map(\.kind.name).joined(separator: ","))]
+        if let error = verdict.error { headers.append(("X-ATS-Error", error.description)) }
+        return text(status: 403, reason: "Forbidden", headers: headers, body: lines.joined(separator: "\n") + "\n")
+    }
+
+    /// 403 for cleartext http:// where ATS requires HTTPS, in Apple's words.
+    static func cleartextBlocked(_ verdict: Verdict, host: String) -> [UInt8] {
+        let allowed = verdict.violations.first?.allowedBy ?? "NSExceptionAllowsInsecureHTTPLoads"
+        let body = "App Transport Security has blocked a cleartext HTTP (http://) resource load since it is insecure. "
+            + "Temporary exceptions can be configured via your app's Info.plist file.\n\nhost: \(host)\nallowed by: \(allowed)\n"
+        return text(
+            status: 403, reason: "Forbidden", headers: [("X-ATS-Violations", "cleartext"), ("X-ATS-Error", "-1022")], body: body)
+    }
+}

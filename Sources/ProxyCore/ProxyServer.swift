@@ -1,0 +1,103 @@
+import ATSPolicy
+import EventLoop
+import Glibc
+
+/// Whether non-compliant connections are refused or only logged.
+public enum EnforcementMode: String, Sendable, CaseIterable {
+    case enforce
+    case report
+}
+
+/// What every loop of the proxy shares: the policy, the mode and the time limits.
+public struct ProxySettings: Sendable {
+    public var policy: TransportSecurityPolicy
+    public var mode: EnforcementMode
+    public var clientClass: ClientClass
+    public var headTimeout: Duration
+    public var idleTimeout: Duration
+
+    public init(
+        policy: TransportSecurityPolicy, mode: EnforcementMode = .enforce, clientClass: ClientClass = .urlsession,
+        headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(300)
+    ) {
+        self.policy = policy
+        self.mode = mode
+        self.clientClass = clientClass
+        self.headTimeout = headTimeout
+        self.idleTimeout = idleTimeout
+    }
+}
+
+/// A message from a probe thread to the loop that asked.
+enum ProxyMessage: Sendable {
+    case probeFinished(session: UInt64, report: ProbeReport)
+}
+
+/// The proxy on one event loop: accepts clients, keeps their sessions, and receives probe results.
+/// Loop-confined: created, used and released on its loop's thread.
+public final class ProxyServer {
+    let base: EventBase
+    let settings: ProxySettings
+    let probes: ProbeService
+    let cache: VerdictCache<VerdictKey, ProbeReport>
+    let log: LogWriter
+    let resolver: DNSResolver
+    private var listener: Listener?
+    private var inbox: LoopInbox<ProxyMessage>?
+    private(set) var poster: InboxPoster<ProxyMessage>?
+    private var sessions: [UInt64: ClientSession] = [:]
+    private var nextSessionID: UInt64 = 1
+
+    public init(
+        base: EventBase, listen address: SocketAddress, settings: ProxySettings, probes: ProbeService,
+        cache: VerdictCache<VerdictKey, ProbeReport>, log: LogWriter, resolver: DNSResolver
+    ) throws(EventError) {
+        self.base = base
+        self.settings = settings
+        self.probes = probes
+        self.cache = cache
+        self.log = log
+        self.resolver = resolver
+        // Both callbacks reach the server through weak references: the server owns them.
+        let inbox = try LoopInbox<ProxyMessage>(base: base) { [weak self] message in self?.handle(message) }
+        self.inbox = inbox
+        poster = inbox.poster
+        listener = try Listener(base: base, address: address) { [weak self] descriptor, peer in
+            self?.accept(descriptor, peer: peer)
+        }
+    }
+
+    /// The address clients connect to (with the port the kernel chose for port 0).
+    public var address: SocketAddress? { listener?.address }
+
+    public var activeSessions: Int { sessions.count }
+
+    private func accept(_ descriptor: Int32, peer: SocketAddress) {
+        let connection: Connection
+        do {
+            connection = try Connection(base: base, descriptor: descriptor)
+        } catch {
+            return  // Connection closed the descriptor; nothing else to undo.
+        }
+        let id = nextSessionID
+        nextSessionID += 1
+        let session = ClientSession(id: id, server: self, client: connection, peer: peer.description)
+        sessions[id] = session
+        session.start()
+    }
+
+    func sessionEnded(_ id: UInt64) { sessions[id] = nil }
+
+    private func handle(_ message: ProxyMessage) {
+        switch message {
+        case .probeFinished(let id, let report):
+            sessions[id]?.probeFinished(report)
+        }
+    }
+
+    static func nowMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
+}
