@@ -39,12 +39,11 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --disable-xctest
 
-# The proxy daemon arrives with the next milestone; until then `run` builds and shows what the
-# default policy allows and how it treats a few typical hosts.
-run: build
-	$(SWIFT) run --skip-build atsproxyctl check $(POLICY)
-	@echo
-	$(SWIFT) run --skip-build atsproxyctl explain --policy $(POLICY) example.com http://example.com localhost 203.0.113.7
+# Builds a release binary and starts the proxy on 127.0.0.1:8080 with the default policy (override
+# with POLICY=path), logging one JSON line per connection to the terminal. Ctrl-C stops it.
+run: deps
+	$(SWIFT) build -c release --product atsproxy
+	.build/release/atsproxy --listen 127.0.0.1:8080 --policy $(POLICY)
 
 # Host lookups per second against a 10,000-domain policy (release build; not a test).
 bench: deps

@@ -7,6 +7,7 @@ let package = Package(
     name: "atsproxy",
     products: [
         .library(name: "ATSPolicy", targets: ["ATSPolicy"]),
+        .executable(name: "atsproxy", targets: ["atsproxy"]),
         .executable(name: "atsproxyctl", targets: ["atsproxyctl"]),
         .executable(name: "policy-bench", targets: ["policy-bench"]),
     ],
@@ -16,11 +17,16 @@ let package = Package(
     targets: [
         // Pure Swift: no C module, so the policy and its CLI build without libevent or OpenSSL.
         .target(name: "ATSPolicy"),
+        // The policy's settings as command-line values, shared by both executables.
+        .target(
+            name: "ATSPolicyArguments",
+            dependencies: ["ATSPolicy", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         // The control CLI's commands live in a library so tests run them without a process.
         .target(
             name: "ATSProxyCtl",
             dependencies: [
-                "ATSPolicy",
+                "ATSPolicy", "ATSPolicyArguments",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -34,6 +40,15 @@ let package = Package(
         .target(name: "ProxyWire"),
         // The proxy itself: connection records, verdict cache, request handling.
         .target(name: "ProxyCore", dependencies: ["ATSPolicy", "EventLoop", "ProxyWire", "TLSInspection"]),
+        // The daemon's command and its run loop, in a library so tests can drive it.
+        .target(
+            name: "ATSProxyDaemon",
+            dependencies: [
+                "ATSPolicy", "ATSPolicyArguments", "EventLoop", "ProxyCore", "TLSInspection",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "atsproxy", dependencies: ["ATSProxyDaemon"]),
         // OpenSSL, as Debian ships it: the module map and an umbrella header only.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // Swift over OpenSSL: certificate facts, chain verification, the ATS-shaped probe.
@@ -45,6 +60,10 @@ let package = Package(
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
         .testTarget(
             name: "ProxyCoreTests", dependencies: ["ProxyCore", "ATSPolicy", "EventLoop", "TLSInspection", "TLSTestSupport"]),
+        .testTarget(
+            name: "ATSProxyDaemonTests",
+            dependencies: ["ATSProxyDaemon", "ATSPolicy", "ProxyCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         .testTarget(name: "ProxyWireTests", dependencies: ["ProxyWire"], exclude: ["Fixtures"]),
         // Real certificates and real openssl servers for the tests that need them.
         .target(name: "TLSTestSupport", path: "Tests/TLSTestSupport"),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ATSPolicy
+import ATSPolicyArguments
 
 /// `atsproxyctl check POLICY`: every finding with its key path and a fix, then what the policy allows.
 struct CheckCommand: ParsableCommand, OutputCommand {

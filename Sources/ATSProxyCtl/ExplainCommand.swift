@@ -1,5 +1,6 @@
 import ArgumentParser
 import ATSPolicy
+import ATSPolicyArguments
 
 /// `atsproxyctl explain --policy POLICY HOST...`: the effective requirements for each host, and why.
 struct ExplainCommand: ParsableCommand, OutputCommand {

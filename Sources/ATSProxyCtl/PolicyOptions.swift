@@ -1,12 +1,7 @@
 import ArgumentParser
 import ATSPolicy
+import ATSPolicyArguments
 
-extension OSProfile: ExpressibleByArgument {}
-extension CipherProfile: ExpressibleByArgument {}
-extension ClientClass: ExpressibleByArgument {}
-extension LegacyKeyHandling: ExpressibleByArgument {}
-extension CTEnforcement: ExpressibleByArgument {}
-extension URLScheme: ExpressibleByArgument {}
 
 /// The settings of the decisions table, shared by every command that reads a policy.
 struct PolicyOptions: ParsableArguments {

@@ -36,6 +36,12 @@ final class ClientSession {
 
     func start() {
         client.setTimeouts(read: server.settings.headTimeout, write: server.settings.headTimeout)
+        guard server.settings.allows(peer: peer) else {
+            respond(ProxyResponse.text(
+                status: 403, reason: "Forbidden",
+                body: "client \(peer) is not allowed to use this proxy (see --allow-client)\n"))
+            return
+        }
         client.onReadable = { [unowned self] _ in readHead() }
         client.onEvent = { [unowned self] _, event in
             if event == .timeout {

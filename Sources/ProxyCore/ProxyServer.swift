@@ -15,16 +15,33 @@ public struct ProxySettings: Sendable {
     public var clientClass: ClientClass
     public var headTimeout: Duration
     public var idleTimeout: Duration
+    /// Clients allowed to use the proxy; others get 403. Loopback only by default.
+    public var allowedClients: [AddressRange]
 
     public init(
         policy: TransportSecurityPolicy, mode: EnforcementMode = .enforce, clientClass: ClientClass = .urlsession,
-        headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(300)
+        headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(300),
+        allowedClients: [AddressRange] = ProxySettings.loopback
     ) {
         self.policy = policy
         self.mode = mode
         self.clientClass = clientClass
         self.headTimeout = headTimeout
         self.idleTimeout = idleTimeout
+        self.allowedClients = allowedClients
+    }
+
+    public static let loopback: [AddressRange] = [
+        try! AddressRange(parsing: "127.0.0.0/8"), try! AddressRange(parsing: "::1/128"),
+    ]
+
+    /// Whether a client at `peer` (`127.0.0.1:5000`, `[::1]:5000`) may use the proxy.
+    func allows(peer: String) -> Bool {
+        var host = Substring(peer)
+        if let colon = host.lastIndex(of: ":") { host = host[..<colon] }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
+        guard let address = IPAddress(host) else { return false }
+        return allowedClients.contains { $0.contains(address) }
     }
 }
 
@@ -42,15 +59,15 @@ public final class ProxyServer {
     let cache: VerdictCache<VerdictKey, ProbeReport>
     let log: LogWriter
     let resolver: DNSResolver
-    private var listener: Listener?
+    private var listeners: [Listener] = []
     private var inbox: LoopInbox<ProxyMessage>?
     private(set) var poster: InboxPoster<ProxyMessage>?
     private var sessions: [UInt64: ClientSession] = [:]
     private var nextSessionID: UInt64 = 1
 
     public init(
-        base: EventBase, listen address: SocketAddress, settings: ProxySettings, probes: ProbeService,
-        cache: VerdictCache<VerdictKey, ProbeReport>, log: LogWriter, resolver: DNSResolver
+        base: EventBase, listen addresses: [SocketAddress], sharedPorts: Bool = false, settings: ProxySettings,
+        probes: ProbeService, cache: VerdictCache<VerdictKey, ProbeReport>, log: LogWriter, resolver: DNSResolver
     ) throws(EventError) {
         self.base = base
         self.settings = settings
@@ -62,13 +79,16 @@ public final class ProxyServer {
         let inbox = try LoopInbox<ProxyMessage>(base: base) { [weak self] message in self?.handle(message) }
         self.inbox = inbox
         poster = inbox.poster
-        listener = try Listener(base: base, address: address) { [weak self] descriptor, peer in
-            self?.accept(descriptor, peer: peer)
+        for address in addresses {
+            listeners.append(
+                try Listener(base: base, address: address, sharedPort: sharedPorts) { [weak self] descriptor, peer in
+                    self?.accept(descriptor, peer: peer)
+                })
         }
     }
 
-    /// The address clients connect to (with the port the kernel chose for port 0).
-    public var address: SocketAddress? { listener?.address }
+    /// The addresses clients connect to (with the port the kernel chose for port 0).
+    public var addresses: [SocketAddress] { listeners.map(\.address) }
 
     public var activeSessions: Int { sessions.count }
 

@@ -27,9 +27,9 @@ struct ConnectTunnelTests {
         let (loop, port) = try EventLoopThread.start { base in
             let resolver = try DNSResolver(base: base)
             let server = try ProxyServer(
-                base: base, listen: try SocketAddress(parsing: "127.0.0.1:0"), settings: settings, probes: probes,
+                base: base, listen: [try SocketAddress(parsing: "127.0.0.1:0")], settings: settings, probes: probes,
                 cache: cache, log: log, resolver: resolver)
-            return (keepAlive: server, info: server.address?.port ?? 0)
+            return (keepAlive: server, info: server.addresses.first?.port ?? 0)
         }
         return Proxy(loop: loop, port: port, logPath: logPath)
     }

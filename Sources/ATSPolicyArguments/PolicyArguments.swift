@@ -1,0 +1,11 @@
+public import ArgumentParser
+public import ATSPolicy
+
+// The policy's setting enums as command-line values, in one place for atsproxy and atsproxyctl
+// (a conformance declared twice would clash wherever both are linked).
+extension OSProfile: ExpressibleByArgument {}
+extension CipherProfile: ExpressibleByArgument {}
+extension ClientClass: ExpressibleByArgument {}
+extension LegacyKeyHandling: ExpressibleByArgument {}
+extension CTEnforcement: ExpressibleByArgument {}
+extension URLScheme: ExpressibleByArgument {}

@@ -1,0 +1,82 @@
+import ArgumentParser
+import ATSPolicy
+import EventLoop
+import Glibc
+import ProxyCore
+import TLSInspection
+
+/// The running proxy: one event loop per thread, each with its own listeners on shared ports, all
+/// sharing the policy, the probes and the verdict cache. The main thread only waits for signals.
+final class Daemon {
+    private let configuration: DaemonCommand
+
+    init(configuration: DaemonCommand) throws { self.configuration = configuration }
+
+    func run() throws {
+        // Block the stop signals everywhere before any thread starts; the main thread takes them with
+        // sigwait, so no handler runs in the middle of libevent or OpenSSL.
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        sigaddset(&stopSignals, SIGINT)
+        sigaddset(&stopSignals, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
+        signal(SIGPIPE, SIG_IGN)
+
+        let (policy, policyDescription) = try configuration.loadPolicy()
+        let anchors: TrustAnchors
+        do {
+            anchors = try TrustAnchors.loading(caFiles: configuration.caFiles, systemRoots: configuration.systemRoots == .on)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        let log: LogWriter
+        if let path = configuration.logFile {
+            do { log = try LogWriter(path: path) } catch { throw ValidationError("\(error)") }
+        } else {
+            log = LogWriter()
+        }
+        let settings = ProxySettings(
+            policy: policy, mode: configuration.mode, clientClass: configuration.clientClass,
+            allowedClients: try configuration.allowedClients())
+        let probes = ProbeService(anchors: anchors)
+        let cache = VerdictCache<VerdictKey, ProbeReport>(timeToLiveMilliseconds: Int64(configuration.verdictTTL) * 1000)
+        let addresses = try configuration.listen.map { text in
+            do { return try SocketAddress(parsing: text) } catch { throw ValidationError("--listen \(text): \(error)") }
+        }
+        let threadCount = configuration.threadCount
+
+        var loops: [EventLoopThread] = []
+        var bound: [String] = []
+        for _ in 0..<threadCount {
+            do {
+                let (loop, addresses) = try EventLoopThread.start { base in
+                    let resolver = try DNSResolver(base: base)
+                    let server = try ProxyServer(
+                        base: base, listen: addresses, sharedPorts: threadCount > 1, settings: settings, probes: probes,
+                        cache: cache, log: log, resolver: resolver)
+                    return (keepAlive: server, info: server.addresses.map(\.description))
+                }
+                loops.append(loop)
+                bound = addresses
+            } catch {
+                for loop in loops { loop.stop() }
+                throw ValidationError("cannot start: \(error)")
+            }
+        }
+        Daemon.say(
+            "atsproxy listening on \(bound.joined(separator: ", ")) with \(threadCount) thread\(threadCount == 1 ? "" : "s"), "
+                + "\(configuration.mode.rawValue) mode, policy \(policyDescription), "
+                + "\(policy.settings.osProfile.rawValue) profile")
+
+        var received: Int32 = 0
+        sigwait(&stopSignals, &received)
+        Daemon.say("atsproxy stopping (signal \(received))")
+        for loop in loops { loop.stop() }
+    }
+
+    /// Operational messages go to stderr; stdout carries the JSON log.
+    static func say(_ message: String) {
+        var line = Array((message + "\n").utf8)
+        _ = line.withUnsafeMutableBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    }
+}
