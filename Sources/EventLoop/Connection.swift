@@ -82,25 +82,21 @@ public final class Connection {
     public var pendingOutputBytes: Int { raw.map { evbuffer_get_length(bufferevent_get_output($0)) } ?? 0 }
 
     /// Takes up to `maximum` bytes from the input buffer.
-    public func read(maximum: Int = .max) -> [UInt8] {
-        guard let raw else { return [] }
-        let input = bufferevent_get_input(raw)
-        let count = min(maximum, evbuffer_get_length(input))
-        guard count > 0 else { return [] }
-        var bytes = [UInt8](repeating: 0, count: count)
-        let copied = bytes.withUnsafeMutableBytes { evbuffer_remove(input, $0.baseAddress, count) }
-        return Array(bytes.prefix(max(0, Int(copied))))
-    }
+    public func read(maximum: Int = .max) -> [UInt8] { copyInput(maximum: maximum, removing: true) }
 
     /// Looks at the input without taking it.
-    public func peek(maximum: Int = .max) -> [UInt8] {
+    public func peek(maximum: Int = .max) -> [UInt8] { copyInput(maximum: maximum, removing: false) }
+
+    private func copyInput(maximum: Int, removing: Bool) -> [UInt8] {
         guard let raw else { return [] }
         let input = bufferevent_get_input(raw)
         let count = min(maximum, evbuffer_get_length(input))
         guard count > 0 else { return [] }
         var bytes = [UInt8](repeating: 0, count: count)
-        let copied = bytes.withUnsafeMutableBytes { evbuffer_copyout(input, $0.baseAddress, count) }
-        return Array(bytes.prefix(max(0, Int(copied))))
+        let copied = bytes.withUnsafeMutableBytes { buffer in
+            removing ? Int(evbuffer_remove(input, buffer.baseAddress, count)) : evbuffer_copyout(input, buffer.baseAddress, count)
+        }
+        return Array(bytes.prefix(max(0, copied)))
     }
 
     public func write(_ bytes: [UInt8]) {
