@@ -68,10 +68,13 @@ final class ClientSession {
     }
 
     private func route(_ head: RequestHead) {
+        if case .absolute(let scheme, let host, let port, _) = head.target, scheme == "http" {
+            return plainRequest(head, host: host, port: port ?? 80)
+        }
         guard head.method == "CONNECT", case .authority(let host, let port) = head.target else {
             respond(ProxyResponse.text(
-                status: 501, reason: "Not Implemented",
-                body: "this build of atsproxy relays CONNECT tunnels only; plain http:// forwarding is not built yet\n"))
+                status: 400, reason: "Bad Request",
+                body: "send CONNECT host:port for https, or an absolute http:// URL for plain HTTP\n"))
             return
         }
         var record = ConnectionRecord(
@@ -90,6 +93,31 @@ final class ClientSession {
         self.requirements = requirements
         target = (host, port)
         lookUpVerdict(host: host, port: port, requirements: requirements)
+    }
+
+    /// A plain http:// request: blocked with Apple's cleartext error where the policy requires HTTPS
+    /// (report mode logs it as non-compliant).
+    private func plainRequest(_ head: RequestHead, host: String, port: UInt16) {
+        var record = ConnectionRecord(
+            startedAt: startedAt, client: peer, method: head.method, scheme: .http, host: host, port: port, action: .failed)
+        guard let requirements = try? server.settings.policy.requirements(
+            forHost: host, scheme: .http, clientClass: server.settings.clientClass, explaining: false)
+        else {
+            self.record = record
+            return respond(ProxyResponse.text(status: 400, reason: "Bad Request", body: "\(host) is not a host\n"))
+        }
+        let verdict = server.settings.policy.verdict(for: requirements, observed: nil)
+        record.verdict = verdict
+        if !verdict.isCompliant, server.settings.mode == .enforce {
+            record.action = .blocked
+            self.record = record
+            return respond(ProxyResponse.cleartextBlocked(verdict, host: host))
+        }
+        record.upstreamError = "plain http:// forwarding is not built yet"
+        self.record = record
+        respond(ProxyResponse.text(
+            status: 501, reason: "Not Implemented",
+            body: "ATS allows cleartext to \(host), but this build of atsproxy cannot forward plain http:// yet\n"))
     }
 
     private func lookUpVerdict(host: String, port: UInt16, requirements: Requirements) {

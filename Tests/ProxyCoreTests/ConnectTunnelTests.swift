@@ -137,4 +137,20 @@ struct ConnectTunnelTests {
         #expect(String(decoding: bad, as: UTF8.self).hasPrefix("HTTP/1.1 400 Bad Request"))
         #expect(good.status == 0, "\(good.standardError)")
     }
+
+    @Test("plain http:// to a host that needs HTTPS: 403 with Apple's cleartext message, logged as blocked")
+    func cleartextBlocked() throws {
+        let factory = try Self.chain()
+        let proxy = try Self.startProxy(factory, policyXML: "")
+        let response = exchangeRaw(port: proxy.port, Array("GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n".utf8))
+        proxy.loop.stop()
+        let text = String(decoding: response, as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 403 Forbidden"))
+        #expect(text.contains("X-ATS-Error: -1022"))
+        #expect(text.contains("App Transport Security has blocked a cleartext HTTP (http://) resource load since it is insecure"))
+        let line = try #require(try Self.logLines(proxy.logPath).first)
+        #expect(line["action"] as? String == "blocked")
+        #expect(line["scheme"] as? String == "http")
+        #expect(line["violations"] as? [String] == ["cleartext"])
+    }
 }
