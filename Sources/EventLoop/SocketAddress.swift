@@ -58,8 +58,8 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         }
     }
 
-    /// `127.0.0.1:8080` or `[::1]:8080`.
-    public var description: String {
+    /// The numeric host without brackets or port (`127.0.0.1`, `::1`), or nil if it cannot be printed.
+    public var host: String? {
         var copy = storage
         var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
         let status = withUnsafePointer(to: &copy) { pointer in
@@ -67,8 +67,13 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
                 getnameinfo($0, socklen_t(length), &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST)
             }
         }
-        guard status == 0 else { return "?" }
-        let text = host.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        return text.contains(":") ? "[\(text)]:\(port)" : "\(text):\(port)"
+        guard status == 0 else { return nil }
+        return host.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    }
+
+    /// `127.0.0.1:8080` or `[::1]:8080`.
+    public var description: String {
+        guard let host else { return "?" }
+        return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 }

@@ -12,6 +12,8 @@ final class ClientSession {
     unowned let server: ProxyServer
     let client: Connection
     let peer: String
+    /// Whether `--allow-client` admits this client.
+    let allowed: Bool
     let startedAt = ProxyServer.nowMilliseconds()
 
     private var parser = RequestHeadParser()
@@ -27,16 +29,17 @@ final class ClientSession {
     /// Above this much unsent data toward one side, stop reading from the other (le-proxy's rule).
     static let highWater = 512 * 1024
 
-    init(id: UInt64, server: ProxyServer, client: Connection, peer: String) {
+    init(id: UInt64, server: ProxyServer, client: Connection, peer: String, allowed: Bool) {
         self.id = id
         self.server = server
         self.client = client
         self.peer = peer
+        self.allowed = allowed
     }
 
     func start() {
         client.setTimeouts(read: server.settings.headTimeout, write: server.settings.headTimeout)
-        guard server.settings.allows(peer: peer) else {
+        guard allowed else {
             respond(ProxyResponse.text(
                 status: 403, reason: "Forbidden",
                 body: "client \(peer) is not allowed to use this proxy (see --allow-client)\n"))
@@ -81,8 +84,7 @@ final class ClientSession {
             startedAt: startedAt, client: peer, method: head.method, scheme: .https, host: host, port: port, action: .failed)
         let requirements: Requirements
         do {
-            requirements = try server.settings.policy.requirements(
-                forHost: host, scheme: .https, clientClass: server.settings.clientClass, explaining: false)
+            requirements = try lookUpRequirements(for: host, scheme: .https)
         } catch {
             record.upstreamError = "\(host) is not a host: \(error)"
             self.record = record
@@ -100,9 +102,7 @@ final class ClientSession {
     private func plainRequest(_ head: RequestHead, host: String, port: UInt16) {
         var record = ConnectionRecord(
             startedAt: startedAt, client: peer, method: head.method, scheme: .http, host: host, port: port, action: .failed)
-        guard let requirements = try? server.settings.policy.requirements(
-            forHost: host, scheme: .http, clientClass: server.settings.clientClass, explaining: false)
-        else {
+        guard let requirements = try? lookUpRequirements(for: host, scheme: .http) else {
             self.record = record
             return respond(ProxyResponse.text(status: 400, reason: "Bad Request", body: "\(host) is not a host\n"))
         }
@@ -118,6 +118,12 @@ final class ClientSession {
         respond(ProxyResponse.text(
             status: 501, reason: "Not Implemented",
             body: "ATS allows cleartext to \(host), but this build of atsproxy cannot forward plain http:// yet\n"))
+    }
+
+    /// The policy's answer for the host, without the "why" lines (this is the per-connection path).
+    private func lookUpRequirements(for host: String, scheme: URLScheme) throws(HostIdentity.ParseFailure) -> Requirements {
+        try server.settings.policy.requirements(
+            forHost: host, scheme: scheme, clientClass: server.settings.clientClass, explaining: false)
     }
 
     private func lookUpVerdict(host: String, port: UInt16, requirements: Requirements) {

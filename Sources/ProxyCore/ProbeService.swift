@@ -1,5 +1,6 @@
 import ATSPolicy
 import Dispatch
+import Synchronization
 import TLSInspection
 
 /// What the probes found out about one upstream, for one set of requirements.
@@ -26,6 +27,9 @@ public final class ProbeService: Sendable {
     private let slots: DispatchSemaphore
     private let anchors: TrustAnchors
     private let timeout: Duration
+    /// One configured SSL_CTX per client profile, built on first use: creating a context loads the
+    /// trust store, which every probe would otherwise repeat. Contexts are safe to share once set up.
+    private let contexts = Mutex<[ClientProfile: TLSClientContext]>([:])
 
     public init(anchors: TrustAnchors, concurrency: Int = 16, timeout: Duration = .seconds(10)) {
         self.anchors = anchors
@@ -51,8 +55,7 @@ public final class ProbeService: Sendable {
         let serverName: String? = if case .name(let name) = requirements.host { name } else { nil }
         let ats: ProbeOutcome
         do {
-            let context = try TLSClientContext(profile: .ats(for: requirements), anchors: anchors)
-            ats = TLSProbe.run(host: host, port: port, serverName: serverName, context: context, timeout: timeout)
+            ats = try handshake(host: host, port: port, serverName: serverName, profile: .ats(for: requirements))
         } catch {
             return ProbeReport(observed: nil, atsHandshakeFailure: nil, upstreamFailure: .handshake(reason: error.description))
         }
@@ -60,15 +63,27 @@ public final class ProbeService: Sendable {
         guard case .handshake(let reason)? = ats.failure else {
             return ProbeReport(observed: nil, atsHandshakeFailure: nil, upstreamFailure: ats.failure)
         }
-        let permissive: ProbeOutcome
-        do {
-            let context = try TLSClientContext(profile: .permissive, anchors: anchors)
-            permissive = TLSProbe.run(host: host, port: port, serverName: serverName, context: context, timeout: timeout)
-        } catch {
+        guard let permissive = try? handshake(host: host, port: port, serverName: serverName, profile: .permissive) else {
             return ProbeReport(observed: nil, atsHandshakeFailure: reason, upstreamFailure: .handshake(reason: reason))
         }
         return ProbeReport(
             observed: permissive.observed, atsHandshakeFailure: reason,
             upstreamFailure: permissive.observed == nil ? .handshake(reason: reason) : nil)
+    }
+
+    private func handshake(host: String, port: UInt16, serverName: String?, profile: ClientProfile) throws(TLSError)
+        -> ProbeOutcome
+    {
+        TLSProbe.run(host: host, port: port, serverName: serverName, context: try context(for: profile), timeout: timeout)
+    }
+
+    private func context(for profile: ClientProfile) throws(TLSError) -> TLSClientContext {
+        if let cached = contexts.withLock({ $0[profile] }) { return cached }
+        let made = try TLSClientContext(profile: profile, anchors: anchors)
+        return contexts.withLock { cache in
+            if let raced = cache[profile] { return raced }
+            cache[profile] = made
+            return made
+        }
     }
 }

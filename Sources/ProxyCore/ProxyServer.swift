@@ -35,12 +35,9 @@ public struct ProxySettings: Sendable {
         try! AddressRange(parsing: "127.0.0.0/8"), try! AddressRange(parsing: "::1/128"),
     ]
 
-    /// Whether a client at `peer` (`127.0.0.1:5000`, `[::1]:5000`) may use the proxy.
-    func allows(peer: String) -> Bool {
-        var host = Substring(peer)
-        if let colon = host.lastIndex(of: ":") { host = host[..<colon] }
-        if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
-        guard let address = IPAddress(host) else { return false }
+    /// Whether a client at `peer` may use the proxy.
+    func allows(peer: SocketAddress) -> Bool {
+        guard let host = peer.host, let address = IPAddress(host) else { return false }
         return allowedClients.contains { $0.contains(address) }
     }
 }
@@ -101,7 +98,8 @@ public final class ProxyServer {
         }
         let id = nextSessionID
         nextSessionID += 1
-        let session = ClientSession(id: id, server: self, client: connection, peer: peer.description)
+        let session = ClientSession(
+            id: id, server: self, client: connection, peer: peer.description, allowed: settings.allows(peer: peer))
         sessions[id] = session
         session.start()
     }

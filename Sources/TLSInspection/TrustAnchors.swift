@@ -3,12 +3,15 @@ internal import COpenSSL
 /// The roots a probe trusts: the OS store (Apple's "system roots" stand-in) and any `--ca-file`
 /// anchors, which ATS treats as user-installed roots (exempt from CT, 825-day limit).
 public struct TrustAnchors: Sendable {
-    public var systemRoots: Bool
-    public var userInstalled: [X509Certificate]
+    public let systemRoots: Bool
+    public let userInstalled: [X509Certificate]
+    /// The anchors' encodings, computed once: every probe asks whether its root is one of them.
+    private let userInstalledDER: Set<[UInt8]>
 
     public init(systemRoots: Bool = true, userInstalled: [X509Certificate] = []) {
         self.systemRoots = systemRoots
         self.userInstalled = userInstalled
+        self.userInstalledDER = Set(userInstalled.map(\.der))
     }
 
     /// Reads every certificate of each PEM file as a user-installed anchor.
@@ -36,8 +39,7 @@ public struct TrustAnchors: Sendable {
 
     /// Whether `certificate` is one of the user-installed anchors.
     func isUserInstalled(_ certificate: X509Certificate) -> Bool {
-        let der = certificate.der
-        return userInstalled.contains { $0.der == der }
+        userInstalledDER.contains(certificate.der)
     }
 }
 

@@ -16,12 +16,15 @@ struct ConnectTunnelTests {
     }
 
     /// Starts a proxy on 127.0.0.1:0 with `policyXML` and the factory's root as a user-installed anchor.
-    static func startProxy(_ factory: CertificateFactory, policyXML: String, mode: EnforcementMode = .enforce) throws -> Proxy {
+    static func startProxy(
+        _ factory: CertificateFactory, policyXML: String, mode: EnforcementMode = .enforce,
+        allowedClients: [AddressRange] = ProxySettings.loopback
+    ) throws -> Proxy {
         let policy = try PolicyLoader.load(bytes: Array("<plist version=\"1.0\"><dict>\(policyXML)</dict></plist>".utf8), file: "p.plist")
         let anchors = try TrustAnchors.loading(caFiles: [factory.path("root.pem")], systemRoots: false)
         let logPath = factory.path("proxy.log")
         let log = try LogWriter(path: logPath)
-        let settings = ProxySettings(policy: policy, mode: mode)
+        let settings = ProxySettings(policy: policy, mode: mode, allowedClients: allowedClients)
         let probes = ProbeService(anchors: anchors, timeout: .seconds(5))
         let cache = VerdictCache<VerdictKey, ProbeReport>(timeToLiveMilliseconds: 300_000)
         let (loop, port) = try EventLoopThread.start { base in
@@ -152,5 +155,17 @@ struct ConnectTunnelTests {
         #expect(line["action"] as? String == "blocked")
         #expect(line["scheme"] as? String == "http")
         #expect(line["violations"] as? [String] == ["cleartext"])
+    }
+
+    @Test("a client outside --allow-client gets 403 and nothing is probed")
+    func clientNotAllowed() throws {
+        let factory = try Self.chain()
+        let proxy = try Self.startProxy(
+            factory, policyXML: Self.fullATS, allowedClients: [try AddressRange(parsing: "10.0.0.0/8")])
+        let response = exchangeRaw(port: proxy.port, Array("CONNECT localhost:443 HTTP/1.1\r\n\r\n".utf8))
+        proxy.loop.stop()
+        let text = String(decoding: response, as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 403 Forbidden"))
+        #expect(text.contains("is not allowed to use this proxy"))
     }
 }
