@@ -1,0 +1,80 @@
+import ATSPolicy
+import EventLoop
+import Foundation
+import ProxyCore
+import TLSInspection
+import TLSTestSupport
+import Testing
+
+/// A proxy on a real event loop thread, listening on 127.0.0.1 (a port the kernel picked), logging
+/// to a file in the certificate factory's directory. Stopped with ``stop()``.
+struct TestProxy {
+    let loop: EventLoopThread
+    let port: UInt16
+    let logPath: String
+
+    /// Starts a proxy with `policyXML` (the inside of the Info.plist's top dictionary) and the
+    /// factory's `root.pem` as a user-installed anchor. `configure` adjusts the settings.
+    static func start(
+        _ factory: CertificateFactory, policyXML: String, mode: EnforcementMode = .enforce,
+        configure: (inout ProxySettings) -> Void = { _ in }
+    ) throws -> TestProxy {
+        let policy = try PolicyLoader.load(
+            bytes: Array("<plist version=\"1.0\"><dict>\(policyXML)</dict></plist>".utf8), file: "p.plist")
+        let anchors = try TrustAnchors.loading(caFiles: [factory.path("root.pem")], systemRoots: false)
+        let logPath = factory.path("proxy-\(UUID().uuidString).log")
+        let log = try LogWriter(path: logPath)
+        var settings = ProxySettings(policy: policy, mode: mode)
+        configure(&settings)
+        let probes = ProbeService(anchors: anchors, timeout: .seconds(5))
+        let cache = VerdictCache<VerdictKey, ProbeReport>(timeToLiveMilliseconds: 300_000)
+        let (loop, port) = try EventLoopThread.start { [settings] base in
+            let resolver = try DNSResolver(base: base)
+            let server = try ProxyServer(
+                base: base, listen: [try SocketAddress(parsing: "127.0.0.1:0")], settings: settings, probes: probes,
+                cache: cache, log: log, resolver: resolver)
+            return (keepAlive: server, info: server.addresses.first?.port ?? 0)
+        }
+        return TestProxy(loop: loop, port: port, logPath: logPath)
+    }
+
+    func stop() { loop.stop() }
+
+    /// The log's JSON lines, parsed.
+    func logLines() throws -> [[String: Any]] {
+        let text = try String(contentsOfFile: logPath, encoding: .utf8)
+        return try text.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+    }
+
+    /// The only log line; fails the test when there is not exactly one.
+    func onlyLogLine(sourceLocation: Testing.SourceLocation = #_sourceLocation) throws -> [String: Any] {
+        let lines = try logLines()
+        #expect(lines.count == 1, "expected one log line, got \(lines.count)", sourceLocation: sourceLocation)
+        return try #require(lines.first, sourceLocation: sourceLocation)
+    }
+
+    /// curl through the proxy to `https://NAME:PORT/` (NAME resolved to 127.0.0.1 by curl), trusting
+    /// the factory's root. Extra curl options go before the URL.
+    func curlHTTPS(
+        _ factory: CertificateFactory, name: String = "localhost", port: UInt16, options: [String] = []
+    ) throws -> CommandResult {
+        try runCommand("/usr/bin/curl", [
+            "-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(self.port)", "--cacert", factory.path("root.pem"),
+            "--resolve", "\(name):\(port):127.0.0.1",
+        ] + options + ["https://\(name):\(port)/"])
+    }
+}
+
+/// A root CA `root` and a compliant leaf `leaf` for localhost (SAN, serverAuth EKU, RSA-2048, SHA-256).
+func compliantChain() throws -> CertificateFactory {
+    let factory = try CertificateFactory()
+    try factory.rootCA("root")
+    try factory.certificate(
+        "leaf", issuer: "root", extensions: ["subjectAltName=DNS:localhost", "extendedKeyUsage=serverAuth"])
+    return factory
+}
+
+/// Full ATS for localhost: an exception entry with no keys (the local-host exemption is off).
+let fullATSForLocalhost = "<key>NSExceptionDomains</key><dict><key>localhost</key><dict/></dict>"
