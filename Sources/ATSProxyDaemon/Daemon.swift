@@ -38,11 +38,11 @@ final class Daemon {
         let settings = ProxySettings(
             policy: policy, mode: configuration.mode, clientClass: configuration.clientClass,
             allowedClients: try configuration.allowedClients())
-        let probes = ProbeService(anchors: anchors)
+        let hosts = try configuration.hostsTable()
+        let hostsFile = configuration.hostsFile
+        let probes = ProbeService(anchors: anchors, hosts: hosts)
         let cache = VerdictCache<VerdictKey, ProbeReport>(timeToLiveMilliseconds: Int64(configuration.verdictTTL) * 1000)
-        let addresses = try configuration.listen.map { text in
-            do { return try SocketAddress(parsing: text) } catch { throw ValidationError("--listen \(text): \(error)") }
-        }
+        let endpoints = try configuration.endpoints()
         let threadCount = configuration.threadCount
 
         var loops: [EventLoopThread] = []
@@ -50,9 +50,9 @@ final class Daemon {
         for _ in 0..<threadCount {
             do {
                 let (loop, addresses) = try EventLoopThread.start { base in
-                    let resolver = try DNSResolver(base: base)
+                    let resolver = try DNSResolver(base: base, hostsFile: hostsFile)
                     let server = try ProxyServer(
-                        base: base, listen: addresses, sharedPorts: threadCount > 1, settings: settings, probes: probes,
+                        base: base, endpoints: endpoints, sharedPorts: threadCount > 1, settings: settings, probes: probes,
                         cache: cache, log: log, resolver: resolver)
                     return (keepAlive: server, info: server.addresses.map(\.description))
                 }

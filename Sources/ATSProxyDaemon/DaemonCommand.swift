@@ -44,8 +44,17 @@ public struct DaemonCommand: ParsableCommand {
     @Option(name: .customLong("cipher-profile"), help: "TLS 1.2 suites of the ATS client: current or documented.")
     var cipherProfile: CipherProfile = .current
 
-    @Option(name: .customLong("client-class"), help: "Which API the clients use: urlsession, webkit or media.")
-    var clientClass: ClientClass = .urlsession
+    @Option(
+        name: .customLong("client-class"),
+        help: ArgumentHelp(
+            "Which API the clients use: urlsession, webkit or media (default urlsession).",
+            discussion: "Give one for every listener, or one per --listen in the same order."))
+    var clientClasses: [ClientClass] = []
+
+    @Option(
+        name: .customLong("hosts-file"),
+        help: "Names to addresses in /etc/hosts format, consulted before /etc/hosts and DNS.")
+    var hostsFile: String?
 
     @Option(name: .customLong("allow-client"), help: "A CIDR range of clients allowed to connect (repeatable; default loopback).")
     var allowClients: [String] = []
@@ -73,6 +82,11 @@ public struct DaemonCommand: ParsableCommand {
         for text in listen {
             do { _ = try SocketAddress(parsing: text) } catch { throw ValidationError("--listen \(text): not ADDR:PORT") }
         }
+        guard clientClasses.count <= 1 || clientClasses.count == listen.count else {
+            throw ValidationError(
+                "--client-class was given \(clientClasses.count) times for \(listen.count) --listen addresses: "
+                    + "give it once for all, or once per --listen in the same order")
+        }
         for text in allowClients {
             do { _ = try AddressRange(parsing: text) } catch { throw ValidationError("--allow-client \(text): \(error)") }
         }
@@ -85,8 +99,25 @@ public struct DaemonCommand: ParsableCommand {
 
     // MARK: - What the flags mean
 
+    /// The client class of listeners that do not name their own.
+    var clientClass: ClientClass { clientClasses.count == 1 ? clientClasses[0] : .urlsession }
+
     func policySettings() -> PolicySettings {
         PolicySettings(osProfile: osProfile, cipherProfile: cipherProfile, clientClass: clientClass)
+    }
+
+    /// The listeners, each with its client class.
+    func endpoints() throws -> [ListenEndpoint] {
+        try listen.enumerated().map { index, text in
+            let address: SocketAddress
+            do { address = try SocketAddress(parsing: text) } catch { throw ValidationError("--listen \(text): \(error)") }
+            return ListenEndpoint(address: address, clientClass: clientClasses.count > 1 ? clientClasses[index] : clientClass)
+        }
+    }
+
+    func hostsTable() throws -> HostsTable? {
+        guard let hostsFile else { return nil }
+        do { return try HostsTable.load(path: hostsFile) } catch { throw ValidationError("--hosts-file \(error)") }
     }
 
     func loadPolicy() throws -> (policy: TransportSecurityPolicy, description: String) {

@@ -2,7 +2,7 @@ internal import CLibevent
 import Glibc
 
 /// What happened to a connection besides data arriving.
-public enum ConnectionEvent: Sendable, Equatable {
+public enum ConnectionEvent: Sendable, Equatable, CustomStringConvertible {
     /// An outgoing connect completed.
     case connected
     /// The peer closed its side.
@@ -11,6 +11,15 @@ public enum ConnectionEvent: Sendable, Equatable {
     case error(Int32)
     /// A read or write time limit passed.
     case timeout
+
+    public var description: String {
+        switch self {
+        case .connected: "connected"
+        case .endOfStream: "the peer closed the connection"
+        case .error(let code): code == 0 ? "a socket error" : String(cString: strerror(code))
+        case .timeout: "timed out"
+        }
+    }
 }
 
 /// A socket with libevent's buffers on an event base: the single owner of its `bufferevent` (which
@@ -109,6 +118,26 @@ public final class Connection {
     public func moveInput(to other: Connection) {
         guard let raw, let target = other.raw else { return }
         evbuffer_add_buffer(bufferevent_get_output(target), bufferevent_get_input(raw))
+    }
+
+    /// Moves at most `maximum` bytes of this connection's input to `other`'s output, without copying
+    /// where whole chains fit; returns how many moved. For bodies whose length the proxy tracks.
+    @discardableResult
+    public func moveInput(to other: Connection, maximum: Int) -> Int {
+        guard let raw, let target = other.raw, maximum > 0 else { return 0 }
+        return Int(evbuffer_remove_buffer(bufferevent_get_input(raw), bufferevent_get_output(target), maximum))
+    }
+
+    /// Discards the first `count` bytes of the input (after a ``peek(maximum:)`` has looked at them).
+    public func discardInput(_ count: Int) {
+        guard let raw, count > 0 else { return }
+        evbuffer_drain(bufferevent_get_input(raw), count)
+    }
+
+    /// Whether reading is on (it is unless ``setReading(_:)`` turned it off).
+    public var isReading: Bool {
+        guard let raw else { return false }
+        return Int32(bufferevent_get_enabled(raw)) & Int32(EV_READ) != 0
     }
 
     /// Stops or resumes reading: backpressure, so a slow reader never makes memory grow.

@@ -1,12 +1,13 @@
 import ATSPolicy
 import EventLoop
 import ProxyWire
-import TLSInspection
 
-/// One client connection, from its request head to the end of its tunnel. Loop-confined.
+/// One client connection, from its first request head to its close. Loop-confined.
 ///
-/// CONNECT: requirements for the host, a verdict from a (cached, shared) probe, then a 403, a 502
-/// or `200 Connection established` and a relay both ways with backpressure and half-close.
+/// The session reads request heads and routes each: `CONNECT` to the tunnel path
+/// (`ClientSession+Connect`, `ClientSession+Tunnel`), absolute-form `http://` to a
+/// ``PlainHTTPExchange``, anything else to a 400. A keep-alive client comes back here for its next
+/// head once an exchange is over. Every request or tunnel leaves one ``ConnectionRecord`` in the log.
 final class ClientSession {
     let id: UInt64
     unowned let server: ProxyServer
@@ -14,253 +15,240 @@ final class ClientSession {
     let peer: String
     /// Whether `--allow-client` admits this client.
     let allowed: Bool
-    let startedAt = ProxyServer.nowMilliseconds()
+    /// The ATS client the listener this client came through stands for.
+    let clientClass: ClientClass
 
+    /// The record of the request or tunnel in progress; written to the log when it ends.
+    var record: ConnectionRecord?
     private var parser = RequestHeadParser()
-    private var record: ConnectionRecord?
-    private var upstream: Connection?
-    private var earlyBytes: [UInt8] = []
-    private var requirements: Requirements?
-    private var target: (host: String, port: UInt16)?
+    /// Whether any byte of the current head has arrived (an idle keep-alive client just goes away).
+    private var headStarted = false
+    /// The client half-closed: what it has sent is answered, then the connection closes.
+    var clientEnded = false
     private var finished = false
-    private var clientDone = false
-    private var upstreamDone = false
 
-    /// Above this much unsent data toward one side, stop reading from the other (le-proxy's rule).
-    static let highWater = 512 * 1024
+    // The CONNECT path's state (see ClientSession+Connect and ClientSession+Tunnel).
+    var upstream: Connection?
+    var requirements: Requirements?
+    var target: (host: String, port: UInt16)?
+    var tunnel = TunnelState()
 
-    init(id: UInt64, server: ProxyServer, client: Connection, peer: String, allowed: Bool) {
+    // The plain-HTTP path's state.
+    var exchange: PlainHTTPExchange?
+    /// An origin connection kept open after a keep-alive exchange, for the client's next request.
+    var idleOrigin: IdleOrigin?
+
+    init(id: UInt64, server: ProxyServer, client: Connection, peer: String, allowed: Bool, clientClass: ClientClass) {
         self.id = id
         self.server = server
         self.client = client
         self.peer = peer
         self.allowed = allowed
+        self.clientClass = clientClass
     }
 
+    var settings: ProxySettings { server.settings }
+
     func start() {
-        client.setTimeouts(read: server.settings.headTimeout, write: server.settings.headTimeout)
         guard allowed else {
+            client.setTimeouts(read: settings.headTimeout, write: settings.headTimeout)
             respond(ProxyResponse.text(
                 status: 403, reason: "Forbidden",
                 body: "client \(peer) is not allowed to use this proxy (see --allow-client)\n"))
             return
         }
+        awaitHead(timeout: settings.headTimeout)
+    }
+
+    // MARK: - Request heads
+
+    /// Listens for the next request head, and reads any bytes of it already buffered.
+    func awaitHead(timeout: Duration) {
+        parser = RequestHeadParser()
+        headStarted = false
+        client.setTimeouts(read: timeout, write: settings.headTimeout)
         client.onReadable = { [unowned self] _ in readHead() }
         client.onEvent = { [unowned self] _, event in
-            if event == .timeout {
+            if event == .timeout, headStarted {
                 respond(ProxyResponse.text(status: 408, reason: "Request Timeout", body: "no complete request head in time\n"))
             } else {
                 finish()
             }
         }
+        if client.availableBytes > 0 { readHead() }
+        guard record == nil else { return }  // A buffered head was complete and is being handled.
+        // A client that half-closed has nothing more to say once its buffered requests are answered.
+        if clientEnded { return closeAfterFlush() }
+        client.setReading(true)
     }
 
-    // MARK: - The request head
-
+    /// Feeds buffered bytes to the head parser; what follows a complete head stays buffered for the
+    /// body, the tunnel or the next request.
     private func readHead() {
-        switch parser.consume(client.read()) {
-        case .needMoreData:
-            return
-        case .failed(let error):
-            respond(ProxyResponse.text(status: error.status, reason: error.statusPhrase, body: error.reason + "\n"))
-        case .complete(let head, let leftover):
-            client.setReading(false)
-            earlyBytes = leftover
-            route(head)
+        while client.availableBytes > 0 {
+            let bytes = client.peek(maximum: 16 * 1024)
+            if !headStarted {
+                headStarted = true
+                // From the first byte on, the whole head must arrive within the head timeout.
+                client.setTimeouts(read: settings.headTimeout, write: settings.headTimeout)
+            }
+            switch parser.consume(bytes) {
+            case .needMoreData:
+                client.discardInput(bytes.count)
+            case .failed(let error):
+                record = ConnectionRecord(
+                    startedAt: ProxyServer.nowMilliseconds(), client: peer, method: "-", scheme: .http, host: "-", port: 0,
+                    action: .failed)
+                record?.upstreamError = "bad request: \(error.reason)"
+                return respond(ProxyResponse.text(status: error.status, reason: error.statusPhrase, body: error.reason + "\n"))
+            case .complete(let head, let leftover):
+                client.discardInput(bytes.count - leftover.count)
+                client.setReading(false)
+                return route(head)
+            }
         }
     }
 
     private func route(_ head: RequestHead) {
-        if case .absolute(let scheme, let host, let port, _) = head.target, scheme == "http" {
-            return plainRequest(head, host: host, port: port ?? 80)
-        }
-        guard head.method == "CONNECT", case .authority(let host, let port) = head.target else {
+        let now = ProxyServer.nowMilliseconds()
+        switch head.target {
+        case .absolute("http", let host, let port, _):
+            record = ConnectionRecord(
+                startedAt: now, client: peer, method: head.method, scheme: .http, host: host, port: port ?? 80,
+                action: .failed)
+            plainRequest(head, host: host, port: port ?? 80)
+        case .authority(let host, let port) where head.method == "CONNECT":
+            record = ConnectionRecord(
+                startedAt: now, client: peer, method: head.method, scheme: .https, host: host, port: port, action: .failed)
+            connectRequest(host: host, port: port)
+        default:
+            record = ConnectionRecord(
+                startedAt: now, client: peer, method: head.method, scheme: .http, host: head.target.host,
+                port: head.target.effectivePort, action: .failed)
+            record?.upstreamError = "not a proxy request: \(head.method) \(head.target)"
             respond(ProxyResponse.text(
                 status: 400, reason: "Bad Request",
                 body: "send CONNECT host:port for https, or an absolute http:// URL for plain HTTP\n"))
-            return
         }
-        var record = ConnectionRecord(
-            startedAt: startedAt, client: peer, method: head.method, scheme: .https, host: host, port: port, action: .failed)
-        let requirements: Requirements
-        do {
-            requirements = try lookUpRequirements(for: host, scheme: .https)
-        } catch {
-            record.upstreamError = "\(host) is not a host: \(error)"
-            self.record = record
-            respond(ProxyResponse.text(status: 400, reason: "Bad Request", body: "\(host) is not a host: \(error)\n"))
-            return
-        }
-        self.record = record
-        self.requirements = requirements
-        target = (host, port)
-        lookUpVerdict(host: host, port: port, requirements: requirements)
     }
+
+    /// The policy's answer for the host, without the "why" lines (this is the per-request path).
+    func lookUpRequirements(for host: String, scheme: URLScheme) throws(HostIdentity.ParseFailure) -> Requirements {
+        try settings.policy.requirements(forHost: host, scheme: scheme, clientClass: clientClass, explaining: false)
+    }
+
+    // MARK: - Plain HTTP
 
     /// A plain http:// request: blocked with Apple's cleartext error where the policy requires HTTPS
-    /// (report mode logs it as non-compliant).
+    /// (report mode forwards it and logs it as non-compliant); otherwise forwarded to the origin.
     private func plainRequest(_ head: RequestHead, host: String, port: UInt16) {
-        var record = ConnectionRecord(
-            startedAt: startedAt, client: peer, method: head.method, scheme: .http, host: host, port: port, action: .failed)
-        guard let requirements = try? lookUpRequirements(for: host, scheme: .http) else {
-            self.record = record
-            return respond(ProxyResponse.text(status: 400, reason: "Bad Request", body: "\(host) is not a host\n"))
+        let requirements: Requirements
+        do {
+            requirements = try lookUpRequirements(for: host, scheme: .http)
+        } catch {
+            record?.upstreamError = "\(host) is not a host: \(error)"
+            return respond(ProxyResponse.text(status: 400, reason: "Bad Request", body: "\(host) is not a host: \(error)\n"))
         }
-        let verdict = server.settings.policy.verdict(for: requirements, observed: nil)
-        record.verdict = verdict
-        if !verdict.isCompliant, server.settings.mode == .enforce {
-            record.action = .blocked
-            self.record = record
+        let verdict = settings.policy.verdict(for: requirements, observed: nil)
+        record?.requirements = requirements
+        record?.verdict = verdict
+        if !verdict.isCompliant, settings.mode == .enforce {
+            record?.action = .blocked
             return respond(ProxyResponse.cleartextBlocked(verdict, host: host))
         }
-        record.upstreamError = "plain http:// forwarding is not built yet"
-        self.record = record
-        respond(ProxyResponse.text(
-            status: 501, reason: "Not Implemented",
-            body: "ATS allows cleartext to \(host), but this build of atsproxy cannot forward plain http:// yet\n"))
-    }
-
-    /// The policy's answer for the host, without the "why" lines (this is the per-connection path).
-    private func lookUpRequirements(for host: String, scheme: URLScheme) throws(HostIdentity.ParseFailure) -> Requirements {
-        try server.settings.policy.requirements(
-            forHost: host, scheme: scheme, clientClass: server.settings.clientClass, explaining: false)
-    }
-
-    private func lookUpVerdict(host: String, port: UInt16, requirements: Requirements) {
-        guard let poster = server.poster else { return finish() }
-        let key = VerdictKey(host: host, port: port, requirements: requirements)
-        let session = id
-        let cache = server.cache
-        switch cache.lookup(key, now: ProxyServer.nowMilliseconds(), waiter: { report in
-            poster.post(.probeFinished(session: session, report: report))
-        }) {
-        case .hit(let report):
-            probeFinished(report)
-        case .waiting:
-            return
-        case .probe:
-            server.probes.probe(host: host, port: port, requirements: requirements) { report in
-                // Unreachable upstreams are not cached: the next request tries again.
-                if report.upstreamFailure != nil {
-                    cache.abandon(key, answering: report)
-                } else {
-                    cache.complete(key, with: report, now: ProxyServer.nowMilliseconds())
-                }
-                poster.post(.probeFinished(session: session, report: report))
-            }
-        }
-    }
-
-    // MARK: - The verdict
-
-    func probeFinished(_ report: ProbeReport) {
-        guard !finished, let requirements, let target, var record else { return }
-        record.probed = report.observed
-        guard let observed = report.observed else {
-            record.action = .failed
-            record.upstreamError = report.upstreamFailure?.description ?? "the upstream could not be reached"
-            self.record = record
-            respond(ProxyResponse.text(
-                status: 502, reason: "Bad Gateway", body: "atsproxy could not reach \(target.host):\(target.port): "
-                    + (record.upstreamError ?? "") + "\n"))
-            return
-        }
-        let verdict = server.settings.policy.verdict(for: requirements, observed: observed)
-        record.verdict = verdict
-        if !verdict.isCompliant, server.settings.mode == .enforce {
-            record.action = .blocked
-            self.record = record
-            respond(ProxyResponse.blocked(verdict, host: target.host))
-            return
-        }
-        record.action = .allowed
-        self.record = record
-        openTunnel(to: target.host, port: target.port)
-    }
-
-    // MARK: - The tunnel
-
-    private func openTunnel(to host: String, port: UInt16) {
-        let upstream: Connection
+        let framing: BodyFraming
         do {
-            upstream = try Connection(base: server.base, connectingTo: host, port: port, resolver: server.resolver)
+            framing = try head.bodyFraming()
         } catch {
-            return upstreamFailed(error.description)
+            record?.upstreamError = "bad request: \(error.reason)"
+            return respond(ProxyResponse.text(status: error.status, reason: error.statusPhrase, body: error.reason + "\n"))
         }
-        self.upstream = upstream
-        upstream.setTimeouts(read: nil, write: server.settings.headTimeout)
-        upstream.onEvent = { [unowned self] connection, event in
-            switch event {
-            case .connected:
-                tunnelEstablished()
-            case .error, .timeout:
-                upstreamFailed(connection.dnsError ?? "\(event)")
-            case .endOfStream:
-                upstreamFailed("the server closed the connection")
+        record?.action = .allowed
+        let key = OriginKey(host: host, port: port)
+        let reused = idleOrigin?.key == key ? idleOrigin?.connection : nil
+        if reused == nil { idleOrigin?.connection.close() }
+        idleOrigin = nil
+        let origin: Connection
+        if let reused {
+            origin = reused
+        } else {
+            do {
+                origin = try Connection(base: server.base, connectingTo: host, port: port, resolver: server.resolver)
+            } catch {
+                return failBeforeResponse(status: 502, reason: error.description)
             }
+        }
+        let exchange = PlainHTTPExchange(session: self, origin: origin, key: key, head: head, requestFraming: framing)
+        self.exchange = exchange
+        exchange.start(originConnected: reused != nil)
+    }
+
+    /// The exchange is over with its response delivered (or being delivered): log it, then read the
+    /// next head or close.
+    func exchangeFinished(keepClient: Bool, keepOrigin: Bool) {
+        guard let exchange else { return }
+        self.exchange = nil
+        writeRecord()
+        if keepOrigin {
+            idleOrigin = IdleOrigin(key: exchange.key, connection: exchange.origin)
+            watchIdleOrigin(exchange.origin)
+        } else {
+            exchange.origin.close()
+        }
+        if keepClient {
+            awaitHead(timeout: settings.idleTimeout)
+        } else {
+            closeAfterFlush()
         }
     }
 
-    private func upstreamFailed(_ reason: String) {
+    /// The origin must not speak between requests; if it closes or does, it is not reused.
+    private func watchIdleOrigin(_ origin: Connection) {
+        origin.setTimeouts(read: settings.idleTimeout, write: nil)
+        origin.setReading(true)
+        let drop: (Connection) -> Void = { [unowned self] connection in
+            connection.close()
+            if idleOrigin?.connection === connection { idleOrigin = nil }
+        }
+        origin.onReadable = drop
+        origin.onEvent = { connection, _ in drop(connection) }
+        origin.onDrained = nil
+    }
+
+    /// The origin could not give an answer, and nothing of one has reached the client: a 502 or 504.
+    func failBeforeResponse(status: Int, reason: String) {
         record?.action = .failed
         record?.upstreamError = reason
-        respond(ProxyResponse.text(status: 502, reason: "Bad Gateway", body: "atsproxy could not connect upstream: \(reason)\n"))
+        exchange?.origin.close()
+        exchange = nil
+        let phrase = status == 504 ? "Gateway Timeout" : "Bad Gateway"
+        respond(ProxyResponse.text(status: status, reason: phrase, body: "atsproxy could not get a response: \(reason)\n"))
     }
 
-    private func tunnelEstablished() {
-        guard let upstream else { return }
-        client.write(ProxyResponse.connectionEstablished)
-        upstream.write(earlyBytes)
-        record?.bytesUp += Int64(earlyBytes.count)
-        earlyBytes = []
-        let idle = server.settings.idleTimeout
-        client.setTimeouts(read: idle, write: idle)
-        upstream.setTimeouts(read: idle, write: idle)
-        relay(from: client, to: upstream, up: true)
-        relay(from: upstream, to: client, up: false)
-        client.setReading(true)
-    }
-
-    /// Moves bytes from `source` to `target` as they come, pausing `source` while `target` has more
-    /// than ``highWater`` bytes unsent; forwards end-of-stream as a half-close.
-    private func relay(from source: Connection, to target: Connection, up: Bool) {
-        source.onReadable = { [unowned self] source in
-            let count = Int64(source.availableBytes)
-            if up { record?.bytesUp += count } else { record?.bytesDown += count }
-            source.moveInput(to: target)
-            if target.pendingOutputBytes > ClientSession.highWater {
-                source.setReading(false)
-                target.setDrainedMark(ClientSession.highWater / 2)
-                target.onDrained = { [unowned self] target in
-                    target.onDrained = nil
-                    target.setDrainedMark(0)
-                    if !(up ? clientDone : upstreamDone) { source.setReading(true) }
-                }
-            }
-        }
-        source.onEvent = { [unowned self] source, event in
-            guard event == .endOfStream else { return finish() }
-            if up { clientDone = true } else { upstreamDone = true }
-            source.setReading(false)
-            // Half-close: the other side learns of the end once what we hold for it is written.
-            if target.pendingOutputBytes == 0 {
-                target.shutdownWrite()
-            } else {
-                target.setDrainedMark(0)
-                target.onDrained = { target in target.shutdownWrite() }
-            }
-            if clientDone, upstreamDone { finish() }
-        }
+    /// A failure after part of the response was relayed: all the proxy can do is close.
+    func abortExchange(reason: String) {
+        record?.upstreamError = reason
+        exchange?.origin.close()
+        exchange = nil
+        finish()
     }
 
     // MARK: - Ending
 
     /// Sends the proxy's own response, then closes once it is written.
-    private func respond(_ bytes: [UInt8]) {
+    func respond(_ bytes: [UInt8]) {
         client.setReading(false)
         upstream?.close()
         upstream = nil
         client.write(bytes)
+        closeAfterFlush()
+    }
+
+    /// Closes once everything queued for the client is written.
+    func closeAfterFlush() {
+        client.setReading(false)
+        client.onReadable = nil
+        guard client.pendingOutputBytes > 0 else { return finish() }
         client.setDrainedMark(0)
         client.onDrained = { [unowned self] _ in finish() }
         // A client that half-closed after its request still reads the answer: only a real error or
@@ -270,15 +258,37 @@ final class ClientSession {
         }
     }
 
-    private func finish() {
+    /// Writes the current record to the log, once.
+    func writeRecord() {
+        guard var record else { return }
+        self.record = nil
+        record.durationMilliseconds = ProxyServer.nowMilliseconds() - record.startedAt
+        server.log.write(line: record.json.serialized)
+    }
+
+    func finish() {
         guard !finished else { return }
         finished = true
-        if var record {
-            record.durationMilliseconds = ProxyServer.nowMilliseconds() - startedAt
-            server.log.write(line: record.json.serialized)
-        }
+        writeRecord()
+        exchange?.origin.close()
+        exchange = nil
+        idleOrigin?.connection.close()
+        idleOrigin = nil
         upstream?.close()
+        upstream = nil
         client.close()
         server.sessionEnded(id)
     }
+}
+
+/// Where a plain-HTTP request goes: an origin connection is reused only for the same host and port.
+struct OriginKey: Hashable {
+    var host: String
+    var port: UInt16
+}
+
+/// An origin connection waiting for the client's next request.
+struct IdleOrigin {
+    var key: OriginKey
+    var connection: Connection
 }

@@ -8,6 +8,10 @@ public struct ConnectionRecord: Sendable {
         case allowed, blocked, failed
     }
 
+    public enum TunnelProtocol: String, Sendable {
+        case tls, cleartext
+    }
+
     /// When the connection was accepted, in milliseconds since 1970 (UTC).
     public var startedAt: Int64
     /// The client's address and port, `127.0.0.1:50312`.
@@ -19,13 +23,23 @@ public struct ConnectionRecord: Sendable {
     public var port: UInt16
     /// The server name the device's ClientHello carried, when there was one.
     public var serverNameIndication: String?
+    /// The policy's answer for the host, known before any verdict: logged as `rule` even when the
+    /// upstream could not be reached.
+    public var requirements: Requirements?
+    /// The verdict for the request's host (CONNECT) or URL.
     public var verdict: Verdict?
+    /// The verdict for the ClientHello's server name, when it named another host than the CONNECT.
+    public var serverNameVerdict: Verdict?
+    /// What the device sent through a CONNECT tunnel: TLS, or cleartext (judged by the `cleartext` rule).
+    public var tunnelProtocol: TunnelProtocol?
     public var action: Action
     /// What the ATS-shaped (or, after it failed, the permissive) probe saw.
     public var probed: ObservedConnection?
     /// The version and suite the device itself negotiated, read from the tunnel's hellos.
     public var deviceVersion: TLSVersion?
     public var deviceCipher: CipherSuite?
+    /// The origin's status code, for a forwarded plain-HTTP request.
+    public var status: Int?
     /// Why the upstream could not be reached, when it could not.
     public var upstreamError: String?
     public var bytesUp: Int64 = 0
@@ -46,8 +60,15 @@ public struct ConnectionRecord: Sendable {
     }
 
     /// The log line (without its newline).
+    /// The verdicts that were reached, the request's host first.
+    private var verdicts: [Verdict] { [verdict, serverNameVerdict].compactMap(\.self) }
+
+    /// The verdict that decides what is logged as `rule` and `error`: the first non-compliant one.
+    private var decidingVerdict: Verdict? { verdicts.first { !$0.isCompliant } ?? verdict }
+
     public var json: JSONValue {
-        let violations = verdict?.violations ?? []
+        let violations = verdicts.flatMap(\.violations)
+        let rule = (decidingVerdict?.requirements ?? requirements)?.rule
         return .object([
             ("ts", .string(DateFormat.rfc3339(milliseconds: startedAt))),
             ("client", .string(client)),
@@ -56,14 +77,17 @@ public struct ConnectionRecord: Sendable {
             ("host", .string(host)),
             ("port", .int(Int(port))),
             ("sni", .optional(serverNameIndication)),
-            ("rule", verdict?.requirements.rule.json ?? .null),
-            ("compliant", .bool(verdict?.isCompliant ?? false)),
+            ("rule", rule?.json ?? .null),
+            ("compliant", .bool(!verdicts.isEmpty && verdicts.allSatisfy(\.isCompliant))),
             ("action", .string(action.rawValue)),
             ("violations", .strings(violations.map(\.kind.name))),
-            ("error", verdict?.error?.json ?? .null),
+            ("error", decidingVerdict?.error?.json ?? .null),
             ("explanations", .strings(violations.map(\.explanation))),
+            ("sni_check", serverNameVerdict.map(ConnectionRecord.serverNameJSON) ?? .null),
+            ("tunnel", .optional(tunnelProtocol?.rawValue)),
             ("tls", probed.map(ConnectionRecord.tlsJSON) ?? .null),
             ("observed", observedJSON),
+            ("status", status.map { .int($0) } ?? .null),
             ("upstream_error", .optional(upstreamError)),
             ("bytes_up", .int(bytesUp)),
             ("bytes_down", .int(bytesDown)),
@@ -76,6 +100,15 @@ public struct ConnectionRecord: Sendable {
         return .object([
             ("version", .optional(deviceVersion?.plistName)),
             ("cipher", .optional(deviceCipher?.ianaName)),
+        ])
+    }
+
+    static func serverNameJSON(_ verdict: Verdict) -> JSONValue {
+        .object([
+            ("host", .string(verdict.requirements.host.description)),
+            ("rule", verdict.requirements.rule.json),
+            ("compliant", .bool(verdict.isCompliant)),
+            ("violations", .strings(verdict.violations.map(\.kind.name))),
         ])
     }
 

@@ -11,6 +11,19 @@ public struct ProbeReport: Sendable {
     public var atsHandshakeFailure: String?
     /// Why the upstream could not be reached at all (DNS, refused, timeout): no verdict, a 502.
     public var upstreamFailure: ProbeFailure?
+    /// Set when the upstream answered the ClientHello in some other protocol: no TLS verdict; the
+    /// tunnel is judged by the device's own first bytes instead (the `cleartext` rule).
+    public var cleartextUpstream: String?
+
+    public init(
+        observed: ObservedConnection? = nil, atsHandshakeFailure: String? = nil, upstreamFailure: ProbeFailure? = nil,
+        cleartextUpstream: String? = nil
+    ) {
+        self.observed = observed
+        self.atsHandshakeFailure = atsHandshakeFailure
+        self.upstreamFailure = upstreamFailure
+        self.cleartextUpstream = cleartextUpstream
+    }
 }
 
 /// The key probe results are cached under: the same host and port probed with the same
@@ -18,7 +31,17 @@ public struct ProbeReport: Sendable {
 public struct VerdictKey: Hashable, Sendable {
     public var host: String
     public var port: UInt16
+    /// The SNI the probe sends, when it is not the one `requirements` imply (a device's ClientHello
+    /// naming another host than its CONNECT).
+    public var serverName: String?
     public var requirements: Requirements
+
+    public init(host: String, port: UInt16, serverName: String? = nil, requirements: Requirements) {
+        self.host = host
+        self.port = port
+        self.serverName = serverName
+        self.requirements = requirements
+    }
 }
 
 /// Runs blocking probes off the event loops, at most `concurrency` at a time.
@@ -31,8 +54,12 @@ public final class ProbeService: Sendable {
     /// trust store, which every probe would otherwise repeat. Contexts are safe to share once set up.
     private let contexts = Mutex<[ClientProfile: TLSClientContext]>([:])
 
-    public init(anchors: TrustAnchors, concurrency: Int = 16, timeout: Duration = .seconds(10)) {
+    private let hosts: HostsTable?
+
+    /// - Parameter hosts: `--hosts-file`, consulted before the system resolver.
+    public init(anchors: TrustAnchors, hosts: HostsTable? = nil, concurrency: Int = 16, timeout: Duration = .seconds(10)) {
         self.anchors = anchors
+        self.hosts = hosts
         self.slots = DispatchSemaphore(value: concurrency)
         self.timeout = timeout
     }
@@ -40,19 +67,20 @@ public final class ProbeService: Sendable {
     /// Probes `host:port` as the ATS client for `requirements` would, then permissively if that
     /// failed, and calls `completion` on a probe thread.
     public func probe(
-        host: String, port: UInt16, requirements: Requirements, completion: @escaping @Sendable (ProbeReport) -> Void
+        _ key: VerdictKey, completion: @escaping @Sendable (ProbeReport) -> Void
     ) {
         queue.async { [self] in
             slots.wait()
             defer { slots.signal() }
-            completion(run(host: host, port: port, requirements: requirements))
+            completion(run(host: key.host, port: key.port, serverName: key.serverName, requirements: key.requirements))
         }
     }
 
-    /// The two probes, in this thread.
-    public func run(host: String, port: UInt16, requirements: Requirements) -> ProbeReport {
+    /// The two probes, in this thread. `serverName` overrides the SNI the requirements' host implies.
+    public func run(host: String, port: UInt16, serverName: String? = nil, requirements: Requirements) -> ProbeReport {
         // Apple's client sends no SNI for an IP literal.
-        let serverName: String? = if case .name(let name) = requirements.host { name } else { nil }
+        let impliedName: String? = if case .name(let name) = requirements.host { name } else { nil }
+        let serverName = serverName ?? impliedName
         let ats: ProbeOutcome
         do {
             ats = try handshake(host: host, port: port, serverName: serverName, profile: .ats(for: requirements))
@@ -60,6 +88,7 @@ public final class ProbeService: Sendable {
             return ProbeReport(observed: nil, atsHandshakeFailure: nil, upstreamFailure: .handshake(reason: error.description))
         }
         if let observed = ats.observed { return ProbeReport(observed: observed) }
+        if case .notTLS(let reason)? = ats.failure { return ProbeReport(cleartextUpstream: reason) }
         guard case .handshake(let reason)? = ats.failure else {
             return ProbeReport(observed: nil, atsHandshakeFailure: nil, upstreamFailure: ats.failure)
         }
@@ -74,7 +103,8 @@ public final class ProbeService: Sendable {
     private func handshake(host: String, port: UInt16, serverName: String?, profile: ClientProfile) throws(TLSError)
         -> ProbeOutcome
     {
-        TLSProbe.run(host: host, port: port, serverName: serverName, context: try context(for: profile), timeout: timeout)
+        TLSProbe.run(
+            host: host, port: port, serverName: serverName, context: try context(for: profile), hosts: hosts, timeout: timeout)
     }
 
     private func context(for profile: ClientProfile) throws(TLSError) -> TLSClientContext {

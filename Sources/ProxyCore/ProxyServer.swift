@@ -12,21 +12,28 @@ public enum EnforcementMode: String, Sendable, CaseIterable {
 public struct ProxySettings: Sendable {
     public var policy: TransportSecurityPolicy
     public var mode: EnforcementMode
+    /// The ATS client of listeners that do not name their own.
     public var clientClass: ClientClass
+    /// From a client's first byte, how long its request head may take (then 408).
     public var headTimeout: Duration
+    /// How long a connection to an upstream may take to open.
+    public var connectTimeout: Duration
+    /// How long a tunnel or exchange may sit without a byte either way; also how long a keep-alive
+    /// client may wait before its next request.
     public var idleTimeout: Duration
     /// Clients allowed to use the proxy; others get 403. Loopback only by default.
     public var allowedClients: [AddressRange]
 
     public init(
         policy: TransportSecurityPolicy, mode: EnforcementMode = .enforce, clientClass: ClientClass = .urlsession,
-        headTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(300),
+        headTimeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(300),
         allowedClients: [AddressRange] = ProxySettings.loopback
     ) {
         self.policy = policy
         self.mode = mode
         self.clientClass = clientClass
         self.headTimeout = headTimeout
+        self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
         self.allowedClients = allowedClients
     }
@@ -39,6 +46,17 @@ public struct ProxySettings: Sendable {
     func allows(peer: SocketAddress) -> Bool {
         guard let host = peer.host, let address = IPAddress(host) else { return false }
         return allowedClients.contains { $0.contains(address) }
+    }
+}
+
+/// An address to accept clients on, and the ATS client its clients stand for (nil: the settings').
+public struct ListenEndpoint: Sendable {
+    public var address: SocketAddress
+    public var clientClass: ClientClass?
+
+    public init(address: SocketAddress, clientClass: ClientClass? = nil) {
+        self.address = address
+        self.clientClass = clientClass
     }
 }
 
@@ -62,8 +80,17 @@ public final class ProxyServer {
     private var sessions: [UInt64: ClientSession] = [:]
     private var nextSessionID: UInt64 = 1
 
-    public init(
+    public convenience init(
         base: EventBase, listen addresses: [SocketAddress], sharedPorts: Bool = false, settings: ProxySettings,
+        probes: ProbeService, cache: VerdictCache<VerdictKey, ProbeReport>, log: LogWriter, resolver: DNSResolver
+    ) throws(EventError) {
+        try self.init(
+            base: base, endpoints: addresses.map { ListenEndpoint(address: $0) }, sharedPorts: sharedPorts,
+            settings: settings, probes: probes, cache: cache, log: log, resolver: resolver)
+    }
+
+    public init(
+        base: EventBase, endpoints: [ListenEndpoint], sharedPorts: Bool = false, settings: ProxySettings,
         probes: ProbeService, cache: VerdictCache<VerdictKey, ProbeReport>, log: LogWriter, resolver: DNSResolver
     ) throws(EventError) {
         self.base = base
@@ -76,10 +103,11 @@ public final class ProxyServer {
         let inbox = try LoopInbox<ProxyMessage>(base: base) { [weak self] message in self?.handle(message) }
         self.inbox = inbox
         poster = inbox.poster
-        for address in addresses {
+        for endpoint in endpoints {
+            let clientClass = endpoint.clientClass ?? settings.clientClass
             listeners.append(
-                try Listener(base: base, address: address, sharedPort: sharedPorts) { [weak self] descriptor, peer in
-                    self?.accept(descriptor, peer: peer)
+                try Listener(base: base, address: endpoint.address, sharedPort: sharedPorts) { [weak self] descriptor, peer in
+                    self?.accept(descriptor, peer: peer, clientClass: clientClass)
                 })
         }
     }
@@ -89,7 +117,7 @@ public final class ProxyServer {
 
     public var activeSessions: Int { sessions.count }
 
-    private func accept(_ descriptor: Int32, peer: SocketAddress) {
+    private func accept(_ descriptor: Int32, peer: SocketAddress, clientClass: ClientClass) {
         let connection: Connection
         do {
             connection = try Connection(base: base, descriptor: descriptor)
@@ -99,7 +127,8 @@ public final class ProxyServer {
         let id = nextSessionID
         nextSessionID += 1
         let session = ClientSession(
-            id: id, server: self, client: connection, peer: peer.description, allowed: settings.allows(peer: peer))
+            id: id, server: self, client: connection, peer: peer.description, allowed: settings.allows(peer: peer),
+            clientClass: clientClass)
         sessions[id] = session
         session.start()
     }

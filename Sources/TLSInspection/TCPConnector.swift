@@ -10,6 +10,9 @@ public enum ProbeFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case handshake(reason: String)
     /// A stage took longer than the probe's time limit.
     case timeout(stage: String)
+    /// The server answered the ClientHello with bytes that are not TLS records (an HTTP response,
+    /// an SMTP banner): it speaks cleartext on this port.
+    case notTLS(reason: String)
 
     public var description: String {
         switch self {
@@ -17,6 +20,7 @@ public enum ProbeFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case .connect(let host, let port, let reason): "cannot connect to \(host) port \(port): \(reason)"
         case .handshake(let reason): "TLS handshake failed: \(reason)"
         case .timeout(let stage): "timed out during \(stage)"
+        case .notTLS(let reason): "the server does not speak TLS: \(reason)"
         }
     }
 }
@@ -32,18 +36,35 @@ final class TCPConnection {
 
     deinit { close(descriptor) }
 
-    /// Resolves `host` and connects to the first address that answers within `timeout`.
-    static func connect(host: String, port: UInt16, timeout: Duration) throws(ProbeFailure) -> TCPConnection {
+    /// Resolves `host` (from `hosts` first, then the system resolver) and connects to the first
+    /// address that answers within `timeout`.
+    static func connect(host: String, port: UInt16, hosts: HostsTable? = nil, timeout: Duration) throws(ProbeFailure)
+        -> TCPConnection
+    {
+        var lastError = "no address"
+        for name in hosts?.addresses(for: host) ?? [host] {
+            do {
+                return try connect(resolving: name, displayName: host, port: port, timeout: timeout, lastError: &lastError)
+            } catch {
+                if case .connect = error { continue }
+                throw error
+            }
+        }
+        throw .connect(host: host, port: port, reason: lastError)
+    }
+
+    private static func connect(
+        resolving name: String, displayName host: String, port: UInt16, timeout: Duration, lastError: inout String
+    ) throws(ProbeFailure) -> TCPConnection {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         hints.ai_flags = AI_ADDRCONFIG
         var list: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host, String(port), &hints, &list)
+        let status = getaddrinfo(name, String(port), &hints, &list)
         guard status == 0, let first = list else {
             throw .resolve(host: host, reason: String(cString: gai_strerror(status)))
         }
         defer { freeaddrinfo(list) }
-        var lastError = "no address"
         var entry: UnsafeMutablePointer<addrinfo>? = first
         while let address = entry {
             entry = address.pointee.ai_next
@@ -59,7 +80,8 @@ final class TCPConnection {
                 return connection
             } catch let reason {
                 if case .timeout = reason { throw reason }
-                lastError = reason.description
+                // The socket-level reason ("Connection refused"), not the handshake wording.
+                if case .handshake(let text) = reason { lastError = text } else { lastError = reason.description }
             }
         }
         throw .connect(host: host, port: port, reason: lastError)

@@ -19,12 +19,12 @@ public enum TLSProbe {
     /// Connects to `host:port`, sends `serverName` as SNI (nil for an IP literal, as Apple's client
     /// sends none), and handshakes with `context`.
     public static func run(
-        host: String, port: UInt16, serverName: String?, context: TLSClientContext,
+        host: String, port: UInt16, serverName: String?, context: TLSClientContext, hosts: HostsTable? = nil,
         timeout: Duration = .seconds(10), now: Int64? = nil
     ) -> ProbeOutcome {
         let connection: TCPConnection
         do {
-            connection = try TCPConnection.connect(host: host, port: port, timeout: timeout)
+            connection = try TCPConnection.connect(host: host, port: port, hosts: hosts, timeout: timeout)
         } catch {
             return ProbeOutcome(observed: nil, failure: error, peerCertificates: [])
         }
@@ -115,12 +115,17 @@ final class ProbeSession {
     private func failure(_ result: Int32) -> ProbeFailure {
         let code = SSL_get_error(ssl, result)
         let savedErrno = errno
+        let first = ERR_peek_error()
+        let speaksCleartext = ERR_GET_LIB(first) == ERR_LIB_SSL
+            && [SSL_R_WRONG_VERSION_NUMBER, SSL_R_PACKET_LENGTH_TOO_LONG].contains(ERR_GET_REASON(first))
         let queue = TLSError.drainErrorQueue()
         if code == SSL_ERROR_SYSCALL, queue.isEmpty {
             if savedErrno == EAGAIN || savedErrno == EWOULDBLOCK { return .timeout(stage: "the TLS handshake") }
             return .handshake(reason: savedErrno == 0 ? "the server closed the connection" : String(cString: strerror(savedErrno)))
         }
-        return .handshake(reason: queue.isEmpty ? "SSL_get_error \(code)" : queue.joined(separator: "; "))
+        let reason = queue.isEmpty ? "SSL_get_error \(code)" : queue.joined(separator: "; ")
+        // The first record header was no TLS header: what came back is some other protocol.
+        return speaksCleartext ? .notTLS(reason: reason) : .handshake(reason: reason)
     }
 }
 

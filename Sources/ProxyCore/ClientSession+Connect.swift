@@ -1,0 +1,116 @@
+import ATSPolicy
+import EventLoop
+import ProxyWire
+import TLSInspection
+
+/// CONNECT: the requirements for the host, a verdict from a (cached, shared) probe, then a 403, a
+/// 502, or an upstream connection and `200 Connection established`.
+extension ClientSession {
+    func connectRequest(host: String, port: UInt16) {
+        let requirements: Requirements
+        do {
+            requirements = try lookUpRequirements(for: host, scheme: .https)
+        } catch {
+            record?.upstreamError = "\(host) is not a host: \(error)"
+            respond(ProxyResponse.text(status: 400, reason: "Bad Request", body: "\(host) is not a host: \(error)\n"))
+            return
+        }
+        record?.requirements = requirements
+        self.requirements = requirements
+        target = (host, port)
+        tunnel.phase = .awaitingVerdict
+        lookUpVerdict(VerdictKey(host: host, port: port, requirements: requirements))
+    }
+
+    /// Answers from the verdict cache, joins a probe in flight, or starts one; the answer comes back
+    /// through ``probeFinished(_:)`` on this loop.
+    func lookUpVerdict(_ key: VerdictKey) {
+        guard let poster = server.poster else { return finish() }
+        let session = id
+        let cache = server.cache
+        switch cache.lookup(key, now: ProxyServer.nowMilliseconds(), waiter: { report in
+            poster.post(.probeFinished(session: session, report: report))
+        }) {
+        case .hit(let report):
+            probeFinished(report)
+        case .waiting:
+            return
+        case .probe:
+            server.probes.probe(key) { report in
+                // Unreachable upstreams are not cached: the next request tries again.
+                if report.upstreamFailure != nil {
+                    cache.abandon(key, answering: report)
+                } else {
+                    cache.complete(key, with: report, now: ProxyServer.nowMilliseconds())
+                }
+                poster.post(.probeFinished(session: session, report: report))
+            }
+        }
+    }
+
+    /// A probe's answer, for the CONNECT host or for the ClientHello's server name.
+    func probeFinished(_ report: ProbeReport) {
+        switch tunnel.phase {
+        case .awaitingVerdict: connectVerdict(report)
+        case .awaitingServerNameVerdict(let requirements): serverNameVerdict(report, requirements: requirements)
+        default: return
+        }
+    }
+
+    private func connectVerdict(_ report: ProbeReport) {
+        guard let requirements, let target else { return }
+        record?.probed = report.observed
+        if let reason = report.cleartextUpstream {
+            // No TLS to judge: the device's own first bytes decide (the `cleartext` rule, or a TLS
+            // handshake that would fail against this server).
+            tunnel.upstreamSpeaksCleartext = reason
+            record?.action = .allowed
+            return openTunnel(to: target.host, port: target.port)
+        }
+        guard let observed = report.observed else {
+            record?.action = .failed
+            let reason = report.upstreamFailure?.description ?? "the upstream could not be reached"
+            record?.upstreamError = reason
+            respond(ProxyResponse.text(
+                status: 502, reason: "Bad Gateway", body: "atsproxy could not reach \(target.host):\(target.port): \(reason)\n"))
+            return
+        }
+        let verdict = settings.policy.verdict(for: requirements, observed: observed)
+        record?.verdict = verdict
+        if !verdict.isCompliant, settings.mode == .enforce {
+            record?.action = .blocked
+            respond(ProxyResponse.blocked(verdict, host: target.host))
+            return
+        }
+        record?.action = .allowed
+        openTunnel(to: target.host, port: target.port)
+    }
+
+    private func openTunnel(to host: String, port: UInt16) {
+        tunnel.phase = .connectingUpstream
+        let upstream: Connection
+        do {
+            upstream = try Connection(base: server.base, connectingTo: host, port: port, resolver: server.resolver)
+        } catch {
+            return upstreamFailed(error.description)
+        }
+        self.upstream = upstream
+        upstream.setTimeouts(read: nil, write: settings.connectTimeout)
+        upstream.onEvent = { [unowned self] connection, event in
+            switch event {
+            case .connected:
+                tunnelEstablished()
+            case .error, .timeout:
+                upstreamFailed(connection.dnsError ?? (event == .timeout ? "the connection timed out" : "\(event)"))
+            case .endOfStream:
+                upstreamFailed("the server closed the connection")
+            }
+        }
+    }
+
+    private func upstreamFailed(_ reason: String) {
+        record?.action = .failed
+        record?.upstreamError = reason
+        respond(ProxyResponse.text(status: 502, reason: "Bad Gateway", body: "atsproxy could not connect upstream: \(reason)\n"))
+    }
+}

@@ -1,0 +1,262 @@
+import ATSPolicy
+import EventLoop
+import ProxyWire
+import TLSInspection
+
+/// Where a CONNECT session is, and what the passive inspection of its tunnel has found.
+struct TunnelState {
+    enum Phase {
+        case idle
+        case awaitingVerdict
+        case connectingUpstream
+        /// 200 sent; the device's first bytes are held until they show TLS or cleartext.
+        case classifying
+        /// The ClientHello named another host; its verdict is pending and the bytes are still held.
+        case awaitingServerNameVerdict(Requirements)
+        case relaying
+    }
+
+    var phase = Phase.idle
+    /// Set when the upstream answered the probe in some other protocol than TLS.
+    var upstreamSpeaksCleartext: String?
+    var clientScanner = TLSHelloScanner(direction: .clientToServer)
+    var heldBytesScanned = 0
+    /// Nil once the ServerHello is found (or cannot be): then bytes pass without being looked at.
+    var serverScanner: TLSHelloScanner? = TLSHelloScanner(direction: .serverToClient)
+    var clientEnded = false
+    var upstreamEnded = false
+
+    /// The most device bytes held before the ClientHello is found; a hello split into so many tiny
+    /// records that it does not fit is let through unjudged.
+    static let maximumHeldBytes = 80 * 1024
+
+    /// Whether the bytes begin with an HTTP/1 request line (`GET /path HTTP/1.1`), the request a
+    /// device sends through a tunnel to a cleartext server.
+    static func startsLikeHTTPRequest(_ bytes: [UInt8]) -> Bool {
+        let line = bytes.prefix(8192).split(separator: UInt8(ascii: "\r"), maxSplits: 1, omittingEmptySubsequences: false)
+        let words = (line.first ?? []).split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+        guard words.count == 3, let method = words.first, !method.isEmpty,
+            method.allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }), !words[1].isEmpty
+        else { return false }
+        return words[2].starts(with: Array("HTTP/1.".utf8))
+    }
+}
+
+/// The tunnel: the device's first bytes are classified (a ClientHello, whose server name may need a
+/// verdict of its own, or cleartext, judged by the `cleartext` rule) before any reach the server;
+/// the server's hello is read as it passes. Then bytes are relayed both ways with backpressure, and
+/// each side's end is forwarded as a half-close.
+extension ClientSession {
+    func tunnelEstablished() {
+        guard let upstream else { return }
+        client.write(ProxyResponse.connectionEstablished)
+        client.setTimeouts(read: settings.idleTimeout, write: settings.idleTimeout)
+        attachUpstream(upstream)
+        tunnel.phase = .classifying
+        client.onReadable = { [unowned self] _ in clientBytesArrived() }
+        client.onEvent = { [unowned self] _, event in clientEvent(event) }
+        client.setReading(true)
+        // Bytes sent right behind the CONNECT head are already buffered.
+        if client.availableBytes > 0 { classifyHeldBytes() }
+    }
+
+    private func attachUpstream(_ upstream: Connection) {
+        upstream.setTimeouts(read: settings.idleTimeout, write: settings.idleTimeout)
+        upstream.onReadable = { [unowned self] _ in relayDown() }
+        upstream.onEvent = { [unowned self] _, event in upstreamEvent(event) }
+    }
+
+    private func clientBytesArrived() {
+        switch tunnel.phase {
+        case .classifying: classifyHeldBytes()
+        case .relaying: relayUp()
+        default: return
+        }
+    }
+
+    // MARK: - The device's first bytes
+
+    private func classifyHeldBytes() {
+        let held = client.peek(maximum: TunnelState.maximumHeldBytes)
+        var state = tunnel.clientScanner.feed(held.dropFirst(tunnel.heldBytesScanned))
+        tunnel.heldBytesScanned = held.count
+        if state == .needMoreData, tunnel.clientEnded || held.count >= TunnelState.maximumHeldBytes {
+            state = tunnel.clientEnded ? tunnel.clientScanner.finish() : .failed(reason: "no ClientHello in the first bytes")
+        }
+        switch state {
+        case .needMoreData:
+            return
+        case .notTLS:
+            // A device that got its 200 and hung up without a word sent nothing to judge.
+            if held.isEmpty { return finish() }
+            cleartextInTunnel(firstBytes: held)
+        case .clientHello(let hello):
+            clientHelloSeen(hello)
+        case .failed:
+            // TLS framing but no hello the proxy can read: the connection's verdict stands.
+            startRelaying()
+        case .serverHello:
+            startRelaying()  // Not reported in this direction.
+        }
+    }
+
+    /// The device speaks cleartext through the tunnel: what ATS decides for http:// to this host.
+    private func cleartextInTunnel(firstBytes: [UInt8]) {
+        guard let target, let requirements = try? lookUpRequirements(for: target.host, scheme: .http) else {
+            return finish()
+        }
+        record?.tunnelProtocol = .cleartext
+        record?.scheme = .http
+        let verdict = settings.policy.verdict(for: requirements, observed: nil)
+        record?.requirements = requirements
+        record?.verdict = verdict
+        guard verdict.isCompliant || settings.mode == .report else {
+            record?.action = .blocked
+            // An HTTP request gets Apple's words for it; other protocols are just cut off.
+            guard TunnelState.startsLikeHTTPRequest(firstBytes) else { return finish() }
+            return respond(ProxyResponse.cleartextBlocked(verdict, host: target.host))
+        }
+        record?.action = .allowed
+        startRelaying()
+    }
+
+    private func clientHelloSeen(_ hello: ClientHello) {
+        record?.tunnelProtocol = .tls
+        record?.serverNameIndication = hello.serverName
+        if let reason = tunnel.upstreamSpeaksCleartext {
+            record?.action = .failed
+            record?.upstreamError = "the device started TLS, but the server does not speak TLS: \(reason)"
+            return finish()
+        }
+        // A server name that is another host than the CONNECT's is judged too, by a probe that
+        // sends that name: the certificate must match it, and its own exception rules apply.
+        guard let name = hello.serverName, let target, let requirements,
+            let named = try? lookUpRequirements(for: name, scheme: .https), named.host != requirements.host
+        else { return startRelaying() }
+        tunnel.phase = .awaitingServerNameVerdict(named)
+        client.setReading(false)
+        // The upstream connection is given up while the name is probed: a server that serves one
+        // connection at a time would otherwise never answer the probe. It is opened again after.
+        upstream?.close()
+        upstream = nil
+        lookUpVerdict(VerdictKey(host: target.host, port: target.port, serverName: name, requirements: named))
+    }
+
+    func serverNameVerdict(_ report: ProbeReport, requirements: Requirements) {
+        guard let observed = report.observed else {
+            record?.action = .failed
+            record?.upstreamError = "probing the ClientHello's server name \(requirements.host): "
+                + (report.upstreamFailure?.description ?? report.cleartextUpstream ?? "no answer")
+            return finish()
+        }
+        let verdict = settings.policy.verdict(for: requirements, observed: observed)
+        record?.serverNameVerdict = verdict
+        if !verdict.isCompliant, settings.mode == .enforce {
+            // Nothing of the device's handshake has reached the server.
+            record?.action = .blocked
+            return finish()
+        }
+        reconnectUpstream()
+    }
+
+    /// Opens the upstream connection again after the server name's probe, then relays.
+    private func reconnectUpstream() {
+        guard let target else { return finish() }
+        let upstream: Connection
+        do {
+            upstream = try Connection(base: server.base, connectingTo: target.host, port: target.port, resolver: server.resolver)
+        } catch {
+            record?.action = .failed
+            record?.upstreamError = error.description
+            return finish()
+        }
+        self.upstream = upstream
+        upstream.setTimeouts(read: nil, write: settings.connectTimeout)
+        upstream.onEvent = { [unowned self] connection, event in
+            guard event == .connected else {
+                record?.action = .failed
+                record?.upstreamError = connection.dnsError ?? "reconnecting upstream: \(event)"
+                return finish()
+            }
+            attachUpstream(connection)
+            startRelaying()
+        }
+    }
+
+    private func startRelaying() {
+        tunnel.phase = .relaying
+        if !tunnel.clientEnded { client.setReading(true) }
+        relayUp()
+        if tunnel.clientEnded, let upstream { forwardEnd(to: upstream) }
+    }
+
+    // MARK: - Relaying
+
+    private func relayUp() {
+        guard let upstream else { return }
+        record?.bytesUp += Int64(client.availableBytes)
+        client.moveInput(to: upstream)
+        Backpressure.apply(source: client, target: upstream) { [unowned self] in !tunnel.clientEnded }
+    }
+
+    private func relayDown() {
+        guard let upstream else { return }
+        if tunnel.serverScanner != nil {
+            switch tunnel.serverScanner!.feed(upstream.peek()) {
+            case .needMoreData:
+                break
+            case .serverHello(let hello):
+                record?.deviceVersion = TLSVersion(wireValue: hello.selectedVersion)
+                record?.deviceCipher = CipherSuite(id: hello.cipherSuite)
+                tunnel.serverScanner = nil
+            default:
+                tunnel.serverScanner = nil
+            }
+        }
+        record?.bytesDown += Int64(upstream.availableBytes)
+        upstream.moveInput(to: client)
+        Backpressure.apply(source: upstream, target: client) { [unowned self] in !tunnel.upstreamEnded }
+    }
+
+    // MARK: - Ends
+
+    private func clientEvent(_ event: ConnectionEvent) {
+        guard event == .endOfStream else { return finish() }
+        tunnel.clientEnded = true
+        client.setReading(false)
+        switch tunnel.phase {
+        case .classifying: classifyHeldBytes()
+        case .relaying: if let upstream { forwardEnd(to: upstream) }
+        default: return  // The end is forwarded when relaying starts.
+        }
+    }
+
+    private func upstreamEvent(_ event: ConnectionEvent) {
+        guard event == .endOfStream, let upstream else { return finish() }
+        tunnel.upstreamEnded = true
+        upstream.setReading(false)
+        forwardEnd(to: client)
+    }
+
+    /// Half-closes `target` once what is queued for it is written; the session ends when both
+    /// directions have ended and everything is delivered.
+    private func forwardEnd(to target: Connection) {
+        guard target.pendingOutputBytes > 0 else {
+            target.shutdownWrite()
+            return endTunnelIfDone()
+        }
+        target.setDrainedMark(0)
+        target.onDrained = { [unowned self] target in
+            target.onDrained = nil
+            target.shutdownWrite()
+            endTunnelIfDone()
+        }
+    }
+
+    private func endTunnelIfDone() {
+        guard tunnel.clientEnded, tunnel.upstreamEnded, client.pendingOutputBytes == 0,
+            (upstream?.pendingOutputBytes ?? 0) == 0
+        else { return }
+        finish()
+    }
+}

@@ -1,0 +1,230 @@
+import ATSPolicy
+import EventLoop
+import ProxyWire
+
+/// One plain http:// request the policy lets through: its head rewritten for the origin (origin
+/// form, hop-by-hop fields gone, `Via` added), its body streamed as it arrives, and the response
+/// streamed back the same way, both with backpressure. Loop-confined; owned by its session.
+///
+/// The client and origin connections stay the session's; the exchange borrows their callbacks
+/// until it reports back through ``ClientSession/exchangeFinished(keepClient:keepOrigin:)``,
+/// ``ClientSession/failBeforeResponse(status:reason:)`` or ``ClientSession/abortExchange(reason:)``.
+final class PlainHTTPExchange {
+    let origin: Connection
+    let key: OriginKey
+    private unowned let session: ClientSession
+    private let head: RequestHead
+    private var requestBody: BodyTransfer
+    private var responseParser = ResponseHeadParser()
+    private var responseBody: BodyTransfer?
+    /// Whether the origin connection may serve another request after this response.
+    private var originReusable = false
+    /// Whether the client connection may send another request after this response.
+    private var clientReusable = false
+    private var reported = false
+
+    static let via = "atsproxy"
+
+    init(session: ClientSession, origin: Connection, key: OriginKey, head: RequestHead, requestFraming: BodyFraming) {
+        self.session = session
+        self.origin = origin
+        self.key = key
+        self.head = head
+        self.requestBody = BodyTransfer(requestFraming, kind: .request)
+    }
+
+    private var client: Connection { session.client }
+    private var settings: ProxySettings { session.settings }
+
+    func start(originConnected: Bool) {
+        // Weak: a callback libevent deferred may still run after the exchange has ended.
+        origin.onReadable = { [weak self] _ in self?.originReadable() }
+        origin.onEvent = { [weak self] _, event in self?.originEvent(event) }
+        origin.onDrained = nil
+        client.onEvent = { [weak self] _, event in self?.clientEvent(event) }
+        client.onReadable = { [weak self] _ in self?.pumpRequestBody() }
+        if originConnected {
+            sendRequest()
+        } else {
+            origin.setTimeouts(read: nil, write: settings.connectTimeout)
+        }
+    }
+
+    // MARK: - The request
+
+    private func sendRequest() {
+        origin.setTimeouts(read: settings.idleTimeout, write: settings.idleTimeout)
+        origin.setReading(true)
+        let bytes = head.headForOrigin(via: Self.via)
+        origin.write(bytes)
+        session.record?.bytesUp += Int64(bytes.count)
+        client.setTimeouts(read: settings.idleTimeout, write: settings.idleTimeout)
+        pumpRequestBody()
+        if !requestBody.isFinished { client.setReading(true) }
+    }
+
+    private func pumpRequestBody() {
+        while !requestBody.isFinished, client.availableBytes > 0 {
+            let count: Int
+            do {
+                count = try requestBody.bodyBytes(bufferedIn: client)
+            } catch {
+                return responseStarted
+                    ? session.abortExchange(reason: "bad request body: \(error.reason)")
+                    : failRequest(error)
+            }
+            guard count > 0 else { break }
+            session.record?.bytesUp += Int64(client.moveInput(to: origin, maximum: count))
+        }
+        if requestBody.isFinished {
+            // What follows is the client's next request: it waits until this response is over.
+            client.setReading(false)
+            return finishIfDone()
+        }
+        Backpressure.apply(source: client, target: origin) { [weak self] in
+            guard let self else { return false }
+            return !requestBody.isFinished && !session.clientEnded
+        }
+    }
+
+    /// A request body the proxy cannot frame: 400 to the client (nothing of a response has come).
+    private func failRequest(_ error: HeadError) {
+        session.record?.action = .failed
+        session.record?.upstreamError = "bad request body: \(error.reason)"
+        origin.close()
+        session.exchange = nil
+        session.respond(ProxyResponse.text(status: error.status, reason: error.statusPhrase, body: error.reason + "\n"))
+    }
+
+    // MARK: - The response
+
+    private var responseStarted: Bool { responseBody != nil }
+
+    private func originReadable() {
+        if responseStarted { pumpResponseBody() } else { readResponseHead() }
+    }
+
+    private func readResponseHead() {
+        while !responseStarted, origin.availableBytes > 0 {
+            let bytes = origin.peek(maximum: 16 * 1024)
+            switch responseParser.consume(bytes) {
+            case .needMoreData:
+                origin.discardInput(bytes.count)
+            case .failed(let error):
+                return session.failBeforeResponse(status: 502, reason: "the origin's response: \(error.reason)")
+            case .complete(let response, let leftover):
+                origin.discardInput(bytes.count - leftover.count)
+                guard startResponse(response) else { return }
+            }
+        }
+        if responseStarted { pumpResponseBody() }
+    }
+
+    /// Forwards a response head; an interim (1xx) one is passed on and the next head awaited.
+    /// Returns false when the exchange ended instead.
+    private func startResponse(_ response: ResponseHead) -> Bool {
+        if response.status == 101 {
+            // The Upgrade field is hop-by-hop and was not forwarded, so the origin broke the protocol.
+            session.failBeforeResponse(status: 502, reason: "the origin switched protocols without being asked to")
+            return false
+        }
+        if (100...199).contains(response.status) {
+            let bytes = response.serialized(addingVia: Self.via)
+            client.write(bytes)
+            session.record?.bytesDown += Int64(bytes.count)
+            responseParser = ResponseHeadParser()
+            return true
+        }
+        let framing: BodyFraming
+        do {
+            framing = try response.bodyFraming(requestMethod: head.method)
+        } catch {
+            session.failBeforeResponse(status: 502, reason: "the origin's response: \(error.reason)")
+            return false
+        }
+        let body = BodyTransfer(framing, kind: .response)
+        originReusable = !response.connectionMustClose && !body.runsUntilClose
+        clientReusable = head.isKeepAlive && !body.runsUntilClose
+        var bytes = response.serialized(addingVia: Self.via)
+        if !clientReusable {
+            // The hop-by-hop fields were dropped; tell the client this connection ends here.
+            bytes.removeLast(2)
+            bytes += Array("Connection: close\r\n\r\n".utf8)
+        }
+        client.write(bytes)
+        session.record?.status = response.status
+        session.record?.bytesDown += Int64(bytes.count)
+        responseBody = body
+        return true
+    }
+
+    private func pumpResponseBody() {
+        guard var body = responseBody else { return }
+        while !body.isFinished, origin.availableBytes > 0 {
+            let count: Int
+            do {
+                count = try body.bodyBytes(bufferedIn: origin)
+            } catch {
+                responseBody = body
+                return session.abortExchange(reason: "the origin's response body: \(error.reason)")
+            }
+            guard count > 0 else { break }
+            session.record?.bytesDown += Int64(origin.moveInput(to: client, maximum: count))
+        }
+        responseBody = body
+        if body.isFinished {
+            origin.setReading(false)
+            return finishIfDone()
+        }
+        Backpressure.apply(source: origin, target: client) { [weak self] in !(self?.responseBody?.isFinished ?? true) }
+    }
+
+    // MARK: - Events
+
+    private func originEvent(_ event: ConnectionEvent) {
+        switch event {
+        case .connected:
+            sendRequest()
+        case .endOfStream where responseBody?.runsUntilClose == true:
+            responseBody = BodyTransfer(.none, kind: .response)
+            originReusable = false
+            finishIfDone()
+        case .endOfStream:
+            failOrAbort("the origin closed the connection")
+        case .timeout:
+            failOrAbort(responseStarted ? "the origin stopped sending" : "the origin did not answer in time", status: 504)
+        case .error(let code):
+            failOrAbort(origin.dnsError ?? ConnectionEvent.error(code).description)
+        }
+    }
+
+    private func failOrAbort(_ reason: String, status: Int = 502) {
+        if responseStarted {
+            session.abortExchange(reason: reason)
+        } else {
+            session.failBeforeResponse(status: status, reason: reason)
+        }
+    }
+
+    private func clientEvent(_ event: ConnectionEvent) {
+        guard event == .endOfStream, requestBody.isFinished else {
+            return session.abortExchange(reason: "the client went away before the exchange was over")
+        }
+        // A client may half-close after its requests and still read the responses.
+        session.clientEnded = true
+        client.setReading(false)
+    }
+
+    /// Reports back once the response is complete. A response that ends before its request body is
+    /// sent ends the client's connection too, since the rest of that body cannot be told apart
+    /// from a next request.
+    private func finishIfDone() {
+        guard !reported, responseBody?.isFinished == true else { return }
+        reported = true
+        let requestDone = requestBody.isFinished
+        // A client that half-closed is still owed answers to requests it pipelined before.
+        let moreRequests = !session.clientEnded || client.availableBytes > 0
+        session.exchangeFinished(
+            keepClient: clientReusable && requestDone && moreRequests, keepOrigin: originReusable && requestDone)
+    }
+}

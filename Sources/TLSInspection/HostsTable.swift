@@ -1,0 +1,74 @@
+import Glibc
+
+/// Names to addresses in /etc/hosts format (`--hosts-file`), consulted before the system resolver.
+///
+/// Each line is an address followed by names; `#` starts a comment. The first line that names a
+/// host wins, as in /etc/hosts. Lines are checked when the file is read, so a typo is reported
+/// with its line number instead of silently leaving a name to DNS.
+public struct HostsTable: Sendable {
+    /// The addresses for each name (lowercased, without a trailing dot), in file order.
+    private var addresses: [String: [String]] = [:]
+    public let path: String
+
+    public struct ReadError: Error, CustomStringConvertible, Sendable {
+        public var path: String
+        public var line: Int?
+        public var reason: String
+        public var description: String { "\(path)\(line.map { ":\($0)" } ?? ""): \(reason)" }
+    }
+
+    public init(path: String, text: String) throws(ReadError) {
+        self.path = path
+        var seen: Set<String> = []
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).map(String.init)
+            guard let address = fields.first else { continue }
+            guard HostsTable.isNumericAddress(address) else {
+                throw ReadError(path: path, line: index + 1, reason: "\"\(address)\" is not an IPv4 or IPv6 address")
+            }
+            guard fields.count > 1 else {
+                throw ReadError(path: path, line: index + 1, reason: "the address \(address) names no host")
+            }
+            for name in fields.dropFirst() {
+                let key = HostsTable.normalized(name)
+                // An address listed for the same name on a later line adds to it, as getaddrinfo does.
+                if seen.insert(key + " " + address).inserted { addresses[key, default: []].append(address) }
+            }
+        }
+    }
+
+    /// Reads and checks the file.
+    public static func load(path: String) throws(ReadError) -> HostsTable {
+        guard let file = fopen(path, "r") else {
+            throw ReadError(path: path, line: nil, reason: String(cString: strerror(errno)))
+        }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, file)
+            if count > 0 { bytes += chunk[..<count] }
+            if count < chunk.count { break }
+            if bytes.count > 16 << 20 { throw ReadError(path: path, line: nil, reason: "larger than 16 MiB") }
+        }
+        return try HostsTable(path: path, text: String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// The addresses listed for `host`, or nil when the file does not name it.
+    public func addresses(for host: String) -> [String]? { addresses[HostsTable.normalized(host)] }
+
+    public var isEmpty: Bool { addresses.isEmpty }
+
+    private static func normalized(_ name: String) -> String {
+        var name = name.lowercased()
+        if name.hasSuffix(".") { name.removeLast() }
+        return name
+    }
+
+    private static func isNumericAddress(_ text: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
+    }
+}

@@ -1,0 +1,195 @@
+import ATSPolicy
+import Foundation
+import ProxyCore
+import TLSTestSupport
+import Testing
+
+/// Plain http:// through the proxy with curl, to a real HTTP/1.1 origin (Python's http.server).
+@Suite("Plain HTTP forwarding")
+struct PlainHTTPForwardingTests {
+    /// Cleartext allowed for localhost.
+    static let insecureLocalhost = """
+        <key>NSExceptionDomains</key><dict><key>localhost</key><dict>\
+        <key>NSExceptionAllowsInsecureHTTPLoads</key><true/></dict></dict>
+        """
+
+    struct Setup {
+        let factory: CertificateFactory
+        let origin: TestHTTPOrigin
+        let proxy: TestProxy
+
+        func curl(_ arguments: [String]) throws -> CommandResult {
+            try runCommand("/usr/bin/curl", ["-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)"] + arguments)
+        }
+
+        func url(_ path: String) -> String { "http://localhost:\(origin.port)\(path)" }
+    }
+
+    static func setUp(
+        policyXML: String = insecureLocalhost, mode: EnforcementMode = .enforce,
+        configure: (inout ProxySettings) -> Void = { _ in }
+    ) throws -> Setup {
+        let factory = try compliantChain()
+        let origin = try TestHTTPOrigin(directory: factory.directory)
+        let proxy = try TestProxy.start(factory, policyXML: policyXML, mode: mode, configure: configure)
+        return Setup(factory: factory, origin: origin, proxy: proxy)
+    }
+
+    @Test("a GET is forwarded and logged as allowed, with the origin's status")
+    func get() throws {
+        let setup = try Self.setUp()
+        let result = try setup.curl([setup.url("/hello")])
+        setup.proxy.stop()
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput == "hello from the origin, /hello\n")
+        let line = try setup.proxy.onlyLogLine()
+        #expect(line["action"] as? String == "allowed")
+        #expect(line["compliant"] as? Bool == true)
+        #expect(line["scheme"] as? String == "http")
+        #expect(line["method"] as? String == "GET")
+        #expect(line["status"] as? Int == 200)
+        #expect((line["rule"] as? [String: Any])?["kind"] as? String == "exception")
+        #expect((line["bytes_down"] as? Int ?? 0) > 30)
+    }
+
+    @Test("the origin gets origin-form, its own Host, a Via line, and no proxy hop-by-hop fields")
+    func headRewritten() throws {
+        let setup = try Self.setUp()
+        let result = try setup.curl(["-H", "Host: elsewhere.example", "-H", "Keep-Alive: 5", setup.url("/headers?x=1")])
+        setup.proxy.stop()
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.first == "GET /headers?x=1 HTTP/1.1")
+        #expect(lines.contains("Host: localhost:\(setup.origin.port)"))
+        #expect(lines.contains("Via: 1.1 atsproxy"))
+        #expect(!lines.contains { $0.lowercased().hasPrefix("proxy-connection") || $0.lowercased().hasPrefix("keep-alive") })
+    }
+
+    @Test("keep-alive: two requests share one client connection and one origin connection, and log two lines")
+    func keepAlive() throws {
+        let setup = try Self.setUp()
+        let result = try setup.curl(["-D", "-", setup.url("/one"), setup.url("/two")])
+        setup.proxy.stop()
+        #expect(result.status == 0, "\(result.standardError)")
+        let connections = result.standardOutput.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("X-Origin-Connection:") }
+        #expect(connections.count == 2)
+        #expect(Set(connections).count == 1, "both responses should come over one origin connection: \(connections)")
+        #expect(result.standardOutput.contains("Via: 1.1 atsproxy"))
+        let lines = try setup.proxy.logLines()
+        #expect(lines.count == 2)
+        #expect(Set(lines.compactMap { $0["client"] as? String }).count == 1)
+    }
+
+    @Test("request bodies stream through, with Content-Length and chunked", arguments: [false, true])
+    func requestBody(chunked: Bool) throws {
+        let setup = try Self.setUp()
+        let bodyPath = setup.factory.path("body.bin")
+        let body = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        try body.write(to: URL(fileURLWithPath: bodyPath))
+        var arguments = ["--data-binary", "@\(bodyPath)", "-o", setup.factory.path("echoed.bin")]
+        if chunked { arguments += ["-H", "Transfer-Encoding: chunked"] }
+        let result = try setup.curl(arguments + [setup.url("/echo")])
+        setup.proxy.stop()
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: setup.factory.path("echoed.bin"))) == body)
+        let line = try setup.proxy.onlyLogLine()
+        #expect((line["bytes_up"] as? Int ?? 0) > 300_000)
+    }
+
+    @Test("a chunked response comes through whole")
+    func chunkedResponse() throws {
+        let setup = try Self.setUp()
+        let result = try setup.curl([setup.url("/chunked?n=40")])
+        setup.proxy.stop()
+        #expect(result.standardOutput.split(separator: "\n").count == 40)
+        #expect(result.standardOutput.hasSuffix("chunk 39\n"))
+    }
+
+    @Test("a response delimited by the origin's close reaches the client, which is told the connection ends")
+    func untilClose() throws {
+        let setup = try Self.setUp()
+        let result = try setup.curl(["-D", "-", setup.url("/close")])
+        setup.proxy.stop()
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("Connection: close"))
+        #expect(result.standardOutput.hasSuffix("until the origin closes\n"))
+        #expect(try setup.proxy.onlyLogLine()["action"] as? String == "allowed")
+    }
+
+    @Test("an interim 1xx response is passed on before the final one")
+    func interimResponse() throws {
+        let setup = try Self.setUp()
+        let result = try setup.curl(["-D", "-", setup.url("/continue")])
+        setup.proxy.stop()
+        #expect(result.standardOutput.contains("103 Early Hints"))
+        #expect(result.standardOutput.hasSuffix("after the hints\n"))
+    }
+
+    @Test("a large body arrives byte for byte")
+    func largeBody() throws {
+        let setup = try Self.setUp()
+        let result = try setup.curl(["-o", "/dev/null", "-w", "%{size_download}", setup.url("/big?bytes=20000000")])
+        setup.proxy.stop()
+        #expect(result.standardOutput == "20000000")
+        #expect((try setup.proxy.onlyLogLine()["bytes_down"] as? Int ?? 0) > 20_000_000)
+    }
+
+    @Test("report mode forwards cleartext ATS would block, and logs it as non-compliant")
+    func reportMode() throws {
+        let setup = try Self.setUp(policyXML: fullATSForLocalhost, mode: .report)
+        let result = try setup.curl([setup.url("/hello")])
+        setup.proxy.stop()
+        #expect(result.standardOutput == "hello from the origin, /hello\n")
+        let line = try setup.proxy.onlyLogLine()
+        #expect(line["action"] as? String == "allowed")
+        #expect(line["compliant"] as? Bool == false)
+        #expect(line["violations"] as? [String] == ["cleartext"])
+        #expect((line["error"] as? [String: Any])?["nsurl"] as? Int == -1022)
+    }
+
+    @Test("enforce mode blocks the same request with Apple's words, and the origin never sees it")
+    func enforceBlocks() throws {
+        let setup = try Self.setUp(policyXML: fullATSForLocalhost)
+        let result = try setup.curl(["-D", "-", setup.url("/hello")])
+        setup.proxy.stop()
+        #expect(result.standardOutput.hasPrefix("HTTP/1.1 403 Forbidden"))
+        #expect(result.standardOutput.contains("X-ATS-Error: -1022"))
+        #expect(try setup.proxy.onlyLogLine()["action"] as? String == "blocked")
+    }
+
+    @Test("nothing listening at the origin: 502 and a failed log line that still names the rule")
+    func originDown() throws {
+        let setup = try Self.setUp()
+        let result = try setup.curl(["-D", "-", "http://localhost:1/"])
+        setup.proxy.stop()
+        #expect(result.standardOutput.hasPrefix("HTTP/1.1 502 Bad Gateway"))
+        let line = try setup.proxy.onlyLogLine()
+        #expect(line["action"] as? String == "failed")
+        #expect(line["upstream_error"] is String)
+        #expect((line["rule"] as? [String: Any])?["kind"] as? String == "exception")
+    }
+
+    @Test("pipelined requests are answered in order on one connection")
+    func pipelined() throws {
+        let setup = try Self.setUp()
+        let request = "GET \(setup.url("/a")) HTTP/1.1\r\nHost: localhost\r\n\r\n"
+            + "GET \(setup.url("/b")) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+        let text = String(decoding: exchangeRaw(port: setup.proxy.port, Array(request.utf8)), as: UTF8.self)
+        setup.proxy.stop()
+        let first = try #require(text.range(of: "hello from the origin, /a"))
+        let second = try #require(text.range(of: "hello from the origin, /b"))
+        #expect(first.lowerBound < second.lowerBound)
+        #expect(try setup.proxy.logLines().count == 2)
+    }
+
+    @Test("a head with too many lines gets 431, and the proxy keeps serving")
+    func headTooLarge() throws {
+        let setup = try Self.setUp()
+        let fields = (0..<150).map { "X-Filler-\($0): y\r\n" }.joined()
+        let request = "GET \(setup.url("/")) HTTP/1.1\r\nHost: localhost\r\n\(fields)\r\n"
+        let text = String(decoding: exchangeRaw(port: setup.proxy.port, Array(request.utf8)), as: UTF8.self)
+        let after = try setup.curl([setup.url("/after")])
+        setup.proxy.stop()
+        #expect(text.hasPrefix("HTTP/1.1 431"))
+        #expect(after.standardOutput == "hello from the origin, /after\n")
+    }
+}

@@ -1,0 +1,127 @@
+import ATSPolicy
+import Foundation
+import ProxyCore
+import TLSTestSupport
+import Testing
+
+/// What the proxy reads from the bytes passing through a CONNECT tunnel: the device's ClientHello
+/// (its server name, judged when it names another host) and the server's hello (the version and
+/// suite the device negotiated), or cleartext, judged by the `cleartext` rule.
+@Suite("Passive inspection of CONNECT tunnels")
+struct TunnelInspectionTests {
+    @Test("the version and suite the device negotiated, and its SNI, are logged")
+    func observedHandshake() throws {
+        let factory = try compliantChain()
+        let server = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
+        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost)
+        let result = try proxy.curlHTTPS(factory, port: server.port, options: ["--tlsv1.2", "--tls-max", "1.2"])
+        proxy.stop()
+        #expect(result.status == 0, "\(result.standardError)")
+        let line = try proxy.onlyLogLine()
+        #expect(line["sni"] as? String == "localhost")
+        #expect(line["tunnel"] as? String == "tls")
+        let observed = try #require(line["observed"] as? [String: Any])
+        // curl was held to TLS 1.2 while the probe negotiated 1.3: the two are reported apart.
+        #expect(observed["version"] as? String == "TLSv1.2")
+        #expect((observed["cipher"] as? String)?.hasPrefix("TLS_ECDHE_") == true)
+        #expect((line["tls"] as? [String: Any])?["version"] as? String == "TLSv1.3")
+    }
+
+    /// A leaf valid for localhost and, when `alsoFor` is given, that name too.
+    static func chain(alsoFor name: String?) throws -> CertificateFactory {
+        let factory = try CertificateFactory()
+        try factory.rootCA("root")
+        let names = ["DNS:localhost"] + (name.map { ["DNS:\($0)"] } ?? [])
+        try factory.certificate(
+            "leaf", issuer: "root",
+            extensions: ["subjectAltName=" + names.joined(separator: ","), "extendedKeyUsage=serverAuth"])
+        return factory
+    }
+
+    @Test("a ClientHello naming a host the certificate does not cover is blocked after the 200")
+    func serverNameMismatch() throws {
+        let factory = try Self.chain(alsoFor: nil)
+        let server = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
+        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost)
+        // CONNECT localhost:PORT, but the TLS inside names other.test.
+        let result = try runCommand("/usr/bin/curl", [
+            "-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", factory.path("root.pem"),
+            "--connect-to", "other.test:\(server.port):localhost:\(server.port)", "https://other.test:\(server.port)/",
+        ])
+        proxy.stop()
+        #expect(result.status != 0)
+        let line = try proxy.onlyLogLine()
+        #expect(line["host"] as? String == "localhost")
+        #expect(line["sni"] as? String == "other.test")
+        #expect(line["action"] as? String == "blocked")
+        #expect(line["compliant"] as? Bool == false)
+        #expect(line["violations"] as? [String] == ["name_mismatch"])
+        let check = try #require(line["sni_check"] as? [String: Any])
+        #expect(check["host"] as? String == "other.test")
+        #expect((line["rule"] as? [String: Any])?["kind"] as? String == "default")
+    }
+
+    @Test("a ClientHello naming another host the certificate covers passes, and is judged by its own rule")
+    func serverNameCovered() throws {
+        let factory = try Self.chain(alsoFor: "other.test")
+        let server = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
+        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost)
+        let result = try runCommand("/usr/bin/curl", [
+            "-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", factory.path("root.pem"),
+            "--connect-to", "other.test:\(server.port):localhost:\(server.port)", "https://other.test:\(server.port)/",
+        ])
+        proxy.stop()
+        #expect(result.status == 0, "\(result.standardError)")
+        let line = try proxy.onlyLogLine()
+        #expect(line["action"] as? String == "allowed")
+        #expect(line["compliant"] as? Bool == true)
+        let check = try #require(line["sni_check"] as? [String: Any])
+        #expect(check["compliant"] as? Bool == true)
+        #expect((check["rule"] as? [String: Any])?["kind"] as? String == "default")
+    }
+
+    /// Cleartext allowed for localhost.
+    static let insecureLocalhost = """
+        <key>NSExceptionDomains</key><dict><key>localhost</key><dict>\
+        <key>NSExceptionAllowsInsecureHTTPLoads</key><true/></dict></dict>
+        """
+
+    @Test("cleartext HTTP inside a CONNECT tunnel is judged by the cleartext rule", arguments: [true, false])
+    func cleartextTunnel(allowed: Bool) throws {
+        let factory = try compliantChain()
+        let origin = try TestHTTPOrigin(directory: factory.directory)
+        let proxy = try TestProxy.start(factory, policyXML: allowed ? Self.insecureLocalhost : fullATSForLocalhost)
+        let result = try runCommand("/usr/bin/curl", [
+            "-sS", "--max-time", "20", "--proxytunnel", "--proxy", "http://127.0.0.1:\(proxy.port)",
+            "http://localhost:\(origin.port)/inside",
+        ])
+        proxy.stop()
+        let line = try proxy.onlyLogLine()
+        #expect(line["method"] as? String == "CONNECT")
+        #expect(line["tunnel"] as? String == "cleartext")
+        #expect(line["scheme"] as? String == "http")
+        if allowed {
+            #expect(result.standardOutput == "hello from the origin, /inside\n")
+            #expect(line["action"] as? String == "allowed")
+            #expect(line["compliant"] as? Bool == true)
+        } else {
+            #expect(result.standardOutput.contains("App Transport Security has blocked a cleartext HTTP (http://) resource load"))
+            #expect(line["action"] as? String == "blocked")
+            #expect(line["violations"] as? [String] == ["cleartext"])
+            #expect((line["error"] as? [String: Any])?["nsurl"] as? Int == -1022)
+        }
+    }
+
+    @Test("a device speaking TLS to a server that does not is cut off, and the log says why")
+    func tlsToCleartextServer() throws {
+        let factory = try compliantChain()
+        let origin = try TestHTTPOrigin(directory: factory.directory)
+        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost)
+        let result = try proxy.curlHTTPS(factory, port: origin.port)
+        proxy.stop()
+        #expect(result.status != 0)
+        let line = try proxy.onlyLogLine()
+        #expect(line["action"] as? String == "failed")
+        #expect((line["upstream_error"] as? String)?.contains("does not speak TLS") == true)
+    }
+}
