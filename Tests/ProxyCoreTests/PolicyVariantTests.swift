@@ -1,0 +1,271 @@
+import ATSPolicy
+import Foundation
+import ProxyCore
+import TLSTestSupport
+import Testing
+
+/// One connection under one policy: which host curl asks for, and what the proxy must decide.
+struct PolicyCase: Sendable, CustomTestStringConvertible {
+    var name: String
+    var policyXML: String
+    /// Whether 127.0.0.1 counts as a public address (`local_networks` empty) rather than a local one.
+    var loopbackIsPublic = false
+    var host: String
+    /// s_server options besides the certificate.
+    var server: [String]
+    /// Expected: nil for allowed and compliant, else the violations of a blocked connection.
+    var violations: [String]?
+    var ruleKind: String
+    var ruleKey: String?
+
+    var testDescription: String { name }
+
+    /// Apple's error for the first violation (spec §4, as `VerdictChecker` maps it): -9800 for a
+    /// TLS 1.2 server under a TLS 1.3 floor, -9836 for other version failures, -9824 for suites.
+    var error: (nsurl: Int, ssl: Int?) {
+        switch violations?.first {
+        case "tls_version": (-1200, server.contains("-tls1_2") ? -9800 : -9836)
+        case "cipher_not_fs", "cipher_not_ats": (-1200, -9824)
+        case "pin_mismatch": (-1202, -9807)
+        default: (0, nil)
+        }
+    }
+}
+
+/// The same weak servers as ``ServerKindTests`` under policies that relax, cancel or restore ATS.
+@Suite("Policy variants through the proxy")
+struct PolicyVariantTests {
+    /// s_server options for TLS 1.0 only with an ECDHE suite, so that only the version is wrong.
+    static let tls10 = ["-tls1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"]
+    static let tls11 = ["-tls1_1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"]
+    static let tls12 = ["-tls1_2", "-cipher", "ECDHE-RSA-AES128-GCM-SHA256"]
+
+    static func exception(_ host: String, _ keys: String) -> String {
+        "<key>NSExceptionDomains</key><dict><key>\(host)</key><dict>\(keys)</dict></dict>"
+    }
+
+    static let arbitraryLoads = "<key>NSAllowsArbitraryLoads</key><true/>"
+
+    /// Runs `policyCase`: one server, one proxy, one curl, one log line.
+    static func run(_ policyCase: PolicyCase) throws {
+        let factory = try loopbackChain()
+        var serverOptions = ["-cert", "leaf.pem", "-key", "leaf.key"] + policyCase.server
+        if policyCase.server.contains("-dhparam") {
+            try factory.dhParameters("dh")
+        }
+        if !policyCase.server.contains("-cipher") { serverOptions += ["-cipher", "ALL:@SECLEVEL=0"] }
+        let server = try TestTLSServer(directory: factory.directory, serverOptions)
+        let proxy = try TestProxy.start(
+            factory, policyXML: policyCase.policyXML,
+            policySettings: policyCase.loopbackIsPublic ? loopbackIsPublic : PolicySettings())
+        defer { proxy.stop() }
+        let curl = try proxy.curlHTTPS(factory, name: policyCase.host, port: server.port, options: weakTLSCurlOptions)
+        let lines = try proxy.waitForLogLines(1)
+        withExtendedLifetime(server) {}
+
+        #expect(lines.count == 1)
+        let line = lines.first
+        if let violations = policyCase.violations {
+            expectBlocked(curl, line, violations: violations, nsurl: policyCase.error.nsurl, ssl: policyCase.error.ssl)
+        } else {
+            expectAllowed(curl, line)
+        }
+        #expect(line?.host == policyCase.host)
+        #expect(line?.ruleKind == policyCase.ruleKind, "\(String(describing: line))")
+        #expect(line?.ruleKey == policyCase.ruleKey, "\(String(describing: line))")
+    }
+
+    // MARK: - NSAllowsArbitraryLoads and what cancels it
+
+    static let globalCases: [PolicyCase] = [
+        PolicyCase(
+            name: "NSAllowsArbitraryLoads: TLS 1.0 at a public address (127.0.0.1, local_networks empty) is allowed",
+            policyXML: arbitraryLoads, loopbackIsPublic: true, host: "127.0.0.1", server: tls10, violations: nil,
+            ruleKind: "arbitrary_loads", ruleKey: "NSAllowsArbitraryLoads"),
+        PolicyCase(
+            name: "NSAllowsArbitraryLoads + NSAllowsLocalNetworking: cancelled, TLS 1.0 at a public address blocked (§2.1)",
+            policyXML: arbitraryLoads + "<key>NSAllowsLocalNetworking</key><true/>", loopbackIsPublic: true,
+            host: "127.0.0.1", server: tls10, violations: ["tls_version"], ruleKind: "default", ruleKey: nil),
+        PolicyCase(
+            name: "NSAllowsArbitraryLoads + NSAllowsLocalNetworking: localhost is local, TLS 1.0 there allowed (§2.5)",
+            policyXML: arbitraryLoads + "<key>NSAllowsLocalNetworking</key><true/>", host: "localhost", server: tls10,
+            violations: nil, ruleKind: "local", ruleKey: "NSAllowsLocalNetworking"),
+        PolicyCase(
+            name: "NSAllowsArbitraryLoads + NSAllowsLocalNetworking = NO: ATS for localhost too, TLS 1.0 blocked (§2.5)",
+            policyXML: arbitraryLoads + "<key>NSAllowsLocalNetworking</key><false/>", host: "localhost", server: tls10,
+            violations: ["tls_version"], ruleKind: "default", ruleKey: nil),
+        PolicyCase(
+            name: "no ATS keys at all: localhost is local, TLS 1.0 allowed (iOS 10+ default, §2.5)",
+            policyXML: "", host: "localhost", server: tls10, violations: nil, ruleKind: "local", ruleKey: nil),
+        PolicyCase(
+            name: "no ATS keys at all: 127.0.0.1 is in the default local_networks, TLS 1.0 allowed (§2.5, decisions table)",
+            policyXML: "", host: "127.0.0.1", server: tls10, violations: nil, ruleKind: "local", ruleKey: nil),
+        PolicyCase(
+            name: "no ATS keys, 127.0.0.1 public: full ATS, TLS 1.0 blocked (iOS 17: IP literals are not exempt, §2.5)",
+            policyXML: "", loopbackIsPublic: true, host: "127.0.0.1", server: tls10, violations: ["tls_version"],
+            ruleKind: "default", ruleKey: nil),
+    ]
+
+    @Test("global keys", arguments: globalCases)
+    func global(_ policyCase: PolicyCase) throws { try Self.run(policyCase) }
+
+    // MARK: - Exceptions
+
+    static let exceptionCases: [PolicyCase] = [
+        PolicyCase(
+            name: "NSExceptionMinimumTLSVersion = TLSv1.0: a TLS 1.0 server is allowed",
+            policyXML: exception("localhost", "<key>NSExceptionMinimumTLSVersion</key><string>TLSv1.0</string>"),
+            host: "localhost", server: tls10, violations: nil, ruleKind: "exception", ruleKey: "localhost"),
+        PolicyCase(
+            name: "NSExceptionMinimumTLSVersion = TLSv1.0: a TLS 1.1 server is allowed",
+            policyXML: exception("localhost", "<key>NSExceptionMinimumTLSVersion</key><string>TLSv1.0</string>"),
+            host: "localhost", server: tls11, violations: nil, ruleKind: "exception", ruleKey: "localhost"),
+        PolicyCase(
+            name: "NSExceptionMinimumTLSVersion = TLSv1.1: a TLS 1.0 server is still blocked",
+            policyXML: exception("localhost", "<key>NSExceptionMinimumTLSVersion</key><string>TLSv1.1</string>"),
+            host: "localhost", server: tls10, violations: ["tls_version"], ruleKind: "exception", ruleKey: "localhost"),
+        PolicyCase(
+            name: "NSExceptionMinimumTLSVersion = TLSv1.3: a TLS 1.2 server is blocked",
+            policyXML: exception("localhost", "<key>NSExceptionMinimumTLSVersion</key><string>TLSv1.3</string>"),
+            host: "localhost", server: tls12, violations: ["tls_version"], ruleKind: "exception", ruleKey: "localhost"),
+        PolicyCase(
+            name: "NSExceptionMinimumTLSVersion = 1.0 (electron-builder's value) is invalid: floor stays TLS 1.2 (§1.5)",
+            policyXML: exception("localhost", "<key>NSExceptionMinimumTLSVersion</key><string>1.0</string>"),
+            host: "localhost", server: tls10, violations: ["tls_version"], ruleKind: "exception", ruleKey: "localhost"),
+        PolicyCase(
+            name: "NSExceptionRequiresForwardSecrecy = NO with NSIncludesSubdomains: an RSA key-exchange server is allowed",
+            policyXML: exception("localhost", forwardSecrecyOff), host: "localhost",
+            server: ["-tls1_2", "-cipher", "AES128-GCM-SHA256"], violations: nil, ruleKind: "exception",
+            ruleKey: "localhost"),
+        PolicyCase(
+            name: "NSExceptionRequiresForwardSecrecy = NO: AES256-SHA (in the compatibility group) is allowed (§3.3 C)",
+            policyXML: exception("localhost", forwardSecrecyOff), host: "localhost",
+            server: ["-tls1_2", "-cipher", "AES256-SHA"], violations: nil, ruleKind: "exception", ruleKey: "localhost"),
+        PolicyCase(
+            name: "NSExceptionRequiresForwardSecrecy = NO: AES256-SHA256 (dropped in 2022) is cipher_not_ats (§3.3 C)",
+            policyXML: exception("localhost", forwardSecrecyOff), host: "localhost",
+            server: ["-tls1_2", "-cipher", "AES256-SHA256"], violations: ["cipher_not_ats"], ruleKind: "exception",
+            ruleKey: "localhost"),
+        PolicyCase(
+            name: "NSExceptionRequiresForwardSecrecy = NO: a DHE-only server is still cipher_not_ats",
+            policyXML: exception("localhost", forwardSecrecyOff), host: "localhost",
+            server: ["-tls1_2", "-cipher", "DHE-RSA-AES128-GCM-SHA256", "-dhparam", "dh.pem"],
+            violations: ["cipher_not_ats"], ruleKind: "exception", ruleKey: "localhost"),
+        PolicyCase(
+            name: "NSExceptionRequiresForwardSecrecy = NO: TLS 1.2 is still required (§7 case 8)",
+            policyXML: exception("localhost", forwardSecrecyOff), host: "localhost", server: tls10,
+            violations: ["tls_version"], ruleKind: "exception", ruleKey: "localhost"),
+        PolicyCase(
+            name: "NSAllowsArbitraryLoads + an empty entry for localhost: full ATS for localhost, TLS 1.0 blocked (§1.3)",
+            policyXML: arbitraryLoads + exception("localhost", ""), loopbackIsPublic: true, host: "localhost",
+            server: tls10, violations: ["tls_version"], ruleKind: "exception", ruleKey: "localhost"),
+        PolicyCase(
+            name: "NSAllowsArbitraryLoads + an empty entry for localhost: public 127.0.0.1 keeps arbitrary loads",
+            policyXML: arbitraryLoads + exception("localhost", ""), loopbackIsPublic: true, host: "127.0.0.1",
+            server: tls10, violations: nil, ruleKind: "arbitrary_loads", ruleKey: "NSAllowsArbitraryLoads"),
+        PolicyCase(
+            name: "an IP exception with NSExceptionMinimumTLSVersion = TLSv1.0 for public 127.0.0.1: allowed (§2.4)",
+            policyXML: exception("127.0.0.1", "<key>NSExceptionMinimumTLSVersion</key><string>TLSv1.0</string>"),
+            loopbackIsPublic: true, host: "127.0.0.1", server: tls10, violations: nil, ruleKind: "exception",
+            ruleKey: "127.0.0.1"),
+        PolicyCase(
+            name: "a name exception does not cover the address: TLSv1.0 for localhost, public 127.0.0.1 blocked (§1.2)",
+            policyXML: exception("localhost", "<key>NSExceptionMinimumTLSVersion</key><string>TLSv1.0</string>"),
+            loopbackIsPublic: true, host: "127.0.0.1", server: tls10, violations: ["tls_version"], ruleKind: "default",
+            ruleKey: nil),
+    ]
+
+    static let forwardSecrecyOff =
+        "<key>NSExceptionRequiresForwardSecrecy</key><false/><key>NSIncludesSubdomains</key><true/>"
+
+    @Test("exception domains", arguments: exceptionCases)
+    func exceptions(_ policyCase: PolicyCase) throws { try Self.run(policyCase) }
+
+    // MARK: - Default trust where ATS is off
+
+    /// Spec §2.2 and §3.1: where ATS is off (here the local-host exemption: no ATS keys at all), the ATS
+    /// minimums go but default server trust stays: expiry, names, anchors, RSA 2048, SHA-2, validity
+    /// length, serverAuth. The app is not assumed to override trust (decisions table).
+    @Test("ATS off for localhost (local, no keys): weak protocols pass, default trust still refuses bad certificates",
+        arguments: [
+            NonCompliantServer.tls10Only, .tls11Only, .rsaKeyExchangeOnly, .rsa1024Leaf, .sha1Leaf, .sha1Intermediate,
+            .expired, .notYetValid, .otherHostName, .selfSignedLeaf, .unknownRoot, .validity826Days, .clientAuthEKUOnly,
+        ])
+    func defaultTrustWithoutATS(_ kind: NonCompliantServer) throws {
+        let factory = try CertificateFactory()
+        let server = try TestTLSServer(directory: factory.directory, try kind.serverArguments(factory))
+        let proxy = try TestProxy.start(factory, policyXML: "")
+        defer { proxy.stop() }
+        let curl = try proxy.curlHTTPS(factory, port: server.port, options: weakTLSCurlOptions)
+        let lines = try proxy.waitForLogLines(1)
+        withExtendedLifetime(server) {}
+
+        #expect(lines.count == 1)
+        #expect(lines.first?.ruleKind == "local", "\(String(describing: lines.first))")
+        switch kind {
+        case .tls10Only, .tls11Only, .rsaKeyExchangeOnly:
+            expectAllowed(curl, lines.first, tlsVersion: kind.facts.version)
+        case .rsa1024Leaf, .sha1Leaf, .sha1Intermediate:
+            // Not an ATS status any more: a plain trust failure (spec §4, "-1200 (ATS) or -1202 (plain trust)").
+            expectBlocked(curl, lines.first, violations: [kind.violation], nsurl: -1202, ssl: -9807)
+        default:
+            expectBlocked(curl, lines.first, violations: [kind.violation], nsurl: kind.error.nsurl, ssl: kind.error.ssl)
+        }
+    }
+
+    // MARK: - Pins where ATS is off
+
+    @Test("NSPinnedDomains applies where ATS does not: localhost is local (no ATS), TLS 1.0 passes, a wrong pin does not",
+        arguments: [true, false])
+    func pinsWithoutATS(_ rightPin: Bool) throws {
+        let factory = try compliantChain()
+        try factory.key("other", "rsa:2048")
+        let hash = try factory.spkiSHA256Base64(key: rightPin ? "leaf" : "other")
+        let server = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"] + Self.tls10)
+        let policy = "<key>NSPinnedDomains</key><dict><key>localhost</key><dict><key>NSPinnedLeafIdentities</key>"
+            + "<array><dict><key>SPKI-SHA256-BASE64</key><string>\(hash)</string></dict></array></dict></dict>"
+        let proxy = try TestProxy.start(factory, policyXML: policy)
+        defer { proxy.stop() }
+        let curl = try proxy.curlHTTPS(factory, port: server.port, options: weakTLSCurlOptions)
+        let lines = try proxy.waitForLogLines(1)
+        withExtendedLifetime(server) {}
+
+        #expect(lines.count == 1)
+        #expect(lines.first?.ruleKind == "local")
+        if rightPin {
+            expectAllowed(curl, lines.first, tlsVersion: "TLSv1.0")
+        } else {
+            // Only the pin: the TLS version is not an ATS violation for a local host.
+            expectBlocked(curl, lines.first, violations: ["pin_mismatch"], nsurl: -1202, ssl: -9807)
+        }
+    }
+
+    // MARK: - Report mode
+
+    @Test("report mode lets non-compliant servers through and logs them as allowed but not compliant",
+        arguments: [
+            NonCompliantServer.tls10Only, .rsaKeyExchangeOnly, .dheOnly, .rsa1024Leaf, .sha1Leaf, .expired, .otherHostName,
+            .unknownRoot, .validity826Days,
+        ])
+    func reportMode(_ kind: NonCompliantServer) throws {
+        let factory = try CertificateFactory()
+        let server = try TestTLSServer(directory: factory.directory, try kind.serverArguments(factory))
+        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost, mode: .report)
+        defer { proxy.stop() }
+        // curl's own checks decide whether it completes its handshake through the tunnel; the proxy
+        // must open the tunnel either way.
+        let curl = try proxy.curlHTTPS(factory, port: server.port, options: weakTLSCurlOptions)
+        let lines = try proxy.waitForLogLines(1)
+        withExtendedLifetime(server) {}
+
+        #expect(lines.count == 1)
+        let line = try #require(lines.first)
+        #expect(line.action == "allowed", "\(line)")
+        #expect(line.compliant == false, "\(line)")
+        #expect(line.violations == [kind.violation], "\(line)")
+        #expect(line.nsurl == kind.error.nsurl && line.ssl == kind.error.ssl, "\(line)")
+        #expect(!curl.standardError.contains("403"), "\(curl.standardError)")
+        // The tunnel was opened: curl got a 200 to its CONNECT and sent its ClientHello upstream.
+        #expect((line.fields["bytes_up"] as? Int ?? 0) > 0, "\(line)")
+    }
+}

@@ -1,0 +1,295 @@
+import ATSPolicy
+import Foundation
+import ProxyCore
+import TLSTestSupport
+import Testing
+
+/// A kind of server ATS refuses, built with real certificates and an `openssl s_server`, with the one
+/// violation and the Apple error the proxy must name for it (spec, decisions table and §4; the names
+/// are `ViolationKind`'s).
+enum NonCompliantServer: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case tls10Only, tls11Only, rsaKeyExchangeOnly, dheOnly
+    case rsa1024Leaf, sha1Leaf, sha1Intermediate
+    case expired, notYetValid, otherHostName, commonNameOnly, selfSignedLeaf, unknownRoot
+    case validity826Days, clientAuthEKUOnly, noEKUExtension
+
+    var testDescription: String {
+        switch self {
+        case .tls10Only: "TLS 1.0 only"
+        case .tls11Only: "TLS 1.1 only"
+        case .rsaKeyExchangeOnly: "TLS 1.2 with RSA key exchange only (AES128-GCM-SHA256)"
+        case .dheOnly: "TLS 1.2 with DHE only (DHE-RSA-AES128-GCM-SHA256)"
+        case .rsa1024Leaf: "an RSA-1024 leaf"
+        case .sha1Leaf: "a leaf signed with SHA-1"
+        case .sha1Intermediate: "an intermediate signed with SHA-1, sent with -cert_chain"
+        case .expired: "an expired leaf"
+        case .notYetValid: "a leaf not valid yet"
+        case .otherHostName: "a leaf whose SAN names another host"
+        case .commonNameOnly: "a leaf with CN=localhost and no SAN"
+        case .selfSignedLeaf: "a self-signed leaf"
+        case .unknownRoot: "a chain to a root that is not an anchor"
+        case .validity826Days: "a leaf valid for 826 days under a user-installed root"
+        case .clientAuthEKUOnly: "a leaf whose extendedKeyUsage is clientAuth only"
+        case .noEKUExtension: "a leaf with no extendedKeyUsage extension (spec §3.1: serverAuth needed since 2019-07-01)"
+        }
+    }
+
+    /// The violation's name in the log and in X-ATS-Violations.
+    var violation: String {
+        switch self {
+        case .tls10Only, .tls11Only: "tls_version"
+        case .rsaKeyExchangeOnly: "cipher_not_fs"
+        case .dheOnly: "cipher_not_ats"  // decisions table: "cipher_not_ats (… DHE-only, 3DES, RC4, NULL)"; §7 case 34
+        case .rsa1024Leaf: "key_size"
+        case .sha1Leaf: "sig_hash_leaf"
+        case .sha1Intermediate: "sig_hash_chain"
+        case .expired: "expired"
+        case .notYetValid: "not_yet_valid"
+        case .otherHostName, .commonNameOnly: "name_mismatch"
+        case .selfSignedLeaf, .unknownRoot: "untrusted_chain"
+        case .validity826Days: "validity_too_long"
+        case .clientAuthEKUOnly, .noEKUExtension: "no_serverauth_eku"
+        }
+    }
+
+    /// Apple's error for it (spec §4): the outer NSURLErrorDomain code and the inner SSL status.
+    var error: (nsurl: Int, ssl: Int?) {
+        switch self {
+        case .tls10Only, .tls11Only: (-1200, -9836)  // errSSLPeerProtocolVersion
+        case .rsaKeyExchangeOnly, .dheOnly: (-1200, -9824)  // errSSLPeerHandshakeFail
+        case .rsa1024Leaf: (-1200, -9883)  // errSSLATSMinimumKeySizeViolation
+        case .sha1Leaf: (-1200, -9884)  // errSSLATSLeafCertificateHashAlgorithmViolation
+        case .sha1Intermediate: (-1200, -9885)  // errSSLATSCertificateHashAlgorithmViolation
+        case .expired: (-1201, -9814)  // ServerCertificateHasBadDate, errSSLCertExpired
+        case .notYetValid: (-1204, -9815)  // ServerCertificateNotYetValid, errSSLCertNotYetValid
+        case .otherHostName, .commonNameOnly: (-1200, -9807)  // modern OSes (iOS 17 profile)
+        case .selfSignedLeaf, .unknownRoot: (-1202, -9813)  // ServerCertificateUntrusted, errSSLNoRootCert
+        case .validity826Days, .clientAuthEKUOnly, .noEKUExtension: (-1202, -9807)
+        }
+    }
+
+    /// What the log's `tls` object must show of the server, where the kind is about the handshake
+    /// or the chain: the version, the suite, the chain's subjects.
+    var facts: (version: String?, cipher: String?, subjects: [String]?) {
+        switch self {
+        case .tls10Only: ("TLSv1.0", "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", nil)
+        case .tls11Only: ("TLSv1.1", "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", nil)
+        case .rsaKeyExchangeOnly: ("TLSv1.2", "TLS_RSA_WITH_AES_128_GCM_SHA256", nil)
+        case .dheOnly: ("TLSv1.2", "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256", nil)
+        case .sha1Intermediate: ("TLSv1.3", nil, ["CN=leaf", "CN=inter", "CN=root"])
+        default: (nil, nil, nil)
+        }
+    }
+
+    /// Makes the certificates in `factory` (root `root`, server `leaf`) and returns the s_server options.
+    func serverArguments(_ factory: CertificateFactory) throws -> [String] {
+        let localhost = ["subjectAltName=DNS:localhost", "extendedKeyUsage=serverAuth"]
+        let day: TimeInterval = 86_400
+        let now = Date()
+        try factory.rootCA("root")
+        var extra: [String] = []
+        switch self {
+        case .tls10Only, .tls11Only, .rsaKeyExchangeOnly, .dheOnly:
+            try factory.certificate("leaf", issuer: "root", extensions: localhost)
+            switch self {
+            case .tls10Only: extra = ["-tls1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"]
+            case .tls11Only: extra = ["-tls1_1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"]
+            case .rsaKeyExchangeOnly: extra = ["-tls1_2", "-cipher", "AES128-GCM-SHA256"]
+            default:
+                try factory.dhParameters("dh")
+                extra = ["-tls1_2", "-cipher", "DHE-RSA-AES128-GCM-SHA256", "-dhparam", "dh.pem"]
+            }
+        case .rsa1024Leaf:
+            try factory.certificate("leaf", issuer: "root", key: "rsa:1024", extensions: localhost)
+        case .sha1Leaf:
+            try factory.certificate("leaf", issuer: "root", digest: "sha1", extensions: localhost)
+        case .sha1Intermediate:
+            try factory.certificate("inter", issuer: "root", digest: "sha1", extensions: [], isCA: true)
+            try factory.certificate("leaf", issuer: "inter", extensions: localhost)
+            extra = ["-cert_chain", "inter.pem"]
+        case .expired:
+            try factory.certificate("leaf", issuer: "root", notBefore: now - 90 * day, notAfter: now - day)
+        case .notYetValid:
+            try factory.certificate("leaf", issuer: "root", notBefore: now + 30 * day, notAfter: now + 120 * day)
+        case .otherHostName:
+            try factory.certificate(
+                "leaf", issuer: "root", extensions: ["subjectAltName=DNS:other.example", "extendedKeyUsage=serverAuth"])
+        case .commonNameOnly:
+            try factory.certificate(
+                "leaf", issuer: "root", subject: "/CN=localhost", extensions: ["extendedKeyUsage=serverAuth"])
+        case .selfSignedLeaf:
+            try factory.selfSignedLeaf("leaf")
+        case .unknownRoot:
+            try factory.rootCA("other")
+            try factory.certificate("leaf", issuer: "other", extensions: localhost)
+        case .validity826Days:
+            try factory.certificate("leaf", issuer: "root", days: 826, extensions: localhost)
+        case .clientAuthEKUOnly:
+            try factory.certificate(
+                "leaf", issuer: "root", extensions: ["subjectAltName=DNS:localhost", "extendedKeyUsage=clientAuth"])
+        case .noEKUExtension:
+            try factory.certificate("leaf", issuer: "root", extensions: ["subjectAltName=DNS:localhost"])
+        }
+        // Certificate kinds: any suite, security level 0 so s_server loads weak keys and SHA-1 chains.
+        if extra.isEmpty || self == .sha1Intermediate { extra += ["-cipher", "ALL:@SECLEVEL=0"] }
+        return ["-cert", "leaf.pem", "-key", "leaf.key"] + extra
+    }
+}
+
+/// A kind of server ATS accepts.
+enum CompliantServer: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case tls12ForwardSecret, tls13Only, ecdsaP256Leaf, validity800Days, validity825Days
+
+    var testDescription: String {
+        switch self {
+        case .tls12ForwardSecret: "TLS 1.2 with forward secrecy (ECDHE-RSA-AES128-GCM-SHA256)"
+        case .tls13Only: "TLS 1.3 only"
+        case .ecdsaP256Leaf: "an EC P-256 leaf (spec §7 case 36)"
+        case .validity800Days: "a leaf valid for 800 days under a user-installed root (spec §7 case 39)"
+        case .validity825Days:
+            "a leaf valid for exactly 825 days (openssl -days 825) under a user-installed root: at most 825 days, spec §3.1"
+        }
+    }
+
+    var tlsVersion: String { self == .tls12ForwardSecret ? "TLSv1.2" : "TLSv1.3" }
+
+    func serverArguments(_ factory: CertificateFactory) throws -> [String] {
+        let localhost = ["subjectAltName=DNS:localhost", "extendedKeyUsage=serverAuth"]
+        try factory.rootCA("root")
+        var extra: [String] = []
+        switch self {
+        case .tls12ForwardSecret:
+            try factory.certificate("leaf", issuer: "root", extensions: localhost)
+            extra = ["-tls1_2", "-cipher", "ECDHE-RSA-AES128-GCM-SHA256"]
+        case .tls13Only:
+            try factory.certificate("leaf", issuer: "root", extensions: localhost)
+            extra = ["-tls1_3"]
+        case .ecdsaP256Leaf:
+            try factory.certificate("leaf", issuer: "root", key: "ec:P-256", extensions: localhost)
+        case .validity800Days:
+            try factory.certificate("leaf", issuer: "root", days: 800, extensions: localhost)
+        case .validity825Days:
+            // notAfter - notBefore is exactly 825 days. Spec §3.1: "at most 825 days". Apple's trustd
+            // (SecPolicyServer.c, SecPolicyCheckOtherTrustValidityPeriodMaximums) fails a leaf only when
+            // notAfter - notBefore > 825 days + 3600 s ("825 days (and 1 hour slip)").
+            try factory.certificate("leaf", issuer: "root", days: 825, extensions: localhost)
+        }
+        return ["-cert", "leaf.pem", "-key", "leaf.key"] + extra
+    }
+}
+
+/// Real servers of each kind behind the proxy in enforce mode, with full ATS for localhost (an empty
+/// exception entry, so the local-host exemption does not apply), and curl in front.
+@Suite("Server kinds through the proxy")
+struct ServerKindTests {
+    @Test("a non-compliant server is blocked: curl sees 403, the 403 names the violation, the log says blocked",
+        arguments: NonCompliantServer.allCases)
+    func blocked(_ kind: NonCompliantServer) throws {
+        let factory = try CertificateFactory()
+        let server = try TestTLSServer(directory: factory.directory, try kind.serverArguments(factory))
+        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost)
+        defer { proxy.stop() }
+        let curl = try proxy.curlHTTPS(factory, port: server.port)
+        // The same CONNECT by hand, for the 403's headers (answered from the verdict cache).
+        let raw = proxy.rawConnect(host: "localhost", port: server.port)
+        let lines = try proxy.waitForLogLines(2)
+        withExtendedLifetime(server) {}
+
+        expectBlocked(curl, lines.first, violations: [kind.violation], nsurl: kind.error.nsurl, ssl: kind.error.ssl)
+        #expect(raw.status == 403, "\(raw)")
+        #expect(raw.header("X-ATS-Violations") == kind.violation, "\(raw)")
+        #expect(raw.header("X-ATS-Error") == kind.error.ssl.map { "\(kind.error.nsurl) (\($0))" } ?? "\(kind.error.nsurl)")
+        #expect(raw.text.contains("\(kind.violation): "), "\(raw)")
+        #expect(lines.count == 2)
+        for line in lines {
+            #expect(line.method == "CONNECT")
+            #expect(line.host == "localhost")
+            #expect(line.ruleKind == "exception" && line.ruleKey == "localhost", "\(line)")
+            #expect(line.action == "blocked" && line.violations == [kind.violation], "\(line)")
+            #expect(line.bytesDown == 0)
+            // The probe completed a handshake (ATS-shaped or permissive) and logged what it saw.
+            #expect(line.tlsVersion != nil, "\(line)")
+            if let version = kind.facts.version { #expect(line.tlsVersion == version, "\(line)") }
+            if let cipher = kind.facts.cipher { #expect(line.cipher == cipher, "\(line)") }
+            if let subjects = kind.facts.subjects { #expect(line.certificateSubjects == subjects, "\(line)") }
+        }
+    }
+
+    @Test("a compliant server is allowed: curl gets the page through the tunnel, the log says allowed",
+        arguments: CompliantServer.allCases)
+    func allowed(_ kind: CompliantServer) throws {
+        let factory = try CertificateFactory()
+        let server = try TestTLSServer(directory: factory.directory, try kind.serverArguments(factory))
+        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost)
+        defer { proxy.stop() }
+        let curl = try proxy.curlHTTPS(factory, port: server.port)
+        let lines = try proxy.waitForLogLines(1)
+        withExtendedLifetime(server) {}
+
+        #expect(lines.count == 1)
+        expectAllowed(curl, lines.first, tlsVersion: kind.tlsVersion)
+        #expect(lines.first?.ruleKind == "exception")
+        #expect(lines.first?.trust == "user_installed_root")
+        #expect(lines.first?.certificateSubjects == ["CN=leaf", "CN=root"])
+    }
+}
+
+/// One NSPinnedDomains entry for localhost: which key the leaf pin and the CA pin name.
+struct PinCase: Sendable, CustomTestStringConvertible {
+    /// `leaf`, `root` (not sent by the server) or `other` (a key in no certificate); nil for no array.
+    var leafPin: String?
+    var caPin: String?
+    var matches: Bool
+
+    var testDescription: String {
+        let leaf = leafPin.map { "leaf pin = \($0) key" } ?? "no leaf pin"
+        let ca = caPin.map { "CA pin = \($0) key" } ?? "no CA pin"
+        return "\(leaf), \(ca): " + (matches ? "allowed" : "pin_mismatch")
+    }
+
+    static let all: [PinCase] = [
+        PinCase(leafPin: "leaf", caPin: nil, matches: true),
+        PinCase(leafPin: "other", caPin: nil, matches: false),
+        // Spec §1.4: the CA pin is checked against the validated path, root included, even though the
+        // server never sends its root.
+        PinCase(leafPin: nil, caPin: "root", matches: true),
+        PinCase(leafPin: nil, caPin: "other", matches: false),
+        PinCase(leafPin: "leaf", caPin: "root", matches: true),
+        // Both arrays present: both must match (spec §1.4).
+        PinCase(leafPin: "leaf", caPin: "other", matches: false),
+        PinCase(leafPin: "other", caPin: "root", matches: false),
+    ]
+}
+
+@Suite("Pinned domains through the proxy")
+struct PinnedDomainTests {
+    static func pinnedPolicy(_ factory: CertificateFactory, _ pin: PinCase) throws -> String {
+        func array(_ key: String, _ name: String?) throws -> String {
+            guard let name else { return "" }
+            let hash = try factory.spkiSHA256Base64(key: name)
+            return "<key>\(key)</key><array><dict><key>SPKI-SHA256-BASE64</key><string>\(hash)</string></dict></array>"
+        }
+        return "<key>NSPinnedDomains</key><dict><key>localhost</key><dict>"
+            + (try array("NSPinnedLeafIdentities", pin.leafPin)) + (try array("NSPinnedCAIdentities", pin.caPin))
+            + "</dict></dict>"
+    }
+
+    @Test("a pinned localhost with full ATS: the right SPKI passes, a wrong one is pin_mismatch", arguments: PinCase.all)
+    func pinned(_ pin: PinCase) throws {
+        let factory = try compliantChain()
+        try factory.key("other", "rsa:2048")
+        let server = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
+        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost + (try Self.pinnedPolicy(factory, pin)))
+        defer { proxy.stop() }
+        let curl = try proxy.curlHTTPS(factory, port: server.port)
+        let lines = try proxy.waitForLogLines(1)
+        withExtendedLifetime(server) {}
+
+        #expect(lines.count == 1)
+        if pin.matches {
+            expectAllowed(curl, lines.first, tlsVersion: "TLSv1.3")
+        } else {
+            expectBlocked(curl, lines.first, violations: ["pin_mismatch"], nsurl: -1202, ssl: -9807)
+        }
+    }
+}
