@@ -6,6 +6,14 @@ import Glibc
 public final class Listener {
     private var raw: OpaquePointer?
     private let onAccept: (Int32, SocketAddress) -> Void
+    /// Re-enables accepting after a pause for lack of descriptors.
+    private var resume: Timer?
+    /// How long accepting pauses when the process is out of descriptors (EMFILE, ENFILE, ENOBUFS).
+    public static let exhaustionPause: Duration = .milliseconds(200)
+    /// How many pauses there have been, for status reports and tests.
+    public private(set) var pauses = 0
+    /// The errno of the last failed accept().
+    public private(set) var lastAcceptError: Int32 = 0
     /// The address actually bound (with the port the kernel chose for port 0).
     public private(set) var address: SocketAddress
 
@@ -30,6 +38,10 @@ public final class Listener {
         }
         guard let listener else { throw EventError("listening on \(address)") }
         raw = listener
+        resume = try Timer(base: base) { [unowned self] in
+            if let raw { evconnlistener_enable(raw) }
+        }
+        evconnlistener_set_error_cb(listener, acceptErrorCallback)
         if let bound = SocketAddress.local(of: evconnlistener_get_fd(listener)) { self.address = bound }
     }
 
@@ -38,6 +50,17 @@ public final class Listener {
     }
 
     fileprivate func accept(_ descriptor: Int32, _ peer: SocketAddress) { onAccept(descriptor, peer) }
+
+    /// accept() failed for a reason libevent does not retry by itself. Out of descriptors, the
+    /// pending connection stays in the backlog and the socket stays readable, so retrying at once
+    /// would spin: accepting pauses instead, and the clients wait in the backlog.
+    fileprivate func acceptFailed(errno code: Int32) {
+        guard let raw else { return }
+        pauses += 1
+        lastAcceptError = code
+        evconnlistener_disable(raw)
+        resume?.schedule(after: Listener.exhaustionPause)
+    }
 }
 
 /// libevent's accept callback: recovers the ``Listener`` from the context pointer.
@@ -57,4 +80,11 @@ private func acceptCallback(
     }
     Unmanaged<Listener>.fromOpaque(context).takeUnretainedValue()
         .accept(descriptor, SocketAddress(storage: storage, length: length))
+}
+
+/// libevent's accept-error callback: recovers the ``Listener`` from the context pointer.
+private func acceptErrorCallback(_ listener: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
+    let code = errno
+    guard let context else { return }
+    Unmanaged<Listener>.fromOpaque(context).takeUnretainedValue().acceptFailed(errno: code)
 }

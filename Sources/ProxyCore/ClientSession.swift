@@ -23,6 +23,9 @@ final class ClientSession {
     private var parser = RequestHeadParser()
     /// Whether any byte of the current head has arrived (an idle keep-alive client just goes away).
     private var headStarted = false
+    /// When the current head's first byte arrived: the head must be complete within the head timeout
+    /// of it, however slowly its bytes trickle in (the read timeout alone restarts with every byte).
+    private var headStartedAt: Int64 = 0
     /// The client half-closed: what it has sent is answered, then the connection closes.
     var clientEnded = false
     private var finished = false
@@ -89,8 +92,10 @@ final class ClientSession {
             let bytes = client.peek(maximum: 16 * 1024)
             if !headStarted {
                 headStarted = true
-                // From the first byte on, the whole head must arrive within the head timeout.
+                headStartedAt = ProxyServer.nowMilliseconds()
                 client.setTimeouts(read: settings.headTimeout, write: settings.headTimeout)
+            } else if ProxyServer.nowMilliseconds() - headStartedAt > settings.headTimeout.milliseconds {
+                return respond(ProxyResponse.text(status: 408, reason: "Request Timeout", body: "no complete request head in time\n"))
             }
             switch parser.consume(bytes) {
             case .needMoreData:
@@ -278,6 +283,13 @@ final class ClientSession {
         upstream = nil
         client.close()
         server.sessionEnded(id)
+    }
+}
+
+extension Duration {
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 }
 

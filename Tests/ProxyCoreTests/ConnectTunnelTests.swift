@@ -14,11 +14,11 @@ struct ConnectTunnelTests {
         let factory = try compliantChain()
         let server = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
         let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost)
+        defer { proxy.stop() }
         let result = try proxy.curlHTTPS(factory, port: server.port)
-        proxy.stop()
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput.contains("s_server"))
-        let line = try #require(try proxy.logLines().first)
+        let line = try #require(try proxy.waitForLogLines(1).first?.fields)
         #expect(line["action"] as? String == "allowed")
         #expect(line["compliant"] as? Bool == true)
         #expect(line["method"] as? String == "CONNECT")
@@ -33,11 +33,11 @@ struct ConnectTunnelTests {
             directory: factory.directory,
             ["-cert", "leaf.pem", "-key", "leaf.key", "-tls1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"])
         let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost)
+        defer { proxy.stop() }
         let result = try proxy.curlHTTPS(factory, port: server.port)
-        proxy.stop()
         #expect(result.status != 0)
         #expect(result.standardError.contains("403"))
-        let line = try #require(try proxy.logLines().first)
+        let line = try #require(try proxy.waitForLogLines(1).first?.fields)
         #expect(line["action"] as? String == "blocked")
         #expect(line["violations"] as? [String] == ["tls_version"])
         #expect((line["error"] as? [String: Any])?["nsurl"] as? Int == -1200)
@@ -50,14 +50,14 @@ struct ConnectTunnelTests {
             directory: factory.directory,
             ["-cert", "leaf.pem", "-key", "leaf.key", "-tls1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"])
         let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost, mode: .report)
+        defer { proxy.stop() }
         // curl itself must be allowed to speak TLS 1.0 to the server through the tunnel.
         let result = try runCommand("/usr/bin/curl", [
             "-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", factory.path("root.pem"),
             "--tlsv1.0", "--ciphers", "DEFAULT:@SECLEVEL=0", "--resolve", "localhost:\(server.port):127.0.0.1",
             "https://localhost:\(server.port)/",
         ])
-        proxy.stop()
-        let line = try #require(try proxy.logLines().first)
+        let line = try #require(try proxy.waitForLogLines(1).first?.fields)
         #expect(line["action"] as? String == "allowed")
         #expect(line["compliant"] as? Bool == false)
         #expect(line["violations"] as? [String] == ["tls_version"])
@@ -68,10 +68,10 @@ struct ConnectTunnelTests {
     func unreachable() throws {
         let factory = try compliantChain()
         let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost)
+        defer { proxy.stop() }
         let result = try proxy.curlHTTPS(factory, port: 1)
-        proxy.stop()
         #expect(result.standardError.contains("502"))
-        let line = try #require(try proxy.logLines().first)
+        let line = try #require(try proxy.waitForLogLines(1).first?.fields)
         #expect(line["action"] as? String == "failed")
         #expect((line["upstream_error"] as? String)?.contains("refused") == true)
     }
@@ -81,9 +81,9 @@ struct ConnectTunnelTests {
         let factory = try compliantChain()
         let server = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
         let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost)
+        defer { proxy.stop() }
         let bad = exchangeRaw(port: proxy.port, [0x16, 0x03, 0x01] + Array("garbage\r\n\r\n".utf8))
         let good = try proxy.curlHTTPS(factory, port: server.port)
-        proxy.stop()
         #expect(String(decoding: bad, as: UTF8.self).hasPrefix("HTTP/1.1 400 Bad Request"))
         #expect(good.status == 0, "\(good.standardError)")
     }
@@ -92,13 +92,13 @@ struct ConnectTunnelTests {
     func cleartextBlocked() throws {
         let factory = try compliantChain()
         let proxy = try TestProxy.start(factory, policyXML: "")
+        defer { proxy.stop() }
         let response = exchangeRaw(port: proxy.port, Array("GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n".utf8))
-        proxy.stop()
         let text = String(decoding: response, as: UTF8.self)
         #expect(text.hasPrefix("HTTP/1.1 403 Forbidden"))
         #expect(text.contains("X-ATS-Error: -1022"))
         #expect(text.contains("App Transport Security has blocked a cleartext HTTP (http://) resource load since it is insecure"))
-        let line = try #require(try proxy.logLines().first)
+        let line = try #require(try proxy.waitForLogLines(1).first?.fields)
         #expect(line["action"] as? String == "blocked")
         #expect(line["scheme"] as? String == "http")
         #expect(line["violations"] as? [String] == ["cleartext"])
@@ -110,8 +110,8 @@ struct ConnectTunnelTests {
         let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost) {
             $0.allowedClients = [try! AddressRange(parsing: "10.0.0.0/8")]
         }
+        defer { proxy.stop() }
         let response = exchangeRaw(port: proxy.port, Array("CONNECT localhost:443 HTTP/1.1\r\n\r\n".utf8))
-        proxy.stop()
         let text = String(decoding: response, as: UTF8.self)
         #expect(text.hasPrefix("HTTP/1.1 403 Forbidden"))
         #expect(text.contains("is not allowed to use this proxy"))

@@ -38,8 +38,8 @@ struct PlainHTTPForwardingTests {
     @Test("a GET is forwarded and logged as allowed, with the origin's status")
     func get() throws {
         let setup = try Self.setUp()
+        defer { setup.proxy.stop() }
         let result = try setup.curl([setup.url("/hello")])
-        setup.proxy.stop()
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput == "hello from the origin, /hello\n")
         let line = try setup.proxy.onlyLogLine()
@@ -55,8 +55,8 @@ struct PlainHTTPForwardingTests {
     @Test("the origin gets origin-form, its own Host, a Via line, and no proxy hop-by-hop fields")
     func headRewritten() throws {
         let setup = try Self.setUp()
+        defer { setup.proxy.stop() }
         let result = try setup.curl(["-H", "Host: elsewhere.example", "-H", "Keep-Alive: 5", setup.url("/headers?x=1")])
-        setup.proxy.stop()
         let lines = result.standardOutput.split(separator: "\n").map(String.init)
         #expect(lines.first == "GET /headers?x=1 HTTP/1.1")
         #expect(lines.contains("Host: localhost:\(setup.origin.port)"))
@@ -67,28 +67,28 @@ struct PlainHTTPForwardingTests {
     @Test("keep-alive: two requests share one client connection and one origin connection, and log two lines")
     func keepAlive() throws {
         let setup = try Self.setUp()
+        defer { setup.proxy.stop() }
         let result = try setup.curl(["-D", "-", setup.url("/one"), setup.url("/two")])
-        setup.proxy.stop()
         #expect(result.status == 0, "\(result.standardError)")
         let connections = result.standardOutput.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("X-Origin-Connection:") }
         #expect(connections.count == 2)
         #expect(Set(connections).count == 1, "both responses should come over one origin connection: \(connections)")
         #expect(result.standardOutput.contains("Via: 1.1 atsproxy"))
-        let lines = try setup.proxy.logLines()
+        let lines = try setup.proxy.waitForLogLines(2)
         #expect(lines.count == 2)
-        #expect(Set(lines.compactMap { $0["client"] as? String }).count == 1)
+        #expect(Set(lines.compactMap { $0.fields["client"] as? String }).count == 1)
     }
 
     @Test("request bodies stream through, with Content-Length and chunked", arguments: [false, true])
     func requestBody(chunked: Bool) throws {
         let setup = try Self.setUp()
+        defer { setup.proxy.stop() }
         let bodyPath = setup.factory.path("body.bin")
         let body = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         try body.write(to: URL(fileURLWithPath: bodyPath))
         var arguments = ["--data-binary", "@\(bodyPath)", "-o", setup.factory.path("echoed.bin")]
         if chunked { arguments += ["-H", "Transfer-Encoding: chunked"] }
         let result = try setup.curl(arguments + [setup.url("/echo")])
-        setup.proxy.stop()
         #expect(result.status == 0, "\(result.standardError)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: setup.factory.path("echoed.bin"))) == body)
         let line = try setup.proxy.onlyLogLine()
@@ -98,8 +98,8 @@ struct PlainHTTPForwardingTests {
     @Test("a chunked response comes through whole")
     func chunkedResponse() throws {
         let setup = try Self.setUp()
+        defer { setup.proxy.stop() }
         let result = try setup.curl([setup.url("/chunked?n=40")])
-        setup.proxy.stop()
         #expect(result.standardOutput.split(separator: "\n").count == 40)
         #expect(result.standardOutput.hasSuffix("chunk 39\n"))
     }
@@ -107,8 +107,8 @@ struct PlainHTTPForwardingTests {
     @Test("a response delimited by the origin's close reaches the client, which is told the connection ends")
     func untilClose() throws {
         let setup = try Self.setUp()
+        defer { setup.proxy.stop() }
         let result = try setup.curl(["-D", "-", setup.url("/close")])
-        setup.proxy.stop()
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput.contains("Connection: close"))
         #expect(result.standardOutput.hasSuffix("until the origin closes\n"))
@@ -118,8 +118,8 @@ struct PlainHTTPForwardingTests {
     @Test("an interim 1xx response is passed on before the final one")
     func interimResponse() throws {
         let setup = try Self.setUp()
+        defer { setup.proxy.stop() }
         let result = try setup.curl(["-D", "-", setup.url("/continue")])
-        setup.proxy.stop()
         #expect(result.standardOutput.contains("103 Early Hints"))
         #expect(result.standardOutput.hasSuffix("after the hints\n"))
     }
@@ -127,8 +127,8 @@ struct PlainHTTPForwardingTests {
     @Test("a large body arrives byte for byte")
     func largeBody() throws {
         let setup = try Self.setUp()
+        defer { setup.proxy.stop() }
         let result = try setup.curl(["-o", "/dev/null", "-w", "%{size_download}", setup.url("/big?bytes=20000000")])
-        setup.proxy.stop()
         #expect(result.standardOutput == "20000000")
         #expect((try setup.proxy.onlyLogLine()["bytes_down"] as? Int ?? 0) > 20_000_000)
     }
@@ -136,8 +136,8 @@ struct PlainHTTPForwardingTests {
     @Test("report mode forwards cleartext ATS would block, and logs it as non-compliant")
     func reportMode() throws {
         let setup = try Self.setUp(policyXML: fullATSForLocalhost, mode: .report)
+        defer { setup.proxy.stop() }
         let result = try setup.curl([setup.url("/hello")])
-        setup.proxy.stop()
         #expect(result.standardOutput == "hello from the origin, /hello\n")
         let line = try setup.proxy.onlyLogLine()
         #expect(line["action"] as? String == "allowed")
@@ -149,8 +149,8 @@ struct PlainHTTPForwardingTests {
     @Test("enforce mode blocks the same request with Apple's words, and the origin never sees it")
     func enforceBlocks() throws {
         let setup = try Self.setUp(policyXML: fullATSForLocalhost)
+        defer { setup.proxy.stop() }
         let result = try setup.curl(["-D", "-", setup.url("/hello")])
-        setup.proxy.stop()
         #expect(result.standardOutput.hasPrefix("HTTP/1.1 403 Forbidden"))
         #expect(result.standardOutput.contains("X-ATS-Error: -1022"))
         #expect(try setup.proxy.onlyLogLine()["action"] as? String == "blocked")
@@ -159,8 +159,8 @@ struct PlainHTTPForwardingTests {
     @Test("nothing listening at the origin: 502 and a failed log line that still names the rule")
     func originDown() throws {
         let setup = try Self.setUp()
+        defer { setup.proxy.stop() }
         let result = try setup.curl(["-D", "-", "http://localhost:1/"])
-        setup.proxy.stop()
         #expect(result.standardOutput.hasPrefix("HTTP/1.1 502 Bad Gateway"))
         let line = try setup.proxy.onlyLogLine()
         #expect(line["action"] as? String == "failed")
@@ -171,25 +171,54 @@ struct PlainHTTPForwardingTests {
     @Test("pipelined requests are answered in order on one connection")
     func pipelined() throws {
         let setup = try Self.setUp()
+        defer { setup.proxy.stop() }
         let request = "GET \(setup.url("/a")) HTTP/1.1\r\nHost: localhost\r\n\r\n"
             + "GET \(setup.url("/b")) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
         let text = String(decoding: exchangeRaw(port: setup.proxy.port, Array(request.utf8)), as: UTF8.self)
-        setup.proxy.stop()
         let first = try #require(text.range(of: "hello from the origin, /a"))
         let second = try #require(text.range(of: "hello from the origin, /b"))
         #expect(first.lowerBound < second.lowerBound)
-        #expect(try setup.proxy.logLines().count == 2)
+        #expect(try setup.proxy.waitForLogLines(2).count == 2)
     }
 
     @Test("a head with too many lines gets 431, and the proxy keeps serving")
     func headTooLarge() throws {
         let setup = try Self.setUp()
+        defer { setup.proxy.stop() }
         let fields = (0..<150).map { "X-Filler-\($0): y\r\n" }.joined()
         let request = "GET \(setup.url("/")) HTTP/1.1\r\nHost: localhost\r\n\(fields)\r\n"
         let text = String(decoding: exchangeRaw(port: setup.proxy.port, Array(request.utf8)), as: UTF8.self)
         let after = try setup.curl([setup.url("/after")])
-        setup.proxy.stop()
         #expect(text.hasPrefix("HTTP/1.1 431"))
         #expect(after.standardOutput == "hello from the origin, /after\n")
+    }
+
+    @Test("a head that trickles in past the head timeout gets 408, even though bytes keep coming")
+    func slowHead() throws {
+        let setup = try Self.setUp { $0.headTimeout = .milliseconds(600) }
+        defer { setup.proxy.stop() }
+        let descriptor = try #require(connectLoopback(port: setup.proxy.port))
+        defer { close(descriptor) }
+        var answer: [UInt8] = []
+        for byte in "GET \(setup.url("/slow")) HTTP/1.1\r\nX-Slow: ".utf8 {
+            _ = withUnsafeBytes(of: byte) { send(descriptor, $0.baseAddress, 1, Int32(MSG_NOSIGNAL)) }
+            Thread.sleep(forTimeInterval: 0.05)
+            if let received = receiveAvailable(descriptor), !received.isEmpty {
+                answer = received
+                break
+            }
+        }
+        if answer.isEmpty { answer = receiveAvailable(descriptor, wait: 2) ?? [] }
+        #expect(String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 408"))
+    }
+
+    @Test("a client that connects and says nothing is closed after the head timeout, without a log line")
+    func silentClient() throws {
+        let setup = try Self.setUp { $0.headTimeout = .milliseconds(300) }
+        defer { setup.proxy.stop() }
+        let descriptor = try #require(connectLoopback(port: setup.proxy.port))
+        defer { close(descriptor) }
+        let answer = receiveAvailable(descriptor, wait: 3)
+        #expect(answer == [], "the proxy should close quietly, got \(answer.map { String(decoding: $0, as: UTF8.self) } ?? "nothing")")
     }
 }

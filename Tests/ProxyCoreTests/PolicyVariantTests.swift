@@ -189,7 +189,7 @@ struct PolicyVariantTests {
     @Test("ATS off for localhost (local, no keys): weak protocols pass, default trust still refuses bad certificates",
         arguments: [
             NonCompliantServer.tls10Only, .tls11Only, .rsaKeyExchangeOnly, .rsa1024Leaf, .sha1Leaf, .sha1Intermediate,
-            .expired, .notYetValid, .otherHostName, .selfSignedLeaf, .unknownRoot, .validity826Days, .clientAuthEKUOnly,
+            .expired, .notYetValid, .otherHostName, .selfSignedLeaf, .unknownRoot, .validity825Days, .clientAuthEKUOnly,
         ])
     func defaultTrustWithoutATS(_ kind: NonCompliantServer) throws {
         let factory = try CertificateFactory()
@@ -245,7 +245,7 @@ struct PolicyVariantTests {
     @Test("report mode lets non-compliant servers through and logs them as allowed but not compliant",
         arguments: [
             NonCompliantServer.tls10Only, .rsaKeyExchangeOnly, .dheOnly, .rsa1024Leaf, .sha1Leaf, .expired, .otherHostName,
-            .unknownRoot, .validity826Days,
+            .unknownRoot, .validity825Days,
         ])
     func reportMode(_ kind: NonCompliantServer) throws {
         let factory = try CertificateFactory()

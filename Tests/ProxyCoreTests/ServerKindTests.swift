@@ -11,7 +11,7 @@ enum NonCompliantServer: String, CaseIterable, Sendable, CustomTestStringConvert
     case tls10Only, tls11Only, rsaKeyExchangeOnly, dheOnly
     case rsa1024Leaf, sha1Leaf, sha1Intermediate
     case expired, notYetValid, otherHostName, commonNameOnly, selfSignedLeaf, unknownRoot
-    case validity826Days, clientAuthEKUOnly, noEKUExtension
+    case validity825Days, clientAuthEKUOnly, noEKUExtension
 
     var testDescription: String {
         switch self {
@@ -28,7 +28,11 @@ enum NonCompliantServer: String, CaseIterable, Sendable, CustomTestStringConvert
         case .commonNameOnly: "a leaf with CN=localhost and no SAN"
         case .selfSignedLeaf: "a self-signed leaf"
         case .unknownRoot: "a chain to a root that is not an anchor"
-        case .validity826Days: "a leaf valid for 826 days under a user-installed root"
+        case .validity825Days:
+            // Spec §6: the length is notAfter − notBefore counted inclusively (the CT policy's
+            // definition), so openssl -days 825 gives 825 days and 1 second: over the limit. (Apple's
+            // trustd allows an hour's slip; the spec's decision stands until it says otherwise.)
+            "a leaf of openssl -days 825 under a user-installed root: 825 days and 1 second, spec §6"
         case .clientAuthEKUOnly: "a leaf whose extendedKeyUsage is clientAuth only"
         case .noEKUExtension: "a leaf with no extendedKeyUsage extension (spec §3.1: serverAuth needed since 2019-07-01)"
         }
@@ -47,7 +51,7 @@ enum NonCompliantServer: String, CaseIterable, Sendable, CustomTestStringConvert
         case .notYetValid: "not_yet_valid"
         case .otherHostName, .commonNameOnly: "name_mismatch"
         case .selfSignedLeaf, .unknownRoot: "untrusted_chain"
-        case .validity826Days: "validity_too_long"
+        case .validity825Days: "validity_too_long"
         case .clientAuthEKUOnly, .noEKUExtension: "no_serverauth_eku"
         }
     }
@@ -64,7 +68,7 @@ enum NonCompliantServer: String, CaseIterable, Sendable, CustomTestStringConvert
         case .notYetValid: (-1204, -9815)  // ServerCertificateNotYetValid, errSSLCertNotYetValid
         case .otherHostName, .commonNameOnly: (-1200, -9807)  // modern OSes (iOS 17 profile)
         case .selfSignedLeaf, .unknownRoot: (-1202, -9813)  // ServerCertificateUntrusted, errSSLNoRootCert
-        case .validity826Days, .clientAuthEKUOnly, .noEKUExtension: (-1202, -9807)
+        case .validity825Days, .clientAuthEKUOnly, .noEKUExtension: (-1202, -9807)
         }
     }
 
@@ -122,8 +126,8 @@ enum NonCompliantServer: String, CaseIterable, Sendable, CustomTestStringConvert
         case .unknownRoot:
             try factory.rootCA("other")
             try factory.certificate("leaf", issuer: "other", extensions: localhost)
-        case .validity826Days:
-            try factory.certificate("leaf", issuer: "root", days: 826, extensions: localhost)
+        case .validity825Days:
+            try factory.certificate("leaf", issuer: "root", days: 825, extensions: localhost)
         case .clientAuthEKUOnly:
             try factory.certificate(
                 "leaf", issuer: "root", extensions: ["subjectAltName=DNS:localhost", "extendedKeyUsage=clientAuth"])
@@ -138,7 +142,7 @@ enum NonCompliantServer: String, CaseIterable, Sendable, CustomTestStringConvert
 
 /// A kind of server ATS accepts.
 enum CompliantServer: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case tls12ForwardSecret, tls13Only, ecdsaP256Leaf, validity800Days, validity825Days
+    case tls12ForwardSecret, tls13Only, ecdsaP256Leaf, validity800Days, validity824Days
 
     var testDescription: String {
         switch self {
@@ -146,8 +150,8 @@ enum CompliantServer: String, CaseIterable, Sendable, CustomTestStringConvertibl
         case .tls13Only: "TLS 1.3 only"
         case .ecdsaP256Leaf: "an EC P-256 leaf (spec §7 case 36)"
         case .validity800Days: "a leaf valid for 800 days under a user-installed root (spec §7 case 39)"
-        case .validity825Days:
-            "a leaf valid for exactly 825 days (openssl -days 825) under a user-installed root: at most 825 days, spec §3.1"
+        case .validity824Days:
+            "a leaf of openssl -days 824 under a user-installed root: 824 days and 1 second counted inclusively"
         }
     }
 
@@ -168,11 +172,8 @@ enum CompliantServer: String, CaseIterable, Sendable, CustomTestStringConvertibl
             try factory.certificate("leaf", issuer: "root", key: "ec:P-256", extensions: localhost)
         case .validity800Days:
             try factory.certificate("leaf", issuer: "root", days: 800, extensions: localhost)
-        case .validity825Days:
-            // notAfter - notBefore is exactly 825 days. Spec §3.1: "at most 825 days". Apple's trustd
-            // (SecPolicyServer.c, SecPolicyCheckOtherTrustValidityPeriodMaximums) fails a leaf only when
-            // notAfter - notBefore > 825 days + 3600 s ("825 days (and 1 hour slip)").
-            try factory.certificate("leaf", issuer: "root", days: 825, extensions: localhost)
+        case .validity824Days:
+            try factory.certificate("leaf", issuer: "root", days: 824, extensions: localhost)
         }
         return ["-cert", "leaf.pem", "-key", "leaf.key"] + extra
     }

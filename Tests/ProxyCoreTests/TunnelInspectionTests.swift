@@ -14,8 +14,8 @@ struct TunnelInspectionTests {
         let factory = try compliantChain()
         let server = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
         let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost)
+        defer { proxy.stop() }
         let result = try proxy.curlHTTPS(factory, port: server.port, options: ["--tlsv1.2", "--tls-max", "1.2"])
-        proxy.stop()
         #expect(result.status == 0, "\(result.standardError)")
         let line = try proxy.onlyLogLine()
         #expect(line["sni"] as? String == "localhost")
@@ -43,12 +43,12 @@ struct TunnelInspectionTests {
         let factory = try Self.chain(alsoFor: nil)
         let server = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
         let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost)
+        defer { proxy.stop() }
         // CONNECT localhost:PORT, but the TLS inside names other.test.
         let result = try runCommand("/usr/bin/curl", [
             "-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", factory.path("root.pem"),
             "--connect-to", "other.test:\(server.port):localhost:\(server.port)", "https://other.test:\(server.port)/",
         ])
-        proxy.stop()
         #expect(result.status != 0)
         let line = try proxy.onlyLogLine()
         #expect(line["host"] as? String == "localhost")
@@ -66,11 +66,11 @@ struct TunnelInspectionTests {
         let factory = try Self.chain(alsoFor: "other.test")
         let server = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
         let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost)
+        defer { proxy.stop() }
         let result = try runCommand("/usr/bin/curl", [
             "-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", factory.path("root.pem"),
             "--connect-to", "other.test:\(server.port):localhost:\(server.port)", "https://other.test:\(server.port)/",
         ])
-        proxy.stop()
         #expect(result.status == 0, "\(result.standardError)")
         let line = try proxy.onlyLogLine()
         #expect(line["action"] as? String == "allowed")
@@ -91,11 +91,11 @@ struct TunnelInspectionTests {
         let factory = try compliantChain()
         let origin = try TestHTTPOrigin(directory: factory.directory)
         let proxy = try TestProxy.start(factory, policyXML: allowed ? Self.insecureLocalhost : fullATSForLocalhost)
+        defer { proxy.stop() }
         let result = try runCommand("/usr/bin/curl", [
             "-sS", "--max-time", "20", "--proxytunnel", "--proxy", "http://127.0.0.1:\(proxy.port)",
             "http://localhost:\(origin.port)/inside",
         ])
-        proxy.stop()
         let line = try proxy.onlyLogLine()
         #expect(line["method"] as? String == "CONNECT")
         #expect(line["tunnel"] as? String == "cleartext")
@@ -117,8 +117,8 @@ struct TunnelInspectionTests {
         let factory = try compliantChain()
         let origin = try TestHTTPOrigin(directory: factory.directory)
         let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost)
+        defer { proxy.stop() }
         let result = try proxy.curlHTTPS(factory, port: origin.port)
-        proxy.stop()
         #expect(result.status != 0)
         let line = try proxy.onlyLogLine()
         #expect(line["action"] as? String == "failed")

@@ -29,3 +29,33 @@ public func exchangeRaw(port: UInt16, _ bytes: [UInt8]) -> [UInt8] {
     }
     return received
 }
+
+/// A TCP connection to 127.0.0.1:`port`, or nil; the caller closes it.
+public func connectLoopback(port: UInt16) -> Int32? {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { return nil }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    guard connected == 0 else {
+        close(descriptor)
+        return nil
+    }
+    return descriptor
+}
+
+/// What the peer has sent within `wait` seconds: the bytes, `[]` when it closed, nil when it sent
+/// nothing and is still open.
+public func receiveAvailable(_ descriptor: Int32, wait: Double = 0) -> [UInt8]? {
+    var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+    guard poll(&entry, 1, Int32(wait * 1000)) > 0 else { return nil }
+    var chunk = [UInt8](repeating: 0, count: 65_536)
+    let count = recv(descriptor, &chunk, chunk.count, Int32(MSG_DONTWAIT))
+    return count <= 0 ? [] : Array(chunk[0..<count])
+}

@@ -48,9 +48,10 @@ struct TestProxy {
         }
     }
 
-    /// The only log line; fails the test when there is not exactly one.
+    /// The only log line, once it is written (a session logs when it ends, which can be a moment
+    /// after the client has its answer); fails the test when there is not exactly one.
     func onlyLogLine(sourceLocation: Testing.SourceLocation = #_sourceLocation) throws -> [String: Any] {
-        let lines = try logLines()
+        let lines = try waitForLogLines(1).map(\.fields)
         #expect(lines.count == 1, "expected one log line, got \(lines.count)", sourceLocation: sourceLocation)
         return try #require(lines.first, sourceLocation: sourceLocation)
     }

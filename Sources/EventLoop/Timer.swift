@@ -1,0 +1,45 @@
+internal import CLibevent
+
+/// A one-shot timer on an event base: the single owner of its `event`, freed in `deinit`.
+///
+/// ``schedule(after:)`` arms it (re-arming replaces the pending time), ``cancel()`` disarms it.
+/// The C callback's context is the timer itself, unretained: `deinit` frees the event first, so no
+/// callback can run on a freed timer.
+public final class Timer {
+    private var raw: OpaquePointer?
+    private let onFire: () -> Void
+
+    public init(base: EventBase, onFire: @escaping () -> Void) throws(EventError) {
+        self.onFire = onFire
+        // evtimer_new(base, cb, arg) is a macro for event_new(base, -1, 0, cb, arg).
+        guard let event = event_new(base.raw, -1, 0, timerCallback, nil) else { throw EventError("event_new (timer)") }
+        raw = event
+        event_assign(event, base.raw, -1, 0, timerCallback, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    deinit {
+        if let raw { event_free(raw) }
+    }
+
+    /// Fires once after `delay`, unless cancelled or scheduled again first.
+    public func schedule(after delay: Duration) {
+        guard let raw else { return }
+        let (seconds, attoseconds) = delay.components
+        var time = timeval(tv_sec: Int(seconds), tv_usec: suseconds_t(attoseconds / 1_000_000_000_000))
+        // evtimer_add(ev, tv) is a macro for event_add(ev, tv).
+        event_add(raw, &time)
+    }
+
+    public func cancel() {
+        guard let raw else { return }
+        // evtimer_del(ev) is a macro for event_del(ev).
+        event_del(raw)
+    }
+
+    fileprivate func fire() { onFire() }
+}
+
+private func timerCallback(_ descriptor: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
+    guard let context else { return }
+    Unmanaged<Timer>.fromOpaque(context).takeUnretainedValue().fire()
+}
