@@ -3,7 +3,7 @@
 SWIFT        ?= swift
 POLICY       ?= config/ats-defaults.plist
 PREFIX       ?= /usr/local
-APT_PACKAGES := libssl-dev libevent-dev openssl curl
+APT_PACKAGES := libssl-dev libevent-dev openssl curl python3 util-linux
 
 .PHONY: all deps build test run bench clean
 

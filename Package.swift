@@ -62,7 +62,10 @@ let package = Package(
             name: "ProxyCoreTests", dependencies: ["ProxyCore", "ATSPolicy", "EventLoop", "TLSInspection", "TLSTestSupport"]),
         .testTarget(
             name: "ATSProxyDaemonTests",
-            dependencies: ["ATSProxyDaemon", "ATSPolicy", "ProxyCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "ATSProxyDaemon", "ATSPolicy", "ProxyCore", "TLSTestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
         .testTarget(name: "ProxyWireTests", dependencies: ["ProxyWire"], exclude: ["Fixtures"]),
         // Real certificates and real openssl servers for the tests that need them.

@@ -42,22 +42,24 @@ final class Daemon {
         let hostsFile = configuration.hostsFile
         let probes = ProbeService(anchors: anchors, hosts: hosts)
         let cache = VerdictCache<VerdictKey, ProbeReport>(timeToLiveMilliseconds: Int64(configuration.verdictTTL) * 1000)
-        let endpoints = try configuration.endpoints()
+        var endpoints = try configuration.endpoints()
         let threadCount = configuration.threadCount
 
         var loops: [EventLoopThread] = []
         var bound: [String] = []
         for _ in 0..<threadCount {
             do {
-                let (loop, addresses) = try EventLoopThread.start { base in
+                let (loop, addresses) = try EventLoopThread.start { [endpoints] base in
                     let resolver = try DNSResolver(base: base, hostsFile: hostsFile)
                     let server = try ProxyServer(
                         base: base, endpoints: endpoints, sharedPorts: threadCount > 1, settings: settings, probes: probes,
                         cache: cache, log: log, resolver: resolver)
-                    return (keepAlive: server, info: server.addresses.map(\.description))
+                    return (keepAlive: server, info: server.addresses)
                 }
                 loops.append(loop)
-                bound = addresses
+                // Port 0 is chosen by the kernel once; the other loops share that port.
+                for index in endpoints.indices { endpoints[index].address = addresses[index] }
+                bound = addresses.map(\.description)
             } catch {
                 for loop in loops { loop.stop() }
                 throw ValidationError("cannot start: \(error)")

@@ -1,0 +1,126 @@
+import Foundation
+import TLSTestSupport
+import Testing
+
+/// The `atsproxy` executable as a user runs it: flags, hosts file, listeners, signals, limits.
+@Suite("atsproxy as a process")
+struct DaemonProcessTests {
+    /// A root and a leaf for `app.atsproxy.test`, a name only the hosts file knows.
+    static func appChain() throws -> CertificateFactory {
+        let factory = try CertificateFactory()
+        try factory.rootCA("root")
+        try factory.certificate(
+            "leaf", issuer: "root", extensions: ["subjectAltName=DNS:app.atsproxy.test", "extendedKeyUsage=serverAuth"])
+        try "# test names\n127.0.0.1   app.atsproxy.test   # the test server\n"
+            .write(toFile: factory.path("hosts"), atomically: true, encoding: .utf8)
+        return factory
+    }
+
+    static func writePolicy(_ factory: CertificateFactory, _ inner: String) throws -> String {
+        let path = factory.path("Info-\(UUID().uuidString).plist")
+        try "<plist version=\"1.0\"><dict><key>NSAppTransportSecurity</key><dict>\(inner)</dict></dict></plist>"
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    static func common(_ factory: CertificateFactory) -> [String] {
+        ["--ca-file", factory.path("root.pem"), "--system-roots", "off", "--hosts-file", factory.path("hosts"), "--threads", "2"]
+    }
+
+    @Test("--hosts-file names resolve for both the probe and the tunnel, and the connection is judged")
+    func hostsFile() throws {
+        let factory = try Self.appChain()
+        let server = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
+        let daemon = try DaemonProcess(
+            directory: factory.directory,
+            ["--listen", "127.0.0.1:0", "--policy", try Self.writePolicy(factory, "")] + Self.common(factory))
+        // curl does not resolve the name: the proxy does, from the hosts file.
+        let result = try runCommand("/usr/bin/curl", [
+            "-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(daemon.port)", "--cacert", factory.path("root.pem"),
+            "https://app.atsproxy.test:\(server.port)/",
+        ])
+        let lines = daemon.logLines(atLeast: 1)
+        #expect(daemon.terminate() == 0)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("s_server"))
+        #expect(lines.first?["host"] as? String == "app.atsproxy.test")
+        #expect(lines.first?["action"] as? String == "allowed")
+        #expect((lines.first?["rule"] as? [String: Any])?["kind"] as? String == "default")
+    }
+
+    @Test("a hosts file with a bad line stops the start, naming the file and line")
+    func badHostsFile() throws {
+        let factory = try CertificateFactory()
+        try "127.0.0.1 fine.test\n127.0.0.300 broken.test\n".write(toFile: factory.path("hosts"), atomically: true, encoding: .utf8)
+        let result = try runCommand(DaemonProcess.executable, [
+            "--listen", "127.0.0.1:0", "--hosts-file", factory.path("hosts"), "--system-roots", "off",
+        ])
+        #expect(result.status != 0)
+        #expect(result.standardError.contains("hosts:2"), "\(result.standardError)")
+        #expect(result.standardError.contains("127.0.0.300"), "\(result.standardError)")
+    }
+
+    @Test("each listener judges as its own client class: web content may load what URLSession may not")
+    func clientClassPerListener() throws {
+        let factory = try Self.appChain()
+        let server = try TestTLSServer(
+            directory: factory.directory,
+            ["-cert", "leaf.pem", "-key", "leaf.key", "-tls1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"])
+        let policy = try Self.writePolicy(factory, "<key>NSAllowsArbitraryLoadsInWebContent</key><true/>")
+        let daemon = try DaemonProcess(
+            directory: factory.directory,
+            ["--listen", "127.0.0.1:0", "--listen", "127.0.0.1:0", "--client-class", "urlsession", "--client-class", "webkit",
+             "--policy", policy] + Self.common(factory))
+        #expect(daemon.ports.count == 2)
+        let connect = Array("CONNECT app.atsproxy.test:\(server.port) HTTP/1.1\r\n\r\n".utf8)
+        let urlSession = String(decoding: exchangeRaw(port: daemon.ports[0], connect), as: UTF8.self)
+        let webContent = String(decoding: exchangeRaw(port: daemon.ports[1], connect), as: UTF8.self)
+        _ = daemon.terminate()
+        #expect(urlSession.hasPrefix("HTTP/1.1 403"), "\(urlSession)")
+        #expect(urlSession.contains("X-ATS-Violations: tls_version"), "\(urlSession)")
+        #expect(webContent.hasPrefix("HTTP/1.1 200"), "\(webContent)")
+    }
+
+    @Test("--client-class given twice for three listeners is refused")
+    func clientClassCount() throws {
+        let result = try runCommand(DaemonProcess.executable, [
+            "--listen", "127.0.0.1:0", "--listen", "127.0.0.1:0", "--listen", "127.0.0.1:0",
+            "--client-class", "webkit", "--client-class", "media",
+        ])
+        #expect(result.status != 0)
+        #expect(result.standardError.contains("--client-class was given 2 times for 3 --listen addresses"))
+    }
+
+    @Test("out of file descriptors, the daemon pauses accepting instead of spinning, then serves again")
+    func descriptorExhaustion() throws {
+        let factory = try Self.appChain()
+        let daemon = try DaemonProcess(
+            directory: factory.directory, ["--listen", "127.0.0.1:0", "--threads", "1", "--system-roots", "off"],
+            wrapper: ["/usr/bin/prlimit", "--nofile=40:40", "--"])
+        var held: [Int32] = []
+        for _ in 0..<60 {
+            if let descriptor = connectLoopback(port: daemon.port) { held.append(descriptor) }
+        }
+        Thread.sleep(forTimeInterval: 0.3)
+        let before = daemon.cpuSeconds
+        Thread.sleep(forTimeInterval: 1.5)
+        let spent = daemon.cpuSeconds - before
+        for descriptor in held { close(descriptor) }
+        Thread.sleep(forTimeInterval: 0.5)
+        let answer = String(
+            decoding: exchangeRaw(port: daemon.port, Array("GET http://blocked.test/ HTTP/1.1\r\nHost: blocked.test\r\n\r\n".utf8)),
+            as: UTF8.self)
+        #expect(daemon.terminate() == 0)
+        // Spinning on accept() would burn the whole 1.5 s of a core.
+        #expect(spent < 0.5, "the daemon used \(spent) s of CPU while out of descriptors")
+        #expect(answer.hasPrefix("HTTP/1.1 403"), "\(answer)")
+    }
+
+    @Test("SIGTERM stops the daemon with status 0")
+    func terminates() throws {
+        let factory = try CertificateFactory()
+        let daemon = try DaemonProcess(directory: factory.directory, ["--listen", "127.0.0.1:0", "--system-roots", "off"])
+        #expect(daemon.terminate() == 0)
+        #expect(daemon.standardError.contains("atsproxy stopping"))
+    }
+}

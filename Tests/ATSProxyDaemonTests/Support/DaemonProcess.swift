@@ -1,0 +1,96 @@
+import Foundation
+import TLSTestSupport
+import Testing
+
+/// The real `atsproxy` executable (built next to the test bundle) in a process of its own, with its
+/// standard error captured to read the ports it listens on.
+final class DaemonProcess {
+    let process: Process
+    let ports: [UInt16]
+    let stderrPath: String
+    let logPath: String
+
+    /// The executable `swift build --build-tests` put beside this test bundle.
+    static var executable: String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("atsproxy").path
+    }
+
+    struct StartFailure: Error, CustomStringConvertible {
+        var status: Int32?
+        var stderr: String
+        var description: String { "atsproxy did not start (status \(status.map(String.init) ?? "running")): \(stderr)" }
+    }
+
+    /// Starts `atsproxy` with `arguments` plus `--log-file` in `directory`; `wrapper` (for example
+    /// `prlimit --nofile=32`) runs it. Waits for its "listening on" line.
+    init(directory: String, _ arguments: [String], wrapper: [String] = []) throws {
+        stderrPath = directory + "/atsproxy-\(UUID().uuidString).err"
+        logPath = directory + "/atsproxy-\(UUID().uuidString).log"
+        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        let stderr = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
+        process = Process()
+        let command = wrapper + [Self.executable] + arguments + ["--log-file", logPath]
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
+        process.standardError = stderr
+        process.standardOutput = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        try stderr.close()
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            let text = (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("atsproxy listening on ") }) {
+                let list = line.dropFirst("atsproxy listening on ".count).prefix { $0 != "w" }
+                ports = list.split(separator: ",").compactMap { UInt16($0.trimmingCharacters(in: .whitespaces).split(separator: ":").last ?? "") }
+                return
+            }
+            guard process.isRunning else {
+                throw StartFailure(status: process.terminationStatus, stderr: text)
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        throw StartFailure(status: nil, stderr: (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "")
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    var port: UInt16 { ports[0] }
+
+    /// Sends SIGTERM and waits for the exit status.
+    func terminate() -> Int32 {
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    var standardError: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+
+    /// The log's JSON lines once there are at least `count`, or what is there after 10 seconds.
+    func logLines(atLeast count: Int) -> [[String: Any]] {
+        let deadline = Date().addingTimeInterval(10)
+        while true {
+            let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            let lines = text.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+            if lines.count >= count || Date() >= deadline { return lines }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
+
+    /// User plus system CPU seconds the process has used so far, from /proc.
+    var cpuSeconds: Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return 0 }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // After the command name: state is field 3, utime 14 and stime 15 (1-based in proc(5)).
+        let ticks = (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
+        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+}
