@@ -52,6 +52,10 @@ final class ProbeSession {
         // The verify callback finds the record through the SSL's ex_data; `self` outlives the SSL.
         SSL_set_ex_data(ssl, verificationRecordIndex, Unmanaged.passUnretained(record).toOpaque())
         if let serverName { _ = CProxyShims_SSL_set_tlsext_host_name(ssl, serverName) }
+        // Ask for SCTs in the handshake (the signed_certificate_timestamp extension and OCSP
+        // stapling), as Apple's client does, so delivered SCTs can be counted. Permissive: the
+        // policy judges CT, not OpenSSL, whose log list would not be Apple's anyway.
+        _ = SSL_enable_ct(ssl, Int32(SSL_CT_VALIDATION_PERMISSIVE))
     }
 
     deinit {
@@ -84,8 +88,18 @@ final class ProbeSession {
             extendedMasterSecret: version == .tls13 ? true : CProxyShims_SSL_get_extms_support(ssl) == 1,
             serverSignatureScheme: peerSignatureDigest().map { "digest \($0)" },
             chain: path.map(\.facts), trust: trust, embeddedSCTs: path.first?.embeddedSCTCount ?? 0,
-            deliveredSCTs: 0, evaluationTime: now)
+            deliveredSCTs: deliveredSCTCount(), evaluationTime: now)
         return ProbeOutcome(observed: observed, failure: nil, peerCertificates: peer)
+    }
+
+    /// SCTs the server delivered in the TLS extension or a stapled OCSP response (embedded ones are
+    /// counted from the certificate).
+    private func deliveredSCTCount() -> Int {
+        guard let list = SSL_get0_peer_scts(ssl) else { return 0 }
+        return (0..<OPENSSL_sk_num(list)).count { index in
+            guard let sct = OPENSSL_sk_value(list, index) else { return false }
+            return SCT_get_source(OpaquePointer(sct)) != SCT_SOURCE_X509V3_EXTENSION
+        }
     }
 
     /// The chain OpenSSL built to an anchor (leaf first), when it built one.
