@@ -50,7 +50,8 @@ extension ClientSession {
     func tunnelEstablished() {
         guard let upstream else { return }
         client.write(ProxyResponse.connectionEstablished)
-        client.setTimeouts(read: settings.idleTimeout, write: settings.idleTimeout)
+        // The device's first bytes (its ClientHello) are due as promptly as a request head.
+        client.setTimeouts(read: settings.headTimeout, write: settings.idleTimeout)
         attachUpstream(upstream)
         tunnel.phase = .classifying
         client.onReadable = { [unowned self] _ in clientBytesArrived() }
@@ -185,6 +186,7 @@ extension ClientSession {
 
     private func startRelaying() {
         tunnel.phase = .relaying
+        client.setTimeouts(read: settings.idleTimeout, write: settings.idleTimeout)
         if !tunnel.clientEnded { client.setReading(true) }
         relayUp()
         if tunnel.clientEnded, let upstream { forwardEnd(to: upstream) }

@@ -109,6 +109,7 @@ final class ClientSession {
             case .complete(let head, let leftover):
                 client.discardInput(bytes.count - leftover.count)
                 client.setReading(false)
+                parser = RequestHeadParser()  // Frees what the parser buffered for a tunnel's lifetime.
                 return route(head)
             }
         }
