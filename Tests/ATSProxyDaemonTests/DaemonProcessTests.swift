@@ -123,4 +123,45 @@ struct DaemonProcessTests {
         #expect(daemon.terminate() == 0)
         #expect(daemon.standardError.contains("atsproxy stopping"))
     }
+
+    @Test("after every kind of connection has come and gone, the daemon holds no more descriptors than before")
+    func noDescriptorLeaks() throws {
+        let factory = try Self.appChain()
+        let compliant = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
+        let weak = try TestTLSServer(
+            directory: factory.directory,
+            ["-cert", "leaf.pem", "-key", "leaf.key", "-tls1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"])
+        let origin = try TestHTTPOrigin(directory: factory.directory)
+        let policy = try Self.writePolicy(factory, """
+            <key>NSExceptionDomains</key><dict><key>localhost</key><dict>\
+            <key>NSExceptionAllowsInsecureHTTPLoads</key><true/></dict></dict>
+            """)
+        let daemon = try DaemonProcess(
+            directory: factory.directory, ["--listen", "127.0.0.1:0", "--policy", policy] + Self.common(factory))
+        let proxy = "http://127.0.0.1:\(daemon.port)"
+        // Warm up once, then count: the first probe starts libdispatch's own epoll, eventfd and timerfd.
+        _ = try runCommand("/usr/bin/curl", [
+            "-sS", "--proxy", proxy, "--cacert", factory.path("root.pem"), "http://localhost:\(origin.port)/warm",
+            "https://app.atsproxy.test:\(compliant.port)/",
+        ])
+        Thread.sleep(forTimeInterval: 0.3)
+        let before = daemon.openDescriptors
+        for round in 0..<5 {
+            _ = try runCommand("/usr/bin/curl", [
+                "-sS", "--max-time", "10", "--proxy", proxy, "--cacert", factory.path("root.pem"),
+                "https://app.atsproxy.test:\(compliant.port)/", "https://app.atsproxy.test:\(weak.port)/",
+                "https://app.atsproxy.test:1/", "http://localhost:\(origin.port)/big?bytes=300000",
+                "http://localhost:\(origin.port)/close", "http://blocked.test/",
+            ])
+            _ = exchangeRaw(port: daemon.port, Array("garbage \(round)\r\n\r\n".utf8))
+            _ = exchangeRaw(port: daemon.port, Array("CONNECT localhost:\(origin.port) HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\n\r\n".utf8))
+            if let half = connectLoopback(port: daemon.port) { close(half) }
+        }
+        _ = daemon.logLines(atLeast: 42)
+        Thread.sleep(forTimeInterval: 0.5)
+        let after = daemon.openDescriptors
+        #expect(daemon.terminate() == 0)
+        #expect(before > 0)
+        #expect(after <= before, "descriptors before: \(before), after: \(after)")
+    }
 }

@@ -83,6 +83,11 @@ final class DaemonProcess {
         }
     }
 
+    /// How many descriptors the process has open, from /proc.
+    var openDescriptors: Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count) ?? 0
+    }
+
     /// User plus system CPU seconds the process has used so far, from /proc.
     var cpuSeconds: Double {
         guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
