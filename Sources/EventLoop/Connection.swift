@@ -48,7 +48,13 @@ public final class Connection {
         let context = Unmanaged.passRetained(self)
         retainedForCallbacks = context
         bufferevent_setcb(bufferevent, readCallback, writeCallback, eventCallback, context.toOpaque())
+        Connection.configure(bufferevent)
         bufferevent_enable(bufferevent, Int16(EV_READ | EV_WRITE))
+    }
+
+    /// Writes up to 256 KiB per wake-up (libevent's default is 16 KiB), matching the reads.
+    private static func configure(_ bufferevent: OpaquePointer) {
+        _ = bufferevent_set_max_single_write(bufferevent, maximumReadPerCallback)
     }
 
     /// Starts connecting to `host:port`, resolving the name asynchronously (nothing blocks the loop).
@@ -62,6 +68,7 @@ public final class Connection {
         let context = Unmanaged.passRetained(self)
         retainedForCallbacks = context
         bufferevent_setcb(bufferevent, readCallback, writeCallback, eventCallback, context.toOpaque())
+        Connection.configure(bufferevent)
         bufferevent_enable(bufferevent, Int16(EV_READ | EV_WRITE))
         guard bufferevent_socket_connect_hostname(bufferevent, resolver.raw, AF_UNSPEC, host, Int32(port)) == 0 else {
             let error = EventError("connecting to \(host) port \(port)")
@@ -185,7 +192,51 @@ public final class Connection {
         retained?.release()
     }
 
-    fileprivate func readable() { onReadable?(self) }
+    fileprivate func readable() {
+        topUpInput()
+        onReadable?(self)
+    }
+
+    /// The most one read callback takes from the socket.
+    static let maximumReadPerCallback = 256 * 1024
+    /// libevent 2.1's evbuffer_read never takes more than this (EVBUFFER_MAX_READ) per wake-up.
+    private static let libeventReadCap = 4096
+
+    /// libevent 2.1 reads at most 4 KiB per wake-up, however much is waiting: a bulk transfer then
+    /// costs an epoll round, an ioctl and a readv per 4 KiB. When libevent's read filled that cap,
+    /// more is probably waiting, so this reads the rest (up to ``maximumReadPerCallback``) straight
+    /// into the input buffer, 64 KiB per readv, the way bufferevent_readcb does: with the buffer's
+    /// end unfrozen for the read. End of stream and errors are left for libevent's next read,
+    /// which sees them again.
+    private func topUpInput() {
+        guard let raw else { return }
+        let input = bufferevent_get_input(raw)
+        guard evbuffer_get_length(input) >= Connection.libeventReadCap else { return }
+        let descriptor = bufferevent_getfd(raw)
+        evbuffer_unfreeze(input, 0)
+        defer { evbuffer_freeze(input, 0) }
+        var total = 0
+        withUnsafeTemporaryAllocation(of: iovec.self, capacity: 2) { vectors in
+            while total < Connection.maximumReadPerCallback {
+                let count = Int(evbuffer_reserve_space(input, 65_536, vectors.baseAddress, 2))
+                guard count > 0 else { return }
+                // On Linux <event2/buffer.h> defines evbuffer_iovec as struct iovec: readv takes them as they are.
+                let received = readv(descriptor, vectors.baseAddress, Int32(count))
+                guard received > 0 else {
+                    evbuffer_commit_space(input, vectors.baseAddress, 0)
+                    return
+                }
+                var left = received
+                for index in 0..<count {
+                    let taken = min(left, vectors[index].iov_len)
+                    vectors[index].iov_len = taken
+                    left -= taken
+                }
+                evbuffer_commit_space(input, vectors.baseAddress, Int32(count))
+                total += received
+            }
+        }
+    }
     /// libevent also runs the write callback when a socket it did not connect itself first becomes
     /// writable, with nothing written; with deferred callbacks that call can land after a handler was
     /// installed for a real drain. Only a buffer at or below the mark counts as drained.

@@ -269,7 +269,7 @@ final class ClientSession {
         guard var record else { return }
         self.record = nil
         record.durationMilliseconds = ProxyServer.nowMilliseconds() - record.startedAt
-        server.log.write(line: record.json.serialized)
+        server.log.write(line: record.json.serializedBytes)
     }
 
     func finish() {

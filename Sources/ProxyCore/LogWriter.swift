@@ -25,8 +25,12 @@ public final class LogWriter: Sendable {
         if ownsDescriptor { descriptor.withLock { _ = close($0) } }
     }
 
-    public func write(line: String) {
-        var bytes = Array(line.utf8)
+    public func write(line: String) { write(line: Array(line.utf8)) }
+
+    /// Writes one line (its newline added) with a single write(2) under the lock, so lines from
+    /// several loops never interleave.
+    public func write(line: [UInt8]) {
+        var bytes = line
         bytes.append(UInt8(ascii: "\n"))
         descriptor.withLock { fd in
             var offset = 0

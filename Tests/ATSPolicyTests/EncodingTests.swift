@@ -59,6 +59,21 @@ struct EncodingTests {
         #expect(JSONValue.object([]).prettyPrinted == "{}")
     }
 
+    @Test("JSON string escapes, on the byte writer and the pretty writer alike", arguments: [
+        ("plain ascii", #""plain ascii""#),
+        ("tab\there\r\n", #""tab\there\r\n""#),
+        ("back\\slash and \"quote\"", #""back\\slash and \"quote\"""#),
+        ("nul \u{0} del \u{7f} esc \u{1b}", #""nul \u0000 del \u007f esc \u001b""#),
+        ("line\u{2028}para\u{2029}end", #""line\u2028para\u2029end""#),
+        ("é ü 日本 🙂 \u{2027}", "\"é ü 日本 🙂 \u{2027}\""),
+        ("", #""""#),
+    ])
+    func jsonStringEscapes(_ input: String, _ expected: String) {
+        #expect(JSONValue.string(input).serialized == expected)
+        #expect(JSONValue.string(input).serializedBytes == Array(expected.utf8))
+        #expect(JSONValue.string(input).prettyPrinted == expected)
+    }
+
     @Test("key paths bracket domain keys and keep plist keys bare")
     func keyPaths() {
         let path = PolicyKeyPath(["NSAppTransportSecurity", "NSExceptionDomains", "example.com", "NSIncludesSubdomains"])

@@ -41,9 +41,14 @@ public enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral, Expressi
     }
 
     /// Compact JSON on one line.
-    public var serialized: String {
-        var out = ""
-        write(to: &out, indent: nil, depth: 0)
+    public var serialized: String { String(decoding: serializedBytes, as: UTF8.self) }
+
+    /// Compact JSON on one line, as UTF-8: the log's hot path (one line per connection), written
+    /// byte-wise with unescaped runs copied whole.
+    public var serializedBytes: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(1024)
+        writeCompact(to: &out)
         return out
     }
 
@@ -92,21 +97,82 @@ public enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral, Expressi
         out += close
     }
 
-    static func writeString(_ value: String, to out: inout String) {
-        out += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7f || scalar.value == 0x2028 || scalar.value == 0x2029:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
+    private func writeCompact(to out: inout [UInt8]) {
+        switch self {
+        case .null: out += Self.nullBytes
+        case .bool(let value): out += value ? Self.trueBytes : Self.falseBytes
+        case .int(let value): out += String(value).utf8
+        case .double(let value): out += value.isFinite ? Array(String(value).utf8) : Self.nullBytes
+        case .string(let value): JSONValue.writeString(value, to: &out)
+        case .array(let values):
+            out.append(UInt8(ascii: "["))
+            for (index, value) in values.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                value.writeCompact(to: &out)
             }
+            out.append(UInt8(ascii: "]"))
+        case .object(let fields):
+            out.append(UInt8(ascii: "{"))
+            for (index, field) in fields.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                JSONValue.writeString(field.0, to: &out)
+                out.append(UInt8(ascii: ":"))
+                field.1.writeCompact(to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
         }
-        out += "\""
+    }
+
+    private static let nullBytes = Array("null".utf8)
+    private static let trueBytes = Array("true".utf8)
+    private static let falseBytes = Array("false".utf8)
+
+    /// The same escaping as the String writer, on UTF-8: runs of bytes that need none are copied
+    /// at once. Escaped: `"`, `\`, C0 controls, DEL, and U+2028/U+2029 (E2 80 A8/A9), which
+    /// JavaScript does not accept raw in strings.
+    static func writeString(_ value: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var value = value
+        value.withUTF8 { bytes in
+            var runStart = 0
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                var escape: [UInt8]?
+                var width = 1
+                switch byte {
+                case UInt8(ascii: "\""): escape = Array("\\\"".utf8)
+                case UInt8(ascii: "\\"): escape = Array("\\\\".utf8)
+                case UInt8(ascii: "\n"): escape = Array("\\n".utf8)
+                case UInt8(ascii: "\r"): escape = Array("\\r".utf8)
+                case UInt8(ascii: "\t"): escape = Array("\\t".utf8)
+                case 0..<0x20, 0x7f: escape = unicodeEscape(UInt32(byte))
+                case 0xE2 where index + 2 < bytes.count && bytes[index + 1] == 0x80
+                    && (bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9):
+                    escape = unicodeEscape(bytes[index + 2] == 0xA8 ? 0x2028 : 0x2029)
+                    width = 3
+                default: break
+                }
+                if let escape {
+                    out += UnsafeBufferPointer(rebasing: bytes[runStart..<index])
+                    out += escape
+                    runStart = index + width
+                }
+                index += width
+            }
+            out += UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count])
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    private static func unicodeEscape(_ value: UInt32) -> [UInt8] {
+        let hex = String(value, radix: 16)
+        return Array(("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).utf8)
+    }
+
+    static func writeString(_ value: String, to out: inout String) {
+        var bytes: [UInt8] = []
+        writeString(value, to: &bytes)
+        out += String(decoding: bytes, as: UTF8.self)
     }
 }
