@@ -1,4 +1,5 @@
 internal import CLibevent
+import Glibc
 
 /// A one-shot timer on an event base: the single owner of its `event`, freed in `deinit`.
 ///
