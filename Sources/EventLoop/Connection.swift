@@ -44,17 +44,18 @@ public final class Connection {
             Glibc.close(descriptor)
             throw EventError("bufferevent_socket_new")
         }
+        attach(bufferevent)
+    }
+
+    /// Takes ownership of a new bufferevent: the callbacks' context is this object, retained until
+    /// ``close()``. Writes go up to 256 KiB per wake-up (libevent's default is 16 KiB), matching the reads.
+    private func attach(_ bufferevent: OpaquePointer) {
         raw = bufferevent
         let context = Unmanaged.passRetained(self)
         retainedForCallbacks = context
         bufferevent_setcb(bufferevent, readCallback, writeCallback, eventCallback, context.toOpaque())
-        Connection.configure(bufferevent)
+        _ = bufferevent_set_max_single_write(bufferevent, Connection.maximumReadPerCallback)
         bufferevent_enable(bufferevent, Int16(EV_READ | EV_WRITE))
-    }
-
-    /// Writes up to 256 KiB per wake-up (libevent's default is 16 KiB), matching the reads.
-    private static func configure(_ bufferevent: OpaquePointer) {
-        _ = bufferevent_set_max_single_write(bufferevent, maximumReadPerCallback)
     }
 
     /// Starts connecting to `host:port`, resolving the name asynchronously (nothing blocks the loop).
@@ -64,12 +65,7 @@ public final class Connection {
         guard let bufferevent = bufferevent_socket_new(base.raw, -1, options) else {
             throw EventError("bufferevent_socket_new")
         }
-        raw = bufferevent
-        let context = Unmanaged.passRetained(self)
-        retainedForCallbacks = context
-        bufferevent_setcb(bufferevent, readCallback, writeCallback, eventCallback, context.toOpaque())
-        Connection.configure(bufferevent)
-        bufferevent_enable(bufferevent, Int16(EV_READ | EV_WRITE))
+        attach(bufferevent)
         guard bufferevent_socket_connect_hostname(bufferevent, resolver.raw, AF_UNSPEC, host, Int32(port)) == 0 else {
             let error = EventError("connecting to \(host) port \(port)")
             close()
@@ -165,8 +161,8 @@ public final class Connection {
     /// Read and write time limits; nil removes them.
     public func setTimeouts(read: Duration?, write: Duration?) {
         guard let raw else { return }
-        var readValue = read.map(Connection.timeval)
-        var writeValue = write.map(Connection.timeval)
+        var readValue = read.map(Glibc.timeval.init(duration:))
+        var writeValue = write.map(Glibc.timeval.init(duration:))
         withOptionalPointer(&readValue) { readPointer in
             withOptionalPointer(&writeValue) { writePointer in _ = bufferevent_set_timeouts(raw, readPointer, writePointer) }
         }
@@ -260,10 +256,6 @@ public final class Connection {
         onEvent?(self, event)
     }
 
-    private static func timeval(_ duration: Duration) -> Glibc.timeval {
-        let (seconds, attoseconds) = duration.components
-        return Glibc.timeval(tv_sec: Int(seconds), tv_usec: suseconds_t(attoseconds / 1_000_000_000_000))
-    }
 }
 
 private func withOptionalPointer<T, R>(_ value: inout T?, _ body: (UnsafePointer<T>?) -> R) -> R {

@@ -25,8 +25,7 @@ public final class Timer {
     /// Fires once after `delay`, unless cancelled or scheduled again first.
     public func schedule(after delay: Duration) {
         guard let raw else { return }
-        let (seconds, attoseconds) = delay.components
-        var time = timeval(tv_sec: Int(seconds), tv_usec: suseconds_t(attoseconds / 1_000_000_000_000))
+        var time = timeval(duration: delay)
         // evtimer_add(ev, tv) is a macro for event_add(ev, tv).
         event_add(raw, &time)
     }

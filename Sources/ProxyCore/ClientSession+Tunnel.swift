@@ -29,17 +29,6 @@ struct TunnelState {
     /// The most device bytes held before the ClientHello is found; a hello split into so many tiny
     /// records that it does not fit is let through unjudged.
     static let maximumHeldBytes = 80 * 1024
-
-    /// Whether the bytes begin with an HTTP/1 request line (`GET /path HTTP/1.1`), the request a
-    /// device sends through a tunnel to a cleartext server.
-    static func startsLikeHTTPRequest(_ bytes: [UInt8]) -> Bool {
-        let line = bytes.prefix(8192).split(separator: UInt8(ascii: "\r"), maxSplits: 1, omittingEmptySubsequences: false)
-        let words = (line.first ?? []).split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
-        guard words.count == 3, let method = words.first, !method.isEmpty,
-            method.allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }), !words[1].isEmpty
-        else { return false }
-        return words[2].starts(with: Array("HTTP/1.".utf8))
-    }
 }
 
 /// The tunnel: the device's first bytes are classified (a ClientHello, whose server name may need a
@@ -114,7 +103,7 @@ extension ClientSession {
         guard verdict.isCompliant || settings.mode == .report else {
             record?.action = .blocked
             // An HTTP request gets Apple's words for it; other protocols are just cut off.
-            guard TunnelState.startsLikeHTTPRequest(firstBytes) else { return finish() }
+            guard RequestLineDetection.startsWithRequestLine(firstBytes.prefix(8192)) else { return finish() }
             return respond(ProxyResponse.cleartextBlocked(verdict, host: target.host))
         }
         record?.action = .allowed

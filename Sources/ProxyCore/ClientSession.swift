@@ -17,6 +17,9 @@ final class ClientSession {
     let allowed: Bool
     /// The ATS client the listener this client came through stands for.
     let clientClass: ClientClass
+    /// The policy, mode and limits as they were when the client connected: a session is judged by
+    /// one set from start to end.
+    let settings: ProxySettings
 
     /// The record of the request or tunnel in progress; written to the log when it ends.
     var record: ConnectionRecord?
@@ -48,9 +51,8 @@ final class ClientSession {
         self.peer = peer
         self.allowed = allowed
         self.clientClass = clientClass
+        self.settings = server.settings
     }
-
-    var settings: ProxySettings { server.settings }
 
     func start() {
         guard allowed else {

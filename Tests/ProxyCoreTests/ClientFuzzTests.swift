@@ -46,7 +46,7 @@ struct ClientFuzzTests {
     func hostileClients() throws {
         let factory = try compliantChain()
         let origin = try TestHTTPOrigin(directory: factory.directory)
-        let proxy = try TestProxy.start(factory, policyXML: PlainHTTPForwardingTests.insecureLocalhost) {
+        let proxy = try TestProxy.start(factory, policyXML: insecureLocalhost) {
             $0.headTimeout = .seconds(2)
         }
         defer { proxy.stop() }

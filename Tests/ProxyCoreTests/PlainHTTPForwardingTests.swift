@@ -7,12 +7,6 @@ import Testing
 /// Plain http:// through the proxy with curl, to a real HTTP/1.1 origin (Python's http.server).
 @Suite("Plain HTTP forwarding")
 struct PlainHTTPForwardingTests {
-    /// Cleartext allowed for localhost.
-    static let insecureLocalhost = """
-        <key>NSExceptionDomains</key><dict><key>localhost</key><dict>\
-        <key>NSExceptionAllowsInsecureHTTPLoads</key><true/></dict></dict>
-        """
-
     struct Setup {
         let factory: CertificateFactory
         let origin: TestHTTPOrigin

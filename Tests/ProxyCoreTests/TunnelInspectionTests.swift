@@ -27,28 +27,22 @@ struct TunnelInspectionTests {
         #expect((line["tls"] as? [String: Any])?["version"] as? String == "TLSv1.3")
     }
 
-    /// A leaf valid for localhost and, when `alsoFor` is given, that name too.
-    static func chain(alsoFor name: String?) throws -> CertificateFactory {
-        let factory = try CertificateFactory()
-        try factory.rootCA("root")
-        let names = ["DNS:localhost"] + (name.map { ["DNS:\($0)"] } ?? [])
-        try factory.certificate(
-            "leaf", issuer: "root",
-            extensions: ["subjectAltName=" + names.joined(separator: ","), "extendedKeyUsage=serverAuth"])
-        return factory
+    /// curl through the proxy to `https://other.test:PORT/`, its CONNECT sent for localhost:PORT:
+    /// the TLS inside names another host than the tunnel.
+    static func curlNamingOtherHost(_ proxy: TestProxy, _ factory: CertificateFactory, port: UInt16) throws -> CommandResult {
+        try runCommand("/usr/bin/curl", [
+            "-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", factory.path("root.pem"),
+            "--connect-to", "other.test:\(port):localhost:\(port)", "https://other.test:\(port)/",
+        ])
     }
 
     @Test("a ClientHello naming a host the certificate does not cover is blocked after the 200")
     func serverNameMismatch() throws {
-        let factory = try Self.chain(alsoFor: nil)
+        let factory = try compliantChain()
         let server = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
         let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost)
         defer { proxy.stop() }
-        // CONNECT localhost:PORT, but the TLS inside names other.test.
-        let result = try runCommand("/usr/bin/curl", [
-            "-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", factory.path("root.pem"),
-            "--connect-to", "other.test:\(server.port):localhost:\(server.port)", "https://other.test:\(server.port)/",
-        ])
+        let result = try Self.curlNamingOtherHost(proxy, factory, port: server.port)
         #expect(result.status != 0)
         let line = try proxy.onlyLogLine()
         #expect(line["host"] as? String == "localhost")
@@ -63,14 +57,11 @@ struct TunnelInspectionTests {
 
     @Test("a ClientHello naming another host the certificate covers passes, and is judged by its own rule")
     func serverNameCovered() throws {
-        let factory = try Self.chain(alsoFor: "other.test")
+        let factory = try compliantChain(subjectAltNames: ["DNS:localhost", "DNS:other.test"])
         let server = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
         let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost)
         defer { proxy.stop() }
-        let result = try runCommand("/usr/bin/curl", [
-            "-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", factory.path("root.pem"),
-            "--connect-to", "other.test:\(server.port):localhost:\(server.port)", "https://other.test:\(server.port)/",
-        ])
+        let result = try Self.curlNamingOtherHost(proxy, factory, port: server.port)
         #expect(result.status == 0, "\(result.standardError)")
         let line = try proxy.onlyLogLine()
         #expect(line["action"] as? String == "allowed")
@@ -80,17 +71,11 @@ struct TunnelInspectionTests {
         #expect((check["rule"] as? [String: Any])?["kind"] as? String == "default")
     }
 
-    /// Cleartext allowed for localhost.
-    static let insecureLocalhost = """
-        <key>NSExceptionDomains</key><dict><key>localhost</key><dict>\
-        <key>NSExceptionAllowsInsecureHTTPLoads</key><true/></dict></dict>
-        """
-
     @Test("cleartext HTTP inside a CONNECT tunnel is judged by the cleartext rule", arguments: [true, false])
     func cleartextTunnel(allowed: Bool) throws {
         let factory = try compliantChain()
         let origin = try TestHTTPOrigin(directory: factory.directory)
-        let proxy = try TestProxy.start(factory, policyXML: allowed ? Self.insecureLocalhost : fullATSForLocalhost)
+        let proxy = try TestProxy.start(factory, policyXML: allowed ? insecureLocalhost : fullATSForLocalhost)
         defer { proxy.stop() }
         let result = try runCommand("/usr/bin/curl", [
             "-sS", "--max-time", "20", "--proxytunnel", "--proxy", "http://127.0.0.1:\(proxy.port)",

@@ -16,34 +16,13 @@ public final class TestHTTPOrigin {
 
     public init(directory: String) throws {
         let scriptPath = directory + "/origin-\(UUID().uuidString).py"
-        let logPath = scriptPath + ".log"
         try TestHTTPOrigin.script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
-        guard FileManager.default.createFile(atPath: logPath, contents: Data()),
-            let log = FileHandle(forWritingAtPath: logPath)
-        else { throw TestTLSServer.ServerError(message: "cannot create \(logPath)") }
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = ["-u", scriptPath]
-        process.standardOutput = log
-        process.standardError = log
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        try log.close()
-        let deadline = Date().addingTimeInterval(10)
-        var text = ""
-        while Date() < deadline {
-            text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-            if let range = text.range(of: "PORT "), let end = text[range.upperBound...].firstIndex(where: \.isNewline),
-                let found = UInt16(text[range.upperBound..<end])
-            {
-                port = found
-                return
-            }
-            guard process.isRunning else { break }
-            Thread.sleep(forTimeInterval: 0.02)
+        port = try ProcessLaunch.start(process, outputPath: scriptPath + ".log", name: "the test HTTP origin", timeout: 10) {
+            ProcessLaunch.port(after: "PORT ", in: $0)
         }
-        kill(process.processIdentifier, SIGKILL)
-        throw TestTLSServer.ServerError(message: "the test HTTP origin did not start: \(text)")
     }
 
     deinit {

@@ -11,11 +11,9 @@ public final class TestTLSServer {
     /// - Parameter arguments: s_server options besides -accept (certificate, key, versions, ciphers).
     public init(directory: String, _ arguments: [String]) throws {
         let emptyConfig = directory + "/empty-openssl.cnf"
-        let logPath = directory + "/s_server-\(UUID().uuidString).log"
-        guard FileManager.default.createFile(atPath: emptyConfig, contents: Data()),
-            FileManager.default.createFile(atPath: logPath, contents: Data()),
-            let log = FileHandle(forWritingAtPath: logPath)
-        else { throw ServerError(message: "cannot create files in \(directory)") }
+        guard FileManager.default.createFile(atPath: emptyConfig, contents: Data()) else {
+            throw ServerError(message: "cannot create files in \(directory)")
+        }
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         process.arguments = ["s_server", "-accept", "127.0.0.1:0", "-naccept", "32", "-www"] + arguments
@@ -23,29 +21,10 @@ public final class TestTLSServer {
         var environment = ProcessInfo.processInfo.environment
         environment["OPENSSL_CONF"] = emptyConfig
         process.environment = environment
-        // Output goes to a file, never a pipe: a pipe nobody drains would stall the server.
-        process.standardOutput = log
-        process.standardError = log
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        try log.close()
         // s_server prints "ACCEPT 127.0.0.1:PORT" once it listens.
-        let deadline = Date().addingTimeInterval(10)
-        var text = ""
-        while Date() < deadline {
-            text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-            if let range = text.range(of: "ACCEPT 127.0.0.1:"),
-                let end = text[range.upperBound...].firstIndex(where: \.isNewline),
-                let found = UInt16(text[range.upperBound..<end])
-            {
-                port = found
-                return
-            }
-            guard process.isRunning else { break }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        kill(process.processIdentifier, SIGKILL)
-        throw ServerError(message: "openssl s_server did not start: \(text)")
+        port = try ProcessLaunch.start(
+            process, outputPath: directory + "/s_server-\(UUID().uuidString).log", name: "openssl s_server", timeout: 10
+        ) { ProcessLaunch.port(after: "ACCEPT 127.0.0.1:", in: $0) }
     }
 
     deinit {

@@ -15,43 +15,24 @@ final class DaemonProcess {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("atsproxy").path
     }
 
-    struct StartFailure: Error, CustomStringConvertible {
-        var status: Int32?
-        var stderr: String
-        var description: String { "atsproxy did not start (status \(status.map(String.init) ?? "running")): \(stderr)" }
-    }
-
     /// Starts `atsproxy` with `arguments` plus `--log-file` in `directory`; `wrapper` (for example
     /// `prlimit --nofile=32`) runs it. Waits for its "listening on" line.
     init(directory: String, _ arguments: [String], wrapper: [String] = []) throws {
         stderrPath = directory + "/atsproxy-\(UUID().uuidString).err"
         logPath = directory + "/atsproxy-\(UUID().uuidString).log"
-        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
-        let stderr = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
         process = Process()
         let command = wrapper + [Self.executable] + arguments + ["--log-file", logPath]
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
-        process.standardError = stderr
-        process.standardOutput = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        try stderr.close()
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            let text = (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("atsproxy listening on ") }) {
-                let list = line.dropFirst("atsproxy listening on ".count).prefix { $0 != "w" }
-                ports = list.split(separator: ",").compactMap { UInt16($0.trimmingCharacters(in: .whitespaces).split(separator: ":").last ?? "") }
-                return
+        let marker = "atsproxy listening on "
+        ports = try ProcessLaunch.start(process, outputPath: stderrPath, name: "atsproxy") { text in
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(marker) }) else { return nil }
+            // "atsproxy listening on 127.0.0.1:41000, [::1]:41001 with 2 threads, …"
+            let list = line.dropFirst(marker.count).prefix { $0 != "w" }
+            return list.split(separator: ",").compactMap {
+                UInt16($0.trimmingCharacters(in: .whitespaces).split(separator: ":").last ?? "")
             }
-            guard process.isRunning else {
-                throw StartFailure(status: process.terminationStatus, stderr: text)
-            }
-            Thread.sleep(forTimeInterval: 0.02)
         }
-        kill(process.processIdentifier, SIGKILL)
-        throw StartFailure(status: nil, stderr: (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "")
     }
 
     deinit {

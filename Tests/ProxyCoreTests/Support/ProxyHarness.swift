@@ -68,14 +68,22 @@ struct TestProxy {
     }
 }
 
-/// A root CA `root` and a compliant leaf `leaf` for localhost (SAN, serverAuth EKU, RSA-2048, SHA-256).
-func compliantChain() throws -> CertificateFactory {
+/// A root CA `root` and a compliant leaf `leaf` (serverAuth EKU, RSA-2048, SHA-256) for
+/// `subjectAltNames`, localhost by default.
+func compliantChain(subjectAltNames: [String] = ["DNS:localhost"]) throws -> CertificateFactory {
     let factory = try CertificateFactory()
     try factory.rootCA("root")
     try factory.certificate(
-        "leaf", issuer: "root", extensions: ["subjectAltName=DNS:localhost", "extendedKeyUsage=serverAuth"])
+        "leaf", issuer: "root",
+        extensions: ["subjectAltName=" + subjectAltNames.joined(separator: ","), "extendedKeyUsage=serverAuth"])
     return factory
 }
 
 /// Full ATS for localhost: an exception entry with no keys (the local-host exemption is off).
 let fullATSForLocalhost = "<key>NSExceptionDomains</key><dict><key>localhost</key><dict/></dict>"
+
+/// Cleartext allowed for localhost, full ATS otherwise.
+let insecureLocalhost = """
+    <key>NSExceptionDomains</key><dict><key>localhost</key><dict>\
+    <key>NSExceptionAllowsInsecureHTTPLoads</key><true/></dict></dict>
+    """

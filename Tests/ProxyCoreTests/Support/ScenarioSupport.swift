@@ -101,11 +101,7 @@ let weakTLSCurlOptions = ["--tlsv1.0", "--ciphers", "DEFAULT:@SECLEVEL=0"]
 
 /// A root `root` and a compliant leaf `leaf` named both `localhost` and `127.0.0.1`.
 func loopbackChain() throws -> CertificateFactory {
-    let factory = try CertificateFactory()
-    try factory.rootCA("root")
-    try factory.certificate(
-        "leaf", issuer: "root", extensions: ["subjectAltName=DNS:localhost,IP:127.0.0.1", "extendedKeyUsage=serverAuth"])
-    return factory
+    try compliantChain(subjectAltNames: ["DNS:localhost", "IP:127.0.0.1"])
 }
 
 /// `local_networks` empty: 127.0.0.1 then counts as a public address (spec §2.5, the decisions
