@@ -59,7 +59,7 @@ extension ClientSession {
 
     private func connectVerdict(_ report: ProbeReport) {
         guard let requirements, let target else { return }
-        record?.probed = report.observed
+        record?.noteProbe(report)
         if let reason = report.cleartextUpstream {
             // No TLS to judge: the device's own first bytes decide (the `cleartext` rule, or a TLS
             // handshake that would fail against this server).

@@ -120,7 +120,8 @@ extension ClientSession {
         }
         // A server name that is another host than the CONNECT's is judged too, by a probe that
         // sends that name: the certificate must match it, and its own exception rules apply.
-        guard let name = hello.serverName, let target, let requirements,
+        // (The usual case, the CONNECT's own name, needs no second policy lookup.)
+        guard let name = hello.serverName, let target, name != target.host, let requirements,
             let named = try? lookUpRequirements(for: name, scheme: .https), named.host != requirements.host
         else { return startRelaying() }
         tunnel.phase = .awaitingServerNameVerdict(named)

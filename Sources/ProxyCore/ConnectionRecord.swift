@@ -33,8 +33,9 @@ public struct ConnectionRecord: Sendable {
     /// What the device sent through a CONNECT tunnel: TLS, or cleartext (judged by the `cleartext` rule).
     public var tunnelProtocol: TunnelProtocol?
     public var action: Action
-    /// What the ATS-shaped (or, after it failed, the permissive) probe saw.
-    public var probed: ObservedConnection?
+    /// What the ATS-shaped (or, after it failed, the permissive) probe saw, as the log's `tls` value
+    /// (built once per probe rather than once per connection); set with ``noteProbe(_:)``.
+    private var probedJSON: JSONValue = .null
     /// The version and suite the device itself negotiated, read from the tunnel's hellos.
     public var deviceVersion: TLSVersion?
     public var deviceCipher: CipherSuite?
@@ -59,13 +60,18 @@ public struct ConnectionRecord: Sendable {
         self.action = action
     }
 
-    /// The log line (without its newline).
+    /// Records what the probe behind this connection's verdict saw.
+    public mutating func noteProbe(_ report: ProbeReport) {
+        probedJSON = report.tlsJSON
+    }
+
     /// The verdicts that were reached, the request's host first.
     private var verdicts: [Verdict] { [verdict, serverNameVerdict].compactMap(\.self) }
 
     /// The verdict that decides what is logged as `rule` and `error`: the first non-compliant one.
     private var decidingVerdict: Verdict? { verdicts.first { !$0.isCompliant } ?? verdict }
 
+    /// The log line (without its newline).
     public var json: JSONValue {
         let violations = verdicts.flatMap(\.violations)
         let rule = (decidingVerdict?.requirements ?? requirements)?.rule
@@ -85,7 +91,7 @@ public struct ConnectionRecord: Sendable {
             ("explanations", .strings(violations.map(\.explanation))),
             ("sni_check", serverNameVerdict.map(ConnectionRecord.serverNameJSON) ?? .null),
             ("tunnel", .optional(tunnelProtocol?.rawValue)),
-            ("tls", probed.map(ConnectionRecord.tlsJSON) ?? .null),
+            ("tls", probedJSON),
             ("observed", observedJSON),
             ("status", status.map { .int($0) } ?? .null),
             ("upstream_error", .optional(upstreamError)),

@@ -6,14 +6,17 @@ import TLSInspection
 /// What the probes found out about one upstream, for one set of requirements.
 public struct ProbeReport: Sendable {
     /// The facts of the ATS-shaped handshake, or of the permissive one when the ATS-shaped one failed.
-    public var observed: ObservedConnection?
+    public let observed: ObservedConnection?
     /// Why the ATS-shaped handshake failed, when it did (the permissive probe then says why in facts).
-    public var atsHandshakeFailure: String?
+    public let atsHandshakeFailure: String?
     /// Why the upstream could not be reached at all (DNS, refused, timeout): no verdict, a 502.
-    public var upstreamFailure: ProbeFailure?
+    public let upstreamFailure: ProbeFailure?
     /// Set when the upstream answered the ClientHello in some other protocol: no TLS verdict; the
     /// tunnel is judged by the device's own first bytes instead (the `cleartext` rule).
-    public var cleartextUpstream: String?
+    public let cleartextUpstream: String?
+    /// `observed` as the log's `tls` value: built here, on the probe's thread, once for every
+    /// connection that reuses this report from the verdict cache.
+    public let tlsJSON: JSONValue
 
     public init(
         observed: ObservedConnection? = nil, atsHandshakeFailure: String? = nil, upstreamFailure: ProbeFailure? = nil,
@@ -23,6 +26,7 @@ public struct ProbeReport: Sendable {
         self.atsHandshakeFailure = atsHandshakeFailure
         self.upstreamFailure = upstreamFailure
         self.cleartextUpstream = cleartextUpstream
+        tlsJSON = observed.map(ConnectionRecord.tlsJSON) ?? .null
     }
 }
 

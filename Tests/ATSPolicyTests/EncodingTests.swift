@@ -49,6 +49,21 @@ struct EncodingTests {
         #expect(midnight == seconds - ((seconds % 86_400) + 86_400) % 86_400)
     }
 
+    @Test("Log timestamps carry milliseconds, also before 1970", arguments: [
+        (Int64(0), "1970-01-01T00:00:00.000Z"),
+        (Int64(1_795_000_000_042), "2026-11-18T11:06:40.042Z"),
+        (Int64(-1), "1969-12-31T23:59:59.999Z"),
+        (Int64(253_402_300_799_999), "9999-12-31T23:59:59.999Z"),
+    ])
+    func timestamps(_ milliseconds: Int64, _ text: String) {
+        #expect(DateFormat.rfc3339(milliseconds: milliseconds) == text)
+    }
+
+    @Test("Years past 9999 are written in full rather than cut to four digits")
+    func distantYears() {
+        #expect(DateFormat.rfc3339(253_402_300_800) == "10000-01-01T00:00:00Z")
+    }
+
     @Test("JSON keeps key order and escapes strings")
     func json() {
         let value: JSONValue = .object([

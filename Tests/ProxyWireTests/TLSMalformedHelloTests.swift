@@ -96,6 +96,14 @@ struct TLSMalformedHelloTests {
             == "malformed ClientHello: extension 23 (extended_master_secret) appears twice")
     }
 
+    @Test("a repeat is found in a long list too, where a set takes over from the linear search", arguments: [31, 32, 33, 200])
+    func duplicateInLongList(distinct: Int) {
+        // Private-use types from 0xFF00 up, so none of them is decoded; then the first one again.
+        let types = (0..<distinct).map { UInt16(0xFF00 + $0) } + [0xFF00]
+        let extensions = types.map { Wire.ext($0, []) }
+        #expect(Self.failure(clientExtensions: extensions) == "malformed ClientHello: extension 65280 (unknown) appears twice")
+    }
+
     @Test(
         "ClientHello extension contents",
         arguments: [

@@ -2,18 +2,12 @@
 /// create and locale-sensitive). Civil-from-days after Howard Hinnant's algorithm.
 public enum DateFormat {
     /// `2026-11-21T13:05:09Z`.
-    public static func rfc3339(_ seconds: Int64) -> String {
-        let (year, month, day) = civil(days: floorDivide(seconds, 86_400))
-        let secondOfDay = seconds - floorDivide(seconds, 86_400) * 86_400
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(Int(secondOfDay / 3600), 2)):"
-            + "\(pad(Int(secondOfDay / 60 % 60), 2)):\(pad(Int(secondOfDay % 60), 2))Z"
-    }
+    public static func rfc3339(_ seconds: Int64) -> String { format(seconds: seconds, milliseconds: nil) }
 
     /// `2026-11-21T13:05:09.042Z`: log timestamps, with milliseconds.
     public static func rfc3339(milliseconds: Int64) -> String {
-        let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
-        let fraction = Int(milliseconds - seconds * 1000)
-        return String(rfc3339(seconds).dropLast()) + "." + pad(fraction, 3) + "Z"
+        let seconds = floorDivide(milliseconds, 1000)
+        return format(seconds: seconds, milliseconds: Int(milliseconds - seconds * 1000))
     }
 
     /// `2026-11-21`.
@@ -48,8 +42,48 @@ public enum DateFormat {
         a >= 0 ? a / b : (a - b + 1) / b
     }
 
-    private static func pad(_ value: Int, _ width: Int) -> String {
-        let text = String(value)
-        return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+    /// Digits written straight into the string's storage: every log line carries a timestamp and
+    /// each certificate two, so this runs several times per connection.
+    private static func format(seconds: Int64, milliseconds: Int?) -> String {
+        let (year, month, day) = civil(days: floorDivide(seconds, 86_400))
+        let secondOfDay = Int(seconds - floorDivide(seconds, 86_400) * 86_400)
+        // Years outside 0...9999 (never in a certificate or a clock) would not fit four digits.
+        guard (0...9999).contains(year) else {
+            let time = format(seconds: Int64(secondOfDay), milliseconds: milliseconds).dropFirst(10)
+            return "\(year)-\(month < 10 ? "0" : "")\(month)-\(day < 10 ? "0" : "")\(day)" + time
+        }
+        let length = milliseconds == nil ? 20 : 24
+        return String(unsafeUninitializedCapacity: length) { buffer in
+            var index = 0
+            func put(_ value: Int, digits: Int) {
+                var value = value
+                for offset in stride(from: digits - 1, through: 0, by: -1) {
+                    buffer[index + offset] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
+                index += digits
+            }
+            func put(_ character: Unicode.Scalar) {
+                buffer[index] = UInt8(ascii: character)
+                index += 1
+            }
+            put(year, digits: 4)
+            put("-")
+            put(month, digits: 2)
+            put("-")
+            put(day, digits: 2)
+            put("T")
+            put(secondOfDay / 3600, digits: 2)
+            put(":")
+            put(secondOfDay / 60 % 60, digits: 2)
+            put(":")
+            put(secondOfDay % 60, digits: 2)
+            if let milliseconds {
+                put(".")
+                put(milliseconds, digits: 3)
+            }
+            put("Z")
+            return index
+        }
     }
 }

@@ -138,6 +138,11 @@ public enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral, Expressi
             var index = 0
             while index < bytes.count {
                 let byte = bytes[index]
+                // Almost every byte of a log line needs no escape: those skip the switch below.
+                if byte >= 0x20, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte != 0x7f, byte != 0xE2 {
+                    index += 1
+                    continue
+                }
                 var escape: [UInt8]?
                 var width = 1
                 switch byte {

@@ -61,7 +61,12 @@ public struct ChunkedBodyScanner: Sendable {
 
     /// Scans the next bytes of the body. After the body ends, further calls consume nothing;
     /// after an error, they throw it again.
-    public mutating func scan(_ bytes: some Collection<UInt8>) throws(HeadError) -> ChunkScan {
+    public mutating func scan(_ bytes: some Collection<UInt8>) throws(HeadError) -> ChunkScan { try scanBytes(bytes) }
+
+    /// Arrays, specialised (why: ``RequestHeadParser``'s overload for arrays).
+    public mutating func scan(_ bytes: [UInt8]) throws(HeadError) -> ChunkScan { try scanBytes(bytes) }
+
+    private mutating func scanBytes(_ bytes: some Collection<UInt8>) throws(HeadError) -> ChunkScan {
         if let failure { throw failure }
         var consumed = 0
         var index = bytes.startIndex

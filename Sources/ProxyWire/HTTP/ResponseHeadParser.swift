@@ -10,7 +10,12 @@ public struct ResponseHeadParser: Sendable {
     }
 
     /// Feed the next bytes from the origin. Keeps at most `maximumHeadBytes` internally.
-    public mutating func consume(_ bytes: some Collection<UInt8>) -> HeadParseResult<ResponseHead> {
+    public mutating func consume(_ bytes: some Collection<UInt8>) -> HeadParseResult<ResponseHead> { parse(bytes) }
+
+    /// Arrays, specialised (why: ``RequestHeadParser``'s overload for arrays).
+    public mutating func consume(_ bytes: [UInt8]) -> HeadParseResult<ResponseHead> { parse(bytes) }
+
+    private mutating func parse(_ bytes: some Collection<UInt8>) -> HeadParseResult<ResponseHead> {
         switch scanner.consume(bytes) {
         case .needMoreData:
             return .needMoreData

@@ -16,7 +16,7 @@ enum ServerHelloParser {
     ]
 
     static func parse(_ body: ArraySlice<UInt8>) throws(TLSParseError) -> ServerHello {
-        var reader = TLSByteReader(body, containerName: "ServerHello")
+        var reader = TLSByteReader(body, container: "ServerHello")
         let legacyVersion = try reader.readUInt16("legacy_version")
         let random = try reader.readBytes(32, "random")
         _ = try reader.readVector("legacy_session_id_echo", lengthBytes: 1, allowedLengths: 0...32)

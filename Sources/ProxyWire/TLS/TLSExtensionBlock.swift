@@ -6,7 +6,7 @@ struct TLSExtension {
     var name: String { TLSRegistryNames.extensionType(type) }
 
     /// A reader over `extension_data`, named for errors ("server_name extension").
-    var reader: TLSByteReader { TLSByteReader(data, containerName: "\(name) extension") }
+    var reader: TLSByteReader { TLSByteReader(data, container: .extensionContents(type)) }
 }
 
 /// The extensions block that ends a ClientHello or ServerHello.
@@ -23,14 +23,17 @@ enum TLSExtensionBlock {
         try reader.requireAtEnd()
 
         var extensions: [TLSExtension] = []
-        var seen = Set<UInt16>()
+        extensions.reserveCapacity(16)
+        // Real hellos carry a dozen or two extensions, where a linear search beats hashing; a
+        // hostile one may carry thousands, and a set keeps that linear.
+        var seen: Set<UInt16>?
         while !block.isAtEnd {
             let type = try block.readUInt16("extension type")
-            let name = TLSRegistryNames.extensionType(type)
-            let data = try block.readVector(
-                "\(name) extension (\(type)) extension_data", lengthBytes: 2, allowedLengths: 0...0xFFFF)
-            guard seen.insert(type).inserted else {
-                throw TLSParseError("extension \(type) (\(name)) appears twice")
+            let data = try block.readVector(.extensionData(type), lengthBytes: 2, allowedLengths: 0...0xFFFF)
+            if extensions.count == 32 { seen = Set(extensions.map(\.type)) }
+            let repeated = if seen != nil { !seen!.insert(type).inserted } else { extensions.contains { $0.type == type } }
+            guard !repeated else {
+                throw TLSParseError("extension \(type) (\(TLSRegistryNames.extensionType(type))) appears twice")
             }
             extensions.append(TLSExtension(type: type, data: data.remainingBytes))
         }

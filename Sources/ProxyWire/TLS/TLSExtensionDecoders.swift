@@ -20,7 +20,7 @@ enum TLSExtensionDecoders {
     /// signature_algorithms: `SignatureScheme supported_signature_algorithms<2..2^16-2>`
     /// (RFC 8446 §4.2.3); supported_groups: `NamedGroup named_group_list<2..2^16-1>`
     /// (RFC 8446 §4.2.7). Both are lists of 16-bit code points.
-    static func uint16List(_ ext: TLSExtension, field: String) throws(TLSParseError) -> [UInt16] {
+    static func uint16List(_ ext: TLSExtension, field: TLSFieldName) throws(TLSParseError) -> [UInt16] {
         var reader = ext.reader
         var list = try reader.readVector(field, lengthBytes: 2, allowedLengths: 2...0xFFFE, elementSize: 2)
         try reader.requireAtEnd()
@@ -89,9 +89,7 @@ enum TLSExtensionDecoders {
                 "server_name host_name contains \(TLSLogSafeText.describing(byte)), "
                     + "which is not allowed in an ASCII host name")
         }
-        var host = ""
-        host.unicodeScalars.append(contentsOf: bytes.map { Unicode.Scalar($0) })
-        return host
+        return String(decoding: bytes, as: UTF8.self)  // ASCII, checked above
     }
 
     private static func isHostNameByte(_ byte: UInt8) -> Bool {

@@ -43,7 +43,15 @@ public struct TLSHelloScanner: Sendable {
 
     /// Scans the next chunk of this direction's bytes. After a final answer, returns it again
     /// without looking at the bytes.
-    public mutating func feed(_ bytes: some Collection<UInt8>) -> TLSScanState {
+    public mutating func feed(_ bytes: some Collection<UInt8>) -> TLSScanState { scan(bytes) }
+
+    // The proxy's own buffers are arrays and slices of them. A generic public method is not
+    // specialised in the calling module, and the scan run through Collection's witness table cost
+    // more than the rest of a tunnel's set-up; these overloads run it specialised.
+    public mutating func feed(_ bytes: [UInt8]) -> TLSScanState { scan(bytes[...]) }
+    public mutating func feed(_ bytes: ArraySlice<UInt8>) -> TLSScanState { scan(bytes) }
+
+    private mutating func scan(_ bytes: some Collection<UInt8>) -> TLSScanState {
         guard !isFinished else { return state }
         var rest = bytes[...]
         if !rest.isEmpty { receivedAnyBytes = true }
