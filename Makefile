@@ -3,14 +3,16 @@
 SWIFT        ?= swift
 POLICY       ?= config/ats-defaults.plist
 PREFIX       ?= /usr/local
-APT_PACKAGES := libssl-dev libevent-dev openssl curl python3 util-linux
+# systemd gives systemd-analyze and logrotate gives logrotate, both for the tests that check the
+# unit and the logrotate snippet; systemd-sysusers (in systemd) creates the service's user.
+APT_PACKAGES := libssl-dev libevent-dev openssl curl python3 util-linux systemd logrotate
 
 # What bench-proxy needs besides APT_PACKAGES: the upstream, the two peer proxies, the load client.
 BENCH_PACKAGES := nginx squid tinyproxy-bin python3 procps
 # Extra flags for the benchmarks' release builds, e.g. SWIFT_BUILD_FLAGS="--scratch-path .build-bench".
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all deps build test run bench bench-policy bench-proxy clean
+.PHONY: all deps build test run bench bench-policy bench-proxy release install uninstall clean
 
 all: build
 
@@ -65,5 +67,12 @@ bench-proxy: deps
 	$(SWIFT) build -c release --product atsproxy $(SWIFT_BUILD_FLAGS)
 	ATSPROXY="$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --show-bin-path)/atsproxy" bench/proxy-bench/run.sh
 
+# Release builds of the two executables (make install builds them first).
+release: deps
+	$(SWIFT) build -c release --product atsproxy
+	$(SWIFT) build -c release --product atsproxyctl
+
 clean:
 	rm -rf .build
+
+include install.mk

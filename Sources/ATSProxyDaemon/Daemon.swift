@@ -69,11 +69,22 @@ final class Daemon {
             "atsproxy listening on \(bound.joined(separator: ", ")) with \(threadCount) thread\(threadCount == 1 ? "" : "s"), "
                 + "\(configuration.mode.rawValue) mode, policy \(policyDescription), "
                 + "\(policy.settings.osProfile.rawValue) profile")
+        // Only now, with every listener bound, may systemd start what depends on the proxy.
+        let systemd = SystemdNotifier.fromEnvironment()
+        let summary = "listening on \(bound.joined(separator: ", ")); \(configuration.mode.rawValue) mode; policy \(policyDescription)"
+        Daemon.tell(systemd, .ready, .status(summary))
 
         var received: Int32 = 0
         sigwait(&stopSignals, &received)
+        Daemon.tell(systemd, .stopping, .status("stopping (signal \(received))"))
         Daemon.say("atsproxy stopping (signal \(received))")
         for loop in loops { loop.stop() }
+    }
+
+    /// Sends an sd_notify message; a failure is said on stderr and otherwise ignored, since the proxy
+    /// serves its clients whether or not systemd hears about it.
+    static func tell(_ systemd: SystemdNotifier, _ fields: SystemdNotifier.Field...) {
+        do { try systemd.notify(fields) } catch { say("atsproxy: cannot notify systemd: \(error)") }
     }
 
     /// Operational messages go to stderr; stdout carries the JSON log.

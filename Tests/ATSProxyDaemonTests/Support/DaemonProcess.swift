@@ -16,14 +16,19 @@ final class DaemonProcess {
     }
 
     /// Starts `atsproxy` with `arguments` plus `--log-file` in `directory`; `wrapper` (for example
-    /// `prlimit --nofile=32`) runs it. Waits for its "listening on" line.
-    init(directory: String, _ arguments: [String], wrapper: [String] = []) throws {
+    /// `prlimit --nofile=32`) runs it, with `environment` added to the test's own. Waits for its
+    /// "listening on" line.
+    init(directory: String, _ arguments: [String], wrapper: [String] = [], environment: [String: String] = [:]) throws {
         stderrPath = directory + "/atsproxy-\(UUID().uuidString).err"
         logPath = directory + "/atsproxy-\(UUID().uuidString).log"
         process = Process()
         let command = wrapper + [Self.executable] + arguments + ["--log-file", logPath]
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
+        // A test run that is itself a systemd service must not have its manager hear our daemons.
+        var inherited = ProcessInfo.processInfo.environment
+        inherited["NOTIFY_SOCKET"] = nil
+        process.environment = inherited.merging(environment) { $1 }
         let marker = "atsproxy listening on "
         ports = try ProcessLaunch.start(process, outputPath: stderrPath, name: "atsproxy") { text in
             guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(marker) }) else { return nil }
