@@ -19,7 +19,7 @@ public struct DaemonCommand: ParsableCommand, Sendable {
             is judged against the policy (an app Info.plist or its NSAppTransportSecurity dictionary); in \
             enforce mode non-compliant ones get 403 with the violations, in report mode they pass and are logged.
 
-            Every flag but --config is also a key of the config file (key = value lines, \
+            Every flag but --config and --check-config is also a key of the config file (key = value lines, \
             see config/atsproxy.conf). A flag overrides the file's value; a repeatable flag replaces all of \
             the file's lines for that key.
             """)
@@ -28,6 +28,11 @@ public struct DaemonCommand: ParsableCommand, Sendable {
 
     @Option(help: "Read settings from this file of key = value lines; flags override it (default: no file).")
     var config: String?
+
+    @Flag(
+        name: .customLong("check-config"),
+        help: "Check the config file, the flags and the files they name, print a summary and exit; binds nothing.")
+    var checkConfig = false
 
     @Option(help: "Address to accept clients on, ADDR:PORT (repeatable; default \(Defaults.listen)).")
     var listen: [String] = []
@@ -117,6 +122,10 @@ public struct DaemonCommand: ParsableCommand, Sendable {
 
     public func run() throws {
         let configuration = try resolveConfiguration()
+        if checkConfig {
+            print(try ConfigurationCheck(configuration).summary())
+            return
+        }
         let daemon = Daemon(configuration: configuration, resolveConfiguration: { () throws(ConfigurationError) in
             try self.resolveConfiguration()
         })
