@@ -23,14 +23,14 @@ struct ConfigurationCheck {
         }
         let hosts: String
         do {
-            hosts = try configuration.hostsTable().map { "\($0.path)" } ?? "none"
+            hosts = try configuration.hostsTable()?.path ?? "none"
         } catch {
             throw configuration.unusableFile(.hostsFile, error)
         }
-        let c = configuration
+        let c = configuration  // short, for the summary's long lines
         let listeners = c.listeners.map { "\($0.address) (\(($0.clientClass ?? c.clientClass).rawValue))" }
         let trust = (c.systemRoots ? "system roots" : "no system roots")
-            + ", \(anchors.userInstalled.count) user-installed root\(anchors.userInstalled.count == 1 ? "" : "s")"
+            + ", \(plural(anchors.userInstalled.count, "user-installed root"))"
             + (c.caFiles.isEmpty ? "" : " from \(c.caFiles.joined(separator: ", "))")
         return """
             config file: \(c.configFile ?? "none (flags and defaults only)")
@@ -55,11 +55,13 @@ struct ConfigurationCheck {
         let warnings = findings.filter { $0.severity == .warning }.count
         let notes = errors + warnings == 0
             ? "no findings"
-            : "\(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s") (atsproxyctl check explains them)"
+            : "\(plural(errors, "error")), \(plural(warnings, "warning")) (atsproxyctl check explains them)"
         return "\(loaded.path) (\(loaded.format.rawValue) plist, sha256 \(loaded.sha256)): "
-            + "\(loaded.policy.exceptions.count) exception domain\(loaded.policy.exceptions.count == 1 ? "" : "s"), "
-            + "\(loaded.policy.pins.count) pinned domain\(loaded.policy.pins.count == 1 ? "" : "s"), \(notes)"
+            + "\(plural(loaded.policy.exceptions.count, "exception domain")), "
+            + "\(plural(loaded.policy.pins.count, "pinned domain")), \(notes)"
     }
 
     private func seconds(_ duration: Duration) -> String { "\(duration.components.seconds) s" }
+
+    private func plural(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
 }

@@ -1,5 +1,3 @@
-import ATSPolicy
-
 extension DaemonCommand {
     /// The settings: the config file's (re-read on every call, so a reload sees its changes),
     /// overridden by the flags, with the defaults for the rest. Throws instead of exiting, so a
