@@ -63,7 +63,7 @@ let package = Package(
         .testTarget(
             name: "ATSProxyDaemonTests",
             dependencies: [
-                "ATSProxyDaemon", "ATSPolicy", "ProxyCore", "TLSTestSupport",
+                "ATSProxyDaemon", "ATSPolicy", "EventLoop", "ProxyCore", "TLSTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

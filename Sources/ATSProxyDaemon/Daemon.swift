@@ -8,9 +8,17 @@ import TLSInspection
 /// The running proxy: one event loop per thread, each with its own listeners on shared ports, all
 /// sharing the policy, the probes and the verdict cache. The main thread only waits for signals.
 final class Daemon {
-    private let configuration: DaemonCommand
+    private let configuration: DaemonConfiguration
+    /// Reads the config file and flags again: what a reload calls to pick up changed settings.
+    private let resolveConfiguration: @Sendable () throws(ConfigurationError) -> DaemonConfiguration
 
-    init(configuration: DaemonCommand) throws { self.configuration = configuration }
+    init(
+        configuration: DaemonConfiguration,
+        resolveConfiguration: @escaping @Sendable () throws(ConfigurationError) -> DaemonConfiguration
+    ) {
+        self.configuration = configuration
+        self.resolveConfiguration = resolveConfiguration
+    }
 
     func run() throws {
         // Block the stop signals everywhere before any thread starts; the main thread takes them with
@@ -22,28 +30,32 @@ final class Daemon {
         pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
         signal(SIGPIPE, SIG_IGN)
 
-        let (policy, policyDescription) = try configuration.loadPolicy()
+        let policy: TransportSecurityPolicy
+        let policyDescription: String
+        do { (policy, policyDescription) = try configuration.loadPolicy() } catch {
+            throw configuration.unusableFile(.policy, error)
+        }
         let anchors: TrustAnchors
         do {
-            anchors = try TrustAnchors.loading(caFiles: configuration.caFiles, systemRoots: configuration.systemRoots == .on)
+            anchors = try configuration.trustAnchors()
         } catch {
-            throw ValidationError("\(error)")
+            throw configuration.unusableFile(.caFile, error)
         }
         let log: LogWriter
         if let path = configuration.logFile {
-            do { log = try LogWriter(path: path) } catch { throw ValidationError("\(error)") }
+            do { log = try LogWriter(path: path) } catch { throw configuration.unusableFile(.logFile, error) }
         } else {
             log = LogWriter()
         }
-        let settings = ProxySettings(
-            policy: policy, mode: configuration.mode, clientClass: configuration.clientClass,
-            allowedClients: try configuration.allowedClients())
-        let hosts = try configuration.hostsTable()
+        let settings = configuration.proxySettings(policy: policy)
+        let hosts: HostsTable?
+        do { hosts = try configuration.hostsTable() } catch { throw configuration.unusableFile(.hostsFile, error) }
         let hostsFile = configuration.hostsFile
         let probes = ProbeService(anchors: anchors, hosts: hosts)
-        let cache = VerdictCache<VerdictKey, ProbeReport>(timeToLiveMilliseconds: Int64(configuration.verdictTTL) * 1000)
-        var endpoints = try configuration.endpoints()
-        let threadCount = configuration.threadCount
+        let cache = VerdictCache<VerdictKey, ProbeReport>(
+            timeToLiveMilliseconds: configuration.verdictTTL.components.seconds * 1000)
+        var endpoints = configuration.listeners
+        let threadCount = configuration.threads
 
         var loops: [EventLoopThread] = []
         var bound: [String] = []

@@ -1,6 +1,7 @@
 import ATSPolicy
 import ATSProxyDaemon
 import ArgumentParser
+import EventLoop
 import ProxyCore
 import Testing
 
@@ -8,19 +9,23 @@ import Testing
 struct DaemonFlagsTests {
     @Test("defaults: 127.0.0.1:8080, enforce, ATS defaults")
     func defaults() throws {
-        let command = try DaemonCommand.parse([])
-        #expect(command.listenAddresses == ["127.0.0.1:8080"])
-        #expect(command.mode == .enforce)
-        #expect(command.policyPath == nil)
+        let configuration = try DaemonCommand.parse([]).resolveConfiguration()
+        #expect(configuration.listeners.map(\.address.description) == ["127.0.0.1:8080"])
+        #expect(configuration.mode == .enforce)
+        #expect(configuration.policyFile == nil)
     }
 
     @Test("bad values are refused with the flag named", arguments: [
         (["--listen", "nonsense"], "--listen nonsense"),
         (["--allow-client", "10.0.0.0/33"], "--allow-client 10.0.0.0/33"),
-        (["--verdict-ttl", "-1"], "--verdict-ttl"),
+        (["--verdict-ttl=-1"], "--verdict-ttl -1: must be between 0 and 31536000 seconds"),
         (["--threads", "0"], "--threads"),
         (["--mode", "observe"], "observe"),
         (["--os-profile", "ios99"], "ios99"),
+        (["--head-timeout", "0"], "--head-timeout 0: must be between 1 and 86400 seconds"),
+        (["--shutdown-timeout=-1"], "--shutdown-timeout -1: must be between 0 and 86400 seconds"),
+        (["--idle-timeout", "86401"], "--idle-timeout 86401"),
+        (["--connect-timeout", "0"], "--connect-timeout 0"),
     ])
     func refused(_ arguments: [String], _ phrase: String) {
         do {
@@ -33,11 +38,25 @@ struct DaemonFlagsTests {
 
     @Test("repeatable flags collect every value")
     func repeatable() throws {
-        let command = try DaemonCommand.parse([
+        let configuration = try DaemonCommand.parse([
             "--listen", "127.0.0.1:0", "--listen", "[::1]:0", "--allow-client", "10.0.0.0/8", "--ca-file", "a.pem",
             "--ca-file", "b.pem", "--mode", "report",
-        ])
-        #expect(command.listenAddresses == ["127.0.0.1:0", "[::1]:0"])
-        #expect(command.mode == .report)
+        ]).resolveConfiguration()
+        #expect(configuration.listeners.map(\.address.description) == ["127.0.0.1:0", "[::1]:0"])
+        #expect(configuration.caFiles == ["a.pem", "b.pem"])
+        #expect(configuration.mode == .report)
+    }
+
+    @Test("the new flags reach the configuration")
+    func newFlags() throws {
+        let configuration = try DaemonCommand.parse([
+            "--control-socket", "/tmp/ctl.sock", "--shutdown-timeout", "0", "--head-timeout", "2", "--connect-timeout", "3",
+            "--idle-timeout", "4",
+        ]).resolveConfiguration()
+        #expect(configuration.controlSocket == "/tmp/ctl.sock")
+        #expect(configuration.shutdownTimeout == .zero)
+        #expect(configuration.headTimeout == .seconds(2))
+        #expect(configuration.connectTimeout == .seconds(3))
+        #expect(configuration.idleTimeout == .seconds(4))
     }
 }

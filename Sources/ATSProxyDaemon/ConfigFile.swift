@@ -1,0 +1,150 @@
+import Glibc
+
+/// A config file's `key = value` lines, checked for syntax, known keys and repeats; the values are
+/// still text (``SettingsLayer`` types them).
+///
+/// The format: one `key = value` per line; blank lines and lines starting with `#` are ignored;
+/// whitespace around keys and values is trimmed; a value may be wrapped in double quotes (nothing is
+/// escaped inside them). A `#` after whitespace starts a trailing comment, so `listen = a:1 # lab`
+/// is `a:1`; a `#` inside a word (`a#b`) or inside quotes is part of the value. Repeatable keys add
+/// one value per line.
+///
+/// Parsed here rather than with a package: the format is a few lines of rules, and every package
+/// adds to each CI run, which builds from a fresh clone.
+public struct ConfigFile: Sendable {
+    public struct Entry: Sendable, Equatable {
+        public var key: ConfigKey
+        public var value: String
+        public var line: Int
+    }
+
+    /// The file as named (on the command line), used in every error.
+    public let path: String
+    public let entries: [Entry]
+
+    /// A config file is a few dozen lines; anything this large is the wrong file.
+    static let maximumSize = 1 << 20
+
+    /// Reads and parses `path`.
+    public static func read(path: String) throws(ConfigurationError) -> ConfigFile {
+        try ConfigFile(path: path, text: try readText(path))
+    }
+
+    /// Parses `text` as the contents of `path`.
+    public init(path: String, text: String) throws(ConfigurationError) {
+        self.path = path
+        var entries: [Entry] = []
+        var firstLine: [ConfigKey: Int] = [:]
+        var text = Substring(text)
+        if text.hasPrefix("\u{FEFF}") { text = text.dropFirst() }
+        for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
+            let number = index + 1
+            let line = rawLine.trimmingWhitespace
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            let entry = try ConfigFile.entry(line, number: number, path: path)
+            if !entry.key.isRepeatable, let first = firstLine[entry.key] {
+                throw ConfigurationError(
+                    .repeatedKey, origin: .file(path: path, line: number), key: entry.key.name,
+                    reason: "given again (first on line \(first)); only "
+                        + ConfigKey.allCases.filter(\.isRepeatable).map(\.name).joined(separator: ", ")
+                        + " may repeat")
+            }
+            firstLine[entry.key] = firstLine[entry.key] ?? number
+            entries.append(entry)
+        }
+        self.entries = entries
+    }
+
+    /// The values of `key`, in file order.
+    public func entries(for key: ConfigKey) -> [Entry] { entries.filter { $0.key == key } }
+
+    /// `value` if absolute, else relative to the file's directory: the file moves with what it names.
+    func resolvingPath(_ value: String) -> String {
+        guard !value.hasPrefix("/"), let slash = path.lastIndex(of: "/") else { return value }
+        return String(path[...slash]) + value
+    }
+
+    // MARK: - One line
+
+    private static func entry(_ line: Substring, number: Int, path: String) throws(ConfigurationError) -> Entry {
+        let origin = SettingOrigin.file(path: path, line: number)
+        guard let equals = line.firstIndex(of: "=") else {
+            let key = line.prefix { !$0.isWhitespace }
+            let rest = line.dropFirst(key.count).trimmingWhitespace
+            throw ConfigurationError(
+                .missingEquals, origin: origin, key: String(key),
+                reason: rest.isEmpty ? "no '=' and no value" : "no '=' between the key and its value (write '\(key) = \(rest)')")
+        }
+        let keyText = String(line[..<equals].trimmingWhitespace)
+        guard let key = ConfigKey(rawValue: keyText) else {
+            let hint = ConfigKey.suggestion(for: keyText).map { "; did you mean '\($0.name)'?" } ?? ""
+            throw ConfigurationError(
+                .unknownKey, origin: origin, key: keyText,
+                reason: keyText.isEmpty ? "no key before '='" : "unknown key\(hint)")
+        }
+        let value = try unquotedValue(line[line.index(after: equals)...].trimmingWhitespace, key: key, origin: origin)
+        guard !value.isEmpty else {
+            throw ConfigurationError(
+                .emptyValue, origin: origin, key: key.name,
+                reason: "no value; to keep the default, remove the line or comment it out")
+        }
+        return Entry(key: key, value: value, line: number)
+    }
+
+    /// The value without its quotes or trailing comment.
+    private static func unquotedValue(_ text: Substring, key: ConfigKey, origin: SettingOrigin)
+        throws(ConfigurationError) -> String
+    {
+        guard text.hasPrefix("\"") else {
+            // Unquoted: a `#` starts a comment only at the start or after whitespace.
+            var previous: Character = " "
+            for index in text.indices {
+                if text[index] == "#" && previous.isWhitespace { return String(text[..<index].trimmingWhitespace) }
+                previous = text[index]
+            }
+            return String(text)
+        }
+        let inside = text.dropFirst()
+        guard let close = inside.firstIndex(of: "\"") else {
+            throw ConfigurationError(.badQuoting, origin: origin, key: key.name, reason: "the value's opening quote is never closed")
+        }
+        let after = inside[inside.index(after: close)...].trimmingWhitespace
+        guard after.isEmpty || after.hasPrefix("#") else {
+            throw ConfigurationError(
+                .badQuoting, origin: origin, key: key.name, reason: "text after the closing quote: \(after)")
+        }
+        return String(inside[..<close])
+    }
+
+    // MARK: - Reading
+
+    private static func readText(_ path: String) throws(ConfigurationError) -> String {
+        func failure(_ reason: String) -> ConfigurationError {
+            ConfigurationError(.unreadableFile, origin: .file(path: path, line: nil), key: nil, reason: reason)
+        }
+        guard let file = fopen(path, "r") else { throw failure("cannot read the config file: \(String(cString: strerror(errno)))") }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, file)
+            bytes += chunk[..<count]
+            if bytes.count > maximumSize { throw failure("larger than 1 MiB: not a config file") }
+            if count < chunk.count {
+                // A directory opens but fails on the first read (EISDIR).
+                if ferror(file) != 0 { throw failure("cannot read the config file: \(String(cString: strerror(errno)))") }
+                break
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+extension Substring {
+    /// Without leading and trailing spaces and tabs.
+    var trimmingWhitespace: Substring {
+        let start = firstIndex { !$0.isWhitespace } ?? endIndex
+        let end = lastIndex { !$0.isWhitespace }.map { index(after: $0) } ?? start
+        return self[start..<end]
+    }
+}

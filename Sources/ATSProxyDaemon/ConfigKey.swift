@@ -1,0 +1,66 @@
+/// A setting of the daemon: a key in the config file and the flag of the same name.
+public enum ConfigKey: String, CaseIterable, Sendable {
+    case listen
+    case policy
+    case mode
+    case caFile = "ca-file"
+    case systemRoots = "system-roots"
+    case hostsFile = "hosts-file"
+    case logFile = "log-file"
+    case osProfile = "os-profile"
+    case cipherProfile = "cipher-profile"
+    case clientClass = "client-class"
+    case allowClient = "allow-client"
+    case verdictTTL = "verdict-ttl"
+    case threads
+    case controlSocket = "control-socket"
+    case shutdownTimeout = "shutdown-timeout"
+    case headTimeout = "head-timeout"
+    case connectTimeout = "connect-timeout"
+    case idleTimeout = "idle-timeout"
+
+    /// The key as written in the file, and as the flag without its `--`.
+    public var name: String { rawValue }
+
+    /// The flag as written on the command line.
+    public var flag: String { "--" + rawValue }
+
+    /// Whether each line of this key adds a value (as each flag does) instead of being an error.
+    public var isRepeatable: Bool {
+        switch self {
+        case .listen, .caFile, .clientClass, .allowClient: true
+        default: false
+        }
+    }
+
+    /// Whether a changed value takes effect when the daemon reloads; the others need a restart,
+    /// because they are bound into sockets, threads, open files or the probes' trust store at start.
+    public var takesEffectOnReload: Bool {
+        switch self {
+        case .policy, .mode, .verdictTTL, .allowClient, .osProfile, .cipherProfile, .clientClass,
+            .shutdownTimeout, .headTimeout, .connectTimeout, .idleTimeout:
+            true
+        case .listen, .threads, .controlSocket, .logFile, .hostsFile, .caFile, .systemRoots:
+            false
+        }
+    }
+
+    /// Whether the value is a path, which the file resolves against its own directory when relative.
+    var isPath: Bool {
+        switch self {
+        case .policy, .caFile, .hostsFile, .logFile, .controlSocket: true
+        default: false
+        }
+    }
+
+    /// The key meant by a misspelt one, if one is close enough to suggest: the same key with
+    /// underscores, spaces, capitals or a leading `--`, or one at most two edits away.
+    static func suggestion(for text: String) -> ConfigKey? {
+        var normalized = String(text.lowercased().map { $0 == "_" || $0 == " " ? "-" : $0 })
+        while normalized.hasPrefix("-") { normalized.removeFirst() }
+        if let exact = ConfigKey(rawValue: normalized) { return exact }
+        let scored = allCases.map { (key: $0, distance: EditDistance.between(normalized, $0.rawValue)) }
+        guard let best = scored.min(by: { $0.distance < $1.distance }), best.distance <= 2 else { return nil }
+        return best.key
+    }
+}

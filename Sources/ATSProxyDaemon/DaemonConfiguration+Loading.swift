@@ -1,0 +1,47 @@
+import ATSPolicy
+import ProxyCore
+import TLSInspection
+
+/// What the settings name, read from disk: the policy, the trust anchors, the hosts table.
+extension DaemonConfiguration {
+    public var policySettings: PolicySettings {
+        PolicySettings(osProfile: osProfile, cipherProfile: cipherProfile, clientClass: clientClass)
+    }
+
+    /// The policy file, parsed with the configured profiles; nil when the settings name none (the
+    /// ATS defaults apply).
+    public func loadPolicyFile() throws(PolicyLoadError) -> PolicyLoader.Loaded? {
+        guard let policyFile else { return nil }
+        return try PolicyLoader.load(path: policyFile, settings: policySettings)
+    }
+
+    /// The policy to judge by, and how the start-up line names it.
+    public func loadPolicy() throws(PolicyLoadError) -> (policy: TransportSecurityPolicy, description: String) {
+        guard let loaded = try loadPolicyFile() else {
+            return (TransportSecurityPolicy(settings: policySettings), "the ATS defaults")
+        }
+        return (loaded.policy, "\(loaded.path) (sha256 \(loaded.sha256.prefix(12)))")
+    }
+
+    public func trustAnchors() throws(TLSError) -> TrustAnchors {
+        try TrustAnchors.loading(caFiles: caFiles, systemRoots: systemRoots)
+    }
+
+    public func hostsTable() throws(HostsTable.ReadError) -> HostsTable? {
+        guard let hostsFile else { return nil }
+        return try HostsTable.load(path: hostsFile)
+    }
+
+    /// What every event loop shares, for `policy`.
+    public func proxySettings(policy: TransportSecurityPolicy) -> ProxySettings {
+        ProxySettings(
+            policy: policy, mode: mode, clientClass: clientClass, headTimeout: headTimeout, connectTimeout: connectTimeout,
+            idleTimeout: idleTimeout, allowedClients: allowedClients)
+    }
+
+    /// A file the setting `key` names could not be used: the setting's line (or flag), then the
+    /// file's own error with its line or key path.
+    public func unusableFile(_ key: ConfigKey, _ error: any Error) -> ConfigurationError {
+        ConfigurationError(.unusableFile, origin: origins[key] ?? .commandLine, key: key.name, reason: "\(error)")
+    }
+}

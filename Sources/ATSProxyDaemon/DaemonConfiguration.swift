@@ -1,0 +1,111 @@
+import ATSPolicy
+import EventLoop
+import Glibc
+import ProxyCore
+
+/// Every setting of the daemon once the config file, the flags and the defaults are merged: what
+/// the daemon runs with. Built by ``DaemonCommand/resolveConfiguration()``; a value, so a reload can
+/// build a new one and compare.
+public struct DaemonConfiguration: Sendable {
+    /// The `--config` file the settings were read from; nil when there is none.
+    public var configFile: String?
+    /// The listeners in order, each with the client class its clients stand for.
+    public var listeners: [ListenEndpoint]
+    /// The policy file; nil for the ATS defaults.
+    public var policyFile: String?
+    public var mode: EnforcementMode
+    /// Extra trust anchors (PEM), treated as user-installed roots.
+    public var caFiles: [String]
+    /// Whether the OS store stands in for Apple's system roots.
+    public var systemRoots: Bool
+    public var hostsFile: String?
+    /// Where the JSON log is appended; nil for standard output.
+    public var logFile: String?
+    public var osProfile: OSProfile
+    public var cipherProfile: CipherProfile
+    /// The client class of every listener unless each names its own.
+    public var clientClass: ClientClass
+    public var allowedClients: [AddressRange]
+    public var verdictTTL: Duration
+    public var threads: Int
+    public var controlSocket: String
+    /// How long a graceful stop lets tunnels drain.
+    public var shutdownTimeout: Duration
+    public var headTimeout: Duration
+    public var connectTimeout: Duration
+    public var idleTimeout: Duration
+    /// Where each setting that was given came from (a repeated key: its first line); a key missing
+    /// here took its default.
+    public var origins: [ConfigKey: SettingOrigin]
+
+    /// The defaults, in one place: what the daemon uses for a setting neither the file nor a flag gives.
+    public enum Defaults {
+        public static let listen = "127.0.0.1:8080"
+        static let listenAddress = try! SocketAddress(parsing: listen)
+        public static let mode = EnforcementMode.enforce
+        public static let systemRoots = true
+        public static let osProfile = OSProfile.ios17
+        public static let cipherProfile = CipherProfile.current
+        public static let clientClass = ClientClass.urlsession
+        public static let allowedClients = ProxySettings.loopback
+        public static let verdictTTLSeconds = 300
+        public static let controlSocket = "/run/atsproxy/control.sock"
+        public static let shutdownTimeoutSeconds = 30
+        public static let headTimeoutSeconds = 10
+        public static let connectTimeoutSeconds = 10
+        public static let idleTimeoutSeconds = 300
+        /// One event-loop thread per online core.
+        public static var threads: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+    }
+
+    /// The merged settings with the defaults filled in; fails when client classes and listeners do
+    /// not pair up.
+    init(_ settings: SettingsLayer, configFile: String?) throws(ConfigurationError) {
+        let addresses = settings.listen.isEmpty ? [Defaults.listenAddress] : settings.listen
+        let classes = settings.clientClasses
+        guard classes.count <= 1 || classes.count == addresses.count else {
+            throw Self.mismatch(classes: classes.count, listeners: addresses.count, settings.origins)
+        }
+        self.configFile = configFile
+        origins = settings.origins
+        let sharedClass = classes.count == 1 ? classes[0] : Defaults.clientClass
+        clientClass = sharedClass
+        listeners = addresses.enumerated().map { index, address in
+            ListenEndpoint(address: address, clientClass: classes.count > 1 ? classes[index] : sharedClass)
+        }
+        policyFile = settings.policy
+        mode = settings.mode ?? Defaults.mode
+        caFiles = settings.caFiles
+        systemRoots = settings.systemRoots ?? Defaults.systemRoots
+        hostsFile = settings.hostsFile
+        logFile = settings.logFile
+        osProfile = settings.osProfile ?? Defaults.osProfile
+        cipherProfile = settings.cipherProfile ?? Defaults.cipherProfile
+        allowedClients = settings.allowClients.isEmpty ? Defaults.allowedClients : settings.allowClients
+        verdictTTL = .seconds(settings.verdictTTL ?? Defaults.verdictTTLSeconds)
+        threads = settings.threads ?? Defaults.threads
+        controlSocket = settings.controlSocket ?? Defaults.controlSocket
+        shutdownTimeout = .seconds(settings.shutdownTimeout ?? Defaults.shutdownTimeoutSeconds)
+        headTimeout = .seconds(settings.headTimeout ?? Defaults.headTimeoutSeconds)
+        connectTimeout = .seconds(settings.connectTimeout ?? Defaults.connectTimeoutSeconds)
+        idleTimeout = .seconds(settings.idleTimeout ?? Defaults.idleTimeoutSeconds)
+    }
+
+    /// Client classes given neither once for all nor once per listener, named where they were given
+    /// (and where the listeners were, when that is elsewhere).
+    private static func mismatch(classes: Int, listeners: Int, _ origins: [ConfigKey: SettingOrigin]) -> ConfigurationError {
+        let origin = origins[.clientClass] ?? .commandLine
+        let fromCommandLine = origin == .commandLine
+        let listenPlace: String
+        switch origins[.listen] {
+        case nil: listenPlace = " (the default)"
+        case .commandLine?: listenPlace = fromCommandLine ? "" : " (from the command line)"
+        case .file(let path, _)?: listenPlace = fromCommandLine ? " (from \(path))" : ""
+        }
+        let listen = fromCommandLine ? "--listen" : "listen"
+        return ConfigurationError(
+            .conflictingValues, origin: origin, key: ConfigKey.clientClass.name,
+            reason: "given \(classes) times for \(listeners) \(listen) address\(listeners == 1 ? "" : "es")\(listenPlace): "
+                + "give it once for all, or once per \(listen)\(fromCommandLine ? "" : " line") in the same order")
+    }
+}

@@ -1,0 +1,64 @@
+import ATSPolicy
+import EventLoop
+
+/// Why a value cannot be used; the caller adds where it came from (``ConfigurationError``).
+struct InvalidValue: Error {
+    var reason: String
+}
+
+/// The rules for each setting's value, one set for the file and the flags alike, so a value means
+/// the same wherever it is written.
+enum SettingValue {
+    static func listenAddress(_ text: String) throws(InvalidValue) -> SocketAddress {
+        do { return try SocketAddress(parsing: text) } catch {
+            throw InvalidValue(reason: "not ADDR:PORT (for example 127.0.0.1:8080 or [::1]:8080)")
+        }
+    }
+
+    static func clientRange(_ text: String) throws(InvalidValue) -> AddressRange {
+        do { return try AddressRange(parsing: text) } catch {
+            throw InvalidValue(reason: "\(error) (a CIDR range, for example 192.168.1.0/24)")
+        }
+    }
+
+    /// One of an enumeration's raw values, spelt exactly.
+    static func choice<Value: CaseIterable & RawRepresentable>(_ text: String, _: Value.Type) throws(InvalidValue) -> Value
+    where Value.RawValue == String {
+        guard let value = Value(rawValue: text) else {
+            throw InvalidValue(
+                reason: "\"\(text)\" is not one of: \(Value.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return value
+    }
+
+    /// A whole number within the key's range.
+    static func integer(_ text: String, for key: ConfigKey) throws(InvalidValue) -> Int {
+        guard let value = Int(text) else {
+            throw InvalidValue(reason: "\"\(text)\" is not a whole number\(unit(of: key).map { " of \($0)" } ?? "")")
+        }
+        try check(value, for: key)
+        return value
+    }
+
+    static func check(_ value: Int, for key: ConfigKey) throws(InvalidValue) {
+        let range = allowedRange(of: key)
+        guard range.contains(value) else {
+            throw InvalidValue(
+                reason: "must be between \(range.lowerBound) and \(range.upperBound)\(unit(of: key).map { " \($0)" } ?? "")")
+        }
+    }
+
+    /// The numbers each numeric key accepts. The upper bounds catch typos (milliseconds written as
+    /// seconds) and keep the conversions to milliseconds and timer values far from overflow.
+    static func allowedRange(of key: ConfigKey) -> ClosedRange<Int> {
+        switch key {
+        case .threads: 1...256
+        case .verdictTTL: 0...31_536_000
+        // 0: stop at once, without waiting for tunnels.
+        case .shutdownTimeout: 0...86_400
+        default: 1...86_400
+        }
+    }
+
+    private static func unit(of key: ConfigKey) -> String? { key == .threads ? nil : "seconds" }
+}

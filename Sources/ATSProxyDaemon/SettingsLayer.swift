@@ -1,0 +1,123 @@
+import ATSPolicy
+import EventLoop
+import ProxyCore
+
+/// The settings one source gives, checked and typed: the config file, or the flags. A setting the
+/// source does not give is nil (or empty, for repeatable ones), so a layer can override another.
+struct SettingsLayer {
+    var listen: [SocketAddress] = []
+    var policy: String?
+    var mode: EnforcementMode?
+    var caFiles: [String] = []
+    var systemRoots: Bool?
+    var hostsFile: String?
+    var logFile: String?
+    var osProfile: OSProfile?
+    var cipherProfile: CipherProfile?
+    var clientClasses: [ClientClass] = []
+    var allowClients: [AddressRange] = []
+    var verdictTTL: Int?
+    var threads: Int?
+    var controlSocket: String?
+    var shutdownTimeout: Int?
+    var headTimeout: Int?
+    var connectTimeout: Int?
+    var idleTimeout: Int?
+    /// Where each given setting came from (its first line, for a repeated key), for errors that
+    /// involve two settings.
+    var origins: [ConfigKey: SettingOrigin] = [:]
+
+    init() {}
+
+    /// Whether this layer sets `key`.
+    func gives(_ key: ConfigKey) -> Bool {
+        switch key {
+        case .listen: !listen.isEmpty
+        case .policy: policy != nil
+        case .mode: mode != nil
+        case .caFile: !caFiles.isEmpty
+        case .systemRoots: systemRoots != nil
+        case .hostsFile: hostsFile != nil
+        case .logFile: logFile != nil
+        case .osProfile: osProfile != nil
+        case .cipherProfile: cipherProfile != nil
+        case .clientClass: !clientClasses.isEmpty
+        case .allowClient: !allowClients.isEmpty
+        case .verdictTTL: verdictTTL != nil
+        case .threads: threads != nil
+        case .controlSocket: controlSocket != nil
+        case .shutdownTimeout: shutdownTimeout != nil
+        case .headTimeout: headTimeout != nil
+        case .connectTimeout: connectTimeout != nil
+        case .idleTimeout: idleTimeout != nil
+        }
+    }
+
+    /// This layer's settings, and `lower`'s where this one is silent. A repeatable setting is taken
+    /// whole from one layer: flags replace the file's list instead of adding to it.
+    func overriding(_ lower: SettingsLayer) -> SettingsLayer {
+        var merged = SettingsLayer()
+        merged.listen = listen.isEmpty ? lower.listen : listen
+        merged.policy = policy ?? lower.policy
+        merged.mode = mode ?? lower.mode
+        merged.caFiles = caFiles.isEmpty ? lower.caFiles : caFiles
+        merged.systemRoots = systemRoots ?? lower.systemRoots
+        merged.hostsFile = hostsFile ?? lower.hostsFile
+        merged.logFile = logFile ?? lower.logFile
+        merged.osProfile = osProfile ?? lower.osProfile
+        merged.cipherProfile = cipherProfile ?? lower.cipherProfile
+        merged.clientClasses = clientClasses.isEmpty ? lower.clientClasses : clientClasses
+        merged.allowClients = allowClients.isEmpty ? lower.allowClients : allowClients
+        merged.verdictTTL = verdictTTL ?? lower.verdictTTL
+        merged.threads = threads ?? lower.threads
+        merged.controlSocket = controlSocket ?? lower.controlSocket
+        merged.shutdownTimeout = shutdownTimeout ?? lower.shutdownTimeout
+        merged.headTimeout = headTimeout ?? lower.headTimeout
+        merged.connectTimeout = connectTimeout ?? lower.connectTimeout
+        merged.idleTimeout = idleTimeout ?? lower.idleTimeout
+        // Only keys a layer gives have an origin in it, so the upper one wins where both do.
+        merged.origins = lower.origins.merging(origins) { _, upper in upper }
+        return merged
+    }
+}
+
+extension SettingsLayer {
+    /// The file's settings, each value checked; relative paths are taken from the file's directory.
+    init(file: ConfigFile) throws(ConfigurationError) {
+        self.init()
+        for entry in file.entries {
+            let origin = SettingOrigin.file(path: file.path, line: entry.line)
+            if origins[entry.key] == nil { origins[entry.key] = origin }
+            let text = entry.key.isPath ? file.resolvingPath(entry.value) : entry.value
+            do {
+                try set(entry.key, text)
+            } catch {
+                throw ConfigurationError(.badValue, origin: origin, key: entry.key.name, reason: error.reason)
+            }
+        }
+    }
+
+    /// Sets `key` from its text (adding to the list for a repeatable key).
+    private mutating func set(_ key: ConfigKey, _ text: String) throws(InvalidValue) {
+        switch key {
+        case .listen: listen.append(try SettingValue.listenAddress(text))
+        case .policy: policy = text
+        case .mode: mode = try SettingValue.choice(text, EnforcementMode.self)
+        case .caFile: caFiles.append(text)
+        case .systemRoots: systemRoots = try SettingValue.choice(text, DaemonCommand.OnOff.self) == .on
+        case .hostsFile: hostsFile = text
+        case .logFile: logFile = text
+        case .osProfile: osProfile = try SettingValue.choice(text, OSProfile.self)
+        case .cipherProfile: cipherProfile = try SettingValue.choice(text, CipherProfile.self)
+        case .clientClass: clientClasses.append(try SettingValue.choice(text, ClientClass.self))
+        case .allowClient: allowClients.append(try SettingValue.clientRange(text))
+        case .verdictTTL: verdictTTL = try SettingValue.integer(text, for: key)
+        case .threads: threads = try SettingValue.integer(text, for: key)
+        case .controlSocket: controlSocket = text
+        case .shutdownTimeout: shutdownTimeout = try SettingValue.integer(text, for: key)
+        case .headTimeout: headTimeout = try SettingValue.integer(text, for: key)
+        case .connectTimeout: connectTimeout = try SettingValue.integer(text, for: key)
+        case .idleTimeout: idleTimeout = try SettingValue.integer(text, for: key)
+        }
+    }
+}
