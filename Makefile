@@ -3,6 +3,8 @@
 SWIFT        ?= swift
 POLICY       ?= config/ats-defaults.plist
 PREFIX       ?= /usr/local
+# make run's control socket: under .build, so it needs no root (atsproxyctl status --socket .build/control.sock).
+RUN_CONTROL_SOCKET ?= .build/control.sock
 # systemd gives systemd-analyze and logrotate gives logrotate, both for the tests that check the
 # unit and the logrotate snippet; systemd-sysusers (in systemd) creates the service's user.
 APT_PACKAGES := libssl-dev libevent-dev openssl curl python3 util-linux systemd logrotate
@@ -50,7 +52,8 @@ test: deps
 # with POLICY=path), logging one JSON line per connection to the terminal. Ctrl-C stops it.
 run: deps
 	$(SWIFT) build -c release --product atsproxy
-	.build/release/atsproxy --listen 127.0.0.1:8080 --policy $(POLICY)
+	$(SWIFT) build -c release --product atsproxyctl
+	.build/release/atsproxy --listen 127.0.0.1:8080 --policy $(POLICY) --control-socket $(RUN_CONTROL_SOCKET)
 
 # Both benchmarks, one after the other (release builds; not tests).
 bench: bench-policy bench-proxy

@@ -26,11 +26,14 @@ let package = Package(
         .target(
             name: "ATSProxyCtl",
             dependencies: [
-                "ATSPolicy", "ATSPolicyArguments",
+                "ATSPolicy", "ATSPolicyArguments", "ControlProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(name: "atsproxyctl", dependencies: ["ATSProxyCtl"]),
+        // The control socket's commands and a blocking client: shared by the daemon and atsproxyctl,
+        // pure Swift (no libevent, no OpenSSL) so atsproxyctl stays small.
+        .target(name: "ControlProtocol", dependencies: ["ATSPolicy"]),
         // libevent, as Debian ships it. pkgConfig only contributes flags: libevent_openssl.pc would
         // link the combined libevent as well as libevent_core, two copies of the loop internals.
         .systemLibrary(name: "CLibevent", pkgConfig: "libevent_core", providers: [.apt(["libevent-dev"])]),
@@ -44,7 +47,7 @@ let package = Package(
         .target(
             name: "ATSProxyDaemon",
             dependencies: [
-                "ATSPolicy", "ATSPolicyArguments", "EventLoop", "ProxyCore", "TLSInspection",
+                "ATSPolicy", "ATSPolicyArguments", "ControlProtocol", "EventLoop", "ProxyCore", "TLSInspection",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ControlProtocol
 import ATSPolicy
 
 /// `atsproxyctl`: the control and policy CLI of atsproxy.
@@ -7,18 +8,17 @@ public struct ATSProxyCtlCommand: ParsableCommand {
         commandName: "atsproxyctl",
         abstract: "Check, explain and control App Transport Security policies for atsproxy.",
         discussion: """
-            Exit status: 0 success; 1 findings with --strict; 2 a missing, unreadable or invalid file, \
-            host or option.
+            Exit status: 0 success; 1 findings with --strict, or the daemon refused; 2 a missing, unreadable \
+            or invalid file, host or option; 3 no daemon answered on the control socket.
             """,
         version: ATSProxyVersion.current,
-        subcommands: [CheckCommand.self, ExplainCommand.self]
+        subcommands: [
+            CheckCommand.self, ExplainCommand.self, StatusCommand.self, ReloadCommand.self, StatsCommand.self,
+            FlushCacheCommand.self, ReopenLogsCommand.self,
+        ]
     )
 
     public init() {}
-}
-
-public enum ATSProxyVersion {
-    public static let current = "0.1.0"
 }
 
 /// Runs `atsproxyctl` with `arguments` (without the program name), the way `main` does.

@@ -41,4 +41,6 @@ enum ExitStatus {
     static let findings: Int32 = 1
     /// A file is missing, unreadable or not a policy; a host or flag is malformed.
     static let badInput: Int32 = 2
+    /// No daemon answered on the control socket.
+    static let unreachable: Int32 = 3
 }

@@ -1,16 +1,36 @@
 import ArgumentParser
 import ATSPolicy
+import ControlProtocol
 import EventLoop
 import Glibc
 import ProxyCore
 import TLSInspection
 
 /// The running proxy: one event loop per thread, each with its own listeners on shared ports, all
-/// sharing the policy, the probes and the verdict cache. The main thread only waits for signals.
+/// sharing the policy, the probes and the verdict cache.
+///
+/// The main thread runs an event base of its own for everything that is not proxying: signals
+/// (SIGTERM and SIGINT stop, SIGHUP reloads, SIGUSR1 reopens the log), the control socket, and the
+/// graceful stop's clock. Everything here is confined to that thread; the proxy loops are reached
+/// only through their inboxes.
 final class Daemon {
-    private let configuration: DaemonConfiguration
+    /// The settings in force (the restart-only ones as they were at start).
+    var configuration: DaemonConfiguration
     /// Reads the config file and flags again: what a reload calls to pick up changed settings.
-    private let resolveConfiguration: @Sendable () throws(ConfigurationError) -> DaemonConfiguration
+    let resolveConfiguration: @Sendable () throws(ConfigurationError) -> DaemonConfiguration
+    let systemd = SystemdNotifier.fromEnvironment()
+    let statistics = ProxyStatistics()
+    let startedAt = WallClock.nowMilliseconds()
+
+    // Set up by run(), before any command can arrive.
+    var policy = LoadedPolicy.defaults(TransportSecurityPolicy())
+    var cache = VerdictCache<VerdictKey, ProbeReport>(timeToLiveMilliseconds: 0)
+    var log = LogWriter()
+    var loops: [ProxyLoop] = []
+    var boundListeners: [String] = []
+    var lastReload: ReloadOutcome?
+    private var base: EventBase?
+    private var shutdown: Shutdown?
 
     init(
         configuration: DaemonConfiguration,
@@ -20,83 +40,192 @@ final class Daemon {
         self.resolveConfiguration = resolveConfiguration
     }
 
+    /// A proxy loop's thread, and the handle its inbox is posted with.
+    struct ProxyLoop {
+        let thread: EventLoopThread
+        let messages: InboxPoster<ProxyMessage>
+    }
+
     func run() throws {
-        // Block the stop signals everywhere before any thread starts; the main thread takes them with
-        // sigwait, so no handler runs in the middle of libevent or OpenSSL.
-        var stopSignals = sigset_t()
-        sigemptyset(&stopSignals)
-        sigaddset(&stopSignals, SIGINT)
-        sigaddset(&stopSignals, SIGTERM)
-        pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
+        // The daemon's signals are taken by the main thread's base alone: blocked here before any
+        // thread starts (threads inherit the mask), unblocked on this thread once their events exist.
+        var handled = sigset_t()
+        sigemptyset(&handled)
+        for signal in [SIGINT, SIGTERM, SIGHUP, SIGUSR1] { sigaddset(&handled, signal) }
+        pthread_sigmask(SIG_BLOCK, &handled, nil)
         signal(SIGPIPE, SIG_IGN)
 
-        let policy: TransportSecurityPolicy
-        let policyDescription: String
-        do { (policy, policyDescription) = try configuration.loadPolicy() } catch {
-            throw configuration.unusableFile(.policy, error)
-        }
+        do { policy = try LoadedPolicy.load(configuration) } catch { throw configuration.unusableFile(.policy, error) }
         let anchors: TrustAnchors
-        do {
-            anchors = try configuration.trustAnchors()
-        } catch {
-            throw configuration.unusableFile(.caFile, error)
-        }
-        let log: LogWriter
+        do { anchors = try configuration.trustAnchors() } catch { throw configuration.unusableFile(.caFile, error) }
         if let path = configuration.logFile {
             do { log = try LogWriter(path: path) } catch { throw configuration.unusableFile(.logFile, error) }
-        } else {
-            log = LogWriter()
         }
-        let settings = configuration.proxySettings(policy: policy)
         let hosts: HostsTable?
         do { hosts = try configuration.hostsTable() } catch { throw configuration.unusableFile(.hostsFile, error) }
-        let hostsFile = configuration.hostsFile
-        let probes = ProbeService(anchors: anchors, hosts: hosts)
-        let cache = VerdictCache<VerdictKey, ProbeReport>(
-            timeToLiveMilliseconds: configuration.verdictTTL.components.seconds * 1000)
+        cache = VerdictCache(timeToLiveMilliseconds: configuration.verdictTTL.milliseconds)
+
+        let base = try EventBase()
+        self.base = base
+        let signals = try [
+            SignalEvent(base: base, signal: SIGTERM) { [unowned self] in beginShutdown(signal: SIGTERM) },
+            SignalEvent(base: base, signal: SIGINT) { [unowned self] in beginShutdown(signal: SIGINT) },
+            SignalEvent(base: base, signal: SIGHUP) { [unowned self] in _ = reload(trigger: .hangUpSignal) },
+            SignalEvent(base: base, signal: SIGUSR1) { [unowned self] in _ = reopenLogs() },
+        ]
+        let control: ControlServer
+        do {
+            control = try ControlServer(base: base, path: configuration.controlSocket) { [unowned self] command in
+                answer(command)
+            }
+        } catch {
+            throw ConfigurationError(
+                .unusableFile, origin: configuration.origins[.controlSocket] ?? .commandLine, key: ConfigKey.controlSocket.name,
+                reason: "\(error)")
+        }
+
+        try startLoops(probes: ProbeService(anchors: anchors, hosts: hosts))
+        pthread_sigmask(SIG_UNBLOCK, &handled, nil)
+        Daemon.say(
+            "atsproxy listening on \(boundListeners.joined(separator: ", ")) with \(loops.count) thread\(loops.count == 1 ? "" : "s"), "
+                + "\(configuration.mode.rawValue) mode, policy \(policy.description), "
+                + "\(policy.policy.settings.osProfile.rawValue) profile; control socket \(control.path)")
+        // Only now, with every listener bound, may systemd start what depends on the proxy.
+        tell(.ready, .mainPID(), .status(statusLine))
+
+        base.run()
+        for loop in loops { loop.thread.stop() }
+        withExtendedLifetime((signals, control)) {}
+        Daemon.say("atsproxy stopped")
+    }
+
+    private func startLoops(probes: ProbeService) throws {
         var endpoints = configuration.listeners
         let threadCount = configuration.threads
-
-        var loops: [EventLoopThread] = []
-        var bound: [String] = []
+        let settings = configuration.proxySettings(policy: policy.policy)
+        let (cache, log, statistics, hostsFile) = (cache, log, statistics, configuration.hostsFile)
         for _ in 0..<threadCount {
             do {
-                let (loop, addresses) = try EventLoopThread.start { [endpoints] base in
+                let (thread, info) = try EventLoopThread.start { [endpoints] base in
                     let resolver = try DNSResolver(base: base, hostsFile: hostsFile)
                     let server = try ProxyServer(
                         base: base, endpoints: endpoints, sharedPorts: threadCount > 1, settings: settings, probes: probes,
-                        cache: cache, log: log, resolver: resolver)
-                    return (keepAlive: server, info: server.addresses)
+                        cache: cache, log: log, resolver: resolver, statistics: statistics)
+                    return (keepAlive: server, info: (server.addresses, server.messages))
                 }
-                loops.append(loop)
+                guard let messages = info.1 else { throw EventError("starting a proxy loop", errno: 0) }
+                loops.append(ProxyLoop(thread: thread, messages: messages))
                 // Port 0 is chosen by the kernel once; the other loops share that port.
-                for index in endpoints.indices { endpoints[index].address = addresses[index] }
-                bound = addresses.map(\.description)
+                for index in endpoints.indices { endpoints[index].address = info.0[index] }
+                boundListeners = info.0.map(\.description)
             } catch {
-                for loop in loops { loop.stop() }
+                for loop in loops { loop.thread.stop() }
                 throw ValidationError("cannot start: \(error)")
             }
         }
-        Daemon.say(
-            "atsproxy listening on \(bound.joined(separator: ", ")) with \(threadCount) thread\(threadCount == 1 ? "" : "s"), "
-                + "\(configuration.mode.rawValue) mode, policy \(policyDescription), "
-                + "\(policy.settings.osProfile.rawValue) profile")
-        // Only now, with every listener bound, may systemd start what depends on the proxy.
-        let systemd = SystemdNotifier.fromEnvironment()
-        let summary = "listening on \(bound.joined(separator: ", ")); \(configuration.mode.rawValue) mode; policy \(policyDescription)"
-        Daemon.tell(systemd, .ready, .status(summary))
+    }
 
-        var received: Int32 = 0
-        sigwait(&stopSignals, &received)
-        Daemon.tell(systemd, .stopping, .status("stopping (signal \(received))"))
-        Daemon.say("atsproxy stopping (signal \(received))")
-        for loop in loops { loop.stop() }
+    /// Posts `message` to every proxy loop.
+    func broadcast(_ message: ProxyMessage) {
+        for loop in loops { loop.messages.post(message) }
+    }
+
+    // MARK: - Commands
+
+    private func answer(_ command: ControlCommand) -> JSONValue {
+        switch command {
+        case .reload: return reload(trigger: .controlSocket).json
+        case .status: return statusJSON
+        case .stats: return statsJSON
+        case .flushCache:
+            let dropped = cache.count
+            cache.removeAll()
+            return .object([("ok", true), ("command", .string(command.rawValue)), ("dropped", .int(dropped))])
+        case .reopenLogs:
+            if let failure = reopenLogs() { return ControlServer.refusal(command: command, failure) }
+            return .object([("ok", true), ("command", .string(command.rawValue)), ("log_file", .optional(log.path))])
+        }
+    }
+
+    /// Reopens the log file (logrotate moved it); nil on success, else the reason, also said on stderr.
+    private func reopenLogs() -> String? {
+        do {
+            try log.reopen()
+            return nil
+        } catch {
+            Daemon.say("atsproxy: \(error); logging goes on to the old file")
+            return error.description
+        }
+    }
+
+    // MARK: - Stopping
+
+    /// Where a graceful stop is.
+    private struct Shutdown {
+        let signal: Int32
+        let deadline: Int64
+        var closingAll = false
+        var clock: EventLoop.Timer?
+    }
+
+    /// SIGTERM or SIGINT: stop accepting, let requests and tunnels finish for up to the shutdown
+    /// timeout, then close what is left and stop. A second signal closes everything at once.
+    private func beginShutdown(signal: Int32) {
+        if shutdown != nil {
+            Daemon.say("atsproxy: signal \(signal) again: closing every connection now")
+            return closeAll()
+        }
+        let open = statistics.openConnections
+        let limit = configuration.shutdownTimeout
+        shutdown = Shutdown(signal: signal, deadline: WallClock.nowMilliseconds() + limit.milliseconds)
+        tell(.stopping, .status("stopping (signal \(signal)): draining \(open) connection\(open == 1 ? "" : "s")"))
+        Daemon.say(
+            "atsproxy stopping (signal \(signal)): no new connections; \(open) open, given up to "
+                + "\(limit.components.seconds) s to finish")
+        broadcast(.drain)
+        guard let base, let clock = try? EventLoop.Timer(base: base, onFire: { [unowned self] in checkShutdown() }) else {
+            return stopNow()
+        }
+        shutdown?.clock = clock
+        clock.schedule(after: .zero)
+    }
+
+    /// Every 50 ms of a graceful stop: done when the last connection is gone; past the deadline,
+    /// everything still open is closed (and logged) first.
+    private func checkShutdown() {
+        guard let state = shutdown else { return }
+        if statistics.openConnections == 0 { return stopNow() }
+        if !state.closingAll, WallClock.nowMilliseconds() >= state.deadline {
+            Daemon.say("atsproxy: shutdown timeout: closing \(statistics.openConnections) connection(s) still open")
+            closeAll()
+        } else if state.closingAll, WallClock.nowMilliseconds() >= state.deadline + 2000 {
+            return stopNow()  // The loops were told to close everything two seconds ago.
+        }
+        state.clock?.schedule(after: .milliseconds(50))
+    }
+
+    private func closeAll() {
+        guard shutdown?.closingAll == false else { return }
+        shutdown?.closingAll = true
+        broadcast(.closeAll)
+    }
+
+    private func stopNow() {
+        shutdown?.clock?.cancel()
+        base?.stopper.stop()
+    }
+
+    // MARK: - Telling the world
+
+    /// The one-line summary systemd shows in `systemctl status`.
+    var statusLine: String {
+        "listening on \(boundListeners.joined(separator: ", ")); \(configuration.mode.rawValue) mode; policy \(policy.description)"
     }
 
     /// Sends an sd_notify message; a failure is said on stderr and otherwise ignored, since the proxy
     /// serves its clients whether or not systemd hears about it.
-    static func tell(_ systemd: SystemdNotifier, _ fields: SystemdNotifier.Field...) {
-        do { try systemd.notify(fields) } catch { say("atsproxy: cannot notify systemd: \(error)") }
+    func tell(_ fields: SystemdNotifier.Field...) {
+        do { try systemd.notify(fields) } catch { Daemon.say("atsproxy: cannot notify systemd: \(error)") }
     }
 
     /// Operational messages go to stderr; stdout carries the JSON log.

@@ -37,12 +37,31 @@ public final class Listener {
             }
         }
         guard let listener else { throw EventError("listening on \(address)") }
+        try adopt(listener, base: base)
+        if let bound = SocketAddress.local(of: evconnlistener_get_fd(listener)) { self.address = bound }
+    }
+
+    /// Listens on a socket already bound (a Unix-domain socket, say); the listener owns and closes it.
+    public init(
+        base: EventBase, boundDescriptor descriptor: Int32, onAccept: @escaping (Int32, SocketAddress) -> Void
+    ) throws(EventError) {
+        self.onAccept = onAccept
+        address = SocketAddress.local(of: descriptor) ?? SocketAddress(storage: sockaddr_storage(), length: 0)
+        let flags = UInt32(LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC)
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        guard let listener = evconnlistener_new(base.raw, acceptCallback, context, flags, 64, descriptor) else {
+            Glibc.close(descriptor)
+            throw EventError("listening on \(address)")
+        }
+        try adopt(listener, base: base)
+    }
+
+    private func adopt(_ listener: OpaquePointer, base: EventBase) throws(EventError) {
         raw = listener
         resume = try Timer(base: base) { [unowned self] in
             if let raw { evconnlistener_enable(raw) }
         }
         evconnlistener_set_error_cb(listener, acceptErrorCallback)
-        if let bound = SocketAddress.local(of: evconnlistener_get_fd(listener)) { self.address = bound }
     }
 
     deinit {

@@ -203,7 +203,7 @@ final class ClientSession {
         } else {
             exchange.origin.close()
         }
-        if keepClient {
+        if keepClient, !server.isDraining {
             awaitHead(timeout: settings.idleTimeout)
         } else {
             closeAfterFlush()
@@ -272,6 +272,22 @@ final class ClientSession {
         self.record = nil
         record.durationMilliseconds = ProxyServer.nowMilliseconds() - record.startedAt
         server.log.write(line: record.json.serializedBytes)
+        server.statistics.logged(record)
+    }
+
+    // MARK: - Shutdown
+
+    /// A graceful stop began: a client between requests goes now; one in the middle of a request
+    /// or tunnel finishes it, then goes (``exchangeFinished(keepClient:keepOrigin:)`` checks).
+    func drain() {
+        guard record == nil, exchange == nil, !headStarted else { return }
+        finish()
+    }
+
+    /// The drain time is up: the connection closes whatever it is doing, and its record says so.
+    func closeForShutdown() {
+        if record != nil, record?.upstreamError == nil { record?.upstreamError = "closed: the proxy is shutting down" }
+        finish()
     }
 
     func finish() {
@@ -289,12 +305,6 @@ final class ClientSession {
     }
 }
 
-extension Duration {
-    var milliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
-    }
-}
 
 /// Where a plain-HTTP request goes: an origin connection is reused only for the same host and port.
 struct OriginKey: Hashable {

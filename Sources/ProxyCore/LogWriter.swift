@@ -5,24 +5,40 @@ import Synchronization
 /// `write(2)` under a lock, so lines from different loops never interleave.
 public final class LogWriter: Sendable {
     private let descriptor: Mutex<Int32>
-    private let ownsDescriptor: Bool
+    /// The file logged to; nil for standard output.
+    public let path: String?
 
     /// Logs to standard output.
     public init() {
         descriptor = Mutex(STDOUT_FILENO)
-        ownsDescriptor = false
+        path = nil
     }
 
     /// Logs to `path`, appending; created with mode 0640 when missing.
     public init(path: String) throws(LogError) {
-        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
+        descriptor = Mutex(try LogWriter.open(path))
+        self.path = path
+    }
+
+    private static func open(_ path: String) throws(LogError) -> Int32 {
+        let fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
         guard fd >= 0 else { throw LogError(path: path, reason: String(cString: strerror(errno))) }
-        descriptor = Mutex(fd)
-        ownsDescriptor = true
+        return fd
+    }
+
+    /// Opens the log file's path again (after logrotate moved the file away) and carries on there.
+    /// The new file takes over the old descriptor's number with dup2, under the lock, so no line is
+    /// lost or split. Does nothing when logging to standard output. On failure the old file stays.
+    public func reopen() throws(LogError) {
+        guard let path else { return }
+        let fresh = try LogWriter.open(path)
+        let failure: Int32? = descriptor.withLock { fd in dup2(fresh, fd) < 0 ? errno : nil }
+        close(fresh)
+        if let failure { throw LogError(path: path, reason: String(cString: strerror(failure))) }
     }
 
     deinit {
-        if ownsDescriptor { descriptor.withLock { _ = close($0) } }
+        if path != nil { descriptor.withLock { _ = close($0) } }
     }
 
     public func write(line: String) { write(line: Array(line.utf8)) }

@@ -60,21 +60,34 @@ public struct ListenEndpoint: Sendable {
     }
 }
 
-/// A message from a probe thread to the loop that asked.
-enum ProxyMessage: Sendable {
+/// A message to a loop: a probe's answer for one of its sessions, or an order from the daemon.
+public enum ProxyMessage: Sendable {
     case probeFinished(session: UInt64, report: ProbeReport)
+    /// A reload: connections accepted from now on are judged by these settings; open ones keep theirs.
+    /// `listenerClasses` gives each listener's own client class (nil: the settings'), in order.
+    case settingsChanged(ProxySettings, listenerClasses: [ClientClass?])
+    /// A graceful stop begins: close the listeners, let idle keep-alive clients go, and let every
+    /// request and tunnel in progress finish.
+    case drain
+    /// The drain time is up: close every connection that is still open (each is logged).
+    case closeAll
 }
 
 /// The proxy on one event loop: accepts clients, keeps their sessions, and receives probe results.
 /// Loop-confined: created, used and released on its loop's thread.
 public final class ProxyServer {
     let base: EventBase
-    let settings: ProxySettings
+    /// The settings new connections get; replaced by a reload (``ProxyMessage/settingsChanged(_:)``).
+    private(set) var settings: ProxySettings
     let probes: ProbeService
     let cache: VerdictCache<VerdictKey, ProbeReport>
     let log: LogWriter
     let resolver: DNSResolver
+    let statistics: ProxyStatistics
     private var listeners: [Listener] = []
+    /// Each listener's own client class (nil: the settings'); a reload may change them.
+    private var listenerClasses: [ClientClass?]
+    private var draining = false
     private var inbox: LoopInbox<ProxyMessage>?
     private(set) var poster: InboxPoster<ProxyMessage>?
     private var sessions: [UInt64: ClientSession] = [:]
@@ -82,18 +95,22 @@ public final class ProxyServer {
 
     public convenience init(
         base: EventBase, listen addresses: [SocketAddress], sharedPorts: Bool = false, settings: ProxySettings,
-        probes: ProbeService, cache: VerdictCache<VerdictKey, ProbeReport>, log: LogWriter, resolver: DNSResolver
+        probes: ProbeService, cache: VerdictCache<VerdictKey, ProbeReport>, log: LogWriter, resolver: DNSResolver,
+        statistics: ProxyStatistics = ProxyStatistics()
     ) throws(EventError) {
         try self.init(
             base: base, endpoints: addresses.map { ListenEndpoint(address: $0) }, sharedPorts: sharedPorts,
-            settings: settings, probes: probes, cache: cache, log: log, resolver: resolver)
+            settings: settings, probes: probes, cache: cache, log: log, resolver: resolver, statistics: statistics)
     }
 
     public init(
         base: EventBase, endpoints: [ListenEndpoint], sharedPorts: Bool = false, settings: ProxySettings,
-        probes: ProbeService, cache: VerdictCache<VerdictKey, ProbeReport>, log: LogWriter, resolver: DNSResolver
+        probes: ProbeService, cache: VerdictCache<VerdictKey, ProbeReport>, log: LogWriter, resolver: DNSResolver,
+        statistics: ProxyStatistics = ProxyStatistics()
     ) throws(EventError) {
         self.base = base
+        self.statistics = statistics
+        listenerClasses = endpoints.map(\.clientClass)
         self.settings = settings
         self.probes = probes
         self.cache = cache
@@ -103,11 +120,10 @@ public final class ProxyServer {
         let inbox = try LoopInbox<ProxyMessage>(base: base) { [weak self] message in self?.handle(message) }
         self.inbox = inbox
         poster = inbox.poster
-        for endpoint in endpoints {
-            let clientClass = endpoint.clientClass ?? settings.clientClass
+        for (index, endpoint) in endpoints.enumerated() {
             listeners.append(
                 try Listener(base: base, address: endpoint.address, sharedPort: sharedPorts) { [weak self] descriptor, peer in
-                    self?.accept(descriptor, peer: peer, clientClass: clientClass)
+                    self?.accept(descriptor, peer: peer, listener: index)
                 })
         }
     }
@@ -117,7 +133,10 @@ public final class ProxyServer {
 
     public var activeSessions: Int { sessions.count }
 
-    private func accept(_ descriptor: Int32, peer: SocketAddress, clientClass: ClientClass) {
+    /// The handle other threads post to this loop with.
+    public var messages: InboxPoster<ProxyMessage>? { poster }
+
+    private func accept(_ descriptor: Int32, peer: SocketAddress, listener: Int) {
         let connection: Connection
         do {
             connection = try Connection(base: base, descriptor: descriptor)
@@ -128,23 +147,35 @@ public final class ProxyServer {
         nextSessionID += 1
         let session = ClientSession(
             id: id, server: self, client: connection, peer: peer.description, allowed: settings.allows(peer: peer),
-            clientClass: clientClass)
+            clientClass: listenerClasses[listener] ?? settings.clientClass)
         sessions[id] = session
+        statistics.connectionOpened()
         session.start()
     }
 
-    func sessionEnded(_ id: UInt64) { sessions[id] = nil }
+    func sessionEnded(_ id: UInt64) {
+        guard sessions.removeValue(forKey: id) != nil else { return }
+        statistics.connectionClosed()
+    }
+
+    /// Whether a graceful stop has begun: sessions then close instead of waiting for another request.
+    var isDraining: Bool { draining }
 
     private func handle(_ message: ProxyMessage) {
         switch message {
         case .probeFinished(let id, let report):
             sessions[id]?.probeFinished(report)
+        case .settingsChanged(let settings, let classes):
+            self.settings = settings
+            if classes.count == listenerClasses.count { listenerClasses = classes }
+        case .drain:
+            draining = true
+            listeners = []  // Freeing a listener closes its socket: new clients are refused.
+            for session in Array(sessions.values) { session.drain() }
+        case .closeAll:
+            for session in Array(sessions.values) { session.closeForShutdown() }
         }
     }
 
-    static func nowMilliseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-    }
+    static func nowMilliseconds() -> Int64 { WallClock.nowMilliseconds() }
 }

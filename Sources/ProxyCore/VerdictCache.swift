@@ -27,10 +27,15 @@ public final class VerdictCache<Key: Hashable & Sendable, Value: Sendable>: Send
     }
 
     private let state = Mutex(State())
-    /// How long a value stays fresh, in milliseconds.
-    public let timeToLive: Int64
+    private let timeToLiveMilliseconds: Atomic<Int64>
 
-    public init(timeToLiveMilliseconds: Int64) { self.timeToLive = timeToLiveMilliseconds }
+    public init(timeToLiveMilliseconds: Int64) { self.timeToLiveMilliseconds = Atomic(timeToLiveMilliseconds) }
+
+    /// How long a value stays fresh, in milliseconds; a reload may change it (for values stored after).
+    public var timeToLive: Int64 {
+        get { timeToLiveMilliseconds.load(ordering: .relaxed) }
+        set { timeToLiveMilliseconds.store(newValue, ordering: .relaxed) }
+    }
 
     /// Looks `key` up at `now` (milliseconds). On `.waiting`, `waiter` will be called exactly once.
     public func lookup(_ key: Key, now: Int64, waiter: @escaping Waiter) -> Lookup {

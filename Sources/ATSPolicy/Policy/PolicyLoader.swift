@@ -9,6 +9,8 @@ public enum PolicyLoader {
         public var format: PropertyListFormat
         /// SHA-256 of the file's bytes, hex: what `status` shows and reloads compare.
         public var sha256: String
+        /// The property list as parsed, for reporting what a new version of the file changed.
+        public var root: PropertyListNode
     }
 
     /// Reads, parses and interprets `path`. Throws a ``PolicyLoadError`` naming the file and the
@@ -24,7 +26,9 @@ public enum PolicyLoader {
                 location: error.location)
         }
         let policy = try TransportSecurityPolicy(root: parsed.root, settings: settings, file: displayName(path))
-        return Loaded(policy: policy, path: path == "-" ? "(standard input)" : path, format: parsed.format, sha256: SHA256.hex(of: bytes))
+        return Loaded(
+            policy: policy, path: path == "-" ? "(standard input)" : path, format: parsed.format, sha256: SHA256.hex(of: bytes),
+            root: parsed.root)
     }
 
     /// Parses policy bytes already in memory (the `file` name is used in errors only).

@@ -9,6 +9,9 @@ final class DaemonProcess {
     let ports: [UInt16]
     let stderrPath: String
     let logPath: String
+    /// The control socket: in /tmp with a short name (a socket path holds at most 107 bytes), unless
+    /// the arguments give their own.
+    let controlSocket: String
 
     /// The executable `swift build --build-tests` put beside this test bundle.
     static var executable: String {
@@ -22,7 +25,13 @@ final class DaemonProcess {
         stderrPath = directory + "/atsproxy-\(UUID().uuidString).err"
         logPath = directory + "/atsproxy-\(UUID().uuidString).log"
         process = Process()
-        let command = wrapper + [Self.executable] + arguments + ["--log-file", logPath]
+        if let index = arguments.firstIndex(of: "--control-socket"), index + 1 < arguments.count {
+            controlSocket = arguments[index + 1]
+        } else {
+            controlSocket = "/tmp/atsproxy-test-\(UUID().uuidString.prefix(8)).sock"
+        }
+        let control = arguments.contains("--control-socket") ? [] : ["--control-socket", controlSocket]
+        let command = wrapper + [Self.executable] + arguments + ["--log-file", logPath] + control
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
         // A test run that is itself a systemd service must not have its manager hear our daemons.
@@ -43,6 +52,7 @@ final class DaemonProcess {
     deinit {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
+        unlink(controlSocket)
     }
 
     var port: UInt16 { ports[0] }

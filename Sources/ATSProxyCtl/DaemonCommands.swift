@@ -1,0 +1,154 @@
+import ArgumentParser
+import ATSPolicy
+import ControlProtocol
+
+/// Where the daemon's control socket is: shared by the commands that talk to a running atsproxy.
+struct ControlSocketOptions: ParsableArguments {
+    @Option(help: "The daemon's control socket (its --control-socket).")
+    var socket = ControlSocketOptions.defaultPath
+
+    @Flag(help: "Print the daemon's JSON answer instead of text.")
+    var json = false
+
+    static let defaultPath = "/run/atsproxy/control.sock"
+
+    /// Sends `command` and returns the daemon's answer, or the exit status after saying why there is none.
+    func ask(_ command: ControlCommand, _ output: Output) -> Result<JSONValue, DaemonExit> {
+        let bytes: [UInt8]
+        do { bytes = try ControlClient.send(command, to: socket) } catch {
+            output.error("atsproxyctl: \(error)")
+            return .failure(DaemonExit(status: ExitStatus.unreachable))
+        }
+        let answer: JSONValue
+        do { answer = try JSONValue(parsing: bytes) } catch {
+            output.error("atsproxyctl: the daemon at \(socket) answered something that is not JSON (\(error))")
+            return .failure(DaemonExit(status: ExitStatus.unreachable))
+        }
+        if json { output.line(answer.serialized) }
+        guard answer["ok"]?.boolValue == true else {
+            let reason = answer["error"]?.stringValue ?? "no reason given"
+            if !json { output.error("atsproxyctl: \(command.rawValue) refused: \(reason)") }
+            return .failure(DaemonExit(status: ExitStatus.findings))
+        }
+        return .success(answer)
+    }
+}
+
+struct DaemonExit: Error {
+    var status: Int32
+}
+
+/// The subcommands that talk to a running daemon, with the exit statuses they share.
+enum DaemonCommandHelp {
+    static let exitStatuses = """
+        Exit status: 0 done; 1 the daemon refused (a reload keeps the running policy and says why); \
+        3 no daemon answered on the socket.
+        """
+}
+
+/// `atsproxyctl reload`: the daemon re-reads its config file and policy and swaps them in for new
+/// connections, or keeps the running ones and says why.
+struct ReloadCommand: ParsableCommand, OutputCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reload",
+        abstract: "Re-read the daemon's config file and policy; apply them to new connections, or keep the running ones.",
+        discussion: "Open tunnels and requests keep the policy they started with.\n\n" + DaemonCommandHelp.exitStatuses)
+
+    @OptionGroup var socket: ControlSocketOptions
+
+    func execute(_ output: Output) -> Int32 {
+        let answer: JSONValue
+        switch socket.ask(.reload, output) {
+        case .success(let value): answer = value
+        case .failure(let exit):
+            if exit.status == ExitStatus.findings, !socket.json { output.error("The running policy and settings stay in force.") }
+            return exit.status
+        }
+        guard !socket.json else { return ExitStatus.success }
+        DaemonReport.reload(answer, to: output)
+        return ExitStatus.success
+    }
+}
+
+/// `atsproxyctl status`: what an operator needs at a glance.
+struct StatusCommand: ParsableCommand, OutputCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show the running daemon: listeners, mode, policy, connections, verdicts, last reload.",
+        discussion: DaemonCommandHelp.exitStatuses)
+
+    @OptionGroup var socket: ControlSocketOptions
+
+    func execute(_ output: Output) -> Int32 {
+        switch socket.ask(.status, output) {
+        case .success(let answer):
+            if !socket.json { DaemonReport.status(answer, to: output) }
+            return ExitStatus.success
+        case .failure(let exit): return exit.status
+        }
+    }
+}
+
+/// `atsproxyctl stats`: the counters, for monitoring (`--json` for machines).
+struct StatsCommand: ParsableCommand, OutputCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stats",
+        abstract: "Print the daemon's counters: connections, requests by action, bytes, cached verdicts.",
+        discussion: DaemonCommandHelp.exitStatuses)
+
+    @OptionGroup var socket: ControlSocketOptions
+
+    func execute(_ output: Output) -> Int32 {
+        switch socket.ask(.stats, output) {
+        case .success(let answer):
+            if !socket.json { DaemonReport.counters(answer, to: output) }
+            return ExitStatus.success
+        case .failure(let exit): return exit.status
+        }
+    }
+}
+
+/// `atsproxyctl flush-cache`: forget every cached verdict.
+struct FlushCacheCommand: ParsableCommand, OutputCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "flush-cache",
+        abstract: "Forget every cached verdict: the next connection to each host is probed again.",
+        discussion: DaemonCommandHelp.exitStatuses)
+
+    @OptionGroup var socket: ControlSocketOptions
+
+    func execute(_ output: Output) -> Int32 {
+        switch socket.ask(.flushCache, output) {
+        case .success(let answer):
+            let dropped = answer["dropped"]?.intValue ?? 0
+            if !socket.json { output.line("Dropped \(dropped) cached verdict\(dropped == 1 ? "" : "s").") }
+            return ExitStatus.success
+        case .failure(let exit): return exit.status
+        }
+    }
+}
+
+/// `atsproxyctl reopen-logs`: the daemon opens its log file again (for logrotate).
+struct ReopenLogsCommand: ParsableCommand, OutputCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reopen-logs",
+        abstract: "Make the daemon open its log file again, after logrotate moved it (SIGUSR1 does the same).",
+        discussion: DaemonCommandHelp.exitStatuses)
+
+    @OptionGroup var socket: ControlSocketOptions
+
+    func execute(_ output: Output) -> Int32 {
+        switch socket.ask(.reopenLogs, output) {
+        case .success(let answer):
+            if !socket.json {
+                if let path = answer["log_file"]?.stringValue {
+                    output.line("Reopened the log file \(path).")
+                } else {
+                    output.line("The daemon logs to standard output: there is no file to reopen.")
+                }
+            }
+            return ExitStatus.success
+        case .failure(let exit): return exit.status
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import ATSPolicy
+
+/// The daemon's JSON answers, in words.
+enum DaemonReport {
+    static func reload(_ answer: JSONValue, to output: Output) {
+        let policy = answer["policy"]
+        output.line("Reloaded: policy \(policy?["path"]?.stringValue ?? "(the ATS defaults)")")
+        if let hash = policy?["sha256"]?.stringValue {
+            let previous = answer["previous_sha256"]?.stringValue
+            let change = previous == hash ? "unchanged" : "was \(previous.map { String($0.prefix(16)) + "…" } ?? "none")"
+            output.line("  sha256 \(hash.prefix(16))… (\(change))")
+        }
+        output.line("  \(domains(policy))")
+        let keys = answer["policy_keys"]
+        var lines: [String] = []
+        for (field, sign) in [("added", "+"), ("removed", "-"), ("changed", "~")] {
+            for change in keys?[field]?.arrayValue ?? [] {
+                let path = change["path"]?.stringValue ?? "?"
+                switch sign {
+                case "+": lines.append("    + \(path) = \(change["new"]?.stringValue ?? "")")
+                case "-": lines.append("    - \(path) (was \(change["old"]?.stringValue ?? ""))")
+                default: lines.append("    ~ \(path): \(change["old"]?.stringValue ?? "") → \(change["new"]?.stringValue ?? "")")
+                }
+            }
+        }
+        if lines.isEmpty {
+            output.line("  No policy key changed.")
+        } else {
+            output.line("  Policy keys:")
+            for line in lines { output.line(line) }
+        }
+        let applied = strings(answer["settings_applied"])
+        if !applied.isEmpty { output.line("  Settings applied: \(applied.joined(separator: ", "))") }
+        let restart = strings(answer["needs_restart"])
+        if !restart.isEmpty {
+            output.line("  Changed but only applied at the next start: \(restart.joined(separator: ", "))")
+        }
+        let dropped = answer["verdicts_dropped"]?.intValue ?? 0
+        if dropped > 0 { output.line("  Cached verdicts dropped (their requirements changed): \(dropped)") }
+        output.line("New connections use it; open ones keep the policy they started with.")
+    }
+
+    static func status(_ answer: JSONValue, to output: Output) {
+        let uptime = answer["uptime_s"]?.intValue ?? 0
+        output.line(
+            "atsproxy \(answer["version"]?.stringValue ?? "?"), pid \(answer["pid"]?.intValue ?? 0), "
+                + "up \(duration(uptime)) (since \(answer["started_at"]?.stringValue ?? "?"))")
+        let threads = answer["threads"]?.intValue ?? 0
+        row("Listening", "\(strings(answer["listeners"]).joined(separator: ", ")) (\(threads) thread\(threads == 1 ? "" : "s"))", output)
+        row("Mode", answer["mode"]?.stringValue ?? "?", output)
+        let policy = answer["policy"]
+        row("Policy", policy?["path"]?.stringValue ?? "the ATS defaults (no policy file)", output)
+        var facts: [String] = []
+        if let hash = policy?["sha256"]?.stringValue { facts.append("sha256 \(hash.prefix(16))…") }
+        facts.append("loaded \(policy?["loaded_at"]?.stringValue ?? "?")")
+        row("", facts.joined(separator: ", "), output)
+        row("", "\(domains(policy)); \(policy?["os_profile"]?.stringValue ?? "?") profile", output)
+        counters(answer, to: output)
+        if let reload = answer["last_reload"], !reload.isNull {
+            let when = "\(reload["at"]?.stringValue ?? "?") (\(reload["trigger"]?.stringValue ?? "?"))"
+            let result = reload["ok"]?.boolValue == true ? "applied" : "refused: \(reload["error"]?.stringValue ?? "?")"
+            row("Last reload", "\(when): \(result)", output)
+        } else {
+            row("Last reload", "none since start", output)
+        }
+        row("Config file", answer["config_file"]?.stringValue ?? "none (flags only)", output)
+        row("Control", answer["control_socket"]?.stringValue ?? "?", output)
+        row("Log", answer["log_file"]?.stringValue ?? "standard output", output)
+    }
+
+    static func counters(_ answer: JSONValue, to output: Output) {
+        let connections = answer["connections"]
+        row("Connections", "\(connections?["active"]?.intValue ?? 0) open, \(connections?["total"]?.intValue ?? 0) since start", output)
+        let requests = answer["requests"]
+        row(
+            "Requests",
+            "\(requests?["allowed"]?.intValue ?? 0) allowed, \(requests?["blocked"]?.intValue ?? 0) blocked, "
+                + "\(requests?["failed"]?.intValue ?? 0) failed", output)
+        let bytes = answer["bytes"]
+        row("Bytes", "\(bytes?["up"]?.intValue ?? 0) up, \(bytes?["down"]?.intValue ?? 0) down", output)
+        let cache = answer["verdict_cache"]
+        row("Verdict cache", "\(cache?["entries"]?.intValue ?? 0) entries (kept \(cache?["ttl_s"]?.intValue ?? 0) s)", output)
+    }
+
+    private static func row(_ label: String, _ value: String, _ output: Output) {
+        let padded = label.isEmpty ? "" : label + ":"
+        output.line(padded + String(repeating: " ", count: max(1, 15 - padded.count)) + value)
+    }
+
+    private static func domains(_ policy: JSONValue?) -> String {
+        let exceptions = policy?["exception_domains"]?.intValue ?? 0
+        let pinned = policy?["pinned_domains"]?.intValue ?? 0
+        return "\(exceptions) exception domain\(exceptions == 1 ? "" : "s"), \(pinned) pinned domain\(pinned == 1 ? "" : "s")"
+    }
+
+    private static func strings(_ value: JSONValue?) -> [String] {
+        (value?.arrayValue ?? []).compactMap(\.stringValue)
+    }
+
+    private static func duration(_ seconds: Int64) -> String {
+        if seconds < 60 { return "\(seconds) s" }
+        if seconds < 3600 { return "\(seconds / 60) min \(seconds % 60) s" }
+        if seconds < 86_400 { return "\(seconds / 3600) h \(seconds / 60 % 60) min" }
+        return "\(seconds / 86_400) d \(seconds / 3600 % 24) h"
+    }
+}

@@ -1,0 +1,83 @@
+import ATSPolicy
+import ControlProtocol
+import EventLoop
+import Glibc
+
+/// The daemon's control socket (see ``ControlCommand`` for the protocol): one command line in, one
+/// JSON line out, then close. Runs on the main thread's event base, never on a proxy loop, so a slow
+/// reload cannot stall a client. Owns the socket file and unlinks it when it goes.
+final class ControlServer {
+    let path: String
+    private var listener: Listener?
+    private var connections: [ObjectIdentifier: Connection] = [:]
+    private let base: EventBase
+    private let handle: (ControlCommand) -> JSONValue
+
+    /// How long a control client may take to send its command line.
+    static let requestTimeout: Duration = .seconds(5)
+
+    init(base: EventBase, path: String, handle: @escaping (ControlCommand) -> JSONValue) throws(EventError) {
+        self.base = base
+        self.path = path
+        self.handle = handle
+        // /run/atsproxy exists under systemd (RuntimeDirectory=); a daemon started by hand as root
+        // creates it. One level only: a mistyped deeper path is an error, not a tree of directories.
+        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        if !directory.isEmpty, access(directory, F_OK) != 0 { mkdir(directory, 0o750) }
+        let descriptor = try UnixSocketFile.listen(at: path, permissions: 0o660)
+        listener = try Listener(base: base, boundDescriptor: descriptor) { [unowned self] descriptor, _ in
+            accept(descriptor)
+        }
+    }
+
+    deinit {
+        listener = nil
+        for connection in connections.values { connection.close() }
+        unlink(path)
+    }
+
+    private func accept(_ descriptor: Int32) {
+        guard let connection = try? Connection(base: base, descriptor: descriptor) else { return }
+        let id = ObjectIdentifier(connection)
+        connections[id] = connection
+        connection.setTimeouts(read: Self.requestTimeout, write: Self.requestTimeout)
+        connection.onReadable = { [unowned self] connection in readRequest(connection) }
+        connection.onEvent = { [unowned self] connection, _ in drop(connection) }
+        connection.setReading(true)
+    }
+
+    private func readRequest(_ connection: Connection) {
+        let bytes = connection.peek(maximum: ControlCommand.maximumRequestBytes + 1)
+        guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) else {
+            if bytes.count > ControlCommand.maximumRequestBytes {
+                answer(connection, Self.refusal(command: nil, "the request line is longer than \(ControlCommand.maximumRequestBytes) bytes"))
+            }
+            return
+        }
+        // Surrounding blanks and a CR (a client that sends CRLF) are not part of the name.
+        let isBlank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") }
+        let name = String(decoding: bytes[..<newline].drop(while: isBlank).reversed().drop(while: isBlank).reversed(), as: UTF8.self)
+        guard let command = ControlCommand(rawValue: name) else {
+            let known = ControlCommand.allCases.map(\.rawValue).joined(separator: ", ")
+            return answer(connection, Self.refusal(command: nil, "unknown command \"\(name)\"; the commands are: \(known)"))
+        }
+        answer(connection, handle(command))
+    }
+
+    private func answer(_ connection: Connection, _ response: JSONValue) {
+        connection.setReading(false)
+        connection.onReadable = nil
+        connection.write(response.serializedBytes + [UInt8(ascii: "\n")])
+        connection.setDrainedMark(0)
+        connection.onDrained = { [unowned self] connection in drop(connection) }
+    }
+
+    private func drop(_ connection: Connection) {
+        connection.close()
+        connections[ObjectIdentifier(connection)] = nil
+    }
+
+    static func refusal(command: ControlCommand?, _ reason: String) -> JSONValue {
+        .object([("ok", false), ("command", .optional(command?.rawValue)), ("error", .string(reason))])
+    }
+}

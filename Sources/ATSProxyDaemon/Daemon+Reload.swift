@@ -1,0 +1,165 @@
+import ATSPolicy
+import ControlProtocol
+import EventLoop
+import ProxyCore
+
+/// What a reload did, for its caller (the control socket's answer), `status` and the log on stderr.
+struct ReloadOutcome {
+    enum Trigger: String {
+        case controlSocket = "control socket"
+        case hangUpSignal = "SIGHUP"
+    }
+
+    var trigger: Trigger
+    var at: Int64
+    /// Nil when the new settings were applied; else why the running ones stay.
+    var failure: String?
+    var previousSHA256: String?
+    var policy: LoadedPolicy?
+    var policyChanges = PolicyKeyChanges(from: nil, to: nil)
+    /// Settings that changed and took effect.
+    var applied: [ConfigKey] = []
+    /// Settings that changed in the file but only take effect at the next start.
+    var needsRestart: [ConfigKey] = []
+    var droppedVerdicts = 0
+
+    var succeeded: Bool { failure == nil }
+
+    var json: JSONValue {
+        var fields: [(String, JSONValue)] = [
+            ("ok", .bool(succeeded)), ("command", .string(ControlCommand.reload.rawValue)),
+            ("trigger", .string(trigger.rawValue)), ("at", .string(DateFormat.rfc3339(milliseconds: at))),
+        ]
+        if let failure {
+            fields.append(("error", .string(failure)))
+            fields.append(("kept", .string("the running policy and settings stay in force")))
+            return .object(fields)
+        }
+        fields += [
+            ("policy", policy?.json ?? .null),
+            ("previous_sha256", .optional(previousSHA256)),
+            ("policy_changed", .bool(policy?.file?.sha256 != previousSHA256)),
+            ("policy_keys", policyChanges.json),
+            ("settings_applied", .strings(applied.map(\.name))),
+            ("needs_restart", .strings(needsRestart.map(\.name))),
+            ("verdicts_dropped", .int(droppedVerdicts)),
+        ]
+        return .object(fields)
+    }
+
+    /// One line for stderr (a SIGHUP has nobody else to tell).
+    var summary: String {
+        if let failure { return "atsproxy: reload (\(trigger.rawValue)) refused, the running policy stays: \(failure)" }
+        var parts = ["policy \(policy?.description ?? "the ATS defaults")"]
+        let keys = policyChanges.added.count + policyChanges.removed.count + policyChanges.changed.count
+        parts.append(keys == 0 ? "no policy key changed" : "\(keys) policy key\(keys == 1 ? "" : "s") changed")
+        if !applied.isEmpty { parts.append("applied " + applied.map(\.name).joined(separator: ", ")) }
+        if !needsRestart.isEmpty { parts.append("restart needed for " + needsRestart.map(\.name).joined(separator: ", ")) }
+        if droppedVerdicts > 0 { parts.append("\(droppedVerdicts) cached verdict\(droppedVerdicts == 1 ? "" : "s") dropped") }
+        return "atsproxy: reloaded (\(trigger.rawValue)): " + parts.joined(separator: "; ")
+    }
+}
+
+/// Reloading: the config file and the policy are read and checked in full before anything changes;
+/// then the new settings go to every loop at once, for connections accepted from then on. Open
+/// tunnels and requests keep the settings they started with, so a reload never cuts one.
+extension Daemon {
+    func reload(trigger: ReloadOutcome.Trigger) -> ReloadOutcome {
+        tellReloading()
+        var outcome = ReloadOutcome(trigger: trigger, at: WallClock.nowMilliseconds(), previousSHA256: policy.file?.sha256)
+        defer {
+            lastReload = outcome
+            Daemon.say(outcome.summary)
+            tell(.ready, .status(outcome.succeeded ? statusLine : "\(statusLine); last reload refused"))
+        }
+        let fresh: DaemonConfiguration
+        do { fresh = try resolveConfiguration() } catch {
+            outcome.failure = error.description
+            return outcome
+        }
+        let loaded: LoadedPolicy
+        do { loaded = try LoadedPolicy.load(fresh) } catch {
+            outcome.failure = fresh.unusableFile(.policy, error).description
+            return outcome
+        }
+
+        outcome.policy = loaded
+        outcome.policyChanges = PolicyKeyChanges(from: policy.file?.root, to: loaded.file?.root)
+        outcome.needsRestart = ConfigKey.allCases.filter { !$0.takesEffectOnReload && fresh.differs(from: configuration, in: $0) }
+        outcome.applied = ConfigKey.allCases.filter { $0.takesEffectOnReload && fresh.differs(from: configuration, in: $0) }
+
+        // The restart-only settings keep their running values, so `status` tells the truth.
+        var next = fresh
+        next.keepRestartOnlySettings(of: configuration)
+        configuration = next
+        policy = loaded
+        cache.timeToLive = next.verdictTTL.milliseconds
+        outcome.droppedVerdicts = dropVerdictsWithChangedRequirements(under: loaded.policy)
+        broadcast(.settingsChanged(next.proxySettings(policy: loaded.policy), listenerClasses: next.listeners.map(\.clientClass)))
+        return outcome
+    }
+
+    private func tellReloading() {
+        do { try systemd.reloading(status: "reloading the config and the policy") } catch {
+            Daemon.say("atsproxy: cannot notify systemd: \(error)")
+        }
+    }
+
+    /// Cached verdicts were reached under the old policy's requirements for their host; those the
+    /// new policy asks otherwise of are dropped, the rest stay valid. Returns how many went.
+    private func dropVerdictsWithChangedRequirements(under newPolicy: TransportSecurityPolicy) -> Int {
+        let before = cache.count
+        let classes = Set(configuration.listeners.compactMap(\.clientClass) + [configuration.clientClass])
+        cache.removeAll { key in
+            let host = key.serverName ?? key.host
+            return !classes.contains { clientClass in
+                let fresh = try? newPolicy.requirements(forHost: host, scheme: .https, clientClass: clientClass, explaining: false)
+                return fresh == key.requirements
+            }
+        }
+        return before - cache.count
+    }
+}
+
+extension DaemonConfiguration {
+    /// Whether the setting `key` has another value here than in `other`.
+    func differs(from other: DaemonConfiguration, in key: ConfigKey) -> Bool {
+        switch key {
+        case .listen: listeners.map(\.address.description) != other.listeners.map(\.address.description)
+        case .policy: policyFile != other.policyFile
+        case .mode: mode != other.mode
+        case .caFile: caFiles != other.caFiles
+        case .systemRoots: systemRoots != other.systemRoots
+        case .hostsFile: hostsFile != other.hostsFile
+        case .logFile: logFile != other.logFile
+        case .osProfile: osProfile != other.osProfile
+        case .cipherProfile: cipherProfile != other.cipherProfile
+        case .clientClass: listeners.map(\.clientClass) != other.listeners.map(\.clientClass) || clientClass != other.clientClass
+        case .allowClient: allowedClients.map(\.description) != other.allowedClients.map(\.description)
+        case .verdictTTL: verdictTTL != other.verdictTTL
+        case .threads: threads != other.threads
+        case .controlSocket: controlSocket != other.controlSocket
+        case .shutdownTimeout: shutdownTimeout != other.shutdownTimeout
+        case .headTimeout: headTimeout != other.headTimeout
+        case .connectTimeout: connectTimeout != other.connectTimeout
+        case .idleTimeout: idleTimeout != other.idleTimeout
+        }
+    }
+
+    /// Takes the running values of the settings a reload cannot change (sockets, threads, open files,
+    /// the probes' trust store): `status` then shows what is really in force.
+    mutating func keepRestartOnlySettings(of running: DaemonConfiguration) {
+        let classes = listeners.map(\.clientClass)
+        listeners = running.listeners
+        // Client classes do change live; they pair with the running listeners when the count matches.
+        if classes.count == listeners.count {
+            for index in listeners.indices { listeners[index].clientClass = classes[index] }
+        }
+        threads = running.threads
+        controlSocket = running.controlSocket
+        logFile = running.logFile
+        hostsFile = running.hostsFile
+        caFiles = running.caFiles
+        systemRoots = running.systemRoots
+    }
+}

@@ -1,0 +1,59 @@
+import ATSPolicy
+import ControlProtocol
+import Glibc
+import ProxyCore
+
+/// `status` (what an operator needs at a glance) and `stats` (the counters, for monitoring).
+extension Daemon {
+    var statusJSON: JSONValue {
+        let now = WallClock.nowMilliseconds()
+        return .object(
+            [
+                ("ok", true),
+                ("command", .string(ControlCommand.status.rawValue)),
+                ("version", .string(ATSProxyVersion.current)),
+                ("pid", .int(Int(getpid()))),
+                ("started_at", .string(DateFormat.rfc3339(milliseconds: startedAt))),
+                ("uptime_s", .int((now - startedAt) / 1000)),
+                ("listeners", .strings(boundListeners)),
+                ("threads", .int(loops.count)),
+                ("mode", .string(configuration.mode.rawValue)),
+                ("config_file", .optional(configuration.configFile)),
+                ("control_socket", .string(configuration.controlSocket)),
+                ("log_file", .optional(log.path)),
+                ("policy", policy.json),
+            ] + counterFields + [
+                ("last_reload", lastReload.map(Self.reloadSummary) ?? .null)
+            ])
+    }
+
+    var statsJSON: JSONValue {
+        .object(
+            [
+                ("ok", true), ("command", .string(ControlCommand.stats.rawValue)),
+                ("uptime_s", .int((WallClock.nowMilliseconds() - startedAt) / 1000)),
+            ] + counterFields)
+    }
+
+    private var counterFields: [(String, JSONValue)] {
+        let counts = statistics.snapshot
+        return [
+            ("connections", .object([("active", .int(counts.open)), ("total", .int(counts.accepted))])),
+            (
+                "requests",
+                .object([("allowed", .int(counts.allowed)), ("blocked", .int(counts.blocked)), ("failed", .int(counts.failed))])
+            ),
+            ("bytes", .object([("up", .int(counts.bytesUp)), ("down", .int(counts.bytesDown))])),
+            ("verdict_cache", .object([("entries", .int(cache.count)), ("ttl_s", .int(cache.timeToLive / 1000))])),
+        ]
+    }
+
+    private static func reloadSummary(_ outcome: ReloadOutcome) -> JSONValue {
+        .object([
+            ("at", .string(DateFormat.rfc3339(milliseconds: outcome.at))),
+            ("trigger", .string(outcome.trigger.rawValue)),
+            ("ok", .bool(outcome.succeeded)),
+            ("error", .optional(outcome.failure)),
+        ])
+    }
+}

@@ -1,0 +1,58 @@
+import Synchronization
+
+/// Counters every loop updates and `status` reads: connections open and accepted, and what was
+/// done with each logged request. Lock-free, so the per-connection path never waits on a reader.
+public final class ProxyStatistics: Sendable {
+    private let accepted = Atomic<Int>(0)
+    private let open = Atomic<Int>(0)
+    private let allowed = Atomic<Int>(0)
+    private let blocked = Atomic<Int>(0)
+    private let failed = Atomic<Int>(0)
+    private let bytesUp = Atomic<Int>(0)
+    private let bytesDown = Atomic<Int>(0)
+
+    public init() {}
+
+    /// A point-in-time copy of the counters.
+    public struct Snapshot: Sendable, Equatable {
+        /// Client connections accepted since start.
+        public var accepted: Int
+        /// Client connections open now.
+        public var open: Int
+        /// Logged requests and tunnels, by action.
+        public var allowed: Int
+        public var blocked: Int
+        public var failed: Int
+        /// Bytes relayed, client to server and back, in logged requests.
+        public var bytesUp: Int
+        public var bytesDown: Int
+    }
+
+    public var snapshot: Snapshot {
+        Snapshot(
+            accepted: accepted.load(ordering: .relaxed), open: open.load(ordering: .relaxed),
+            allowed: allowed.load(ordering: .relaxed), blocked: blocked.load(ordering: .relaxed),
+            failed: failed.load(ordering: .relaxed), bytesUp: bytesUp.load(ordering: .relaxed),
+            bytesDown: bytesDown.load(ordering: .relaxed))
+    }
+
+    /// Client connections open now (what a graceful stop waits for).
+    public var openConnections: Int { open.load(ordering: .relaxed) }
+
+    func connectionOpened() {
+        accepted.add(1, ordering: .relaxed)
+        open.add(1, ordering: .relaxed)
+    }
+
+    func connectionClosed() { open.subtract(1, ordering: .relaxed) }
+
+    func logged(_ record: ConnectionRecord) {
+        switch record.action {
+        case .allowed: allowed.add(1, ordering: .relaxed)
+        case .blocked: blocked.add(1, ordering: .relaxed)
+        case .failed: failed.add(1, ordering: .relaxed)
+        }
+        bytesUp.add(Int(record.bytesUp), ordering: .relaxed)
+        bytesDown.add(Int(record.bytesDown), ordering: .relaxed)
+    }
+}

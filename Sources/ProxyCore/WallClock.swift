@@ -1,0 +1,18 @@
+import Glibc
+
+/// The time of day, in milliseconds since 1970 (UTC): log timestamps, cache expiry, uptime.
+public enum WallClock {
+    public static func nowMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
+}
+
+extension Duration {
+    /// The duration in whole milliseconds (timeouts, time to live).
+    public var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}
