@@ -46,109 +46,100 @@ enum DaemonCommandHelp {
         """
 }
 
+/// A subcommand that sends one command to the daemon and describes its answer in words (or
+/// prints it as JSON with `--json`).
+protocol DaemonQuery: OutputCommand {
+    static var command: ControlCommand { get }
+    var socket: ControlSocketOptions { get }
+    func describe(_ answer: JSONValue, to output: Output)
+}
+
+extension DaemonQuery {
+    func execute(_ output: Output) -> Int32 {
+        switch socket.ask(Self.command, output) {
+        case .success(let answer):
+            if !socket.json { describe(answer, to: output) }
+            return ExitStatus.success
+        case .failure(let exit):
+            if Self.command == .reload, exit.status == ExitStatus.findings, !socket.json {
+                output.error("The running policy and settings stay in force.")
+            }
+            return exit.status
+        }
+    }
+}
+
 /// `atsproxyctl reload`: the daemon re-reads its config file and policy and swaps them in for new
 /// connections, or keeps the running ones and says why.
-struct ReloadCommand: ParsableCommand, OutputCommand {
+struct ReloadCommand: ParsableCommand, DaemonQuery {
     static let configuration = CommandConfiguration(
         commandName: "reload",
         abstract: "Re-read the daemon's config file and policy; apply them to new connections, or keep the running ones.",
         discussion: "Open tunnels and requests keep the policy they started with.\n\n" + DaemonCommandHelp.exitStatuses)
+    static let command = ControlCommand.reload
 
     @OptionGroup var socket: ControlSocketOptions
 
-    func execute(_ output: Output) -> Int32 {
-        let answer: JSONValue
-        switch socket.ask(.reload, output) {
-        case .success(let value): answer = value
-        case .failure(let exit):
-            if exit.status == ExitStatus.findings, !socket.json { output.error("The running policy and settings stay in force.") }
-            return exit.status
-        }
-        guard !socket.json else { return ExitStatus.success }
-        DaemonReport.reload(answer, to: output)
-        return ExitStatus.success
-    }
+    func describe(_ answer: JSONValue, to output: Output) { DaemonReport.reload(answer, to: output) }
 }
 
 /// `atsproxyctl status`: what an operator needs at a glance.
-struct StatusCommand: ParsableCommand, OutputCommand {
+struct StatusCommand: ParsableCommand, DaemonQuery {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Show the running daemon: listeners, mode, policy, connections, verdicts, last reload.",
         discussion: DaemonCommandHelp.exitStatuses)
+    static let command = ControlCommand.status
 
     @OptionGroup var socket: ControlSocketOptions
 
-    func execute(_ output: Output) -> Int32 {
-        switch socket.ask(.status, output) {
-        case .success(let answer):
-            if !socket.json { DaemonReport.status(answer, to: output) }
-            return ExitStatus.success
-        case .failure(let exit): return exit.status
-        }
-    }
+    func describe(_ answer: JSONValue, to output: Output) { DaemonReport.status(answer, to: output) }
 }
 
 /// `atsproxyctl stats`: the counters, for monitoring (`--json` for machines).
-struct StatsCommand: ParsableCommand, OutputCommand {
+struct StatsCommand: ParsableCommand, DaemonQuery {
     static let configuration = CommandConfiguration(
         commandName: "stats",
         abstract: "Print the daemon's counters: connections, requests by action, bytes, cached verdicts.",
         discussion: DaemonCommandHelp.exitStatuses)
+    static let command = ControlCommand.stats
 
     @OptionGroup var socket: ControlSocketOptions
 
-    func execute(_ output: Output) -> Int32 {
-        switch socket.ask(.stats, output) {
-        case .success(let answer):
-            if !socket.json { DaemonReport.counters(answer, to: output) }
-            return ExitStatus.success
-        case .failure(let exit): return exit.status
-        }
-    }
+    func describe(_ answer: JSONValue, to output: Output) { DaemonReport.counters(answer, to: output) }
 }
 
 /// `atsproxyctl flush-cache`: forget every cached verdict.
-struct FlushCacheCommand: ParsableCommand, OutputCommand {
+struct FlushCacheCommand: ParsableCommand, DaemonQuery {
     static let configuration = CommandConfiguration(
         commandName: "flush-cache",
         abstract: "Forget every cached verdict: the next connection to each host is probed again.",
         discussion: DaemonCommandHelp.exitStatuses)
+    static let command = ControlCommand.flushCache
 
     @OptionGroup var socket: ControlSocketOptions
 
-    func execute(_ output: Output) -> Int32 {
-        switch socket.ask(.flushCache, output) {
-        case .success(let answer):
-            let dropped = answer["dropped"]?.intValue ?? 0
-            if !socket.json { output.line("Dropped \(dropped) cached verdict\(dropped == 1 ? "" : "s").") }
-            return ExitStatus.success
-        case .failure(let exit): return exit.status
-        }
+    func describe(_ answer: JSONValue, to output: Output) {
+        let dropped = answer["dropped"]?.intValue ?? 0
+        output.line("Dropped \(dropped) cached verdict\(dropped == 1 ? "" : "s").")
     }
 }
 
 /// `atsproxyctl reopen-logs`: the daemon opens its log file again (for logrotate).
-struct ReopenLogsCommand: ParsableCommand, OutputCommand {
+struct ReopenLogsCommand: ParsableCommand, DaemonQuery {
     static let configuration = CommandConfiguration(
         commandName: "reopen-logs",
         abstract: "Make the daemon open its log file again, after logrotate moved it (SIGUSR1 does the same).",
         discussion: DaemonCommandHelp.exitStatuses)
+    static let command = ControlCommand.reopenLogs
 
     @OptionGroup var socket: ControlSocketOptions
 
-    func execute(_ output: Output) -> Int32 {
-        switch socket.ask(.reopenLogs, output) {
-        case .success(let answer):
-            if !socket.json {
-                if let path = answer["log_file"]?.stringValue {
-                    output.line("Reopened the log file \(path).")
-                } else {
-                    output.line("The daemon logs to standard output: there is no file to reopen.")
-                }
-            }
-            return ExitStatus.success
-        case .failure(let exit): return exit.status
+    func describe(_ answer: JSONValue, to output: Output) {
+        if let path = answer["log_file"]?.stringValue {
+            output.line("Reopened the log file \(path).")
+        } else {
+            output.line("The daemon logs to standard output: there is no file to reopen.")
         }
     }
 }

@@ -1,3 +1,5 @@
+import ATSPolicy
+
 /// A setting of the daemon: a key in the config file and the flag of the same name.
 public enum ConfigKey: String, CaseIterable, Sendable {
     case listen
@@ -59,7 +61,7 @@ public enum ConfigKey: String, CaseIterable, Sendable {
         var normalized = String(text.lowercased().map { $0 == "_" || $0 == " " ? "-" : $0 })
         while normalized.hasPrefix("-") { normalized.removeFirst() }
         if let exact = ConfigKey(rawValue: normalized) { return exact }
-        let scored = allCases.map { (key: $0, distance: EditDistance.between(normalized, $0.rawValue)) }
+        let scored = allCases.map { (key: $0, distance: KeySuggestions.editDistance(normalized, $0.rawValue)) }
         guard let best = scored.min(by: { $0.distance < $1.distance }), best.distance <= 2 else { return nil }
         return best.key
     }

@@ -1,5 +1,5 @@
 /// "Did you mean …?" for unknown keys: a case-insensitive match or a small edit distance.
-enum KeySuggestions {
+public enum KeySuggestions {
     static func closest(to key: String, among candidates: [String]) -> String? {
         let lowered = key.lowercased()
         if let sameLetters = candidates.first(where: { $0.lowercased() == lowered }) { return sameLetters }
@@ -13,8 +13,8 @@ enum KeySuggestions {
         return best?.candidate
     }
 
-    /// Levenshtein distance over Unicode scalars.
-    static func editDistance(_ a: String, _ b: String) -> Int {
+    /// Levenshtein distance over Unicode scalars (also the daemon's config-key suggestions).
+    public static func editDistance(_ a: String, _ b: String) -> Int {
         let a = Array(a.unicodeScalars)
         let b = Array(b.unicodeScalars)
         if a.isEmpty { return b.count }
