@@ -1,23 +1,11 @@
 import ATSPolicy
 import Testing
 
-/// A small deterministic generator, so a failure can be replayed from its seed.
-private struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Random values that reach the writer's and the parser's corners: escapes, controls, U+2028,
 /// astral characters, Int64's ends, doubles across the whole exponent range, empty and
 /// duplicate-keyed containers.
 private enum RandomJSON {
-    static func value(_ random: inout SplitMix, depth: Int = 0) -> JSONValue {
+    static func value(_ random: inout SplitMix64, depth: Int = 0) -> JSONValue {
         let kinds = depth >= 5 ? 5 : 7
         switch Int.random(in: 0..<kinds, using: &random) {
         case 0: return .null
@@ -36,7 +24,7 @@ private enum RandomJSON {
         }
     }
 
-    static func integer(_ random: inout SplitMix) -> Int64 {
+    static func integer(_ random: inout SplitMix64) -> Int64 {
         switch Int.random(in: 0..<4, using: &random) {
         case 0: [Int64.min, Int64.max, 0, -1, 1, Int64.min + 1].randomElement(using: &random)!
         case 1: Int64.random(in: -1000...1000, using: &random)
@@ -44,7 +32,7 @@ private enum RandomJSON {
         }
     }
 
-    static func double(_ random: inout SplitMix) -> Double {
+    static func double(_ random: inout SplitMix64) -> Double {
         switch Int.random(in: 0..<4, using: &random) {
         case 0:
             return [0.0, -0.0, 1.0, -1.5, 0.1, 1e300, -1e-300, .leastNonzeroMagnitude, .greatestFiniteMagnitude,
@@ -60,7 +48,7 @@ private enum RandomJSON {
         }
     }
 
-    static func string(_ random: inout SplitMix) -> String {
+    static func string(_ random: inout SplitMix64) -> String {
         let pieces: [ClosedRange<UInt32>] = [
             0x20...0x7E, 0x20...0x7E, 0x0...0x1F, 0x22...0x22, 0x5C...0x5C, 0x7F...0x7F,
             0x80...0x7FF, 0x800...0xD7FF, 0xE000...0xFFFF, 0x2028...0x2029, 0x10000...0x10FFFF,
@@ -97,7 +85,7 @@ struct JSONRoundTripTests {
 
     @Test("random values survive serialising and parsing back, byte for byte")
     func randomRoundTrips() throws {
-        var random = SplitMix(state: 0x4A53_4F4E)
+        var random = SplitMix64(state: 0x4A53_4F4E)
         for index in 0..<2_000 {
             let value = RandomJSON.value(&random)
             let bytes = value.serializedBytes
@@ -110,7 +98,7 @@ struct JSONRoundTripTests {
 
     @Test("damaged serialisations never crash, and errors point inside the input")
     func damagedInput() {
-        var random = SplitMix(state: 0xDA4A_6ED)
+        var random = SplitMix64(state: 0xDA4A_6ED)
         for _ in 0..<2_000 {
             var bytes = RandomJSON.value(&random).serializedBytes
             for _ in 0..<Int.random(in: 1...3, using: &random) {

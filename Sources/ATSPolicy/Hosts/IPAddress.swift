@@ -130,13 +130,7 @@ public enum IPAddress: Sendable, Hashable, CustomStringConvertible {
         guard (1...4).contains(group.count) else { return nil }
         var value: UInt16 = 0
         for byte in group {
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default: return nil
-            }
+            guard let digit = HexDigit.value(byte) else { return nil }
             value = value << 4 | UInt16(digit)
         }
         return value
