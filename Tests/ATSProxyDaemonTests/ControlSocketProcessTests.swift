@@ -21,7 +21,7 @@ struct ControlSocketProcessTests {
         let daemon = try DaemonProcess(
             directory: factory.directory,
             ["--listen", "127.0.0.1:0", "--policy", policy.path, "--hosts-file", hosts, "--ca-file", factory.path("root.pem"),
-             "--system-roots", "off", "--threads", "2"])
+             "--system-roots", "off", "--threads", "2", "--verdict-ttl", "120"])
 
         // Three allowed (two http:// by the exception, one https:// through a probed tunnel), one blocked.
         #expect(try curlStatus(proxyPort: daemon.port, "http://app.test:\(origin.port)/one").code == 200)
@@ -49,7 +49,7 @@ struct ControlSocketProcessTests {
         #expect(text.contains("1 exception domain, 0 pinned domains"), "\(text)")
         #expect(text.contains("Connections:   0 open, 4 since start"), "\(text)")
         #expect(text.contains("Requests:      3 allowed, 1 blocked, 0 failed"), "\(text)")
-        #expect(text.contains("Verdict cache: 1 entries"), "\(text)")
+        #expect(text.contains("Verdict cache: 1 entry (kept 120 s)"), "\(text)")
         #expect(text.contains("Last reload:   none since start"), "\(text)")
         #expect(text.contains("Control:       \(daemon.controlSocket)"), "\(text)")
         #expect(text.contains("Log:           \(daemon.logPath)"), "\(text)")
