@@ -68,7 +68,7 @@ let package = Package(
             dependencies: [
                 "ATSProxyDaemon", "ATSPolicy", "EventLoop", "ProxyCore", "TLSTestSupport",
                 // atsproxyctl's commands, run in-process against the real daemon's control socket.
-                "ATSProxyCtl", "ControlProtocol",
+                "ATSProxyCtl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -10,6 +10,8 @@ struct ControlSocketProcessTests {
     @Test("status and stats count what went through; flush-cache drops the cached verdicts")
     func statusStatsAndFlush() throws {
         let factory = try CertificateFactory()
+        // The daemons' logs, sockets and files live in its directory: keep it until the test ends.
+        defer { withExtendedLifetime(factory) {} }
         try factory.rootCA("root")
         try factory.certificate(
             "leaf", issuer: "root", extensions: ["subjectAltName=DNS:secure.test", "extendedKeyUsage=serverAuth"])
@@ -84,6 +86,8 @@ struct ControlSocketProcessTests {
     @Test("the control socket is a socket with mode 0660; a second daemon on it refuses to start; a stale one is replaced")
     func socketFile() throws {
         let factory = try CertificateFactory()
+        // The daemons' logs, sockets and files live in its directory: keep it until the test ends.
+        defer { withExtendedLifetime(factory) {} }
         let first = try DaemonProcess(directory: factory.directory, ["--listen", "127.0.0.1:0", "--system-roots", "off", "--threads", "1"])
         var info = stat()
         #expect(lstat(first.controlSocket, &info) == 0)
@@ -140,6 +144,8 @@ struct ControlSocketProcessTests {
     @Test("reopen-logs and SIGUSR1: after the log file is moved away, new lines go to a new file at the path")
     func reopenLogs() throws {
         let factory = try CertificateFactory()
+        // The daemons' logs, sockets and files live in its directory: keep it until the test ends.
+        defer { withExtendedLifetime(factory) {} }
         let daemon = try DaemonProcess(directory: factory.directory, ["--listen", "127.0.0.1:0", "--system-roots", "off", "--threads", "2"])
         func hosts(_ path: String) -> [String] {
             let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""

@@ -125,6 +125,8 @@ struct ReloadProcessTests {
     @Test("a large TLS download through a tunnel arrives byte-exact across reloads, good and refused")
     func transferAcrossReloads() throws {
         let factory = try CertificateFactory()
+        // The daemons' logs, sockets and files live in its directory: keep it until the test ends.
+        defer { withExtendedLifetime(factory) {} }
         try factory.rootCA("root")
         try factory.certificate("leaf", issuer: "root", extensions: ["subjectAltName=DNS:files.test", "extendedKeyUsage=serverAuth"])
         let size = 48 * 1_048_576
@@ -197,6 +199,8 @@ struct ReloadProcessTests {
     @Test("a reload tells systemd RELOADING=1 with MONOTONIC_USEC, then READY=1, refused or not")
     func notifiesSystemd() throws {
         let factory = try CertificateFactory()
+        // The daemons' logs, sockets and files live in its directory: keep it until the test ends.
+        defer { withExtendedLifetime(factory) {} }
         let notify = try NotifySocket(directory: factory.directory)
         let policy = PolicyFile(directory: factory.directory)
         try policy.write(ats: "")
