@@ -15,7 +15,7 @@ struct ReloadProcessTests {
         let origin: TestHTTPOrigin
         let daemon: DaemonProcess
 
-        init(environment: [String: String] = [:]) throws {
+        init() throws {
             factory = try CertificateFactory()
             policy = PolicyFile(directory: factory.directory)
             try policy.write(ats: "")
@@ -23,8 +23,7 @@ struct ReloadProcessTests {
             origin = try TestHTTPOrigin(directory: factory.directory)
             daemon = try DaemonProcess(
                 directory: factory.directory,
-                ["--listen", "127.0.0.1:0", "--policy", policy.path, "--hosts-file", hosts, "--system-roots", "off", "--threads", "2"],
-                environment: environment)
+                ["--listen", "127.0.0.1:0", "--policy", policy.path, "--hosts-file", hosts, "--system-roots", "off", "--threads", "2"])
         }
 
         /// curl's status for http://app.test:PORT/ through the proxy: 403 under the ATS defaults,
@@ -64,6 +63,11 @@ struct ReloadProcessTests {
         #expect(broken.standardError.contains("\(policy.path): line "), "\(broken.standardError)")
         #expect(broken.standardError.contains("not a property list"), "\(broken.standardError)")
         #expect(broken.standardError.contains("The running policy and settings stay in force."), "\(broken.standardError)")
+        // The same place atsproxyctl check names for the file.
+        let check = atsproxyctl("check", policy.path)
+        #expect(check.exitCode == 2, "\(check.standardOutput)")
+        let place = try #require(check.standardError.firstRange(of: /line \d+, column \d+/).map { check.standardError[$0] })
+        #expect(broken.standardError.contains("\(policy.path): \(place): "), "check says \(place): \(broken.standardError)")
         #expect(try setup.curl() == 200, "the running policy must stay after a refused reload")
         let afterBroken = daemonStatus(daemon.controlSocket)
         #expect(jsonValue(afterBroken, "last_reload", "ok") as? Bool == false, "\(afterBroken ?? [:])")
