@@ -67,6 +67,8 @@ let package = Package(
             name: "ATSProxyDaemonTests",
             dependencies: [
                 "ATSProxyDaemon", "ATSPolicy", "EventLoop", "ProxyCore", "TLSTestSupport",
+                // atsproxyctl's commands, run in-process against the real daemon's control socket.
+                "ATSProxyCtl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

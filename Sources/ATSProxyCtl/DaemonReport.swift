@@ -79,7 +79,8 @@ enum DaemonReport {
         let bytes = answer["bytes"]
         row("Bytes", "\(bytes?["up"]?.intValue ?? 0) up, \(bytes?["down"]?.intValue ?? 0) down", output)
         let cache = answer["verdict_cache"]
-        row("Verdict cache", "\(cache?["entries"]?.intValue ?? 0) entries (kept \(cache?["ttl_s"]?.intValue ?? 0) s)", output)
+        let entries = cache?["entries"]?.intValue ?? 0
+        row("Verdict cache", "\(entries) entr\(entries == 1 ? "y" : "ies") (kept \(cache?["ttl_s"]?.intValue ?? 0) s)", output)
     }
 
     private static func row(_ label: String, _ value: String, _ output: Output) {

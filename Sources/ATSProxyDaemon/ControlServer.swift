@@ -12,6 +12,9 @@ final class ControlServer {
     private var connections: [ObjectIdentifier: Connection] = [:]
     private let base: EventBase
     private let handle: (ControlCommand) -> JSONValue
+    /// Whether this server bound the socket file at `path`, and so may remove it. Until then the file
+    /// there (if any) belongs to someone else: a running daemon's socket, or a file that is not a socket.
+    private var ownsSocketFile = false
 
     /// How long a control client may take to send its command line.
     static let requestTimeout: Duration = .seconds(5)
@@ -25,6 +28,7 @@ final class ControlServer {
         let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         if !directory.isEmpty, access(directory, F_OK) != 0 { mkdir(directory, 0o750) }
         let descriptor = try UnixSocketFile.listen(at: path, permissions: 0o660)
+        ownsSocketFile = true
         listener = try Listener(base: base, boundDescriptor: descriptor) { [unowned self] descriptor, _ in
             accept(descriptor)
         }
@@ -33,7 +37,9 @@ final class ControlServer {
     deinit {
         listener = nil
         for connection in connections.values { connection.close() }
-        unlink(path)
+        // deinit also runs when init throws once every stored property is set, as when another
+        // daemon answers on `path`: removing the file then would cut that daemon off its socket.
+        if ownsSocketFile { unlink(path) }
     }
 
     private func accept(_ descriptor: Int32) {
