@@ -65,7 +65,7 @@ struct ReloadOutcome {
 /// tunnels and requests keep the settings they started with, so a reload never cuts one.
 extension Daemon {
     func reload(trigger: ReloadOutcome.Trigger) -> ReloadOutcome {
-        tellReloading()
+        tell(.reloading, .monotonicNow(), .status("reloading the config and the policy"))
         var outcome = ReloadOutcome(trigger: trigger, at: WallClock.nowMilliseconds(), previousSHA256: policy.file?.sha256)
         defer {
             lastReload = outcome
@@ -97,12 +97,6 @@ extension Daemon {
         outcome.droppedVerdicts = dropVerdictsWithChangedRequirements(under: loaded.policy)
         broadcast(.settingsChanged(next.proxySettings(policy: loaded.policy), listenerClasses: next.listeners.map(\.clientClass)))
         return outcome
-    }
-
-    private func tellReloading() {
-        do { try systemd.reloading(status: "reloading the config and the policy") } catch {
-            Daemon.say("atsproxy: cannot notify systemd: \(error)")
-        }
     }
 
     /// Cached verdicts were reached under the old policy's requirements for their host; those the

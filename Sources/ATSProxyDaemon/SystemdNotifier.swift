@@ -44,6 +44,7 @@ public struct SystemdNotifier: Sendable {
         public var description: String { "\(key)=\(value)" }
 
         public static let ready = Field("READY", "1")
+        /// Send with ``monotonicNow()`` (systemd 253+ wants it), and READY=1 when the reload is done.
         public static let reloading = Field("RELOADING", "1")
         public static let stopping = Field("STOPPING", "1")
         public static func status(_ text: String) -> Field { Field("STATUS", text) }
@@ -102,12 +103,6 @@ public struct SystemdNotifier: Sendable {
     }
 
     public func notify(_ fields: Field...) throws(Failure) { try notify(fields) }
-
-    /// RELOADING=1 with the monotonic time, plus a status line: follow it with READY=1 when the
-    /// reload is done (systemd keeps the unit in "reloading" until then).
-    public func reloading(status: String) throws(Failure) {
-        try notify(.reloading, .monotonicNow(), .status(status))
-    }
 
     /// `sockaddr_un` for an absolute path, or for `@name` in the abstract namespace (the `@` becomes
     /// a NUL and the length ends at the name, with no terminator: abstract names are byte strings).

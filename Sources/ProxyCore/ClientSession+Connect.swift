@@ -25,7 +25,7 @@ extension ClientSession {
     /// Answers from the verdict cache, joins a probe in flight, or starts one; the answer comes back
     /// through ``probeFinished(_:)`` on this loop.
     func lookUpVerdict(_ key: VerdictKey) {
-        guard let poster = server.poster else { return finish() }
+        guard let poster = server.messages else { return finish() }
         let session = id
         let cache = server.cache
         switch cache.lookup(key, now: ProxyServer.nowMilliseconds(), waiter: { report in

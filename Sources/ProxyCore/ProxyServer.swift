@@ -89,7 +89,8 @@ public final class ProxyServer {
     private var listenerClasses: [ClientClass?]
     private var draining = false
     private var inbox: LoopInbox<ProxyMessage>?
-    private(set) var poster: InboxPoster<ProxyMessage>?
+    /// The handle other threads (probes, the daemon) post to this loop with.
+    public private(set) var messages: InboxPoster<ProxyMessage>?
     private var sessions: [UInt64: ClientSession] = [:]
     private var nextSessionID: UInt64 = 1
 
@@ -119,7 +120,7 @@ public final class ProxyServer {
         // Both callbacks reach the server through weak references: the server owns them.
         let inbox = try LoopInbox<ProxyMessage>(base: base) { [weak self] message in self?.handle(message) }
         self.inbox = inbox
-        poster = inbox.poster
+        messages = inbox.poster
         for (index, endpoint) in endpoints.enumerated() {
             listeners.append(
                 try Listener(base: base, address: endpoint.address, sharedPort: sharedPorts) { [weak self] descriptor, peer in
@@ -132,9 +133,6 @@ public final class ProxyServer {
     public var addresses: [SocketAddress] { listeners.map(\.address) }
 
     public var activeSessions: Int { sessions.count }
-
-    /// The handle other threads post to this loop with.
-    public var messages: InboxPoster<ProxyMessage>? { poster }
 
     private func accept(_ descriptor: Int32, peer: SocketAddress, listener: Int) {
         let connection: Connection

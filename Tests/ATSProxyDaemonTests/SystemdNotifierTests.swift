@@ -33,7 +33,7 @@ struct SystemdNotifierTests {
         let notifier = SystemdNotifier(socket: socket.address)
         var before = timespec()
         clock_gettime(CLOCK_MONOTONIC, &before)
-        try notifier.reloading(status: "reloading the policy")
+        try notifier.notify(.reloading, .monotonicNow(), .status("reloading the policy"))
         var after = timespec()
         clock_gettime(CLOCK_MONOTONIC, &after)
         let fields = NotifySocket.fields(try #require(socket.receive()))
