@@ -26,7 +26,8 @@ let package = Package(
         .target(
             name: "ATSProxyCtl",
             dependencies: [
-                "ATSPolicy", "ATSPolicyArguments", "ControlProtocol",
+                // TLSInspection for diagnose's handshakes: OpenSSL, but no libevent.
+                "ATSPolicy", "ATSPolicyArguments", "ControlProtocol", "TLSInspection",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

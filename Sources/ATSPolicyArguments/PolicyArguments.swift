@@ -9,3 +9,10 @@ extension ClientClass: ExpressibleByArgument {}
 extension LegacyKeyHandling: ExpressibleByArgument {}
 extension CTEnforcement: ExpressibleByArgument {}
 extension URLScheme: ExpressibleByArgument {}
+
+/// A setting that is on or off (`--system-roots on`), shared by both executables.
+public enum OnOff: String, CaseIterable, ExpressibleByArgument, Sendable {
+    case on, off
+
+    public var isOn: Bool { self == .on }
+}

@@ -13,7 +13,7 @@ public struct ATSProxyCtlCommand: ParsableCommand {
             """,
         version: ATSProxyVersion.current,
         subcommands: [
-            CheckCommand.self, ExplainCommand.self, StatusCommand.self, ReloadCommand.self, StatsCommand.self,
+            CheckCommand.self, ExplainCommand.self, DiagnoseCommand.self, StatusCommand.self, ReloadCommand.self, StatsCommand.self,
             FlushCacheCommand.self, ReopenLogsCommand.self,
         ]
     )

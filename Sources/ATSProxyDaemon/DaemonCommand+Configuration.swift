@@ -1,3 +1,5 @@
+import ATSPolicyArguments
+
 extension DaemonCommand {
     /// The settings: the config file's (re-read on every call, so a reload sees its changes),
     /// overridden by the flags, with the defaults for the rest. Throws instead of exiting, so a

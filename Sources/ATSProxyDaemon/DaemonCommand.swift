@@ -110,9 +110,7 @@ public struct DaemonCommand: ParsableCommand, Sendable {
 
     public init() {}
 
-    public enum OnOff: String, CaseIterable, ExpressibleByArgument, Sendable {
-        case on, off
-    }
+    public typealias OnOff = ATSPolicyArguments.OnOff
 
     /// Checks the flags alone, so a bad one is refused before anything is read; the config file is
     /// checked by ``resolveConfiguration()``.

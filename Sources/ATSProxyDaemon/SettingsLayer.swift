@@ -1,4 +1,5 @@
 import ATSPolicy
+import ATSPolicyArguments
 import EventLoop
 import ProxyCore
 

@@ -1,6 +1,5 @@
 import ATSPolicy
 import Dispatch
-import Synchronization
 import TLSInspection
 
 /// What the probes found out about one upstream, for one set of requirements.
@@ -52,20 +51,12 @@ public struct VerdictKey: Hashable, Sendable {
 public final class ProbeService: Sendable {
     private let queue = DispatchQueue(label: "atsproxy.probes", attributes: .concurrent)
     private let slots: DispatchSemaphore
-    private let anchors: TrustAnchors
-    private let timeout: Duration
-    /// One configured SSL_CTX per client profile, built on first use: creating a context loads the
-    /// trust store, which every probe would otherwise repeat. Contexts are safe to share once set up.
-    private let contexts = Mutex<[ClientProfile: TLSClientContext]>([:])
-
-    private let hosts: HostsTable?
+    private let prober: UpstreamProber
 
     /// - Parameter hosts: `--hosts-file`, consulted before the system resolver.
     public init(anchors: TrustAnchors, hosts: HostsTable? = nil, concurrency: Int = 16, timeout: Duration = .seconds(10)) {
-        self.anchors = anchors
-        self.hosts = hosts
-        self.slots = DispatchSemaphore(value: concurrency)
-        self.timeout = timeout
+        prober = UpstreamProber(anchors: anchors, hosts: hosts, timeout: timeout)
+        slots = DispatchSemaphore(value: concurrency)
     }
 
     /// Probes `host:port` as the ATS client for `requirements` would, then permissively if that
@@ -82,42 +73,9 @@ public final class ProbeService: Sendable {
 
     /// The two probes, in this thread. `serverName` overrides the SNI the requirements' host implies.
     public func run(host: String, port: UInt16, serverName: String? = nil, requirements: Requirements) -> ProbeReport {
-        // Apple's client sends no SNI for an IP literal.
-        let impliedName: String? = if case .name(let name) = requirements.host { name } else { nil }
-        let serverName = serverName ?? impliedName
-        let ats: ProbeOutcome
-        do {
-            ats = try handshake(host: host, port: port, serverName: serverName, profile: .ats(for: requirements))
-        } catch {
-            return ProbeReport(observed: nil, atsHandshakeFailure: nil, upstreamFailure: .handshake(reason: error.description))
-        }
-        if let observed = ats.observed { return ProbeReport(observed: observed) }
-        if case .notTLS(let reason)? = ats.failure { return ProbeReport(cleartextUpstream: reason) }
-        guard case .handshake(let reason)? = ats.failure else {
-            return ProbeReport(observed: nil, atsHandshakeFailure: nil, upstreamFailure: ats.failure)
-        }
-        guard let permissive = try? handshake(host: host, port: port, serverName: serverName, profile: .permissive) else {
-            return ProbeReport(observed: nil, atsHandshakeFailure: reason, upstreamFailure: .handshake(reason: reason))
-        }
+        let probe = prober.verdictProbe(host: host, port: port, serverName: serverName, requirements: requirements)
         return ProbeReport(
-            observed: permissive.observed, atsHandshakeFailure: reason,
-            upstreamFailure: permissive.observed == nil ? .handshake(reason: reason) : nil)
-    }
-
-    private func handshake(host: String, port: UInt16, serverName: String?, profile: ClientProfile) throws(TLSError)
-        -> ProbeOutcome
-    {
-        TLSProbe.run(
-            host: host, port: port, serverName: serverName, context: try context(for: profile), hosts: hosts, timeout: timeout)
-    }
-
-    private func context(for profile: ClientProfile) throws(TLSError) -> TLSClientContext {
-        if let cached = contexts.withLock({ $0[profile] }) { return cached }
-        let made = try TLSClientContext(profile: profile, anchors: anchors)
-        return contexts.withLock { cache in
-            if let raced = cache[profile] { return raced }
-            cache[profile] = made
-            return made
-        }
+            observed: probe.observed, atsHandshakeFailure: probe.atsHandshakeFailure, upstreamFailure: probe.upstreamFailure,
+            cleartextUpstream: probe.cleartextUpstream)
     }
 }

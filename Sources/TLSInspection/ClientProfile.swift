@@ -9,6 +9,9 @@ public struct ClientProfile: Sendable, Hashable {
     /// Security level 0 and every suite OpenSSL can speak: the diagnostic probe that finds out *why*
     /// an ATS-shaped handshake failed (spec, issue 3).
     public var isPermissive: Bool
+    /// Suites a permissive profile leaves out: the survey offers all but those a server already chose,
+    /// to list every suite it accepts.
+    public var excludedSuites: Set<CipherSuite> = []
 
     /// The client an ATS app would be for a host: its floor and its suite list (spec §3.3, §3.4). Where
     /// ATS does not apply, Apple's default client list and TLS 1.0 upwards.
@@ -22,6 +25,15 @@ public struct ClientProfile: Sendable, Hashable {
     public static let permissive = ClientProfile(
         minimumVersion: .tls10, maximumVersion: .tls13, tls12Suites: [], tls13Suites: CipherProfile.tls13Suites,
         isPermissive: true)
+
+    /// Every suite OpenSSL can speak at exactly `version` except `excluded`: the probes that list what a
+    /// server accepts, one version at a time.
+    public static func survey(version: TLSVersion, excluding excluded: Set<CipherSuite> = []) -> ClientProfile {
+        ClientProfile(
+            minimumVersion: version, maximumVersion: version, tls12Suites: [],
+            tls13Suites: CipherProfile.allTLS13Suites.filter { !excluded.contains($0) }, isPermissive: true,
+            excludedSuites: excluded)
+    }
 
     /// The OpenSSL cipher string for TLS 1.2 and below. Security level 0 always: the probe must
     /// complete handshakes with weak certificates so that the policy, not OpenSSL, judges them.

@@ -24,6 +24,9 @@ public final class TLSClientContext: @unchecked Sendable {
         guard SSL_CTX_set_cipher_list(context, profile.openSSLCipherList) == 1 || profile.tls12Suites.isEmpty else {
             throw TLSError.drainingQueue("setting the TLS 1.2 suites \(profile.openSSLCipherList)")
         }
+        if profile.isPermissive, !profile.excludedSuites.isEmpty {
+            try Self.exclude(profile.excludedSuites, from: context)
+        }
         guard SSL_CTX_set_ciphersuites(context, profile.openSSLTLS13Suites) == 1 else {
             throw TLSError.drainingQueue("setting the TLS 1.3 suites")
         }
@@ -37,6 +40,27 @@ public final class TLSClientContext: @unchecked Sendable {
     }
 
     deinit { SSL_CTX_free(raw) }
+
+    /// Narrows the context's TLS 1.2-and-below list to what it holds minus `excluded`, by IANA id:
+    /// OpenSSL's cipher strings can only exclude by name, and not every suite has a name we know.
+    private static func exclude(_ excluded: Set<CipherSuite>, from context: OpaquePointer) throws(TLSError) {
+        guard let stack = SSL_CTX_get_ciphers(context) else { throw TLSError.drainingQueue("SSL_CTX_get_ciphers") }
+        let names: [String] = (0..<OPENSSL_sk_num(stack)).compactMap { index in
+            guard let cipher = OPENSSL_sk_value(stack, index).map(OpaquePointer.init) else { return nil }
+            let suite = CipherSuite(id: UInt16(truncatingIfNeeded: SSL_CIPHER_get_protocol_id(cipher)))
+            // TLS 1.3 suites are set apart, with SSL_CTX_set_ciphersuites.
+            guard suite.keyExchange != .tls13, suite.id & 0xFF00 != 0x1300, !excluded.contains(suite),
+                let name = SSL_CIPHER_get_name(cipher)
+            else { return nil }
+            return String(cString: name)
+        }
+        guard !names.isEmpty else {
+            throw TLSError(operation: "choosing suites", openSSLErrors: ["every TLS 1.2 suite is excluded"])
+        }
+        guard SSL_CTX_set_cipher_list(context, (names + ["@SECLEVEL=0"]).joined(separator: ":")) == 1 else {
+            throw TLSError.drainingQueue("setting the remaining TLS 1.2 suites")
+        }
+    }
 }
 
 /// What the verify callback saw for one handshake: the first error that means "no trust", if any.

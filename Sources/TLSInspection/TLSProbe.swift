@@ -11,6 +11,8 @@ public struct ProbeOutcome: Sendable {
     public var failure: ProbeFailure?
     /// The certificates as the server sent them (leaf first), for display and pins.
     public var peerCertificates: [X509Certificate]
+    /// The certificates behind `observed.chain`: the path to an anchor, or what was sent when none was built.
+    public var path: [X509Certificate] = []
 }
 
 /// One blocking TLS handshake with a time limit, as a given client profile: the building block of
@@ -89,7 +91,7 @@ final class ProbeSession {
             serverSignatureScheme: peerSignatureDigest().map { "digest \($0)" },
             chain: path.map(\.facts), trust: trust, embeddedSCTs: path.first?.embeddedSCTCount ?? 0,
             deliveredSCTs: deliveredSCTCount(), evaluationTime: now)
-        return ProbeOutcome(observed: observed, failure: nil, peerCertificates: peer)
+        return ProbeOutcome(observed: observed, failure: nil, peerCertificates: peer, path: path)
     }
 
     /// SCTs the server delivered in the TLS extension or a stapled OCSP response (embedded ones are

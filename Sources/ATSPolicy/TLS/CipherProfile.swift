@@ -7,6 +7,9 @@ public enum CipherProfile: String, Sendable, CaseIterable, Hashable {
 
     /// TLS 1.3 suites: forward secret by design, offered whenever TLS 1.3 is.
     public static let tls13Suites = CipherSuite.list([0x1301, 0x1302, 0x1303])
+    /// Every TLS 1.3 suite OpenSSL speaks, the two CCM ones included: what a survey offers to list
+    /// the server's, though no Apple client offers CCM.
+    public static let allTLS13Suites = tls13Suites + CipherSuite.list([0x1304, 0x1305])
 
     /// The ATS group: forward-secret suites offered when forward secrecy is required.
     public var forwardSecretSuites: [CipherSuite] {

@@ -98,6 +98,7 @@ public struct CipherSuite: Sendable, Hashable, CustomStringConvertible {
         0xC0AC: Entry(iana: "TLS_ECDHE_ECDSA_WITH_AES_128_CCM", openSSL: "ECDHE-ECDSA-AES128-CCM", keyExchange: .ecdhe),
         0xC0AD: Entry(iana: "TLS_ECDHE_ECDSA_WITH_AES_256_CCM", openSSL: "ECDHE-ECDSA-AES256-CCM", keyExchange: .ecdhe),
         0x1304: Entry(iana: "TLS_AES_128_CCM_SHA256", openSSL: "TLS_AES_128_CCM_SHA256", keyExchange: .tls13),
+        0x1305: Entry(iana: "TLS_AES_128_CCM_8_SHA256", openSSL: "TLS_AES_128_CCM_8_SHA256", keyExchange: .tls13),
     ]
 
     static let idsByName: [String: UInt16] = {

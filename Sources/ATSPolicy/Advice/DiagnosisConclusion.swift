@@ -1,0 +1,95 @@
+/// How one diagnostic test came out.
+public struct DiagnosticResult: Sendable {
+    public var test: DiagnosticTest
+    /// The verdict, when the load got as far as one.
+    public var verdict: Verdict?
+    /// Why the load failed with no violation to name it by: a handshake no fact explains, a server
+    /// that does not speak TLS.
+    public var failure: String?
+
+    public init(test: DiagnosticTest, verdict: Verdict?, failure: String? = nil) {
+        self.test = test
+        self.verdict = verdict
+        self.failure = failure
+    }
+
+    public var passed: Bool { failure == nil && verdict?.isCompliant == true }
+
+    /// What went wrong, in words: each violation's explanation, or the failure.
+    public var reasons: [String] {
+        (verdict?.violations.map(\.explanation) ?? []) + (failure.map { [$0] } ?? [])
+    }
+}
+
+/// What `diagnose` concludes from its tests: the smallest `NSExceptionDomains` entry that passes, or
+/// why no ATS setting helps.
+public struct DiagnosisConclusion: Sendable {
+    public enum Kind: String, Sendable {
+        /// The ATS defaults pass: no exception.
+        case defaultsPass = "defaults_pass"
+        /// An exception entry for the host passes.
+        case exceptionNeeded = "exception_needed"
+        /// Only `NSAllowsArbitraryLoads` passes: the server fails an ATS minimum no exception key relaxes.
+        case arbitraryLoadsOnly = "arbitrary_loads_only"
+        /// Even allowing all loads fails: the server fails default trust, or what every Apple client needs.
+        case noSettingHelps = "no_setting_helps"
+    }
+
+    public var kind: Kind
+    /// The entry for the host's `NSExceptionDomains` key (`minimal_exception`), when one is needed and passes.
+    public var minimalException: SuggestedException?
+    /// The name of the test that passed with that entry.
+    public var passingTest: String?
+    /// Whether even allowing all loads fails (`trust_failure`).
+    public var trustFailure: Bool
+    /// One sentence.
+    public var headline: String
+    /// Why: what the defaults fail (for an exception), or what no setting relaxes.
+    public var reasons: [String]
+
+    /// Violations that default trust evaluation raises with ATS on or off; the rest (version, suites)
+    /// are what the client can negotiate.
+    static let protocolKinds: Set<ViolationKind> = [.tlsVersion, .cipherNotATS, .cipherNotForwardSecret, .cleartext]
+
+    public init(host: String, results: [DiagnosticResult]) {
+        let defaults = results.first { if case .defaults = $0.test.role { true } else { false } }
+        let allowAll = results.first { if case .allowAllLoads = $0.test.role { true } else { false } }
+        trustFailure = allowAll.map { !$0.passed } ?? false
+        minimalException = nil
+        passingTest = nil
+        if defaults?.passed == true {
+            kind = .defaultsPass
+            headline = "\(host) passes with the ATS defaults: no exception is needed."
+            reasons = []
+            return
+        }
+        let smallest = results.filter { $0.passed && $0.test.exception != nil }
+            .min { $0.test.exception!.looseness < $1.test.exception!.looseness }
+        if let smallest, let exception = smallest.test.exception {
+            kind = .exceptionNeeded
+            minimalException = exception
+            passingTest = smallest.test.name
+            headline = "\(host) needs an NSExceptionDomains entry: \(exception.summary)."
+            reasons = defaults?.reasons ?? []
+        } else if let allowAll, allowAll.passed {
+            kind = .arbitraryLoadsOnly
+            headline =
+                "Only NSAllowsArbitraryLoads passes: no NSExceptionDomains key relaxes what \(host) fails. "
+                + "Fix the server."
+            // What is left when every exception key is relaxed at once.
+            let loosest = results.filter { $0.test.exception != nil }.max {
+                $0.test.exception!.looseness < $1.test.exception!.looseness
+            }
+            reasons = loosest?.reasons ?? defaults?.reasons ?? []
+        } else {
+            kind = .noSettingHelps
+            let kinds = Set(allowAll?.verdict?.violations.map(\.kind) ?? [])
+            let trust = allowAll?.failure == nil && !kinds.isEmpty && kinds.isDisjoint(with: Self.protocolKinds)
+            headline =
+                trust
+                ? "The server fails default trust: no ATS setting helps."
+                : "The server fails what every Apple client requires: no ATS setting helps."
+            reasons = allowAll?.reasons ?? defaults?.reasons ?? []
+        }
+    }
+}

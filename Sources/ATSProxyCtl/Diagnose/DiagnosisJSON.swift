@@ -1,0 +1,107 @@
+import ATSPolicy
+import TLSInspection
+
+extension Diagnosis {
+    /// The `--json` contract: `tests` in order (`name`, `ats_dictionary`, `result`, `violations`),
+    /// `minimal_exception`, `trust_failure`, `server`, and more.
+    var json: JSONValue {
+        .object([
+            ("url", .string(target.url)),
+            ("scheme", .string(target.scheme.rawValue)),
+            ("host", .string(target.host.description)),
+            ("port", .int(Int(target.port))),
+            ("os_profile", .string(settings.osProfile.rawValue)),
+            ("tests", .array(results.map(Self.testJSON))),
+            ("minimal_exception", conclusion.minimalException?.json ?? .null),
+            (
+                "minimal_exception_plist",
+                conclusion.minimalException.map {
+                    .string(SuggestedException.infoPlistFragment([(domain: target.exceptionKey, exception: $0)]))
+                } ?? .null
+            ),
+            ("trust_failure", .bool(conclusion.trustFailure)),
+            (
+                "conclusion",
+                .object([
+                    ("kind", .string(conclusion.kind.rawValue)),
+                    ("text", .string(conclusion.headline)),
+                    ("passing_test", .optional(conclusion.passingTest)),
+                    ("reasons", .strings(conclusion.reasons)),
+                ])
+            ),
+            ("server", survey.map { serverJSON($0) } ?? .null),
+        ])
+    }
+
+    private static func testJSON(_ result: DiagnosticResult) -> JSONValue {
+        let violations = result.verdict?.violations ?? []
+        return .object([
+            ("name", .string(result.test.name)),
+            ("section", .string(result.test.section)),
+            ("nscurl", .bool(result.test.isFromNSCurl)),
+            ("ats_dictionary", result.test.atsDictionary.json),
+            ("result", .string(result.passed ? "PASS" : "FAIL")),
+            ("violations", .strings(violations.map(\.kind.name))),
+            ("rule", result.verdict?.requirements.rule.json ?? .null),
+            ("error", result.verdict?.error?.json ?? (result.failure == nil ? .null : AppleError(nsurl: -1200, ssl: nil).json)),
+            ("failure", .optional(result.failure)),
+            (
+                "details",
+                .array(violations.map { violation in
+                    .object([
+                        ("name", .string(violation.kind.name)),
+                        ("error", violation.error.json),
+                        ("explanation", .string(violation.explanation)),
+                        ("allowed_by", .optional(violation.allowedBy)),
+                    ])
+                })
+            ),
+        ])
+    }
+
+    private func serverJSON(_ survey: ServerSurvey) -> JSONValue {
+        .object([
+            (
+                "versions",
+                .array(survey.versions.map { support in
+                    .object([
+                        ("version", .string(support.version.plistName)),
+                        ("accepted", .bool(support.isAccepted)),
+                        (
+                            "suites",
+                            .array(support.suites.map { suite in
+                                .object([
+                                    ("name", .string(suite.ianaName)),
+                                    ("id", .string(suite.hexID)),
+                                    ("ats", .string(SuiteStanding(suite, profile: settings.cipherProfile).rawValue)),
+                                ])
+                            })
+                        ),
+                        ("refusal", .optional(support.refusal)),
+                    ])
+                })
+            ),
+            ("trust", survey.trust.map { .string($0.name) } ?? .null),
+            ("chain", .array(survey.chain.map(Self.certificateJSON))),
+            ("pinned_domains", survey.pinnedDomains(host: target.exceptionKey).map { JSONValue.object([(ATSKey.pinnedDomains, $0.json)]) } ?? .null),
+        ])
+    }
+
+    private static func certificateJSON(_ certificate: ServerSurvey.Certificate) -> JSONValue {
+        let facts = certificate.facts
+        return .object([
+            ("subject", .string(facts.subject)),
+            ("issuer", .string(certificate.issuer)),
+            ("key_type", .string(facts.keyType.rawValue)),
+            ("key_bits", .int(facts.keyBits)),
+            ("sig_alg", .string(facts.signatureAlgorithm)),
+            ("not_before", .string(DateFormat.rfc3339(facts.notBefore))),
+            ("not_after", .string(DateFormat.rfc3339(facts.notAfter))),
+            ("dns_names", .strings(facts.dnsNames)),
+            ("ip_addresses", .strings(facts.ipAddresses.map(\.description))),
+            ("spki_sha256", .optional(facts.spkiSHA256?.base64)),
+            ("sent_by_server", .bool(certificate.sentByServer)),
+            ("self_signed", .bool(facts.isSelfSigned)),
+        ])
+    }
+}

@@ -1,0 +1,75 @@
+public import ATSPolicy
+
+/// What a server accepts and presents, found with a permissive client one TLS version at a time: the
+/// facts `atsproxyctl diagnose` shows beside its verdicts.
+public struct ServerSurvey: Sendable {
+    /// One TLS version: the suites the server chose when offered everything, then everything but what
+    /// it had already chosen, until it refused (its preference order, as far as it has one).
+    public struct VersionSupport: Sendable {
+        public var version: TLSVersion
+        public var suites: [CipherSuite]
+        /// Why the first handshake at this version failed, when the server does not speak it.
+        public var refusal: String?
+
+        public var isAccepted: Bool { !suites.isEmpty }
+    }
+
+    /// One certificate of the chain, with what a pin needs.
+    public struct Certificate: Sendable {
+        public var facts: CertificateFacts
+        public var issuer: String
+        /// Whether the server sent it (the anchor at the end of a path usually comes from the trust store).
+        public var sentByServer: Bool
+    }
+
+    /// TLS 1.0 to 1.3, lowest first.
+    public var versions: [VersionSupport]
+    /// The chain of the handshake at the highest version: leaf first, the anchor last when trusted.
+    public var chain: [Certificate]
+    public var trust: ChainTrust?
+
+    /// The versions the server speaks, lowest first.
+    public var acceptedVersions: [TLSVersion] { versions.filter(\.isAccepted).map(\.version) }
+
+    /// At most this many suites are listed per version: a bound on handshakes against a server that
+    /// answers every offer.
+    public static let suiteLimit = 48
+
+    /// Surveys `host:port`, sending `serverName` as SNI. Blocking: one handshake per accepted suite
+    /// and one more per version.
+    public static func run(prober: UpstreamProber, host: String, port: UInt16, serverName: String?) -> ServerSurvey {
+        var versions: [VersionSupport] = []
+        var best: ProbeOutcome?
+        for version in TLSVersion.exceptionVersions {
+            var support = VersionSupport(version: version, suites: [], refusal: nil)
+            var excluded: Set<CipherSuite> = []
+            while support.suites.count < suiteLimit {
+                let outcome: ProbeOutcome
+                do {
+                    outcome = try prober.handshake(
+                        host: host, port: port, serverName: serverName, profile: .survey(version: version, excluding: excluded))
+                } catch {
+                    if support.suites.isEmpty { support.refusal = error.description }
+                    break
+                }
+                guard let observed = outcome.observed, let suite = observed.cipherSuite, !excluded.contains(suite) else {
+                    if support.suites.isEmpty { support.refusal = outcome.failure?.description ?? "no suite was chosen" }
+                    break
+                }
+                if support.suites.isEmpty { best = outcome }
+                support.suites.append(suite)
+                excluded.insert(suite)
+            }
+            versions.append(support)
+        }
+        return ServerSurvey(versions: versions, chain: best.map(chain(of:)) ?? [], trust: best?.observed?.trust)
+    }
+
+    private static func chain(of outcome: ProbeOutcome) -> [Certificate] {
+        let sent = Set(outcome.peerCertificates.map(\.facts))
+        return outcome.path.map { certificate in
+            let facts = certificate.facts
+            return Certificate(facts: facts, issuer: certificate.issuer, sentByServer: sent.contains(facts))
+        }
+    }
+}

@@ -1,0 +1,94 @@
+public import ATSPolicy
+import Synchronization
+
+/// What the probes behind one verdict found out about an upstream, for one set of requirements.
+public struct VerdictProbe: Sendable {
+    /// The facts of the ATS-shaped handshake, or of the permissive one when the ATS-shaped one failed.
+    public var observed: ObservedConnection?
+    /// Why the ATS-shaped handshake failed, when it did (the permissive probe then says why in facts).
+    public var atsHandshakeFailure: String?
+    /// Why the upstream could not be reached at all (DNS, refused, timeout): no verdict.
+    public var upstreamFailure: ProbeFailure?
+    /// Set when the upstream answered the ClientHello in some other protocol: no TLS verdict.
+    public var cleartextUpstream: String?
+    /// The certificates as the server sent them, leaf first.
+    public var peerCertificates: [X509Certificate]
+
+    public init(
+        observed: ObservedConnection? = nil, atsHandshakeFailure: String? = nil, upstreamFailure: ProbeFailure? = nil,
+        cleartextUpstream: String? = nil, peerCertificates: [X509Certificate] = []
+    ) {
+        self.observed = observed
+        self.atsHandshakeFailure = atsHandshakeFailure
+        self.upstreamFailure = upstreamFailure
+        self.cleartextUpstream = cleartextUpstream
+        self.peerCertificates = peerCertificates
+    }
+}
+
+/// Runs blocking probe handshakes against upstreams with one set of trust anchors: the proxy's
+/// verdicts and `atsproxyctl diagnose` both ask it. Safe to share between probe threads.
+public final class UpstreamProber: Sendable {
+    private let anchors: TrustAnchors
+    private let hosts: HostsTable?
+    private let timeout: Duration
+    /// One configured SSL_CTX per client profile, built on first use: creating a context loads the
+    /// trust store, which every probe would otherwise repeat. Contexts are safe to share once set up.
+    private let contexts = Mutex<[ClientProfile: TLSClientContext]>([:])
+
+    /// - Parameter hosts: `--hosts-file`, consulted before the system resolver.
+    public init(anchors: TrustAnchors, hosts: HostsTable? = nil, timeout: Duration = .seconds(10)) {
+        self.anchors = anchors
+        self.hosts = hosts
+        self.timeout = timeout
+    }
+
+    /// Probes `host:port` as the ATS client for `requirements` would, then permissively if that
+    /// failed, in this thread. `serverName` overrides the SNI the requirements' host implies.
+    public func verdictProbe(host: String, port: UInt16, serverName: String? = nil, requirements: Requirements)
+        -> VerdictProbe
+    {
+        // Apple's client sends no SNI for an IP literal.
+        let impliedName: String? = if case .name(let name) = requirements.host { name } else { nil }
+        let serverName = serverName ?? impliedName
+        let ats: ProbeOutcome
+        do {
+            ats = try handshake(host: host, port: port, serverName: serverName, profile: .ats(for: requirements))
+        } catch {
+            return VerdictProbe(upstreamFailure: .handshake(reason: error.description))
+        }
+        if let observed = ats.observed { return VerdictProbe(observed: observed, peerCertificates: ats.peerCertificates) }
+        if case .notTLS(let reason)? = ats.failure { return VerdictProbe(cleartextUpstream: reason) }
+        guard case .handshake(let reason)? = ats.failure else { return VerdictProbe(upstreamFailure: ats.failure) }
+        guard let permissive = try? handshake(host: host, port: port, serverName: serverName, profile: .permissive) else {
+            return VerdictProbe(atsHandshakeFailure: reason, upstreamFailure: .handshake(reason: reason))
+        }
+        return VerdictProbe(
+            observed: permissive.observed, atsHandshakeFailure: reason,
+            upstreamFailure: permissive.observed == nil ? .handshake(reason: reason) : nil,
+            peerCertificates: permissive.peerCertificates)
+    }
+
+    /// Connects to `host:port` and closes again: whether a cleartext server is there at all.
+    public func checkConnection(host: String, port: UInt16) throws(ProbeFailure) {
+        _ = try TCPConnection.connect(host: host, port: port, hosts: hosts, timeout: timeout)
+    }
+
+    /// One handshake as `profile`.
+    public func handshake(host: String, port: UInt16, serverName: String?, profile: ClientProfile) throws(TLSError)
+        -> ProbeOutcome
+    {
+        TLSProbe.run(
+            host: host, port: port, serverName: serverName, context: try context(for: profile), hosts: hosts, timeout: timeout)
+    }
+
+    private func context(for profile: ClientProfile) throws(TLSError) -> TLSClientContext {
+        if let cached = contexts.withLock({ $0[profile] }) { return cached }
+        let made = try TLSClientContext(profile: profile, anchors: anchors)
+        return contexts.withLock { cache in
+            if let raced = cache[profile] { return raced }
+            cache[profile] = made
+            return made
+        }
+    }
+}
