@@ -77,7 +77,8 @@ let package = Package(
         // Real certificates and real openssl servers for the tests that need them.
         .target(name: "TLSTestSupport", path: "Tests/TLSTestSupport"),
         .testTarget(name: "TLSInspectionTests", dependencies: ["TLSInspection", "ATSPolicy", "TLSTestSupport"]),
-        .testTarget(name: "ATSProxyCtlTests", dependencies: ["ATSProxyCtl", "ATSPolicy"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "ATSProxyCtlTests", dependencies: ["ATSProxyCtl", "ATSPolicy", "TLSTestSupport"], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -95,6 +95,11 @@ public struct Verdict: Sendable, Hashable {
     public var requirements: Requirements
     public var violations: [Violation]
 
+    public init(requirements: Requirements, violations: [Violation]) {
+        self.requirements = requirements
+        self.violations = violations
+    }
+
     public var isCompliant: Bool { violations.isEmpty }
     /// The error reported for the connection: that of the first violation in vocabulary order, which
     /// puts protocol failures (found during the handshake) before certificate ones (found after it).

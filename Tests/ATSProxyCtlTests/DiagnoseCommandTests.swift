@@ -1,0 +1,293 @@
+import ATSPolicy
+import ATSProxyCtl
+import Foundation
+import TLSTestSupport
+import Testing
+
+/// One real server and the diagnose run against it: a non-local name (so ATS applies; a dotless
+/// name would be exempt as local) mapped to 127.0.0.1 by a hosts file, and the server's root as a
+/// user-installed anchor.
+struct DiagnosedServer {
+    static let host = "diag.example.test"
+    let factory: CertificateFactory
+    let server: TestTLSServer
+
+    init(_ arguments: (CertificateFactory) throws -> [String]) throws {
+        factory = try CertificateFactory()
+        server = try TestTLSServer(directory: factory.directory, try arguments(factory))
+        try "127.0.0.1 \(Self.host)\n".write(toFile: factory.path("hosts"), atomically: true, encoding: .utf8)
+    }
+
+    func diagnose(_ extra: [String] = [], url: String? = nil) -> ATSProxyCtl.Result {
+        ATSProxyCtl.run(
+            ["diagnose", url ?? "https://\(Self.host):\(server.port)/", "--ca-file", factory.path("root.pem"),
+             "--hosts-file", factory.path("hosts")] + extra)
+    }
+
+    /// `diagnose --json`, parsed.
+    func json(_ extra: [String] = []) throws -> JSONValue {
+        let result = diagnose(["--json"] + extra)
+        withExtendedLifetime(server) {}
+        return try JSONValue(parsing: Array(result.standardOutput.utf8))
+    }
+}
+
+extension JSONValue {
+    /// The `tests` array as name → result.
+    var testResults: [String: String] {
+        Dictionary(uniqueKeysWithValues: (self["tests"]?.arrayValue ?? []).compactMap { test in
+            guard let name = test["name"]?.stringValue, let result = test["result"]?.stringValue else { return nil }
+            return (name, result)
+        })
+    }
+}
+
+@Suite("atsproxyctl diagnose against real servers")
+struct DiagnoseCommandTests {
+    /// nscurl's tests in its order (spec §5.1), then atsproxy's insecure-HTTP entries.
+    static let nscurlOrder = [
+        "ATS Default Connection", "Allow All Loads", "TLSv1.3", "TLSv1.2", "TLSv1.1", "TLSv1.0",
+        "Disabling Perfect Forward Secrecy", "Disabling Perfect Forward Secrecy and Allowing Insecure HTTP",
+        "TLSv1.3 with PFS disabled", "TLSv1.2 with PFS disabled", "TLSv1.1 with PFS disabled", "TLSv1.0 with PFS disabled",
+        "TLSv1.3 with PFS disabled and insecure HTTP allowed", "TLSv1.2 with PFS disabled and insecure HTTP allowed",
+        "TLSv1.1 with PFS disabled and insecure HTTP allowed", "TLSv1.0 with PFS disabled and insecure HTTP allowed",
+    ]
+    static let atsproxyExtras = [
+        "Allowing Insecure HTTP", "TLSv1.3 with insecure HTTP allowed", "TLSv1.2 with insecure HTTP allowed",
+        "TLSv1.1 with insecure HTTP allowed", "TLSv1.0 with insecure HTTP allowed",
+    ]
+
+    /// Every test's expected result for a server kind: the tests that PASS (the rest FAIL).
+    struct Expectation: Sendable, CustomTestStringConvertible {
+        var server: String
+        var arguments: @Sendable (CertificateFactory) throws -> [String]
+        var passing: Set<String>
+        var minimal: String?
+        var testDescription: String { server }
+    }
+
+    static let host = DiagnosedServer.host
+
+    static let expectations: [Expectation] = [
+        Expectation(
+            server: "TLS 1.2 with forward secrecy", arguments: { try CompliantServer.tls12ForwardSecret.serverArguments($0, hostName: host) },
+            passing: Set(nscurlOrder + atsproxyExtras).subtracting([
+                "TLSv1.3", "TLSv1.3 with PFS disabled", "TLSv1.3 with PFS disabled and insecure HTTP allowed",
+                "TLSv1.3 with insecure HTTP allowed",
+            ]), minimal: nil),
+        Expectation(
+            server: "TLS 1.0 only", arguments: { try NonCompliantServer.tls10Only.serverArguments($0, hostName: host) },
+            passing: [
+                "Allow All Loads", "TLSv1.0", "TLSv1.0 with PFS disabled", "TLSv1.0 with PFS disabled and insecure HTTP allowed",
+                "TLSv1.0 with insecure HTTP allowed",
+            ], minimal: #"{"NSExceptionMinimumTLSVersion":"TLSv1.0"}"#),
+        Expectation(
+            server: "TLS 1.1 only", arguments: { try NonCompliantServer.tls11Only.serverArguments($0, hostName: host) },
+            passing: [
+                "Allow All Loads", "TLSv1.1", "TLSv1.0", "TLSv1.1 with PFS disabled", "TLSv1.0 with PFS disabled",
+                "TLSv1.1 with PFS disabled and insecure HTTP allowed", "TLSv1.0 with PFS disabled and insecure HTTP allowed",
+                "TLSv1.1 with insecure HTTP allowed", "TLSv1.0 with insecure HTTP allowed",
+            ], minimal: #"{"NSExceptionMinimumTLSVersion":"TLSv1.1"}"#),
+        Expectation(
+            server: "TLS 1.2 with RSA key exchange only",
+            arguments: { try NonCompliantServer.rsaKeyExchangeOnly.serverArguments($0, hostName: host) },
+            passing: [
+                "Allow All Loads", "Disabling Perfect Forward Secrecy", "Disabling Perfect Forward Secrecy and Allowing Insecure HTTP",
+                "TLSv1.2 with PFS disabled", "TLSv1.1 with PFS disabled", "TLSv1.0 with PFS disabled",
+                "TLSv1.2 with PFS disabled and insecure HTTP allowed", "TLSv1.1 with PFS disabled and insecure HTTP allowed",
+                "TLSv1.0 with PFS disabled and insecure HTTP allowed",
+            ], minimal: #"{"NSExceptionRequiresForwardSecrecy":false}"#),
+        Expectation(
+            server: "TLS 1.0 with RSA key exchange only",
+            arguments: { factory in
+                try factory.rootCA("root")
+                try factory.certificate(
+                    "leaf", issuer: "root", extensions: ["subjectAltName=DNS:\(host)", "extendedKeyUsage=serverAuth"])
+                return ["-cert", "leaf.pem", "-key", "leaf.key", "-tls1", "-cipher", "AES128-SHA:@SECLEVEL=0"]
+            },
+            passing: [
+                "Allow All Loads", "TLSv1.0 with PFS disabled", "TLSv1.0 with PFS disabled and insecure HTTP allowed",
+            ], minimal: #"{"NSExceptionMinimumTLSVersion":"TLSv1.0","NSExceptionRequiresForwardSecrecy":false}"#),
+        Expectation(
+            server: "TLS 1.3 only", arguments: { try CompliantServer.tls13Only.serverArguments($0, hostName: host) },
+            passing: Set(nscurlOrder + atsproxyExtras), minimal: nil),
+    ]
+
+    @Test("every test passes or fails as Apple's rules say, in nscurl's order; the conclusion is the smallest passing entry",
+        arguments: expectations)
+    func everyConfiguration(_ expectation: Expectation) throws {
+        let diagnosed = try DiagnosedServer(expectation.arguments)
+        let json = try diagnosed.json()
+        let names = (json["tests"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
+        #expect(names == Self.nscurlOrder + Self.atsproxyExtras)
+        let passing = Set(json.testResults.filter { $0.value == "PASS" }.keys)
+        #expect(passing == expectation.passing, "unexpected: \(passing.symmetricDifference(expectation.passing))")
+        #expect(json["minimal_exception"]?.serialized == (expectation.minimal ?? "null"))
+        #expect(json["trust_failure"] == .bool(false))
+        let kind = json["conclusion"]?["kind"]?.stringValue
+        #expect(kind == (expectation.minimal == nil ? "defaults_pass" : "exception_needed"))
+    }
+
+    @Test("a server that fails default trust: every test fails, trust_failure, and no ATS setting helps",
+        arguments: [
+            NonCompliantServer.expired, .notYetValid, .otherHostName, .commonNameOnly, .selfSignedLeaf, .unknownRoot,
+            .rsa1024Leaf, .sha1Leaf, .sha1Intermediate, .validity825Days, .clientAuthEKUOnly, .noEKUExtension,
+        ])
+    func trustFailure(_ kind: NonCompliantServer) throws {
+        let diagnosed = try DiagnosedServer { try kind.serverArguments($0, hostName: DiagnosedServer.host) }
+        let json = try diagnosed.json()
+        #expect(json.testResults.values.allSatisfy { $0 == "FAIL" }, "\(json.testResults)")
+        #expect(json["trust_failure"] == .bool(true))
+        #expect(json["minimal_exception"] == .null)
+        #expect(json["conclusion"]?["kind"]?.stringValue == "no_setting_helps")
+        #expect(json["conclusion"]?["text"]?.stringValue == "The server fails default trust: no ATS setting helps.")
+        let allowAll = json["tests"]?.arrayValue?[1]
+        #expect(allowAll?["violations"] == .strings([kind.violation]), "\(String(describing: allowAll))")
+        #expect(json["conclusion"]?["reasons"]?.arrayValue?.isEmpty == false)
+    }
+
+    @Test("iOS 26 ignores TLS 1.0/1.1 exceptions: for a TLS 1.0 server only NSAllowsArbitraryLoads passes")
+    func onlyArbitraryLoads() throws {
+        let diagnosed = try DiagnosedServer { try NonCompliantServer.tls10Only.serverArguments($0, hostName: DiagnosedServer.host) }
+        let json = try diagnosed.json(["--os-profile", "ios26", "--no-survey"])
+        #expect(Set(json.testResults.filter { $0.value == "PASS" }.keys) == ["Allow All Loads"])
+        #expect(json["conclusion"]?["kind"]?.stringValue == "arbitrary_loads_only")
+        #expect(json["minimal_exception"] == .null)
+        #expect(json["trust_failure"] == .bool(false))
+        #expect(json["os_profile"] == "ios26")
+    }
+
+    @Test("a DHE-only server: no suite any Apple client offers, so nothing helps, and not for trust")
+    func noSuiteInCommon() throws {
+        let diagnosed = try DiagnosedServer { try NonCompliantServer.dheOnly.serverArguments($0, hostName: DiagnosedServer.host) }
+        let json = try diagnosed.json()
+        #expect(json.testResults.values.allSatisfy { $0 == "FAIL" })
+        #expect(json["trust_failure"] == .bool(true))
+        #expect(json["conclusion"]?["text"]?.stringValue == "The server fails what every Apple client requires: no ATS setting helps.")
+        let versions = json["server"]?["versions"]?.arrayValue ?? []
+        let tls12 = versions.first { $0["version"]?.stringValue == "TLSv1.2" }
+        #expect(tls12?["suites"]?.arrayValue?.first?["name"]?.stringValue == "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256")
+        #expect(tls12?["suites"]?.arrayValue?.first?["ats"]?.stringValue == "not_offered")
+    }
+
+    @Test("the server's facts: versions, every accepted suite in the server's order, the chain, pins that match openssl's")
+    func serverFacts() throws {
+        let diagnosed = try DiagnosedServer { factory in
+            try factory.rootCA("root")
+            try factory.certificate(
+                "leaf", issuer: "root",
+                extensions: ["subjectAltName=DNS:\(DiagnosedServer.host),IP:127.0.0.1", "extendedKeyUsage=serverAuth"])
+            return ["-cert", "leaf.pem", "-key", "leaf.key", "-no_tls1_3", "-serverpref",
+                    "-cipher", "ECDHE-RSA-AES256-GCM-SHA384:AES128-SHA:ECDHE-RSA-AES128-SHA:@SECLEVEL=0"]
+        }
+        let json = try diagnosed.json()
+        let server = try #require(json["server"])
+        let versions = server["versions"]?.arrayValue ?? []
+        #expect(versions.map { $0["accepted"] } == [.bool(true), .bool(true), .bool(true), .bool(false)])
+        let tls12 = versions[2]["suites"]?.arrayValue ?? []
+        #expect(tls12.compactMap { $0["name"]?.stringValue } == [
+            "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "TLS_RSA_WITH_AES_128_CBC_SHA", "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
+        ])
+        #expect(tls12.compactMap { $0["ats"]?.stringValue } == ["ats", "ats_forward_secrecy_off", "ats"])
+        // TLS 1.0 has no GCM: the two CBC suites.
+        #expect(versions[0]["suites"]?.arrayValue?.count == 2)
+        #expect(versions[3]["refusal"]?.stringValue?.isEmpty == false)
+
+        let chain = server["chain"]?.arrayValue ?? []
+        #expect(chain.compactMap { $0["subject"]?.stringValue } == ["CN=leaf", "CN=root"])
+        #expect(chain.map { $0["sent_by_server"] } == [.bool(true), .bool(false)])
+        #expect(chain.first?["dns_names"] == .strings([DiagnosedServer.host]))
+        #expect(chain.first?["ip_addresses"] == .strings(["127.0.0.1"]))
+        #expect(chain.first?["key_type"] == "rsa")
+        #expect(chain.first?["key_bits"] == .int(2048))
+        let leafPin = try diagnosed.factory.spkiSHA256Base64(key: "leaf")
+        let rootPin = try diagnosed.factory.spkiSHA256Base64(key: "root")
+        #expect(chain.compactMap { $0["spki_sha256"]?.stringValue } == [leafPin, rootPin])
+        let pinned = server["pinned_domains"]?["NSPinnedDomains"]?[DiagnosedServer.host]
+        #expect(pinned?["NSPinnedLeafIdentities"] == .array([.object([("SPKI-SHA256-BASE64", .string(leafPin))])]))
+        #expect(pinned?["NSPinnedCAIdentities"] == .array([.object([("SPKI-SHA256-BASE64", .string(rootPin))])]))
+        #expect(server["trust"] == "user_installed_root")
+    }
+
+    @Test("text: nscurl's layout, the conclusion with a plist fragment that parses to a passing policy, exit 1")
+    func textOutput() throws {
+        let diagnosed = try DiagnosedServer { try NonCompliantServer.tls10Only.serverArguments($0, hostName: DiagnosedServer.host) }
+        let result = diagnosed.diagnose(["--verbose"])
+        #expect(result.exitCode == 1, "\(result.standardError)")
+        let text = result.standardOutput
+        #expect(text.hasPrefix("Starting ATS Diagnostics\n"))
+        #expect(text.contains("---\nATS Default Connection\nATS Dictionary:\n{\n}\nResult : FAIL\n"))
+        #expect(text.contains("  - tls_version, NSURLErrorSecureConnectionFailed -1200 [3:-9836]: the server negotiated TLS 1.0"))
+        #expect(text.contains("---\nTLSv1.0\nATS Dictionary:\n{\n    NSExceptionDomains = {\n        \"diag.example.test\" = {\n"
+            + "            NSExceptionMinimumTLSVersion = \"TLSv1.0\";\n        };\n    };\n}\nResult : PASS\n---\n"))
+        #expect(text.contains("diag.example.test needs an NSExceptionDomains entry: NSExceptionMinimumTLSVersion = TLSv1.0."))
+        #expect(text.contains("  TLSv1.0  yes, "))
+        #expect(text.contains("SPKI-SHA256-BASE64: \(try diagnosed.factory.spkiSHA256Base64(key: "leaf"))"))
+
+        // The fragment, pasted into an Info.plist, is a policy under which the same server passes.
+        let start = try #require(text.range(of: "<key>NSAppTransportSecurity</key>"))
+        let end = try #require(text.range(of: "</dict>\n\n", range: start.upperBound..<text.endIndex))
+        let fragment = String(text[start.lowerBound..<end.upperBound])
+        let policy = diagnosed.factory.path("Info.plist")
+        try "<plist version=\"1.0\"><dict>\(fragment)</dict></plist>".write(toFile: policy, atomically: true, encoding: .utf8)
+        let explained = ATSProxyCtl.run(["explain", "--policy", policy, DiagnosedServer.host])
+        #expect(explained.standardOutput.contains("minimum TLS:       TLSv1.0"), "\(explained.standardOutput)")
+        withExtendedLifetime(diagnosed.server) {}
+    }
+
+    @Test("a compliant server exits 0; an unreachable one exits 3 and names it; a malformed URL exits 2")
+    func exitStatuses() throws {
+        let diagnosed = try DiagnosedServer { try CompliantServer.tls12ForwardSecret.serverArguments($0, hostName: DiagnosedServer.host) }
+        #expect(diagnosed.diagnose(["--no-survey"]).exitCode == 0)
+
+        let closed = diagnosed.diagnose(url: "https://\(DiagnosedServer.host):1/")
+        #expect(closed.exitCode == 3)
+        #expect(closed.standardError.contains("https://diag.example.test:1/: cannot connect to diag.example.test port 1"),
+            "\(closed.standardError)")
+        #expect(closed.standardOutput.isEmpty)
+
+        let malformed = diagnosed.diagnose(url: "ftp://example.com/")
+        #expect(malformed.exitCode == 2)
+        #expect(malformed.standardError.contains("URL \"ftp://example.com/\": \"ftp\" is not a scheme ATS governs"))
+
+        let badAnchor = ATSProxyCtl.run(["diagnose", "https://example.com/", "--ca-file", "/nonexistent/root.pem"])
+        #expect(badAnchor.exitCode == 2)
+        #expect(badAnchor.standardError.contains("/nonexistent/root.pem"))
+        withExtendedLifetime(diagnosed.server) {}
+    }
+
+    @Test("an http:// URL: only the insecure-HTTP tests pass; the smallest entry allows insecure HTTP and nothing else")
+    func cleartextURL() throws {
+        let factory = try CertificateFactory()
+        let origin = try TestHTTPOrigin(directory: factory.directory)
+        try "127.0.0.1 \(DiagnosedServer.host)\n".write(toFile: factory.path("hosts"), atomically: true, encoding: .utf8)
+        let result = ATSProxyCtl.run([
+            "diagnose", "http://\(DiagnosedServer.host):\(origin.port)/", "--hosts-file", factory.path("hosts"), "--json",
+        ])
+        withExtendedLifetime(origin) {}
+        #expect(result.exitCode == 1, "\(result.standardError)")
+        let json = try JSONValue(parsing: Array(result.standardOutput.utf8))
+        let passing = Set(json.testResults.filter { $0.value == "PASS" }.keys)
+        #expect(passing == Set(["Allow All Loads"] + Self.nscurlOrder.filter { $0.contains("nsecure HTTP") }
+            + Self.atsproxyExtras))
+        #expect(json["minimal_exception"]?.serialized == #"{"NSExceptionAllowsInsecureHTTPLoads":true}"#)
+        #expect(json["tests"]?.arrayValue?.first?["violations"] == .strings(["cleartext"]))
+        #expect(json["server"] == .null)
+    }
+
+    @Test("a cleartext server behind an https:// URL: every test fails saying it does not speak TLS")
+    func notTLS() throws {
+        let factory = try CertificateFactory()
+        let origin = try TestHTTPOrigin(directory: factory.directory)
+        try "127.0.0.1 \(DiagnosedServer.host)\n".write(toFile: factory.path("hosts"), atomically: true, encoding: .utf8)
+        let result = ATSProxyCtl.run([
+            "diagnose", "https://\(DiagnosedServer.host):\(origin.port)/", "--hosts-file", factory.path("hosts"), "--json",
+            "--no-survey",
+        ])
+        withExtendedLifetime(origin) {}
+        let json = try JSONValue(parsing: Array(result.standardOutput.utf8))
+        #expect(json.testResults.values.allSatisfy { $0 == "FAIL" })
+        #expect(json["tests"]?.arrayValue?.first?["failure"]?.stringValue?.contains("does not speak TLS") == true)
+        #expect(json["conclusion"]?["kind"]?.stringValue == "no_setting_helps")
+    }
+}

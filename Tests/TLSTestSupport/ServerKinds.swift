@@ -1,0 +1,179 @@
+import Foundation
+
+/// A kind of server ATS refuses, built with real certificates and an `openssl s_server`, with the one
+/// violation and the Apple error the proxy must name for it (spec, decisions table and §4; the names
+/// are `ViolationKind`'s).
+public enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringConvertible {
+    case tls10Only, tls11Only, rsaKeyExchangeOnly, dheOnly
+    case rsa1024Leaf, sha1Leaf, sha1Intermediate
+    case expired, notYetValid, otherHostName, commonNameOnly, selfSignedLeaf, unknownRoot
+    case validity825Days, clientAuthEKUOnly, noEKUExtension
+
+    public var description: String {
+        switch self {
+        case .tls10Only: "TLS 1.0 only"
+        case .tls11Only: "TLS 1.1 only"
+        case .rsaKeyExchangeOnly: "TLS 1.2 with RSA key exchange only (AES128-GCM-SHA256)"
+        case .dheOnly: "TLS 1.2 with DHE only (DHE-RSA-AES128-GCM-SHA256)"
+        case .rsa1024Leaf: "an RSA-1024 leaf"
+        case .sha1Leaf: "a leaf signed with SHA-1"
+        case .sha1Intermediate: "an intermediate signed with SHA-1, sent with -cert_chain"
+        case .expired: "an expired leaf"
+        case .notYetValid: "a leaf not valid yet"
+        case .otherHostName: "a leaf whose SAN names another host"
+        case .commonNameOnly: "a leaf with CN=<host> and no SAN"
+        case .selfSignedLeaf: "a self-signed leaf"
+        case .unknownRoot: "a chain to a root that is not an anchor"
+        case .validity825Days:
+            // Spec §6: the length is notAfter − notBefore counted inclusively (the CT policy's
+            // definition), so openssl -days 825 gives 825 days and 1 second: over the limit. (Apple's
+            // trustd allows an hour's slip; the spec's decision stands until it says otherwise.)
+            "a leaf of openssl -days 825 under a user-installed root: 825 days and 1 second, spec §6"
+        case .clientAuthEKUOnly: "a leaf whose extendedKeyUsage is clientAuth only"
+        case .noEKUExtension: "a leaf with no extendedKeyUsage extension (spec §3.1: serverAuth needed since 2019-07-01)"
+        }
+    }
+
+    /// The violation's name in the log and in X-ATS-Violations.
+    public var violation: String {
+        switch self {
+        case .tls10Only, .tls11Only: "tls_version"
+        case .rsaKeyExchangeOnly: "cipher_not_fs"
+        case .dheOnly: "cipher_not_ats"  // decisions table: "cipher_not_ats (… DHE-only, 3DES, RC4, NULL)"; §7 case 34
+        case .rsa1024Leaf: "key_size"
+        case .sha1Leaf: "sig_hash_leaf"
+        case .sha1Intermediate: "sig_hash_chain"
+        case .expired: "expired"
+        case .notYetValid: "not_yet_valid"
+        case .otherHostName, .commonNameOnly: "name_mismatch"
+        case .selfSignedLeaf, .unknownRoot: "untrusted_chain"
+        case .validity825Days: "validity_too_long"
+        case .clientAuthEKUOnly, .noEKUExtension: "no_serverauth_eku"
+        }
+    }
+
+    /// Apple's error for it (spec §4): the outer NSURLErrorDomain code and the inner SSL status.
+    public var error: (nsurl: Int, ssl: Int?) {
+        switch self {
+        case .tls10Only, .tls11Only: (-1200, -9836)  // errSSLPeerProtocolVersion
+        case .rsaKeyExchangeOnly, .dheOnly: (-1200, -9824)  // errSSLPeerHandshakeFail
+        case .rsa1024Leaf: (-1200, -9883)  // errSSLATSMinimumKeySizeViolation
+        case .sha1Leaf: (-1200, -9884)  // errSSLATSLeafCertificateHashAlgorithmViolation
+        case .sha1Intermediate: (-1200, -9885)  // errSSLATSCertificateHashAlgorithmViolation
+        case .expired: (-1201, -9814)  // ServerCertificateHasBadDate, errSSLCertExpired
+        case .notYetValid: (-1204, -9815)  // ServerCertificateNotYetValid, errSSLCertNotYetValid
+        case .otherHostName, .commonNameOnly: (-1200, -9807)  // modern OSes (iOS 17 profile)
+        case .selfSignedLeaf, .unknownRoot: (-1202, -9813)  // ServerCertificateUntrusted, errSSLNoRootCert
+        case .validity825Days, .clientAuthEKUOnly, .noEKUExtension: (-1202, -9807)
+        }
+    }
+
+    /// What the log's `tls` object must show of the server, where the kind is about the handshake
+    /// or the chain: the version, the suite, the chain's subjects.
+    public var facts: (version: String?, cipher: String?, subjects: [String]?) {
+        switch self {
+        case .tls10Only: ("TLSv1.0", "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", nil)
+        case .tls11Only: ("TLSv1.1", "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", nil)
+        case .rsaKeyExchangeOnly: ("TLSv1.2", "TLS_RSA_WITH_AES_128_GCM_SHA256", nil)
+        case .dheOnly: ("TLSv1.2", "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256", nil)
+        case .sha1Intermediate: ("TLSv1.3", nil, ["CN=leaf", "CN=inter", "CN=root"])
+        default: (nil, nil, nil)
+        }
+    }
+
+    /// Makes the certificates in `factory` (root `root`, server `leaf` for `hostName`) and returns the
+    /// s_server options.
+    public func serverArguments(_ factory: CertificateFactory, hostName: String = "localhost") throws -> [String] {
+        let named = ["subjectAltName=DNS:\(hostName)", "extendedKeyUsage=serverAuth"]
+        let day: TimeInterval = 86_400
+        let now = Date()
+        try factory.rootCA("root")
+        var extra: [String] = []
+        switch self {
+        case .tls10Only, .tls11Only, .rsaKeyExchangeOnly, .dheOnly:
+            try factory.certificate("leaf", issuer: "root", extensions: named)
+            switch self {
+            case .tls10Only: extra = ["-tls1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"]
+            case .tls11Only: extra = ["-tls1_1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"]
+            case .rsaKeyExchangeOnly: extra = ["-tls1_2", "-cipher", "AES128-GCM-SHA256"]
+            default:
+                try factory.dhParameters("dh")
+                extra = ["-tls1_2", "-cipher", "DHE-RSA-AES128-GCM-SHA256", "-dhparam", "dh.pem"]
+            }
+        case .rsa1024Leaf:
+            try factory.certificate("leaf", issuer: "root", key: "rsa:1024", extensions: named)
+        case .sha1Leaf:
+            try factory.certificate("leaf", issuer: "root", digest: "sha1", extensions: named)
+        case .sha1Intermediate:
+            try factory.certificate("inter", issuer: "root", digest: "sha1", extensions: [], isCA: true)
+            try factory.certificate("leaf", issuer: "inter", extensions: named)
+            extra = ["-cert_chain", "inter.pem"]
+        case .expired:
+            try factory.certificate(
+                "leaf", issuer: "root", notBefore: now - 90 * day, notAfter: now - day, extensions: named)
+        case .notYetValid:
+            try factory.certificate(
+                "leaf", issuer: "root", notBefore: now + 30 * day, notAfter: now + 120 * day, extensions: named)
+        case .otherHostName:
+            try factory.certificate(
+                "leaf", issuer: "root", extensions: ["subjectAltName=DNS:other.example", "extendedKeyUsage=serverAuth"])
+        case .commonNameOnly:
+            try factory.certificate(
+                "leaf", issuer: "root", subject: "/CN=\(hostName)", extensions: ["extendedKeyUsage=serverAuth"])
+        case .selfSignedLeaf:
+            try factory.selfSignedLeaf("leaf", extensions: named)
+        case .unknownRoot:
+            try factory.rootCA("other")
+            try factory.certificate("leaf", issuer: "other", extensions: named)
+        case .validity825Days:
+            try factory.certificate("leaf", issuer: "root", days: 825, extensions: named)
+        case .clientAuthEKUOnly:
+            try factory.certificate(
+                "leaf", issuer: "root", extensions: ["subjectAltName=DNS:\(hostName)", "extendedKeyUsage=clientAuth"])
+        case .noEKUExtension:
+            try factory.certificate("leaf", issuer: "root", extensions: ["subjectAltName=DNS:\(hostName)"])
+        }
+        // Certificate kinds: any suite, security level 0 so s_server loads weak keys and SHA-1 chains.
+        if extra.isEmpty || self == .sha1Intermediate { extra += ["-cipher", "ALL:@SECLEVEL=0"] }
+        return ["-cert", "leaf.pem", "-key", "leaf.key"] + extra
+    }
+}
+
+/// A kind of server ATS accepts.
+public enum CompliantServer: String, CaseIterable, Sendable, CustomStringConvertible {
+    case tls12ForwardSecret, tls13Only, ecdsaP256Leaf, validity800Days, validity824Days
+
+    public var description: String {
+        switch self {
+        case .tls12ForwardSecret: "TLS 1.2 with forward secrecy (ECDHE-RSA-AES128-GCM-SHA256)"
+        case .tls13Only: "TLS 1.3 only"
+        case .ecdsaP256Leaf: "an EC P-256 leaf (spec §7 case 36)"
+        case .validity800Days: "a leaf valid for 800 days under a user-installed root (spec §7 case 39)"
+        case .validity824Days:
+            "a leaf of openssl -days 824 under a user-installed root: 824 days and 1 second counted inclusively"
+        }
+    }
+
+    public var tlsVersion: String { self == .tls12ForwardSecret ? "TLSv1.2" : "TLSv1.3" }
+
+    public func serverArguments(_ factory: CertificateFactory, hostName: String = "localhost") throws -> [String] {
+        let named = ["subjectAltName=DNS:\(hostName)", "extendedKeyUsage=serverAuth"]
+        try factory.rootCA("root")
+        var extra: [String] = []
+        switch self {
+        case .tls12ForwardSecret:
+            try factory.certificate("leaf", issuer: "root", extensions: named)
+            extra = ["-tls1_2", "-cipher", "ECDHE-RSA-AES128-GCM-SHA256"]
+        case .tls13Only:
+            try factory.certificate("leaf", issuer: "root", extensions: named)
+            extra = ["-tls1_3"]
+        case .ecdsaP256Leaf:
+            try factory.certificate("leaf", issuer: "root", key: "ec:P-256", extensions: named)
+        case .validity800Days:
+            try factory.certificate("leaf", issuer: "root", days: 800, extensions: named)
+        case .validity824Days:
+            try factory.certificate("leaf", issuer: "root", days: 824, extensions: named)
+        }
+        return ["-cert", "leaf.pem", "-key", "leaf.key"] + extra
+    }
+}
