@@ -6,6 +6,10 @@ int CProxyShims_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
     return (int)SSL_CTX_set_min_proto_version(ctx, version);
 }
 
+int CProxyShims_SSL_CTX_set1_groups_list(SSL_CTX *ctx, const char *list) {
+    return (int)SSL_CTX_set1_groups_list(ctx, list);
+}
+
 int CProxyShims_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version) {
     return (int)SSL_CTX_set_max_proto_version(ctx, version);
 }

@@ -75,7 +75,8 @@ extension ClientSession {
                 status: 502, reason: "Bad Gateway", body: "atsproxy could not reach \(target.host):\(target.port): \(reason)\n"))
             return
         }
-        let verdict = settings.policy.verdict(for: requirements, observed: observed)
+        let verdict = settings.policy.verdict(
+            for: requirements, observed: observed, atsHandshakeFailure: report.atsHandshakeFailure)
         record?.verdict = verdict
         if !verdict.isCompliant, settings.mode == .enforce {
             record?.action = .blocked

@@ -140,7 +140,8 @@ extension ClientSession {
                 + (report.upstreamFailure?.description ?? report.cleartextUpstream ?? "no answer")
             return finish()
         }
-        let verdict = settings.policy.verdict(for: requirements, observed: observed)
+        let verdict = settings.policy.verdict(
+            for: requirements, observed: observed, atsHandshakeFailure: report.atsHandshakeFailure)
         record?.serverNameVerdict = verdict
         if !verdict.isCompliant, settings.mode == .enforce {
             // Nothing of the device's handshake has reached the server.

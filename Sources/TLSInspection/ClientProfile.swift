@@ -23,7 +23,7 @@ public struct ClientProfile: Sendable, Hashable {
     }
 
     public static let permissive = ClientProfile(
-        minimumVersion: .tls10, maximumVersion: .tls13, tls12Suites: [], tls13Suites: CipherProfile.tls13Suites,
+        minimumVersion: .tls10, maximumVersion: .tls13, tls12Suites: [], tls13Suites: CipherProfile.allTLS13Suites,
         isPermissive: true)
 
     /// Every suite OpenSSL can speak at exactly `version` except `excluded`: the probes that list what a
@@ -41,6 +41,12 @@ public struct ClientProfile: Sendable, Hashable {
         if isPermissive { return "ALL:COMPLEMENTOFALL:@SECLEVEL=0" }
         return (tls12Suites.compactMap(\.openSSLName) + ["@SECLEVEL=0"]).joined(separator: ":")
     }
+
+    /// The key-exchange groups offered. Apple's clients offer X25519 and the NIST curves P-256, P-384 and
+    /// P-521 (their ClientHello's supported_groups; the spec is silent), never finite-field DH groups,
+    /// which OpenSSL would also offer: a server that only takes those fails on an iPhone. The permissive
+    /// probe keeps OpenSSL's whole list, to complete the handshake and say why.
+    var openSSLGroups: String? { isPermissive ? nil : "X25519:P-256:P-384:P-521" }
 
     var openSSLTLS13Suites: String { tls13Suites.compactMap(\.openSSLName).joined(separator: ":") }
 }

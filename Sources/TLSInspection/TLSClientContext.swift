@@ -27,6 +27,9 @@ public final class TLSClientContext: @unchecked Sendable {
         if profile.isPermissive, !profile.excludedSuites.isEmpty {
             try Self.exclude(profile.excludedSuites, from: context)
         }
+        if let groups = profile.openSSLGroups, CProxyShims_SSL_CTX_set1_groups_list(context, groups) != 1 {
+            throw TLSError.drainingQueue("setting the key-exchange groups \(groups)")
+        }
         guard SSL_CTX_set_ciphersuites(context, profile.openSSLTLS13Suites) == 1 else {
             throw TLSError.drainingQueue("setting the TLS 1.3 suites")
         }

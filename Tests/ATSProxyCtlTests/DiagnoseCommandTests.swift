@@ -157,7 +157,18 @@ struct DiagnoseCommandTests {
         #expect(json["os_profile"] == "ios26")
     }
 
-    @Test("a DHE-only server: no suite any Apple client offers, so nothing helps, and not for trust")
+    @Test("nothing in common with any Apple client: every test fails, and not for trust",
+        arguments: [NonCompliantServer.dheOnly, .tls13CCMOnly, .finiteFieldGroupsOnly])
+    func nothingInCommon(_ kind: NonCompliantServer) throws {
+        let diagnosed = try DiagnosedServer { try kind.serverArguments($0, hostName: DiagnosedServer.host) }
+        let json = try diagnosed.json(["--no-survey"])
+        #expect(json.testResults.values.allSatisfy { $0 == "FAIL" })
+        #expect(json["tests"]?.arrayValue?[1]["violations"] == .strings([kind.violation]))
+        #expect(json["trust_failure"] == .bool(true))
+        #expect(json["conclusion"]?["text"]?.stringValue == "The server fails what every Apple client requires: no ATS setting helps.")
+    }
+
+    @Test("a DHE-only server's facts: the suite it takes is one no Apple client offers")
     func noSuiteInCommon() throws {
         let diagnosed = try DiagnosedServer { try NonCompliantServer.dheOnly.serverArguments($0, hostName: DiagnosedServer.host) }
         let json = try diagnosed.json()

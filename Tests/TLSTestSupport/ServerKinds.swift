@@ -4,7 +4,7 @@ import Foundation
 /// violation and the Apple error the proxy must name for it (spec, decisions table and §4; the names
 /// are `ViolationKind`'s).
 public enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringConvertible {
-    case tls10Only, tls11Only, rsaKeyExchangeOnly, dheOnly
+    case tls10Only, tls11Only, rsaKeyExchangeOnly, dheOnly, tls13CCMOnly, finiteFieldGroupsOnly
     case rsa1024Leaf, sha1Leaf, sha1Intermediate
     case expired, notYetValid, otherHostName, commonNameOnly, selfSignedLeaf, unknownRoot
     case validity825Days, clientAuthEKUOnly, noEKUExtension
@@ -15,6 +15,8 @@ public enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringConv
         case .tls11Only: "TLS 1.1 only"
         case .rsaKeyExchangeOnly: "TLS 1.2 with RSA key exchange only (AES128-GCM-SHA256)"
         case .dheOnly: "TLS 1.2 with DHE only (DHE-RSA-AES128-GCM-SHA256)"
+        case .tls13CCMOnly: "TLS 1.3 with TLS_AES_128_CCM_SHA256 only, a suite no Apple client offers"
+        case .finiteFieldGroupsOnly: "TLS 1.3 with the ffdhe2048 group only: no key-exchange group in common with Apple's client"
         case .rsa1024Leaf: "an RSA-1024 leaf"
         case .sha1Leaf: "a leaf signed with SHA-1"
         case .sha1Intermediate: "an intermediate signed with SHA-1, sent with -cert_chain"
@@ -39,7 +41,8 @@ public enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringConv
         switch self {
         case .tls10Only, .tls11Only: "tls_version"
         case .rsaKeyExchangeOnly: "cipher_not_fs"
-        case .dheOnly: "cipher_not_ats"  // decisions table: "cipher_not_ats (… DHE-only, 3DES, RC4, NULL)"; §7 case 34
+        case .finiteFieldGroupsOnly: "handshake_failure"
+        case .dheOnly, .tls13CCMOnly: "cipher_not_ats"  // decisions table: "cipher_not_ats (… DHE-only, 3DES, RC4, NULL)"; §7 case 34
         case .rsa1024Leaf: "key_size"
         case .sha1Leaf: "sig_hash_leaf"
         case .sha1Intermediate: "sig_hash_chain"
@@ -56,7 +59,7 @@ public enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringConv
     public var error: (nsurl: Int, ssl: Int?) {
         switch self {
         case .tls10Only, .tls11Only: (-1200, -9836)  // errSSLPeerProtocolVersion
-        case .rsaKeyExchangeOnly, .dheOnly: (-1200, -9824)  // errSSLPeerHandshakeFail
+        case .rsaKeyExchangeOnly, .dheOnly, .tls13CCMOnly, .finiteFieldGroupsOnly: (-1200, -9824)  // errSSLPeerHandshakeFail
         case .rsa1024Leaf: (-1200, -9883)  // errSSLATSMinimumKeySizeViolation
         case .sha1Leaf: (-1200, -9884)  // errSSLATSLeafCertificateHashAlgorithmViolation
         case .sha1Intermediate: (-1200, -9885)  // errSSLATSCertificateHashAlgorithmViolation
@@ -76,6 +79,7 @@ public enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringConv
         case .tls11Only: ("TLSv1.1", "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", nil)
         case .rsaKeyExchangeOnly: ("TLSv1.2", "TLS_RSA_WITH_AES_128_GCM_SHA256", nil)
         case .dheOnly: ("TLSv1.2", "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256", nil)
+        case .tls13CCMOnly: ("TLSv1.3", "TLS_AES_128_CCM_SHA256", nil)
         case .sha1Intermediate: ("TLSv1.3", nil, ["CN=leaf", "CN=inter", "CN=root"])
         default: (nil, nil, nil)
         }
@@ -90,9 +94,11 @@ public enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringConv
         try factory.rootCA("root")
         var extra: [String] = []
         switch self {
-        case .tls10Only, .tls11Only, .rsaKeyExchangeOnly, .dheOnly:
+        case .tls10Only, .tls11Only, .rsaKeyExchangeOnly, .dheOnly, .tls13CCMOnly, .finiteFieldGroupsOnly:
             try factory.certificate("leaf", issuer: "root", extensions: named)
             switch self {
+            case .tls13CCMOnly: extra = ["-tls1_3", "-ciphersuites", "TLS_AES_128_CCM_SHA256"]
+            case .finiteFieldGroupsOnly: extra = ["-tls1_3", "-groups", "ffdhe2048"]
             case .tls10Only: extra = ["-tls1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"]
             case .tls11Only: extra = ["-tls1_1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"]
             case .rsaKeyExchangeOnly: extra = ["-tls1_2", "-cipher", "AES128-GCM-SHA256"]

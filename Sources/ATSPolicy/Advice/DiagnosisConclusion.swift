@@ -49,7 +49,9 @@ public struct DiagnosisConclusion: Sendable {
 
     /// Violations that default trust evaluation raises with ATS on or off; the rest (version, suites)
     /// are what the client can negotiate.
-    static let protocolKinds: Set<ViolationKind> = [.tlsVersion, .cipherNotATS, .cipherNotForwardSecret, .cleartext]
+    static let protocolKinds: Set<ViolationKind> = [
+        .tlsVersion, .cipherNotATS, .cipherNotForwardSecret, .cleartext, .handshakeFailure,
+    ]
 
     public init(host: String, results: [DiagnosticResult]) {
         let defaults = results.first { if case .defaults = $0.test.role { true } else { false } }

@@ -19,6 +19,24 @@ extension TransportSecurityPolicy {
         }
         return Verdict(requirements: requirements, violations: checker.violations.sorted { $0.kind < $1.kind })
     }
+
+    /// Judges the facts of a probe whose ATS-shaped handshake may have failed (`observed` then comes
+    /// from a permissive handshake). When the facts name no violation, the failure itself is one:
+    /// the app's own handshake would have failed the same way.
+    public func verdict(for requirements: Requirements, observed: ObservedConnection, atsHandshakeFailure: String?)
+        -> Verdict
+    {
+        var verdict = verdict(for: requirements, observed: observed)
+        if verdict.isCompliant, let reason = atsHandshakeFailure {
+            verdict.violations = [
+                Violation(
+                    kind: .handshakeFailure, error: AppleError(nsurl: -1200, ssl: -9824),
+                    explanation: "the handshake as an ATS client failed although the server's facts break no rule: \(reason)",
+                    allowedBy: nil)
+            ]
+        }
+        return verdict
+    }
 }
 
 /// The checks of one verdict; each appends violations with Apple's codes, the facts in words, and
@@ -86,6 +104,10 @@ struct VerdictChecker {
         }
         if let suite = observed.cipherSuite, version < .tls13 {
             checkSuite(suite)
+        } else if let suite = observed.cipherSuite, !requirements.offeredTLS13Suites.contains(suite) {
+            add(
+                .cipherNotATS, AppleError(nsurl: -1200, ssl: -9824),
+                "the server chose \(suite.ianaName) (\(suite.hexID)); no Apple client offers it", allowedBy: nil)
         }
         if requirements.niapPackage == .fcp21, version == .tls12 {
             checkNIAP(observed)

@@ -28,12 +28,15 @@ public struct ViolationKind: Sendable, Hashable, Comparable, CustomStringConvert
     public static let niapExtendedMasterSecret = ViolationKind("niap_ems_missing", 15)
     public static let niapCipher = ViolationKind("niap_cipher", 16)
     public static let niapSignatureAlgorithm = ViolationKind("niap_sigalg", 17)
+    /// The ATS-shaped handshake failed though the server's facts break no rule above (a curve or
+    /// signature scheme Apple's client does not offer): the app would see the failure all the same.
+    public static let handshakeFailure = ViolationKind("handshake_failure", 18)
 
     public static let all: [ViolationKind] = [
         .cleartext, .tlsVersion, .cipherNotForwardSecret, .cipherNotATS, .keySize, .signatureHashLeaf,
         .signatureHashChain, .untrustedChain, .nameMismatch, .expired, .notYetValid, .validityTooLong,
         .noServerAuthEKU, .pinMismatch, .certificateTransparency, .niapExtendedMasterSecret, .niapCipher,
-        .niapSignatureAlgorithm,
+        .niapSignatureAlgorithm, .handshakeFailure,
     ]
 
     public init?(name: String) {

@@ -98,13 +98,9 @@ struct Diagnosis {
                 case nil: throw ProbeFailure.handshake(reason: "no handshake completed")
                 }
             }
-            let verdict = policy.verdict(for: requirements, observed: observed)
-            if verdict.isCompliant, let reason = probe.atsHandshakeFailure {
-                // The permissive handshake's facts name no violation, but this client could not connect.
-                return DiagnosticResult(
-                    test: test, verdict: verdict, failure: "the handshake as this test's ATS client failed: \(reason)")
-            }
-            return DiagnosticResult(test: test, verdict: verdict)
+            return DiagnosticResult(
+                test: test,
+                verdict: policy.verdict(for: requirements, observed: observed, atsHandshakeFailure: probe.atsHandshakeFailure))
         }
     }
 }

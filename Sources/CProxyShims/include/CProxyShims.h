@@ -16,6 +16,9 @@ unsigned long CProxyShims_XN_FLAG_RFC2253(void);
 int CProxyShims_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version);
 int CProxyShims_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version);
 
+/// SSL_CTX_set1_groups_list: a macro over SSL_CTX_ctrl (the key-exchange groups a client offers).
+int CProxyShims_SSL_CTX_set1_groups_list(SSL_CTX *ctx, const char *list);
+
 /// SSL_set_tlsext_host_name: a macro over SSL_ctrl (SNI).
 int CProxyShims_SSL_set_tlsext_host_name(SSL *ssl, const char *name);
 
