@@ -35,6 +35,16 @@ enum DaemonReport {
         if !restart.isEmpty {
             output.line("  Changed but only applied at the next start: \(restart.joined(separator: ", "))")
         }
+        let findings = answer["policy_findings"]?.arrayValue ?? []
+        if !findings.isEmpty {
+            output.line("  Policy findings (applied as iOS would, ignoring what it ignores):")
+            for finding in findings {
+                let line = finding["line"]?.intValue.map { "line \($0): " } ?? ""
+                output.line(
+                    "    \(finding["severity"]?.stringValue ?? "warning"): \(line)\(finding["path"]?.stringValue ?? ""): "
+                        + (finding["message"]?.stringValue ?? ""))
+            }
+        }
         let dropped = answer["verdicts_dropped"]?.intValue ?? 0
         if dropped > 0 { output.line("  Cached verdicts dropped (their requirements changed): \(dropped)") }
         output.line("New connections use it; open ones keep the policy they started with.")

@@ -25,6 +25,9 @@ struct ReloadOutcome {
 
     var succeeded: Bool { failure == nil }
 
+    /// The new policy's warnings and errors (not its notes).
+    var policyProblems: [Finding] { policy?.policy.findings.filter { $0.severity != .info } ?? [] }
+
     var json: JSONValue {
         var fields: [(String, JSONValue)] = [
             ("ok", .bool(succeeded)), ("command", .string(ControlCommand.reload.rawValue)),
@@ -43,6 +46,9 @@ struct ReloadOutcome {
             ("settings_applied", .strings(applied.map(\.name))),
             ("needs_restart", .strings(needsRestart.map(\.name))),
             ("verdicts_dropped", .int(droppedVerdicts)),
+            // What `atsproxyctl check` would warn of: a policy with mistakes is applied as iOS applies
+            // it (a mistyped key is ignored), so the reload says what was ignored.
+            ("policy_findings", .array(policyProblems.map(\.json))),
         ]
         return .object(fields)
     }
@@ -55,6 +61,8 @@ struct ReloadOutcome {
         parts.append(keys == 0 ? "no policy key changed" : "\(keys) policy key\(keys == 1 ? "" : "s") changed")
         if !applied.isEmpty { parts.append("applied " + applied.map(\.name).joined(separator: ", ")) }
         if !needsRestart.isEmpty { parts.append("restart needed for " + needsRestart.map(\.name).joined(separator: ", ")) }
+        let problems = policyProblems.count
+        if problems > 0 { parts.append("\(problems) policy finding\(problems == 1 ? "" : "s"): run atsproxyctl check") }
         if droppedVerdicts > 0 { parts.append("\(droppedVerdicts) cached verdict\(droppedVerdicts == 1 ? "" : "s") dropped") }
         return "atsproxy: reloaded (\(trigger.rawValue)): " + parts.joined(separator: "; ")
     }

@@ -97,6 +97,23 @@ struct ReloadProcessTests {
         #expect(daemon.terminate() == 0)
     }
 
+    @Test("a policy with a mistyped key is applied as iOS applies it, and the reload lists what it ignored")
+    func reloadWithFindings() throws {
+        let setup = try Setup()
+        try setup.policy.write(ats: "<key>NSAllowsArbitraryLoad</key><true/>" + PolicyFile.insecureHTTP(for: "app.test"))
+        let applied = setup.reload()
+        #expect(applied.exitCode == 0, "\(applied.standardError)")
+        #expect(applied.standardOutput.contains("Policy findings (applied as iOS would, ignoring what it ignores):"),
+            "\(applied.standardOutput)")
+        #expect(applied.standardOutput.contains("warning: line "), "\(applied.standardOutput)")
+        #expect(applied.standardOutput.contains("NSAllowsArbitraryLoad"), "\(applied.standardOutput)")
+        #expect(try setup.curl() == 200, "the rest of the policy applies")
+        let json = atsproxyctl("reload", "--socket", setup.daemon.controlSocket, "--json")
+        let findings = try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any]
+        #expect((findings?["policy_findings"] as? [Any])?.count == 1, "\(json.standardOutput)")
+        #expect(setup.daemon.standardErrorCount(of: "1 policy finding: run atsproxyctl check") == 2, "\(setup.daemon.standardError)")
+    }
+
     @Test("SIGHUP reloads as the control socket does, and says so on stderr")
     func hangUpSignal() throws {
         let setup = try Setup()
