@@ -11,6 +11,23 @@ public struct LogFile: Sendable {
     /// Why a compressed file could be read only in part; the bytes before the damage are kept.
     public var damage: String?
 
+    /// A log already in memory (plain or gzip), named `path` in warnings.
+    public init(path: String, contents: [UInt8]) {
+        if GzipInflater.isGzip(contents) {
+            let inflated = GzipInflater.inflate(contents)
+            self.init(path: path, bytes: inflated.bytes, wasCompressed: true, damage: inflated.damage)
+        } else {
+            self.init(path: path, bytes: contents, wasCompressed: false, damage: nil)
+        }
+    }
+
+    private init(path: String, bytes: [UInt8], wasCompressed: Bool, damage: String?) {
+        self.path = path
+        self.bytes = bytes
+        self.wasCompressed = wasCompressed
+        self.damage = damage
+    }
+
     /// Reads `path`; a missing, unreadable or non-regular file is an error that names it.
     public static func read(path: String) throws(LogFileError) -> LogFile {
         let attributes: [FileAttributeKey: Any]
@@ -34,9 +51,7 @@ public struct LogFile: Sendable {
         } catch {
             throw LogFileError(path: path, reason: "cannot be read: \(error.localizedDescription)")
         }
-        guard GzipInflater.isGzip(raw) else { return LogFile(path: path, bytes: raw, wasCompressed: false) }
-        let inflated = GzipInflater.inflate(raw)
-        return LogFile(path: path, bytes: inflated.bytes, wasCompressed: true, damage: inflated.damage)
+        return LogFile(path: path, contents: raw)
     }
 }
 
@@ -44,6 +59,11 @@ public struct LogFile: Sendable {
 public struct LogFileError: Error, Sendable, Equatable, CustomStringConvertible {
     public var path: String
     public var reason: String
+
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
 
     public var description: String { "\(path): \(reason)" }
 }

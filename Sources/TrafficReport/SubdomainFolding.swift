@@ -64,8 +64,10 @@ enum SubdomainFolding {
         }
         let foldedDomains = Set(folds.map(\.domain))
         // Of parents refused one inside the other, the deepest says it: the others repeat its reason.
+        // A parent above a fold is not worth a line either: its hosts got the deeper entry.
+        let inner = Set(refusedByDomain.keys).union(foldedDomains)
         let refused = refusedByDomain.filter { domain, _ in
-            !foldedDomains.contains(domain) && !refusedByDomain.keys.contains { $0.hasSuffix("." + domain) }
+            !foldedDomains.contains(domain) && !inner.contains { $0.hasSuffix("." + domain) }
         }.map { RefusedFold(domain: $0.key, reason: $0.value) }
         return (folds.sorted { $0.domain < $1.domain }, refused.sorted { $0.domain < $1.domain })
     }
