@@ -62,7 +62,8 @@ public struct NeedsRules: Sendable {
     }
 
     /// Violations no per-host key fixes: trust, certificate strength and dates, CT. (`tls_version`
-    /// and `cipher_not_ats` are judged from the facts where there are some.)
+    /// and `cipher_not_ats` are judged from the facts where there are some; `pin_mismatch`,
+    /// `handshake_failure` and `niap_*` get advice of their own.)
     static let certificateViolations: Set<String> = [
         "untrusted_chain", "name_mismatch", "expired", "not_yet_valid", "key_size", "sig_hash_leaf", "sig_hash_chain",
         "validity_too_long", "no_serverauth_eku", "ct",
@@ -96,6 +97,8 @@ public struct NeedsRules: Sendable {
                 blockers.append(.init(violation: name, reason: Self.sentence(explanation, "no ATS key relaxes certificate checks: the server's certificate must be fixed")))
             } else if name == "pin_mismatch" {
                 blockers.append(.init(violation: name, reason: Self.sentence(explanation, "NSPinnedDomains is wrong for this server, not something an exception allows: fix the pins")))
+            } else if name == "handshake_failure" {
+                blockers.append(.init(violation: name, reason: Self.sentence(explanation, "no ATS key changes the key-exchange groups and signature schemes an Apple client offers: the server must accept X25519 or P-256")))
             } else if name.hasPrefix("niap_") {
                 blockers.append(.init(violation: name, reason: Self.sentence(explanation, "report proposes no NIAP opt-out (NSExceptionRequiresNIAPTLSPackageVersion = none)")))
             }
@@ -145,7 +148,7 @@ public struct NeedsRules: Sendable {
                 blockers.append(.init(violation: "cipher_not_ats", reason: "the server chose \(name), which no Apple client offers: the server must enable an ECDHE suite"))
                 continue
             }
-            if suite.keyExchange == .tls13 || profile.forwardSecretSuites.contains(suite) { continue }
+            if CipherProfile.tls13Suites.contains(suite) || profile.forwardSecretSuites.contains(suite) { continue }
             if profile.compatibilitySuites.contains(suite) {
                 notForwardSecret.append("\(name) (\(Self.count(count)))")
             } else if profile.legacySuites.contains(suite), traffic.cleartextSeen {
@@ -154,8 +157,14 @@ public struct NeedsRules: Sendable {
             } else if profile.legacySuites.contains(suite) {
                 blockers.append(.init(violation: "cipher_not_ats", reason: "the server chose \(name), which an ATS client offers only with NSExceptionRequiresForwardSecrecy = NO and NSExceptionAllowsInsecureHTTPLoads = YES; report allows cleartext only to hosts seen over http://: the server must enable an ECDHE suite"))
             } else {
-                let why = suite.keyExchange == .dhe ? "Apple clients never offer DHE suites" : "no ATS client offers it (\(profile.rawValue) cipher profile)"
-                blockers.append(.init(violation: "cipher_not_ats", reason: "the server chose \(name); \(why): the server must enable an ECDHE suite"))
+                let why =
+                    switch suite.keyExchange {
+                    case .dhe: "Apple clients never offer DHE suites"
+                    case .tls13: "no Apple client offers this TLS 1.3 suite"
+                    default: "no ATS client offers it (\(profile.rawValue) cipher profile)"
+                    }
+                let remedy = suite.keyExchange == .tls13 ? "TLS_AES_128_GCM_SHA256 or another suite Apple offers" : "an ECDHE suite"
+                blockers.append(.init(violation: "cipher_not_ats", reason: "the server chose \(name); \(why): the server must enable \(remedy)"))
             }
         }
         if traffic.suites.isEmpty, traffic.violations["cipher_not_fs"] != nil {
