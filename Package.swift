@@ -29,12 +29,19 @@ let package = Package(
                 // TLSInspection for diagnose's handshakes: OpenSSL, but no libevent.
                 "ATSPolicy", "ATSPolicyArguments", "ControlProtocol", "TLSInspection",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "TrafficReport",
             ]
         ),
         .executableTarget(name: "atsproxyctl", dependencies: ["ATSProxyCtl"]),
         // The control socket's commands and a blocking client: shared by the daemon and atsproxyctl,
         // pure Swift (no libevent, no OpenSSL) so atsproxyctl stays small.
         .target(name: "ControlProtocol", dependencies: ["ATSPolicy"]),
+        // zlib, as Debian ships it: logrotate compresses the rotated logs that `report` reads.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // `atsproxyctl report`: the proxy's JSON logs (plain or gzip) read back, judged per host, and
+        // turned into the narrowest NSAppTransportSecurity that lets the observed traffic through.
+        .target(name: "TrafficReport", dependencies: ["ATSPolicy", "CZlib"]),
+        .testTarget(name: "TrafficReportTests", dependencies: ["TrafficReport", "ATSPolicy"]),
         // libevent, as Debian ships it. pkgConfig only contributes flags: libevent_openssl.pc would
         // link the combined libevent as well as libevent_core, two copies of the loop internals.
         .systemLibrary(name: "CLibevent", pkgConfig: "libevent_core", providers: [.apt(["libevent-dev"])]),

@@ -15,6 +15,7 @@ public struct ATSProxyCtlCommand: ParsableCommand {
         subcommands: [
             CheckCommand.self, ExplainCommand.self, DiagnoseCommand.self, StatusCommand.self, ReloadCommand.self, StatsCommand.self,
             FlushCacheCommand.self, ReopenLogsCommand.self,
+            ReportCommand.self,
         ]
     )
 

@@ -36,19 +36,25 @@ struct ReadmeExamplesTests {
         let commands = try Self.examples().map(\.command)
         #expect(commands.contains { $0.hasPrefix("atsproxyctl check") })
         #expect(commands.contains { $0.hasPrefix("atsproxyctl explain") && $0.contains("--json") })
+        #expect(commands.contains { $0.hasPrefix("atsproxyctl report") && $0.contains("--policy") })
     }
 
     @Test("each example prints what README shows", arguments: try examples())
     func example(_ example: Example) {
-        let directory = repositoryRoot + "/Tests/ATSProxyCtlTests/Fixtures/readme/"
-        // The examples name files relative to the fixture folder; run with full paths, then put the
-        // short names back so the text compares.
+        let fixtures = repositoryRoot + "/Tests/ATSProxyCtlTests/Fixtures/"
+        let directory = fixtures + "readme/"
+        // The examples name files relative to the fixture folder (readme/, or Fixtures itself for
+        // `report/…`); run with full paths, then put the short names back so the text compares.
         let arguments = example.command.split(separator: " ").dropFirst().map { word in
-            word.hasSuffix(".plist") ? directory + word : String(word)
+            if word.hasSuffix(".plist") && !word.contains("/") { return directory + word }
+            var isDirectory: ObjCBool = false
+            let isFile = FileManager.default.fileExists(atPath: fixtures + word, isDirectory: &isDirectory) && !isDirectory.boolValue
+            return isFile ? fixtures + word : String(word)
         }
         let result = ATSProxyCtl.run(arguments)
         let printed = result.standardOutput.replacingOccurrences(of: directory, with: "")
+            .replacingOccurrences(of: fixtures, with: "")
             .trimmingCharacters(in: .newlines)
-        #expect(printed == example.expected)
+        #expect(printed == example.expected, "\(result.standardError)")
     }
 }

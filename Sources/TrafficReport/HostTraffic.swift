@@ -1,0 +1,107 @@
+import ATSPolicy
+
+/// Everything the log says about one host, gathered from every line naming it: as the request
+/// (CONNECT or `http://`) host, or as the server name of a ClientHello that differed from it.
+public struct HostTraffic: Sendable {
+    public let host: HostIdentity
+    public internal(set) var connections = 0
+    public internal(set) var allowed = 0
+    public internal(set) var blocked = 0
+    public internal(set) var failed = 0
+    /// Lines where the host appeared only as a ClientHello's server name.
+    public internal(set) var asServerName = 0
+    public internal(set) var ports: Set<Int> = []
+    /// Whether the device sent cleartext to it (`http://`, or plain bytes through a tunnel), whatever
+    /// became of the request: a failed `http://` request still shows the app loads the host in clear.
+    public internal(set) var cleartextSeen = false
+    /// The TLS versions the probes saw, each with how many lines showed it.
+    public internal(set) var versions: [TLSVersion: Int] = [:]
+    /// The suites the servers chose, by logged name, each with how many lines showed it.
+    public internal(set) var suites: [String: Int] = [:]
+    /// Every violation logged for the host, by name, with the first explanation given for it.
+    public internal(set) var violations: [String: String] = [:]
+    public internal(set) var firstSeen: String?
+    public internal(set) var lastSeen: String?
+
+    init(host: HostIdentity) { self.host = host }
+
+    /// Whether any line shows what the host needs: a handshake's facts, cleartext or a violation.
+    /// A host seen only in unreachable connections shows nothing.
+    public var hasFacts: Bool { cleartextSeen || !versions.isEmpty || !suites.isEmpty || !violations.isEmpty }
+
+    /// The violation names in the vocabulary's order (unknown names last, alphabetically).
+    public var violationNames: [String] {
+        violations.keys.sorted { a, b in
+            switch (ViolationKind(name: a), ViolationKind(name: b)) {
+            case (let x?, let y?): x < y
+            case (.some, nil): true
+            case (nil, .some): false
+            case (nil, nil): a < b
+            }
+        }
+    }
+
+    mutating func count(_ record: LoggedConnection) {
+        connections += 1
+        switch record.action {
+        case .allowed: allowed += 1
+        case .blocked: blocked += 1
+        case .failed: failed += 1
+        }
+        if let timestamp = record.timestamp {
+            // RFC 3339 UTC timestamps with the same precision order as text.
+            if firstSeen.map({ timestamp < $0 }) ?? true { firstSeen = timestamp }
+            if lastSeen.map({ timestamp > $0 }) ?? true { lastSeen = timestamp }
+        }
+    }
+
+    mutating func noteRequest(_ record: LoggedConnection) {
+        if let port = record.port { ports.insert(port) }
+        if record.isCleartext { cleartextSeen = true }
+        if let server = record.server {
+            if let version = server.version { versions[version, default: 0] += 1 }
+            if let suite = server.cipherName { suites[suite, default: 0] += 1 }
+        }
+        note(record.violations, record.explanations)
+    }
+
+    mutating func noteServerName(_ check: LoggedConnection.ServerNameCheck) {
+        asServerName += 1
+        note(check.violations, check.explanations)
+    }
+
+    private mutating func note(_ names: [String], _ explanations: [String]) {
+        for (index, name) in names.enumerated() where violations[name] == nil {
+            violations[name] = index < explanations.count ? explanations[index] : ""
+        }
+    }
+}
+
+extension LogCollection {
+    /// The records grouped by host (the request host, and a differing SNI host), in first-seen order.
+    /// Lines that are not loads (malformed heads, requests that were not proxy requests) and lines whose
+    /// host is not a valid host name are left out.
+    public var hostTraffic: [HostTraffic] {
+        var byHost: [HostIdentity: Int] = [:]
+        var hosts: [HostTraffic] = []
+        func index(for name: String) -> Int? {
+            guard let host = try? HostIdentity(parsing: name) else { return nil }
+            if let existing = byHost[host] { return existing }
+            byHost[host] = hosts.count
+            hosts.append(HostTraffic(host: host))
+            return hosts.count - 1
+        }
+        for record in records where record.isLoad {
+            let request = index(for: record.host)
+            if let request {
+                hosts[request].count(record)
+                hosts[request].noteRequest(record)
+            }
+            if let check = record.serverNameCheck, let named = index(for: check.host), named != request {
+                hosts[named].count(record)
+                hosts[named].noteServerName(check)
+            }
+        }
+        return hosts
+    }
+}

@@ -1,0 +1,129 @@
+import ATSPolicy
+
+/// What `report` reads from one line of the proxy's JSON log (the contract of ProxyCore's
+/// `ConnectionRecord`). Only `host`, `scheme` and `action` are required; every other field may be
+/// null or absent, as it is for a connection that never reached its server.
+public struct LoggedConnection: Sendable, Equatable {
+    public enum Action: String, Sendable {
+        case allowed, blocked, failed
+    }
+
+    /// What the proxy's probe saw of the server (`tls`): the ATS-shaped handshake's version and
+    /// suite, or, when that failed, the permissive one's (the server's best version, its chosen suite).
+    public struct ServerFacts: Sendable, Equatable {
+        public var version: TLSVersion?
+        /// The suite's name as logged (IANA), and the suite when the name is known.
+        public var cipherName: String?
+        public var cipher: CipherSuite?
+    }
+
+    /// The verdict for a ClientHello naming another host than the CONNECT (`sni_check`).
+    public struct ServerNameCheck: Sendable, Equatable {
+        public var host: String
+        public var violations: [String]
+        /// The explanations of these violations (the tail of the line's `explanations`).
+        public var explanations: [String]
+    }
+
+    public var timestamp: String?
+    /// `CONNECT`, `GET`, …; `-` for a request head that could not be parsed.
+    public var method: String?
+    public var host: String
+    public var port: Int?
+    public var scheme: URLScheme
+    public var action: Action
+    /// `rule.kind` as the daemon's policy decided it.
+    public var ruleKind: String?
+    /// The request host's violations and their explanations, in the same order.
+    public var violations: [String]
+    public var explanations: [String]
+    /// `tunnel`: `cleartext` when the device spoke plain HTTP (or a `ws://` socket) through a CONNECT.
+    public var tunnel: String?
+    public var server: ServerFacts?
+    public var serverNameCheck: ServerNameCheck?
+    public var upstreamError: String?
+
+    /// Whether the line is a load the app made: not a malformed head or a request that was not a
+    /// proxy request at all (both logged with a placeholder host, and answered 400 by the proxy).
+    public var isLoad: Bool {
+        guard method != "-", host != "-" else { return false }
+        return !(upstreamError?.hasPrefix("not a proxy request") ?? false)
+    }
+
+    /// Whether the device sent cleartext to the host: an `http://` request, or plain bytes in a tunnel.
+    public var isCleartext: Bool { scheme == .http || tunnel == "cleartext" }
+
+    public init(json: JSONValue) throws(LogRecordError) {
+        guard json.objectValue != nil else { throw LogRecordError("the line is not a JSON object") }
+        host = try Self.requiredString(json, "host")
+        let schemeName = try Self.requiredString(json, "scheme")
+        guard let scheme = URLScheme(rawValue: schemeName) else {
+            throw LogRecordError("\"scheme\" is \"\(schemeName)\", not https or http")
+        }
+        self.scheme = scheme
+        let actionName = try Self.requiredString(json, "action")
+        guard let action = Action(rawValue: actionName) else {
+            throw LogRecordError("\"action\" is \"\(actionName)\", not allowed, blocked or failed")
+        }
+        self.action = action
+        timestamp = json["ts"]?.stringValue
+        method = json["method"]?.stringValue
+        upstreamError = json["upstream_error"]?.stringValue
+        port = json["port"]?.intValue.map(Int.init)
+        ruleKind = json["rule"]?["kind"]?.stringValue
+        tunnel = json["tunnel"]?.stringValue
+        let allViolations = try Self.strings(json, "violations")
+        let allExplanations = try Self.strings(json, "explanations")
+        if let check = json["sni_check"], !check.isNull {
+            let checkHost = try Self.requiredString(check, "host", within: "sni_check")
+            let checkViolations = try Self.strings(check, "violations", within: "sni_check")
+            // The line's lists hold the request host's violations, then the SNI's (ConnectionRecord.json).
+            let tail = min(checkViolations.count, allExplanations.count)
+            serverNameCheck = ServerNameCheck(
+                host: checkHost, violations: checkViolations, explanations: Array(allExplanations.suffix(tail)))
+            violations = Array(allViolations.dropLast(min(checkViolations.count, allViolations.count)))
+            explanations = Array(allExplanations.dropLast(tail))
+        } else {
+            violations = allViolations
+            explanations = allExplanations
+        }
+        if let tls = json["tls"], !tls.isNull {
+            let versionName = tls["version"]?.stringValue
+            let cipherName = tls["cipher"]?.stringValue
+            server = ServerFacts(
+                version: versionName.flatMap(TLSVersion.init(name:)), cipherName: cipherName,
+                cipher: cipherName.flatMap(CipherSuite.init(name:)))
+        }
+    }
+
+    private static func requiredString(_ object: JSONValue, _ key: String, within: String? = nil) throws(LogRecordError)
+        -> String
+    {
+        let name = within.map { "\($0).\(key)" } ?? key
+        guard let value = object[key] else { throw LogRecordError("no \"\(name)\" field") }
+        guard let text = value.stringValue, !text.isEmpty else { throw LogRecordError("\"\(name)\" is not a non-empty string") }
+        return text
+    }
+
+    /// An array of strings, or empty when the field is null or absent.
+    private static func strings(_ object: JSONValue, _ key: String, within: String? = nil) throws(LogRecordError) -> [String] {
+        guard let value = object[key], !value.isNull else { return [] }
+        let name = within.map { "\($0).\(key)" } ?? key
+        guard let items = value.arrayValue else { throw LogRecordError("\"\(name)\" is not an array") }
+        var texts: [String] = []
+        for item in items {
+            guard let text = item.stringValue else { throw LogRecordError("\"\(name)\" holds a value that is not a string") }
+            texts.append(text)
+        }
+        return texts
+    }
+}
+
+/// A line that is JSON but not a connection record `report` can use.
+public struct LogRecordError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var reason: String
+
+    public init(_ reason: String) { self.reason = reason }
+
+    public var description: String { "not a connection record: \(reason)" }
+}
