@@ -6,16 +6,16 @@ import ATSPolicy
 public struct ATSProxyCtlCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "atsproxyctl",
-        abstract: "Check, explain and control App Transport Security policies for atsproxy.",
+        abstract: "Check, explain and diagnose App Transport Security policies, and control atsproxy.",
         discussion: """
-            Exit status: 0 success; 1 findings with --strict, or the daemon refused; 2 a missing, unreadable \
-            or invalid file, host or option; 3 no daemon answered on the control socket.
+            Exit status: 0 success; 1 findings with --strict, a server that needs an exception (diagnose), \
+            or the daemon refused; 2 a missing, unreadable or invalid file, host, URL or option; 3 no daemon \
+            answered on the control socket, or diagnose could not reach the server.
             """,
         version: ATSProxyVersion.current,
         subcommands: [
-            CheckCommand.self, ExplainCommand.self, DiagnoseCommand.self, StatusCommand.self, ReloadCommand.self, StatsCommand.self,
-            FlushCacheCommand.self, ReopenLogsCommand.self,
-            ReportCommand.self,
+            CheckCommand.self, ExplainCommand.self, DiagnoseCommand.self, ReportCommand.self, StatusCommand.self,
+            ReloadCommand.self, StatsCommand.self, FlushCacheCommand.self, ReopenLogsCommand.self,
         ]
     )
 
