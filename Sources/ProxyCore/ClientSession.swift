@@ -62,6 +62,9 @@ final class ClientSession {
                 body: "client \(peer) is not allowed to use this proxy (see --allow-client)\n"))
             return
         }
+        // A client sends its request head with its connection: it is usually here already, and
+        // reading it now saves a trip through the loop.
+        client.readImmediately()
         awaitHead(timeout: settings.headTimeout)
     }
 
