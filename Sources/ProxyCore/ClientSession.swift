@@ -274,7 +274,7 @@ final class ClientSession {
         guard var record else { return }
         self.record = nil
         record.durationMilliseconds = ProxyServer.nowMilliseconds() - record.startedAt
-        server.log.write(line: record.json.serializedBytes)
+        server.log.write(line: record.logLine)
         server.statistics.logged(record)
     }
 
