@@ -22,76 +22,158 @@ public enum ConnectionEvent: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// A socket with libevent's buffers on an event base: the single owner of its `bufferevent` (which
-/// closes the socket), freed in ``close()`` and only there.
+/// A non-blocking socket with an input and an output buffer on an event base: the single owner of
+/// the socket, its two `evbuffer`s and its three `event`s, all freed (and the socket closed) in
+/// ``close()`` and only there.
+///
+/// Built on plain events rather than a `bufferevent`, for the syscalls a bufferevent spends:
+/// - reads take what the socket holds without asking first (`evbuffer_read` does an
+///   `ioctl(FIONREAD)` before every read, and never reads more than 4 KiB);
+/// - writes go to the socket at once, and the write event is armed only when the socket would
+///   block (a bufferevent arms it for every write, and disarms it once written: two `epoll_ctl`
+///   and a trip through the loop per write);
+/// - the read event is armed only while reading is on, so turning reading off and on again in one
+///   loop turn costs nothing (libevent's changelist folds it).
+///
+/// Callbacks (``onReadable``, ``onDrained``, ``onEvent``) only ever run from the event loop, never
+/// from inside a method of this class: what a method finds (a write error, an end of stream, a
+/// buffer drained at once) is reported through the notice event, later in the same loop turn.
+/// That is what `BEV_OPT_DEFER_CALLBACKS` gave: a callback may close the connection, or write to
+/// another, without re-entering the one that called it.
 ///
 /// The C callbacks' context is this object, retained from creation until ``close()``, so a callback
-/// can never see a freed connection; `DEFER_CALLBACKS` keeps a callback that closes the connection
-/// from re-entering libevent.
+/// can never see a freed connection.
 public final class Connection {
-    private var raw: OpaquePointer?
+    private enum Phase {
+        /// Waiting for the resolver (an outgoing connection by name); no socket yet.
+        case resolving
+        /// connect() is in progress.
+        case connecting
+        /// Connected (accepted, or an outgoing connect completed).
+        case open
+        /// ``close()`` ran.
+        case closed
+    }
+
+    private let base: EventBase
+    private var phase: Phase
+    private var descriptor: Int32 = -1
+    private var input: OpaquePointer?
+    private var output: OpaquePointer?
+    /// Readability, with the read time limit; pending exactly while ``readArmed``.
+    private var readEvent: OpaquePointer?
+    /// Writability (or a connect's completion), with the write time limit; pending exactly while
+    /// ``writeArmed``. Before a socket exists it is a plain timer for the write limit.
+    private var writeEvent: OpaquePointer?
+    /// Made active by hand to report what a method found, from the loop.
+    private var noticeEvent: OpaquePointer?
     private var retainedForCallbacks: Unmanaged<Connection>?
+    /// The resolver's request while it is pending (cancelled by ``close()``).
+    private var lookup: OpaquePointer?
+    private var dnsErrorCode: Int32 = 0
+
+    private var reading = true
+    private var readArmed = false
+    private var writeArmed = false
+    /// A write failed: nothing more is written (the error has been or will be reported).
+    private var writeFailed = false
+    private var readLimit: timeval?
+    private var writeLimit: timeval?
+    private var drainedMark = 0
+
+    // What the notice event reports, in this order.
+    private var connectedNoticeDue = false
+    private var failureNotice: ConnectionEvent?
+    private var drainedNoticeDue = false
 
     public var onReadable: ((Connection) -> Void)?
     public var onDrained: ((Connection) -> Void)?
     public var onEvent: ((Connection, ConnectionEvent) -> Void)?
 
     /// Wraps an accepted (or otherwise connected) socket; the connection owns it from here on.
+    /// Reading is on.
     public init(base: EventBase, descriptor: Int32) throws(EventError) {
-        evutil_make_socket_nonblocking(descriptor)
-        let options = Int32(BEV_OPT_CLOSE_ON_FREE.rawValue | BEV_OPT_DEFER_CALLBACKS.rawValue)
-        guard let bufferevent = bufferevent_socket_new(base.raw, descriptor, options) else {
+        self.base = base
+        phase = .open
+        guard evutil_make_socket_nonblocking(descriptor) == 0 else {
+            let error = EventError("making the socket non-blocking")
             Glibc.close(descriptor)
-            throw EventError("bufferevent_socket_new")
+            throw error
         }
-        attach(bufferevent)
+        do {
+            try setUp(descriptor: descriptor)
+        } catch {
+            Glibc.close(descriptor)
+            throw error
+        }
+        armRead()
     }
 
-    /// Takes ownership of a new bufferevent: the callbacks' context is this object, retained until
-    /// ``close()``. Writes go up to 256 KiB per wake-up (libevent's default is 16 KiB), matching the reads.
-    private func attach(_ bufferevent: OpaquePointer) {
-        raw = bufferevent
+    /// Starts connecting to `host:port`, resolving the name asynchronously (nothing blocks the loop),
+    /// and connecting to the first address found. ``onEvent`` reports `.connected` or the failure;
+    /// the write time limit (``setTimeouts(read:write:)``) bounds the lookup and the connect.
+    /// Reading is on once connected; what is written before is sent then.
+    public init(base: EventBase, connectingTo host: String, port: UInt16, resolver: DNSResolver) throws(EventError) {
+        self.base = base
+        phase = .resolving
+        try setUp(descriptor: -1)
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        // Glibc-qualified: unqualified, a release (whole-module) build attributes the SOCK_* constants
+        // to CLibevent, and UnixSocketFile.swift, which imports only Glibc, then cannot find them.
+        hints.ai_socktype = Int32(Glibc.SOCK_STREAM.rawValue)
+        hints.ai_protocol = Int32(IPPROTO_TCP)
+        // The resolver's callback may run before evdns_getaddrinfo returns (names from the hosts
+        // files, numeric addresses); either way it gets its own retain, released when it runs.
+        let context = Unmanaged.passRetained(self).toOpaque()
+        lookup = evdns_getaddrinfo(resolver.raw, host, String(port), &hints, resolvedCallback, context)
+    }
+
+    /// The buffers and events; the descriptor may be -1 (bound later by ``bind(descriptor:)``).
+    private func setUp(descriptor: Int32) throws(EventError) {
         let context = Unmanaged.passRetained(self)
         retainedForCallbacks = context
-        bufferevent_setcb(bufferevent, readCallback, writeCallback, eventCallback, context.toOpaque())
-        _ = bufferevent_set_max_single_write(bufferevent, Connection.maximumReadPerCallback)
-        bufferevent_enable(bufferevent, Int16(EV_READ | EV_WRITE))
-    }
-
-    /// Starts connecting to `host:port`, resolving the name asynchronously (nothing blocks the loop).
-    /// ``onEvent`` reports `.connected` or the failure.
-    public init(base: EventBase, connectingTo host: String, port: UInt16, resolver: DNSResolver) throws(EventError) {
-        let options = Int32(BEV_OPT_CLOSE_ON_FREE.rawValue | BEV_OPT_DEFER_CALLBACKS.rawValue)
-        guard let bufferevent = bufferevent_socket_new(base.raw, -1, options) else {
-            throw EventError("bufferevent_socket_new")
-        }
-        attach(bufferevent)
-        guard bufferevent_socket_connect_hostname(bufferevent, resolver.raw, AF_UNSPEC, host, Int32(port)) == 0 else {
-            let error = EventError("connecting to \(host) port \(port)")
+        input = evbuffer_new()
+        output = evbuffer_new()
+        guard input != nil, output != nil, let read = event_new(base.raw, -1, 0, readCallback, context.toOpaque()),
+            let write = event_new(base.raw, -1, 0, writeCallback, context.toOpaque()),
+            let notice = event_new(base.raw, -1, 0, noticeCallback, context.toOpaque())
+        else {
+            let error = EventError("setting up a connection")
             close()
             throw error
         }
+        readEvent = read
+        writeEvent = write
+        noticeEvent = notice
+        if descriptor >= 0 { bind(descriptor: descriptor) }
+    }
+
+    /// Points the read and write events at the socket (they must not be pending).
+    private func bind(descriptor: Int32) {
+        guard let readEvent, let writeEvent, let context = retainedForCallbacks?.toOpaque() else { return }
+        self.descriptor = descriptor
+        event_assign(readEvent, base.raw, descriptor, Int16(EV_READ | EV_PERSIST), readCallback, context)
+        event_assign(writeEvent, base.raw, descriptor, Int16(EV_WRITE | EV_PERSIST), writeCallback, context)
     }
 
     /// The resolver's error after a failed connect by name, in words (nil when it was not DNS).
     public var dnsError: String? {
-        guard let raw else { return nil }
-        let code = bufferevent_socket_get_dns_error(raw)
-        return code == 0 ? nil : String(cString: evutil_gai_strerror(code))
+        dnsErrorCode == 0 ? nil : String(cString: evutil_gai_strerror(dnsErrorCode))
     }
 
     deinit {
         // Unreachable while open: the callbacks' retain keeps the object alive until close().
-        precondition(raw == nil, "a Connection must be closed before it is released")
+        precondition(retainedForCallbacks == nil, "a Connection must be closed before it is released")
     }
 
-    public var isOpen: Bool { raw != nil }
+    public var isOpen: Bool { phase != .closed }
 
     /// Bytes waiting in the input buffer.
-    public var availableBytes: Int { raw.map { evbuffer_get_length(bufferevent_get_input($0)) } ?? 0 }
+    public var availableBytes: Int { input.map { evbuffer_get_length($0) } ?? 0 }
 
     /// Bytes not yet handed to the kernel.
-    public var pendingOutputBytes: Int { raw.map { evbuffer_get_length(bufferevent_get_output($0)) } ?? 0 }
+    public var pendingOutputBytes: Int { output.map { evbuffer_get_length($0) } ?? 0 }
 
     /// Takes up to `maximum` bytes from the input buffer.
     public func read(maximum: Int = .max) -> [UInt8] { copyInput(maximum: maximum, removing: true) }
@@ -100,8 +182,7 @@ public final class Connection {
     public func peek(maximum: Int = .max) -> [UInt8] { copyInput(maximum: maximum, removing: false) }
 
     private func copyInput(maximum: Int, removing: Bool) -> [UInt8] {
-        guard let raw else { return [] }
-        let input = bufferevent_get_input(raw)
+        guard let input else { return [] }
         let count = min(maximum, evbuffer_get_length(input))
         guard count > 0 else { return [] }
         var bytes = [UInt8](repeating: 0, count: count)
@@ -111,107 +192,182 @@ public final class Connection {
         return Array(bytes.prefix(max(0, copied)))
     }
 
+    /// Queues `bytes` and writes what the socket takes at once.
     public func write(_ bytes: [UInt8]) {
-        guard let raw, !bytes.isEmpty else { return }
-        _ = bytes.withUnsafeBytes { bufferevent_write(raw, $0.baseAddress, $0.count) }
+        guard let output, !bytes.isEmpty else { return }
+        _ = bytes.withUnsafeBytes { evbuffer_add(output, $0.baseAddress, $0.count) }
+        flushNow()
     }
 
     /// Moves everything in this connection's input to `other`'s output without copying the bytes
-    /// (evbuffer chains are handed over): the relay's hot path.
+    /// (evbuffer chains are handed over), and writes what `other`'s socket takes at once: the
+    /// relay's hot path.
     public func moveInput(to other: Connection) {
-        guard let raw, let target = other.raw else { return }
-        evbuffer_add_buffer(bufferevent_get_output(target), bufferevent_get_input(raw))
+        guard let input, let target = other.output else { return }
+        evbuffer_add_buffer(target, input)
+        other.flushNow()
     }
 
     /// Moves at most `maximum` bytes of this connection's input to `other`'s output, without copying
     /// where whole chains fit; returns how many moved. For bodies whose length the proxy tracks.
     @discardableResult
     public func moveInput(to other: Connection, maximum: Int) -> Int {
-        guard let raw, let target = other.raw, maximum > 0 else { return 0 }
-        return Int(evbuffer_remove_buffer(bufferevent_get_input(raw), bufferevent_get_output(target), maximum))
+        guard let input, let target = other.output, maximum > 0 else { return 0 }
+        let moved = Int(evbuffer_remove_buffer(input, target, maximum))
+        other.flushNow()
+        return moved
     }
 
     /// Discards the first `count` bytes of the input (after a ``peek(maximum:)`` has looked at them).
     public func discardInput(_ count: Int) {
-        guard let raw, count > 0 else { return }
-        evbuffer_drain(bufferevent_get_input(raw), count)
+        guard let input, count > 0 else { return }
+        evbuffer_drain(input, count)
     }
 
-    /// Whether reading is on (it is unless ``setReading(_:)`` turned it off).
-    public var isReading: Bool {
-        guard let raw else { return false }
-        return Int32(bufferevent_get_enabled(raw)) & Int32(EV_READ) != 0
-    }
+    /// Whether reading is on: it is from creation until ``setReading(_:)`` turns it off, or an end
+    /// of stream, an error or a read timeout does.
+    public var isReading: Bool { phase != .closed && reading }
 
     /// Stops or resumes reading: backpressure, so a slow reader never makes memory grow.
     public func setReading(_ enabled: Bool) {
-        guard let raw else { return }
-        if enabled { bufferevent_enable(raw, Int16(EV_READ)) } else { bufferevent_disable(raw, Int16(EV_READ)) }
+        guard phase != .closed, enabled != reading else { return }
+        reading = enabled
+        if enabled { armRead() } else { disarmRead() }
     }
 
-    /// Calls ``onDrained`` once the output falls to `low` bytes (0: fully written).
+    /// Reads what the socket holds right now into the input buffer, without waiting and without
+    /// calling ``onReadable``: for a peer that has usually spoken already (a client sends its request
+    /// with its connection), this saves a trip through the loop. An end of stream or an error found
+    /// is reported through ``onEvent`` from the loop, as if the loop had found it.
+    public func readImmediately() {
+        guard phase == .open, reading else { return }
+        if let end = receive().end { stopReading(reporting: end) }
+    }
+
+    /// Calls ``onDrained`` once the output falls to `low` bytes (0: fully written); when it already
+    /// is at or below, soon after this call (from the loop).
     public func setDrainedMark(_ low: Int) {
-        guard let raw else { return }
+        guard phase != .closed else { return }
         drainedMark = low
-        bufferevent_setwatermark(raw, Int16(EV_WRITE), low, 0)
+        if pendingOutputBytes <= low { noteDrained() }
     }
 
-    private var drainedMark = 0
-
-    /// Read and write time limits; nil removes them.
+    /// Read and write time limits; nil removes them. The read limit runs while reading is on, the
+    /// write limit while a connect is in progress or written bytes wait for the socket.
     public func setTimeouts(read: Duration?, write: Duration?) {
-        guard let raw else { return }
-        var readValue = read.map(Glibc.timeval.init(duration:))
-        var writeValue = write.map(Glibc.timeval.init(duration:))
-        withOptionalPointer(&readValue) { readPointer in
-            withOptionalPointer(&writeValue) { writePointer in _ = bufferevent_set_timeouts(raw, readPointer, writePointer) }
+        guard phase != .closed else { return }
+        readLimit = read.map(Glibc.timeval.init(duration:))
+        writeLimit = write.map(Glibc.timeval.init(duration:))
+        if readArmed { rearm(readEvent, limit: readLimit) }
+        if writeArmed {
+            rearm(writeEvent, limit: writeLimit)
+        } else if phase == .resolving, writeLimit != nil {
+            armWrite()  // A plain timer until the socket exists: the limit covers the lookup too.
         }
     }
 
     /// Half-closes: no more writes from us once the output is flushed by the kernel.
     public func shutdownWrite() {
-        guard let raw else { return }
-        shutdown(bufferevent_getfd(raw), Int32(SHUT_WR))
+        guard descriptor >= 0, phase != .closed else { return }
+        shutdown(descriptor, Int32(SHUT_WR))
     }
 
-    /// Frees the bufferevent (closing the socket) and drops the callbacks' retain. Idempotent.
+    /// Frees the events and buffers, closes the socket and drops the callbacks' retain. Idempotent.
     public func close() {
-        guard let raw else { return }
-        bufferevent_setcb(raw, nil, nil, nil, nil)
-        bufferevent_free(raw)
-        self.raw = nil
+        guard phase != .closed else { return }
+        phase = .closed
         onReadable = nil
         onDrained = nil
         onEvent = nil
+        if let lookup {
+            self.lookup = nil
+            evdns_getaddrinfo_cancel(lookup)  // Runs the resolver's callback, which sees the close.
+        }
+        for event in [readEvent, writeEvent, noticeEvent] { if let event { event_free(event) } }
+        readEvent = nil
+        writeEvent = nil
+        noticeEvent = nil
+        readArmed = false
+        writeArmed = false
+        if let input { evbuffer_free(input) }
+        if let output { evbuffer_free(output) }
+        input = nil
+        output = nil
+        if descriptor >= 0 { Glibc.close(descriptor) }
+        descriptor = -1
         let retained = retainedForCallbacks
         retainedForCallbacks = nil
         retained?.release()
     }
 
-    fileprivate func readable() {
-        topUpInput()
-        onReadable?(self)
+    // MARK: - Events
+
+    private func armRead() {
+        guard !readArmed, reading, phase == .open || phase == .connecting, let readEvent else { return }
+        readArmed = true
+        add(readEvent, limit: readLimit)
     }
+
+    private func disarmRead() {
+        guard readArmed, let readEvent else { return }
+        readArmed = false
+        event_del(readEvent)
+    }
+
+    private func armWrite() {
+        guard !writeArmed, let writeEvent else { return }
+        writeArmed = true
+        add(writeEvent, limit: writeLimit)
+    }
+
+    private func disarmWrite() {
+        guard writeArmed, let writeEvent else { return }
+        writeArmed = false
+        event_del(writeEvent)
+    }
+
+    private func add(_ event: OpaquePointer, limit: timeval?) {
+        if var limit { event_add(event, &limit) } else { event_add(event, nil) }
+    }
+
+    /// A pending event takes a new limit by being added again; only removing the limit needs a
+    /// delete first (in the same loop turn, which the changelist folds into no epoll_ctl).
+    private func rearm(_ event: OpaquePointer?, limit: timeval?) {
+        guard let event else { return }
+        if limit == nil { event_del(event) }
+        add(event, limit: limit)
+    }
+
+    private func noteDrained() {
+        drainedNoticeDue = true
+        notify()
+    }
+
+    private func notify() {
+        if let noticeEvent { event_active(noticeEvent, Int32(EV_TIMEOUT), 0) }
+    }
+
+    // MARK: - Reading
 
     /// The most one read callback takes from the socket.
     static let maximumReadPerCallback = 256 * 1024
-    /// libevent 2.1's evbuffer_read never takes more than this (EVBUFFER_MAX_READ) per wake-up.
-    private static let libeventReadCap = 4096
+    /// The most one write takes from the output.
+    static let maximumWritePerCall = 256 * 1024
 
-    /// libevent 2.1 reads at most 4 KiB per wake-up, however much is waiting: a bulk transfer then
-    /// costs an epoll round, an ioctl and a readv per 4 KiB. When libevent's read filled that cap,
-    /// more is probably waiting, so this reads the rest (up to ``maximumReadPerCallback``) straight
-    /// into the input buffer, 64 KiB per readv, the way bufferevent_readcb does: with the buffer's
-    /// end unfrozen for the read. End of stream and errors are left for libevent's next read,
-    /// which sees them again.
-    private func topUpInput() {
-        guard let raw else { return }
-        let input = bufferevent_get_input(raw)
-        guard evbuffer_get_length(input) >= Connection.libeventReadCap else { return }
-        let descriptor = bufferevent_getfd(raw)
-        evbuffer_unfreeze(input, 0)
-        defer { evbuffer_freeze(input, 0) }
-        var total = 0
+    /// Reads until the socket has no more, or ``maximumReadPerCallback`` is in. The first read goes
+    /// to the loop's scratch buffer and is copied into the input: the input's chains then hold what
+    /// arrived and no more, so many small reads queued for a slow reader do not take a large chain
+    /// each. When that read fills the scratch buffer, a bulk transfer is under way and the rest is
+    /// read straight into the input's own space (64 KiB chains, filled), without the copy.
+    private func receive() -> (count: Int, end: ConnectionEvent?) {
+        guard let input, descriptor >= 0 else { return (0, nil) }
+        let scratch = base.readScratch
+        let first = recv(descriptor, scratch.baseAddress, scratch.count, 0)
+        guard first > 0 else { return (0, Self.ending(first)) }
+        evbuffer_add(input, scratch.baseAddress, first)
+        guard first == scratch.count else { return (first, nil) }
+        var total = first
+        var end: ConnectionEvent?
         withUnsafeTemporaryAllocation(of: iovec.self, capacity: 2) { vectors in
             while total < Connection.maximumReadPerCallback {
                 let count = Int(evbuffer_reserve_space(input, 65_536, vectors.baseAddress, 2))
@@ -219,6 +375,7 @@ public final class Connection {
                 // On Linux <event2/buffer.h> defines evbuffer_iovec as struct iovec: readv takes them as they are.
                 let received = readv(descriptor, vectors.baseAddress, Int32(count))
                 guard received > 0 else {
+                    end = Self.ending(received)
                     evbuffer_commit_space(input, vectors.baseAddress, 0)
                     return
                 }
@@ -230,52 +387,232 @@ public final class Connection {
                 }
                 evbuffer_commit_space(input, vectors.baseAddress, Int32(count))
                 total += received
+                if received < 65_536 { return }
             }
         }
+        return (total, end)
     }
-    /// libevent also runs the write callback when a socket it did not connect itself first becomes
-    /// writable, with nothing written; with deferred callbacks that call can land after a handler was
-    /// installed for a real drain. Only a buffer at or below the mark counts as drained.
-    fileprivate func drained() {
-        guard pendingOutputBytes <= drainedMark else { return }
+
+    /// What a read that returned `result` (0 or -1) means: nil when there is just nothing more yet.
+    private static func ending(_ result: Int) -> ConnectionEvent? {
+        if result == 0 { return .endOfStream }
+        let code = errno
+        return code == EAGAIN || code == EWOULDBLOCK || code == EINTR ? nil : .error(code)
+    }
+
+    /// An end of stream or a read error stops reading (as a bufferevent does), and is reported.
+    private func stopReading(reporting end: ConnectionEvent) {
+        reading = false
+        disarmRead()
+        if failureNotice == nil { failureNotice = end }
+        notify()
+    }
+
+    fileprivate func readReady(_ what: Int16) {
+        guard phase != .closed else { return }
+        if Int32(what) & Int32(EV_TIMEOUT) != 0 {
+            reading = false
+            disarmRead()
+            onEvent?(self, .timeout)
+            return
+        }
+        let (count, end) = receive()
+        if count > 0 { onReadable?(self) }
+        guard let end, phase != .closed else { return }
+        reading = false
+        disarmRead()
+        onEvent?(self, end)
+    }
+
+    // MARK: - Writing
+
+    /// Writes what the output holds now, unless a connect is in progress or the socket is known to
+    /// be full (the write event then writes when it can); arms the write event when the socket does
+    /// not take everything.
+    private func flushNow() {
+        guard phase == .open, !writeArmed, !writeFailed, pendingOutputBytes > 0 else { return }
+        switch writeOutput() {
+        case .wrote:
+            if pendingOutputBytes > 0 {
+                armWrite()
+            } else if onDrained != nil, pendingOutputBytes <= drainedMark {
+                noteDrained()
+            }
+        case .wouldBlock:
+            armWrite()
+        case .failed(let code):
+            writeFailed = true
+            if failureNotice == nil { failureNotice = .error(code) }
+            notify()
+        }
+    }
+
+    private enum WriteResult {
+        case wrote, wouldBlock, failed(Int32)
+    }
+
+    /// One sendmsg of up to ``maximumWritePerCall`` bytes from the output's chains (MSG_NOSIGNAL: a
+    /// peer that reset the connection is an error to report, not a SIGPIPE).
+    private func writeOutput() -> WriteResult {
+        guard let output else { return .wouldBlock }
+        let maximumVectors = 64
+        let sent: Int = withUnsafeTemporaryAllocation(of: iovec.self, capacity: maximumVectors) { vectors in
+            let filled = Int(evbuffer_peek(output, Connection.maximumWritePerCall, nil, vectors.baseAddress, Int32(maximumVectors)))
+            let count = min(filled, maximumVectors)
+            // The last extent may run past the limit; it is cut to it.
+            var left = Connection.maximumWritePerCall
+            for index in 0..<count {
+                vectors[index].iov_len = min(vectors[index].iov_len, left)
+                left -= vectors[index].iov_len
+            }
+            var message = msghdr()
+            message.msg_iov = vectors.baseAddress
+            message.msg_iovlen = count
+            return sendmsg(descriptor, &message, Int32(MSG_NOSIGNAL))
+        }
+        if sent > 0 {
+            evbuffer_drain(output, sent)
+            return .wrote
+        }
+        let code = errno
+        return sent < 0 && code != EAGAIN && code != EWOULDBLOCK && code != EINTR ? .failed(code) : .wouldBlock
+    }
+
+    fileprivate func writeReady(_ what: Int16) {
+        guard phase != .closed else { return }
+        if Int32(what) & Int32(EV_TIMEOUT) != 0 {
+            disarmWrite()
+            onEvent?(self, .timeout)
+            return
+        }
+        if phase == .connecting { return connectFinished() }
+        guard !writeFailed, pendingOutputBytes > 0 else { return disarmWrite() }
+        switch writeOutput() {
+        case .wrote:
+            if pendingOutputBytes == 0 { disarmWrite() }
+            drained()
+        case .wouldBlock:
+            return
+        case .failed(let code):
+            writeFailed = true
+            disarmWrite()
+            onEvent?(self, .error(code))
+        }
+    }
+
+    /// Only a buffer at or below the mark counts as drained.
+    private func drained() {
+        guard phase != .closed, pendingOutputBytes <= drainedMark else { return }
         onDrained?(self)
     }
 
-    fileprivate func event(_ what: Int16) {
-        let flags = Int32(what)
-        let event: ConnectionEvent
-        if flags & Int32(BEV_EVENT_CONNECTED) != 0 {
-            event = .connected
-        } else if flags & Int32(BEV_EVENT_TIMEOUT) != 0 {
-            event = .timeout
-        } else if flags & Int32(BEV_EVENT_EOF) != 0 {
-            event = .endOfStream
-        } else {
-            event = .error(errno)
+    // MARK: - Connecting
+
+    fileprivate func resolved(_ result: Int32, _ addresses: UnsafeMutablePointer<addrinfo>?) {
+        lookup = nil
+        defer { if let addresses { evutil_freeaddrinfo(addresses) } }
+        guard phase == .resolving else { return }  // Closed meanwhile (the lookup was cancelled).
+        guard result == 0, let address = addresses?.pointee, let socketAddress = address.ai_addr else {
+            dnsErrorCode = result == 0 ? EAI_FAIL : result
+            disarmWrite()
+            failureNotice = .error(0)
+            return notify()
         }
-        onEvent?(self, event)
+        let socketType = Int32(Glibc.SOCK_STREAM.rawValue) | Int32(Glibc.SOCK_NONBLOCK.rawValue) | Int32(Glibc.SOCK_CLOEXEC.rawValue)
+        let descriptor = Glibc.socket(address.ai_family, socketType, Int32(IPPROTO_TCP))
+        guard descriptor >= 0 else { return failConnect(errno) }
+        // The write event was a plain timer for the limit so far; it watches the socket from here
+        // (with the limit starting again, as a bufferevent's does when its connect starts).
+        disarmWrite()
+        bind(descriptor: descriptor)
+        var code: Int32 = 0
+        if Glibc.connect(descriptor, socketAddress, address.ai_addrlen) != 0 {
+            code = errno
+            // A server on this machine has usually completed the handshake by the time connect()
+            // returns EINPROGRESS: asking again (0 once established, EALREADY while not) saves
+            // waiting a loop turn for the socket to become writable. Elsewhere it costs one call.
+            if code == EINPROGRESS { code = Glibc.connect(descriptor, socketAddress, address.ai_addrlen) == 0 ? 0 : errno }
+        }
+        switch code {
+        case 0:
+            phase = .open
+            armRead()
+            connectedNoticeDue = true
+            flushNow()
+            notify()
+        case EINPROGRESS, EALREADY, EINTR:
+            phase = .connecting
+            armWrite()
+            armRead()
+        default:
+            failConnect(code)
+        }
     }
 
-}
+    private func failConnect(_ code: Int32) {
+        disarmWrite()
+        if failureNotice == nil { failureNotice = .error(code) }
+        notify()
+    }
 
-private func withOptionalPointer<T, R>(_ value: inout T?, _ body: (UnsafePointer<T>?) -> R) -> R {
-    guard var unwrapped = value else { return body(nil) }
-    defer { value = unwrapped }
-    return withUnsafePointer(to: &unwrapped) { body($0) }
+    private func connectFinished() {
+        var code: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        if getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &code, &length) != 0 { code = errno }
+        if code == EINPROGRESS || code == EALREADY || code == EINTR { return }
+        disarmWrite()
+        guard code == 0 else {
+            onEvent?(self, .error(code))
+            return
+        }
+        phase = .open
+        flushNow()
+        onEvent?(self, .connected)
+    }
+
+    fileprivate func deliverNotices() {
+        if connectedNoticeDue {
+            connectedNoticeDue = false
+            onEvent?(self, .connected)
+        }
+        if let failure = failureNotice, phase != .closed {
+            failureNotice = nil
+            onEvent?(self, failure)
+        }
+        if drainedNoticeDue, phase != .closed {
+            drainedNoticeDue = false
+            drained()
+        }
+    }
 }
 
 private func connection(_ context: UnsafeMutableRawPointer?) -> Connection? {
     context.map { Unmanaged<Connection>.fromOpaque($0).takeUnretainedValue() }
 }
 
-private func readCallback(_ bufferevent: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
-    connection(context)?.readable()
+// The callbacks hold the connection for the whole call: a callback that closes it drops the retain
+// it was created with, and the object must outlive the method that is still running.
+
+private func readCallback(_ descriptor: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
+    guard let connection = connection(context) else { return }
+    withExtendedLifetime(connection) { connection.readReady(what) }
 }
 
-private func writeCallback(_ bufferevent: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
-    connection(context)?.drained()
+private func writeCallback(_ descriptor: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
+    guard let connection = connection(context) else { return }
+    withExtendedLifetime(connection) { connection.writeReady(what) }
 }
 
-private func eventCallback(_ bufferevent: OpaquePointer?, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
-    connection(context)?.event(what)
+private func noticeCallback(_ descriptor: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
+    guard let connection = connection(context) else { return }
+    withExtendedLifetime(connection) { connection.deliverNotices() }
+}
+
+/// evdns_getaddrinfo's callback: its context was retained for it alone.
+private func resolvedCallback(
+    _ result: Int32, _ addresses: UnsafeMutablePointer<addrinfo>?, _ context: UnsafeMutableRawPointer?
+) {
+    guard let context else { return }
+    let connection = Unmanaged<Connection>.fromOpaque(context).takeRetainedValue()
+    connection.resolved(result, addresses)
 }

@@ -8,6 +8,10 @@ private let threadingReady: Bool = evthread_use_pthreads() == 0
 /// that runs it; everything created on it (listeners, connections, timers) belongs there too.
 public final class EventBase {
     let raw: OpaquePointer
+    /// Where connections on this base read first (see `Connection.receive()`): one buffer for all,
+    /// since they all run on this base's thread, one callback at a time; nothing stays in it
+    /// between reads.
+    let readScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
     public init() throws(EventError) {
         guard threadingReady else { throw EventError("evthread_use_pthreads", errno: 0) }
@@ -21,7 +25,10 @@ public final class EventBase {
         raw = base
     }
 
-    deinit { event_base_free(raw) }
+    deinit {
+        event_base_free(raw)
+        readScratch.deallocate()
+    }
 
     /// Runs callbacks until the loop is stopped, even while nothing is pending (a loop that only
     /// waits for inbox messages from other threads has no event to wait on in libevent's eyes).

@@ -62,6 +62,9 @@ final class ClientSession {
                 body: "client \(peer) is not allowed to use this proxy (see --allow-client)\n"))
             return
         }
+        // A client sends its request head with its connection: it is usually here already, and
+        // reading it now saves a trip through the loop.
+        client.readImmediately()
         awaitHead(timeout: settings.headTimeout)
     }
 
@@ -271,7 +274,7 @@ final class ClientSession {
         guard var record else { return }
         self.record = nil
         record.durationMilliseconds = ProxyServer.nowMilliseconds() - record.startedAt
-        server.log.write(line: record.json.serializedBytes)
+        server.log.write(line: record.logLine)
         server.statistics.logged(record)
     }
 

@@ -36,6 +36,9 @@ public struct ConnectionRecord: Sendable {
     /// What the ATS-shaped (or, after it failed, the permissive) probe saw, as the log's `tls` value
     /// (built once per probe rather than once per connection); set with ``noteProbe(_:)``.
     private var probedJSON: JSONValue = .null
+    /// The same, serialized once per probe (``ProbeReport/tlsLogBytes``): the biggest part of a log
+    /// line, and the same for every connection that reuses the probe.
+    private var probedBytes: [UInt8] = ConnectionRecord.nullBytes
     /// The version and suite the device itself negotiated, read from the tunnel's hellos.
     public var deviceVersion: TLSVersion?
     public var deviceCipher: CipherSuite?
@@ -63,6 +66,7 @@ public struct ConnectionRecord: Sendable {
     /// Records what the probe behind this connection's verdict saw.
     public mutating func noteProbe(_ report: ProbeReport) {
         probedJSON = report.tlsJSON
+        probedBytes = report.tlsLogBytes
     }
 
     /// The verdicts that were reached, the request's host first.
@@ -72,10 +76,34 @@ public struct ConnectionRecord: Sendable {
     private var decidingVerdict: Verdict? { verdicts.first { !$0.isCompliant } ?? verdict }
 
     /// The log line (without its newline).
-    public var json: JSONValue {
+    public var json: JSONValue { .object(fields(tls: probedJSON)) }
+
+    /// The log line as bytes, what is written: the same as `json.serializedBytes`, with the probe's
+    /// `tls` value copied in already serialized rather than written again for every connection.
+    public var logLine: [UInt8] {
+        let fields = fields(tls: .null)
+        let split = ConnectionRecord.tlsFieldIndex
+        assert(fields[split].0 == "tls")
+        // `{…before…}` and `{…after…}` joined around `"tls":…`: both halves hold fields.
+        var line = JSONValue.object(Array(fields[..<split])).serializedBytes
+        line.removeLast()
+        line += ConnectionRecord.tlsFieldPrefix
+        line += probedBytes
+        line.append(UInt8(ascii: ","))
+        line += JSONValue.object(Array(fields[(split + 1)...])).serializedBytes.dropFirst()
+        return line
+    }
+
+    private static let nullBytes = Array("null".utf8)
+    private static let tlsFieldPrefix = Array(",\"tls\":".utf8)
+    /// Where `tls` is in ``fields(tls:)``.
+    private static let tlsFieldIndex = 15
+
+    /// The log contract's fields, in order.
+    private func fields(tls: JSONValue) -> [(String, JSONValue)] {
         let violations = verdicts.flatMap(\.violations)
         let rule = (decidingVerdict?.requirements ?? requirements)?.rule
-        return .object([
+        return [
             ("ts", .string(DateFormat.rfc3339(milliseconds: startedAt))),
             ("client", .string(client)),
             ("method", .string(method)),
@@ -91,14 +119,14 @@ public struct ConnectionRecord: Sendable {
             ("explanations", .strings(violations.map(\.explanation))),
             ("sni_check", serverNameVerdict.map(ConnectionRecord.serverNameJSON) ?? .null),
             ("tunnel", .optional(tunnelProtocol?.rawValue)),
-            ("tls", probedJSON),
+            ("tls", tls),
             ("observed", observedJSON),
             ("status", status.map { .int($0) } ?? .null),
             ("upstream_error", .optional(upstreamError)),
             ("bytes_up", .int(bytesUp)),
             ("bytes_down", .int(bytesDown)),
             ("duration_ms", .int(durationMilliseconds)),
-        ])
+        ]
     }
 
     private var observedJSON: JSONValue {

@@ -16,6 +16,8 @@ public struct ProbeReport: Sendable {
     /// `observed` as the log's `tls` value: built here, on the probe's thread, once for every
     /// connection that reuses this report from the verdict cache.
     public let tlsJSON: JSONValue
+    /// `tlsJSON` serialized, as the log line splices it in (``ConnectionRecord/logLine``).
+    public let tlsLogBytes: [UInt8]
 
     public init(
         observed: ObservedConnection? = nil, atsHandshakeFailure: String? = nil, upstreamFailure: ProbeFailure? = nil,
@@ -26,6 +28,7 @@ public struct ProbeReport: Sendable {
         self.upstreamFailure = upstreamFailure
         self.cleartextUpstream = cleartextUpstream
         tlsJSON = observed.map(ConnectionRecord.tlsJSON) ?? .null
+        tlsLogBytes = tlsJSON.serializedBytes
     }
 }
 

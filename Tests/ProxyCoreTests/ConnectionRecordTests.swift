@@ -40,6 +40,8 @@ struct ConnectionRecordTests {
         #expect(json["tls"]?["version"] == .string("TLSv1.0"))
         #expect(json["observed"]?["cipher"] == .string("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"))
         #expect(json.serialized.hasPrefix(#"{"ts":"2026-02-02T02:40:00.042Z","client":"127.0.0.1:50312""#))
+        // What is written splices the probe's serialized facts in: byte for byte the same line.
+        #expect(record.logLine == json.serializedBytes)
     }
 
     @Test("an unreachable upstream is a failed action with the reason, and no TLS facts")
@@ -54,5 +56,6 @@ struct ConnectionRecordTests {
         #expect(json["observed"] == .null)
         #expect(json["upstream_error"] == .string("cannot connect to down.example port 443: Connection refused"))
         #expect(json["ts"] == .string("1970-01-01T00:00:00.000Z"))
+        #expect(record.logLine == json.serializedBytes)
     }
 }
