@@ -41,7 +41,7 @@ let package = Package(
         // `atsproxyctl report`: the proxy's JSON logs (plain or gzip) read back, judged per host, and
         // turned into the narrowest NSAppTransportSecurity that lets the observed traffic through.
         .target(name: "TrafficReport", dependencies: ["ATSPolicy", "CZlib"]),
-        .testTarget(name: "TrafficReportTests", dependencies: ["TrafficReport", "ATSPolicy"]),
+        .testTarget(name: "TrafficReportTests", dependencies: ["TrafficReport", "ATSPolicy", "TLSTestSupport"]),
         // libevent, as Debian ships it. pkgConfig only contributes flags: libevent_openssl.pc would
         // link the combined libevent as well as libevent_core, two copies of the loop internals.
         .systemLibrary(name: "CLibevent", pkgConfig: "libevent_core", providers: [.apt(["libevent-dev"])]),
@@ -67,7 +67,7 @@ let package = Package(
         .target(name: "CProxyShims", dependencies: ["COpenSSL"]),
         .target(name: "TLSInspection", dependencies: ["ATSPolicy", "COpenSSL", "CProxyShims"]),
         .executableTarget(name: "policy-bench", dependencies: ["ATSPolicy"], path: "bench/policy-bench"),
-        .testTarget(name: "ATSPolicyTests", dependencies: ["ATSPolicy"], exclude: ["Fixtures"]),
+        .testTarget(name: "ATSPolicyTests", dependencies: ["ATSPolicy", "TLSTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
         .testTarget(
             name: "ProxyCoreTests", dependencies: ["ProxyCore", "ATSPolicy", "EventLoop", "TLSInspection", "TLSTestSupport"]),
@@ -80,7 +80,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "ProxyWireTests", dependencies: ["ProxyWire"], exclude: ["Fixtures"]),
+        .testTarget(name: "ProxyWireTests", dependencies: ["ProxyWire", "TLSTestSupport"], exclude: ["Fixtures"]),
         // Real certificates and real openssl servers for the tests that need them.
         .target(name: "TLSTestSupport", path: "Tests/TLSTestSupport"),
         .testTarget(name: "TLSInspectionTests", dependencies: ["TLSInspection", "ATSPolicy", "TLSTestSupport"]),

@@ -1,5 +1,6 @@
 import ATSPolicy
 import Testing
+import TLSTestSupport
 
 /// Random values that reach the writer's and the parser's corners: escapes, controls, U+2028,
 /// astral characters, Int64's ends, doubles across the whole exponent range, empty and

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 // Swift Testing has a SourceLocation too; this file means the parser's.
 import struct ATSPolicy.SourceLocation
+import TLSTestSupport
 
 // MARK: - Helpers
 

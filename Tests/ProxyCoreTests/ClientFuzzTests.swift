@@ -6,21 +6,10 @@ import Testing
 /// Whatever a client sends, the proxy answers with a 4xx or closes, and keeps serving everyone else.
 @Suite("Hostile clients")
 struct ClientFuzzTests {
-    /// A small deterministic generator, so a failure can be replayed from its seed.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     /// Inputs built to reach the parser's corners: valid-looking starts with damage, random bytes,
     /// TLS records where a request belongs, oversized lines and bodies that lie about their size.
-    static func hostileInput(_ random: inout SplitMix) -> [UInt8] {
+    static func hostileInput(_ random: inout SplitMix64) -> [UInt8] {
         let starts = [
             "GET http://localhost/ HTTP/1.1\r\n", "CONNECT localhost:443 HTTP/1.1\r\n", "POST http://localhost/ HTTP/1.1\r\n",
             "GET / HTTP/1.1\r\n", "CONNECT [::1 HTTP/1.1\r\n", "GET http://%zz/ HTTP/1.1\r\n", "\u{16}\u{03}\u{01}\u{02}\u{00}",
@@ -50,7 +39,7 @@ struct ClientFuzzTests {
             $0.headTimeout = .seconds(2)
         }
         defer { proxy.stop() }
-        var random = SplitMix(state: 20261121)
+        var random = SplitMix64(state: 20261121)
         for index in 0..<300 {
             let input = Self.hostileInput(&random)
             let answer = String(decoding: exchangeRaw(port: proxy.port, input), as: UTF8.self)

@@ -1,4 +1,5 @@
 import ProxyWire
+import TLSTestSupport
 
 /// Shared helpers for the HTTP tests, in a namespace so they cannot clash with other suites
 /// of the same test module.

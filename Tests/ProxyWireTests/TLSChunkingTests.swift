@@ -1,5 +1,6 @@
 import ProxyWire
 import Testing
+import TLSTestSupport
 
 /// The answer must not depend on how TCP happened to cut the stream.
 @Suite("TLS scanning is independent of chunking")

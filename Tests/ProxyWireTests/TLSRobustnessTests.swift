@@ -1,5 +1,6 @@
 import ProxyWire
 import Testing
+import TLSTestSupport
 
 /// No input may crash the scanner, grow it without bound or leave it undecided once a whole
 /// message is in.

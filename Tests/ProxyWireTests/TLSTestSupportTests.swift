@@ -1,6 +1,7 @@
 import Foundation
 import ProxyWire
 import Testing
+import TLSTestSupport
 
 // Helpers shared by the TLS*Tests files (this file is named to match the TLS*Tests.swift pattern
 // that keeps the TLS component's tests apart from the HTTP component's), plus checks of the
@@ -85,20 +86,6 @@ enum Scan {
     }
 }
 
-/// A small, seeded generator so random tests repeat exactly (SplitMix64, Steele et al. 2014).
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Builds TLS wire bytes for hand-made cases.
 enum Wire {

@@ -1,26 +1,14 @@
 import ATSPolicy
 import Testing
+import TLSTestSupport
 import TrafficReport
 
 /// The suggestion, loaded back as a policy, grants every fixable host exactly what its traffic
 /// needs and every other judged host nothing beyond its own needs: for random days of traffic.
 @Suite("The suggestion is exact: property tests")
 struct SuggestionPropertyTests {
-    /// A small deterministic generator (SplitMix64), so a failure names a seed that reproduces it.
-    struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func pick<T>(_ items: [T]) -> T { items[Int(next() % UInt64(items.count))] }
-    }
-
     static func day(seed: UInt64) -> [String] {
-        var random = Generator(state: seed)
+        var random = SplitMix64(state: seed)
         let labels = ["a", "b", "c", "img", "cdn", "api"]
         let parents = ["example.com", "cdn.example.com", "example.org", "img.cdn.example.com", "shop.co.uk"]
         var lines: [String] = []
@@ -71,4 +59,8 @@ extension SuggestionPropertyTests {
         #expect(reports.filter { !$0.unfixable.isEmpty }.count >= 100)
         #expect(reports.filter { $0.assessments.contains { $0.disposition == .unreached } }.count >= 100)
     }
+}
+
+extension SplitMix64 {
+    mutating func pick<T>(_ items: [T]) -> T { items[Int(next() % UInt64(items.count))] }
 }
