@@ -150,29 +150,8 @@ public struct ConnectionRecord: Sendable {
         .object([
             ("version", .optional(observed.tlsVersion?.plistName)),
             ("cipher", .optional(observed.cipherSuite?.ianaName)),
-            ("trust", .string(trustName(observed.trust))),
-            (
-                "certificates",
-                .array(
-                    observed.chain.map { certificate in
-                        .object([
-                            ("subject", .string(certificate.subject)),
-                            ("key_type", .string(certificate.keyType.rawValue)),
-                            ("key_bits", .int(certificate.keyBits)),
-                            ("sig_alg", .string(certificate.signatureAlgorithm)),
-                            ("not_before", .string(DateFormat.rfc3339(certificate.notBefore))),
-                            ("not_after", .string(DateFormat.rfc3339(certificate.notAfter))),
-                        ])
-                    })
-            ),
+            ("trust", .string(observed.trust.name)),
+            ("certificates", .array(observed.chain.map { .object($0.summaryFields) })),
         ])
-    }
-
-    static func trustName(_ trust: ChainTrust) -> String {
-        switch trust {
-        case .systemRoot: "system_root"
-        case .userInstalledRoot: "user_installed_root"
-        case .untrusted: "untrusted"
-        }
     }
 }

@@ -88,3 +88,28 @@ extension Finding {
         return .object(fields)
     }
 }
+
+extension ChainTrust {
+    /// `system_root`, `user_installed_root` or `untrusted`: the log's and `diagnose --json`'s spelling.
+    public var name: String {
+        switch self {
+        case .systemRoot: "system_root"
+        case .userInstalledRoot: "user_installed_root"
+        case .untrusted: "untrusted"
+        }
+    }
+}
+
+extension CertificateFacts {
+    /// The fields the log's `tls.certificates` has for each certificate (`diagnose` adds more).
+    public var summaryFields: [(String, JSONValue)] {
+        [
+            ("subject", .string(subject)),
+            ("key_type", .string(keyType.rawValue)),
+            ("key_bits", .int(keyBits)),
+            ("sig_alg", .string(signatureAlgorithm)),
+            ("not_before", .string(DateFormat.rfc3339(notBefore))),
+            ("not_after", .string(DateFormat.rfc3339(notAfter))),
+        ]
+    }
+}

@@ -89,14 +89,8 @@ extension Diagnosis {
 
     private static func certificateJSON(_ certificate: ServerSurvey.Certificate) -> JSONValue {
         let facts = certificate.facts
-        return .object([
-            ("subject", .string(facts.subject)),
+        return .object(facts.summaryFields + [
             ("issuer", .string(certificate.issuer)),
-            ("key_type", .string(facts.keyType.rawValue)),
-            ("key_bits", .int(facts.keyBits)),
-            ("sig_alg", .string(facts.signatureAlgorithm)),
-            ("not_before", .string(DateFormat.rfc3339(facts.notBefore))),
-            ("not_after", .string(DateFormat.rfc3339(facts.notAfter))),
             ("dns_names", .strings(facts.dnsNames)),
             ("ip_addresses", .strings(facts.ipAddresses.map(\.description))),
             ("spki_sha256", .optional(facts.spkiSHA256?.base64)),

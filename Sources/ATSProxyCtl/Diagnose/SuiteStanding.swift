@@ -49,15 +49,6 @@ extension ServerSurvey {
 }
 
 extension ChainTrust {
-    /// `system_root`, `user_installed_root`, `untrusted`: the log's spelling.
-    var name: String {
-        switch self {
-        case .systemRoot: "system_root"
-        case .userInstalledRoot: "user_installed_root"
-        case .untrusted: "untrusted"
-        }
-    }
-
     var words: String {
         switch self {
         case .systemRoot: "chains to a system root"
