@@ -65,9 +65,9 @@ public struct DiagnosisConclusion: Sendable {
             reasons = []
             return
         }
-        let smallest = results.filter { $0.passed && $0.test.exception != nil }
-            .min { $0.test.exception!.looseness < $1.test.exception!.looseness }
-        if let smallest, let exception = smallest.test.exception {
+        // The exception tests, each with what its entry relaxes.
+        let exceptionTests = results.compactMap { result in result.test.exception.map { (result, $0) } }
+        if let (smallest, exception) = exceptionTests.filter({ $0.0.passed }).min(by: { $0.1.looseness < $1.1.looseness }) {
             kind = .exceptionNeeded
             minimalException = exception
             passingTest = smallest.test.name
@@ -79,9 +79,7 @@ public struct DiagnosisConclusion: Sendable {
                 "Only NSAllowsArbitraryLoads passes: no NSExceptionDomains key relaxes what \(host) fails. "
                 + "Fix the server."
             // What is left when every exception key is relaxed at once.
-            let loosest = results.filter { $0.test.exception != nil }.max {
-                $0.test.exception!.looseness < $1.test.exception!.looseness
-            }
+            let loosest = exceptionTests.max { $0.1.looseness < $1.1.looseness }?.0
             reasons = loosest?.reasons ?? defaults?.reasons ?? []
         } else {
             kind = .noSettingHelps
