@@ -174,7 +174,7 @@ EOF
 ats_port=$(free_port)
 "$ATSPROXY" --listen "127.0.0.1:$ats_port" --policy "$work/policy.plist" --ca-file "$work/root.pem" \
   --system-roots off --log-file "$work/atsproxy.log" --threads "$THREADS" --verdict-ttl 3600 \
-  2>"$work/atsproxy.err" &
+  --control-socket "$work/control.sock" 2>"$work/atsproxy.err" &
 ats_pid=$!; pids+=("$ats_pid")
 wait_for_port "$ats_port" atsproxy "$ats_pid"
 
