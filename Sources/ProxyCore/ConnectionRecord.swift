@@ -72,65 +72,56 @@ public struct ConnectionRecord: Sendable {
     /// The verdicts that were reached, the request's host first.
     private var verdicts: [Verdict] { [verdict, serverNameVerdict].compactMap(\.self) }
 
-    /// The verdict that decides what is logged as `rule` and `error`: the first non-compliant one.
-    private var decidingVerdict: Verdict? { verdicts.first { !$0.isCompliant } ?? verdict }
+    /// The log line as a value (what ``logLine`` holds).
+    public var json: JSONValue {
+        var builder = JSONObjectBuilder()
+        write(to: &builder)
+        return builder.value
+    }
 
-    /// The log line (without its newline).
-    public var json: JSONValue { .object(fields(tls: probedJSON)) }
-
-    /// The log line as bytes, what is written: the same as `json.serializedBytes`, with the probe's
-    /// `tls` value copied in already serialized rather than written again for every connection.
+    /// The log line (without its newline) as bytes, what is written: the same as
+    /// `json.serializedBytes`, written without building the value, with the probe's `tls` value
+    /// copied in already serialized rather than written again for every connection.
     public var logLine: [UInt8] {
-        let fields = fields(tls: .null)
-        let split = ConnectionRecord.tlsFieldIndex
-        assert(fields[split].0 == "tls")
-        // `{…before…}` and `{…after…}` joined around `"tls":…`: both halves hold fields.
-        var line = JSONValue.object(Array(fields[..<split])).serializedBytes
-        line.removeLast()
-        line += ConnectionRecord.tlsFieldPrefix
-        line += probedBytes
-        line.append(UInt8(ascii: ","))
-        line += JSONValue.object(Array(fields[(split + 1)...])).serializedBytes.dropFirst()
-        return line
+        var writer = JSONObjectWriter(reservingCapacity: 512 + probedBytes.count)
+        write(to: &writer)
+        return writer.finish()
     }
 
     private static let nullBytes = Array("null".utf8)
-    private static let tlsFieldPrefix = Array(",\"tls\":".utf8)
-    /// Where `tls` is in ``fields(tls:)``.
-    private static let tlsFieldIndex = 15
 
     /// The log contract's fields, in order.
-    private func fields(tls: JSONValue) -> [(String, JSONValue)] {
+    private func write(to sink: inout some JSONObjectSink) {
+        let verdicts = self.verdicts
+        // The verdict that decides what is logged as `rule` and `error`: the first non-compliant one.
+        let deciding = verdicts.first { !$0.isCompliant } ?? verdict
         let violations = verdicts.flatMap(\.violations)
-        let rule = (decidingVerdict?.requirements ?? requirements)?.rule
-        return [
-            ("ts", .string(DateFormat.rfc3339(milliseconds: startedAt))),
-            ("client", .string(client)),
-            ("method", .string(method)),
-            ("scheme", .string(scheme.rawValue)),
-            ("host", .string(host)),
-            ("port", .int(Int(port))),
-            ("sni", .optional(serverNameIndication)),
-            ("rule", rule?.json ?? .null),
-            ("compliant", .bool(!verdicts.isEmpty && verdicts.allSatisfy(\.isCompliant))),
-            ("action", .string(action.rawValue)),
-            ("violations", .strings(violations.map(\.kind.name))),
-            ("error", decidingVerdict?.error?.json ?? .null),
-            ("explanations", .strings(violations.map(\.explanation))),
-            ("sni_check", serverNameVerdict.map(ConnectionRecord.serverNameJSON) ?? .null),
-            ("tunnel", .optional(tunnelProtocol?.rawValue)),
-            ("tls", tls),
-            ("observed", observedJSON),
-            ("status", status.map { .int($0) } ?? .null),
-            ("upstream_error", .optional(upstreamError)),
-            ("bytes_up", .int(bytesUp)),
-            ("bytes_down", .int(bytesDown)),
-            ("duration_ms", .int(durationMilliseconds)),
-        ]
+        sink.add("ts", string: DateFormat.rfc3339(milliseconds: startedAt))
+        sink.add("client", string: client)
+        sink.add("method", string: method)
+        sink.add("scheme", string: scheme.rawValue)
+        sink.add("host", string: host)
+        sink.add("port", int: Int64(port))
+        sink.add("sni", string: serverNameIndication)
+        sink.add("rule", (deciding?.requirements ?? requirements)?.rule.json)
+        sink.add("compliant", bool: !verdicts.isEmpty && verdicts.allSatisfy(\.isCompliant))
+        sink.add("action", string: action.rawValue)
+        sink.add("violations", strings: violations.map(\.kind.name))
+        sink.add("error", deciding?.error?.json)
+        sink.add("explanations", strings: violations.map(\.explanation))
+        sink.add("sni_check", serverNameVerdict.map(ConnectionRecord.serverNameJSON))
+        sink.add("tunnel", string: tunnelProtocol?.rawValue)
+        sink.add("tls", value: probedJSON, serializedAs: probedBytes)
+        sink.add("observed", observedJSON)
+        sink.add("status", status.map { .int($0) })
+        sink.add("upstream_error", string: upstreamError)
+        sink.add("bytes_up", int: bytesUp)
+        sink.add("bytes_down", int: bytesDown)
+        sink.add("duration_ms", int: durationMilliseconds)
     }
 
-    private var observedJSON: JSONValue {
-        guard deviceVersion != nil || deviceCipher != nil else { return .null }
+    private var observedJSON: JSONValue? {
+        guard deviceVersion != nil || deviceCipher != nil else { return nil }
         return .object([
             ("version", .optional(deviceVersion?.plistName)),
             ("cipher", .optional(deviceCipher?.ianaName)),

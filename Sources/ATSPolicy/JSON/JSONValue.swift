@@ -97,11 +97,11 @@ public enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral, Expressi
         out += close
     }
 
-    private func writeCompact(to out: inout [UInt8]) {
+    func writeCompact(to out: inout [UInt8]) {
         switch self {
-        case .null: out += Self.nullBytes
+        case .null: JSONValue.writeNull(to: &out)
         case .bool(let value): out += value ? Self.trueBytes : Self.falseBytes
-        case .int(let value): out += String(value).utf8
+        case .int(let value): JSONValue.writeInt(value, to: &out)
         case .double(let value): out += value.isFinite ? Array(String(value).utf8) : Self.nullBytes
         case .string(let value): JSONValue.writeString(value, to: &out)
         case .array(let values):
@@ -120,6 +120,24 @@ public enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral, Expressi
                 field.1.writeCompact(to: &out)
             }
             out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    static func writeNull(to out: inout [UInt8]) { out += nullBytes }
+
+    /// Decimal digits written in place: `String(value)` first would cost a string per number.
+    static func writeInt(_ value: Int64, to out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // room for UInt64.max's 20 digits
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var index = buffer.count
+            repeat {
+                index -= 1
+                buffer[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            out.append(contentsOf: buffer[index...])
         }
     }
 
