@@ -95,6 +95,16 @@ struct EchoServerTests {
         #expect(throws: EventError.self) { try SocketAddress(parsing: "not an address") }
     }
 
+    /// IPv4 hosts are printed by hand (not by getnameinfo): every octet width, both ends of each.
+    @Test("IPv4 hosts print as dotted quads", arguments: [
+        "0.0.0.0", "127.0.0.1", "255.255.255.255", "10.9.99.100", "1.10.100.200", "192.168.0.254", "9.90.199.255",
+    ])
+    func dottedQuads(_ host: String) throws {
+        let address = try SocketAddress(parsing: "\(host):443")
+        #expect(address.host == host)
+        #expect(address.description == "\(host):443")
+    }
+
     @Test("binding an address this machine does not have is an error naming the address")
     func unbindable() throws {
         do {
