@@ -87,7 +87,8 @@ struct AddressTests {
 
     @Test("local names", arguments: [
         ("localhost", true), ("printer", true), ("printer.", true), ("nas.local", true), ("nas.local.", true),
-        ("example.com", false), ("local", true), ("a.localhost.com", false),
+        ("example.com", false), ("local", true), ("a.localhost.com", false), ("a.xlocal", false), ("NAS.Local", true),
+        ("a.local.com", false),
     ])
     func localNames(_ name: String, _ local: Bool) throws {
         #expect(try HostIdentity(parsing: name).isLocalName == local)

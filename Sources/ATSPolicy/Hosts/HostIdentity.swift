@@ -32,8 +32,11 @@ public enum HostIdentity: Sendable, Hashable, CustomStringConvertible {
     public init(parsing text: some StringProtocol) throws(ParseFailure) {
         let text = String(text)
         guard !text.isEmpty else { throw .empty }
-        if text.hasPrefix("[") || text.hasSuffix("]") {
-            guard text.hasPrefix("["), text.hasSuffix("]"), text.count > 2 else { throw .unbalancedBracket }
+        // The structural checks look at UTF-8 bytes: the Character views would run grapheme breaking
+        // over every host of every request, and `[`, `]`, `:` are ASCII.
+        let opens = text.utf8.first == UInt8(ascii: "["), closes = text.utf8.last == UInt8(ascii: "]")
+        if opens || closes {
+            guard opens, closes, text.utf8.count > 2 else { throw .unbalancedBracket }
             let inner = String(text.dropFirst().dropLast())
             let withoutZone = inner.split(separator: "%", maxSplits: 1).first.map(String.init) ?? inner
             guard let address = IPAddress(withoutZone), !address.isIPv4 else { throw .notAnAddressInBrackets(inner) }
@@ -41,7 +44,7 @@ public enum HostIdentity: Sendable, Hashable, CustomStringConvertible {
             return
         }
         // A bare IPv6 literal, possibly with a zone id, as the CLI may be given one.
-        if text.contains(":") {
+        if text.utf8.contains(UInt8(ascii: ":")) {
             let withoutZone = text.split(separator: "%", maxSplits: 1).first.map(String.init) ?? text
             if let address = IPAddress(withoutZone), !address.isIPv4 {
                 self = .address(address)
@@ -109,7 +112,9 @@ public enum HostIdentity: Sendable, Hashable, CustomStringConvertible {
     /// A local name per spec §2.5: no dot (a single trailing dot does not count) or ending in `.local`.
     public var isLocalName: Bool {
         guard case .name(let name) = self else { return false }
-        let trimmed = name.hasSuffix(".") ? name.dropLast() : Substring(name)
-        return !trimmed.contains(".") || trimmed.hasSuffix(".local")
+        // On UTF-8 bytes, as in `init(parsing:)`: names are lowercased and the markers are ASCII.
+        var trimmed = name.utf8[...]
+        if trimmed.last == UInt8(ascii: ".") { trimmed = trimmed.dropLast() }
+        return !trimmed.contains(UInt8(ascii: ".")) || trimmed.suffix(6).elementsEqual(".local".utf8)
     }
 }
