@@ -48,6 +48,16 @@ public struct VerdictKey: Hashable, Sendable {
         self.serverName = serverName
         self.requirements = requirements
     }
+
+    /// Hashes the host, port and server name only: keys for one host:port with other requirements
+    /// are rare (another client class, a reload) and still told apart by `==`, while hashing every
+    /// field of `requirements` (suite lists, the explanation's sentences) cost more than the rest of
+    /// a cache hit.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(host)
+        hasher.combine(port)
+        hasher.combine(serverName)
+    }
 }
 
 /// Runs blocking probes off the event loops, at most `concurrency` at a time.
