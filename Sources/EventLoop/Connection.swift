@@ -185,11 +185,12 @@ public final class Connection {
         guard let input else { return [] }
         let count = min(maximum, evbuffer_get_length(input))
         guard count > 0 else { return [] }
-        var bytes = [UInt8](repeating: 0, count: count)
-        let copied = bytes.withUnsafeMutableBytes { buffer in
-            removing ? Int(evbuffer_remove(input, buffer.baseAddress, count)) : evbuffer_copyout(input, buffer.baseAddress, count)
+        // Uninitialized storage filled by libevent: no zeroing first, no second copy to trim.
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            let copied = removing
+                ? Int(evbuffer_remove(input, buffer.baseAddress, count)) : evbuffer_copyout(input, buffer.baseAddress, count)
+            initialized = max(0, copied)
         }
-        return Array(bytes.prefix(max(0, copied)))
     }
 
     /// Queues `bytes` and writes what the socket takes at once.
