@@ -81,6 +81,10 @@ enum DaemonReport {
     static func counters(_ answer: JSONValue, to output: Output) {
         let connections = answer["connections"]
         row("Connections", "\(connections?["active"]?.intValue ?? 0) open, \(connections?["total"]?.intValue ?? 0) since start", output)
+        if case .array(let loops)? = answer["loops"], loops.count > 1 {
+            let perLoop = loops.map { "\($0["active"]?.intValue ?? 0)/\($0["total"]?.intValue ?? 0)" }
+            row("", "per loop thread (open/since start): " + perLoop.joined(separator: ", "), output)
+        }
         let requests = answer["requests"]
         row(
             "Requests",

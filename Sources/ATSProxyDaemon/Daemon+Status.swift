@@ -39,6 +39,14 @@ extension Daemon {
         let counts = statistics.snapshot
         return [
             ("connections", .object([("active", .int(counts.open)), ("total", .int(counts.accepted))])),
+            // Per loop thread, the listening one first: how the balancer spread the clients.
+            (
+                "loops",
+                .array(
+                    balancer.loads.map {
+                        .object([("active", .int($0.openConnections)), ("total", .int($0.servedConnections))])
+                    })
+            ),
             (
                 "requests",
                 .object([("allowed", .int(counts.allowed)), ("blocked", .int(counts.blocked)), ("failed", .int(counts.failed))])

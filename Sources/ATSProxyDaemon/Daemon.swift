@@ -6,8 +6,8 @@ import Glibc
 import ProxyCore
 import TLSInspection
 
-/// The running proxy: one event loop per thread, each with its own listeners on shared ports, all
-/// sharing the policy, the probes and the verdict cache.
+/// The running proxy: one event loop per thread, the first listening for all of them and handing
+/// clients to the others when it is busy, all sharing the policy, the probes and the verdict cache.
 ///
 /// The main thread runs an event base of its own for everything that is not proxying: signals
 /// (SIGTERM and SIGINT stop, SIGHUP reloads, SIGUSR1 reopens the log), the control socket, and the
@@ -27,6 +27,8 @@ final class Daemon {
     var cache = VerdictCache<VerdictKey, ProbeReport>(timeToLiveMilliseconds: 0)
     var log = LogWriter()
     var loops: [ProxyLoop] = []
+    /// Spreads clients from the listening loop over all loops.
+    let balancer = LoopBalancer()
     var boundListeners: [String] = []
     var lastReload: ReloadOutcome?
     private var base: EventBase?
@@ -100,24 +102,23 @@ final class Daemon {
     }
 
     private func startLoops(probes: ProbeService) throws {
-        var endpoints = configuration.listeners
-        let threadCount = configuration.threads
+        let endpoints = configuration.listeners
         let settings = configuration.proxySettings(policy: policy.policy)
-        let (cache, log, statistics, hostsFile) = (cache, log, statistics, configuration.hostsFile)
-        for _ in 0..<threadCount {
+        let (cache, log, statistics, hostsFile, balancer) = (cache, log, statistics, configuration.hostsFile, balancer)
+        for index in 0..<configuration.threads {
+            // The first loop listens and hands clients to the others when it is busy (LoopBalancer).
+            let listens = index == 0
             do {
-                let (thread, info) = try EventLoopThread.start { [endpoints] base in
+                let (thread, info) = try EventLoopThread.start { base in
                     let resolver = try DNSResolver(base: base, hostsFile: hostsFile)
                     let server = try ProxyServer(
-                        base: base, endpoints: endpoints, sharedPorts: threadCount > 1, settings: settings, probes: probes,
-                        cache: cache, log: log, resolver: resolver, statistics: statistics)
+                        base: base, endpoints: endpoints, listens: listens, balancer: balancer, settings: settings,
+                        probes: probes, cache: cache, log: log, resolver: resolver, statistics: statistics)
                     return (keepAlive: server, info: (server.addresses, server.messages))
                 }
                 guard let messages = info.1 else { throw EventError("starting a proxy loop", errno: 0) }
                 loops.append(ProxyLoop(thread: thread, messages: messages))
-                // Port 0 is chosen by the kernel once; the other loops share that port.
-                for index in endpoints.indices { endpoints[index].address = info.0[index] }
-                boundListeners = info.0.map(\.description)
+                if listens { boundListeners = info.0.map(\.description) }
             } catch {
                 for loop in loops { loop.thread.stop() }
                 throw ValidationError("cannot start: \(error)")

@@ -17,17 +17,11 @@ public final class Listener {
     /// The address actually bound (with the port the kernel chose for port 0).
     public private(set) var address: SocketAddress
 
-    /// - Parameter sharedPort: bind with SO_REUSEPORT, so one listener per loop thread can share the
-    ///   address and the kernel spreads connections across them.
-    public init(
-        base: EventBase, address: SocketAddress, sharedPort: Bool = false,
-        onAccept: @escaping (Int32, SocketAddress) -> Void
-    ) throws(EventError) {
+    public init(base: EventBase, address: SocketAddress, onAccept: @escaping (Int32, SocketAddress) -> Void) throws(EventError) {
         self.onAccept = onAccept
         self.address = address
         var bind = address.storage
-        var flags = UInt32(LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC)
-        if sharedPort { flags |= UInt32(LEV_OPT_REUSEABLE_PORT) }
+        let flags = UInt32(LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC)
         // The listener outlives none of its callbacks: deinit frees it first, so an unretained
         // reference is safe as the callback context.
         let context = Unmanaged.passUnretained(self).toOpaque()

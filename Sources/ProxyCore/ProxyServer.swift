@@ -71,6 +71,8 @@ public enum ProxyMessage: Sendable {
     case drain
     /// The drain time is up: close every connection that is still open (each is logged).
     case closeAll
+    /// A client the accepting loop handed to this one (``LoopBalancer``), from `listener`.
+    case adopt(AcceptedSocket, peer: SocketAddress, listener: Int)
 }
 
 /// The proxy on one event loop: accepts clients, keeps their sessions, and receives probe results.
@@ -93,21 +95,30 @@ public final class ProxyServer {
     public private(set) var messages: InboxPoster<ProxyMessage>?
     private var sessions: [UInt64: ClientSession] = [:]
     private var nextSessionID: UInt64 = 1
+    /// This loop's connection count, which the balancer reads.
+    public let load = LoopLoad()
+    /// Shared by the loops of one proxy; nil: this loop serves everything it accepts.
+    private let balancer: LoopBalancer?
 
     public convenience init(
-        base: EventBase, listen addresses: [SocketAddress], sharedPorts: Bool = false, settings: ProxySettings,
+        base: EventBase, listen addresses: [SocketAddress], settings: ProxySettings,
         probes: ProbeService, cache: VerdictCache<VerdictKey, ProbeReport>, log: LogWriter, resolver: DNSResolver,
         statistics: ProxyStatistics = ProxyStatistics()
     ) throws(EventError) {
         try self.init(
-            base: base, endpoints: addresses.map { ListenEndpoint(address: $0) }, sharedPorts: sharedPorts,
-            settings: settings, probes: probes, cache: cache, log: log, resolver: resolver, statistics: statistics)
+            base: base, endpoints: addresses.map { ListenEndpoint(address: $0) }, settings: settings, probes: probes,
+            cache: cache, log: log, resolver: resolver, statistics: statistics)
     }
 
+    /// - Parameters:
+    ///   - endpoints: the proxy's listeners; their client classes apply to adopted clients too.
+    ///   - listens: whether this loop listens on `endpoints`; with a `balancer`, one loop does, and
+    ///     the others serve the clients it hands them.
+    ///   - balancer: joined at start; spreads this loop's accepted clients over the loops.
     public init(
-        base: EventBase, endpoints: [ListenEndpoint], sharedPorts: Bool = false, settings: ProxySettings,
-        probes: ProbeService, cache: VerdictCache<VerdictKey, ProbeReport>, log: LogWriter, resolver: DNSResolver,
-        statistics: ProxyStatistics = ProxyStatistics()
+        base: EventBase, endpoints: [ListenEndpoint], listens: Bool = true, balancer: LoopBalancer? = nil,
+        settings: ProxySettings, probes: ProbeService, cache: VerdictCache<VerdictKey, ProbeReport>, log: LogWriter,
+        resolver: DNSResolver, statistics: ProxyStatistics = ProxyStatistics()
     ) throws(EventError) {
         self.base = base
         self.statistics = statistics
@@ -117,13 +128,16 @@ public final class ProxyServer {
         self.cache = cache
         self.log = log
         self.resolver = resolver
+        self.balancer = balancer
         // Both callbacks reach the server through weak references: the server owns them.
         let inbox = try LoopInbox<ProxyMessage>(base: base) { [weak self] message in self?.handle(message) }
         self.inbox = inbox
         messages = inbox.poster
+        balancer?.join(load: load, inbox: inbox.poster)
+        guard listens else { return }
         for (index, endpoint) in endpoints.enumerated() {
             listeners.append(
-                try Listener(base: base, address: endpoint.address, sharedPort: sharedPorts) { [weak self] descriptor, peer in
+                try Listener(base: base, address: endpoint.address) { [weak self] descriptor, peer in
                     self?.accept(descriptor, peer: peer, listener: index)
                 })
         }
@@ -135,6 +149,14 @@ public final class ProxyServer {
     public var activeSessions: Int { sessions.count }
 
     private func accept(_ descriptor: Int32, peer: SocketAddress, listener: Int) {
+        guard let destination = balancer?.destination(acceptedBy: load) else {
+            return serve(descriptor, peer: peer, listener: listener)
+        }
+        // If that loop has stopped, the message is dropped and the socket closes with it.
+        destination.post(.adopt(AcceptedSocket(descriptor), peer: peer, listener: listener))
+    }
+
+    private func serve(_ descriptor: Int32, peer: SocketAddress, listener: Int) {
         let connection: Connection
         do {
             connection = try Connection(base: base, descriptor: descriptor)
@@ -148,12 +170,14 @@ public final class ProxyServer {
             clientClass: listenerClasses[listener] ?? settings.clientClass)
         sessions[id] = session
         statistics.connectionOpened()
+        load.connectionOpened()
         session.start()
     }
 
     func sessionEnded(_ id: UInt64) {
         guard sessions.removeValue(forKey: id) != nil else { return }
         statistics.connectionClosed()
+        load.connectionClosed()
     }
 
     /// Whether a graceful stop has begun: sessions then close instead of waiting for another request.
@@ -172,6 +196,9 @@ public final class ProxyServer {
             for session in Array(sessions.values) { session.drain() }
         case .closeAll:
             for session in Array(sessions.values) { session.closeForShutdown() }
+        case .adopt(let socket, let peer, let listener):
+            guard let descriptor = socket.take() else { return }
+            serve(descriptor, peer: peer, listener: listener)
         }
     }
 

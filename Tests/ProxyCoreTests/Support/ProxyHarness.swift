@@ -9,15 +9,20 @@ import Testing
 /// A proxy on a real event loop thread, listening on 127.0.0.1 (a port the kernel picked), logging
 /// to a file in the certificate factory's directory. Stopped with ``stop()``.
 struct TestProxy {
-    let loop: EventLoopThread
+    /// The event loops, the listening one first.
+    let loops: [EventLoopThread]
+    /// Each loop's connection counts, in the same order.
+    let loads: [LoopLoad]
     let port: UInt16
     let logPath: String
 
     /// Starts a proxy with `policyXML` (the inside of the Info.plist's top dictionary) and the
-    /// factory's `root.pem` as a user-installed anchor. `configure` adjusts the settings.
+    /// factory's `root.pem` as a user-installed anchor. `configure` adjusts the settings. With
+    /// `loops` > 1 the first loop listens and a ``LoopBalancer`` with `keepBelow` spreads clients,
+    /// as the daemon runs them.
     static func start(
-        _ factory: CertificateFactory, policyXML: String, mode: EnforcementMode = .enforce,
-        configure: (inout ProxySettings) -> Void = { _ in }
+        _ factory: CertificateFactory, policyXML: String, mode: EnforcementMode = .enforce, loops loopCount: Int = 1,
+        keepBelow: Int = LoopBalancer.defaultKeepBelow, configure: (inout ProxySettings) -> Void = { _ in }
     ) throws -> TestProxy {
         let policy = try PolicyLoader.load(
             bytes: Array("<plist version=\"1.0\"><dict>\(policyXML)</dict></plist>".utf8), file: "p.plist")
@@ -28,17 +33,27 @@ struct TestProxy {
         configure(&settings)
         let probes = ProbeService(anchors: anchors, timeout: .seconds(5))
         let cache = VerdictCache<VerdictKey, ProbeReport>(timeToLiveMilliseconds: 300_000)
-        let (loop, port) = try EventLoopThread.start { [settings] base in
-            let resolver = try DNSResolver(base: base)
-            let server = try ProxyServer(
-                base: base, listen: [try SocketAddress(parsing: "127.0.0.1:0")], settings: settings, probes: probes,
-                cache: cache, log: log, resolver: resolver)
-            return (keepAlive: server, info: server.addresses.first?.port ?? 0)
+        let balancer = loopCount > 1 ? LoopBalancer(keepBelow: keepBelow) : nil
+        let endpoints = [ListenEndpoint(address: try SocketAddress(parsing: "127.0.0.1:0"))]
+        var loops: [EventLoopThread] = []
+        var loads: [LoopLoad] = []
+        var port: UInt16 = 0
+        for index in 0..<loopCount {
+            let (loop, info) = try EventLoopThread.start { [settings] base in
+                let resolver = try DNSResolver(base: base)
+                let server = try ProxyServer(
+                    base: base, endpoints: endpoints, listens: index == 0, balancer: balancer, settings: settings,
+                    probes: probes, cache: cache, log: log, resolver: resolver)
+                return (keepAlive: server, info: (server.addresses.first?.port ?? 0, server.load))
+            }
+            loops.append(loop)
+            loads.append(info.1)
+            if index == 0 { port = info.0 }
         }
-        return TestProxy(loop: loop, port: port, logPath: logPath)
+        return TestProxy(loops: loops, loads: loads, port: port, logPath: logPath)
     }
 
-    func stop() { loop.stop() }
+    func stop() { for loop in loops { loop.stop() } }
 
     /// The log's JSON lines, parsed.
     func logLines() throws -> [[String: Any]] {

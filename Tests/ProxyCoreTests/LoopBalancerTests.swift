@@ -1,0 +1,71 @@
+import EventLoop
+import Glibc
+import ProxyCore
+import TLSTestSupport
+import Testing
+
+/// Two proxy loops as the daemon runs them: the first listens and keeps clients while it serves
+/// fewer than `keepBelow`, then hands each new one to the loop serving the fewest.
+@Suite("Loop balancer: one listening loop, clients spread when it is busy")
+struct LoopBalancerTests {
+    /// Opens a tunnel to `port` through the proxy and waits for its `200`; the caller closes it.
+    private func openTunnel(proxy: TestProxy, to port: UInt16) throws -> Int32 {
+        let descriptor = try #require(connectLoopback(port: proxy.port))
+        let request = Array("CONNECT localhost:\(port) HTTP/1.1\r\nHost: localhost:\(port)\r\n\r\n".utf8)
+        _ = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        let answer = receiveAvailable(descriptor, wait: 10) ?? []
+        #expect(String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 200"), "\(String(decoding: answer, as: UTF8.self))")
+        return descriptor
+    }
+
+    @Test("below keepBelow the listening loop serves every client itself")
+    func lightLoadStaysOnOneLoop() throws {
+        let factory = try compliantChain()
+        let server = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
+        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost, loops: 2, keepBelow: 4)
+        defer { proxy.stop() }
+        for _ in 0..<3 {
+            let result = try proxy.curlHTTPS(factory, port: server.port)
+            #expect(result.status == 0, "\(result.standardError)")
+        }
+        _ = try proxy.waitForLogLines(3)
+        #expect(proxy.loads.map(\.servedConnections) == [3, 0])
+    }
+
+    @Test("a busy listening loop hands the next client to the idle loop, which serves it end to end")
+    func busyLoopHandsOver() throws {
+        let factory = try compliantChain()
+        let server = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
+        // s_server serves one connection at a time: the held tunnel gets a server of its own.
+        let heldServer = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
+        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost, loops: 2, keepBelow: 1)
+        defer { proxy.stop() }
+        let held = try openTunnel(proxy: proxy, to: heldServer.port)
+        #expect(proxy.loads.map(\.openConnections) == [1, 0])
+        let result = try proxy.curlHTTPS(factory, port: server.port)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("s_server"))
+        let line = try #require(try proxy.waitForLogLines(1).first?.fields)
+        #expect(line["action"] as? String == "allowed")
+        #expect(line["port"] as? Int == Int(server.port))
+        #expect(proxy.loads.map(\.servedConnections) == [1, 1])
+        #expect(proxy.loads.map(\.openConnections) == [1, 0])
+        close(held)
+    }
+
+    @Test("above keepBelow each new client goes to the loop serving the fewest, the listening one on a tie")
+    func heavyLoadSpreadsEvenly() throws {
+        let factory = try compliantChain()
+        let server = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
+        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost, loops: 2, keepBelow: 2)
+        defer { proxy.stop() }
+        var held: [Int32] = []
+        defer { for descriptor in held { close(descriptor) } }
+        // Kept, kept, handed (2 vs 0), handed (2 vs 1), kept on the tie (2 vs 2), handed (3 vs 2).
+        let expected = [[1, 0], [2, 0], [2, 1], [2, 2], [3, 2], [3, 3]]
+        for counts in expected {
+            held.append(try openTunnel(proxy: proxy, to: server.port))
+            #expect(proxy.loads.map(\.openConnections) == counts)
+        }
+    }
+}
