@@ -44,8 +44,9 @@ public final class LogWriter: Sendable {
     public func write(line: String) { write(line: Array(line.utf8)) }
 
     /// Writes one line (its newline added) with a single write(2) under the lock, so lines from
-    /// several loops never interleave.
-    public func write(line: [UInt8]) {
+    /// several loops never interleave. The line is consumed: the newline goes into its own storage
+    /// (the log line is built with room to spare) rather than into a copy.
+    public func write(line: consuming [UInt8]) {
         var bytes = line
         bytes.append(UInt8(ascii: "\n"))
         descriptor.withLock { fd in
