@@ -234,22 +234,25 @@ extension ClientSession {
     /// Half-closes `target` once what is queued for it is written; the session ends when both
     /// directions have ended and everything is delivered.
     private func forwardEnd(to target: Connection) {
-        guard target.pendingOutputBytes > 0 else {
-            target.shutdownWrite()
-            return endTunnelIfDone()
-        }
+        guard target.pendingOutputBytes > 0 else { return halfClose(target) }
         target.setDrainedMark(0)
         target.onDrained = { [unowned self] target in
             target.onDrained = nil
-            target.shutdownWrite()
-            endTunnelIfDone()
+            halfClose(target)
         }
     }
 
-    private func endTunnelIfDone() {
-        guard tunnel.clientEnded, tunnel.upstreamEnded, client.pendingOutputBytes == 0,
-            (upstream?.pendingOutputBytes ?? 0) == 0
-        else { return }
-        finish()
+    /// Sends `target` our end, or, when that was the tunnel's last open direction, ends the session:
+    /// closing the sockets sends each FIN, and a shutdown(2) just before the close would be a system
+    /// call (and a loopback round through the peer's TCP input) for nothing.
+    private func halfClose(_ target: Connection) {
+        guard !isTunnelDone else { return finish() }
+        target.shutdownWrite()
+    }
+
+    /// Both directions ended and everything delivered.
+    private var isTunnelDone: Bool {
+        tunnel.clientEnded && tunnel.upstreamEnded && client.pendingOutputBytes == 0
+            && (upstream?.pendingOutputBytes ?? 0) == 0
     }
 }
