@@ -103,16 +103,16 @@ public struct ConnectionRecord: Sendable {
         sink.add("host", string: host)
         sink.add("port", int: Int64(port))
         sink.add("sni", string: serverNameIndication)
-        sink.add("rule", (deciding?.requirements ?? requirements)?.rule.json)
+        sink.add("rule", object: (deciding?.requirements ?? requirements)?.rule)
         sink.add("compliant", bool: !verdicts.isEmpty && verdicts.allSatisfy(\.isCompliant))
         sink.add("action", string: action.rawValue)
         sink.add("violations", strings: violations.map(\.kind.name))
-        sink.add("error", deciding?.error?.json)
+        sink.add("error", object: deciding?.error)
         sink.add("explanations", strings: violations.map(\.explanation))
         sink.add("sni_check", serverNameVerdict.map(ConnectionRecord.serverNameJSON))
         sink.add("tunnel", string: tunnelProtocol?.rawValue)
         sink.add("tls", value: probedJSON, serializedAs: probedBytes)
-        sink.add("observed", observedJSON)
+        sink.add("observed", object: deviceVersion != nil || deviceCipher != nil ? DeviceHello(version: deviceVersion, cipher: deviceCipher) : nil)
         sink.add("status", status.map { .int($0) })
         sink.add("upstream_error", string: upstreamError)
         sink.add("bytes_up", int: bytesUp)
@@ -120,12 +120,15 @@ public struct ConnectionRecord: Sendable {
         sink.add("duration_ms", int: durationMilliseconds)
     }
 
-    private var observedJSON: JSONValue? {
-        guard deviceVersion != nil || deviceCipher != nil else { return nil }
-        return .object([
-            ("version", .optional(deviceVersion?.plistName)),
-            ("cipher", .optional(deviceCipher?.ianaName)),
-        ])
+    /// The version and suite the device negotiated, as the log's `observed` object.
+    private struct DeviceHello: JSONObjectWritable {
+        let version: TLSVersion?
+        let cipher: CipherSuite?
+
+        func writeMembers(to sink: inout some JSONObjectSink) {
+            sink.add("version", string: version?.plistName)
+            sink.add("cipher", string: cipher?.ianaName)
+        }
     }
 
     static func serverNameJSON(_ verdict: Verdict) -> JSONValue {

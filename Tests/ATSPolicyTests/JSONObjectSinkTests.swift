@@ -19,7 +19,7 @@ struct JSONObjectSinkTests {
     ) {
         func pickString() -> String { strings[Int(random.next() % UInt64(strings.count))] }
         func pickInteger() -> Int64 { integers[Int(random.next() % UInt64(integers.count))] }
-        switch choice % 8 {
+        switch choice % 10 {
         case 0:
             let value = pickString()
             builder.add("string", string: value)
@@ -46,11 +46,34 @@ struct JSONObjectSinkTests {
         case 6:
             builder.add("null", nil)
             writer.add("null", nil)
+        case 8:
+            let value = Pair(name: pickString(), number: random.next() % 2 == 0 ? pickInteger() : nil)
+            builder.add("nested", object: value)
+            writer.add("nested", object: value)
+        case 9:
+            builder.add("absent", object: Pair?.none)
+            writer.add("absent", object: Pair?.none)
         default:
             let value: JSONValue = .array([.string(pickString()), .int(pickInteger())])
             builder.add("serialized", value: value, serializedAs: value.serializedBytes)
             writer.add("serialized", value: value, serializedAs: value.serializedBytes)
         }
+    }
+
+    /// A nested object with a string, an optional number, and an empty object inside.
+    private struct Pair: JSONObjectWritable {
+        let name: String
+        let number: Int64?
+
+        func writeMembers(to sink: inout some JSONObjectSink) {
+            sink.add("name", string: name)
+            sink.add("number", number.map { JSONValue.int($0) })
+            sink.add("empty", object: Empty())
+        }
+    }
+
+    private struct Empty: JSONObjectWritable {
+        func writeMembers(to sink: inout some JSONObjectSink) {}
     }
 
     @Test("an empty object")

@@ -17,6 +17,21 @@ public protocol JSONObjectSink {
     /// A value that was serialized already (`bytes` is `value.serializedBytes`), so the writer can
     /// copy it rather than write it again.
     mutating func add(_ key: StaticString, value: JSONValue, serializedAs bytes: [UInt8])
+    /// A nested object; `nil` is `null`.
+    mutating func add(_ key: StaticString, object: (some JSONObjectWritable)?)
+}
+
+/// A value whose JSON form is an object, its members listed once for every sink.
+public protocol JSONObjectWritable {
+    func writeMembers(to sink: inout some JSONObjectSink)
+}
+
+extension JSONObjectWritable {
+    public var json: JSONValue {
+        var builder = JSONObjectBuilder()
+        writeMembers(to: &builder)
+        return builder.value
+    }
 }
 
 /// Collects an object's members into a ``JSONValue``.
@@ -33,6 +48,7 @@ public struct JSONObjectBuilder: JSONObjectSink {
     public mutating func add(_ key: StaticString, bool: Bool) { add(key, .bool(bool)) }
     public mutating func add(_ key: StaticString, strings: [String]) { add(key, .strings(strings)) }
     public mutating func add(_ key: StaticString, value: JSONValue, serializedAs bytes: [UInt8]) { add(key, value) }
+    public mutating func add(_ key: StaticString, object: (some JSONObjectWritable)?) { add(key, object?.json) }
 }
 
 /// Writes an object's members as compact JSON bytes, the same bytes as `JSONValue.serializedBytes`
@@ -95,5 +111,15 @@ public struct JSONObjectWriter: JSONObjectSink {
     public mutating func add(_ key: StaticString, value: JSONValue, serializedAs bytes: [UInt8]) {
         self.key(key)
         out += bytes
+    }
+
+    public mutating func add(_ key: StaticString, object: (some JSONObjectWritable)?) {
+        self.key(key)
+        guard let object else { return JSONValue.writeNull(to: &out) }
+        out.append(UInt8(ascii: "{"))
+        isEmpty = true
+        object.writeMembers(to: &self)
+        isEmpty = false
+        out.append(UInt8(ascii: "}"))
     }
 }

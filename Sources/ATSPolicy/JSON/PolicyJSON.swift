@@ -1,8 +1,11 @@
 // The JSON forms of policy answers. They are part of atsproxy's contract: `explain --json`, `check
 // --json` and the proxy's log use them, so fields are only ever added, never renamed.
 
-extension RuleSource {
-    public var json: JSONValue { .object([("kind", .string(kind.rawValue)), ("key", .optional(key))]) }
+extension RuleSource: JSONObjectWritable {
+    public func writeMembers(to sink: inout some JSONObjectSink) {
+        sink.add("kind", string: kind.rawValue)
+        sink.add("key", string: key)
+    }
 }
 
 extension CipherSuite {
@@ -47,8 +50,11 @@ extension Requirements {
     }
 }
 
-extension AppleError {
-    public var json: JSONValue { .object([("nsurl", .int(nsurl)), ("ssl", ssl.map { JSONValue.int($0) } ?? .null)]) }
+extension AppleError: JSONObjectWritable {
+    public func writeMembers(to sink: inout some JSONObjectSink) {
+        sink.add("nsurl", int: Int64(nsurl))
+        sink.add("ssl", ssl.map { JSONValue.int($0) })
+    }
 }
 
 extension Violation {
