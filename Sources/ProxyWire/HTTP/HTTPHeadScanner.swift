@@ -32,8 +32,11 @@ struct HTTPHeadScanner<Scanner: StartLineScanner>: Sendable {
     private var awaitingLineFeed = false
     private var fields: [HTTPField] = []
     private var fieldLineCount = 0
-    private var name: [UInt8] = []
-    private var value: [UInt8] = []
+    /// The current field line's name, then its value: one buffer, reused from line to line, so
+    /// a field costs no allocation until it is stored.
+    private var fieldBytes: [UInt8] = []
+    /// Where the name ends in `fieldBytes` (and the value starts) once the colon arrived.
+    private var nameLength = 0
     private var failure: HeadError?
 
     private var kind: HTTPMessageKind { Scanner.kind }
@@ -102,11 +105,11 @@ struct HTTPHeadScanner<Scanner: StartLineScanner>: Sendable {
             return acceptNameByte(byte)
         case .fieldValue:
             // OWS before the value is not part of it (RFC 9110 §5.5).
-            if value.isEmpty, HTTPSyntax.isWhitespace(byte) { return .accepted }
+            if fieldBytes.count == nameLength, HTTPSyntax.isWhitespace(byte) { return .accepted }
             guard HTTPSyntax.isFieldValueCharacter(byte) else {
                 return fieldError("contains the control byte \(HTTPSyntax.describe(byte))")
             }
-            value.append(byte)
+            fieldBytes.append(byte)
             return .accepted
         }
     }
@@ -124,18 +127,18 @@ struct HTTPHeadScanner<Scanner: StartLineScanner>: Sendable {
             return .failed(.tooLarge(kind, "\(prefix)the \(kind.noun) has more than \(limits.maximumHeaderLines) header lines"))
         }
         if byte == HTTPSyntax.colon { return fieldError("has an empty field name") }
-        name = []
-        value = []
+        fieldBytes.removeAll(keepingCapacity: true)
         phase = .fieldName
         return acceptNameByte(byte)
     }
 
     private mutating func acceptNameByte(_ byte: UInt8) -> ByteOutcome {
         if HTTPSyntax.isTokenCharacter(byte) {
-            name.append(byte)
+            fieldBytes.append(byte)
             return .accepted
         }
         if byte == HTTPSyntax.colon {
+            nameLength = fieldBytes.count
             phase = .fieldValue
             return .accepted
         }
@@ -168,8 +171,10 @@ struct HTTPHeadScanner<Scanner: StartLineScanner>: Sendable {
             return fieldError("has no colon")
         case .fieldValue:
             // Trailing OWS is not part of the value either.
-            while let last = value.last, HTTPSyntax.isWhitespace(last) { value.removeLast() }
-            fields.append(HTTPField(name: String(decoding: name, as: UTF8.self), valueBytes: value))
+            var valueEnd = fieldBytes.endIndex
+            while valueEnd > nameLength, HTTPSyntax.isWhitespace(fieldBytes[valueEnd - 1]) { valueEnd -= 1 }
+            let name = String(decoding: fieldBytes[..<nameLength], as: UTF8.self)
+            fields.append(HTTPField(name: name, valueBytes: Array(fieldBytes[nameLength..<valueEnd])))
             phase = .fieldLineStart
             return .accepted
         }

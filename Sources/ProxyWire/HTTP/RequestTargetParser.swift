@@ -6,8 +6,7 @@ enum RequestTargetParser {
     /// `method` decides the form: CONNECT takes authority-form only (RFC 9110 §9.3.6), every
     /// other method absolute-form only. Methods are case-sensitive (RFC 9110 §9.1), so
     /// "connect" is some other method.
-    static func parse(method: String, target bytes: [UInt8]) throws(HeadError) -> RequestTarget {
-        let target = bytes[...]
+    static func parse(method: String, target: ArraySlice<UInt8>) throws(HeadError) -> RequestTarget {
         if method == "CONNECT" {
             guard target.first != UInt8(ascii: "/"), target != [UInt8(ascii: "*")], schemeSeparator(in: target) == nil else {
                 throw fail("CONNECT needs an authority target (CONNECT host:port), not a path or URL")

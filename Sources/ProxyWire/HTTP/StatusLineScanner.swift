@@ -20,7 +20,7 @@ struct StatusLineScanner: StartLineScanner {
     private var statusDigits: [UInt8] = []
     private var reason: [UInt8] = []
 
-    var isEmpty: Bool { part == .version && version.bytes.isEmpty }
+    var isEmpty: Bool { part == .version && version.isEmpty }
 
     mutating func accept(_ byte: UInt8) -> HeadError? {
         switch part {
@@ -32,7 +32,7 @@ struct StatusLineScanner: StartLineScanner {
                 part = .status
                 return nil
             }
-            let wasEmpty = version.bytes.isEmpty
+            let wasEmpty = version.isEmpty
             switch version.accept(byte) {
             case .accepted:
                 return nil
