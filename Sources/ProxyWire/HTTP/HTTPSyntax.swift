@@ -72,6 +72,19 @@ enum HTTPSyntax {
         String(decoding: text.utf8.map(lowercased), as: UTF8.self)
     }
 
+    /// `bytes` lowercased (ASCII only) as a String, built in place rather than through an
+    /// intermediate array. Bytes that are not UTF-8 are repaired, as `String(decoding:)` does.
+    static func lowercasedText(_ bytes: ArraySlice<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: bytes.count) { buffer in
+            var count = 0
+            for byte in bytes {
+                buffer[count] = lowercased(byte)
+                count += 1
+            }
+            return count
+        }
+    }
+
     static func equalsIgnoringCase(_ left: some StringProtocol, _ right: some StringProtocol) -> Bool {
         left.utf8.count == right.utf8.count
             && zip(left.utf8, right.utf8).allSatisfy { lowercased($0) == lowercased($1) }

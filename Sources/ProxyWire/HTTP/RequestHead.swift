@@ -28,9 +28,12 @@ public struct RequestHead: Sendable, Hashable {
     /// for it in HTTP/1.1, because a proxy takes the host from the target (§3.2.2) and some
     /// clients leave Host out of CONNECT.
     private static func checkHostFields(_ headers: HTTPHeaders) throws(HeadError) {
-        let hosts = headers.fields.filter { $0.hasName("Host") }
-        guard hosts.count <= 1 else { throw .malformed(.request, "the request has more than one Host header") }
-        guard let host = hosts.first, !host.valueBytes.isEmpty else { return }
+        var host: HTTPField?
+        for field in headers.fields where field.hasName("Host") {
+            guard host == nil else { throw .malformed(.request, "the request has more than one Host header") }
+            host = field
+        }
+        guard let host, !host.valueBytes.isEmpty else { return }
         if case .failure(let problem) = HTTPAuthority.parse(host.valueBytes[...], portRequired: false) {
             throw .malformed(.request, "the Host header \(problem.sentence)")
         }
