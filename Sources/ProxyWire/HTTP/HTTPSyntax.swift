@@ -9,6 +9,11 @@ enum HTTPSyntax {
     static let horizontalTab = UInt8(ascii: "\t")
     static let colon = UInt8(ascii: ":")
 
+    /// The capacity the head scanners give a line's buffer when it first needs one: room for a
+    /// typical request line or field line, so that it is allocated once instead of growing from
+    /// 16 bytes by doubling.
+    static let lineBufferCapacity = 128
+
     /// tchar (RFC 9110 §5.6.2): the characters of methods, field names and transfer codings.
     static func isTokenCharacter(_ byte: UInt8) -> Bool {
         switch byte {

@@ -23,6 +23,19 @@ struct RequestLineScanner: StartLineScanner {
 
     var isEmpty: Bool { part == .method && bytes.isEmpty }
 
+    var plainBytes: HTTPPlainBytes? {
+        switch part {
+        case .method: .token
+        case .target: .visible
+        case .version: nil
+        }
+    }
+
+    mutating func storePlainRun(_ run: some Collection<UInt8>) {
+        if bytes.isEmpty { bytes.reserveCapacity(HTTPSyntax.lineBufferCapacity) }
+        bytes.append(contentsOf: run)
+    }
+
     mutating func accept(_ byte: UInt8) -> HeadError? {
         switch part {
         case .method:

@@ -13,6 +13,13 @@ protocol StartLineScanner: Sendable {
     /// Takes one byte of the line, never CR or LF. Returns an error once the line cannot be valid.
     mutating func accept(_ byte: UInt8) -> HeadError?
 
+    /// The bytes that `accept` would, at this point of the line, only check and store; nil where
+    /// each byte needs a decision (a version, a status code, a separator).
+    var plainBytes: HTTPPlainBytes? { get }
+
+    /// Stores a run of `plainBytes` bytes, as `accept` would one at a time.
+    mutating func storePlainRun(_ run: some Collection<UInt8>)
+
     /// The line ended: the parsed line, or why it is invalid.
     func finish() -> Result<StartLine, HeadError>
 }

@@ -22,6 +22,12 @@ struct StatusLineScanner: StartLineScanner {
 
     var isEmpty: Bool { part == .version && version.isEmpty }
 
+    var plainBytes: HTTPPlainBytes? { part == .reason ? .fieldValue : nil }
+
+    mutating func storePlainRun(_ run: some Collection<UInt8>) {
+        reason.append(contentsOf: run)
+    }
+
     mutating func accept(_ byte: UInt8) -> HeadError? {
         switch part {
         case .version:
