@@ -29,13 +29,19 @@ struct TLSHandshakeReassembler: Sendable {
     }
 
     let limit: Int
-    private var buffer: [UInt8] = []
+    /// How many of the current message's 4 header bytes have arrived, and what they said so far.
+    /// The header is kept apart from the body so the body's buffer is allocated once, at the
+    /// size the header declares.
+    private var headerBytesSeen = 0
+    private var messageType: UInt8 = 0
+    private var declaredLength = 0
+    private var body: [UInt8] = []
 
     init(limit: Int) { self.limit = limit }
 
     /// Part of a message is buffered, so another record type may not come next
     /// (RFC 8446 §5.1: handshake messages "MUST NOT be interleaved with other record types").
-    var isInsideMessage: Bool { !buffer.isEmpty }
+    var isInsideMessage: Bool { headerBytesSeen > 0 }
 
     /// Copies bytes of `input` up to the end of the current message, at most. Returns how many
     /// were used; the caller feeds the rest again after handling a `.message`.
@@ -44,36 +50,35 @@ struct TLSHandshakeReassembler: Sendable {
         expecting expectedType: UInt8
     ) -> (consumed: Int, event: Event) where Bytes.SubSequence == Bytes {
         var rest = input
-        if buffer.count < Self.headerSize {
-            let headerPart = rest.prefix(Self.headerSize - buffer.count)
-            buffer.append(contentsOf: headerPart)
-            rest = rest.dropFirst(headerPart.count)
-            if let type = buffer.first, type != expectedType {
-                buffer = []
-                return (input.count - rest.count, .unexpectedType(type))
+        while headerBytesSeen < Self.headerSize, let byte = rest.first {
+            rest = rest.dropFirst()
+            headerBytesSeen += 1
+            if headerBytesSeen == 1 {
+                guard byte == expectedType else {
+                    self = TLSHandshakeReassembler(limit: limit)
+                    return (input.count - rest.count, .unexpectedType(byte))
+                }
+                messageType = byte
+                continue
             }
-            guard buffer.count == Self.headerSize else { return (input.count - rest.count, .needMoreData) }
-            if Self.headerSize + declaredLength > limit {
-                let type = buffer[0]
-                let length = declaredLength
-                buffer = []
-                return (input.count - rest.count, .tooLarge(type: type, declaredLength: length))
+            declaredLength = declaredLength << 8 | Int(byte)
+            if headerBytesSeen == Self.headerSize {
+                if Self.headerSize + declaredLength > limit {
+                    let event = Event.tooLarge(type: messageType, declaredLength: declaredLength)
+                    self = TLSHandshakeReassembler(limit: limit)
+                    return (input.count - rest.count, event)
+                }
+                body.reserveCapacity(declaredLength)
             }
-            buffer.reserveCapacity(Self.headerSize + declaredLength)
         }
-        let total = Self.headerSize + declaredLength
-        let bodyPart = rest.prefix(total - buffer.count)
-        buffer.append(contentsOf: bodyPart)
+        guard headerBytesSeen == Self.headerSize else { return (input.count - rest.count, .needMoreData) }
+        let bodyPart = rest.prefix(declaredLength - body.count)
+        body.append(contentsOf: bodyPart)
         rest = rest.dropFirst(bodyPart.count)
         let consumed = input.count - rest.count
-        guard buffer.count == total else { return (consumed, .needMoreData) }
-        let message = TLSHandshakeMessage(type: buffer[0], body: buffer[Self.headerSize...])
-        buffer = []
+        guard body.count == declaredLength else { return (consumed, .needMoreData) }
+        let message = TLSHandshakeMessage(type: messageType, body: body[...])
+        self = TLSHandshakeReassembler(limit: limit)
         return (consumed, .message(message))
-    }
-
-    /// The 24-bit length of the buffered header; only valid once the header is complete.
-    private var declaredLength: Int {
-        Int(buffer[1]) << 16 | Int(buffer[2]) << 8 | Int(buffer[3])
     }
 }
