@@ -15,7 +15,8 @@ struct TLSHandshakeMessage: Equatable {
 ///
 /// Memory is bounded: the message's declared length is checked against `limit` as soon as its
 /// 4-byte header is in, before its body is copied, and bytes past the message's end are left for
-/// the caller, so the buffer never holds more than one message of at most `limit` bytes.
+/// the caller, so the buffer never holds more than one message of at most `limit` bytes. A
+/// message that arrives whole in one input is not copied at all: its body is a slice of the input.
 struct TLSHandshakeReassembler: Sendable {
     static let headerSize = 4
 
@@ -45,10 +46,10 @@ struct TLSHandshakeReassembler: Sendable {
 
     /// Copies bytes of `input` up to the end of the current message, at most. Returns how many
     /// were used; the caller feeds the rest again after handling a `.message`.
-    mutating func consume<Bytes: Collection<UInt8>>(
-        _ input: Bytes,
-        expecting expectedType: UInt8
-    ) -> (consumed: Int, event: Event) where Bytes.SubSequence == Bytes {
+    mutating func consume(_ input: ArraySlice<UInt8>, expecting expectedType: UInt8) -> (consumed: Int, event: Event) {
+        if headerBytesSeen == 0, let message = Self.wholeMessage(in: input, expecting: expectedType, limit: limit) {
+            return (Self.headerSize + message.body.count, .message(message))
+        }
         var rest = input
         while headerBytesSeen < Self.headerSize, let byte = rest.first {
             rest = rest.dropFirst()
@@ -80,5 +81,17 @@ struct TLSHandshakeReassembler: Sendable {
         let message = TLSHandshakeMessage(type: messageType, body: body[...])
         self = TLSHandshakeReassembler(limit: limit)
         return (consumed, .message(message))
+    }
+
+    /// The message at the start of `input` if all of it is there and it is what the byte by byte
+    /// path would accept (the expected type, within `limit`): the usual case, where a hello comes
+    /// in one record and one read. Anything else is left to that path, which also reports the
+    /// errors; the chunking tests check that both give the same messages.
+    private static func wholeMessage(in input: ArraySlice<UInt8>, expecting expectedType: UInt8, limit: Int) -> TLSHandshakeMessage? {
+        let start = input.startIndex
+        guard input.count >= headerSize, input[start] == expectedType else { return nil }
+        let length = Int(input[start + 1]) << 16 | Int(input[start + 2]) << 8 | Int(input[start + 3])
+        guard headerSize + length <= limit, headerSize + length <= input.count else { return nil }
+        return TLSHandshakeMessage(type: expectedType, body: input[(start + headerSize)..<(start + headerSize + length)])
     }
 }
