@@ -27,7 +27,7 @@ public struct TLSHelloScanner: Sendable {
 
     private var phase: Phase = .recordHeader
     /// The record header being read, or an alert record's two bytes.
-    private var pending: [UInt8] = []
+    private var pending = TLSPendingBytes()
     /// An SSL 2.0-format ClientHello's message, which has no handshake header to reassemble.
     private var sslv2Message: [UInt8] = []
     private var reassembler: TLSHandshakeReassembler
@@ -146,7 +146,7 @@ public struct TLSHelloScanner: Sendable {
         case .failed(let reason):
             fail(reason)
         case .record(let header):
-            pending.removeAll(keepingCapacity: true)
+            pending.removeAll()
             sawRecordHeader = true
             begin(header)
         case .sslv2ClientHello(let messageLength):
@@ -160,7 +160,7 @@ public struct TLSHelloScanner: Sendable {
             // The header's last three bytes were the message's msg_type and version.
             sslv2Message.reserveCapacity(messageLength)
             sslv2Message.append(contentsOf: pending[2...])
-            pending.removeAll(keepingCapacity: true)
+            pending.removeAll()
             phase = .sslv2Body(remaining: messageLength - 3)
         }
     }
@@ -248,7 +248,7 @@ public struct TLSHelloScanner: Sendable {
 
     /// Once decided, the scanner holds no stream bytes.
     private mutating func releaseBuffers() {
-        pending = []
+        pending.removeAll()
         sslv2Message = []
         reassembler = TLSHandshakeReassembler(limit: maximumBufferedBytes)
         phase = .recordHeader
