@@ -38,7 +38,7 @@ public struct RequestHead: Sendable, Hashable {
             host = field
         }
         guard let host, !host.valueBytes.isEmpty else { return }
-        if let knownValid, host.valueBytes.elementsEqual(knownValid) { return }
+        if let knownValid, host.valueBytes[...] == knownValid { return }
         if case .failure(let problem) = HTTPAuthority.parse(host.valueBytes[...], portRequired: false) {
             throw .malformed(.request, "the Host header \(problem.sentence)")
         }
