@@ -77,11 +77,15 @@ struct TLSByteReader {
 
     /// Reads the rest of a vector of 16-bit values (cipher suites, groups, signature schemes).
     mutating func readAllUInt16(_ field: TLSFieldName) throws(TLSParseError) -> [UInt16] {
+        let end = position + remainingCount / 2 * 2
         var values: [UInt16] = []
         values.reserveCapacity(remainingCount / 2)
-        while !isAtEnd {
-            values.append(try readUInt16(field))
+        for offset in stride(from: position, to: end, by: 2) {
+            values.append(UInt16(bytes[offset]) << 8 | UInt16(bytes[offset + 1]))
         }
+        position = end
+        // An odd byte left over is a value cut short, reported as reading it would be.
+        guard isAtEnd else { throw truncatedError(field, needs: 2) }
         return values
     }
 
