@@ -1,8 +1,9 @@
-/// Reads a message head (start line, field lines, empty line) one byte at a time.
+/// Reads a message head (start line, field lines, empty line) as its bytes arrive.
 ///
 /// It is shared by the request and response parsers; only the start line differs. Each byte is
 /// looked at once, whatever the split of the input, and judged as it arrives, so garbage fails
-/// at once instead of after the size limit. It stores only what becomes the parsed head, which
+/// at once instead of after the size limit. Bytes that need a decision are taken one at a time;
+/// runs of bytes that need none (``HTTPPlainBytes``) are checked in one loop and stored at once. It stores only what becomes the parsed head, which
 /// is never more than the bytes of the head, and those are capped by ``HeadLimits``.
 struct HTTPHeadScanner<Scanner: StartLineScanner>: Sendable {
     enum Outcome {
@@ -25,6 +26,8 @@ struct HTTPHeadScanner<Scanner: StartLineScanner>: Sendable {
     }
 
     private let limits: HeadLimits
+    /// Off only in tests, which check that taking runs of plain bytes changes nothing.
+    private let takesPlainRuns: Bool
     private var phase = Phase.startLine
     private var startLineScanner = Scanner()
     private var startLine: Scanner.StartLine?
@@ -32,20 +35,33 @@ struct HTTPHeadScanner<Scanner: StartLineScanner>: Sendable {
     private var awaitingLineFeed = false
     private var fields: [HTTPField] = []
     private var fieldLineCount = 0
-    private var name: [UInt8] = []
-    private var value: [UInt8] = []
+    /// The current field line's name, then its value: one buffer, reused from line to line, so
+    /// a field costs no allocation until it is stored.
+    private var fieldBytes: [UInt8] = []
+    /// Where the name ends in `fieldBytes` (and the value starts) once the colon arrived.
+    private var nameLength = 0
     private var failure: HeadError?
 
     private var kind: HTTPMessageKind { Scanner.kind }
 
-    init(limits: HeadLimits) {
+    init(limits: HeadLimits, takesPlainRuns: Bool = true) {
         self.limits = limits
+        self.takesPlainRuns = takesPlainRuns
     }
 
     mutating func consume(_ bytes: some Collection<UInt8>) -> Outcome {
         if let failure { return .failed(failure) }
         var index = bytes.startIndex
         while index != bytes.endIndex {
+            if takesPlainRuns, let plainBytes {
+                let room = limits.maximumHeadBytes - headBytes
+                let runEnd = Self.endOfRun(of: plainBytes, in: bytes, from: index, atMost: room)
+                if runEnd != index {
+                    storePlainRun(bytes[index..<runEnd])
+                    index = runEnd
+                    continue
+                }
+            }
             let byte = bytes[index]
             bytes.formIndex(after: &index)
             switch accept(byte) {
@@ -63,11 +79,51 @@ struct HTTPHeadScanner<Scanner: StartLineScanner>: Sendable {
                 }
                 let headers = HTTPHeaders(fields: fields)
                 // Ready for the next head on the same connection (keep-alive, pipelining).
-                self = HTTPHeadScanner(limits: limits)
+                self = HTTPHeadScanner(limits: limits, takesPlainRuns: takesPlainRuns)
                 return .complete(startLine, headers, leftover: Array(bytes[index...]))
             }
         }
         return .needMoreData
+    }
+
+    /// The bytes that `accept` would, in the current phase, only count and store.
+    private var plainBytes: HTTPPlainBytes? {
+        guard !awaitingLineFeed else { return nil }
+        switch phase {
+        case .startLine: return startLineScanner.plainBytes
+        case .fieldLineStart: return nil
+        case .fieldName: return .token
+        // Leading whitespace is skipped, not stored, so a run starts with the value's first byte.
+        case .fieldValue: return fieldBytes.count > nameLength ? .fieldValue : nil
+        }
+    }
+
+    /// Where the run of `plainBytes` that starts at `start` ends. `room` is what is left under
+    /// the head size limit: the run stops there, so that the byte over the limit is refused just
+    /// as it is when it comes alone. (Static, because a method call copied the whole scanner.)
+    private static func endOfRun<Bytes: Collection<UInt8>>(
+        of plainBytes: HTTPPlainBytes,
+        in bytes: Bytes,
+        from start: Bytes.Index,
+        atMost room: Int
+    ) -> Bytes.Index {
+        var room = room
+        var end = start
+        while room > 0, end != bytes.endIndex, plainBytes.contains(bytes[end]) {
+            bytes.formIndex(after: &end)
+            room -= 1
+        }
+        return end
+    }
+
+    /// What `accept` does to each byte of a plain run, done to the run at once.
+    private mutating func storePlainRun(_ run: some Collection<UInt8>) {
+        headBytes += run.count
+        if case .startLine = phase {
+            startLineScanner.storePlainRun(run)
+        } else {
+            fieldBytes.append(contentsOf: run)
+        }
     }
 
     private mutating func accept(_ byte: UInt8) -> ByteOutcome {
@@ -102,11 +158,11 @@ struct HTTPHeadScanner<Scanner: StartLineScanner>: Sendable {
             return acceptNameByte(byte)
         case .fieldValue:
             // OWS before the value is not part of it (RFC 9110 §5.5).
-            if value.isEmpty, HTTPSyntax.isWhitespace(byte) { return .accepted }
+            if fieldBytes.count == nameLength, HTTPSyntax.isWhitespace(byte) { return .accepted }
             guard HTTPSyntax.isFieldValueCharacter(byte) else {
                 return fieldError("contains the control byte \(HTTPSyntax.describe(byte))")
             }
-            value.append(byte)
+            fieldBytes.append(byte)
             return .accepted
         }
     }
@@ -124,18 +180,19 @@ struct HTTPHeadScanner<Scanner: StartLineScanner>: Sendable {
             return .failed(.tooLarge(kind, "\(prefix)the \(kind.noun) has more than \(limits.maximumHeaderLines) header lines"))
         }
         if byte == HTTPSyntax.colon { return fieldError("has an empty field name") }
-        name = []
-        value = []
+        fieldBytes.removeAll(keepingCapacity: true)
+        fieldBytes.reserveCapacity(HTTPSyntax.lineBufferCapacity)
         phase = .fieldName
         return acceptNameByte(byte)
     }
 
     private mutating func acceptNameByte(_ byte: UInt8) -> ByteOutcome {
         if HTTPSyntax.isTokenCharacter(byte) {
-            name.append(byte)
+            fieldBytes.append(byte)
             return .accepted
         }
         if byte == HTTPSyntax.colon {
+            nameLength = fieldBytes.count
             phase = .fieldValue
             return .accepted
         }
@@ -168,8 +225,10 @@ struct HTTPHeadScanner<Scanner: StartLineScanner>: Sendable {
             return fieldError("has no colon")
         case .fieldValue:
             // Trailing OWS is not part of the value either.
-            while let last = value.last, HTTPSyntax.isWhitespace(last) { value.removeLast() }
-            fields.append(HTTPField(name: String(decoding: name, as: UTF8.self), valueBytes: value))
+            var valueEnd = fieldBytes.endIndex
+            while valueEnd > nameLength, HTTPSyntax.isWhitespace(fieldBytes[valueEnd - 1]) { valueEnd -= 1 }
+            let name = String(decoding: fieldBytes[..<nameLength], as: UTF8.self)
+            fields.append(HTTPField(name: name, valueBytes: Array(fieldBytes[nameLength..<valueEnd])))
             phase = .fieldLineStart
             return .accepted
         }

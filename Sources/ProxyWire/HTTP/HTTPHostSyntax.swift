@@ -58,28 +58,42 @@ enum HTTPHostSyntax {
         // (inet_aton; the WHATWG URL "ends in a number" rule). Only the one unambiguous spelling
         // is let through, so the host the policy judges is the host connected to.
         if lastLabelIsNumeric(bytes), !isDottedQuad(bytes) { return .failure(.invalidIPv4) }
-        return .success(String(decoding: bytes.map(HTTPSyntax.lowercased), as: UTF8.self))
+        return .success(HTTPSyntax.lowercasedText(bytes))
     }
 
+    /// Whether the label after the last dot (a single trailing dot ignored) is decimal digits,
+    /// or "0x" followed by hex digits.
     private static func lastLabelIsNumeric(_ bytes: ArraySlice<UInt8>) -> Bool {
         var name = bytes
         if name.last == UInt8(ascii: ".") { name = name.dropLast() }
-        let label = name.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).last ?? []
-        guard !label.isEmpty else { return false }
+        let labelStart = name.lastIndex(of: UInt8(ascii: ".")).map { $0 + 1 } ?? name.startIndex
+        let label = name[labelStart...]
+        guard let first = label.first else { return false }
         if label.allSatisfy(HTTPSyntax.isDigit) { return true }
-        let lowered = label.map(HTTPSyntax.lowercased)
-        return lowered.starts(with: Array("0x".utf8)) && lowered.dropFirst(2).allSatisfy { HTTPSyntax.hexValue($0) != nil }
+        guard first == UInt8(ascii: "0"), label.count >= 2, HTTPSyntax.lowercased(label[labelStart + 1]) == UInt8(ascii: "x") else {
+            return false
+        }
+        return label.dropFirst(2).allSatisfy { HTTPSyntax.hexValue($0) != nil }
     }
 
     /// Four decimal parts 0–255 without leading zeros (RFC 3986 §3.2.2 dec-octet).
     static func isDottedQuad(_ bytes: ArraySlice<UInt8>) -> Bool {
-        let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 4 else { return false }
-        return parts.allSatisfy { part in
-            guard (1...3).contains(part.count), part.allSatisfy(HTTPSyntax.isDigit) else { return false }
-            guard part.count == 1 || part.first != UInt8(ascii: "0") else { return false }
-            return part.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) } <= 255
+        var rest = bytes
+        for partNumber in 1...4 {
+            let partEnd = rest.firstIndex(of: UInt8(ascii: ".")) ?? rest.endIndex
+            guard isDecimalOctet(rest[..<partEnd]) else { return false }
+            if partNumber == 4 { return partEnd == rest.endIndex }
+            guard partEnd != rest.endIndex else { return false }
+            rest = rest[(partEnd + 1)...]
         }
+        return false
+    }
+
+    /// dec-octet: 0–255 in one to three digits, no leading zero.
+    private static func isDecimalOctet(_ part: ArraySlice<UInt8>) -> Bool {
+        guard (1...3).contains(part.count), part.allSatisfy(HTTPSyntax.isDigit) else { return false }
+        guard part.count == 1 || part.first != UInt8(ascii: "0") else { return false }
+        return part.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) } <= 255
     }
 
     // MARK: - IPv6
@@ -103,7 +117,7 @@ enum HTTPHostSyntax {
             guard !zone.isEmpty, zone.allSatisfy(isUnreserved) else { return .failure(.invalidIPv6) }
         }
         guard isIPv6Address(address) else { return .failure(.invalidIPv6) }
-        var text = String(decoding: address.map(HTTPSyntax.lowercased), as: UTF8.self)
+        var text = HTTPSyntax.lowercasedText(address)
         if !zone.isEmpty { text += "%" + String(decoding: zone, as: UTF8.self) }
         return .success(text)
     }

@@ -9,6 +9,11 @@ enum HTTPSyntax {
     static let horizontalTab = UInt8(ascii: "\t")
     static let colon = UInt8(ascii: ":")
 
+    /// The capacity the head scanners give a line's buffer when it first needs one: room for a
+    /// typical request line or field line, so that it is allocated once instead of growing from
+    /// 16 bytes by doubling.
+    static let lineBufferCapacity = 128
+
     /// tchar (RFC 9110 §5.6.2): the characters of methods, field names and transfer codings.
     static func isTokenCharacter(_ byte: UInt8) -> Bool {
         switch byte {
@@ -70,6 +75,19 @@ enum HTTPSyntax {
     /// `String.lowercased()` would also fold non-ASCII letters.
     static func lowercased(_ text: some StringProtocol) -> String {
         String(decoding: text.utf8.map(lowercased), as: UTF8.self)
+    }
+
+    /// `bytes` lowercased (ASCII only) as a String, built in place rather than through an
+    /// intermediate array. Bytes that are not UTF-8 are repaired, as `String(decoding:)` does.
+    static func lowercasedText(_ bytes: ArraySlice<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: bytes.count) { buffer in
+            var count = 0
+            for byte in bytes {
+                buffer[count] = lowercased(byte)
+                count += 1
+            }
+            return count
+        }
     }
 
     static func equalsIgnoringCase(_ left: some StringProtocol, _ right: some StringProtocol) -> Bool {

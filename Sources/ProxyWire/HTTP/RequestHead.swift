@@ -18,7 +18,11 @@ public struct RequestHead: Sendable, Hashable {
     /// Builds the head from a scanned request line, applying the checks that need the whole head.
     init(line: RequestLine, headers: HTTPHeaders) throws(HeadError) {
         let target = try RequestTargetParser.parse(method: line.method, target: line.target)
-        try Self.checkHostFields(headers)
+        // A CONNECT target is an authority that has just parsed with its port required, which is
+        // all the Host check asks and more: a Host field that repeats it byte for byte, as
+        // clients send it, need not be parsed a second time.
+        let validAuthority: ArraySlice<UInt8>? = if case .authority = target { line.target } else { nil }
+        try Self.checkHostFields(headers, knownValid: validAuthority)
         self.init(method: line.method, target: target, version: line.version, headers: headers)
     }
 
@@ -27,10 +31,14 @@ public struct RequestHead: Sendable, Hashable {
     /// field with an invalid field value." A missing Host is accepted although §3.2 also asks
     /// for it in HTTP/1.1, because a proxy takes the host from the target (§3.2.2) and some
     /// clients leave Host out of CONNECT.
-    private static func checkHostFields(_ headers: HTTPHeaders) throws(HeadError) {
-        let hosts = headers.fields.filter { $0.hasName("Host") }
-        guard hosts.count <= 1 else { throw .malformed(.request, "the request has more than one Host header") }
-        guard let host = hosts.first, !host.valueBytes.isEmpty else { return }
+    private static func checkHostFields(_ headers: HTTPHeaders, knownValid: ArraySlice<UInt8>?) throws(HeadError) {
+        var host: HTTPField?
+        for field in headers.fields where field.hasName("Host") {
+            guard host == nil else { throw .malformed(.request, "the request has more than one Host header") }
+            host = field
+        }
+        guard let host, !host.valueBytes.isEmpty else { return }
+        if let knownValid, host.valueBytes[...] == knownValid { return }
         if case .failure(let problem) = HTTPAuthority.parse(host.valueBytes[...], portRequired: false) {
             throw .malformed(.request, "the Host header \(problem.sentence)")
         }

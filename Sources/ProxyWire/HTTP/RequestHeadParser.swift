@@ -12,6 +12,11 @@ public struct RequestHeadParser: Sendable {
         scanner = HTTPHeadScanner(limits: limits)
     }
 
+    /// A parser that takes every byte on its own: tests compare it with the default one.
+    init(limits: HeadLimits, takesPlainRuns: Bool) {
+        scanner = HTTPHeadScanner(limits: limits, takesPlainRuns: takesPlainRuns)
+    }
+
     /// Feed the next bytes from the client. Keeps at most `maximumHeadBytes` internally.
     public mutating func consume(_ bytes: some Collection<UInt8>) -> HeadParseResult<RequestHead> { parse(bytes) }
 

@@ -1,7 +1,7 @@
 /// The parts of a request line before the target is interpreted.
 struct RequestLine: Sendable, Equatable {
     var method: String
-    var target: [UInt8]
+    var target: ArraySlice<UInt8>
     var version: HTTPVersion
 }
 
@@ -15,11 +15,26 @@ struct RequestLineScanner: StartLineScanner {
     private enum Part { case method, target, version }
 
     private var part = Part.method
-    private var method: [UInt8] = []
-    private var target: [UInt8] = []
+    /// The method's bytes, then the target's: one buffer, as each array costs an allocation.
+    private var bytes: [UInt8] = []
+    /// Where the method ends in `bytes` (and the target starts) once the first SP arrived.
+    private var methodLength = 0
     private var version = HTTPVersionScanner()
 
-    var isEmpty: Bool { part == .method && method.isEmpty }
+    var isEmpty: Bool { part == .method && bytes.isEmpty }
+
+    var plainBytes: HTTPPlainBytes? {
+        switch part {
+        case .method: .token
+        case .target: .visible
+        case .version: nil
+        }
+    }
+
+    mutating func storePlainRun(_ run: some Collection<UInt8>) {
+        if bytes.isEmpty { bytes.reserveCapacity(HTTPSyntax.lineBufferCapacity) }
+        bytes.append(contentsOf: run)
+    }
 
     mutating func accept(_ byte: UInt8) -> HeadError? {
         switch part {
@@ -27,7 +42,7 @@ struct RequestLineScanner: StartLineScanner {
             return acceptMethodByte(byte)
         case .target:
             if byte == HTTPSyntax.space {
-                guard !target.isEmpty else { return .malformed(.request, "the request line has two spaces after the method") }
+                guard bytes.count > methodLength else { return .malformed(.request, "the request line has two spaces after the method") }
                 part = .version
                 return nil
             }
@@ -35,7 +50,7 @@ struct RequestLineScanner: StartLineScanner {
             guard HTTPSyntax.isVisible(byte) else {
                 return .malformed(.request, "the request target contains the invalid byte \(HTTPSyntax.describe(byte))")
             }
-            target.append(byte)
+            bytes.append(byte)
             return nil
         case .version:
             switch version.accept(byte) {
@@ -53,14 +68,15 @@ struct RequestLineScanner: StartLineScanner {
 
     private mutating func acceptMethodByte(_ byte: UInt8) -> HeadError? {
         if HTTPSyntax.isTokenCharacter(byte) {
-            method.append(byte)
+            bytes.append(byte)
             return nil
         }
-        if byte == HTTPSyntax.space, !method.isEmpty {
+        if byte == HTTPSyntax.space, !bytes.isEmpty {
+            methodLength = bytes.count
             part = .target
             return nil
         }
-        guard method.isEmpty else {
+        guard bytes.isEmpty else {
             return .malformed(.request, "the method contains the invalid byte \(HTTPSyntax.describe(byte))")
         }
         return .malformed(.request, Self.notHTTPReason(firstByte: byte))
@@ -76,7 +92,8 @@ struct RequestLineScanner: StartLineScanner {
             guard let parsed = version.version else {
                 return .failure(.malformed(.request, "the request line does not end with an HTTP version such as HTTP/1.1"))
             }
-            return .success(RequestLine(method: String(decoding: method, as: UTF8.self), target: target, version: parsed))
+            let method = String(decoding: bytes[..<methodLength], as: UTF8.self)
+            return .success(RequestLine(method: method, target: bytes[methodLength...], version: parsed))
         }
     }
 

@@ -6,10 +6,9 @@ enum RequestTargetParser {
     /// `method` decides the form: CONNECT takes authority-form only (RFC 9110 §9.3.6), every
     /// other method absolute-form only. Methods are case-sensitive (RFC 9110 §9.1), so
     /// "connect" is some other method.
-    static func parse(method: String, target bytes: [UInt8]) throws(HeadError) -> RequestTarget {
-        let target = bytes[...]
+    static func parse(method: String, target: ArraySlice<UInt8>) throws(HeadError) -> RequestTarget {
         if method == "CONNECT" {
-            guard target.first != UInt8(ascii: "/"), target != [UInt8(ascii: "*")], schemeSeparator(in: target) == nil else {
+            guard target.first != UInt8(ascii: "/"), !isAsterisk(target), schemeSeparator(in: target) == nil else {
                 throw fail("CONNECT needs an authority target (CONNECT host:port), not a path or URL")
             }
             switch HTTPAuthority.parse(target, portRequired: true) {
@@ -21,7 +20,7 @@ enum RequestTargetParser {
                 throw fail("the CONNECT target \(problem.sentence)")
             }
         }
-        if target == [UInt8(ascii: "*")] {
+        if isAsterisk(target) {
             throw fail("asterisk-form (OPTIONS *) is for origin servers: send OPTIONS with an absolute URL to this proxy")
         }
         if target.first == UInt8(ascii: "/") { throw fail(originFormReason) }
@@ -61,11 +60,16 @@ enum RequestTargetParser {
     /// (RFC 3986 §3.1: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )).
     private static func schemeSeparator(in target: ArraySlice<UInt8>) -> Int? {
         guard let colon = target.firstIndex(of: HTTPSyntax.colon), colon > target.startIndex,
-              target[colon...].starts(with: Array("://".utf8)),
+              target.endIndex - colon >= 3, target[colon + 1] == UInt8(ascii: "/"), target[colon + 2] == UInt8(ascii: "/"),
               let first = target.first, HTTPSyntax.isLetter(first),
               target[..<colon].allSatisfy(isSchemeCharacter)
         else { return nil }
         return colon
+    }
+
+    /// The asterisk-form target "*" (RFC 9112 §3.2.4).
+    private static func isAsterisk(_ target: ArraySlice<UInt8>) -> Bool {
+        target.count == 1 && target.first == UInt8(ascii: "*")
     }
 
     private static func isSchemeCharacter(_ byte: UInt8) -> Bool {

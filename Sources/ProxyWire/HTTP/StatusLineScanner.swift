@@ -20,7 +20,13 @@ struct StatusLineScanner: StartLineScanner {
     private var statusDigits: [UInt8] = []
     private var reason: [UInt8] = []
 
-    var isEmpty: Bool { part == .version && version.bytes.isEmpty }
+    var isEmpty: Bool { part == .version && version.isEmpty }
+
+    var plainBytes: HTTPPlainBytes? { part == .reason ? .fieldValue : nil }
+
+    mutating func storePlainRun(_ run: some Collection<UInt8>) {
+        reason.append(contentsOf: run)
+    }
 
     mutating func accept(_ byte: UInt8) -> HeadError? {
         switch part {
@@ -32,7 +38,7 @@ struct StatusLineScanner: StartLineScanner {
                 part = .status
                 return nil
             }
-            let wasEmpty = version.bytes.isEmpty
+            let wasEmpty = version.isEmpty
             switch version.accept(byte) {
             case .accepted:
                 return nil

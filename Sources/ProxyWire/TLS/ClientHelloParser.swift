@@ -8,7 +8,10 @@
 ///     Extension extensions<8..2^16-1>;                       // absent allowed before TLS 1.3
 enum ClientHelloParser {
     static func parse(_ body: ArraySlice<UInt8>) throws(TLSParseError) -> ClientHello {
-        var reader = TLSByteReader(body, container: "ClientHello")
+        try TLSByteReader.reading(body, as: "ClientHello", parse)
+    }
+
+    private static func parse(_ reader: inout TLSByteReader) throws(TLSParseError) -> ClientHello {
         let legacyVersion = try reader.readUInt16("legacy_version")
         _ = try reader.readBytes(32, "random")
         _ = try reader.readVector("legacy_session_id", lengthBytes: 1, allowedLengths: 0...32)

@@ -15,7 +15,10 @@ enum SSLv2ClientHelloParser {
     static let fixedPartLength = 9
 
     static func parse(_ body: ArraySlice<UInt8>) throws(TLSParseError) -> ClientHello {
-        var reader = TLSByteReader(body, container: "SSLv2-compatible ClientHello")
+        try TLSByteReader.reading(body, as: "SSLv2-compatible ClientHello", parse)
+    }
+
+    private static func parse(_ reader: inout TLSByteReader) throws(TLSParseError) -> ClientHello {
         let messageType = try reader.readUInt8("msg_type")
         guard messageType == TLSHandshakeType.clientHello else {
             throw TLSParseError("msg_type \(messageType) is not 1 (client-hello)")

@@ -16,7 +16,10 @@ enum ServerHelloParser {
     ]
 
     static func parse(_ body: ArraySlice<UInt8>) throws(TLSParseError) -> ServerHello {
-        var reader = TLSByteReader(body, container: "ServerHello")
+        try TLSByteReader.reading(body, as: "ServerHello", parse)
+    }
+
+    private static func parse(_ reader: inout TLSByteReader) throws(TLSParseError) -> ServerHello {
         let legacyVersion = try reader.readUInt16("legacy_version")
         let random = try reader.readBytes(32, "random")
         _ = try reader.readVector("legacy_session_id_echo", lengthBytes: 1, allowedLengths: 0...32)

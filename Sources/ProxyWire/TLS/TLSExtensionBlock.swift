@@ -1,12 +1,13 @@
-/// One extension as sent: its type and its still-encoded `extension_data`.
+/// One extension as sent: its type and its still-encoded `extension_data`, borrowed from the
+/// hello's reader (so valid only while that reader is).
 struct TLSExtension {
     let type: UInt16
-    let data: ArraySlice<UInt8>
+    let data: UnsafeBufferPointer<UInt8>
 
     var name: String { TLSRegistryNames.extensionType(type) }
 
     /// A reader over `extension_data`, named for errors ("server_name extension").
-    var reader: TLSByteReader { TLSByteReader(data, container: .extensionContents(type)) }
+    var reader: TLSByteReader { TLSByteReader(borrowing: data, container: .extensionContents(type)) }
 }
 
 /// The extensions block that ends a ClientHello or ServerHello.

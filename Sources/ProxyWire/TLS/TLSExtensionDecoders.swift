@@ -80,7 +80,7 @@ enum TLSExtensionDecoders {
         return host
     }
 
-    private static func validatedHostName(_ bytes: ArraySlice<UInt8>) throws(TLSParseError) -> String {
+    private static func validatedHostName(_ bytes: UnsafeBufferPointer<UInt8>) throws(TLSParseError) -> String {
         guard bytes.count <= 255 else {
             throw TLSParseError("server_name host_name is \(bytes.count) bytes, longer than a DNS name (255)")
         }

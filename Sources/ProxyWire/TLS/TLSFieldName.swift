@@ -5,9 +5,10 @@
 /// and building "<extension> extension_data" for each of its dozen extensions cost more than the
 /// rest of the parse.
 struct TLSFieldName: ExpressibleByStringLiteral, CustomStringConvertible {
+    // No case holds a String: a trivial type is copied without reference counting, and a name
+    // is copied into every reader made for a vector, a dozen times per hello.
     private enum Storage {
         case literal(StaticString)
-        case text(String)
         /// An extension's `extension_data` vector, read from the extensions block.
         case extensionData(type: UInt16)
         /// The contents of an extension, read by its decoder.
@@ -17,7 +18,6 @@ struct TLSFieldName: ExpressibleByStringLiteral, CustomStringConvertible {
     private let storage: Storage
 
     init(stringLiteral value: StaticString) { storage = .literal(value) }
-    init(_ text: String) { storage = .text(text) }
 
     static func extensionData(_ type: UInt16) -> TLSFieldName { TLSFieldName(storage: .extensionData(type: type)) }
     static func extensionContents(_ type: UInt16) -> TLSFieldName { TLSFieldName(storage: .extensionContents(type: type)) }
@@ -27,7 +27,6 @@ struct TLSFieldName: ExpressibleByStringLiteral, CustomStringConvertible {
     var description: String {
         switch storage {
         case .literal(let text): text.description
-        case .text(let text): text
         case .extensionData(let type): "\(TLSRegistryNames.extensionType(type)) extension (\(type)) extension_data"
         case .extensionContents(let type): "\(TLSRegistryNames.extensionType(type)) extension"
         }

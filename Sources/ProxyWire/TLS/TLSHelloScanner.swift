@@ -27,7 +27,7 @@ public struct TLSHelloScanner: Sendable {
 
     private var phase: Phase = .recordHeader
     /// The record header being read, or an alert record's two bytes.
-    private var pending: [UInt8] = []
+    private var pending = TLSPendingBytes()
     /// An SSL 2.0-format ClientHello's message, which has no handshake header to reassemble.
     private var sslv2Message: [UInt8] = []
     private var reassembler: TLSHandshakeReassembler
@@ -43,15 +43,15 @@ public struct TLSHelloScanner: Sendable {
 
     /// Scans the next chunk of this direction's bytes. After a final answer, returns it again
     /// without looking at the bytes.
-    public mutating func feed(_ bytes: some Collection<UInt8>) -> TLSScanState { scan(bytes) }
+    public mutating func feed(_ bytes: some Collection<UInt8>) -> TLSScanState { scan(ArraySlice(bytes)) }
 
-    // The proxy's own buffers are arrays and slices of them. A generic public method is not
-    // specialised in the calling module, and the scan run through Collection's witness table cost
-    // more than the rest of a tunnel's set-up; these overloads run it specialised.
+    // The proxy's own buffers are arrays and slices of them, which the scan reads in place: a
+    // hello that arrives whole is parsed where it lies, without being copied (and a generic
+    // method would not be specialised in the calling module).
     public mutating func feed(_ bytes: [UInt8]) -> TLSScanState { scan(bytes[...]) }
     public mutating func feed(_ bytes: ArraySlice<UInt8>) -> TLSScanState { scan(bytes) }
 
-    private mutating func scan(_ bytes: some Collection<UInt8>) -> TLSScanState {
+    private mutating func scan(_ bytes: ArraySlice<UInt8>) -> TLSScanState {
         guard !isFinished else { return state }
         var rest = bytes[...]
         if !rest.isEmpty { receivedAnyBytes = true }
@@ -87,8 +87,7 @@ public struct TLSHelloScanner: Sendable {
     }
 
     /// Handles bytes for the current phase and returns those it did not use.
-    private mutating func step<Bytes: Collection<UInt8>>(_ input: Bytes) -> Bytes
-    where Bytes.SubSequence == Bytes {
+    private mutating func step(_ input: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
         switch phase {
         case .recordHeader:
             let part = input.prefix(TLSRecordHeader.size - pending.count)
@@ -147,7 +146,7 @@ public struct TLSHelloScanner: Sendable {
         case .failed(let reason):
             fail(reason)
         case .record(let header):
-            pending.removeAll(keepingCapacity: true)
+            pending.removeAll()
             sawRecordHeader = true
             begin(header)
         case .sslv2ClientHello(let messageLength):
@@ -161,7 +160,7 @@ public struct TLSHelloScanner: Sendable {
             // The header's last three bytes were the message's msg_type and version.
             sslv2Message.reserveCapacity(messageLength)
             sslv2Message.append(contentsOf: pending[2...])
-            pending.removeAll(keepingCapacity: true)
+            pending.removeAll()
             phase = .sslv2Body(remaining: messageLength - 3)
         }
     }
@@ -249,7 +248,7 @@ public struct TLSHelloScanner: Sendable {
 
     /// Once decided, the scanner holds no stream bytes.
     private mutating func releaseBuffers() {
-        pending = []
+        pending.removeAll()
         sslv2Message = []
         reassembler = TLSHandshakeReassembler(limit: maximumBufferedBytes)
         phase = .recordHeader

@@ -34,7 +34,7 @@ extension TLSRecordHeader {
     /// The first record of a stream decides whether the stream is TLS at all, so there a bad
     /// content type or version means `notTLS`; in later records it means broken TLS (`failed`).
     static func classify(
-        _ prefix: [UInt8],
+        _ prefix: TLSPendingBytes,
         isFirstRecord: Bool,
         acceptsSSLv2Hello: Bool
     ) -> TLSRecordHeaderVerdict {
@@ -72,7 +72,7 @@ extension TLSRecordHeader {
 
     /// The SSL 2.0 two-byte header: high bit set, then a 15-bit length; then msg_type 1
     /// (client-hello) and a version, 0x0002 for SSL 2.0 itself or 3.x (RFC 5246 Appendix E.2).
-    private static func classifySSLv2Hello(_ prefix: [UInt8]) -> TLSRecordHeaderVerdict {
+    private static func classifySSLv2Hello(_ prefix: TLSPendingBytes) -> TLSRecordHeaderVerdict {
         guard prefix.count >= 3 else { return .incomplete }
         guard prefix[2] == TLSHandshakeType.clientHello else {
             return .notTLS(
