@@ -53,23 +53,26 @@ public struct JSONObjectBuilder: JSONObjectSink {
 
 /// Writes an object's members as compact JSON bytes, the same bytes as `JSONValue.serializedBytes`
 /// of what ``JSONObjectBuilder`` would collect, without the tree in between.
+///
+/// Inlinable, so that other modules get it specialised for their own member types: called through
+/// generic witnesses, the nested objects cost more than the whole tree did.
 public struct JSONObjectWriter: JSONObjectSink {
-    private var out: [UInt8]
-    private var isEmpty = true
+    @usableFromInline var out: [UInt8]
+    @usableFromInline var isEmpty = true
 
-    public init(reservingCapacity capacity: Int = 1024) {
+    @inlinable public init(reservingCapacity capacity: Int = 1024) {
         out = []
         out.reserveCapacity(capacity)
         out.append(UInt8(ascii: "{"))
     }
 
     /// The object, closed.
-    public consuming func finish() -> [UInt8] {
+    @inlinable public consuming func finish() -> [UInt8] {
         out.append(UInt8(ascii: "}"))
         return out
     }
 
-    private mutating func key(_ key: StaticString) {
+    @inlinable mutating func key(_ key: StaticString) {
         if !isEmpty { out.append(UInt8(ascii: ",")) }
         isEmpty = false
         out.append(UInt8(ascii: "\""))
@@ -78,27 +81,27 @@ public struct JSONObjectWriter: JSONObjectSink {
         out.append(UInt8(ascii: ":"))
     }
 
-    public mutating func add(_ key: StaticString, _ value: JSONValue?) {
+    @inlinable public mutating func add(_ key: StaticString, _ value: JSONValue?) {
         self.key(key)
         if let value { value.writeCompact(to: &out) } else { JSONValue.writeNull(to: &out) }
     }
 
-    public mutating func add(_ key: StaticString, string: String?) {
+    @inlinable public mutating func add(_ key: StaticString, string: String?) {
         self.key(key)
         if let string { JSONValue.writeString(string, to: &out) } else { JSONValue.writeNull(to: &out) }
     }
 
-    public mutating func add(_ key: StaticString, int: Int64) {
+    @inlinable public mutating func add(_ key: StaticString, int: Int64) {
         self.key(key)
         JSONValue.writeInt(int, to: &out)
     }
 
-    public mutating func add(_ key: StaticString, bool: Bool) {
+    @inlinable public mutating func add(_ key: StaticString, bool: Bool) {
         self.key(key)
         JSONValue.bool(bool).writeCompact(to: &out)
     }
 
-    public mutating func add(_ key: StaticString, strings: [String]) {
+    @inlinable public mutating func add(_ key: StaticString, strings: [String]) {
         self.key(key)
         out.append(UInt8(ascii: "["))
         for (index, string) in strings.enumerated() {
@@ -108,12 +111,12 @@ public struct JSONObjectWriter: JSONObjectSink {
         out.append(UInt8(ascii: "]"))
     }
 
-    public mutating func add(_ key: StaticString, value: JSONValue, serializedAs bytes: [UInt8]) {
+    @inlinable public mutating func add(_ key: StaticString, value: JSONValue, serializedAs bytes: [UInt8]) {
         self.key(key)
         out += bytes
     }
 
-    public mutating func add(_ key: StaticString, object: (some JSONObjectWritable)?) {
+    @inlinable public mutating func add(_ key: StaticString, object: (some JSONObjectWritable)?) {
         self.key(key)
         guard let object else { return JSONValue.writeNull(to: &out) }
         out.append(UInt8(ascii: "{"))

@@ -97,7 +97,7 @@ public enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral, Expressi
         out += close
     }
 
-    func writeCompact(to out: inout [UInt8]) {
+    @usableFromInline func writeCompact(to out: inout [UInt8]) {
         switch self {
         case .null: JSONValue.writeNull(to: &out)
         case .bool(let value): out += value ? Self.trueBytes : Self.falseBytes
@@ -123,10 +123,10 @@ public enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral, Expressi
         }
     }
 
-    static func writeNull(to out: inout [UInt8]) { out += nullBytes }
+    @usableFromInline static func writeNull(to out: inout [UInt8]) { out += nullBytes }
 
     /// Decimal digits written in place: `String(value)` first would cost a string per number.
-    static func writeInt(_ value: Int64, to out: inout [UInt8]) {
+    @usableFromInline static func writeInt(_ value: Int64, to out: inout [UInt8]) {
         if value < 0 { out.append(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // room for UInt64.max's 20 digits
@@ -148,7 +148,7 @@ public enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral, Expressi
     /// The same escaping as the String writer, on UTF-8: runs of bytes that need none are copied
     /// at once. Escaped: `"`, `\`, C0 controls, DEL, and U+2028/U+2029 (E2 80 A8/A9), which
     /// JavaScript does not accept raw in strings.
-    static func writeString(_ value: String, to out: inout [UInt8]) {
+    @usableFromInline static func writeString(_ value: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var value = value
         value.withUTF8 { bytes in
