@@ -24,47 +24,45 @@ struct HTTPPlainRunTests {
             maximumHeaderLines: Int.random(in: 0...4, using: &generator))
     }
 
-    @Test("requests: with and without runs, in one piece and in random pieces")
-    func requests() {
-        var generator = HTTPSeededGenerator(seed: 0x5EED_0101)
-        for iteration in 0..<6_000 {
-            let seed = Self.requestSeeds[iteration % Self.requestSeeds.count]
-            var input = HTTPTestSupport.bytes(seed)
-            if iteration >= Self.requestSeeds.count { input = HTTPFuzzTests.mutate(input, using: &generator) }
-            let limits = Self.limits(for: iteration, using: &generator)
+    /// Parses each input three ways: byte by byte (no runs; the reference), whole with runs, and in
+    /// random pieces with runs; the three results must agree. `parser(limits, takesPlainRuns)` makes
+    /// a parser and returns its two consume overloads (the whole input goes in as an array).
+    private static func compareRuns<Head: Equatable>(
+        seeds: [String], iterations: Int, seed: UInt64,
+        parser: (HeadLimits, Bool) -> (
+            slice: (ArraySlice<UInt8>) -> HeadParseResult<Head>, array: ([UInt8]) -> HeadParseResult<Head>
+        )
+    ) {
+        var generator = HTTPSeededGenerator(seed: seed)
+        for iteration in 0..<iterations {
+            var input = HTTPTestSupport.bytes(seeds[iteration % seeds.count])
+            if iteration >= seeds.count { input = HTTPFuzzTests.mutate(input, using: &generator) }
+            let limits = limits(for: iteration, using: &generator)
             let pieces = HTTPFuzzTests.randomPieces(count: input.count, using: &generator)
 
-            var byteByByte = RequestHeadParser(limits: limits, takesPlainRuns: false)
-            let reference = HTTPTestSupport.parse(input, pieceSizes: []) { byteByByte.consume($0) }
-            var whole = RequestHeadParser(limits: limits)
-            let wholeResult = HTTPTestSupport.parse(input, pieceSizes: []) { whole.consume(Array($0)) }
-            var split = RequestHeadParser(limits: limits)
-            let splitResult = HTTPTestSupport.parse(input, pieceSizes: pieces) { split.consume($0) }
+            let reference = HTTPTestSupport.parse(input, pieceSizes: [], consume: parser(limits, false).slice)
+            let whole = parser(limits, true).array
+            let wholeResult = HTTPTestSupport.parse(input, pieceSizes: []) { whole(Array($0)) }
+            let splitResult = HTTPTestSupport.parse(input, pieceSizes: pieces, consume: parser(limits, true).slice)
 
             #expect(wholeResult == reference, "one piece differs for \(HTTPTestSupport.text(input).debugDescription)")
             #expect(splitResult == reference, "pieces \(pieces) differ for \(HTTPTestSupport.text(input).debugDescription)")
         }
     }
 
+    @Test("requests: with and without runs, in one piece and in random pieces")
+    func requests() {
+        Self.compareRuns(seeds: Self.requestSeeds, iterations: 6_000, seed: 0x5EED_0101) { limits, runs in
+            var parser = RequestHeadParser(limits: limits, takesPlainRuns: runs)
+            return ({ parser.consume($0) }, { parser.consume($0) })
+        }
+    }
+
     @Test("responses: with and without runs, in one piece and in random pieces")
     func responses() {
-        var generator = HTTPSeededGenerator(seed: 0x5EED_0102)
-        for iteration in 0..<3_000 {
-            let seed = Self.responseSeeds[iteration % Self.responseSeeds.count]
-            var input = HTTPTestSupport.bytes(seed)
-            if iteration >= Self.responseSeeds.count { input = HTTPFuzzTests.mutate(input, using: &generator) }
-            let limits = Self.limits(for: iteration, using: &generator)
-            let pieces = HTTPFuzzTests.randomPieces(count: input.count, using: &generator)
-
-            var byteByByte = ResponseHeadParser(limits: limits, takesPlainRuns: false)
-            let reference = HTTPTestSupport.parse(input, pieceSizes: []) { byteByByte.consume($0) }
-            var whole = ResponseHeadParser(limits: limits)
-            let wholeResult = HTTPTestSupport.parse(input, pieceSizes: []) { whole.consume(Array($0)) }
-            var split = ResponseHeadParser(limits: limits)
-            let splitResult = HTTPTestSupport.parse(input, pieceSizes: pieces) { split.consume($0) }
-
-            #expect(wholeResult == reference, "one piece differs for \(HTTPTestSupport.text(input).debugDescription)")
-            #expect(splitResult == reference, "pieces \(pieces) differ for \(HTTPTestSupport.text(input).debugDescription)")
+        Self.compareRuns(seeds: Self.responseSeeds, iterations: 3_000, seed: 0x5EED_0102) { limits, runs in
+            var parser = ResponseHeadParser(limits: limits, takesPlainRuns: runs)
+            return ({ parser.consume($0) }, { parser.consume($0) })
         }
     }
 
