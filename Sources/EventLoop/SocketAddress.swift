@@ -58,15 +58,29 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         }
     }
 
+    /// The address in network byte order, 4 bytes for IPv4 and 16 for IPv6 (empty for any other
+    /// family), lent to `body`: what an `IPAddress` is built from without printing and parsing it.
+    public func withAddressBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        var copy = storage
+        return try withUnsafePointer(to: &copy) { pointer in
+            switch Int32(pointer.pointee.ss_family) {
+            case AF_INET:
+                return try pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                    try withUnsafeBytes(of: $0.pointee.sin_addr, body)
+                }
+            case AF_INET6:
+                return try pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    try withUnsafeBytes(of: $0.pointee.sin6_addr, body)
+                }
+            default:
+                return try body(UnsafeRawBufferPointer(start: nil, count: 0))
+            }
+        }
+    }
+
     /// The numeric host without brackets or port (`127.0.0.1`, `::1`), or nil if it cannot be printed.
     public var host: String? {
         var copy = storage
-        if Int32(copy.ss_family) == AF_INET {
-            let address = withUnsafePointer(to: &copy) {
-                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt32(bigEndian: $0.pointee.sin_addr.s_addr) }
-            }
-            return SocketAddress.dottedQuad(address)
-        }
         var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
         let status = withUnsafePointer(to: &copy) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -75,32 +89,6 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         }
         guard status == 0 else { return nil }
         return host.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-    }
-
-    /// `a.b.c.d` for an IPv4 address, written by hand: every accepted client is printed for the log,
-    /// and glibc's `getnameinfo` formats it with `sprintf`, ten times the work.
-    static func dottedQuad(_ address: UInt32) -> String {
-        String(unsafeUninitializedCapacity: 15) { buffer in
-            var count = 0
-            for shift in stride(from: 24, through: 0, by: -8) {
-                if shift != 24 {
-                    buffer[count] = UInt8(ascii: ".")
-                    count += 1
-                }
-                let part = UInt8(truncatingIfNeeded: address >> UInt32(shift))
-                if part >= 100 {
-                    buffer[count] = UInt8(ascii: "0") + part / 100
-                    count += 1
-                }
-                if part >= 10 {
-                    buffer[count] = UInt8(ascii: "0") + part / 10 % 10
-                    count += 1
-                }
-                buffer[count] = UInt8(ascii: "0") + part % 10
-                count += 1
-            }
-            return count
-        }
     }
 
     /// `127.0.0.1:8080` or `[::1]:8080`.

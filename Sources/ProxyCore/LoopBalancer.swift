@@ -31,8 +31,8 @@ public final class LoopLoad: Sendable {
 /// Measured on 2 cores with 8 clients at a time, spreading cost about a quarter more CPU per tunnel
 /// (bench/proxy-bench/README.md). Heavy load still spreads over every loop.
 public final class LoopBalancer: Sendable {
-    public struct Member: Sendable {
-        public let load: LoopLoad
+    private struct Member: Sendable {
+        let load: LoopLoad
         let inbox: InboxPoster<ProxyMessage>
     }
 

@@ -42,9 +42,9 @@ public struct ProxySettings: Sendable {
         try! AddressRange(parsing: "127.0.0.0/8"), try! AddressRange(parsing: "::1/128"),
     ]
 
-    /// Whether a client at `peer` may use the proxy.
-    func allows(peer: SocketAddress) -> Bool {
-        guard let host = peer.host, let address = IPAddress(host) else { return false }
+    /// Whether a client at `address` may use the proxy (nil: not an IP address, refused).
+    func allows(client address: IPAddress?) -> Bool {
+        guard let address else { return false }
         return allowedClients.contains { $0.contains(address) }
     }
 }
@@ -165,8 +165,12 @@ public final class ProxyServer {
         }
         let id = nextSessionID
         nextSessionID += 1
+        // One IPAddress for both the allow list and the log's `client`: printing the socket address
+        // and parsing the text back cost more than the rest of accepting.
+        let address = peer.withAddressBytes { IPAddress(networkBytes: $0) }
+        let client = address.map { "\(HostIdentity.address($0).urlForm):\(peer.port)" } ?? peer.description
         let session = ClientSession(
-            id: id, server: self, client: connection, peer: peer.description, allowed: settings.allows(peer: peer),
+            id: id, server: self, client: connection, peer: client, allowed: settings.allows(client: address),
             clientClass: listenerClasses[listener] ?? settings.clientClass)
         sessions[id] = session
         statistics.connectionOpened()

@@ -7,6 +7,8 @@ struct AddressTests {
         ("127.0.0.1", "127.0.0.1"),
         ("0.0.0.0", "0.0.0.0"),
         ("255.255.255.255", "255.255.255.255"),
+        ("10.9.99.100", "10.9.99.100"),  // every octet width, both ends of each
+        ("1.10.100.200", "1.10.100.200"),
         ("::1", "::1"),
         ("::", "::"),
         ("2001:0db8:0000:0000:0000:0000:0000:0001", "2001:db8::1"),
@@ -20,6 +22,21 @@ struct AddressTests {
     func parses(_ text: String, _ canonical: String) throws {
         let address = try #require(IPAddress(text))
         #expect(address.description == canonical)
+    }
+
+    @Test("addresses from a socket's bytes in network order", arguments: [
+        ([192, 0, 2, 10], "192.0.2.10"),
+        ([0x20, 0x01, 0x0d, 0xb8] + Array(repeating: 0, count: 11) + [1], "2001:db8::1"),
+        (Array(repeating: 0, count: 10) + [0xff, 0xff, 127, 0, 0, 1], "::ffff:127.0.0.1"),
+    ] as [([UInt8], String)])
+    func networkBytes(_ bytes: [UInt8], _ text: String) throws {
+        #expect(IPAddress(networkBytes: bytes) == IPAddress(text))
+        #expect(IPAddress(networkBytes: bytes)?.description == text)
+    }
+
+    @Test("any other byte count is not an address", arguments: [0, 3, 5, 15, 17])
+    func networkBytesOfOtherLengths(_ count: Int) {
+        #expect(IPAddress(networkBytes: Array(repeating: 1, count: count)) == nil)
     }
 
     @Test("malformed addresses are rejected", arguments: [

@@ -22,6 +22,8 @@ struct ConnectTunnelTests {
         #expect(line["action"] as? String == "allowed")
         #expect(line["compliant"] as? Bool == true)
         #expect(line["method"] as? String == "CONNECT")
+        let client = try #require(line["client"] as? String)
+        #expect(client.hasPrefix("127.0.0.1:") && UInt16(client.dropFirst("127.0.0.1:".count)) != nil, "\(client)")
         #expect((line["bytes_down"] as? Int ?? 0) > 0)
         #expect((line["tls"] as? [String: Any])?["version"] as? String == "TLSv1.3")
     }

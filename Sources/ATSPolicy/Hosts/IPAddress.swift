@@ -22,6 +22,17 @@ public enum IPAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// An address from its bytes in network order: 4 for IPv4, 16 for IPv6 (as a socket address
+    /// holds them); nil for any other count.
+    public init?(networkBytes bytes: some Collection<UInt8>) {
+        func bigEndian(_ part: some Collection<UInt8>) -> UInt64 { part.reduce(0) { $0 << 8 | UInt64($1) } }
+        switch bytes.count {
+        case 4: self = .v4(UInt32(bigEndian(bytes)))
+        case 16: self = .v6(high: bigEndian(bytes.prefix(8)), low: bigEndian(bytes.dropFirst(8)))
+        default: return nil
+        }
+    }
+
     public var isIPv4: Bool {
         if case .v4 = self { return true }
         return false
@@ -31,7 +42,7 @@ public enum IPAddress: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .v4(let value):
-            return [24, 16, 8, 0].map { String((value >> UInt32($0)) & 0xff) }.joined(separator: ".")
+            return IPAddress.dottedQuad(value)
         case .v6(let high, let low):
             let groups = (0..<8).map { index -> UInt16 in
                 let half = index < 4 ? high : low
@@ -42,6 +53,31 @@ public enum IPAddress: Sendable, Hashable, CustomStringConvertible {
                 return "::ffff:" + IPAddress.v4(UInt32(truncatingIfNeeded: low)).description
             }
             return IPAddress.formatIPv6(groups)
+        }
+    }
+
+    /// Written by hand into the string: the proxy prints every client's address for its log.
+    private static func dottedQuad(_ address: UInt32) -> String {
+        String(unsafeUninitializedCapacity: 15) { buffer in
+            var count = 0
+            for shift in stride(from: 24, through: 0, by: -8) {
+                if shift != 24 {
+                    buffer[count] = UInt8(ascii: ".")
+                    count += 1
+                }
+                let part = UInt8(truncatingIfNeeded: address >> UInt32(shift))
+                if part >= 100 {
+                    buffer[count] = UInt8(ascii: "0") + part / 100
+                    count += 1
+                }
+                if part >= 10 {
+                    buffer[count] = UInt8(ascii: "0") + part / 10 % 10
+                    count += 1
+                }
+                buffer[count] = UInt8(ascii: "0") + part % 10
+                count += 1
+            }
+            return count
         }
     }
 
