@@ -80,6 +80,8 @@ public final class Connection {
     private var readLimit: timeval?
     private var writeLimit: timeval?
     private var drainedMark = 0
+    /// When a byte last moved through the socket, either way (``MonotonicClock``).
+    public private(set) var lastActivity = MonotonicClock.nowMilliseconds()
 
     // What the notice event reports, in this order.
     private var connectedNoticeDue = false
@@ -365,6 +367,7 @@ public final class Connection {
         let scratch = base.readScratch
         let first = recv(descriptor, scratch.baseAddress, scratch.count, 0)
         guard first > 0 else { return (0, Self.ending(first)) }
+        lastActivity = MonotonicClock.nowMilliseconds()
         evbuffer_add(input, scratch.baseAddress, first)
         guard first == scratch.count else { return (first, nil) }
         var total = first
@@ -473,6 +476,7 @@ public final class Connection {
         }
         if sent > 0 {
             evbuffer_drain(output, sent)
+            lastActivity = MonotonicClock.nowMilliseconds()
             return .wrote
         }
         let code = errno

@@ -102,7 +102,9 @@ extension ClientSession {
             case .connected:
                 tunnelEstablished()
             case .error, .timeout:
-                upstreamFailed(connection.dnsError ?? (event == .timeout ? "the connection timed out" : "\(event)"))
+                upstreamFailed(
+                    connection.dnsError
+                        ?? (event == .timeout ? "the connection did not open within \(settings.connectTimeout.logText)" : "\(event)"))
             case .endOfStream:
                 upstreamFailed("the server closed the connection")
             }

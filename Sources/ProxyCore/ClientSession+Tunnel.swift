@@ -17,6 +17,9 @@ struct TunnelState {
     }
 
     var phase = Phase.idle
+    /// When the 200 went out (``MonotonicClock``): the device's first bytes are due within the head
+    /// timeout of it, however they trickle in.
+    var establishedAt: Int64 = 0
     /// Set when the upstream answered the probe in some other protocol than TLS.
     var upstreamSpeaksCleartext: String?
     var clientScanner = TLSHelloScanner(direction: .clientToServer)
@@ -35,11 +38,17 @@ struct TunnelState {
 /// verdict of its own, or cleartext, judged by the `cleartext` rule) before any reach the server;
 /// the server's hello is read as it passes. Then bytes are relayed both ways with backpressure, and
 /// each side's end is forwarded as a half-close.
+///
+/// A relaying tunnel is idle when no byte has moved through either socket, either way, for the idle
+/// timeout; then both sides are closed and the log line says so. A half-closed tunnel is judged the
+/// same way: the direction still open keeps it alive while its bytes move (a download after the
+/// device's FIN), and the ended one neither counts nor is waited for.
 extension ClientSession {
     func tunnelEstablished() {
         guard let upstream else { return }
         client.write(ProxyResponse.connectionEstablished)
         // The device's first bytes (its ClientHello) are due as promptly as a request head.
+        tunnel.establishedAt = MonotonicClock.nowMilliseconds()
         client.setTimeouts(read: settings.headTimeout, write: settings.idleTimeout)
         attachUpstream(upstream)
         tunnel.phase = .classifying
@@ -50,8 +59,10 @@ extension ClientSession {
         if client.availableBytes > 0 { classifyHeldBytes() }
     }
 
+    /// The upstream's own limits are off: until relaying starts the device's deadline bounds the
+    /// tunnel, then the idle timer watches both sides together.
     private func attachUpstream(_ upstream: Connection) {
-        upstream.setTimeouts(read: settings.idleTimeout, write: settings.idleTimeout)
+        upstream.setTimeouts(read: nil, write: nil)
         upstream.onReadable = { [unowned self] _ in relayDown() }
         upstream.onEvent = { [unowned self] _, event in upstreamEvent(event) }
     }
@@ -75,7 +86,7 @@ extension ClientSession {
         }
         switch state {
         case .needMoreData:
-            return
+            awaitMoreHeldBytes()
         case .notTLS:
             // A device that got its 200 and hung up without a word sent nothing to judge.
             if held.isEmpty { return finish() }
@@ -88,6 +99,19 @@ extension ClientSession {
         case .serverHello:
             startRelaying()  // Not reported in this direction.
         }
+    }
+
+    /// Waits for the rest of the device's first bytes until what is left of their deadline.
+    private func awaitMoreHeldBytes() {
+        guard !tunnel.clientEnded else { return }
+        let left = settings.headTimeout.milliseconds - (MonotonicClock.nowMilliseconds() - tunnel.establishedAt)
+        guard left > 0 else { return firstBytesTimedOut() }
+        client.setTimeouts(read: .milliseconds(left), write: settings.idleTimeout)
+    }
+
+    private func firstBytesTimedOut() {
+        record?.upstreamError = "closed: the device sent no ClientHello or request within \(settings.headTimeout.logText)"
+        finish()
     }
 
     /// The device speaks cleartext through the tunnel: what ATS decides for http:// to this host.
@@ -177,7 +201,13 @@ extension ClientSession {
 
     private func startRelaying() {
         tunnel.phase = .relaying
-        client.setTimeouts(read: settings.idleTimeout, write: settings.idleTimeout)
+        client.setTimeouts(read: nil, write: nil)
+        if let upstream {
+            watchIdle([client, upstream]) { [unowned self] in
+                record?.upstreamError = idleReason
+                finish()
+            }
+        }
         if !tunnel.clientEnded { client.setReading(true) }
         relayUp()
         if tunnel.clientEnded, let upstream { forwardEnd(to: upstream) }
@@ -214,6 +244,8 @@ extension ClientSession {
     // MARK: - Ends
 
     private func clientEvent(_ event: ConnectionEvent) {
+        // Only the device's deadline for its first bytes sets a limit on the client here.
+        if event == .timeout, case .classifying = tunnel.phase { return firstBytesTimedOut() }
         guard event == .endOfStream else { return finish() }
         tunnel.clientEnded = true
         client.setReading(false)

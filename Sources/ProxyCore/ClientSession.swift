@@ -26,9 +26,11 @@ final class ClientSession {
     private var parser = RequestHeadParser()
     /// Whether any byte of the current head has arrived (an idle keep-alive client just goes away).
     private var headStarted = false
-    /// When the current head's first byte arrived: the head must be complete within the head timeout
-    /// of it, however slowly its bytes trickle in (the read timeout alone restarts with every byte).
+    /// When the current head's first byte arrived (``MonotonicClock``): the head must be complete
+    /// within the head timeout of it, however slowly its bytes trickle in.
     private var headStartedAt: Int64 = 0
+    /// Watches a tunnel, an exchange or a keep-alive client for the idle timeout; made on first use.
+    private var idleTimer: IdleTimer?
     /// The client half-closed: what it has sent is answered, then the connection closes.
     var clientEnded = false
     private var finished = false
@@ -65,28 +67,40 @@ final class ClientSession {
         // A client sends its request head with its connection: it is usually here already, and
         // reading it now saves a trip through the loop.
         client.readImmediately()
-        awaitHead(timeout: settings.headTimeout)
+        awaitHead(.firstRequest)
     }
 
     // MARK: - Request heads
 
-    /// Listens for the next request head, and reads any bytes of it already buffered.
-    func awaitHead(timeout: Duration) {
+    /// Which request head a session waits for.
+    enum HeadWait {
+        /// A new client's: it must start within the head timeout.
+        case firstRequest
+        /// A keep-alive client's next one: it may come within the idle timeout of the last byte
+        /// that moved either way (the previous response may still be on its way to the client).
+        case nextRequest
+    }
+
+    /// Listens for the next request head, and reads any bytes of it already buffered. Once its first
+    /// byte is in, the head must be complete within the head timeout (``readHead()``).
+    func awaitHead(_ wait: HeadWait) {
         parser = RequestHeadParser()
         headStarted = false
-        client.setTimeouts(read: timeout, write: settings.headTimeout)
+        switch wait {
+        case .firstRequest:
+            client.setTimeouts(read: settings.headTimeout, write: settings.headTimeout)
+        case .nextRequest:
+            client.setTimeouts(read: nil, write: nil)
+            watchIdle([client]) { [unowned self] in finish() }
+        }
         client.onReadable = { [unowned self] _ in readHead() }
         client.onEvent = { [unowned self] _, event in
-            if event == .timeout, headStarted {
-                respond(ProxyResponse.text(status: 408, reason: "Request Timeout", body: "no complete request head in time\n"))
-            } else {
-                finish()
-            }
+            if event == .timeout, headStarted { requestTimedOut() } else { finish() }
         }
         if client.availableBytes > 0 { readHead() }
         guard record == nil else { return }  // A buffered head was complete and is being handled.
         // A client that half-closed has nothing more to say once its buffered requests are answered.
-        if clientEnded { return closeAfterFlush() }
+        if clientEnded { return closeAfterFlush(within: settings.idleTimeout) }
         client.setReading(true)
     }
 
@@ -97,10 +111,8 @@ final class ClientSession {
             let bytes = client.peek(maximum: 16 * 1024)
             if !headStarted {
                 headStarted = true
-                headStartedAt = ProxyServer.nowMilliseconds()
-                client.setTimeouts(read: settings.headTimeout, write: settings.headTimeout)
-            } else if ProxyServer.nowMilliseconds() - headStartedAt > settings.headTimeout.milliseconds {
-                return respond(ProxyResponse.text(status: 408, reason: "Request Timeout", body: "no complete request head in time\n"))
+                headStartedAt = MonotonicClock.nowMilliseconds()
+                idleTimer?.stop()  // The head deadline takes over from the keep-alive wait.
             }
             switch parser.consume(bytes) {
             case .needMoreData:
@@ -118,6 +130,16 @@ final class ClientSession {
                 return route(head)
             }
         }
+        guard headStarted else { return }
+        // The head is incomplete: the read limit is what is left of its deadline, so bytes that
+        // trickle in do not extend it (a per-read limit alone would restart with every byte).
+        let left = settings.headTimeout.milliseconds - (MonotonicClock.nowMilliseconds() - headStartedAt)
+        guard left > 0 else { return requestTimedOut() }
+        client.setTimeouts(read: .milliseconds(left), write: settings.idleTimeout)
+    }
+
+    private func requestTimedOut() {
+        respond(ProxyResponse.text(status: 408, reason: "Request Timeout", body: "no complete request head in time\n"))
     }
 
     private func route(_ head: RequestHead) {
@@ -207,9 +229,9 @@ final class ClientSession {
             exchange.origin.close()
         }
         if keepClient, !server.isDraining {
-            awaitHead(timeout: settings.idleTimeout)
+            awaitHead(.nextRequest)
         } else {
-            closeAfterFlush()
+            closeAfterFlush(within: settings.idleTimeout)
         }
     }
 
@@ -246,17 +268,21 @@ final class ClientSession {
 
     // MARK: - Ending
 
-    /// Sends the proxy's own response, then closes once it is written.
+    /// Sends the proxy's own response, then closes once it is written: the client has as long to
+    /// read it as it had to send a head.
     func respond(_ bytes: [UInt8]) {
         client.setReading(false)
         upstream?.close()
         upstream = nil
         client.write(bytes)
-        closeAfterFlush()
+        closeAfterFlush(within: settings.headTimeout)
     }
 
-    /// Closes once everything queued for the client is written.
-    func closeAfterFlush() {
+    /// Closes once everything queued for the client is written, or once no byte of it has been
+    /// taken for `limit`.
+    func closeAfterFlush(within limit: Duration) {
+        idleTimer?.stop()
+        client.setTimeouts(read: nil, write: limit)
         client.setReading(false)
         client.onReadable = nil
         guard client.pendingOutputBytes > 0 else { return finish() }
@@ -278,6 +304,23 @@ final class ClientSession {
         server.statistics.logged(record)
     }
 
+    // MARK: - Idle
+
+    /// Calls `onIdle` once no byte has moved through any of `connections`, either way, for the idle
+    /// timeout (replacing what was watched before). Their own read and write limits are the caller's
+    /// to clear: a side that is silent while the other is busy is not idle.
+    func watchIdle(_ connections: [Connection], onIdle: @escaping () -> Void) {
+        if idleTimer == nil {
+            // event_new fails only without memory: such a session cannot be kept to its limits.
+            guard let timer = try? IdleTimer(base: server.base) else { return finish() }
+            idleTimer = timer
+        }
+        idleTimer?.start(limit: settings.idleTimeout, watching: connections, onIdle: onIdle)
+    }
+
+    /// Why an idle tunnel or exchange was closed, for its log line.
+    var idleReason: String { "closed: idle for \(settings.idleTimeout.logText), no byte moved either way" }
+
     // MARK: - Shutdown
 
     /// A graceful stop began: a client between requests goes now; one in the middle of a request
@@ -296,6 +339,7 @@ final class ClientSession {
     func finish() {
         guard !finished else { return }
         finished = true
+        idleTimer?.stop()
         writeRecord()
         exchange?.origin.close()
         exchange = nil

@@ -52,13 +52,17 @@ final class PlainHTTPExchange {
 
     // MARK: - The request
 
+    /// From here the exchange is idle only when no byte moves through the client or the origin,
+    /// either way, for the idle timeout: a long upload gets no answer while it lasts, and a long
+    /// download sends nothing up.
     private func sendRequest() {
-        origin.setTimeouts(read: settings.idleTimeout, write: settings.idleTimeout)
+        origin.setTimeouts(read: nil, write: nil)
+        client.setTimeouts(read: nil, write: nil)
+        session.watchIdle([client, origin]) { [weak self] in self?.idleTimedOut() }
         origin.setReading(true)
         let bytes = head.headForOrigin(via: Self.via)
         origin.write(bytes)
         session.record?.bytesUp += Int64(bytes.count)
-        client.setTimeouts(read: settings.idleTimeout, write: settings.idleTimeout)
         pumpRequestBody()
         if !requestBody.isFinished { client.setReading(true) }
     }
@@ -192,9 +196,21 @@ final class PlainHTTPExchange {
         case .endOfStream:
             failOrAbort("the origin closed the connection")
         case .timeout:
-            failOrAbort(responseStarted ? "the origin stopped sending" : "the origin did not answer in time", status: 504)
+            // Only the connect has a limit of its own.
+            failOrAbort("the connection to the origin did not open within \(settings.connectTimeout.logText)", status: 504)
         case .error(let code):
             failOrAbort(origin.dnsError ?? ConnectionEvent.error(code).description)
+        }
+    }
+
+    /// Nothing moved either way for the idle timeout: a 504 if the whole request went and no answer
+    /// came, otherwise all the proxy can do is close.
+    private func idleTimedOut() {
+        if requestBody.isFinished, !responseStarted {
+            session.failBeforeResponse(
+                status: 504, reason: "the origin did not answer within \(settings.idleTimeout.logText)")
+        } else {
+            session.abortExchange(reason: session.idleReason)
         }
     }
 

@@ -8,11 +8,3 @@ public enum WallClock {
         return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 }
-
-extension Duration {
-    /// The duration in whole milliseconds (timeouts, time to live).
-    public var milliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
-    }
-}

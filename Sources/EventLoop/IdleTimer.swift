@@ -1,0 +1,54 @@
+/// Fires when none of the connections it watches has moved a byte, in either direction, for its
+/// limit: the idle timeout of a tunnel or an exchange, where one side may stay silent for as long
+/// as the other is busy (a download sends nothing up; an upload gets nothing back).
+///
+/// One timer event, armed for the limit and re-armed only when it comes due, never per byte: each
+/// ``Connection`` notes when it last read or wrote (``Connection/lastActivity``), and the check at
+/// the due time either fires or waits for what is left of the limit after the latest of those.
+/// A flowing connection so costs one check per limit, an idle one exactly one.
+///
+/// Loop-confined, like the connections it watches. The single owner of its ``Timer``.
+public final class IdleTimer {
+    private var timer: Timer?
+    private var limit: Int64 = 0
+    /// When watching began: a connection that has not moved a byte since counts as idle from here.
+    private var since: Int64 = 0
+    private var watched: [Connection] = []
+    private var onIdle: (() -> Void)?
+
+    public init(base: EventBase) throws(EventError) {
+        timer = try Timer(base: base) { [unowned self] in comeDue() }
+    }
+
+    /// Whether it is watching (started and neither stopped nor fired).
+    public var isWatching: Bool { onIdle != nil }
+
+    /// Watches `connections` from now on (replacing what it watched before): `onIdle` runs once, from
+    /// the loop, when none of them has moved a byte for `limit`.
+    public func start(limit: Duration, watching connections: [Connection], onIdle: @escaping () -> Void) {
+        self.limit = max(1, limit.milliseconds)
+        since = MonotonicClock.nowMilliseconds()
+        watched = connections
+        self.onIdle = onIdle
+        timer?.schedule(after: .milliseconds(self.limit))
+    }
+
+    /// Stops watching; nothing fires.
+    public func stop() {
+        timer?.cancel()
+        watched = []
+        onIdle = nil
+    }
+
+    private func comeDue() {
+        guard let onIdle else { return }
+        let lastActivity = watched.reduce(since) { max($0, $1.lastActivity) }
+        let idleFor = MonotonicClock.nowMilliseconds() - lastActivity
+        guard idleFor >= limit else {
+            timer?.schedule(after: .milliseconds(limit - idleFor))
+            return
+        }
+        stop()
+        onIdle()
+    }
+}
