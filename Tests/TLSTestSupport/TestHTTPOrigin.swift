@@ -9,17 +9,22 @@ import Foundation
 /// - `GET /close`: a body delimited by the origin closing the connection (no length).
 /// - `GET /big?bytes=N`: N bytes of "x" with a Content-Length.
 /// - `GET /continue`: a 103 Early Hints response before the final 200.
+/// - `GET /random?bytes=N&seed=S`: N seeded random bytes, their SHA-256 in `X-Content-SHA256`.
+/// - `POST /digest`: the request body's SHA-256 and length, `<hex> <length>\n`, once all of it is in.
+/// - `GET /stall?seconds=S`: no answer for S seconds.
+/// - `GET /stall-body?seconds=S`: a head promising 1000 bytes, 100 of them, then S seconds of silence.
 /// Every response carries `X-Origin-Connection: <n>`, the number of the TCP connection it came on.
 public final class TestHTTPOrigin {
     public let port: UInt16
     private let process: Process
 
-    public init(directory: String) throws {
+    /// With `certificate` and `key` (PEM paths), the origin speaks HTTPS.
+    public init(directory: String, certificate: String? = nil, key: String? = nil) throws {
         let scriptPath = directory + "/origin-\(UUID().uuidString).py"
         try TestHTTPOrigin.script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-u", scriptPath]
+        process.arguments = ["-u", scriptPath] + [certificate, key].compactMap(\.self)
         port = try ProcessLaunch.start(process, outputPath: scriptPath + ".log", name: "the test HTTP origin", timeout: 10) {
             ProcessLaunch.port(after: "PORT ", in: $0)
         }
@@ -31,7 +36,7 @@ public final class TestHTTPOrigin {
     }
 
     static let script = #"""
-import http.server, socketserver, sys, itertools
+import http.server, socketserver, sys, itertools, hashlib, random, ssl, time
 
 counter = itertools.count(1)
 
@@ -91,6 +96,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
         elif path == "/big":
             self.send(200, b"x" * int(params.get("bytes", "1000000")))
+        elif path == "/random":
+            body = random.Random(int(params.get("seed", "1"))).randbytes(int(params.get("bytes", "1000000")))
+            self.send(200, body, [("X-Content-SHA256", hashlib.sha256(body).hexdigest())])
+        elif path == "/stall":
+            time.sleep(float(params.get("seconds", "30")))
+            self.send(200, b"late\n")
+        elif path == "/stall-body":
+            self.send_response(200)
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            self.wfile.write(b"x" * 100)
+            self.wfile.flush()
+            time.sleep(float(params.get("seconds", "30")))
+            self.close_connection = True
         elif path == "/continue":
             self.wfile.write(b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n")
             self.send(200, b"after the hints\n")
@@ -98,12 +117,28 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send(200, f"hello from the origin, {self.path}\n".encode())
 
     def do_POST(self):
-        self.send(200, self.read_body())
+        if self.path == "/digest":
+            digest, length = hashlib.sha256(), 0
+            left = int(self.headers.get("Content-Length", "0"))
+            while left > 0:
+                data = self.rfile.read(min(left, 65536))
+                if not data:
+                    break
+                digest.update(data)
+                length += len(data)
+                left -= len(data)
+            self.send(200, f"{digest.hexdigest()} {length}\n".encode())
+        else:
+            self.send(200, self.read_body())
 
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
 
 server = Server(("127.0.0.1", 0), Handler)
+if len(sys.argv) == 3:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(sys.argv[1], sys.argv[2])
+    server.socket = context.wrap_socket(server.socket, server_side=True)
 print("PORT", server.server_address[1], flush=True)
 server.serve_forever()
 """#

@@ -1,0 +1,298 @@
+import ATSPolicy
+import Foundation
+import ProxyCore
+import Synchronization
+import TLSTestSupport
+import Testing
+
+/// The idle timeout means idle: a tunnel or an exchange whose bytes flow one way only lives as long
+/// as they flow, however long that is; one where nothing moves either way is closed at the timeout,
+/// both sides, with the reason in its log line. And the head deadline counts from a head's first
+/// byte, whatever trickles in after it.
+///
+/// The limits are 1 to 1.5 s so the suite stays fast; each transfer lasts several of them.
+@Suite("Idle timeout and head deadline", .timeLimit(.minutes(1)))
+struct IdleTimeoutTests {
+    typealias Route = PacedHTTPClient.Route
+
+    static let idle: Duration = .seconds(1)
+    /// Far more than the kernel's loopback buffers hold (the proxy must still be relaying after
+    /// several idle timeouts), at a rate that makes it last about four of them.
+    static let size = 16 * 1024 * 1024
+    static let bytesPerSecond = 4 * 1024 * 1024
+    static let routes: [Route] = [.tlsTunnel, .cleartextTunnel, .forwarded]
+
+    struct Transfer {
+        let factory: CertificateFactory
+        let origin: TestHTTPOrigin
+        let proxy: TestProxy
+        let route: Route
+
+        init(_ route: Route) throws {
+            self.route = route
+            factory = try compliantChain()
+            origin = route == .tlsTunnel
+                ? try TestHTTPOrigin(directory: factory.directory, certificate: factory.path("leaf.pem"), key: factory.path("leaf.key"))
+                : try TestHTTPOrigin(directory: factory.directory)
+            proxy = try TestProxy.start(factory, policyXML: insecureLocalhost) { $0.idleTimeout = IdleTimeoutTests.idle }
+        }
+
+        /// Runs `transfer` and measures how long it took, in seconds.
+        func timed(_ transfer: () throws -> CommandResult) rethrows -> (CommandResult, seconds: Double) {
+            let clock = ContinuousClock()
+            let start = clock.now
+            let result = try transfer()
+            let elapsed = clock.now - start
+            return (result, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        }
+
+        /// The transfer's one log line: allowed, nothing went wrong, by the expected route.
+        func expectCleanLogLine(sourceLocation: Testing.SourceLocation = #_sourceLocation) throws -> LogLine {
+            let line = LogLine(fields: try proxy.onlyLogLine(sourceLocation: sourceLocation))
+            #expect(line.action == "allowed", "\(line)", sourceLocation: sourceLocation)
+            #expect(line.upstreamError == nil, "\(line)", sourceLocation: sourceLocation)
+            let tunnel = line.fields["tunnel"] as? String
+            switch route {
+            case .tlsTunnel: #expect(tunnel == "tls", "\(line)", sourceLocation: sourceLocation)
+            case .cleartextTunnel: #expect(tunnel == "cleartext", "\(line)", sourceLocation: sourceLocation)
+            case .forwarded: #expect(line.method != "CONNECT" && tunnel == nil, "\(line)", sourceLocation: sourceLocation)
+            }
+            return line
+        }
+    }
+
+    static func sha256(ofFile path: String) throws -> String {
+        let result = try runCommand("/usr/bin/sha256sum", [path])
+        return String(result.standardOutput.prefix { $0 != " " })
+    }
+
+    @Test("a one-way download lasting four idle timeouts arrives byte-exact", arguments: routes)
+    func longDownload(route: Route) throws {
+        let transfer = try Transfer(route)
+        defer { transfer.proxy.stop() }
+        let body = transfer.factory.path("download-\(route).bin")
+        let (result, seconds) = try transfer.timed {
+            try PacedHTTPClient.download(
+                route: route, proxyPort: transfer.proxy.port, originPort: transfer.origin.port,
+                path: "/random?bytes=\(Self.size)&seed=7", bytesPerSecond: Self.bytesPerSecond, to: body,
+                caFile: transfer.factory.path("root.pem"), directory: transfer.factory.directory)
+        }
+        #expect(result.status == 0, "the client: \(result.standardError)")
+        let fields = result.standardOutput.split(separator: " ").map(String.init)
+        #expect(fields.first == "200" && fields.last == "\(Self.size)\n", "\(result.standardOutput)")
+        let received = try Self.sha256(ofFile: body)
+        #expect(fields.count == 3 && fields[1] == received, "\(result.standardOutput)")
+        // Otherwise the transfer never outlasted the timeout and proves nothing.
+        #expect(seconds > 3, "the download took only \(seconds) s")
+        let line = try transfer.expectCleanLogLine()
+        #expect(line.bytesDown >= Self.size, "\(line)")
+    }
+
+    @Test("a one-way upload lasting four idle timeouts arrives byte-exact", arguments: routes)
+    func longUpload(route: Route) throws {
+        let transfer = try Transfer(route)
+        defer { transfer.proxy.stop() }
+        let file = transfer.factory.path("upload-\(route).bin")
+        try Data(BytePattern(seed: 11).bytes(at: 0, count: Self.size)).write(to: URL(fileURLWithPath: file))
+        let (result, seconds) = try transfer.timed {
+            try PacedHTTPClient.upload(
+                route: route, proxyPort: transfer.proxy.port, originPort: transfer.origin.port, path: "/digest",
+                bytesPerSecond: Self.bytesPerSecond, from: file, caFile: transfer.factory.path("root.pem"),
+                directory: transfer.factory.directory)
+        }
+        #expect(result.status == 0, "the client: \(result.standardError)")
+        let sent = try Self.sha256(ofFile: file)
+        #expect(result.standardOutput == "200 \(sent) \(Self.size)\n")
+        #expect(seconds > 3, "the upload took only \(seconds) s")
+        let line = try transfer.expectCleanLogLine()
+        #expect((line.fields["bytes_up"] as? Int ?? 0) >= Self.size, "\(line)")
+    }
+
+    // MARK: - Silence
+
+    /// An upstream that answers one plain GET with `ok`, then notes when the proxy closes its side.
+    /// Anything else (the proxy's TLS probe) gets a 400: it speaks cleartext.
+    final class SilentUpstream: Sendable {
+        final class Stamp: Sendable {
+            let time = Mutex<ContinuousClock.Instant?>(nil)
+        }
+
+        let server: RawTCPServer
+        private let stamp = Stamp()
+        var closedAt: ContinuousClock.Instant? { stamp.time.withLock { $0 } }
+
+        init() throws {
+            let stamp = self.stamp
+            server = try RawTCPServer { descriptor in
+                guard let (head, _) = receiveHead(descriptor), head.hasPrefix("GET ") else {
+                    sendAll(descriptor, Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
+                    return
+                }
+                sendAll(descriptor, Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8))
+                if awaitPeerClose(descriptor, wait: 20) { stamp.time.withLock { $0 = ContinuousClock.now } }
+            }
+        }
+
+        var port: UInt16 { server.port }
+    }
+
+    @Test("a silent tunnel is closed at the idle timeout, both sides, and its log line says why")
+    func silentTunnel() throws {
+        let factory = try compliantChain()
+        let upstream = try SilentUpstream()
+        let proxy = try TestProxy.start(factory, policyXML: insecureLocalhost) { $0.idleTimeout = Self.idle }
+        defer { proxy.stop() }
+        let client = try #require(connectLoopback(port: proxy.port))
+        defer { close(client) }
+        sendAll(client, Array("CONNECT localhost:\(upstream.port) HTTP/1.1\r\nHost: localhost:\(upstream.port)\r\n\r\n".utf8))
+        let established = try #require(receiveHead(client))
+        #expect(established.head.hasPrefix("HTTP/1.1 200"), "\(established.head)")
+        sendAll(client, Array("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
+        let answer = try #require(receiveHead(client))
+        #expect(answer.head.hasPrefix("HTTP/1.1 200"))
+        if answer.rest.isEmpty { #expect(receiveAvailable(client, wait: 2) == Array("ok".utf8)) }
+        let silentFrom = ContinuousClock.now
+
+        #expect(awaitPeerClose(client, wait: 5), "the proxy kept a silent tunnel open")
+        let clientClosed = ContinuousClock.now - silentFrom
+        #expect(clientClosed >= .milliseconds(900), "closed after \(clientClosed), before the idle timeout")
+        #expect(clientClosed < .seconds(3), "closed after \(clientClosed)")
+        let line = try #require(try proxy.waitForLogLines(1).first)
+        #expect(line.upstreamError == "closed: idle for 1 s, no byte moved either way", "\(line)")
+        #expect(line.fields["tunnel"] as? String == "cleartext", "\(line)")
+        #expect(line.action == "allowed", "\(line)")
+        // The upstream's side went too, at the same moment.
+        let deadline = ContinuousClock.now + .seconds(3)
+        while upstream.closedAt == nil, ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        let upstreamClosed = try #require(upstream.closedAt, "the upstream side was left open")
+        #expect(upstreamClosed - silentFrom >= .milliseconds(900))
+    }
+
+    @Test("an origin that never answers gets the client a 504 at the idle timeout")
+    func silentOrigin() throws {
+        let factory = try compliantChain()
+        let origin = try TestHTTPOrigin(directory: factory.directory)
+        let proxy = try TestProxy.start(factory, policyXML: insecureLocalhost) { $0.idleTimeout = Self.idle }
+        defer { proxy.stop() }
+        let client = try #require(connectLoopback(port: proxy.port))
+        defer { close(client) }
+        let sent = ContinuousClock.now
+        sendAll(client, Array("GET http://localhost:\(origin.port)/stall?seconds=20 HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
+        let answer = try #require(receiveHead(client, wait: 5), "no answer from the proxy")
+        let waited = ContinuousClock.now - sent
+        #expect(answer.head.hasPrefix("HTTP/1.1 504 Gateway Timeout"), "\(answer.head)")
+        #expect(waited >= .milliseconds(900) && waited < .seconds(3), "answered after \(waited)")
+        let line = try #require(try proxy.waitForLogLines(1).first)
+        #expect(line.action == "failed", "\(line)")
+        #expect(line.upstreamError == "the origin did not answer within 1 s", "\(line)")
+    }
+
+    @Test("a response that stops mid-body is closed at the idle timeout, and its log line says why")
+    func stalledResponseBody() throws {
+        let factory = try compliantChain()
+        let origin = try TestHTTPOrigin(directory: factory.directory)
+        let proxy = try TestProxy.start(factory, policyXML: insecureLocalhost) { $0.idleTimeout = Self.idle }
+        defer { proxy.stop() }
+        let client = try #require(connectLoopback(port: proxy.port))
+        defer { close(client) }
+        sendAll(client, Array("GET http://localhost:\(origin.port)/stall-body?seconds=20 HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
+        let answer = try #require(receiveHead(client, wait: 5))
+        #expect(answer.head.hasPrefix("HTTP/1.1 200"), "\(answer.head)")
+        var body = answer.rest
+        while body.count < 100, let more = receiveAvailable(client, wait: 2), !more.isEmpty { body += more }
+        #expect(body == Array(repeating: UInt8(ascii: "x"), count: 100))
+        let silentFrom = ContinuousClock.now
+        #expect(awaitPeerClose(client, wait: 5), "the proxy kept a stalled exchange open")
+        let closed = ContinuousClock.now - silentFrom
+        #expect(closed >= .milliseconds(850) && closed < .seconds(3), "closed after \(closed)")
+        let line = try #require(try proxy.waitForLogLines(1).first)
+        #expect(line.upstreamError == "closed: idle for 1 s, no byte moved either way", "\(line)")
+        #expect(line.fields["status"] as? Int == 200, "\(line)")
+    }
+
+    @Test("a keep-alive client between requests is closed at the idle timeout, not before, and not logged again")
+    func idleKeepAliveClient() throws {
+        let factory = try compliantChain()
+        let origin = try TestHTTPOrigin(directory: factory.directory)
+        let proxy = try TestProxy.start(factory, policyXML: insecureLocalhost) { $0.idleTimeout = Self.idle }
+        defer { proxy.stop() }
+        let client = try #require(connectLoopback(port: proxy.port))
+        defer { close(client) }
+        sendAll(client, Array("GET http://localhost:\(origin.port)/hello HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
+        let answer = try #require(receiveHead(client))
+        #expect(answer.head.hasPrefix("HTTP/1.1 200"), "\(answer.head)")
+        let expected = "hello from the origin, /hello\n".utf8.count
+        var body = answer.rest
+        while body.count < expected, let more = receiveAvailable(client, wait: 2), !more.isEmpty { body += more }
+        let idleFrom = ContinuousClock.now
+        #expect(awaitPeerClose(client, wait: 5), "the proxy kept an idle keep-alive client")
+        let closed = ContinuousClock.now - idleFrom
+        #expect(closed >= .milliseconds(900) && closed < .seconds(3), "closed after \(closed)")
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(try proxy.logLines().count == 1, "the idle wait itself is not a request")
+    }
+
+    // MARK: - The head deadline
+
+    /// How a client sends an incomplete head: bytes (with pauses between them) and then silence.
+    struct Trickle: CustomTestStringConvertible, Sendable {
+        let name: String
+        /// Seconds after the first byte at which each later byte goes.
+        let later: [Double]
+        var testDescription: String { name }
+    }
+
+    @Test(
+        "a head's deadline counts from its first byte: bytes trickling in do not extend it",
+        arguments: [
+            Trickle(name: "a byte every 100 ms for 3 s", later: (1...30).map { Double($0) / 10 }),
+            Trickle(name: "one more byte just before the deadline, then silence", later: [1.2]),
+        ])
+    func headDeadlineIsAbsolute(trickle: Trickle) throws {
+        let factory = try compliantChain()
+        let origin = try TestHTTPOrigin(directory: factory.directory)
+        let proxy = try TestProxy.start(factory, policyXML: insecureLocalhost) { $0.headTimeout = .milliseconds(1500) }
+        defer { proxy.stop() }
+        let client = try #require(connectLoopback(port: proxy.port))
+        defer { close(client) }
+        let start = ContinuousClock.now
+        sendAll(client, Array("GET http://localhost:\(origin.port)/slow HTTP/1.1\r\n".utf8))
+        var answer: [UInt8] = []
+        for offset in trickle.later {
+            let due = start + .milliseconds(Int(offset * 1000))
+            while answer.isEmpty, ContinuousClock.now < due {
+                answer = receiveAvailable(client, wait: 0.01) ?? []
+            }
+            guard answer.isEmpty else { break }
+            sendAll(client, Array("X".utf8))
+        }
+        if answer.isEmpty { answer = receiveAvailable(client, wait: 4) ?? [] }
+        let answered = ContinuousClock.now - start
+        #expect(String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 408 Request Timeout"))
+        // A per-read limit would answer only 1.5 s after the last byte: 4.5 s, or 2.7 s.
+        #expect(answered >= .milliseconds(1400) && answered < .milliseconds(2400), "408 after \(answered)")
+    }
+
+    @Test("a tunnel's first bytes are due within the head timeout of the 200, however they trickle in")
+    func tunnelFirstBytesDeadline() throws {
+        let factory = try compliantChain()
+        let upstream = try SilentUpstream()
+        let proxy = try TestProxy.start(factory, policyXML: insecureLocalhost) { $0.headTimeout = .milliseconds(1500) }
+        defer { proxy.stop() }
+        let client = try #require(connectLoopback(port: proxy.port))
+        defer { close(client) }
+        sendAll(client, Array("CONNECT localhost:\(upstream.port) HTTP/1.1\r\nHost: localhost:\(upstream.port)\r\n\r\n".utf8))
+        let established = try #require(receiveHead(client))
+        #expect(established.head.hasPrefix("HTTP/1.1 200"), "\(established.head)")
+        let start = ContinuousClock.now
+        // The start of a TLS record, then one more byte just before the deadline.
+        sendAll(client, [0x16, 0x03, 0x01])
+        Thread.sleep(forTimeInterval: 1.2)
+        sendAll(client, [0x00])
+        #expect(awaitPeerClose(client, wait: 5))
+        let closed = ContinuousClock.now - start
+        #expect(closed >= .milliseconds(1400) && closed < .milliseconds(2400), "closed after \(closed)")
+        let line = try #require(try proxy.waitForLogLines(1).first)
+        #expect(line.upstreamError == "closed: the device sent no ClientHello or request within 1.5 s", "\(line)")
+    }
+}
