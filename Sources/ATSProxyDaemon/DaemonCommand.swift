@@ -105,7 +105,7 @@ public struct DaemonCommand: ParsableCommand, Sendable {
 
     @Option(
         name: .customLong("idle-timeout"),
-        help: "Seconds a tunnel or keep-alive client may stay silent (default \(Defaults.idleTimeoutSeconds)).")
+        help: "Seconds a tunnel, exchange or keep-alive client may go with no byte moving either way (default \(Defaults.idleTimeoutSeconds)).")
     var idleTimeout: Int?
 
     public init() {}
