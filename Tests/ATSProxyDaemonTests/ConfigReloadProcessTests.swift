@@ -340,6 +340,42 @@ struct ConfigReloadProcessTests {
         #expect(lab.daemon.terminate() == 0)
     }
 
+    @Test(
+        "client-class given once applies to the running listener when the same reload changes listen; per-listener classes that cannot pair wait for the restart"
+    )
+    func clientClassWithChangedListen() throws {
+        let lab = try Lab()
+        try lab.writePolicy("web.plist", ats: "<key>NSAllowsArbitraryLoadsInWebContent</key><true/>")
+        let lines = ["threads = 2", "system-roots = off", "hosts-file = hosts", "policy = web.plist"]
+        try lab.writeConfig(lines + ["listen = 127.0.0.1:0"])
+        try lab.start()
+        #expect(try lab.curl("app.test") == 403, "a urlsession client")
+
+        // A second listener alone (restart-only) is no change of class: it would take the shared one.
+        let freePort = try #require(unusedLoopbackPort())
+        try lab.writeConfig(lines + ["listen = 127.0.0.1:0", "listen = 127.0.0.1:\(freePort)"])
+        let listenOnly = lab.reloadAnswer()
+        #expect(Lab.keys(listenOnly, "settings_applied") == [], "\(listenOnly)")
+        #expect(Lab.keys(listenOnly, "needs_restart") == ["listen"], "\(listenOnly)")
+
+        // And one class for all: the running listener takes it.
+        try lab.writeConfig(lines + ["listen = 127.0.0.1:0", "listen = 127.0.0.1:\(freePort)", "client-class = webkit"])
+        let shared = lab.reloadAnswer()
+        #expect(Lab.keys(shared, "settings_applied") == ["client-class"], "\(shared)")
+        #expect(Lab.keys(shared, "needs_restart") == ["listen"], "\(shared)")
+        #expect(try lab.curl("app.test") == 200, "the running listener's clients are webkit clients now")
+
+        // One class per listener of the file, for two listeners where one runs: which class the
+        // running one would get is the restart's to decide, so nothing of it is applied.
+        try lab.writeConfig(
+            lines + ["listen = 127.0.0.1:0", "listen = 127.0.0.1:\(freePort)", "client-class = urlsession", "client-class = media"])
+        let perListener = lab.reloadAnswer()
+        #expect(Lab.keys(perListener, "settings_applied") == [], "\(perListener)")
+        #expect(Lab.keys(perListener, "needs_restart") == ["listen", "client-class"], "\(perListener)")
+        #expect(try lab.curl("app.test") == 200, "the running listener keeps its webkit class")
+        #expect(lab.daemon.terminate() == 0)
+    }
+
     // MARK: - Restart-only settings
 
     @Test(
