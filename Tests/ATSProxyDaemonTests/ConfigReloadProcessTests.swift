@@ -303,6 +303,37 @@ struct ConfigReloadProcessTests {
         #expect(daemon.terminate() == 0)
     }
 
+    @Test("shutdown-timeout lowered to 1 s by a reload: SIGTERM with a tunnel open stops the daemon after 1 s, not the 30 s it started with")
+    func shutdownTimeoutTakesEffect() throws {
+        let lab = try Lab()
+        try lab.writePolicy("app.plist", ats: Lab.allowsApp)
+        let lines = ["listen = 127.0.0.1:0", "threads = 2", "system-roots = off", "hosts-file = hosts", "policy = app.plist"]
+        try lab.writeConfig(lines)
+        try lab.start()
+        let daemon = lab.daemon!
+        // A tunnel that stays open, so that the stop has something to wait for; one exchange
+        // through it, so that it waits under the idle timeout and not for its first bytes.
+        let tunnel = try #require(connectLoopback(port: daemon.port))
+        defer { close(tunnel) }
+        sendAll(tunnel, "CONNECT app.test:\(lab.origin.port) HTTP/1.1\r\nHost: app.test:\(lab.origin.port)\r\n\r\n")
+        let head = receive(tunnel, until: "\r\n\r\n")
+        #expect(head.hasPrefix("HTTP/1.1 200"), "\(head)")
+        sendAll(tunnel, "GET /held HTTP/1.1\r\nHost: app.test\r\n\r\n")
+        let response = receive(tunnel, until: "hello from the origin, /held\n")
+        #expect(response.hasSuffix("hello from the origin, /held\n"), "\(response)")
+
+        try lab.writeConfig(lines + ["shutdown-timeout = 1"])
+        let answer = lab.reloadAnswer()
+        #expect(Lab.keys(answer, "settings_applied") == ["shutdown-timeout"], "\(answer)")
+
+        let signalled = Date()
+        kill(daemon.pid, SIGTERM)
+        #expect(waitForExit(daemon.process, timeout: 40), "still running 40 s after SIGTERM")
+        let elapsed = Date().timeIntervalSince(signalled)
+        #expect(elapsed > 0.9 && elapsed < 5, "stopped after \(elapsed) s")
+        #expect(daemon.standardError.contains("1 open, given up to 1 s to finish"), "\(daemon.standardError)")
+    }
+
     @Test(
         "os-profile and client-class change verdicts after a reload; cipher-profile and verdict-ttl are applied and reported"
     )
@@ -525,7 +556,7 @@ final class HalfHeadClient {
     init?(port: UInt16, host: String, originPort: UInt16, from source: String = "127.0.0.1") {
         guard let descriptor = connectLoopback(port: port, from: source) else { return nil }
         self.descriptor = descriptor
-        guard sendAll(descriptor, "GET http://\(host):\(originPort)/ HTTP/1.1\r\nHost: \(host)\r\n") else { return nil }
+        sendAll(descriptor, "GET http://\(host):\(originPort)/ HTTP/1.1\r\nHost: \(host)\r\n")
     }
 
     deinit { close(descriptor) }
@@ -540,7 +571,7 @@ final class HalfHeadClient {
 
     /// Ends the head and returns the response's first bytes.
     func finishHead(within wait: Double) -> String? {
-        guard sendAll(descriptor, "\r\n") else { return nil }
+        sendAll(descriptor, "\r\n")
         return answer(within: wait)
     }
 }
@@ -559,7 +590,7 @@ final class KeepAliveClient {
     /// Sends a GET and returns the whole response (the test origin's bodies end with a newline and
     /// are small), or nil when none came within 6 seconds.
     func get(host: String, originPort: UInt16) -> String? {
-        guard sendAll(descriptor, "GET http://\(host):\(originPort)/ HTTP/1.1\r\nHost: \(host)\r\n\r\n") else { return nil }
+        sendAll(descriptor, "GET http://\(host):\(originPort)/ HTTP/1.1\r\nHost: \(host)\r\n\r\n")
         var response = ""
         let deadline = Date().addingTimeInterval(6)
         while Date() < deadline {
@@ -602,11 +633,6 @@ private func connectLoopback(port: UInt16, from source: String) -> Int32? {
         return nil
     }
     return descriptor
-}
-
-private func sendAll(_ descriptor: Int32, _ text: String) -> Bool {
-    let bytes = Array(text.utf8)
-    return bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
 }
 
 /// A loopback port nothing listens on now (bound, read and closed): for a listen address a
