@@ -93,12 +93,16 @@ extension Daemon {
 
         outcome.policy = loaded
         outcome.policyChanges = PolicyKeyChanges(from: policy.file?.root, to: loaded.file?.root)
-        outcome.needsRestart = ConfigKey.allCases.filter { !$0.takesEffectOnReload && fresh.differs(from: configuration, in: $0) }
-        outcome.applied = ConfigKey.allCases.filter { $0.takesEffectOnReload && fresh.differs(from: configuration, in: $0) }
 
         // The restart-only settings keep their running values, so `status` tells the truth.
         var next = fresh
         next.keepRestartOnlySettings(of: configuration)
+        // Judged on what will run, not on the file: a changed setting none of which could be taken
+        // (client classes that do not pair with the running listeners) waits for the restart too.
+        outcome.applied = ConfigKey.allCases.filter { $0.takesEffectOnReload && next.differs(from: configuration, in: $0) }
+        outcome.needsRestart = ConfigKey.allCases.filter {
+            fresh.differs(from: configuration, in: $0) && !next.differs(from: configuration, in: $0)
+        }
         configuration = next
         policy = loaded
         cache.timeToLive = next.verdictTTL.milliseconds
@@ -136,7 +140,7 @@ extension DaemonConfiguration {
         case .logFile: logFile != other.logFile
         case .osProfile: osProfile != other.osProfile
         case .cipherProfile: cipherProfile != other.cipherProfile
-        case .clientClass: listeners.map(\.clientClass) != other.listeners.map(\.clientClass) || clientClass != other.clientClass
+        case .clientClass: givenClientClasses != other.givenClientClasses
         case .allowClient: allowedClients.map(\.description) != other.allowedClients.map(\.description)
         case .verdictTTL: verdictTTL != other.verdictTTL
         case .threads: threads != other.threads
@@ -148,14 +152,27 @@ extension DaemonConfiguration {
         }
     }
 
+    /// The client classes as the settings give them: one for every listener, or one per listener in
+    /// order. Compared instead of each listener's class, so that a listener added to the file (which
+    /// takes the shared class) is not taken for a change of class.
+    var givenClientClasses: [ClientClass?] {
+        listeners.allSatisfy { $0.clientClass == clientClass } ? [clientClass] : listeners.map(\.clientClass)
+    }
+
     /// Takes the running values of the settings a reload cannot change (sockets, threads, open files,
     /// the probes' trust store): `status` then shows what is really in force.
     mutating func keepRestartOnlySettings(of running: DaemonConfiguration) {
-        let classes = listeners.map(\.clientClass)
+        let classes = givenClientClasses
         listeners = running.listeners
-        // Client classes do change live; they pair with the running listeners when the count matches.
-        if classes.count == listeners.count {
+        // Client classes do change live. One for all goes to every running listener, however many
+        // listeners the file now names; one per listener pairs with the running listeners in order
+        // when the counts match, and otherwise waits for the restart that binds the file's listeners.
+        if classes.count == 1 {
+            for index in listeners.indices { listeners[index].clientClass = clientClass }
+        } else if classes.count == listeners.count {
             for index in listeners.indices { listeners[index].clientClass = classes[index] }
+        } else {
+            clientClass = running.clientClass
         }
         threads = running.threads
         controlSocket = running.controlSocket

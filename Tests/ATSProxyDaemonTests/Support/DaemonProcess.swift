@@ -21,17 +21,31 @@ final class DaemonProcess {
     /// Starts `atsproxy` with `arguments` plus `--log-file` in `directory`; `wrapper` (for example
     /// `prlimit --nofile=32`) runs it, with `environment` added to the test's own. Waits for its
     /// "listening on" line.
-    init(directory: String, _ arguments: [String], wrapper: [String] = [], environment: [String: String] = [:]) throws {
+    ///
+    /// - Parameter namedByConfig: the log file and control socket the `--config` file names, for a
+    ///   test that changes them in the file: no flag is added for them then, since a flag would
+    ///   override the file's line and hide the change from a reload.
+    init(
+        directory: String, _ arguments: [String], wrapper: [String] = [], environment: [String: String] = [:],
+        namedByConfig files: (logFile: String, controlSocket: String)? = nil
+    ) throws {
         stderrPath = directory + "/atsproxy-\(UUID().uuidString).err"
-        logPath = directory + "/atsproxy-\(UUID().uuidString).log"
         process = Process()
-        if let index = arguments.firstIndex(of: "--control-socket"), index + 1 < arguments.count {
-            controlSocket = arguments[index + 1]
+        var flags: [String] = []
+        if let files {
+            logPath = files.logFile
+            controlSocket = files.controlSocket
         } else {
-            controlSocket = "/tmp/atsproxy-test-\(UUID().uuidString.prefix(8)).sock"
+            logPath = directory + "/atsproxy-\(UUID().uuidString).log"
+            if let index = arguments.firstIndex(of: "--control-socket"), index + 1 < arguments.count {
+                controlSocket = arguments[index + 1]
+            } else {
+                controlSocket = "/tmp/atsproxy-test-\(UUID().uuidString.prefix(8)).sock"
+            }
+            let control = arguments.contains("--control-socket") ? [] : ["--control-socket", controlSocket]
+            flags = ["--log-file", logPath] + control
         }
-        let control = arguments.contains("--control-socket") ? [] : ["--control-socket", controlSocket]
-        let command = wrapper + [Self.executable] + arguments + ["--log-file", logPath] + control
+        let command = wrapper + [Self.executable] + arguments + flags
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
         // A test run that is itself a systemd service must not have its manager hear our daemons.
