@@ -1,5 +1,6 @@
 import ATSPolicy
 import ControlProtocol
+import Dispatch
 import EventLoop
 import ProxyCore
 
@@ -107,7 +108,17 @@ extension Daemon {
         policy = loaded
         cache.timeToLive = next.verdictTTL.milliseconds
         outcome.droppedVerdicts = dropVerdictsWithChangedRequirements(under: loaded.policy)
-        broadcast(.settingsChanged(next.proxySettings(policy: loaded.policy), listenerClasses: next.listeners.map(\.clientClass)))
+        // The answer waits until every loop has the new settings: a client that connects once
+        // `atsproxyctl reload` has returned is judged by them. A loop too busy to take them within
+        // two seconds still takes them, a moment later.
+        let applied = DispatchSemaphore(value: 0)
+        broadcast(.settingsChanged(
+            next.proxySettings(policy: loaded.policy), listenerClasses: next.listeners.map(\.clientClass),
+            applied: { applied.signal() }))
+        let deadline = DispatchTime.now() + .seconds(2)
+        for _ in loops {
+            guard applied.wait(timeout: deadline) == .success else { break }
+        }
         return outcome
     }
 

@@ -65,7 +65,8 @@ public enum ProxyMessage: Sendable {
     case probeFinished(session: UInt64, report: ProbeReport)
     /// A reload: connections accepted from now on are judged by these settings; open ones keep theirs.
     /// `listenerClasses` gives each listener's own client class (nil: the settings'), in order.
-    case settingsChanged(ProxySettings, listenerClasses: [ClientClass?])
+    /// `applied` runs on the loop once they are in force, so the reload can answer only then.
+    case settingsChanged(ProxySettings, listenerClasses: [ClientClass?], applied: @Sendable () -> Void)
     /// A graceful stop begins: close the listeners, let idle keep-alive clients go, and let every
     /// request and tunnel in progress finish.
     case drain
@@ -191,9 +192,10 @@ public final class ProxyServer {
         switch message {
         case .probeFinished(let id, let report):
             sessions[id]?.probeFinished(report)
-        case .settingsChanged(let settings, let classes):
+        case .settingsChanged(let settings, let classes, let applied):
             self.settings = settings
             if classes.count == listenerClasses.count { listenerClasses = classes }
+            applied()
         case .drain:
             draining = true
             listeners = []  // Freeing a listener closes its socket: new clients are refused.
