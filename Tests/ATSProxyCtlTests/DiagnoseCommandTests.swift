@@ -42,7 +42,7 @@ extension JSONValue {
     }
 }
 
-@Suite("atsproxyctl diagnose against real servers")
+@Suite("atsproxyctl diagnose against real servers", .startsProcesses(timeLimit: .seconds(60)))
 struct DiagnoseCommandTests {
     /// nscurl's tests in its order (spec §5.1), then atsproxy's insecure-HTTP entries.
     static let nscurlOrder = [

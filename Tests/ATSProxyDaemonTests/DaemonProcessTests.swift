@@ -3,7 +3,7 @@ import TLSTestSupport
 import Testing
 
 /// The `atsproxy` executable as a user runs it: flags, hosts file, listeners, signals, limits.
-@Suite("atsproxy as a process")
+@Suite("atsproxy as a process", .startsProcesses(timeLimit: .seconds(60)))
 struct DaemonProcessTests {
     /// A root and a leaf for `app.atsproxy.test`, a name only the hosts file knows.
     static func appChain() throws -> CertificateFactory {

@@ -4,7 +4,7 @@ import TLSTestSupport
 import Testing
 
 /// Whatever a client sends, the proxy answers with a 4xx or closes, and keeps serving everyone else.
-@Suite("Hostile clients")
+@Suite("Hostile clients", .startsProcesses(timeLimit: .seconds(60)))
 struct ClientFuzzTests {
 
     /// Inputs built to reach the parser's corners: valid-looking starts with damage, random bytes,

@@ -7,7 +7,7 @@ import TLSTestSupport
 import Testing
 
 /// The proxy on a real event loop, real openssl servers behind it, and curl in front.
-@Suite("CONNECT through the proxy with curl")
+@Suite("CONNECT through the proxy with curl", .startsProcesses(timeLimit: .seconds(60)))
 struct ConnectTunnelTests {
     @Test("a compliant server: 200, the page comes through the tunnel, and one log line says allowed")
     func compliant() throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// Two proxy loops as the daemon runs them: the first listens and keeps clients while it serves
 /// fewer than `keepBelow`, then hands each new one to the loop serving the fewest.
-@Suite("Loop balancer: one listening loop, clients spread when it is busy")
+@Suite("Loop balancer: one listening loop, clients spread when it is busy", .startsProcesses(timeLimit: .seconds(60)))
 struct LoopBalancerTests {
     /// Opens a tunnel to `port` through the proxy and waits for its `200`; the caller closes it.
     private func openTunnel(proxy: TestProxy, to port: UInt16) throws -> Int32 {

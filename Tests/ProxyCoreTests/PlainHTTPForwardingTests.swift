@@ -5,7 +5,7 @@ import TLSTestSupport
 import Testing
 
 /// Plain http:// through the proxy with curl, to a real HTTP/1.1 origin (Python's http.server).
-@Suite("Plain HTTP forwarding")
+@Suite("Plain HTTP forwarding", .startsProcesses(timeLimit: .seconds(60)))
 struct PlainHTTPForwardingTests {
     struct Setup {
         let factory: CertificateFactory

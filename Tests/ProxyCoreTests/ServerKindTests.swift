@@ -6,7 +6,7 @@ import Testing
 
 /// Real servers of each kind behind the proxy in enforce mode, with full ATS for localhost (an empty
 /// exception entry, so the local-host exemption does not apply), and curl in front.
-@Suite("Server kinds through the proxy")
+@Suite("Server kinds through the proxy", .startsProcesses(timeLimit: .seconds(60)))
 struct ServerKindTests {
     @Test("a non-compliant server is blocked: curl sees 403, the 403 names the violation, the log says blocked",
         arguments: NonCompliantServer.allCases)
@@ -87,7 +87,7 @@ struct PinCase: Sendable, CustomTestStringConvertible {
     ]
 }
 
-@Suite("Pinned domains through the proxy")
+@Suite("Pinned domains through the proxy", .startsProcesses(timeLimit: .seconds(60)))
 struct PinnedDomainTests {
     static func pinnedPolicy(_ factory: CertificateFactory, _ pin: PinCase) throws -> String {
         func array(_ key: String, _ name: String?) throws -> String {

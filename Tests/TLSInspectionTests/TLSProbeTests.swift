@@ -5,7 +5,7 @@ import Testing
 import TLSTestSupport
 
 /// Real handshakes against real `openssl s_server` instances on 127.0.0.1, judged by the policy.
-@Suite("TLS probe against real servers")
+@Suite("TLS probe against real servers", .startsProcesses(timeLimit: .seconds(60)))
 struct TLSProbeTests {
     /// A CA, and a leaf for `localhost` signed by it, in a scratch directory.
     static func makeChain(
