@@ -94,26 +94,47 @@ struct DaemonProcessTests {
     @Test("out of file descriptors, the daemon pauses accepting instead of spinning, then serves again")
     func descriptorExhaustion() throws {
         let factory = try Self.appChain()
+        let limit = 40
         let daemon = try DaemonProcess(
             directory: factory.directory, ["--listen", "127.0.0.1:0", "--threads", "1", "--system-roots", "off"],
-            wrapper: ["/usr/bin/prlimit", "--nofile=40:40", "--"])
+            wrapper: ["/usr/bin/prlimit", "--nofile=\(limit):\(limit)", "--"])
+        let request = Array("GET http://blocked.test/ HTTP/1.1\r\nHost: blocked.test\r\n\r\n".utf8)
+        // More connections than the daemon has descriptors left: the kernel completes them all, the
+        // daemon accepts until it is out and the rest wait in the listen backlog.
         var held: [Int32] = []
+        defer { for descriptor in held { close(descriptor) } }
         for _ in 0..<60 {
             if let descriptor = connectLoopback(port: daemon.port) { held.append(descriptor) }
         }
-        Thread.sleep(forTimeInterval: 0.3)
+        #expect(held.count == 60)
+        // The precondition: every descriptor the limit allows is in use...
+        var open = 0
+        let full = eventually(timeout: 10) {
+            open = daemon.openDescriptors
+            return open == limit
+        }
+        try #require(full, "the daemon has \(open) descriptors open, not the \(limit) it may have: it never ran out")
+        // ...and a client now gets no answer: it waits in the backlog, unaccepted.
+        let waiting = try #require(connectLoopback(port: daemon.port))
+        defer { close(waiting) }
+        _ = request.withUnsafeBytes { send(waiting, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        let early = receiveAvailable(waiting, wait: 0.5).map { String(decoding: $0, as: UTF8.self) }
+        #expect(early == nil, "answered while out of descriptors: \(early ?? "")")
+
         let before = daemon.cpuSeconds
         Thread.sleep(forTimeInterval: 1.5)
         let spent = daemon.cpuSeconds - before
-        for descriptor in held { close(descriptor) }
-        Thread.sleep(forTimeInterval: 0.5)
-        let answer = String(
-            decoding: exchangeRaw(port: daemon.port, Array("GET http://blocked.test/ HTTP/1.1\r\nHost: blocked.test\r\n\r\n".utf8)),
-            as: UTF8.self)
-        #expect(daemon.terminate() == 0)
         // Spinning on accept() would burn the whole 1.5 s of a core.
         #expect(spent < 0.5, "the daemon used \(spent) s of CPU while out of descriptors")
+
+        for descriptor in held { close(descriptor) }
+        held = []
+        // Descriptors free again: the client that waited is accepted and answered, and so is a new one.
+        let late = String(decoding: receiveAvailable(waiting, wait: 10) ?? [], as: UTF8.self)
+        #expect(late.hasPrefix("HTTP/1.1 403"), "the waiting client got: \(late)")
+        let answer = String(decoding: exchangeRaw(port: daemon.port, request), as: UTF8.self)
         #expect(answer.hasPrefix("HTTP/1.1 403"), "\(answer)")
+        #expect(daemon.terminate() == 0)
     }
 
     @Test("SIGTERM stops the daemon with status 0")
