@@ -160,28 +160,76 @@ struct DaemonProcessTests {
         let daemon = try DaemonProcess(
             directory: factory.directory, ["--listen", "127.0.0.1:0", "--policy", policy] + Self.common(factory))
         let proxy = "http://127.0.0.1:\(daemon.port)"
+        // One line per URL curl fetched: its number, curl's result, the CONNECT's status and the
+        // final one (000 for none), and the body's size. Bodies go to /dev/null.
+        func curl(_ urls: [String]) throws -> [String] {
+            let result = try runCommand("/usr/bin/curl", [
+                "-sS", "--max-time", "10", "--proxy", proxy, "--cacert", factory.path("root.pem"),
+                "-w", "%{urlnum} %{exitcode} %{http_connect} %{http_code} %{size_download}\\n",
+            ] + urls.flatMap { ["-o", "/dev/null", $0] })
+            return result.standardOutput.split(separator: "\n").map(String.init)
+        }
+        // What the log must hold, one summary per line: ports by name, violations, the origin's
+        // status, the tunnel's protocol.
+        let names = [compliant.port: "compliant", weak.port: "weak", origin.port: "origin"]
+        func summary(_ line: [String: Any]) -> String {
+            let port = line["port"] as? Int ?? -1
+            let violations = (line["violations"] as? [String])?.joined(separator: ",") ?? "?"
+            return "\(line["method"] as? String ?? "?") \(line["host"] as? String ?? "?"):"
+                + "\(names[UInt16(clamping: port)] ?? String(port)) \(line["action"] as? String ?? "?") [\(violations)] "
+                + "\(line["status"] as? Int ?? 0) \(line["tunnel"] as? String ?? "-")"
+        }
+        var expected = ["GET localhost:origin allowed [] 200 -", "CONNECT app.atsproxy.test:compliant allowed [] 0 tls"]
+
         // Warm up once, then count: the first probe starts libdispatch's own epoll, eventfd and timerfd.
-        _ = try runCommand("/usr/bin/curl", [
-            "-sS", "--proxy", proxy, "--cacert", factory.path("root.pem"), "http://localhost:\(origin.port)/warm",
-            "https://app.atsproxy.test:\(compliant.port)/",
-        ])
+        let warm = try curl(["http://localhost:\(origin.port)/warm", "https://app.atsproxy.test:\(compliant.port)/"])
+        #expect(warm.map { $0.split(separator: " ").prefix(4).joined(separator: " ") } == ["0 0 000 200", "1 0 200 200"])
+        #expect(daemon.logLines(atLeast: 2).count == 2)
         Thread.sleep(forTimeInterval: 0.3)
         let before = daemon.openDescriptors
         for round in 0..<5 {
-            _ = try runCommand("/usr/bin/curl", [
-                "-sS", "--max-time", "10", "--proxy", proxy, "--cacert", factory.path("root.pem"),
+            let fetched = try curl([
                 "https://app.atsproxy.test:\(compliant.port)/", "https://app.atsproxy.test:\(weak.port)/",
                 "https://app.atsproxy.test:1/", "http://localhost:\(origin.port)/big?bytes=300000",
                 "http://localhost:\(origin.port)/close", "http://blocked.test/",
-            ])
-            _ = exchangeRaw(port: daemon.port, Array("garbage \(round)\r\n\r\n".utf8))
-            _ = exchangeRaw(port: daemon.port, Array("CONNECT localhost:\(origin.port) HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\n\r\n".utf8))
+            ]).map { $0.split(separator: " ").map(String.init) }
+            // curl's result, the CONNECT's status (56 and 403 or 502: the tunnel was refused), the final status.
+            #expect(fetched.map { $0.prefix(4).joined(separator: " ") } == [
+                "0 0 200 200", "1 56 403 000", "2 56 502 000", "3 0 000 200", "4 0 000 200", "5 0 000 403",
+            ], "round \(round)")
+            let sizes = fetched.map { Int($0.last ?? "") ?? -1 }
+            #expect(sizes.count == 6 && sizes[0] > 0 && sizes[1...4] == [0, 0, 300_000, 24] && sizes[5] > 0, "\(sizes)")
+            let garbage = String(decoding: exchangeRaw(port: daemon.port, Array("garbage \(round)\r\n\r\n".utf8)), as: UTF8.self)
+            #expect(garbage.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(garbage)")
+            // Cleartext through a tunnel to the origin, which the exception allows.
+            let tunnel = String(
+                decoding: exchangeRaw(
+                    port: daemon.port,
+                    Array("CONNECT localhost:\(origin.port) HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\n\r\n".utf8)),
+                as: UTF8.self)
+            #expect(tunnel.hasPrefix("HTTP/1.1 200 Connection established\r\n\r\nHTTP/1.1 200 OK\r\n"), "\(tunnel)")
+            #expect(tunnel.hasSuffix("\r\n\r\nhello from the origin, /\n"), "\(tunnel)")
+            // A client that connects and leaves at once: no request, no line.
             if let half = connectLoopback(port: daemon.port) { close(half) }
+            expected += [
+                "CONNECT app.atsproxy.test:compliant allowed [] 0 tls", "CONNECT app.atsproxy.test:weak blocked [tls_version] 0 -",
+                "CONNECT app.atsproxy.test:1 failed [] 0 -", "GET localhost:origin allowed [] 200 -",
+                "GET localhost:origin allowed [] 200 -", "GET blocked.test:80 blocked [cleartext] 0 -", "- -:0 failed [] 0 -",
+                "CONNECT localhost:origin allowed [] 0 cleartext",
+            ]
         }
-        _ = daemon.logLines(atLeast: 42)
-        Thread.sleep(forTimeInterval: 0.5)
-        let after = daemon.openDescriptors
+        _ = daemon.logLines(atLeast: expected.count)
+        // Sessions close their descriptors as they end, which can be a moment after their log line.
+        var after = 0
+        _ = eventually(timeout: 5) {
+            after = daemon.openDescriptors
+            return after <= before
+        }
+        // Read once everything has ended, so a line too many shows.
+        let lines = daemon.logLines(atLeast: expected.count)
         #expect(daemon.terminate() == 0)
+        // Sessions may end in another order than they began: the lines are compared as a multiset.
+        #expect(lines.map(summary).sorted() == expected.sorted())
         #expect(before > 0)
         #expect(after <= before, "descriptors before: \(before), after: \(after)")
     }
