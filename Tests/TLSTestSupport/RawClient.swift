@@ -48,3 +48,38 @@ public func receiveAvailable(_ descriptor: Int32, wait: Double = 0) -> [UInt8]? 
     let count = recv(descriptor, &chunk, chunk.count, Int32(MSG_DONTWAIT))
     return count <= 0 ? [] : Array(chunk[0..<count])
 }
+
+/// A TCP socket listening on 127.0.0.1 (a port the kernel picked) that never accepts: a server
+/// that can only tell whether anyone connected to it. Closed when the value goes away.
+public final class LoopbackListener {
+    public let port: UInt16
+    private let descriptor: Int32
+
+    public init?() {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return nil }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && listen(descriptor, 16) == 0 && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        guard bound else {
+            close(descriptor)
+            return nil
+        }
+        self.descriptor = descriptor
+        port = UInt16(bigEndian: address.sin_port)
+    }
+
+    deinit { close(descriptor) }
+
+    /// Whether a connection is waiting to be accepted, or arrives within `wait` seconds.
+    public func hasConnection(within wait: Double) -> Bool {
+        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&entry, 1, Int32(wait * 1000)) > 0
+    }
+}
