@@ -77,7 +77,7 @@ struct DaemonProcessTests {
         let webContent = String(decoding: exchangeRaw(port: daemon.ports[1], connect), as: UTF8.self)
         _ = daemon.terminate()
         #expect(urlSession.hasPrefix("HTTP/1.1 403"), "\(urlSession)")
-        #expect(urlSession.contains("X-ATS-Violations: tls_version"), "\(urlSession)")
+        #expect(urlSession.contains("\r\nX-ATS-Violations: tls_version\r\n"), "\(urlSession)")
         #expect(webContent.hasPrefix("HTTP/1.1 200"), "\(webContent)")
     }
 
