@@ -19,9 +19,17 @@ public func exchangeRaw(port: UInt16, _ bytes: [UInt8]) -> [UInt8] {
     return received
 }
 
+/// A socket for a test, closed on exec: the tests share one process, and a child another test
+/// starts meanwhile (Process closes only the descriptors open when it prepares the spawn) would
+/// otherwise keep a copy, so closing this one would not reach the peer, and a daemon would count
+/// it among its own.
+public func testSocket() -> Int32 {
+    socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+}
+
 /// A TCP connection to 127.0.0.1:`port`, or nil; the caller closes it.
 public func connectLoopback(port: UInt16) -> Int32? {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let descriptor = testSocket()
     guard descriptor >= 0 else { return nil }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
@@ -56,7 +64,7 @@ public final class LoopbackListener {
     private let descriptor: Int32
 
     public init?() {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = testSocket()
         guard descriptor >= 0 else { return nil }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
