@@ -94,8 +94,12 @@ final class DaemonProcess {
     }
 
     /// How many descriptors the process has open, from /proc.
-    var openDescriptors: Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count) ?? 0
+    var openDescriptors: Int { openDescriptorNumbers.count }
+
+    /// The numbers of the descriptors the process has open, from /proc, in order.
+    var openDescriptorNumbers: [Int] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd")) ?? []
+        return entries.compactMap { Int($0) }.sorted()
     }
 
     /// User plus system CPU seconds the process has used so far, from /proc.
