@@ -69,8 +69,10 @@ let package = Package(
         .executableTarget(name: "policy-bench", dependencies: ["ATSPolicy"], path: "bench/policy-bench"),
         .testTarget(name: "ATSPolicyTests", dependencies: ["ATSPolicy", "TLSTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
+        // ProxyWire: the request parser is the fuzz test's oracle for what the proxy must answer.
         .testTarget(
-            name: "ProxyCoreTests", dependencies: ["ProxyCore", "ATSPolicy", "EventLoop", "TLSInspection", "TLSTestSupport"]),
+            name: "ProxyCoreTests",
+            dependencies: ["ProxyCore", "ATSPolicy", "EventLoop", "ProxyWire", "TLSInspection", "TLSTestSupport"]),
         .testTarget(
             name: "ATSProxyDaemonTests",
             dependencies: [

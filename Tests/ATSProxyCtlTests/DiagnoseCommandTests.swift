@@ -42,7 +42,7 @@ extension JSONValue {
     }
 }
 
-@Suite("atsproxyctl diagnose against real servers")
+@Suite("atsproxyctl diagnose against real servers", .startsProcesses(timeLimit: .seconds(60)))
 struct DiagnoseCommandTests {
     /// nscurl's tests in its order (spec §5.1), then atsproxy's insecure-HTTP entries.
     static let nscurlOrder = [
@@ -56,6 +56,9 @@ struct DiagnoseCommandTests {
         "Allowing Insecure HTTP", "TLSv1.3 with insecure HTTP allowed", "TLSv1.2 with insecure HTTP allowed",
         "TLSv1.1 with insecure HTTP allowed", "TLSv1.0 with insecure HTTP allowed",
     ]
+    /// Every test, failed: what a run must report when nothing helps (all of them, so an empty or
+    /// short list does not pass for "every test fails").
+    static let allFailing = Dictionary(uniqueKeysWithValues: (nscurlOrder + atsproxyExtras).map { ($0, "FAIL") })
 
     /// Every test's expected result for a server kind: the tests that PASS (the rest FAIL).
     struct Expectation: Sendable, CustomTestStringConvertible {
@@ -136,7 +139,7 @@ struct DiagnoseCommandTests {
     func trustFailure(_ kind: NonCompliantServer) throws {
         let diagnosed = try DiagnosedServer { try kind.serverArguments($0, hostName: DiagnosedServer.host) }
         let json = try diagnosed.json()
-        #expect(json.testResults.values.allSatisfy { $0 == "FAIL" }, "\(json.testResults)")
+        #expect(json.testResults == Self.allFailing)
         #expect(json["trust_failure"] == .bool(true))
         #expect(json["minimal_exception"] == .null)
         #expect(json["conclusion"]?["kind"]?.stringValue == "no_setting_helps")
@@ -162,7 +165,7 @@ struct DiagnoseCommandTests {
     func nothingInCommon(_ kind: NonCompliantServer) throws {
         let diagnosed = try DiagnosedServer { try kind.serverArguments($0, hostName: DiagnosedServer.host) }
         let json = try diagnosed.json(["--no-survey"])
-        #expect(json.testResults.values.allSatisfy { $0 == "FAIL" })
+        #expect(json.testResults == Self.allFailing)
         #expect(json["tests"]?.arrayValue?[1]["violations"] == .strings([kind.violation]))
         #expect(json["trust_failure"] == .bool(true))
         #expect(json["conclusion"]?["text"]?.stringValue == "The server fails what every Apple client requires: no ATS setting helps.")
@@ -172,7 +175,7 @@ struct DiagnoseCommandTests {
     func noSuiteInCommon() throws {
         let diagnosed = try DiagnosedServer { try NonCompliantServer.dheOnly.serverArguments($0, hostName: DiagnosedServer.host) }
         let json = try diagnosed.json()
-        #expect(json.testResults.values.allSatisfy { $0 == "FAIL" })
+        #expect(json.testResults == Self.allFailing)
         #expect(json["trust_failure"] == .bool(true))
         #expect(json["conclusion"]?["text"]?.stringValue == "The server fails what every Apple client requires: no ATS setting helps.")
         let versions = json["server"]?["versions"]?.arrayValue ?? []
@@ -297,7 +300,7 @@ struct DiagnoseCommandTests {
         ])
         withExtendedLifetime(origin) {}
         let json = try JSONValue(parsing: Array(result.standardOutput.utf8))
-        #expect(json.testResults.values.allSatisfy { $0 == "FAIL" })
+        #expect(json.testResults == Self.allFailing)
         #expect(json["tests"]?.arrayValue?.first?["failure"]?.stringValue?.contains("does not speak TLS") == true)
         #expect(json["conclusion"]?["kind"]?.stringValue == "no_setting_helps")
     }

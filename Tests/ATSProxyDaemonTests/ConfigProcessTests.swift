@@ -3,7 +3,7 @@ import TLSTestSupport
 import Testing
 
 /// `atsproxy --config` and `--check-config` as a user runs them.
-@Suite("atsproxy config file as a process")
+@Suite("atsproxy config file as a process", .startsProcesses(timeLimit: .seconds(60)))
 struct ConfigProcessTests {
     @Test("--check-config passes the shipped file, prints a summary and exits 0")
     func checkPasses() throws {

@@ -4,7 +4,7 @@ import Testing
 
 /// `make install` and `make uninstall` into a DESTDIR, with the binaries the tests already built
 /// (INSTALL_FROM), so no release build runs here.
-@Suite("make install")
+@Suite("make install", .startsProcesses(timeLimit: .seconds(60)))
 struct InstallTests {
     static func make(_ arguments: [String]) throws -> CommandResult {
         let make = try #require(ServiceFiles.tool("make"))

@@ -3,7 +3,7 @@ import TLSTestSupport
 import Testing
 
 /// config/atsproxy.logrotate, as logrotate reads it.
-@Suite("the logrotate snippet")
+@Suite("the logrotate snippet", .startsProcesses(timeLimit: .seconds(60)))
 struct LogrotateTests {
     @Test(
         "logrotate -d accepts it and would rotate, then ask the daemon to reopen its logs",

@@ -5,7 +5,7 @@ import Testing
 
 /// Reloading the real `atsproxy`: through `atsproxyctl reload` and SIGHUP, with good and broken
 /// policy files, while traffic flows, and what systemd hears about it.
-@Suite("atsproxy reloads its policy")
+@Suite("atsproxy reloads its policy", .startsProcesses(timeLimit: .seconds(60)))
 struct ReloadProcessTests {
     /// A daemon judging by a policy file in a scratch directory (the ATS defaults at first), with
     /// `app.test` in its hosts file and a plain-HTTP origin to reach under that name.

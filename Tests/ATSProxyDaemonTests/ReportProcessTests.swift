@@ -6,7 +6,7 @@ import Testing
 /// `atsproxyctl report` on a log the real daemon just wrote: real openssl servers (TLS 1.0 only,
 /// RSA key exchange only, compliant), a plain-HTTP origin, curl through the proxy; then the
 /// suggestion becomes the policy, and the same traffic passes.
-@Suite("atsproxyctl report on a live daemon's log")
+@Suite("atsproxyctl report on a live daemon's log", .startsProcesses(timeLimit: .seconds(60)))
 struct ReportProcessTests {
     /// curl options that let curl itself speak TLS 1.0 and RSA key exchange behind the tunnel,
     /// whatever Debian's system OpenSSL settings say: the proxy's verdict is under test, not curl's.

@@ -3,7 +3,7 @@ import TLSTestSupport
 import Testing
 
 /// The real `atsproxy` with `$NOTIFY_SOCKET` set, as systemd starts a Type=notify service.
-@Suite("atsproxy tells systemd")
+@Suite("atsproxy tells systemd", .startsProcesses(timeLimit: .seconds(60)))
 struct SystemdNotifyProcessTests {
     @Test("READY=1 comes once the port accepts connections; SIGTERM gives STOPPING=1", arguments: [false, true])
     func readyThenStopping(abstract: Bool) throws {

@@ -3,7 +3,7 @@ import TLSTestSupport
 import Testing
 
 /// systemd/atsproxy.service and systemd/atsproxy.sysusers, as systemd's own tools read them.
-@Suite("the systemd unit")
+@Suite("the systemd unit", .startsProcesses(timeLimit: .seconds(60)))
 struct SystemdUnitTests {
     /// `systemd-analyze verify` on a copy of the unit whose commands are the built binaries (verify
     /// insists that ExecStart= and ExecReload= programs exist; `--root` would need a whole unit

@@ -8,7 +8,7 @@ import Testing
 struct AcceptedSocketTests {
     private func socketPair() throws -> (Int32, Int32) {
         var ends: [Int32] = [-1, -1]
-        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0)
         return (ends[0], ends[1])
     }
 

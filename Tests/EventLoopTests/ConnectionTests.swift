@@ -8,7 +8,7 @@ import Testing
 /// for the test thread.
 private func socketPair() throws -> (Int32, Int32) {
     var descriptors: [Int32] = [0, 0]
-    guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &descriptors) == 0 else { throw EventError("socketpair") }
+    guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &descriptors) == 0 else { throw EventError("socketpair") }
     var limit = timeval(tv_sec: 10, tv_usec: 0)
     setsockopt(descriptors[1], SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
     return (descriptors[0], descriptors[1])
@@ -117,7 +117,7 @@ struct ConnectionTests {
     @Test("a connect reports connected and sends what was written before; a refused one reports the error")
     func connecting() throws {
         // A port nothing listens on: bound by the kernel's choice, then released.
-        let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")

@@ -25,9 +25,10 @@ final class EchoServer {
     }
 }
 
-/// A blocking client socket for tests.
+/// A blocking client socket for tests. Closed on exec, as every test socket: the test process is
+/// shared with tests that start processes, which would otherwise inherit it.
 func connectClient(port: UInt16) throws -> Int32 {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_port = port.bigEndian

@@ -7,7 +7,7 @@ import TLSTestSupport
 import Testing
 
 /// The proxy on a real event loop, real openssl servers behind it, and curl in front.
-@Suite("CONNECT through the proxy with curl")
+@Suite("CONNECT through the proxy with curl", .startsProcesses(timeLimit: .seconds(60)))
 struct ConnectTunnelTests {
     @Test("a compliant server: 200, the page comes through the tunnel, and one log line says allowed")
     func compliant() throws {
@@ -113,9 +113,13 @@ struct ConnectTunnelTests {
             $0.allowedClients = [try! AddressRange(parsing: "10.0.0.0/8")]
         }
         defer { proxy.stop() }
-        let response = exchangeRaw(port: proxy.port, Array("CONNECT localhost:443 HTTP/1.1\r\n\r\n".utf8))
+        // A server at the CONNECT's address, to show the proxy never reached it.
+        let server = try #require(LoopbackListener())
+        let response = exchangeRaw(
+            port: proxy.port, Array("CONNECT localhost:\(server.port) HTTP/1.1\r\n\r\n".utf8))
         let text = String(decoding: response, as: UTF8.self)
         #expect(text.hasPrefix("HTTP/1.1 403 Forbidden"))
         #expect(text.contains("is not allowed to use this proxy"))
+        #expect(!server.hasConnection(within: 1), "the proxy connected to the server for a client it refused")
     }
 }

@@ -25,20 +25,57 @@ struct ConnectionRecordTests {
         record.deviceCipher = CipherSuite(id: 0xC02F)
         record.durationMilliseconds = 12
         let json = record.json
-        for field in [
-            "ts", "client", "method", "scheme", "host", "port", "sni", "rule", "compliant", "action", "violations", "error",
-            "tls", "observed", "upstream_error", "bytes_up", "bytes_down", "duration_ms",
-        ] {
-            #expect(json[field] != nil, "missing \(field)")
+        // Every field of the contract, in its order, and nothing else: null where this connection
+        // has nothing to say (no ClientHello naming another host, no tunnel, no origin status,
+        // the upstream was reached).
+        let expected: [(String, JSONValue)] = [
+            ("ts", .string("2026-02-02T02:40:00.042Z")),
+            ("client", .string("127.0.0.1:50312")),
+            ("method", .string("CONNECT")),
+            ("scheme", .string("https")),
+            ("host", .string("legacy.example.com")),
+            ("port", .int(443)),
+            ("sni", .string("legacy.example.com")),
+            ("rule", .object([("kind", .string("default")), ("key", .null)])),
+            ("compliant", .bool(false)),
+            ("action", .string("blocked")),
+            ("violations", .array([.string("tls_version")])),
+            ("error", .object([("nsurl", .int(-1200)), ("ssl", .int(-9836))])),
+            // The verdict's own words, one per violation.
+            ("explanations", .array(try #require(record.verdict).violations.map { .string($0.explanation) })),
+            ("sni_check", .null),
+            ("tunnel", .null),
+            ("tls", .object([
+                ("version", .string("TLSv1.0")),
+                ("cipher", .string("TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA")),
+                ("trust", .string("system_root")),
+                ("certificates", .array([.object([
+                    ("subject", .string("CN=legacy.example.com")),
+                    ("key_type", .string("rsa")),
+                    ("key_bits", .int(2048)),
+                    ("sig_alg", .string("sha256WithRSAEncryption")),
+                    ("not_before", .string("2026-01-01T00:00:00Z")),
+                    ("not_after", .string("2026-03-31T00:00:00Z")),
+                ])])),
+            ])),
+            ("observed", .object([
+                ("version", .string("TLSv1.2")), ("cipher", .string("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256")),
+            ])),
+            ("status", .null),
+            ("upstream_error", .null),
+            ("bytes_up", .int(0)),
+            ("bytes_down", .int(0)),
+            ("duration_ms", .int(12)),
+        ]
+        guard case .object(let fields) = json else {
+            Issue.record("not an object: \(json.serialized)")
+            return
         }
-        #expect(json["ts"] == .string("2026-02-02T02:40:00.042Z"))
-        #expect(json["compliant"] == .bool(false))
-        #expect(json["action"] == .string("blocked"))
-        #expect(json["violations"] == .array([.string("tls_version")]))
-        #expect(json["error"] == .object([("nsurl", .int(-1200)), ("ssl", .int(-9836))]))
-        #expect(json["rule"] == .object([("kind", .string("default")), ("key", .null)]))
-        #expect(json["tls"]?["version"] == .string("TLSv1.0"))
-        #expect(json["observed"]?["cipher"] == .string("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"))
+        #expect(fields.map(\.0) == expected.map(\.0))
+        for (key, value) in expected {
+            #expect(json[key] == value, "\(key): \(json[key]?.serialized ?? "missing")")
+        }
+        #expect(record.verdict?.violations.count == 1)
         #expect(json.serialized.hasPrefix(#"{"ts":"2026-02-02T02:40:00.042Z","client":"127.0.0.1:50312""#))
         // What is written splices the probe's serialized facts in: byte for byte the same line.
         #expect(record.logLine == json.serializedBytes)

@@ -1,4 +1,5 @@
 import EventLoop
+import Foundation
 import Glibc
 import ProxyCore
 import TLSTestSupport
@@ -6,7 +7,7 @@ import Testing
 
 /// Two proxy loops as the daemon runs them: the first listens and keeps clients while it serves
 /// fewer than `keepBelow`, then hands each new one to the loop serving the fewest.
-@Suite("Loop balancer: one listening loop, clients spread when it is busy")
+@Suite("Loop balancer: one listening loop, clients spread when it is busy", .startsProcesses(timeLimit: .seconds(60)))
 struct LoopBalancerTests {
     /// Opens a tunnel to `port` through the proxy and waits for its `200`; the caller closes it.
     private func openTunnel(proxy: TestProxy, to port: UInt16) throws -> Int32 {
@@ -16,6 +17,18 @@ struct LoopBalancerTests {
         let answer = receiveAvailable(descriptor, wait: 10) ?? []
         #expect(String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 200"), "\(String(decoding: answer, as: UTF8.self))")
         return descriptor
+    }
+
+    /// The loops' open connection counts once they are `expected`, or as they are after 10 s: a
+    /// session leaves its loop's count only after writing its log line, and a client's connection
+    /// counts from just before its answer, so one read at either moment races the loop.
+    private func openConnections(_ proxy: TestProxy, becoming expected: [Int]) -> [Int] {
+        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+        while true {
+            let counts = proxy.loads.map(\.openConnections)
+            if counts == expected || ContinuousClock.now >= deadline { return counts }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
     }
 
     @Test("below keepBelow the listening loop serves every client itself")
@@ -28,8 +41,9 @@ struct LoopBalancerTests {
             let result = try proxy.curlHTTPS(factory, port: server.port)
             #expect(result.status == 0, "\(result.standardError)")
         }
-        _ = try proxy.waitForLogLines(3)
+        #expect(try proxy.waitForLogLines(3).count == 3)
         #expect(proxy.loads.map(\.servedConnections) == [3, 0])
+        #expect(openConnections(proxy, becoming: [0, 0]) == [0, 0])
     }
 
     @Test("a busy listening loop hands the next client to the idle loop, which serves it end to end")
@@ -41,7 +55,7 @@ struct LoopBalancerTests {
         let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost, loops: 2, keepBelow: 1)
         defer { proxy.stop() }
         let held = try openTunnel(proxy: proxy, to: heldServer.port)
-        #expect(proxy.loads.map(\.openConnections) == [1, 0])
+        #expect(openConnections(proxy, becoming: [1, 0]) == [1, 0])
         let result = try proxy.curlHTTPS(factory, port: server.port)
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput.contains("s_server"))
@@ -49,7 +63,8 @@ struct LoopBalancerTests {
         #expect(line["action"] as? String == "allowed")
         #expect(line["port"] as? Int == Int(server.port))
         #expect(proxy.loads.map(\.servedConnections) == [1, 1])
-        #expect(proxy.loads.map(\.openConnections) == [1, 0])
+        // curl's connection has left the second loop; the held tunnel is still on the first.
+        #expect(openConnections(proxy, becoming: [1, 0]) == [1, 0])
         close(held)
     }
 
@@ -65,7 +80,7 @@ struct LoopBalancerTests {
         let expected = [[1, 0], [2, 0], [2, 1], [2, 2], [3, 2], [3, 3]]
         for counts in expected {
             held.append(try openTunnel(proxy: proxy, to: server.port))
-            #expect(proxy.loads.map(\.openConnections) == counts)
+            #expect(openConnections(proxy, becoming: counts) == counts)
         }
     }
 }

@@ -5,7 +5,7 @@ import TLSTestSupport
 import Testing
 
 /// Plain http:// through the proxy with curl, to a real HTTP/1.1 origin (Python's http.server).
-@Suite("Plain HTTP forwarding")
+@Suite("Plain HTTP forwarding", .startsProcesses(timeLimit: .seconds(60)))
 struct PlainHTTPForwardingTests {
     struct Setup {
         let factory: CertificateFactory
@@ -214,5 +214,12 @@ struct PlainHTTPForwardingTests {
         defer { close(descriptor) }
         let answer = receiveAvailable(descriptor, wait: 3)
         #expect(answer == [], "the proxy should close quietly, got \(answer.map { String(decoding: $0, as: UTF8.self) } ?? "nothing")")
+        // The loop writes a session's line when it ends, and it ended before the next client came:
+        // once that client's line is there, a line for the silent one would be there before it.
+        let after = try setup.curl([setup.url("/after")])
+        #expect(after.standardOutput == "hello from the origin, /after\n", "\(after.standardError)")
+        let lines = try setup.proxy.waitForLogLines(1)
+        #expect(lines.map(\.method) == ["GET"], "\(lines)")
+        #expect(lines.first?.fields["host"] as? String == "localhost", "\(lines)")
     }
 }

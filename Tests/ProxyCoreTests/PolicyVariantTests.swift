@@ -33,7 +33,7 @@ struct PolicyCase: Sendable, CustomTestStringConvertible {
 }
 
 /// The same weak servers as ``ServerKindTests`` under policies that relax, cancel or restore ATS.
-@Suite("Policy variants through the proxy")
+@Suite("Policy variants through the proxy", .startsProcesses(timeLimit: .seconds(60)))
 struct PolicyVariantTests {
     /// s_server options for TLS 1.0 only with an ECDHE suite, so that only the version is wrong.
     static let tls10 = ["-tls1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"]

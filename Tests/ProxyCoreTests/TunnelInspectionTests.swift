@@ -7,7 +7,7 @@ import Testing
 /// What the proxy reads from the bytes passing through a CONNECT tunnel: the device's ClientHello
 /// (its server name, judged when it names another host) and the server's hello (the version and
 /// suite the device negotiated), or cleartext, judged by the `cleartext` rule.
-@Suite("Passive inspection of CONNECT tunnels")
+@Suite("Passive inspection of CONNECT tunnels", .startsProcesses(timeLimit: .seconds(60)))
 struct TunnelInspectionTests {
     @Test("the version and suite the device negotiated, and its SNI, are logged")
     func observedHandshake() throws {

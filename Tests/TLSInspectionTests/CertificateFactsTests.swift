@@ -4,7 +4,7 @@ import TLSInspection
 import Testing
 import TLSTestSupport
 
-@Suite("Certificate facts from real certificates")
+@Suite("Certificate facts from real certificates", .startsProcesses(timeLimit: .seconds(60)))
 struct CertificateFactsTests {
     @Test("an RSA leaf signed by a CA: key, hash, dates, SANs, EKU, not self-signed")
     func rsaLeaf() throws {

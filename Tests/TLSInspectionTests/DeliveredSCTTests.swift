@@ -6,7 +6,7 @@ import TLSTestSupport
 
 /// SCTs a server delivers in the TLS handshake (the signed_certificate_timestamp extension) are
 /// counted apart from those embedded in the certificate.
-@Suite("Delivered SCTs")
+@Suite("Delivered SCTs", .startsProcesses(timeLimit: .seconds(60)))
 struct DeliveredSCTTests {
     /// One syntactically valid SCT v1: version, log id, timestamp, no extensions, an ECDSA/SHA-256
     /// signature (the policy counts SCTs; the proxy does not verify them against Apple's log list).

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Mints real certificates with the `openssl` command line in a scratch directory: test servers and
 /// test chains are made at test time, never committed (keys included).
@@ -14,29 +15,15 @@ public final class CertificateFactory {
 
     public func path(_ name: String) -> String { directory + "/" + name }
 
-    /// Runs openssl with `arguments`; throws with its stderr on failure.
+    /// Runs openssl with `arguments` in the directory, `input` on its standard input; throws with
+    /// its stderr on failure (a hung openssl is killed after a minute: see ``runCommand``).
     @discardableResult
     public func openssl(_ arguments: [String], input: Data? = nil) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        let output = Pipe()
-        let errors = Pipe()
-        let stdin = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = stdin
-        try process.run()
-        if let input { stdin.fileHandleForWriting.write(input) }
-        try stdin.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw FactoryError(message: "openssl \(arguments.joined(separator: " ")): " + String(decoding: message, as: UTF8.self))
+        let result = try runCommand("/usr/bin/openssl", arguments, input: input, directory: directory)
+        guard result.status == 0 else {
+            throw FactoryError(message: "openssl \(arguments.joined(separator: " ")): " + result.standardError)
         }
-        return data
+        return result.standardOutputBytes
     }
 
     public struct FactoryError: Error, CustomStringConvertible {

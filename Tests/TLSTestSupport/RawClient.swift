@@ -19,9 +19,17 @@ public func exchangeRaw(port: UInt16, _ bytes: [UInt8]) -> [UInt8] {
     return received
 }
 
+/// A socket for a test, closed on exec: the tests share one process, and a child another test
+/// starts meanwhile (Process closes only the descriptors open when it prepares the spawn) would
+/// otherwise keep a copy, so closing this one would not reach the peer, and a daemon would count
+/// it among its own.
+public func testSocket() -> Int32 {
+    socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+}
+
 /// A TCP connection to 127.0.0.1:`port`, or nil; the caller closes it.
 public func connectLoopback(port: UInt16) -> Int32? {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let descriptor = testSocket()
     guard descriptor >= 0 else { return nil }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
@@ -47,4 +55,39 @@ public func receiveAvailable(_ descriptor: Int32, wait: Double = 0) -> [UInt8]? 
     var chunk = [UInt8](repeating: 0, count: 65_536)
     let count = recv(descriptor, &chunk, chunk.count, Int32(MSG_DONTWAIT))
     return count <= 0 ? [] : Array(chunk[0..<count])
+}
+
+/// A TCP socket listening on 127.0.0.1 (a port the kernel picked) that never accepts: a server
+/// that can only tell whether anyone connected to it. Closed when the value goes away.
+public final class LoopbackListener {
+    public let port: UInt16
+    private let descriptor: Int32
+
+    public init?() {
+        let descriptor = testSocket()
+        guard descriptor >= 0 else { return nil }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && listen(descriptor, 16) == 0 && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        guard bound else {
+            close(descriptor)
+            return nil
+        }
+        self.descriptor = descriptor
+        port = UInt16(bigEndian: address.sin_port)
+    }
+
+    deinit { close(descriptor) }
+
+    /// Whether a connection is waiting to be accepted, or arrives within `wait` seconds.
+    public func hasConnection(within wait: Double) -> Bool {
+        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&entry, 1, Int32(wait * 1000)) > 0
+    }
 }

@@ -1,9 +1,10 @@
 import ATSPolicy
 import Foundation
+import TLSTestSupport
 import Testing
 import TrafficReport
 
-@Suite("Reading the proxy's logs: gzip, damaged lines, records")
+@Suite("Reading the proxy's logs: gzip, damaged lines, records", .startsProcesses(timeLimit: .seconds(60)))
 struct LogReadingTests {
     static let two = logLine("a.example.com", version: "TLSv1.3", cipher: tls13) + "\n"
         + logLine("b.example.com", version: "TLSv1.0", cipher: ecdheCBC) + "\n"

@@ -1,5 +1,7 @@
 import ATSPolicy
 import Foundation
+import TLSTestSupport
+import Testing
 import TrafficReport
 
 /// One log line in the daemon's format, with only the fields a test cares about set.
@@ -60,11 +62,8 @@ func gzipped(_ text: String) throws -> [UInt8] {
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let file = directory + "/log"
     try text.write(toFile: file, atomically: true, encoding: .utf8)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/gzip")
-    process.arguments = ["-n", file]
-    try process.run()
-    process.waitUntilExit()
+    let result = try runCommand("/usr/bin/gzip", ["-n", file])
+    #expect(result.status == 0, "gzip: \(result.standardError)")
     return [UInt8](try Data(contentsOf: URL(fileURLWithPath: file + ".gz")))
 }
 

@@ -121,37 +121,3 @@ extension DaemonProcess {
 
     var pid: Int32 { process.processIdentifier }
 }
-
-/// Runs `executable` like ``runCommand(_:_:)``, but kills it after `timeout` seconds: for a program
-/// that is expected to exit at once (a daemon that must refuse to start), so a regression fails the
-/// test instead of hanging it.
-func runBounded(_ executable: String, _ arguments: [String], timeout: Double = 60) throws -> BoundedResult {
-    let directory = FileManager.default.temporaryDirectory.path + "/atsproxy-bounded-" + UUID().uuidString
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: directory) }
-    let (outPath, errPath) = (directory + "/out", directory + "/err")
-    _ = FileManager.default.createFile(atPath: outPath, contents: nil)
-    _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
-    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let exited = waitForExit(process, timeout: timeout)
-    if !exited { kill(process.processIdentifier, SIGKILL) }
-    process.waitUntilExit()
-    let standardError = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
-    return BoundedResult(
-        status: exited ? process.terminationStatus : -1,
-        standardOutput: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
-        standardError: exited ? standardError : "still running after \(timeout) s, killed; stderr: \(standardError)")
-}
-
-/// What ``runBounded(_:_:timeout:)`` saw: the exit status (-1 when it had to be killed) and the output.
-struct BoundedResult {
-    var status: Int32
-    var standardOutput: String
-    var standardError: String
-}

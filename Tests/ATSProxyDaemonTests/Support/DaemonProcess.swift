@@ -71,10 +71,24 @@ final class DaemonProcess {
 
     var port: UInt16 { ports[0] }
 
-    /// Sends SIGTERM and waits for the exit status.
-    func terminate() -> Int32 {
+    /// Sends SIGTERM and returns the exit status, waiting at most `timeout` seconds (see
+    /// ``exitStatus(within:_:sourceLocation:)``).
+    func terminate(within timeout: Double = 10, sourceLocation: SourceLocation = #_sourceLocation) -> Int32 {
         kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
+        return exitStatus(within: timeout, "after SIGTERM", sourceLocation: sourceLocation)
+    }
+
+    /// The exit status once the daemon exits by itself, waiting at most `timeout` seconds: a daemon
+    /// still running then is killed with SIGKILL, the test gets an issue (saying `when` it was
+    /// expected to exit), and the status is -1. A stop that never comes fails the test instead of
+    /// hanging the run.
+    func exitStatus(within timeout: Double, _ when: String, sourceLocation: SourceLocation = #_sourceLocation) -> Int32 {
+        guard process.waitUntilExit(killingAfter: timeout) else {
+            Issue.record(
+                "atsproxy was still running \(timeout) s \(when) and was killed; stderr: \(standardError)",
+                sourceLocation: sourceLocation)
+            return -1
+        }
         return process.terminationStatus
     }
 
@@ -94,8 +108,12 @@ final class DaemonProcess {
     }
 
     /// How many descriptors the process has open, from /proc.
-    var openDescriptors: Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count) ?? 0
+    var openDescriptors: Int { openDescriptorNumbers.count }
+
+    /// The numbers of the descriptors the process has open, from /proc, in order.
+    var openDescriptorNumbers: [Int] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd")) ?? []
+        return entries.compactMap { Int($0) }.sorted()
     }
 
     /// User plus system CPU seconds the process has used so far, from /proc.
