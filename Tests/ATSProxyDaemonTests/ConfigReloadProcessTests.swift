@@ -8,7 +8,7 @@ import Testing
 /// get (curl's status, a 408, a closed connection), not only by what `status` says.
 ///
 /// Serialized: the timeout tests measure seconds, and the machine's two cores are shared.
-@Suite("atsproxy reloads its config file", .serialized, .timeLimit(.minutes(1)))
+@Suite("atsproxy reloads its config file", .serialized, .startsProcesses(timeLimit: .seconds(60)))
 struct ConfigReloadProcessTests {
     /// A scratch directory holding a config file, the policies and hosts file it names and a
     /// plain-HTTP origin reachable as app.test and other.test; the daemon is started by the test,

@@ -6,7 +6,7 @@ import Testing
 /// Flow control in the real daemon: a reader that stops reading, on either side, of a tunnel or a
 /// forwarded exchange, pauses the writer on the other side instead of growing the daemon's memory,
 /// however much is offered; when the reader reads again, everything arrives byte-exact.
-@Suite("atsproxy holds a stopped reader's bytes back", .serialized, .timeLimit(.minutes(2)))
+@Suite("atsproxy holds a stopped reader's bytes back", .serialized, .startsProcesses(timeLimit: .seconds(60)))
 struct FlowControlProcessTests {
     /// Offered by the writer while the reader is stopped: far beyond any buffer, so a proxy that
     /// took it all would show it in its resident memory.

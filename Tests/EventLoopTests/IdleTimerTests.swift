@@ -6,7 +6,7 @@ import Testing
 
 /// The idle timer on real sockets: it fires only once no byte has moved through what it watches,
 /// either way, for its limit.
-@Suite("Event loop: idle timer", .timeLimit(.minutes(1)))
+@Suite("Event loop: idle timer")
 struct IdleTimerTests {
     /// A connection on a socket pair, watched by an idle timer with `limit` on a loop of its own;
     /// `prepare` runs on the loop before the timer starts. Returns the loop, the test's end of the

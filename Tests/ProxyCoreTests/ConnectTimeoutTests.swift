@@ -7,7 +7,7 @@ import Testing
 
 /// `--connect-timeout` against a server that never completes a connection: a listener whose accept
 /// queue is full drops every new SYN, so a connect to it neither succeeds nor fails.
-@Suite("Connect timeout", .timeLimit(.minutes(1)))
+@Suite("Connect timeout", .startsProcesses(timeLimit: .seconds(60)))
 struct ConnectTimeoutTests {
     /// A listener with the shortest accept queue, which accepts its first `accepting` connections
     /// (answering each with a 400, so the proxy's probe finds a cleartext server) and then none.

@@ -11,7 +11,7 @@ import Testing
 /// byte, whatever trickles in after it.
 ///
 /// The limits are 1 to 1.5 s so the suite stays fast; each transfer lasts several of them.
-@Suite("Idle timeout and head deadline", .timeLimit(.minutes(1)))
+@Suite("Idle timeout and head deadline", .startsProcesses(timeLimit: .seconds(60)))
 struct IdleTimeoutTests {
     typealias Route = PacedHTTPClient.Route
 

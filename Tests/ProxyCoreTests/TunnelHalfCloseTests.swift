@@ -8,7 +8,7 @@ import Testing
 /// Half-close through a CONNECT tunnel, in both orders: each side's FIN reaches the other once what
 /// it sent before is delivered, the other direction keeps flowing, and the tunnel ends when both
 /// have. A half-closed tunnel is idle only when its open direction stops moving.
-@Suite("Half-close through a tunnel", .timeLimit(.minutes(1)))
+@Suite("Half-close through a tunnel", .startsProcesses(timeLimit: .seconds(60)))
 struct TunnelHalfCloseTests {
     /// What the upstream saw and did, in order, for the test to check after the fact.
     final class Journal: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// An HTTP client through the proxy that reads or sends at a steady rate, in 16 KiB steps (Python's
 /// http.client, paced by hand).
