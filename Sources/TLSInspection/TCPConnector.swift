@@ -68,7 +68,10 @@ final class TCPConnection {
         var entry: UnsafeMutablePointer<addrinfo>? = first
         while let address = entry {
             entry = address.pointee.ai_next
-            let descriptor = socket(address.pointee.ai_family, address.pointee.ai_socktype, address.pointee.ai_protocol)
+            // Close-on-exec, as every socket the event loops open: a probe running in a process that
+            // starts others (atsproxyctl's tests, a future hook) must not hand its connection on.
+            let descriptor = socket(
+                address.pointee.ai_family, address.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), address.pointee.ai_protocol)
             guard descriptor >= 0 else {
                 lastError = String(cString: strerror(errno))
                 continue
