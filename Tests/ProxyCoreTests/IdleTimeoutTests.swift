@@ -228,7 +228,7 @@ struct IdleTimeoutTests {
         #expect(awaitPeerClose(client, wait: 5), "the proxy kept an idle keep-alive client")
         let closed = ContinuousClock.now - idleFrom
         #expect(closed >= .milliseconds(900) && closed < .seconds(3), "closed after \(closed)")
-        Thread.sleep(forTimeInterval: 0.2)
+        // A session writes its log line before it closes the client, so the count is final here.
         #expect(try proxy.logLines().count == 1, "the idle wait itself is not a request")
     }
 
