@@ -638,17 +638,7 @@ private func connectLoopback(port: UInt16, from source: String) -> Int32? {
 /// A loopback port nothing listens on now (bound, read and closed): for a listen address a
 /// reload must not bind.
 private func unusedLoopbackPort() -> UInt16? {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard descriptor >= 0 else { return nil }
-    defer { close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
-        }
-    }
-    return bound ? UInt16(bigEndian: address.sin_port) : nil
+    guard let (descriptor, port) = bindLoopback(listening: nil) else { return nil }
+    close(descriptor)
+    return port
 }

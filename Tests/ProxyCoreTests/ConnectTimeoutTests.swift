@@ -17,19 +17,9 @@ struct ConnectTimeoutTests {
         private let fillers = Mutex<[Int32]>([])
 
         init(accepting: Int) throws {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let (descriptor, port) = try #require(bindLoopback(listening: 0), "listen: \(String(cString: strerror(errno)))")
             self.descriptor = descriptor
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let listening = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(descriptor, $0, length) == 0 && listen(descriptor, 0) == 0 && getsockname(descriptor, $0, &length) == 0
-                }
-            }
-            try #require(listening, "listen: \(String(cString: strerror(errno)))")
-            port = UInt16(bigEndian: address.sin_port)
+            self.port = port
             Thread.detachNewThread {
                 for _ in 0..<accepting {
                     let connection = accept(descriptor, nil, nil)

@@ -168,68 +168,81 @@ struct IdleTimeoutTests {
         #expect(upstreamClosed - silentFrom >= .milliseconds(900))
     }
 
+    /// A proxy with a 1 s idle timeout in front of the Python origin, and a client that has sent it
+    /// `GET http://localhost:PORT/path`.
+    final class ForwardedRequest {
+        let factory: CertificateFactory
+        let origin: TestHTTPOrigin
+        let proxy: TestProxy
+        let client: Int32
+        let sentAt: ContinuousClock.Instant
+
+        init(_ path: String) throws {
+            factory = try compliantChain()
+            origin = try TestHTTPOrigin(directory: factory.directory)
+            proxy = try TestProxy.start(factory, policyXML: insecureLocalhost) { $0.idleTimeout = IdleTimeoutTests.idle }
+            let client = connectLoopback(port: proxy.port)
+            if client == nil { proxy.stop() }
+            self.client = try #require(client, "cannot connect to the proxy")
+            sentAt = ContinuousClock.now
+            sendAll(self.client, Array("GET http://localhost:\(origin.port)\(path) HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
+        }
+
+        deinit {
+            close(client)
+            proxy.stop()
+        }
+
+        /// The response head, and its body once `bodyBytes` of it are in (or the proxy stops).
+        func response(bodyBytes: Int) throws -> (head: String, body: [UInt8]) {
+            let answer = try #require(receiveHead(client, wait: 5), "no answer from the proxy")
+            var body = answer.rest
+            while body.count < bodyBytes, let more = receiveAvailable(client, wait: 2), !more.isEmpty { body += more }
+            return (answer.head, body)
+        }
+
+        /// Expects the proxy to close the client between 0.85 and 3 seconds after `start`.
+        func expectClosedAtIdleTimeout(after start: ContinuousClock.Instant, sourceLocation: Testing.SourceLocation = #_sourceLocation) {
+            #expect(awaitPeerClose(client, wait: 5), "the proxy kept the client open", sourceLocation: sourceLocation)
+            let closed = ContinuousClock.now - start
+            #expect(closed >= .milliseconds(850) && closed < .seconds(3), "closed after \(closed)", sourceLocation: sourceLocation)
+        }
+    }
+
     @Test("an origin that never answers gets the client a 504 at the idle timeout")
     func silentOrigin() throws {
-        let factory = try compliantChain()
-        let origin = try TestHTTPOrigin(directory: factory.directory)
-        let proxy = try TestProxy.start(factory, policyXML: insecureLocalhost) { $0.idleTimeout = Self.idle }
-        defer { proxy.stop() }
-        let client = try #require(connectLoopback(port: proxy.port))
-        defer { close(client) }
-        let sent = ContinuousClock.now
-        sendAll(client, Array("GET http://localhost:\(origin.port)/stall?seconds=20 HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
-        let answer = try #require(receiveHead(client, wait: 5), "no answer from the proxy")
-        let waited = ContinuousClock.now - sent
+        let request = try ForwardedRequest("/stall?seconds=20")
+        let answer = try request.response(bodyBytes: 0)
+        let waited = ContinuousClock.now - request.sentAt
         #expect(answer.head.hasPrefix("HTTP/1.1 504 Gateway Timeout"), "\(answer.head)")
         #expect(waited >= .milliseconds(900) && waited < .seconds(3), "answered after \(waited)")
-        let line = try #require(try proxy.waitForLogLines(1).first)
+        let line = try #require(try request.proxy.waitForLogLines(1).first)
         #expect(line.action == "failed", "\(line)")
         #expect(line.upstreamError == "the origin did not answer within 1 s", "\(line)")
     }
 
     @Test("a response that stops mid-body is closed at the idle timeout, and its log line says why")
     func stalledResponseBody() throws {
-        let factory = try compliantChain()
-        let origin = try TestHTTPOrigin(directory: factory.directory)
-        let proxy = try TestProxy.start(factory, policyXML: insecureLocalhost) { $0.idleTimeout = Self.idle }
-        defer { proxy.stop() }
-        let client = try #require(connectLoopback(port: proxy.port))
-        defer { close(client) }
-        sendAll(client, Array("GET http://localhost:\(origin.port)/stall-body?seconds=20 HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
-        let answer = try #require(receiveHead(client, wait: 5))
+        let request = try ForwardedRequest("/stall-body?seconds=20")
+        let answer = try request.response(bodyBytes: 100)
         #expect(answer.head.hasPrefix("HTTP/1.1 200"), "\(answer.head)")
-        var body = answer.rest
-        while body.count < 100, let more = receiveAvailable(client, wait: 2), !more.isEmpty { body += more }
-        #expect(body == Array(repeating: UInt8(ascii: "x"), count: 100))
-        let silentFrom = ContinuousClock.now
-        #expect(awaitPeerClose(client, wait: 5), "the proxy kept a stalled exchange open")
-        let closed = ContinuousClock.now - silentFrom
-        #expect(closed >= .milliseconds(850) && closed < .seconds(3), "closed after \(closed)")
-        let line = try #require(try proxy.waitForLogLines(1).first)
+        #expect(answer.body == Array(repeating: UInt8(ascii: "x"), count: 100))
+        request.expectClosedAtIdleTimeout(after: ContinuousClock.now)
+        let line = try #require(try request.proxy.waitForLogLines(1).first)
         #expect(line.upstreamError == "closed: idle for 1 s, no byte moved either way", "\(line)")
         #expect(line.fields["status"] as? Int == 200, "\(line)")
     }
 
     @Test("a keep-alive client between requests is closed at the idle timeout, not before, and not logged again")
     func idleKeepAliveClient() throws {
-        let factory = try compliantChain()
-        let origin = try TestHTTPOrigin(directory: factory.directory)
-        let proxy = try TestProxy.start(factory, policyXML: insecureLocalhost) { $0.idleTimeout = Self.idle }
-        defer { proxy.stop() }
-        let client = try #require(connectLoopback(port: proxy.port))
-        defer { close(client) }
-        sendAll(client, Array("GET http://localhost:\(origin.port)/hello HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
-        let answer = try #require(receiveHead(client))
+        let request = try ForwardedRequest("/hello")
+        let expected = "hello from the origin, /hello\n"
+        let answer = try request.response(bodyBytes: expected.utf8.count)
         #expect(answer.head.hasPrefix("HTTP/1.1 200"), "\(answer.head)")
-        let expected = "hello from the origin, /hello\n".utf8.count
-        var body = answer.rest
-        while body.count < expected, let more = receiveAvailable(client, wait: 2), !more.isEmpty { body += more }
-        let idleFrom = ContinuousClock.now
-        #expect(awaitPeerClose(client, wait: 5), "the proxy kept an idle keep-alive client")
-        let closed = ContinuousClock.now - idleFrom
-        #expect(closed >= .milliseconds(900) && closed < .seconds(3), "closed after \(closed)")
+        #expect(answer.body == Array(expected.utf8))
+        request.expectClosedAtIdleTimeout(after: ContinuousClock.now)
         // A session writes its log line before it closes the client, so the count is final here.
-        #expect(try proxy.logLines().count == 1, "the idle wait itself is not a request")
+        #expect(try request.proxy.logLines().count == 1, "the idle wait itself is not a request")
     }
 
     // MARK: - The head deadline

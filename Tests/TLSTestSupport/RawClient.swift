@@ -64,23 +64,9 @@ public final class LoopbackListener {
     private let descriptor: Int32
 
     public init?() {
-        let descriptor = testSocket()
-        guard descriptor >= 0 else { return nil }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && listen(descriptor, 16) == 0 && getsockname(descriptor, $0, &length) == 0
-            }
-        }
-        guard bound else {
-            close(descriptor)
-            return nil
-        }
+        guard let (descriptor, port) = bindLoopback(listening: 16) else { return nil }
         self.descriptor = descriptor
-        port = UInt16(bigEndian: address.sin_port)
+        self.port = port
     }
 
     deinit { close(descriptor) }
@@ -90,4 +76,26 @@ public final class LoopbackListener {
         var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         return poll(&entry, 1, Int32(wait * 1000)) > 0
     }
+}
+
+/// A TCP socket bound to 127.0.0.1 on a port the kernel picks, and listening with `backlog` unless
+/// that is nil; nil when any step fails. The caller closes it.
+public func bindLoopback(listening backlog: Int32?) -> (descriptor: Int32, port: UInt16)? {
+    let descriptor = testSocket()
+    guard descriptor >= 0 else { return nil }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let ready = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(descriptor, $0, length) == 0 && (backlog.map { listen(descriptor, $0) == 0 } ?? true)
+                && getsockname(descriptor, $0, &length) == 0
+        }
+    }
+    guard ready else {
+        close(descriptor)
+        return nil
+    }
+    return (descriptor, UInt16(bigEndian: address.sin_port))
 }

@@ -10,23 +10,11 @@ public final class RawTCPServer: Sendable {
     private let listener: Int32
 
     public init(handle: @escaping @Sendable (Int32) -> Void) throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw ProcessLaunch.Failure(message: "socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && listen(descriptor, 64) == 0 && getsockname(descriptor, $0, &length) == 0
-            }
-        }
-        guard bound else {
-            close(descriptor)
-            throw ProcessLaunch.Failure(message: "bind/listen: \(String(cString: strerror(errno)))")
+        guard let (descriptor, port) = bindLoopback(listening: 64) else {
+            throw ProcessLaunch.Failure(message: "listening on 127.0.0.1: \(String(cString: strerror(errno)))")
         }
         listener = descriptor
-        port = UInt16(bigEndian: address.sin_port)
+        self.port = port
         Thread.detachNewThread {
             while true {
                 let connection = accept(descriptor, nil, nil)
