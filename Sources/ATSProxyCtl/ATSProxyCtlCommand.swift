@@ -39,11 +39,17 @@ public enum ATSProxyCtl {
 
     /// Parses and runs a command, writing to `output`.
     public static func run(_ arguments: [String], output: Output) -> Int32 {
+        if let message = unknownSubcommand(in: arguments) {
+            output.error(message)
+            return ExitStatus.badInput
+        }
         do {
-            let command = try ATSProxyCtlCommand.parseAsRoot(arguments)
+            var command = try ATSProxyCtlCommand.parseAsRoot(arguments)
             guard let runnable = command as? any OutputCommand else {
-                // The root command alone: show help, as `git` does.
-                output.write(ATSProxyCtlCommand.helpMessage() + "\n")
+                // `SUB --help`, `help SUB` and the root alone parse to commands whose run() throws the
+                // help screen of the command they name (ArgumentParser's help command, or the root's
+                // default run): run it as ArgumentParser's own main would, and print what it throws.
+                try command.run()
                 return ExitStatus.success
             }
             return runnable.execute(output)
@@ -58,5 +64,17 @@ public enum ATSProxyCtl {
             // Usage errors exit 2 like every other bad input, not ArgumentParser's 64.
             return ExitStatus.badInput
         }
+    }
+
+    /// For `NAME …` or `help NAME` where NAME is no subcommand: the error, with the closest name.
+    /// (ArgumentParser shows the top-level help for `help NAME`, as if nothing were wrong.)
+    static func unknownSubcommand(in arguments: [String]) -> String? {
+        let names = ATSProxyCtlCommand.configuration.subcommands.compactMap { $0.configuration.commandName } + ["help"]
+        let named = arguments.first == "help" ? arguments.dropFirst().first : arguments.first
+        guard let named, !named.hasPrefix("-"), !names.contains(named) else { return nil }
+        let closest = names.map { (name: $0, distance: KeySuggestions.editDistance(named.lowercased(), $0)) }
+            .filter { $0.distance <= 2 }.min { $0.distance < $1.distance }
+        return "Error: no subcommand '\(named)'" + (closest.map { "; did you mean '\($0.name)'?" } ?? "")
+            + "\n  See 'atsproxyctl --help' for the subcommands."
     }
 }

@@ -13,6 +13,12 @@ struct CheckCommand: ParsableCommand, OutputCommand {
 
             Exit status: 0 the policy loads (findings are printed); 1 with --strict when there are errors or \
             warnings; 2 the file is missing, unreadable or not a policy.
+
+            Examples:
+              atsproxyctl check MyApp/Info.plist
+              atsproxyctl check --strict --os-profile ios26 MyApp/Info.plist
+              atsproxyctl check --legacy-keys honor --json MyApp/Info.plist
+              plutil -convert xml1 -o - MyApp.app/Info.plist | atsproxyctl check -
             """)
 
     @Argument(help: "The policy file (Info.plist or NSAppTransportSecurity dictionary, XML or binary); - reads standard input.")

@@ -44,6 +44,18 @@ enum DaemonCommandHelp {
         Exit status: 0 done; 1 the daemon refused (a reload keeps the running policy and says why); \
         3 no daemon answered on the socket.
         """
+
+    /// The help's closing part for `command`: its exit statuses and how to call it, against the
+    /// installed daemon's socket and against `make run`'s.
+    static func footer(_ command: String) -> String {
+        """
+        \(exitStatuses)
+
+        Examples:
+          atsproxyctl \(command)
+          atsproxyctl \(command) --socket .build/control.sock --json
+        """
+    }
 }
 
 /// A subcommand that sends one command to the daemon and describes its answer in words (or
@@ -75,7 +87,7 @@ struct ReloadCommand: ParsableCommand, DaemonQuery {
     static let configuration = CommandConfiguration(
         commandName: "reload",
         abstract: "Re-read the daemon's config file and policy; apply them to new connections, or keep the running ones.",
-        discussion: "Open tunnels and requests keep the policy they started with.\n\n" + DaemonCommandHelp.exitStatuses)
+        discussion: "Open tunnels and requests keep the policy they started with.\n\n" + DaemonCommandHelp.footer("reload"))
     static let command = ControlCommand.reload
 
     @OptionGroup var socket: ControlSocketOptions
@@ -88,7 +100,7 @@ struct StatusCommand: ParsableCommand, DaemonQuery {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Show the running daemon: listeners, mode, policy, connections, verdicts, last reload.",
-        discussion: DaemonCommandHelp.exitStatuses)
+        discussion: DaemonCommandHelp.footer("status"))
     static let command = ControlCommand.status
 
     @OptionGroup var socket: ControlSocketOptions
@@ -101,7 +113,7 @@ struct StatsCommand: ParsableCommand, DaemonQuery {
     static let configuration = CommandConfiguration(
         commandName: "stats",
         abstract: "Print the daemon's counters: connections, requests by action, bytes, cached verdicts.",
-        discussion: DaemonCommandHelp.exitStatuses)
+        discussion: DaemonCommandHelp.footer("stats"))
     static let command = ControlCommand.stats
 
     @OptionGroup var socket: ControlSocketOptions
@@ -114,7 +126,7 @@ struct FlushCacheCommand: ParsableCommand, DaemonQuery {
     static let configuration = CommandConfiguration(
         commandName: "flush-cache",
         abstract: "Forget every cached verdict: the next connection to each host is probed again.",
-        discussion: DaemonCommandHelp.exitStatuses)
+        discussion: DaemonCommandHelp.footer("flush-cache"))
     static let command = ControlCommand.flushCache
 
     @OptionGroup var socket: ControlSocketOptions
@@ -130,7 +142,7 @@ struct ReopenLogsCommand: ParsableCommand, DaemonQuery {
     static let configuration = CommandConfiguration(
         commandName: "reopen-logs",
         abstract: "Make the daemon open its log file again, after logrotate moved it (SIGUSR1 does the same).",
-        discussion: DaemonCommandHelp.exitStatuses)
+        discussion: DaemonCommandHelp.footer("reopen-logs"))
     static let command = ControlCommand.reopenLogs
 
     @OptionGroup var socket: ControlSocketOptions

@@ -13,6 +13,11 @@ struct ExplainCommand: ParsableCommand, OutputCommand {
 
             Exit status: 0 every host was explained; 2 the policy could not be loaded or a host is malformed \
             (the other hosts are still explained).
+
+            Examples:
+              atsproxyctl explain --policy Info.plist api.example.com cdn.example.com
+              atsproxyctl explain --policy Info.plist http://localhost:8000/
+              atsproxyctl explain --policy Info.plist --client webkit 192.168.1.20
             """)
 
     @Option(help: "The policy file (Info.plist or NSAppTransportSecurity dictionary, XML or binary).")

@@ -28,6 +28,10 @@ struct ReportCommand: ParsableCommand, OutputCommand {
 
             Exit status: 0 the report was printed (even with skipped lines); 2 a log or the policy is \
             missing or unreadable, or no line of the logs is a connection record.
+
+            Examples:
+              atsproxyctl report /var/log/atsproxy/atsproxy.log*
+              atsproxyctl report --policy MyApp/Info.plist --json atsproxy.log
             """)
 
     @Argument(help: "The proxy's JSON log files, plain or gzip (rotated ones too).")

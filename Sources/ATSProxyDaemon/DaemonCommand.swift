@@ -22,6 +22,12 @@ public struct DaemonCommand: ParsableCommand, Sendable {
             Every flag but --config and --check-config is also a key of the config file (key = value lines, \
             see config/atsproxy.conf). A flag overrides the file's value; a repeatable flag replaces all of \
             the file's lines for that key.
+
+            Examples:
+              atsproxy --policy MyApp/Info.plist
+              atsproxy --listen 0.0.0.0:8080 --allow-client 192.168.1.0/24 --mode report
+              atsproxy --config /etc/atsproxy/atsproxy.conf --check-config
+              curl -x http://127.0.0.1:8080 https://example.com/
             """)
 
     typealias Defaults = DaemonConfiguration.Defaults

@@ -15,6 +15,23 @@ struct DaemonFlagsTests {
         #expect(configuration.policyFile == nil)
     }
 
+    @Test("--help and -h show the flags, the config file's part, and examples", arguments: [["--help"], ["-h"]])
+    func help(arguments: [String]) {
+        #expect(throws: (any Error).self) { try DaemonCommand.parse(arguments) }
+        do {
+            _ = try DaemonCommand.parse(arguments)
+        } catch {
+            #expect(DaemonCommand.exitCode(for: error) == .success)
+            let help = DaemonCommand.fullMessage(for: error)
+            #expect(help.contains("USAGE: atsproxy <options>"))
+            for flag in ["--listen", "--policy", "--mode", "--idle-timeout", "--connect-timeout", "--config", "--check-config"] {
+                #expect(help.contains(flag), "\(flag) is missing")
+            }
+            let examples = help.firstRange(of: "Examples:\n")
+            #expect(examples.map { help[$0.upperBound...].hasPrefix("  atsproxy --policy") } == true, "\(help)")
+        }
+    }
+
     @Test("bad values are refused with the flag named", arguments: [
         (["--listen", "nonsense"], "--listen nonsense"),
         (["--allow-client", "10.0.0.0/33"], "--allow-client 10.0.0.0/33"),

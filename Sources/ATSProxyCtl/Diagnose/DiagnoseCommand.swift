@@ -18,6 +18,11 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
 
             Exit status: 0 the ATS defaults pass; 1 the server needs an exception, or no ATS setting helps; \
             2 a malformed URL, option or file; 3 the server could not be reached.
+
+            Examples:
+              atsproxyctl diagnose https://api.example.com/
+              atsproxyctl diagnose --verbose --os-profile ios26 https://legacy.example.com/
+              atsproxyctl diagnose --ca-file dev-root.pem --json https://staging.test/
             """)
 
     @Argument(help: "The URL to load: https://host[:port]/ or http://host[:port]/ (a bare host means https).")
