@@ -66,19 +66,31 @@ struct ExplainCommand: ParsableCommand, OutputCommand {
                 continue
             }
             let requirements = loaded.policy.requirements(for: target.host, scheme: target.scheme, clientClass: clientClass)
+            let ignored = HostFindings.relevant(to: requirements, among: loaded.policy.findings)
             if json {
-                output.line(requirements.json.serialized)
+                output.line(jsonAnswer(requirements, port: target.port, ignored: ignored).serialized)
             } else {
                 if index > 0 { output.line("") }
-                printRequirements(requirements, to: output)
+                printRequirements(requirements, port: target.port, ignored: ignored, to: output)
             }
         }
         return status
     }
 
-    private func printRequirements(_ requirements: Requirements, to output: Output) {
+    /// The requirements' JSON, with the port asked about (null without one) and the findings that
+    /// bear on the answer (``HostFindings``).
+    private func jsonAnswer(_ requirements: Requirements, port: UInt16?, ignored: [Finding]) -> JSONValue {
+        guard case .object(var fields) = requirements.json else { return requirements.json }
+        let hostIndex = (fields.firstIndex { $0.0 == "host" } ?? fields.count - 1) + 1
+        fields.insert(("port", port.map { .int(Int($0)) } ?? .null), at: hostIndex)
+        fields.append(("ignored_keys", .array(ignored.map(\.json))))
+        return .object(fields)
+    }
+
+    private func printRequirements(_ requirements: Requirements, port: UInt16?, ignored: [Finding], to output: Output) {
         let rule = requirements.rule
-        output.line("\(requirements.scheme.rawValue)://\(requirements.host.urlForm) (client \(requirements.clientClass.rawValue), \(requirements.osProfile.releases))")
+        let authority = requirements.host.urlForm + (port.map { ":\($0)" } ?? "")
+        output.line("\(requirements.scheme.rawValue)://\(authority) (client \(requirements.clientClass.rawValue), \(requirements.osProfile.releases))")
         output.line("  rule:              \(rule.kind.rawValue)" + (rule.key.map { " (\($0))" } ?? ""))
         if requirements.scheme == .http {
             output.line("  cleartext http://: " + (requirements.cleartextAllowed ? "allowed" : "blocked (NSURLErrorDomain -1022)"))
@@ -94,7 +106,9 @@ struct ExplainCommand: ParsableCommand, OutputCommand {
         }
         let suites = requirements.offeredTLS12Suites.map(\.hexID).joined(separator: " ")
         output.line("  TLS 1.2 suites:    \(suites)")
-        if let pins = requirements.pins {
+        if requirements.scheme == .http {
+            output.line("  pins:              do not apply to http://")
+        } else if let pins = requirements.pins {
             var parts: [String] = []
             if let leaf = pins.leafIdentities { parts.append("leaf one of \(leaf.count)") }
             if let ca = pins.caIdentities { parts.append("CA one of \(ca.count)") }
@@ -104,5 +118,12 @@ struct ExplainCommand: ParsableCommand, OutputCommand {
         }
         output.line("  why:")
         for reason in requirements.explanation { output.line("    - \(reason)") }
+        if let port {
+            output.line("    - the port plays no part: ATS judges \(requirements.host.urlForm) the same on every port, \(port) included")
+        }
+        for finding in ignored {
+            let line = finding.location.line.map { "line \($0): " } ?? ""
+            output.line("    - ignored in the policy, \(line)\(finding.path): \(finding.message)" + (finding.fix.map { " (\($0))" } ?? ""))
+        }
     }
 }

@@ -228,4 +228,16 @@ struct SpecPinningTests: ATSSpecFixture {
         let result = policy.verdict(for: requirements, observed: observed(Self.leafChain, host: row.host))
         #expect(violationNames(result) == (row.enforced ? ["pin_mismatch"] : []))
     }
+
+    @Test("an http:// load has no TLS, so pins do not apply to it, and the explanation says so",
+          arguments: [URLScheme.https, .http])
+    func pinsNeedTLS(scheme: URLScheme) throws {
+        let policy = try policy(
+            ATSSpec.exceptionDomains(ATSSpec.domain("example.com", ATSSpec.insecureYES))
+                + Self.pinned(Self.entry("example.com", Self.leafPins(Self.otherKey))))
+        let requirements = try policy.requirements(forHost: "example.com", scheme: scheme)
+        #expect((requirements.pins != nil) == (scheme == .https))
+        #expect(requirements.explanation.contains("NSPinnedDomains does not apply to http:// loads: there is no TLS to pin")
+            == (scheme == .http))
+    }
 }

@@ -1,5 +1,6 @@
 import ATSProxyCtl
 import Foundation
+import TLSTestSupport
 import Testing
 
 @Suite("atsproxyctl explain")
@@ -157,5 +158,139 @@ struct ExplainCommandTests {
         let result = ctl("explain", "--policy", file, "example.com")
         #expect(result.exitCode == 0)
         #expect(result.standardError.contains("atsproxyctl check"))
+    }
+}
+
+/// What `explain` says beyond the rule: the port it was asked about, the policy's ignored keys that
+/// bear on the answer, and that pins play no part in an http:// load. Each case runs on the XML
+/// policy and on a binary copy of it.
+@Suite("atsproxyctl explain: what surprised answers come from")
+struct ExplainIgnoredKeysTests {
+    /// An app's Info.plist as Xcode writes it, with the mistakes real ones have.
+    static let infoPlist = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0">
+        <dict>
+        \t<key>CFBundleIdentifier</key>
+        \t<string>com.example.shop</string>
+        \t<key>NSAppTransportSecurity</key>
+        \t<dict>
+        \t\t<key>NSExceptionDomains</key>
+        \t\t<dict>
+        \t\t\t<!-- the staging API runs on 8443 -->
+        \t\t\t<key>staging.example.com:8443</key>
+        \t\t\t<dict>
+        \t\t\t\t<key>NSExceptionAllowsInsecureHTTPLoads</key>
+        \t\t\t\t<true/>
+        \t\t\t</dict>
+        \t\t\t<key>example.com</key>
+        \t\t\t<dict>
+        \t\t\t\t<key>NSIncludesSubdomain</key>
+        \t\t\t\t<true/>
+        \t\t\t\t<key>NSExceptionAllowsInsecureHTTPLoad</key>
+        \t\t\t\t<true/>
+        \t\t\t</dict>
+        \t\t\t<key>*.cdn.example.net</key>
+        \t\t\t<dict>
+        \t\t\t\t<key>NSExceptionMinimumTLSVersion</key>
+        \t\t\t\t<string>TLSv1.0</string>
+        \t\t\t</dict>
+        \t\t</dict>
+        \t\t<key>NSPinnedDomains</key>
+        \t\t<dict>
+        \t\t\t<key>pay.example.org</key>
+        \t\t\t<dict>
+        \t\t\t\t<key>NSPinnedLeafIdentities</key>
+        \t\t\t\t<array>
+        \t\t\t\t\t<dict>
+        \t\t\t\t\t\t<key>SPKI-SHA256-BASE64</key>
+        \t\t\t\t\t\t<string>C5+lpZ7tcVwmwQIMcRtPbsQtWLABXhQzejna0wHFr8M=</string>
+        \t\t\t\t\t</dict>
+        \t\t\t\t</array>
+        \t\t\t</dict>
+        \t\t</dict>
+        \t</dict>
+        </dict>
+        </plist>
+        """
+
+    struct Case: CustomTestStringConvertible, Sendable {
+        let host: String
+        let port: Int?
+        /// The findings' paths the answer names, in order.
+        let ignored: [String]
+        let pinned: Bool
+        var testDescription: String { host }
+    }
+
+    static let cases = [
+        // Written with a port, the key never matches: the load is blocked and the key is named, and
+        // so is the parent's misspelt NSIncludesSubdomains, the other way it could have been covered.
+        Case(host: "http://staging.example.com:8443/v2/cart", port: 8443,
+             ignored: [#"NSAppTransportSecurity.NSExceptionDomains["example.com"].NSIncludesSubdomain"#,
+                       #"NSAppTransportSecurity.NSExceptionDomains["staging.example.com:8443"]"#], pinned: false),
+        // The entry decides, but its keys are misspelt: both named.
+        Case(host: "http://example.com/", port: nil,
+             ignored: [#"NSAppTransportSecurity.NSExceptionDomains["example.com"].NSExceptionAllowsInsecureHTTPLoad"#,
+                       #"NSAppTransportSecurity.NSExceptionDomains["example.com"].NSIncludesSubdomain"#],
+             pinned: false),
+        // The parent's misspelt NSIncludesSubdomains is why its entry does not cover the host; its
+        // other mistake has nothing to do with this host.
+        Case(host: "http://shop.example.com/", port: nil,
+             ignored: [#"NSAppTransportSecurity.NSExceptionDomains["example.com"].NSIncludesSubdomain"#], pinned: false),
+        // A wildcard key was meant for the subdomains.
+        Case(host: "img.cdn.example.net", port: nil,
+             ignored: [#"NSAppTransportSecurity.NSExceptionDomains["*.cdn.example.net"]"#], pinned: false),
+        // Nothing in the policy bears on an unrelated host.
+        Case(host: "api.other.net", port: nil, ignored: [], pinned: false),
+        // Pins apply over TLS only.
+        Case(host: "https://pay.example.org/", port: nil, ignored: [], pinned: true),
+        Case(host: "http://pay.example.org/", port: nil, ignored: [], pinned: false),
+    ]
+
+    static func policyFiles(in dir: ScratchDirectory) throws -> [String] {
+        let xml = try dir.write("Info.plist", infoPlist)
+        let binary = dir.path + "/Info.bplist"
+        let converted = try runCommand("/usr/bin/python3", [
+            "-c", "import plistlib, sys; plistlib.dump(plistlib.load(open(sys.argv[1], 'rb')), open(sys.argv[2], 'wb'), fmt=plistlib.FMT_BINARY)",
+            xml, binary,
+        ])
+        try #require(converted.status == 0, "\(converted.standardError)")
+        return [xml, binary]
+    }
+
+    @Test("the JSON answer carries the port and exactly the findings that bear on the host", arguments: cases)
+    func json(_ row: Case) throws {
+        let dir = try ScratchDirectory()
+        for file in try Self.policyFiles(in: dir) {
+            let result = ctl("explain", "--policy", file, row.host, "--json")
+            #expect(result.exitCode == 0, "\(file): \(result.standardError)")
+            let answer = try #require(try jsonLines(result.standardOutput).first)
+            #expect(answer["port"] as? Int == row.port, "\(file)")
+            let ignored = try #require(answer["ignored_keys"] as? [[String: Any]], "\(file)")
+            #expect(ignored.compactMap { $0["path"] as? String } == row.ignored, "\(file)")
+            // Lines only where the file has them.
+            #expect(ignored.allSatisfy { ($0["line"] != nil) == file.hasSuffix(".plist") }, "\(file)")
+            #expect((answer["pins"] is NSNull) == !row.pinned, "\(file)")
+        }
+    }
+
+    @Test("the text answer shows the port in its first line and names each ignored key with its line", arguments: cases)
+    func text(_ row: Case) throws {
+        let dir = try ScratchDirectory()
+        let file = try Self.policyFiles(in: dir)[0]
+        let result = ctl("explain", "--policy", file, row.host)
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        let header = try #require(lines.first)
+        #expect(header.contains(row.port.map { ":\($0) (client" } ?? " (client"), "\(header)")
+        #expect(lines.contains { $0.hasPrefix("    - the port plays no part") } == (row.port != nil))
+        let named = lines.filter { $0.hasPrefix("    - ignored in the policy, line ") }
+        #expect(named.count == row.ignored.count, "\(result.standardOutput)")
+        for (line, path) in zip(named, row.ignored) { #expect(line.contains(path), "\(line)") }
+        if row.host.hasPrefix("http://pay.") {
+            #expect(lines.contains("  pins:              do not apply to http://"))
+            #expect(lines.contains("    - NSPinnedDomains does not apply to http:// loads: there is no TLS to pin"))
+        }
     }
 }

@@ -52,6 +52,8 @@ extension TransportSecurityPolicy {
 
         if pins.isEmpty {
             // Nothing pinned: the common case, and no string work for it.
+        } else if scheme == .http {
+            if explaining, pins.lookup(host) != nil { why.add("NSPinnedDomains does not apply to http:// loads: there is no TLS to pin") }
         } else if clientClass == .webkit {
             if explaining, pins.lookup(host) != nil { why.add("NSPinnedDomains is not applied to web views (client class webkit)") }
         } else if let pinned = pins.lookup(host) {
