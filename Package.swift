@@ -26,8 +26,9 @@ let package = Package(
         .target(
             name: "ATSProxyCtl",
             dependencies: [
-                // TLSInspection for diagnose's handshakes: OpenSSL, but no libevent.
-                "ATSPolicy", "ATSPolicyArguments", "ControlProtocol", "TLSInspection",
+                // TLSInspection for diagnose's handshakes: OpenSSL, but no libevent. ProxyWire (pure
+                // Swift) reads the response heads of diagnose's loads.
+                "ATSPolicy", "ATSPolicyArguments", "ControlProtocol", "TLSInspection", "ProxyWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 "TrafficReport",
             ]

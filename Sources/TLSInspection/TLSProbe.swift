@@ -40,9 +40,9 @@ public enum TLSProbe {
 
 /// One handshake: the single owner of its `SSL*` (freed in `deinit`) and of the socket under it.
 final class ProbeSession {
-    private let ssl: OpaquePointer
+    let ssl: OpaquePointer
     private let context: TLSClientContext
-    private let connection: TCPConnection
+    let connection: TCPConnection
     private let record = VerificationRecord()
 
     init?(context: TLSClientContext, connection: TCPConnection, serverName: String?) {

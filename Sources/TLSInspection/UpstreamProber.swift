@@ -74,6 +74,22 @@ public final class UpstreamProber: Sendable {
         _ = try TCPConnection.connect(host: host, port: port, hosts: hosts, timeout: timeout)
     }
 
+    /// Loads a URL from `host:port` as the ATS client for `requirements` does: the handshake, then
+    /// `request` and the response head when the handshake completed. `serverName` as in
+    /// ``verdictProbe(host:port:serverName:requirements:)``.
+    public func load(host: String, port: UInt16, serverName: String?, requirements: Requirements, request: [UInt8])
+        throws(TLSError) -> LoadOutcome
+    {
+        ProbeLoad.https(
+            host: host, port: port, serverName: serverName, context: try context(for: .ats(for: requirements)), hosts: hosts,
+            timeout: timeout, request: request)
+    }
+
+    /// Sends `request` to `host:port` in cleartext and reads the response head.
+    public func loadCleartext(host: String, port: UInt16, request: [UInt8]) throws(ProbeFailure) -> Result<[UInt8], LoadFailure> {
+        try ProbeLoad.http(host: host, port: port, hosts: hosts, timeout: timeout, request: request)
+    }
+
     /// One handshake as `profile`.
     public func handshake(host: String, port: UInt16, serverName: String?, profile: ClientProfile) throws(TLSError)
         -> ProbeOutcome

@@ -11,6 +11,9 @@ import Foundation
 /// - `GET /continue`: a 103 Early Hints response before the final 200.
 /// - `GET /random?bytes=N&seed=S`: N seeded random bytes, their SHA-256 in `X-Content-SHA256`.
 /// - `POST /digest`: the request body's SHA-256 and length, `<hex> <length>\n`, once all of it is in.
+/// - `GET /redirect?to=LOCATION&status=N`: a redirect (301 unless N says otherwise) to LOCATION,
+///   percent-decoded.
+/// - `GET /loop`: a 302 to itself, for ever.
 /// - `GET /stall?seconds=S`: no answer for S seconds.
 /// - `GET /stall-body?seconds=S`: a head promising 1000 bytes, 100 of them, then S seconds of silence.
 /// Every response carries `X-Origin-Connection: <n>`, the number of the TCP connection it came on.
@@ -36,7 +39,7 @@ public final class TestHTTPOrigin {
     }
 
     static let script = #"""
-import http.server, socketserver, sys, itertools, hashlib, random, ssl, time
+import http.server, socketserver, sys, itertools, hashlib, random, ssl, time, urllib.parse
 
 counter = itertools.count(1)
 
@@ -99,6 +102,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif path == "/random":
             body = random.Random(int(params.get("seed", "1"))).randbytes(int(params.get("bytes", "1000000")))
             self.send(200, body, [("X-Content-SHA256", hashlib.sha256(body).hexdigest())])
+        elif path == "/redirect":
+            location = urllib.parse.unquote(params.get("to", "/"))
+            self.send(int(params.get("status", "301")), b"moved\n", [("Location", location)])
+        elif path == "/loop":
+            self.send(302, b"again\n", [("Location", "/loop")])
         elif path == "/stall":
             time.sleep(float(params.get("seconds", "30")))
             self.send(200, b"late\n")

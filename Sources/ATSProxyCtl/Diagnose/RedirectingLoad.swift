@@ -1,0 +1,153 @@
+import ATSPolicy
+import ProxyWire
+import TLSInspection
+
+/// One load of a URL under one ATS policy, following redirects as URLSession does, the way
+/// `nscurl --ats-diagnostics` decides PASS: by whether the load completes.
+///
+/// Each hop is judged by the same policy for its own host and scheme (an exception names hosts, so
+/// a hop to another host gets what the policy says of that host, and an `http://` hop needs
+/// insecure loads allowed for its host). The load ends at the first response that is not a
+/// redirect (whatever its status: a 404 is a completed load), at the first hop ATS refuses, or when
+/// a hop cannot be fetched.
+struct RedirectingLoad {
+    struct Hop {
+        var url: LoadURL
+        /// What ATS said of the hop; nil when it never got as far as a verdict.
+        var verdict: Verdict?
+        /// The response's status, when one came.
+        var status: Int?
+        /// The redirect's target as the server wrote it.
+        var location: String?
+        /// Why the hop got no response, when it did not.
+        var failure: String?
+    }
+
+    enum Outcome: Equatable {
+        /// The last hop answered with `status`, not a redirect.
+        case loaded(status: Int)
+        /// ATS refused the last hop (its verdict says why).
+        case refused
+        /// The last hop failed for another reason.
+        case failed(String)
+    }
+
+    var hops: [Hop]
+    var outcome: Outcome
+
+    /// What fetching one hop showed: the verdict, and the response head when ATS let it through.
+    struct Fetched {
+        var verdict: Verdict?
+        var response: Result<[UInt8], LoadFailure>?
+        /// Why there is no verdict, when there is none.
+        var failure: String?
+    }
+
+    /// URLSession follows at most 16 redirects, then fails with NSURLErrorHTTPTooManyRedirects.
+    static let maximumRedirects = 16
+
+    static func run(_ url: LoadURL, fetch: (LoadURL) -> Fetched) -> RedirectingLoad {
+        var hops: [Hop] = []
+        var next = url
+        while true {
+            let fetched = fetch(next)
+            var hop = Hop(url: next, verdict: fetched.verdict)
+            guard let verdict = fetched.verdict else {
+                hop.failure = fetched.failure ?? "no verdict"
+                hops.append(hop)
+                return RedirectingLoad(hops: hops, outcome: .failed(hop.failure!))
+            }
+            guard verdict.isCompliant else {
+                hops.append(hop)
+                return RedirectingLoad(hops: hops, outcome: .refused)
+            }
+            let head: ResponseHead
+            switch fetched.response {
+            case .success(let bytes)?:
+                var parser = ResponseHeadParser()
+                guard case .complete(let parsed, _) = parser.consume(bytes) else {
+                    return failed(hop, "the response head is not HTTP/1.x", hops)
+                }
+                head = parsed
+            case .failure(let failure)?:
+                return failed(hop, failure.reason, hops)
+            case nil:
+                return failed(hop, fetched.failure ?? "no response", hops)
+            }
+            hop.status = head.status
+            guard [301, 302, 303, 307, 308].contains(head.status), let location = head.headers.first("Location") else {
+                hops.append(hop)
+                return RedirectingLoad(hops: hops, outcome: .loaded(status: head.status))
+            }
+            hop.location = location
+            hops.append(hop)
+            guard hops.count <= maximumRedirects else {
+                return RedirectingLoad(
+                    hops: hops, outcome: .failed("more than \(maximumRedirects) redirects (NSURLErrorDomain -1007)"))
+            }
+            do {
+                next = try next.resolving(location)
+            } catch {
+                return RedirectingLoad(hops: hops, outcome: .failed("the redirect's Location \"\(location)\": \(error)"))
+            }
+        }
+    }
+
+    private static func failed(_ hop: Hop, _ reason: String, _ hops: [Hop]) -> RedirectingLoad {
+        var hop = hop
+        hop.failure = reason
+        return RedirectingLoad(hops: hops + [hop], outcome: .failed(reason))
+    }
+}
+
+/// Fetches hops for ``RedirectingLoad`` with real connections: a verdict from the prober's
+/// ATS-shaped handshake (shared by the hops and tests that would send the same ClientHello), then
+/// the request over a connection of the same shape.
+struct HopFetcher {
+    let prober: UpstreamProber
+    let policy: TransportSecurityPolicy
+    /// Verdict probes already made, by host, port and client profile.
+    var probes: [String: VerdictProbe] = [:]
+
+    init(prober: UpstreamProber, policy: TransportSecurityPolicy, probes: [String: VerdictProbe] = [:]) {
+        self.prober = prober
+        self.policy = policy
+        self.probes = probes
+    }
+
+    mutating func fetch(_ url: LoadURL) -> RedirectingLoad.Fetched {
+        let requirements = policy.requirements(for: url.host, scheme: url.scheme)
+        let host = url.host.description
+        guard url.scheme == .https else {
+            let verdict = policy.verdict(for: requirements, observed: nil)
+            guard verdict.isCompliant else { return RedirectingLoad.Fetched(verdict: verdict) }
+            do {
+                return RedirectingLoad.Fetched(
+                    verdict: verdict, response: try prober.loadCleartext(host: host, port: url.port, request: url.request))
+            } catch {
+                return RedirectingLoad.Fetched(verdict: verdict, failure: error.description)
+            }
+        }
+        // Apple's client sends no SNI for an IP literal.
+        let serverName: String? = if case .name(let name) = url.host { name } else { nil }
+        let key = "\(host) \(url.port) \(ClientProfile.ats(for: requirements))"
+        let probe = probes[key] ?? prober.verdictProbe(host: host, port: url.port, serverName: serverName, requirements: requirements)
+        probes[key] = probe
+        if let reason = probe.cleartextUpstream {
+            return RedirectingLoad.Fetched(failure: "the server does not speak TLS on port \(url.port): \(reason)")
+        }
+        guard let observed = probe.observed else {
+            return RedirectingLoad.Fetched(failure: probe.upstreamFailure?.description ?? "no handshake completed")
+        }
+        let verdict = policy.verdict(for: requirements, observed: observed, atsHandshakeFailure: probe.atsHandshakeFailure)
+        guard verdict.isCompliant else { return RedirectingLoad.Fetched(verdict: verdict) }
+        do {
+            let load = try prober.load(host: host, port: url.port, serverName: serverName, requirements: requirements, request: url.request)
+            if let response = load.response { return RedirectingLoad.Fetched(verdict: verdict, response: response) }
+            return RedirectingLoad.Fetched(
+                verdict: verdict, failure: load.handshake?.failure?.description ?? "the handshake for the request failed")
+        } catch {
+            return RedirectingLoad.Fetched(verdict: verdict, failure: error.description)
+        }
+    }
+}

@@ -1,0 +1,155 @@
+import ATSPolicy
+@testable import ATSProxyCtl
+import Foundation
+import TLSInspection
+import TLSTestSupport
+import Testing
+
+/// The URLs `diagnose` loads, and redirects resolved the way URLSession resolves them.
+@Suite("diagnose: URLs and redirect targets")
+struct LoadURLTests {
+    @Test("absolute URLs: scheme, host as written, port, request target", arguments: [
+        ("https://API.Example.com/v1/items?x=1#top", "https", "api.example.com", "API.Example.com", nil, "/v1/items?x=1"),
+        ("http://example.com", "http", "example.com", "example.com", nil, "/"),
+        ("https://example.com:8443?q", "https", "example.com", "example.com", 8443, "/?q"),
+        ("wss://user@[::1]:9443/socket", "https", "::1", "[::1]", 9443, "/socket"),
+    ] as [(String, String, String, String, Int?, String)])
+    func parsing(_ text: String, _ scheme: String, _ host: String, _ hostText: String, _ port: Int?, _ target: String) throws {
+        let url = try LoadURL(parsing: text)
+        #expect(url.scheme.rawValue == scheme)
+        #expect(url.host.description == host)
+        #expect(url.hostText == hostText)
+        #expect(url.explicitPort.map(Int.init) == port)
+        #expect(url.target == target)
+    }
+
+    @Test("what is not an http(s) URL is refused with the reason", arguments: [
+        ("ftp://example.com/", "is not a scheme ATS governs"), ("example.com/path", "is not an absolute URL"),
+        ("https://example.com:99999/", "is not a port number"), ("https:///path", "names no host"),
+    ])
+    func refused(_ text: String, _ reason: String) {
+        #expect(throws: LoadURL.Failure.self) { try LoadURL(parsing: text) }
+        do {
+            _ = try LoadURL(parsing: text)
+        } catch {
+            #expect(error.description.contains(reason), "\(error)")
+        }
+    }
+
+    @Test("a Location resolves against the URL that sent it", arguments: [
+        ("https://a.test/x/y?q=1", "http://b.test/z", "http://b.test/z"),
+        ("https://a.test:8443/x/y", "//b.test/z", "https://b.test/z"),
+        ("https://a.test:8443/x/y?q=1", "/z?r=2", "https://a.test:8443/z?r=2"),
+        ("https://a.test/x/y?q=1", "?r=2", "https://a.test/x/y?r=2"),
+        ("https://a.test/x/y?q=1", "z", "https://a.test/x/z"),
+        ("https://a.test/x/", "  z#frag ", "https://a.test/x/z"),
+    ])
+    func resolving(_ base: String, _ location: String, _ expected: String) throws {
+        #expect(try LoadURL(parsing: base).resolving(location).description == expected)
+    }
+
+    @Test("the request is a GET of the target with the URL's authority as Host")
+    func request() throws {
+        let request = String(decoding: try LoadURL(parsing: "https://Shop.Example.com:8443/cart?id=7").request, as: UTF8.self)
+        #expect(request.hasPrefix("GET /cart?id=7 HTTP/1.1\r\nHost: Shop.Example.com:8443\r\n"))
+        #expect(request.hasSuffix("\r\nConnection: close\r\n\r\n"))
+    }
+}
+
+/// Redirects followed under one ATS policy, against real servers: an HTTPS origin that redirects
+/// to http:// on its own host, to another HTTPS host, and to a host with an old TLS version.
+@Suite("diagnose: a load follows redirects as URLSession does", .startsProcesses(timeLimit: .seconds(60)))
+struct RedirectingLoadTests {
+    /// Two names for 127.0.0.1 in a hosts file, one certificate for both, a TLS origin and a plain
+    /// one (the same Python server, without TLS).
+    final class Servers {
+        let factory: CertificateFactory
+        let tls: TestHTTPOrigin
+        let plain: TestHTTPOrigin
+        let prober: UpstreamProber
+
+        init() throws {
+            factory = try CertificateFactory()
+            try factory.rootCA("root")
+            try factory.certificate(
+                "leaf", issuer: "root",
+                extensions: ["subjectAltName=DNS:shop.example.test,DNS:cdn.example.test", "extendedKeyUsage=serverAuth"])
+            try "127.0.0.1 shop.example.test cdn.example.test\n".write(
+                toFile: factory.path("hosts"), atomically: true, encoding: .utf8)
+            tls = try TestHTTPOrigin(directory: factory.directory, certificate: factory.path("leaf.pem"), key: factory.path("leaf.key"))
+            plain = try TestHTTPOrigin(directory: factory.directory)
+            prober = UpstreamProber(
+                anchors: try TrustAnchors.loading(caFiles: [factory.path("root.pem")], systemRoots: false),
+                hosts: try HostsTable.load(path: factory.path("hosts")), timeout: .seconds(5))
+        }
+
+        /// `https://shop.example.test:PORT/redirect?to=LOCATION`.
+        func redirect(to location: String, status: Int = 301) -> String {
+            let encoded = location.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? location
+            return "https://shop.example.test:\(tls.port)/redirect?to=\(encoded)&status=\(status)"
+        }
+
+        func load(_ url: String, policyXML: String = "") throws -> RedirectingLoad {
+            let policy = try PolicyLoader.load(
+                bytes: Array("<plist version=\"1.0\"><dict>\(policyXML)</dict></plist>".utf8), file: "test.plist")
+            var fetcher = HopFetcher(prober: prober, policy: policy)
+            return RedirectingLoad.run(try LoadURL(parsing: url)) { fetcher.fetch($0) }
+        }
+    }
+
+    static func insecureHTTP(for host: String) -> String {
+        "<key>NSExceptionDomains</key><dict><key>\(host)</key><dict>"
+            + "<key>NSExceptionAllowsInsecureHTTPLoads</key><true/></dict></dict>"
+    }
+
+    @Test("a page that answers loads, whatever its status")
+    func noRedirect() throws {
+        let servers = try Servers()
+        let load = try servers.load("https://shop.example.test:\(servers.tls.port)/hello")
+        #expect(load.outcome == .loaded(status: 200))
+        #expect(load.hops.map(\.status) == [200])
+    }
+
+    @Test("https → http on the same host: refused under the defaults with -1022, loaded once insecure loads are allowed")
+    func redirectToCleartext() throws {
+        let servers = try Servers()
+        let url = servers.redirect(to: "http://shop.example.test:\(servers.plain.port)/landing")
+        let refused = try servers.load(url)
+        #expect(refused.outcome == .refused)
+        #expect(refused.hops.map(\.status) == [301, nil])
+        #expect(refused.hops.last?.url.description == "http://shop.example.test:\(servers.plain.port)/landing")
+        let violation = try #require(refused.hops.last?.verdict?.violations.first)
+        #expect(violation.kind.name == "cleartext")
+        #expect(refused.hops.last?.verdict?.error?.nsurl == -1022)
+
+        let allowed = try servers.load(url, policyXML: Self.insecureHTTP(for: "shop.example.test"))
+        #expect(allowed.outcome == .loaded(status: 200))
+        #expect(allowed.hops.map(\.status) == [301, 200])
+    }
+
+    @Test("https → https on another host: each hop judged for its own host; an exception for the first covers only the first")
+    func redirectToAnotherHost() throws {
+        let servers = try Servers()
+        let url = servers.redirect(to: "https://cdn.example.test:\(servers.tls.port)/asset", status: 302)
+        let load = try servers.load(url)
+        #expect(load.outcome == .loaded(status: 200))
+        #expect(load.hops.map { $0.url.hostText } == ["shop.example.test", "cdn.example.test"])
+        // The second hop's http:// redirect is judged for cdn.example.test, which the exception does not name.
+        let onward = servers.redirect(to: "https://cdn.example.test:\(servers.tls.port)/redirect?to=http%3A%2F%2Fcdn.example.test%3A\(servers.plain.port)%2F")
+        let refused = try servers.load(onward, policyXML: Self.insecureHTTP(for: "shop.example.test"))
+        #expect(refused.outcome == .refused)
+        #expect(refused.hops.map { $0.url.hostText } == ["shop.example.test", "cdn.example.test", "cdn.example.test"])
+    }
+
+    @Test("a redirect loop ends after 16 redirects with NSURLErrorDomain -1007")
+    func tooManyRedirects() throws {
+        let servers = try Servers()
+        let load = try servers.load("https://shop.example.test:\(servers.tls.port)/loop")
+        guard case .failed(let reason) = load.outcome else {
+            Issue.record("expected a failure, got \(load.outcome)")
+            return
+        }
+        #expect(reason.contains("-1007"), "\(reason)")
+        #expect(load.hops.count == RedirectingLoad.maximumRedirects + 1)
+    }
+}
