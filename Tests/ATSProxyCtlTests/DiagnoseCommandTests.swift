@@ -149,15 +149,36 @@ struct DiagnoseCommandTests {
         #expect(json["conclusion"]?["reasons"]?.arrayValue?.isEmpty == false)
     }
 
-    @Test("iOS 26 ignores TLS 1.0/1.1 exceptions: for a TLS 1.0 server only NSAllowsArbitraryLoads passes")
-    func onlyArbitraryLoads() throws {
+    /// Decisions table (`os_profile`) and the §3.4 note on iOS 26: a published nscurl run on macOS 26
+    /// fails every test against a TLS 1.0-only server, "Allow All Loads" included, with -1200/-9836.
+    @Test("ios26, a TLS 1.0-only server: every test fails with -1200/-9836, and no ATS setting helps: TLS 1.2 needed")
+    func ios26RefusesTLS10() throws {
         let diagnosed = try DiagnosedServer { try NonCompliantServer.tls10Only.serverArguments($0, hostName: DiagnosedServer.host) }
         let json = try diagnosed.json(["--os-profile", "ios26", "--no-survey"])
-        #expect(Set(json.testResults.filter { $0.value == "PASS" }.keys) == ["Allow All Loads"])
-        #expect(json["conclusion"]?["kind"]?.stringValue == "arbitrary_loads_only")
-        #expect(json["minimal_exception"] == .null)
-        #expect(json["trust_failure"] == .bool(false))
         #expect(json["os_profile"] == "ios26")
+        #expect(json.testResults == Self.allFailing)
+        for test in json["tests"]?.arrayValue ?? [] {
+            let name = test["name"]?.stringValue ?? "?"
+            #expect(test["violations"] == .strings(["tls_version"]), "\(name)")
+            #expect(test["error"]?.serialized == #"{"nsurl":-1200,"ssl":-9836}"#, "\(name)")
+            // No key to suggest: none helps on iOS 26.
+            #expect(test["details"]?.arrayValue?.allSatisfy { $0["allowed_by"] == .null } == true, "\(name)")
+        }
+        #expect(json["minimal_exception"] == .null)
+        #expect(json["minimal_exception_plist"] == .null)
+        #expect(json["conclusion"]?["kind"]?.stringValue == "no_setting_helps")
+        let headline = try #require(json["conclusion"]?["text"]?.stringValue)
+        #expect(headline.hasSuffix("no ATS setting helps: the server must offer TLS 1.2."), "\(headline)")
+        #expect(json["conclusion"]?["reasons"]?.arrayValue?.first?.stringValue?.contains("iOS 26 refuses for every load") == true)
+
+        // The text says the same, and the exit status is that of other servers no setting helps.
+        let text = diagnosed.diagnose(["--os-profile", "ios26", "--no-survey"])
+        #expect(text.exitCode == 1)
+        #expect(text.standardOutput.contains("---\nAllow All Loads\nResult : FAIL\nViolations : tls_version -1200 [3:-9836]\n"))
+        #expect(text.standardOutput.contains("Conclusion\n\(headline)\n"))
+        #expect(!text.standardOutput.contains("Add to the app's Info.plist"))
+        // (Under ios17 the same server needs only a TLSv1.0 exception: everyConfiguration's "TLS 1.0 only".)
+        withExtendedLifetime(diagnosed.server) {}
     }
 
     @Test("nothing in common with any Apple client: every test fails, and not for trust",
