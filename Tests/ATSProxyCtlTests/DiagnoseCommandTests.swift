@@ -1,6 +1,8 @@
 import ATSPolicy
 import ATSProxyCtl
 import Foundation
+import Glibc
+import Synchronization
 import TLSTestSupport
 import Testing
 
@@ -181,6 +183,43 @@ struct DiagnoseCommandTests {
         withExtendedLifetime(diagnosed.server) {}
     }
 
+    /// Spec §4, "Peer closed or aborted the handshake": a server that hangs up mid-handshake with no
+    /// alert is errSSLClosedNoNotify, -9816, to Apple's client; -9824 is a refused handshake. The front
+    /// reads the first ClientHello (the ATS-shaped probe of the first test) and closes; every later
+    /// connection is relayed to a compliant s_server, so the permissive probe's facts break no rule.
+    @Test("an EOF during the ATS handshake is handshake_failure with -1200/-9816, not -9824")
+    func unexpectedEOF() throws {
+        let backend = try DiagnosedServer { try CompliantServer.tls12ForwardSecret.serverArguments($0, hostName: DiagnosedServer.host) }
+        let connections = Atomic<Int>(0)
+        let backendPort = backend.server.port
+        let front = try RawTCPServer { client in
+            if connections.add(1, ordering: .relaxed).newValue == 1 {
+                _ = receiveAvailable(client, wait: 5)  // the ClientHello, then EOF: no alert
+                return
+            }
+            guard let upstream = connectLoopback(port: backendPort) else { return }
+            defer { close(upstream) }
+            let done = Atomic<Bool>(false)
+            Thread.detachNewThread {
+                relay(from: upstream, to: client)
+                done.store(true, ordering: .relaxed)
+                shutdown(client, Int32(SHUT_RDWR))
+            }
+            relay(from: client, to: upstream)
+            shutdown(upstream, Int32(SHUT_WR))
+            while !done.load(ordering: .relaxed) { usleep(1_000) }
+        }
+        let result = backend.diagnose(["--json", "--no-survey"], url: "https://\(DiagnosedServer.host):\(front.port)/")
+        withExtendedLifetime(backend.server) {}
+        withExtendedLifetime(front) {}
+        let json = try JSONValue(parsing: Array(result.standardOutput.utf8))
+        let first = json["tests"]?.arrayValue?.first
+        #expect(first?["violations"] == .strings(["handshake_failure"]), "\(String(describing: first))")
+        #expect(first?["error"]?.serialized == #"{"nsurl":-1200,"ssl":-9816}"#)
+        // Every later load reached the compliant server.
+        #expect(json.testResults["Allow All Loads"] == "PASS")
+    }
+
     @Test("nothing in common with any Apple client: every test fails, and not for trust",
         arguments: [NonCompliantServer.dheOnly, .tls13CCMOnly, .finiteFieldGroupsOnly])
     func nothingInCommon(_ kind: NonCompliantServer) throws {
@@ -324,5 +363,15 @@ struct DiagnoseCommandTests {
         #expect(json.testResults == Self.allFailing)
         #expect(json["tests"]?.arrayValue?.first?["failure"]?.stringValue?.contains("does not speak TLS") == true)
         #expect(json["conclusion"]?["kind"]?.stringValue == "no_setting_helps")
+    }
+}
+
+/// Copies bytes from one socket to the other until the first closes or fails.
+private func relay(from source: Int32, to destination: Int32) {
+    var chunk = [UInt8](repeating: 0, count: 16_384)
+    while true {
+        let count = recv(source, &chunk, chunk.count, 0)
+        if count <= 0 { return }
+        guard sendAll(destination, chunk[0..<count]) else { return }
     }
 }

@@ -23,15 +23,15 @@ extension TransportSecurityPolicy {
     /// Judges the facts of a probe whose ATS-shaped handshake may have failed (`observed` then comes
     /// from a permissive handshake). When the facts name no violation, the failure itself is one:
     /// the app's own handshake would have failed the same way.
-    public func verdict(for requirements: Requirements, observed: ObservedConnection, atsHandshakeFailure: String?)
-        -> Verdict
-    {
+    public func verdict(
+        for requirements: Requirements, observed: ObservedConnection, atsHandshakeFailure: HandshakeFailure?
+    ) -> Verdict {
         var verdict = verdict(for: requirements, observed: observed)
-        if verdict.isCompliant, let reason = atsHandshakeFailure {
+        if verdict.isCompliant, let failure = atsHandshakeFailure {
             verdict.violations = [
                 Violation(
-                    kind: .handshakeFailure, error: AppleError(nsurl: -1200, ssl: -9824),
-                    explanation: "the handshake as an ATS client failed although the server's facts break no rule: \(reason)",
+                    kind: .handshakeFailure, error: failure.appleError,
+                    explanation: "the handshake as an ATS client failed although the server's facts break no rule: \(failure.reason)",
                     allowedBy: nil)
             ]
         }
