@@ -183,6 +183,20 @@ struct DiagnoseCommandTests {
         withExtendedLifetime(diagnosed.server) {}
     }
 
+    @Test("ios9 had no TLS 1.3: no TLSv1.3 test in the list, text or JSON, and the conclusion is unchanged")
+    func ios9WithoutTLS13() throws {
+        let diagnosed = try DiagnosedServer { try NonCompliantServer.tls10Only.serverArguments($0, hostName: DiagnosedServer.host) }
+        let json = try diagnosed.json(["--os-profile", "ios9", "--no-survey"])
+        let names = (json["tests"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
+        #expect(names == (Self.nscurlOrder + Self.atsproxyExtras).filter { !$0.hasPrefix("TLSv1.3") })
+        #expect(json["conclusion"]?["kind"]?.stringValue == "exception_needed")
+        #expect(json["minimal_exception"]?.serialized == #"{"NSExceptionMinimumTLSVersion":"TLSv1.0"}"#)
+        let text = diagnosed.diagnose(["--os-profile", "ios9", "--no-survey"])
+        #expect(!text.standardOutput.contains("TLSv1.3"), "\(text.standardOutput)")
+        #expect(text.standardOutput.contains("---\nTLSv1.2\nResult : FAIL\n"))
+        withExtendedLifetime(diagnosed.server) {}
+    }
+
     /// Spec §4, "Peer closed or aborted the handshake": a server that hangs up mid-handshake with no
     /// alert is errSSLClosedNoNotify, -9816, to Apple's client; -9824 is a refused handshake. The front
     /// reads the first ClientHello (the ATS-shaped probe of the first test) and closes; every later

@@ -36,7 +36,7 @@ struct Diagnosis {
         var runner = Runner(target: target, settings: settings, prober: prober)
         if target.scheme == .http { try prober.checkConnection(host: target.host.description, port: target.port) }
         var results: [DiagnosticResult] = []
-        for test in DiagnosticPlan.tests(for: target.exceptionKey) {
+        for test in DiagnosticPlan.tests(for: target.exceptionKey, on: settings.osProfile) {
             results.append(try runner.evaluate(test))
         }
         let survey =
