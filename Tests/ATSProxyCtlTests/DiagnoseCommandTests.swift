@@ -297,6 +297,28 @@ struct DiagnoseCommandTests {
         #expect(server["trust"] == "user_installed_root")
     }
 
+    @Test("the server's facts name Camellia and ARIA suites by their IANA names, not bare hex")
+    func camelliaAndARIANames() throws {
+        let diagnosed = try DiagnosedServer { factory in
+            try factory.rootCA("root")
+            try factory.certificate(
+                "leaf", issuer: "root",
+                extensions: ["subjectAltName=DNS:\(DiagnosedServer.host)", "extendedKeyUsage=serverAuth"])
+            return ["-cert", "leaf.pem", "-key", "leaf.key", "-tls1_2", "-serverpref",
+                    "-cipher", "ECDHE-ARIA128-GCM-SHA256:ECDHE-RSA-CAMELLIA128-SHA256:CAMELLIA256-SHA:ECDHE-RSA-AES128-GCM-SHA256:@SECLEVEL=0"]
+        }
+        let json = try diagnosed.json()
+        let tls12 = (json["server"]?["versions"]?.arrayValue ?? []).first { $0["version"]?.stringValue == "TLSv1.2" }
+        let suites = tls12?["suites"]?.arrayValue ?? []
+        #expect(suites.compactMap { $0["name"]?.stringValue } == [
+            "TLS_ECDHE_RSA_WITH_ARIA_128_GCM_SHA256", "TLS_ECDHE_RSA_WITH_CAMELLIA_128_CBC_SHA256",
+            "TLS_RSA_WITH_CAMELLIA_256_CBC_SHA", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+        ])
+        #expect(suites.compactMap { $0["id"]?.stringValue } == ["0xC060", "0xC076", "0x0084", "0xC02F"])
+        #expect(suites.compactMap { $0["ats"]?.stringValue } == ["not_offered", "not_offered", "not_offered", "ats"])
+        withExtendedLifetime(diagnosed.server) {}
+    }
+
     @Test("text: nscurl's layout, the conclusion with a plist fragment that parses to a passing policy, exit 1")
     func textOutput() throws {
         let diagnosed = try DiagnosedServer { try NonCompliantServer.tls10Only.serverArguments($0, hostName: DiagnosedServer.host) }

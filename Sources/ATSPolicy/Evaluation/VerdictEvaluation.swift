@@ -141,7 +141,8 @@ struct VerdictChecker {
             let what: String
             switch suite.keyExchange {
             case .dhe: what = "Apple clients never offer DHE suites"
-            case .ecdhe where profile.forwardSecretSuites.contains(suite) == false && suite.isForwardSecret:
+            // Only when another profile's client offers it; ECDHE with Camellia or ARIA no Apple client does.
+            case .ecdhe where CipherProfile.allCases.contains { $0.forwardSecretSuites.contains(suite) }:
                 what = "the \(profile.rawValue) cipher profile's Apple client does not offer it"
             default: what = "no Apple client offers it"
             }
