@@ -345,6 +345,20 @@ struct DiagnoseCommandTests {
         withExtendedLifetime(diagnosed.server) {}
     }
 
+    @Test("the header shows the URL as given, host case and path kept; JSON's url stays normalised")
+    func headerURLAsGiven() throws {
+        let diagnosed = try DiagnosedServer { try CompliantServer.tls12ForwardSecret.serverArguments($0, hostName: DiagnosedServer.host) }
+        let given = "https://Diag.Example.TEST:\(diagnosed.server.port)/v1/items?q=1"
+        let text = diagnosed.diagnose(["--no-survey"], url: given)
+        #expect(text.exitCode == 0, "\(text.standardError)")
+        #expect(text.standardOutput.contains(
+            "Configuring ATS Info.plist keys and displaying the result of HTTPS loads to \(given).\n"), "\(text.standardOutput)")
+        let json = diagnosed.diagnose(["--no-survey", "--json"], url: given)
+        let parsed = try JSONValue(parsing: Array(json.standardOutput.utf8))
+        #expect(parsed["url"]?.stringValue == "https://diag.example.test:\(diagnosed.server.port)/")
+        withExtendedLifetime(diagnosed.server) {}
+    }
+
     @Test("a compliant server exits 0; an unreachable one exits 3 and names it; a malformed URL exits 2")
     func exitStatuses() throws {
         let diagnosed = try DiagnosedServer { try CompliantServer.tls12ForwardSecret.serverArguments($0, hostName: DiagnosedServer.host) }

@@ -53,7 +53,7 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
     func execute(_ output: Output) -> Int32 {
         let target: DiagnoseTarget
         do {
-            target = DiagnoseTarget(try HostArgument(parsing: url, scheme: nil))
+            target = DiagnoseTarget(try HostArgument(parsing: url, scheme: nil), given: url)
         } catch {
             output.error("atsproxyctl: error: URL \"\(url)\": \(error.message)")
             return ExitStatus.badInput
