@@ -103,6 +103,12 @@ struct ExplainCommand: ParsableCommand, OutputCommand {
             output.line("  certificates:      SHA-256+ signatures, RSA >= 2048 or ECC >= 256 bits, system-trusted")
         } else {
             output.line("  ATS minimums:      do not apply (default trust evaluation still does)")
+            // iOS 26 keeps a TLS floor with ATS off: without this line the output would suggest TLS 1.0 passes.
+            if requirements.osProfile.lowestTLSVersion > .tls10, requirements.scheme == .https {
+                output.line(
+                    "  minimum TLS:       \(requirements.osProfile.lowestTLSVersion.plistName) "
+                        + "(\(requirements.osProfile.releases) refuses TLS 1.0 and 1.1 for every load)")
+            }
         }
         let suites = requirements.offeredTLS12Suites.map(\.hexID).joined(separator: " ")
         output.line("  TLS 1.2 suites:    \(suites)")

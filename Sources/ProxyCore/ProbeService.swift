@@ -7,7 +7,7 @@ public struct ProbeReport: Sendable {
     /// The facts of the ATS-shaped handshake, or of the permissive one when the ATS-shaped one failed.
     public let observed: ObservedConnection?
     /// Why the ATS-shaped handshake failed, when it did (the permissive probe then says why in facts).
-    public let atsHandshakeFailure: String?
+    public let atsHandshakeFailure: HandshakeFailure?
     /// Why the upstream could not be reached at all (DNS, refused, timeout): no verdict, a 502.
     public let upstreamFailure: ProbeFailure?
     /// Set when the upstream answered the ClientHello in some other protocol: no TLS verdict; the
@@ -20,7 +20,7 @@ public struct ProbeReport: Sendable {
     public let tlsLogBytes: [UInt8]
 
     public init(
-        observed: ObservedConnection? = nil, atsHandshakeFailure: String? = nil, upstreamFailure: ProbeFailure? = nil,
+        observed: ObservedConnection? = nil, atsHandshakeFailure: HandshakeFailure? = nil, upstreamFailure: ProbeFailure? = nil,
         cleartextUpstream: String? = nil
     ) {
         self.observed = observed

@@ -13,6 +13,9 @@ public struct ProbeOutcome: Sendable {
     public var peerCertificates: [X509Certificate]
     /// The certificates behind `observed.chain`: the path to an anchor, or what was sent when none was built.
     public var path: [X509Certificate] = []
+    /// Whether the handshake failed because the server closed the connection with no alert: Apple's
+    /// client names that differently from a refused handshake (``HandshakeFailure``).
+    public var serverClosedWithoutAlert = false
 }
 
 /// One blocking TLS handshake with a time limit, as a given client profile: the building block of
@@ -69,7 +72,10 @@ final class ProbeSession {
         ERR_clear_error()
         let result = SSL_connect(ssl)
         guard result == 1 else {
-            return ProbeOutcome(observed: nil, failure: failure(result), peerCertificates: peerCertificates())
+            let (failure, closed) = failure(result)
+            var outcome = ProbeOutcome(observed: nil, failure: failure, peerCertificates: peerCertificates())
+            outcome.serverClosedWithoutAlert = closed
+            return outcome
         }
         let peer = peerCertificates()
         let path = verifiedPath() ?? peer
@@ -128,20 +134,24 @@ final class ProbeSession {
         return String(cString: name)
     }
 
-    private func failure(_ result: Int32) -> ProbeFailure {
+    /// The failure, and whether it was the server hanging up with no alert (an unexpected EOF).
+    private func failure(_ result: Int32) -> (ProbeFailure, serverClosed: Bool) {
         let code = SSL_get_error(ssl, result)
         let savedErrno = errno
         let first = ERR_peek_error()
         let speaksCleartext = ERR_GET_LIB(first) == ERR_LIB_SSL
             && [SSL_R_WRONG_VERSION_NUMBER, SSL_R_PACKET_LENGTH_TOO_LONG].contains(ERR_GET_REASON(first))
+        // OpenSSL 3 reports an EOF mid-handshake as this error; 1.1 as SSL_ERROR_SYSCALL with errno 0.
+        let unexpectedEOF = ERR_GET_LIB(first) == ERR_LIB_SSL && ERR_GET_REASON(first) == SSL_R_UNEXPECTED_EOF_WHILE_READING
         let queue = TLSError.drainErrorQueue()
         if code == SSL_ERROR_SYSCALL, queue.isEmpty {
-            if savedErrno == EAGAIN || savedErrno == EWOULDBLOCK { return .timeout(stage: "the TLS handshake") }
-            return .handshake(reason: savedErrno == 0 ? "the server closed the connection" : String(cString: strerror(savedErrno)))
+            if savedErrno == EAGAIN || savedErrno == EWOULDBLOCK { return (.timeout(stage: "the TLS handshake"), false) }
+            if savedErrno == 0 { return (.handshake(reason: "the server closed the connection"), true) }
+            return (.handshake(reason: String(cString: strerror(savedErrno))), false)
         }
         let reason = queue.isEmpty ? "SSL_get_error \(code)" : queue.joined(separator: "; ")
         // The first record header was no TLS header: what came back is some other protocol.
-        return speaksCleartext ? .notTLS(reason: reason) : .handshake(reason: reason)
+        return speaksCleartext ? (.notTLS(reason: reason), false) : (.handshake(reason: reason), unexpectedEOF)
     }
 }
 

@@ -6,7 +6,7 @@ public struct VerdictProbe: Sendable {
     /// The facts of the ATS-shaped handshake, or of the permissive one when the ATS-shaped one failed.
     public var observed: ObservedConnection?
     /// Why the ATS-shaped handshake failed, when it did (the permissive probe then says why in facts).
-    public var atsHandshakeFailure: String?
+    public var atsHandshakeFailure: HandshakeFailure?
     /// Why the upstream could not be reached at all (DNS, refused, timeout): no verdict.
     public var upstreamFailure: ProbeFailure?
     /// Set when the upstream answered the ClientHello in some other protocol: no TLS verdict.
@@ -15,7 +15,7 @@ public struct VerdictProbe: Sendable {
     public var peerCertificates: [X509Certificate]
 
     public init(
-        observed: ObservedConnection? = nil, atsHandshakeFailure: String? = nil, upstreamFailure: ProbeFailure? = nil,
+        observed: ObservedConnection? = nil, atsHandshakeFailure: HandshakeFailure? = nil, upstreamFailure: ProbeFailure? = nil,
         cleartextUpstream: String? = nil, peerCertificates: [X509Certificate] = []
     ) {
         self.observed = observed
@@ -60,11 +60,12 @@ public final class UpstreamProber: Sendable {
         if let observed = ats.observed { return VerdictProbe(observed: observed, peerCertificates: ats.peerCertificates) }
         if case .notTLS(let reason)? = ats.failure { return VerdictProbe(cleartextUpstream: reason) }
         guard case .handshake(let reason)? = ats.failure else { return VerdictProbe(upstreamFailure: ats.failure) }
+        let failure = HandshakeFailure(reason: reason, serverClosedWithoutAlert: ats.serverClosedWithoutAlert)
         guard let permissive = try? handshake(host: host, port: port, serverName: serverName, profile: .permissive) else {
-            return VerdictProbe(atsHandshakeFailure: reason, upstreamFailure: .handshake(reason: reason))
+            return VerdictProbe(atsHandshakeFailure: failure, upstreamFailure: .handshake(reason: reason))
         }
         return VerdictProbe(
-            observed: permissive.observed, atsHandshakeFailure: reason,
+            observed: permissive.observed, atsHandshakeFailure: failure,
             upstreamFailure: permissive.observed == nil ? .handshake(reason: reason) : nil,
             peerCertificates: permissive.peerCertificates)
     }

@@ -90,6 +90,9 @@ public struct NeedsRules: Sendable {
         if !isLocal {
             judgeVersion(traffic, &needs, &reasons, &blockers)
             judgeSuites(traffic, &needs, &reasons, &blockers)
+        } else if settings.osProfile.lowestTLSVersion > .tls10 {
+            // iOS 26 refuses TLS 1.0/1.1 for local hosts too: the exemption does not reach the version.
+            judgeVersion(traffic, &needs, &reasons, &blockers)
         }
         for name in traffic.violationNames {
             let explanation = traffic.violations[name] ?? ""
@@ -130,7 +133,7 @@ public struct NeedsRules: Sendable {
         if lowest < .tls10 {
             blockers.append(.init(violation: "tls_version", reason: "the server \(seen); no iOS release speaks it, and no ATS key changes that: the server must enable TLS 1.2"))
         } else if !honoursLegacyFloors {
-            blockers.append(.init(violation: "tls_version", reason: "the server \(seen); \(settings.osProfile.releases) ignores NSExceptionMinimumTLSVersion below TLSv1.2: the server must enable TLS 1.2"))
+            blockers.append(.init(violation: "tls_version", reason: "the server \(seen); \(settings.osProfile.releases) refuses TLS 1.0 and 1.1 for every load, whatever the policy (NSExceptionMinimumTLSVersion below TLSv1.2 included): the server must enable TLS 1.2"))
         } else {
             needs.minimumTLSVersion = lowest
             reasons.append(seen)

@@ -6,7 +6,7 @@ import Testing
 @Suite("Diagnostic plan and conclusion")
 struct DiagnosisConclusionTests {
     static let host = "api.example.com"
-    static let plan = DiagnosticPlan.tests(for: host)
+    static let plan = DiagnosticPlan.tests(for: host, on: .ios17)
 
     @Test("the plan follows nscurl: defaults, all loads, TLS floors 1.3 to 1.0, then forward secrecy combinations")
     func planOrder() {
@@ -17,6 +17,16 @@ struct DiagnosisConclusionTests {
         #expect(Self.plan.filter(\.isFromNSCurl).count == 16)
         #expect(Self.plan.count == 21)
         #expect(Self.plan[2].section == "Configuring TLS exceptions for api.example.com")
+    }
+
+    @Test("iOS 9 had no TLS 1.3: its plan has no TLSv1.3 test, and otherwise the same tests in the same order",
+        arguments: [OSProfile.ios10, .ios17, .ios26])
+    func ios9HasNoTLS13(_ later: OSProfile) {
+        let ios9 = DiagnosticPlan.tests(for: Self.host, on: .ios9).map(\.name)
+        let other = DiagnosticPlan.tests(for: Self.host, on: later).map(\.name)
+        #expect(!ios9.contains { $0.hasPrefix("TLSv1.3") }, "\(ios9)")
+        #expect(ios9 == other.filter { !$0.hasPrefix("TLSv1.3") })
+        #expect(other.filter { $0.hasPrefix("TLSv1.3") }.count == 4)
     }
 
     @Test("each exception test's dictionary is the entry it claims to relax, for the URL's host only")

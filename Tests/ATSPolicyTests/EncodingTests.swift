@@ -106,4 +106,30 @@ struct EncodingTests {
         #expect(CipherSuite(id: 0x1234).ianaName == "0x1234")
         #expect(CipherSuite(id: 0x009E).keyExchange == .dhe)
     }
+
+    /// IANA's registry (RFC 5932, RFC 6367, RFC 6209) against OpenSSL's names: the suites a server
+    /// may choose that used to print as bare hex.
+    @Test("Camellia and ARIA suites have their IANA names and look up by OpenSSL name", arguments: [
+        (0x0041, "TLS_RSA_WITH_CAMELLIA_128_CBC_SHA", "CAMELLIA128-SHA", CipherSuite.KeyExchange.rsa),
+        (0x0088, "TLS_DHE_RSA_WITH_CAMELLIA_256_CBC_SHA", "DHE-RSA-CAMELLIA256-SHA", .dhe),
+        (0x00C0, "TLS_RSA_WITH_CAMELLIA_256_CBC_SHA256", "CAMELLIA256-SHA256", .rsa),
+        (0xC073, "TLS_ECDHE_ECDSA_WITH_CAMELLIA_256_CBC_SHA384", "ECDHE-ECDSA-CAMELLIA256-SHA384", .ecdhe),
+        (0xC076, "TLS_ECDHE_RSA_WITH_CAMELLIA_128_CBC_SHA256", "ECDHE-RSA-CAMELLIA128-SHA256", .ecdhe),
+        (0xC09B, "TLS_ECDHE_PSK_WITH_CAMELLIA_256_CBC_SHA384", "ECDHE-PSK-CAMELLIA256-SHA384", .other),
+        (0xC050, "TLS_RSA_WITH_ARIA_128_GCM_SHA256", "ARIA128-GCM-SHA256", .rsa),
+        (0xC053, "TLS_DHE_RSA_WITH_ARIA_256_GCM_SHA384", "DHE-RSA-ARIA256-GCM-SHA384", .dhe),
+        (0xC05C, "TLS_ECDHE_ECDSA_WITH_ARIA_128_GCM_SHA256", "ECDHE-ECDSA-ARIA128-GCM-SHA256", .ecdhe),
+        (0xC061, "TLS_ECDHE_RSA_WITH_ARIA_256_GCM_SHA384", "ECDHE-ARIA256-GCM-SHA384", .ecdhe),
+        (0xC06F, "TLS_RSA_PSK_WITH_ARIA_256_GCM_SHA384", "RSA-PSK-ARIA256-GCM-SHA384", .other),
+    ])
+    func camelliaAndARIA(id: Int, iana: String, openSSL: String, keyExchange: CipherSuite.KeyExchange) {
+        let suite = CipherSuite(id: UInt16(id))
+        #expect(suite.ianaName == iana)
+        #expect(suite.openSSLName == openSSL)
+        #expect(suite.keyExchange == keyExchange)
+        #expect(CipherSuite(name: openSSL) == suite)
+        #expect(CipherSuite(name: iana) == suite)
+        // Not AES-GCM, so never what the NIAP package allows.
+        #expect(!suite.isECDHEWithAESGCM)
+    }
 }

@@ -143,9 +143,8 @@ struct SpecPrecedenceTests: ATSSpecFixture {
 
     // MARK: - Item 1: NSAllowsArbitraryLoads=YES and HTTPS
 
-    /// ios26 is left out on purpose: §3.4 ⚠️ (OWASP) says iOS 26 URLSession enforces TLS ≥ 1.2
-    /// altogether, while the decisions table only says TLS 1.0/1.1 *exceptions* are ignored, so
-    /// neither answer for TLS 1.0 under NSAllowsArbitraryLoads on ios26 is asserted.
+    /// ios26 is left out: there TLS 1.0/1.1 are refused for every load, NSAllowsArbitraryLoads or not
+    /// (decisions table, §3.4 note on iOS 26), which SpecIOS26TLSFloorTests holds.
     @Test("Item 1: AAL=YES drops the ATS minimums: TLS 1.0 with a CBC suite passes", arguments: [OSProfile.ios9, .ios10, .ios17])
     func arbitraryLoadsAllowsOldTLS(os: OSProfile) throws {
         let policy = try policy(Self.aal, settings: settings(os))

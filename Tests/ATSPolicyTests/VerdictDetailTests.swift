@@ -39,7 +39,7 @@ struct VerdictDetailTests: ATSSpecFixture {
         #expect(result.error == AppleError(nsurl: -1201, ssl: -9814))
     }
 
-    @Test("iOS 26 ignores TLS 1.0 exceptions, with no key to offer; ATS-off hosts are not judged on version")
+    @Test("iOS 26 ignores TLS 1.0 exceptions, with no key to offer; ATS-off hosts are refused TLS 1.0 too")
     func ios26Floor() throws {
         let exception = ATSSpec.exceptionDomains(ATSSpec.domain("example.com", ATSSpec.minimumTLS("TLSv1.0")))
         let ios26 = try verdict(try policy(exception, settings: settings(.ios26)), observed: tls12(0xC013, version: .tls10))
@@ -49,7 +49,8 @@ struct VerdictDetailTests: ATSSpecFixture {
         #expect(ios17.isCompliant)
         let arbitrary = try verdict(
             try policy(ATSSpec.arbitraryLoadsYES, settings: settings(.ios26)), observed: tls12(0xC013, version: .tls10))
-        #expect(arbitrary.isCompliant)
+        #expect(arbitrary.violations.map(\.kind.name) == ["tls_version"])
+        #expect(arbitrary.violations.first?.allowedBy == nil)
         let ssl3 = try verdict(try policy(ATSSpec.arbitraryLoadsYES), observed: tls12(0x002F, version: .ssl3))
         #expect(ssl3.violations.map(\.kind.name) == ["tls_version"])
     }

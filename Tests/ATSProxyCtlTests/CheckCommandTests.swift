@@ -24,6 +24,35 @@ struct CheckCommandTests {
         #expect(result.standardOutput.contains("URLSession loads to hosts without an exception: full ATS"))
     }
 
+    /// Decisions table (`os_profile`): on iOS 26 neither a TLSv1.0 exception nor arbitrary loads bring
+    /// TLS 1.0 back, and check must say so rather than describe either as allowing it.
+    @Test("ios26: a TLSv1.0 exception is a finding that it has no effect; ATS-off hosts still need TLS 1.2")
+    func ios26LegacyFloors() throws {
+        let dir = try ScratchDirectory()
+        let file = try dir.policy(
+            """
+            <key>NSAllowsArbitraryLoads</key><true/>
+            <key>NSExceptionDomains</key>
+            <dict>
+                <key>legacy.example.com</key>
+                <dict>
+                    <key>NSExceptionMinimumTLSVersion</key><string>TLSv1.0</string>
+                </dict>
+            </dict>
+            """)
+        let result = ctl("check", file, "--os-profile", "ios26")
+        #expect(result.standardOutput.contains("has no effect on the ios26 profile: iOS 26 refuses TLS 1.0 and 1.1"),
+            "\(result.standardOutput)")
+        #expect(result.standardOutput.contains("legacy.example.com: HTTPS only; TLS 1.2 or later; forward secrecy required."))
+        #expect(result.standardOutput.contains(
+            "URLSession loads to hosts without an exception: ATS off (NSAllowsArbitraryLoads): cleartext HTTP allowed, "
+                + "default trust still applies, and iOS 26 still refuses TLS 1.0 and 1.1."))
+        #expect(result.standardOutput.contains("iOS 26 still refuses TLS 1.0 and 1.1 for them."))
+        let ios17 = ctl("check", file, "--os-profile", "ios17")
+        #expect(!ios17.standardOutput.contains("refuses TLS 1.0"), "\(ios17.standardOutput)")
+        #expect(ios17.standardOutput.contains("legacy.example.com: HTTPS only; TLS 1.0 or later; forward secrecy required."))
+    }
+
     /// Every kind of suspicious key the issue names, with the fix `check` must suggest.
     static let suspiciousKeys: [(label: String, xml: String, path: String, fix: String)] = [
         (

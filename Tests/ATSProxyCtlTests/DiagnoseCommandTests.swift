@@ -1,6 +1,8 @@
 import ATSPolicy
 import ATSProxyCtl
 import Foundation
+import Glibc
+import Synchronization
 import TLSTestSupport
 import Testing
 
@@ -149,15 +151,87 @@ struct DiagnoseCommandTests {
         #expect(json["conclusion"]?["reasons"]?.arrayValue?.isEmpty == false)
     }
 
-    @Test("iOS 26 ignores TLS 1.0/1.1 exceptions: for a TLS 1.0 server only NSAllowsArbitraryLoads passes")
-    func onlyArbitraryLoads() throws {
+    /// Decisions table (`os_profile`) and the §3.4 note on iOS 26: a published nscurl run on macOS 26
+    /// fails every test against a TLS 1.0-only server, "Allow All Loads" included, with -1200/-9836.
+    @Test("ios26, a TLS 1.0-only server: every test fails with -1200/-9836, and no ATS setting helps: TLS 1.2 needed")
+    func ios26RefusesTLS10() throws {
         let diagnosed = try DiagnosedServer { try NonCompliantServer.tls10Only.serverArguments($0, hostName: DiagnosedServer.host) }
         let json = try diagnosed.json(["--os-profile", "ios26", "--no-survey"])
-        #expect(Set(json.testResults.filter { $0.value == "PASS" }.keys) == ["Allow All Loads"])
-        #expect(json["conclusion"]?["kind"]?.stringValue == "arbitrary_loads_only")
-        #expect(json["minimal_exception"] == .null)
-        #expect(json["trust_failure"] == .bool(false))
         #expect(json["os_profile"] == "ios26")
+        #expect(json.testResults == Self.allFailing)
+        for test in json["tests"]?.arrayValue ?? [] {
+            let name = test["name"]?.stringValue ?? "?"
+            #expect(test["violations"] == .strings(["tls_version"]), "\(name)")
+            #expect(test["error"]?.serialized == #"{"nsurl":-1200,"ssl":-9836}"#, "\(name)")
+            // No key to suggest: none helps on iOS 26.
+            #expect(test["details"]?.arrayValue?.allSatisfy { $0["allowed_by"] == .null } == true, "\(name)")
+        }
+        #expect(json["minimal_exception"] == .null)
+        #expect(json["minimal_exception_plist"] == .null)
+        #expect(json["conclusion"]?["kind"]?.stringValue == "no_setting_helps")
+        let headline = try #require(json["conclusion"]?["text"]?.stringValue)
+        #expect(headline.hasSuffix("no ATS setting helps: the server must offer TLS 1.2."), "\(headline)")
+        #expect(json["conclusion"]?["reasons"]?.arrayValue?.first?.stringValue?.contains("iOS 26 refuses for every load") == true)
+
+        // The text says the same, and the exit status is that of other servers no setting helps.
+        let text = diagnosed.diagnose(["--os-profile", "ios26", "--no-survey"])
+        #expect(text.exitCode == 1)
+        #expect(text.standardOutput.contains("---\nAllow All Loads\nResult : FAIL\nViolations : tls_version -1200 [3:-9836]\n"))
+        #expect(text.standardOutput.contains("Conclusion\n\(headline)\n"))
+        #expect(!text.standardOutput.contains("Add to the app's Info.plist"))
+        // (Under ios17 the same server needs only a TLSv1.0 exception: everyConfiguration's "TLS 1.0 only".)
+        withExtendedLifetime(diagnosed.server) {}
+    }
+
+    @Test("ios9 had no TLS 1.3: no TLSv1.3 test in the list, text or JSON, and the conclusion is unchanged")
+    func ios9WithoutTLS13() throws {
+        let diagnosed = try DiagnosedServer { try NonCompliantServer.tls10Only.serverArguments($0, hostName: DiagnosedServer.host) }
+        let json = try diagnosed.json(["--os-profile", "ios9", "--no-survey"])
+        let names = (json["tests"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
+        #expect(names == (Self.nscurlOrder + Self.atsproxyExtras).filter { !$0.hasPrefix("TLSv1.3") })
+        #expect(json["conclusion"]?["kind"]?.stringValue == "exception_needed")
+        #expect(json["minimal_exception"]?.serialized == #"{"NSExceptionMinimumTLSVersion":"TLSv1.0"}"#)
+        let text = diagnosed.diagnose(["--os-profile", "ios9", "--no-survey"])
+        #expect(!text.standardOutput.contains("TLSv1.3"), "\(text.standardOutput)")
+        #expect(text.standardOutput.contains("---\nTLSv1.2\nResult : FAIL\n"))
+        withExtendedLifetime(diagnosed.server) {}
+    }
+
+    /// Spec §4, "Peer closed or aborted the handshake": a server that hangs up mid-handshake with no
+    /// alert is errSSLClosedNoNotify, -9816, to Apple's client; -9824 is a refused handshake. The front
+    /// reads the first ClientHello (the ATS-shaped probe of the first test) and closes; every later
+    /// connection is relayed to a compliant s_server, so the permissive probe's facts break no rule.
+    @Test("an EOF during the ATS handshake is handshake_failure with -1200/-9816, not -9824")
+    func unexpectedEOF() throws {
+        let backend = try DiagnosedServer { try CompliantServer.tls12ForwardSecret.serverArguments($0, hostName: DiagnosedServer.host) }
+        let connections = Atomic<Int>(0)
+        let backendPort = backend.server.port
+        let front = try RawTCPServer { client in
+            if connections.add(1, ordering: .relaxed).newValue == 1 {
+                _ = receiveAvailable(client, wait: 5)  // the ClientHello, then EOF: no alert
+                return
+            }
+            guard let upstream = connectLoopback(port: backendPort) else { return }
+            defer { close(upstream) }
+            let done = Atomic<Bool>(false)
+            Thread.detachNewThread {
+                relay(from: upstream, to: client)
+                done.store(true, ordering: .relaxed)
+                shutdown(client, Int32(SHUT_RDWR))
+            }
+            relay(from: client, to: upstream)
+            shutdown(upstream, Int32(SHUT_WR))
+            while !done.load(ordering: .relaxed) { usleep(1_000) }
+        }
+        let result = backend.diagnose(["--json", "--no-survey"], url: "https://\(DiagnosedServer.host):\(front.port)/")
+        withExtendedLifetime(backend.server) {}
+        withExtendedLifetime(front) {}
+        let json = try JSONValue(parsing: Array(result.standardOutput.utf8))
+        let first = json["tests"]?.arrayValue?.first
+        #expect(first?["violations"] == .strings(["handshake_failure"]), "\(String(describing: first))")
+        #expect(first?["error"]?.serialized == #"{"nsurl":-1200,"ssl":-9816}"#)
+        // Every later load reached the compliant server.
+        #expect(json.testResults["Allow All Loads"] == "PASS")
     }
 
     @Test("nothing in common with any Apple client: every test fails, and not for trust",
@@ -223,6 +297,28 @@ struct DiagnoseCommandTests {
         #expect(server["trust"] == "user_installed_root")
     }
 
+    @Test("the server's facts name Camellia and ARIA suites by their IANA names, not bare hex")
+    func camelliaAndARIANames() throws {
+        let diagnosed = try DiagnosedServer { factory in
+            try factory.rootCA("root")
+            try factory.certificate(
+                "leaf", issuer: "root",
+                extensions: ["subjectAltName=DNS:\(DiagnosedServer.host)", "extendedKeyUsage=serverAuth"])
+            return ["-cert", "leaf.pem", "-key", "leaf.key", "-tls1_2", "-serverpref",
+                    "-cipher", "ECDHE-ARIA128-GCM-SHA256:ECDHE-RSA-CAMELLIA128-SHA256:CAMELLIA256-SHA:ECDHE-RSA-AES128-GCM-SHA256:@SECLEVEL=0"]
+        }
+        let json = try diagnosed.json()
+        let tls12 = (json["server"]?["versions"]?.arrayValue ?? []).first { $0["version"]?.stringValue == "TLSv1.2" }
+        let suites = tls12?["suites"]?.arrayValue ?? []
+        #expect(suites.compactMap { $0["name"]?.stringValue } == [
+            "TLS_ECDHE_RSA_WITH_ARIA_128_GCM_SHA256", "TLS_ECDHE_RSA_WITH_CAMELLIA_128_CBC_SHA256",
+            "TLS_RSA_WITH_CAMELLIA_256_CBC_SHA", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+        ])
+        #expect(suites.compactMap { $0["id"]?.stringValue } == ["0xC060", "0xC076", "0x0084", "0xC02F"])
+        #expect(suites.compactMap { $0["ats"]?.stringValue } == ["not_offered", "not_offered", "not_offered", "ats"])
+        withExtendedLifetime(diagnosed.server) {}
+    }
+
     @Test("text: nscurl's layout, the conclusion with a plist fragment that parses to a passing policy, exit 1")
     func textOutput() throws {
         let diagnosed = try DiagnosedServer { try NonCompliantServer.tls10Only.serverArguments($0, hostName: DiagnosedServer.host) }
@@ -246,6 +342,20 @@ struct DiagnoseCommandTests {
         try "<plist version=\"1.0\"><dict>\(fragment)</dict></plist>".write(toFile: policy, atomically: true, encoding: .utf8)
         let explained = ATSProxyCtl.run(["explain", "--policy", policy, DiagnosedServer.host])
         #expect(explained.standardOutput.contains("minimum TLS:       TLSv1.0"), "\(explained.standardOutput)")
+        withExtendedLifetime(diagnosed.server) {}
+    }
+
+    @Test("the header shows the URL as given, host case and path kept; JSON's url stays normalised")
+    func headerURLAsGiven() throws {
+        let diagnosed = try DiagnosedServer { try CompliantServer.tls12ForwardSecret.serverArguments($0, hostName: DiagnosedServer.host) }
+        let given = "https://Diag.Example.TEST:\(diagnosed.server.port)/v1/items?q=1"
+        let text = diagnosed.diagnose(["--no-survey"], url: given)
+        #expect(text.exitCode == 0, "\(text.standardError)")
+        #expect(text.standardOutput.contains(
+            "Configuring ATS Info.plist keys and displaying the result of HTTPS loads to \(given).\n"), "\(text.standardOutput)")
+        let json = diagnosed.diagnose(["--no-survey", "--json"], url: given)
+        let parsed = try JSONValue(parsing: Array(json.standardOutput.utf8))
+        #expect(parsed["url"]?.stringValue == "https://diag.example.test:\(diagnosed.server.port)/")
         withExtendedLifetime(diagnosed.server) {}
     }
 
@@ -303,5 +413,15 @@ struct DiagnoseCommandTests {
         #expect(json.testResults == Self.allFailing)
         #expect(json["tests"]?.arrayValue?.first?["failure"]?.stringValue?.contains("does not speak TLS") == true)
         #expect(json["conclusion"]?["kind"]?.stringValue == "no_setting_helps")
+    }
+}
+
+/// Copies bytes from one socket to the other until the first closes or fails.
+private func relay(from source: Int32, to destination: Int32) {
+    var chunk = [UInt8](repeating: 0, count: 16_384)
+    while true {
+        let count = recv(source, &chunk, chunk.count, 0)
+        if count <= 0 { return }
+        guard sendAll(destination, chunk[0..<count]) else { return }
     }
 }

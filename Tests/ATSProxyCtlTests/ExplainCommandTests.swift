@@ -103,6 +103,24 @@ struct ExplainCommandTests {
         #expect(ios10["cleartext_allowed"] as? Bool == true)
     }
 
+    /// Decisions table (`os_profile`): iOS 26 keeps TLS 1.2 as the floor where ATS is off too, so explain
+    /// must not read "ATS minimums do not apply" as "TLS 1.0 passes" there.
+    @Test("ios26: where ATS is off the text still gives a TLS 1.2 floor, and says why; ios17 does not")
+    func ios26FloorWithATSOff() throws {
+        let dir = try ScratchDirectory()
+        let file = try dir.policy(Self.policyXML)
+        let ios26 = ctl("explain", "--policy", file, "--os-profile", "ios26", "other.org", "api.example.com")
+        #expect(ios26.exitCode == 0)
+        #expect(ios26.standardOutput.contains(
+            "  ATS minimums:      do not apply (default trust evaluation still does)\n"
+                + "  minimum TLS:       TLSv1.2 (iOS 26 refuses TLS 1.0 and 1.1 for every load)\n"), "\(ios26.standardOutput)")
+        #expect(ios26.standardOutput.contains("iOS 26 refuses TLS 1.0 and 1.1 for every load: TLS 1.2 or later even with ATS off"))
+        // The TLSv1.1 exception for example.com has no effect there.
+        #expect(ios26.standardOutput.contains("iOS 26 ignores the TLSv1.1 exception: the floor stays at TLSv1.2"))
+        let ios17 = ctl("explain", "--policy", file, "--os-profile", "ios17", "other.org")
+        #expect(!ios17.standardOutput.contains("minimum TLS:"), "\(ios17.standardOutput)")
+    }
+
     @Test("the text form names the rule and the reasons")
     func textForm() throws {
         let dir = try ScratchDirectory()

@@ -10,6 +10,7 @@ struct PolicyCase: Sendable, CustomTestStringConvertible {
     var policyXML: String
     /// Whether 127.0.0.1 counts as a public address (`local_networks` empty) rather than a local one.
     var loopbackIsPublic = false
+    var osProfile: OSProfile = .ios17
     var host: String
     /// s_server options besides the certificate.
     var server: [String]
@@ -57,7 +58,9 @@ struct PolicyVariantTests {
         let server = try TestTLSServer(directory: factory.directory, serverOptions)
         let proxy = try TestProxy.start(
             factory, policyXML: policyCase.policyXML,
-            policySettings: policyCase.loopbackIsPublic ? loopbackIsPublic : PolicySettings())
+            policySettings: PolicySettings(
+                osProfile: policyCase.osProfile,
+                localNetworks: policyCase.loopbackIsPublic ? [] : AddressRange.defaultLocalNetworks))
         defer { proxy.stop() }
         let curl = try proxy.curlHTTPS(factory, name: policyCase.host, port: server.port, options: weakTLSCurlOptions)
         let lines = try proxy.waitForLogLines(1)
@@ -108,6 +111,34 @@ struct PolicyVariantTests {
 
     @Test("global keys", arguments: globalCases)
     func global(_ policyCase: PolicyCase) throws { try Self.run(policyCase) }
+
+    // MARK: - iOS 26: TLS 1.0 and 1.1 refused for every load
+
+    /// Decisions table (`os_profile`) and the §3.4 note on iOS 26: what lets a TLS 1.0 server through on
+    /// ios17 (arbitrary loads, a TLSv1.0 exception, the local-host exemption) does not on ios26. The rule
+    /// that decided is still named: it is why the reader expected the load to pass.
+    static let osProfileCases: [PolicyCase] = [OSProfile.ios17, .ios26].flatMap { os -> [PolicyCase] in
+        let blocked: [String]? = os == .ios26 ? ["tls_version"] : nil
+        let verb = os == .ios26 ? "blocked" : "allowed"
+        return [
+            PolicyCase(
+                name: "\(os.rawValue), NSAllowsArbitraryLoads: TLS 1.0 at a public address is \(verb)",
+                policyXML: arbitraryLoads, loopbackIsPublic: true, osProfile: os, host: "127.0.0.1", server: tls10,
+                violations: blocked, ruleKind: "arbitrary_loads", ruleKey: "NSAllowsArbitraryLoads"),
+            PolicyCase(
+                name: "\(os.rawValue), NSExceptionMinimumTLSVersion = TLSv1.0: a TLS 1.1 server is \(verb)",
+                policyXML: exception("localhost", "<key>NSExceptionMinimumTLSVersion</key><string>TLSv1.0</string>"),
+                osProfile: os, host: "localhost", server: tls11, violations: blocked, ruleKind: "exception",
+                ruleKey: "localhost"),
+            PolicyCase(
+                name: "\(os.rawValue), no keys: localhost is local, TLS 1.0 there is \(verb)",
+                policyXML: "", osProfile: os, host: "localhost", server: tls10, violations: blocked, ruleKind: "local",
+                ruleKey: nil),
+        ]
+    }
+
+    @Test("os profiles: iOS 26 refuses TLS 1.0/1.1 whatever the policy", arguments: osProfileCases)
+    func osProfiles(_ policyCase: PolicyCase) throws { try Self.run(policyCase) }
 
     // MARK: - Exceptions
 

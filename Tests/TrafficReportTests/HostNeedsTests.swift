@@ -90,12 +90,20 @@ struct HostNeedsTests {
         #expect(assessment.blockers.map(\.violation) == row.blockers)
     }
 
-    @Test("iOS 26 ignores TLS 1.0/1.1 exceptions: a TLS 1.0 host is not fixable there")
+    @Test("iOS 26 refuses TLS 1.0/1.1 for every load: a TLS 1.0 host is not fixable there, a local one neither")
     func ios26() throws {
+        let refusal = "iOS 26 refuses TLS 1.0 and 1.1 for every load"
         let lines = [logLine("a.example.com", version: "TLSv1.0", cipher: ecdheCBC)]
         let assessment = try #require(report(lines, settings: PolicySettings(osProfile: .ios26)).assessment("a.example.com"))
         #expect(assessment.disposition == .unfixable)
-        #expect(assessment.blockers.first?.reason.contains("iOS 26 ignores NSExceptionMinimumTLSVersion below TLSv1.2") == true)
+        #expect(assessment.blockers.first?.reason.contains(refusal) == true)
+        // The local-host exemption does not bring TLS 1.0 back on iOS 26 (decisions table, os_profile).
+        let local = [logLine("printer", version: "TLSv1.0", cipher: ecdheCBC)]
+        let ios26 = try #require(report(local, settings: PolicySettings(osProfile: .ios26)).assessment("printer"))
+        #expect(ios26.blockers.map(\.violation) == ["tls_version"])
+        #expect(ios26.blockers.first?.reason.contains(refusal) == true)
+        let ios17 = try #require(report(local, settings: PolicySettings(osProfile: .ios17)).assessment("printer"))
+        #expect(ios17.blockers.isEmpty)
     }
 
     @Test("the documented cipher profile knows ECDHE-SHA384 CBC suites; the current one does not")

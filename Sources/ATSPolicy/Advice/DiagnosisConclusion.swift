@@ -85,10 +85,17 @@ public struct DiagnosisConclusion: Sendable {
             kind = .noSettingHelps
             let kinds = Set(allowAll?.verdict?.violations.map(\.kind) ?? [])
             let trust = allowAll?.failure == nil && !kinds.isEmpty && kinds.isDisjoint(with: Self.protocolKinds)
-            headline =
-                trust
-                ? "The server fails default trust: no ATS setting helps."
-                : "The server fails what every Apple client requires: no ATS setting helps."
+            if kinds.contains(.tlsVersion) {
+                // With ATS off only the OS's own floor judges the version (iOS 26 refuses TLS 1.0 and 1.1
+                // for every load): no key reaches it, so say what the server must do instead.
+                headline = "\(host) offers no TLS version the OS accepts for any load: no ATS setting helps: "
+                    + "the server must offer TLS 1.2."
+            } else {
+                headline =
+                    trust
+                    ? "The server fails default trust: no ATS setting helps."
+                    : "The server fails what every Apple client requires: no ATS setting helps."
+            }
             reasons = allowAll?.reasons ?? defaults?.reasons ?? []
         }
     }

@@ -28,10 +28,15 @@ public struct DiagnosticTest: Sendable {
 
 /// The tests, in nscurl's order (spec §5.1), then atsproxy's own.
 public enum DiagnosticPlan {
-    /// The TLS versions nscurl names, highest first, as it prints them.
-    static let versions: [TLSVersion] = [.tls13, .tls12, .tls11, .tls10]
+    /// The TLS versions nscurl names, highest first, as it prints them; iOS 9 had no TLS 1.3, so a
+    /// TLSv1.3 floor is no setting an app of that era could have tried.
+    static func versions(on profile: OSProfile) -> [TLSVersion] {
+        profile == .ios9 ? [.tls12, .tls11, .tls10] : [.tls13, .tls12, .tls11, .tls10]
+    }
 
-    public static func tests(for host: String) -> [DiagnosticTest] {
+    /// The tests for `host` on `profile`: the profile is required, because which floors exist depends on it.
+    public static func tests(for host: String, on profile: OSProfile) -> [DiagnosticTest] {
+        let versions = versions(on: profile)
         var tests = [
             DiagnosticTest(
                 section: "Default ATS Secure Connection", name: "ATS Default Connection", atsDictionary: .dictionary([]),

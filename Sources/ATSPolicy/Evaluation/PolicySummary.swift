@@ -22,7 +22,9 @@ extension TransportSecurityPolicy {
             if atsApplies {
                 words = "full ATS: HTTPS only, TLS 1.2 or later, forward secrecy, strong certificates"
             } else {
-                words = "ATS off (\(rule.key ?? "")): cleartext HTTP allowed, default trust still applies"
+                words =
+                    "ATS off (\(rule.key ?? "")): cleartext HTTP allowed, default trust still applies"
+                    + (profile.lowestTLSVersion > .tls10 ? ", and \(profile.releases) still refuses TLS 1.0 and 1.1" : "")
             }
             let who: String
             switch clientClass {
@@ -109,7 +111,9 @@ extension TransportSecurityPolicy {
             return "Local hosts: NSAllowsLocalNetworking = NO, so ATS applies to them too."
         }
         let because = allowsLocalNetworking.isTrue ? "NSAllowsLocalNetworking" : "default"
+        let floor = profile.lowestTLSVersion > .tls10 ? " \(profile.releases) still refuses TLS 1.0 and 1.1 for them." : ""
         return "Local hosts (unqualified names, .local names, \(addresses)) are exempt from ATS (\(because)) unless an exception names them."
+            + floor
     }
 
     private func describe(_ exception: DomainException) -> String {

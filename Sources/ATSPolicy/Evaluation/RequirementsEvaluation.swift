@@ -31,6 +31,11 @@ extension TransportSecurityPolicy {
             applyGlobalDecision(to: &result, clientClass: clientClass, host: host, why: &why)
         }
 
+        if !result.atsMinimumsApply, profile.lowestTLSVersion > .tls10 {
+            why.add(
+                "\(profile.releases) refuses TLS 1.0 and 1.1 for every load: TLS 1.2 or later even with ATS off")
+        }
+
         if result.atsMinimumsApply {
             result.offeredTLS12Suites = settings.cipherProfile.offeredSuites(restriction: result.suiteRestriction)
             if profile.honoursNIAP {

@@ -23,15 +23,15 @@ extension TransportSecurityPolicy {
     /// Judges the facts of a probe whose ATS-shaped handshake may have failed (`observed` then comes
     /// from a permissive handshake). When the facts name no violation, the failure itself is one:
     /// the app's own handshake would have failed the same way.
-    public func verdict(for requirements: Requirements, observed: ObservedConnection, atsHandshakeFailure: String?)
-        -> Verdict
-    {
+    public func verdict(
+        for requirements: Requirements, observed: ObservedConnection, atsHandshakeFailure: HandshakeFailure?
+    ) -> Verdict {
         var verdict = verdict(for: requirements, observed: observed)
-        if verdict.isCompliant, let reason = atsHandshakeFailure {
+        if verdict.isCompliant, let failure = atsHandshakeFailure {
             verdict.violations = [
                 Violation(
-                    kind: .handshakeFailure, error: AppleError(nsurl: -1200, ssl: -9824),
-                    explanation: "the handshake as an ATS client failed although the server's facts break no rule: \(reason)",
+                    kind: .handshakeFailure, error: failure.appleError,
+                    explanation: "the handshake as an ATS client failed although the server's facts break no rule: \(failure.reason)",
                     allowedBy: nil)
             ]
         }
@@ -80,26 +80,34 @@ struct VerdictChecker {
 
     mutating func checkProtocol(_ observed: ObservedConnection) {
         guard let version = observed.tlsVersion else { return }
-        // SSL 3.0 is below what any supported iOS speaks, ATS or not. (iOS 26's TLS 1.0/1.1 change is
-        // applied only where ATS applies: the decisions table says its exceptions are ignored, and
-        // reports that the OS refuses them everywhere are unverified, spec §3.4.)
-        if version < .tls10, requirements.minimumTLSVersion == nil {
+        // Below what the OS speaks at all (SSL 3.0 anywhere, TLS 1.0/1.1 on iOS 26): no key helps. Where
+        // ATS applies the floor check below says so; with ATS off this is the only version check.
+        let osFloor = settings.osProfile.lowestTLSVersion
+        if version < osFloor, requirements.minimumTLSVersion == nil {
+            let refusal =
+                version < .tls10
+                ? "which \(settings.osProfile.releases) does not speak"
+                : "which \(settings.osProfile.releases) refuses for every load, whatever the policy (even with ATS off)"
             add(
-                .tlsVersion, AppleError(nsurl: -1200, ssl: -9836),
-                "the server negotiated \(version.humanName), which \(settings.osProfile.releases) does not speak",
+                .tlsVersion, AppleError(nsurl: -1200, ssl: -9836), "the server negotiated \(version.humanName), \(refusal)",
                 allowedBy: nil)
         }
         if let floor = requirements.minimumTLSVersion, version < floor {
             let allowed: String?
-            if version < .tls10 || (version < .tls12 && settings.osProfile.ignoresLegacyTLSExceptions) {
+            if version < osFloor || (version < .tls12 && settings.osProfile.ignoresLegacyTLSExceptions) {
                 allowed = nil
             } else {
                 allowed = "\(entryName).NSExceptionMinimumTLSVersion = \(version.plistName)"
             }
             let ssl = floor == .tls13 && version == .tls12 ? -9800 : -9836
+            // On iOS 26 a TLSv1.0/1.1 exception would not help: say so, or the reader goes looking for one.
+            let noKey =
+                version < .tls12 && settings.osProfile.ignoresLegacyTLSExceptions
+                ? "; \(settings.osProfile.releases) refuses \(version.humanName) whatever the policy" : ""
             add(
                 .tlsVersion, AppleError(nsurl: -1200, ssl: ssl),
-                "the server negotiated \(version.humanName); ATS requires \(floor.humanName) or later for \(requirements.host)",
+                "the server negotiated \(version.humanName); ATS requires \(floor.humanName) or later for \(requirements.host)"
+                    + noKey,
                 allowedBy: allowed)
         }
         if let suite = observed.cipherSuite, version < .tls13 {
@@ -133,7 +141,8 @@ struct VerdictChecker {
             let what: String
             switch suite.keyExchange {
             case .dhe: what = "Apple clients never offer DHE suites"
-            case .ecdhe where profile.forwardSecretSuites.contains(suite) == false && suite.isForwardSecret:
+            // Only when another profile's client offers it; ECDHE with Camellia or ARIA no Apple client does.
+            case .ecdhe where CipherProfile.allCases.contains { $0.forwardSecretSuites.contains(suite) }:
                 what = "the \(profile.rawValue) cipher profile's Apple client does not offer it"
             default: what = "no Apple client offers it"
             }

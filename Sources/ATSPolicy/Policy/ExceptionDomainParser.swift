@@ -294,7 +294,8 @@ extension PolicyParser {
         if version < .tls12, settings.osProfile.ignoresLegacyTLSExceptions {
             note(
                 .warning, "ignored_on_profile", path,
-                "iOS 26 ignores TLS 1.0 and 1.1 exceptions: on the ios26 profile the floor stays at TLSv1.2",
+                "has no effect on the ios26 profile: iOS 26 refuses TLS 1.0 and 1.1 for every load, whatever the "
+                    + "policy, so the floor stays at TLSv1.2 (NSAllowsArbitraryLoads does not bring them back either)",
                 at: entry.value.location)
         }
         return version

@@ -7,7 +7,8 @@ public enum OSProfile: String, Sendable, CaseIterable, Hashable {
     case ios10
     /// iOS 17–25 (the default): IP literals need an exception unless they are local; IP and CIDR keys.
     case ios17
-    /// iOS 26: as ios17, plus the NIAP keys; TLS 1.0/1.1 exceptions are ignored.
+    /// iOS 26: as ios17, plus the NIAP keys; TLS 1.0 and 1.1 are refused for every load, whatever the
+    /// policy (exceptions, arbitrary loads and the local-host exemption do not bring them back).
     case ios26
 
     /// The human name of the range of releases this profile stands for.
@@ -26,6 +27,12 @@ public enum OSProfile: String, Sendable, CaseIterable, Hashable {
     var treatsEveryAddressAsLocal: Bool { self == .ios10 }
     var honoursAddressKeys: Bool { self == .ios17 || self == .ios26 }
     var ignoresLegacyTLSExceptions: Bool { self == .ios26 }
+
+    /// The lowest TLS version the OS speaks for any load, ATS or not. A published nscurl run on macOS 26
+    /// fails even "Allow All Loads" against a TLS 1.0-only server with -1200/-9836, so on iOS 26 the
+    /// floor holds with ATS off too (spec, decisions table and the §3.4 note on iOS 26). Earlier
+    /// releases speak TLS 1.0 when ATS is off.
+    public var lowestTLSVersion: TLSVersion { self == .ios26 ? .tls12 : .tls10 }
     var honoursNIAP: Bool { self == .ios26 }
 }
 

@@ -10,7 +10,7 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
         abstract: "Load a URL under each ATS dictionary nscurl --ats-diagnostics tries, and name the smallest exception that passes.",
         discussion: """
             Real handshakes against the URL's host, one per ATS dictionary, in nscurl's order (ATS defaults; \
-            allow all loads; minimum TLS 1.3 down to 1.0; forward secrecy off; forward secrecy off with insecure \
+            allow all loads; minimum TLS 1.3 (1.2 on ios9, which had no TLS 1.3) down to 1.0; forward secrecy off; forward secrecy off with insecure \
             HTTP; each TLS version with forward secrecy off, then also with insecure HTTP), then atsproxy's own \
             insecure-HTTP tests. Then the conclusion: the smallest NSExceptionDomains entry that passes, as a \
             ready-to-paste Info.plist fragment, or why no ATS setting helps. Then the server's facts: TLS versions \
@@ -58,7 +58,7 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
     func execute(_ output: Output) -> Int32 {
         let target: DiagnoseTarget
         do {
-            target = DiagnoseTarget(try HostArgument(parsing: url, scheme: nil))
+            target = DiagnoseTarget(try HostArgument(parsing: url, scheme: nil), given: url)
         } catch {
             output.error("atsproxyctl: error: URL \"\(url)\": \(error.message)")
             return ExitStatus.badInput

@@ -6,14 +6,18 @@ struct DiagnoseTarget {
     var scheme: URLScheme
     var host: HostIdentity
     var port: UInt16
+    /// The URL as the user typed it (host case, path and query kept), with the scheme put in front of
+    /// a bare host: what the header says was loaded, so the user recognises it.
+    var given: String
 
-    init(_ argument: HostArgument) {
+    init(_ argument: HostArgument, given text: String) {
         scheme = argument.scheme
         host = argument.host
         port = argument.port ?? (argument.scheme == .https ? 443 : 80)
+        given = text.contains("://") ? text : "\(argument.scheme.rawValue)://\(text)"
     }
 
-    /// `https://host:port/`.
+    /// `https://host:port/`: the normalised form, for JSON and errors.
     var url: String { "\(scheme.rawValue)://\(host.urlForm):\(port)/" }
     /// The `NSExceptionDomains` key nscurl uses: the URL's host, no subdomains.
     var exceptionKey: String { host.description }
@@ -36,7 +40,7 @@ struct Diagnosis {
         var runner = Runner(target: target, settings: settings, prober: prober)
         if target.scheme == .http { try prober.checkConnection(host: target.host.description, port: target.port) }
         var results: [DiagnosticResult] = []
-        for test in DiagnosticPlan.tests(for: target.exceptionKey) {
+        for test in DiagnosticPlan.tests(for: target.exceptionKey, on: settings.osProfile) {
             results.append(try runner.evaluate(test))
         }
         let survey =

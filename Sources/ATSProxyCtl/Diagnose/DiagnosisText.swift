@@ -14,7 +14,7 @@ struct DiagnosisText {
         output.line("Starting ATS Diagnostics")
         output.line()
         output.line(
-            "Configuring ATS Info.plist keys and displaying the result of \(target.scheme.rawValue.uppercased()) loads to \(target.url).")
+            "Configuring ATS Info.plist keys and displaying the result of \(target.scheme.rawValue.uppercased()) loads to \(target.given).")
         output.line(
             "A test will \"PASS\" if the connection meets every requirement of its ATS dictionary, as "
                 + "\(diagnosis.settings.osProfile.releases) applies them to a URLSession load.")

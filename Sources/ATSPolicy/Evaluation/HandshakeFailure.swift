@@ -1,0 +1,20 @@
+/// Why the handshake as an ATS client failed, as far as Apple's error depends on it: a server that
+/// hangs up without an alert is errSSLClosedNoNotify (-9816) to Apple's client, not a handshake
+/// failure (-9824) (spec §4, "Peer closed or aborted the handshake").
+public struct HandshakeFailure: Sendable, Hashable, CustomStringConvertible {
+    /// The failure in OpenSSL's words.
+    public var reason: String
+    /// Whether the server closed the connection mid-handshake with no alert (an unexpected EOF).
+    public var serverClosedWithoutAlert: Bool
+
+    public init(reason: String, serverClosedWithoutAlert: Bool = false) {
+        self.reason = reason
+        self.serverClosedWithoutAlert = serverClosedWithoutAlert
+    }
+
+    public var description: String { reason }
+
+    /// What Apple's client reports for it: -1200 with -9816 (errSSLClosedNoNotify) for an EOF, -9824
+    /// (errSSLPeerHandshakeFail) for the rest.
+    public var appleError: AppleError { AppleError(nsurl: -1200, ssl: serverClosedWithoutAlert ? -9816 : -9824) }
+}
