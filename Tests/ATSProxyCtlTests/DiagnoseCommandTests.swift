@@ -329,7 +329,8 @@ struct DiagnoseCommandTests {
         #expect(text.contains("---\nATS Default Connection\nATS Dictionary:\n{\n}\nResult : FAIL\n"))
         #expect(text.contains("  - tls_version, NSURLErrorSecureConnectionFailed -1200 [3:-9836]: the server negotiated TLS 1.0"))
         #expect(text.contains("---\nTLSv1.0\nATS Dictionary:\n{\n    NSExceptionDomains = {\n        \"diag.example.test\" = {\n"
-            + "            NSExceptionMinimumTLSVersion = \"TLSv1.0\";\n        };\n    };\n}\nResult : PASS\n---\n"))
+            + "            NSExceptionMinimumTLSVersion = \"TLSv1.0\";\n        };\n    };\n}\nResult : PASS\n"
+            + "Load : 200 https://diag.example.test:\(diagnosed.server.port)/\n---\n"))
         #expect(text.contains("diag.example.test needs an NSExceptionDomains entry: NSExceptionMinimumTLSVersion = TLSv1.0."))
         #expect(text.contains("  TLSv1.0  yes, "))
         #expect(text.contains("SPKI-SHA256-BASE64: \(try diagnosed.factory.spkiSHA256Base64(key: "leaf"))"))
@@ -380,13 +381,14 @@ struct DiagnoseCommandTests {
         withExtendedLifetime(diagnosed.server) {}
     }
 
-    @Test("an http:// URL: only the insecure-HTTP tests pass; the smallest entry allows insecure HTTP and nothing else")
+    @Test("an http:// URL with --cleartext: only the insecure-HTTP tests pass; the smallest entry allows insecure HTTP and nothing else")
     func cleartextURL() throws {
         let factory = try CertificateFactory()
         let origin = try TestHTTPOrigin(directory: factory.directory)
         try "127.0.0.1 \(DiagnosedServer.host)\n".write(toFile: factory.path("hosts"), atomically: true, encoding: .utf8)
         let result = ATSProxyCtl.run([
-            "diagnose", "http://\(DiagnosedServer.host):\(origin.port)/", "--hosts-file", factory.path("hosts"), "--json",
+            "diagnose", "http://\(DiagnosedServer.host):\(origin.port)/", "--cleartext", "--hosts-file", factory.path("hosts"),
+            "--json",
         ])
         withExtendedLifetime(origin) {}
         #expect(result.exitCode == 1, "\(result.standardError)")

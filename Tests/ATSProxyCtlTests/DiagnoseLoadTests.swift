@@ -153,3 +153,123 @@ struct RedirectingLoadTests {
         #expect(load.hops.count == RedirectingLoad.maximumRedirects + 1)
     }
 }
+
+/// `diagnose` loads the URL under each test's dictionary and follows redirects, as nscurl's
+/// URLSession does: a page that redirects to http:// or to another host passes only the tests under
+/// which the app could load it, and the conclusion says what each host needs.
+@Suite("atsproxyctl diagnose loads the URL", .startsProcesses(timeLimit: .seconds(60)))
+struct DiagnoseRedirectTests {
+    /// `shop.example.test` (a Python HTTPS origin that redirects, and the same origin in cleartext)
+    /// and `cdn.example.test` (TLS 1.0 only), all 127.0.0.1 in a hosts file, one root for both.
+    final class Site {
+        let factory: CertificateFactory
+        let shop: TestHTTPOrigin
+        let shopCleartext: TestHTTPOrigin
+        let legacyCDN: TestTLSServer
+
+        init() throws {
+            factory = try CertificateFactory()
+            try factory.rootCA("root")
+            try factory.certificate(
+                "leaf", issuer: "root", extensions: ["subjectAltName=DNS:shop.example.test", "extendedKeyUsage=serverAuth"])
+            try factory.certificate(
+                "cdn", issuer: "root", extensions: ["subjectAltName=DNS:cdn.example.test", "extendedKeyUsage=serverAuth"])
+            try "127.0.0.1 shop.example.test cdn.example.test\n".write(
+                toFile: factory.path("hosts"), atomically: true, encoding: .utf8)
+            shop = try TestHTTPOrigin(directory: factory.directory, certificate: factory.path("leaf.pem"), key: factory.path("leaf.key"))
+            shopCleartext = try TestHTTPOrigin(directory: factory.directory)
+            legacyCDN = try TestTLSServer(
+                directory: factory.directory,
+                ["-cert", "cdn.pem", "-key", "cdn.key", "-tls1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"])
+        }
+
+        /// `https://shop.example.test:PORT/redirect?to=LOCATION`.
+        func redirect(to location: String) -> String {
+            let encoded = location.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? location
+            return "https://shop.example.test:\(shop.port)/redirect?to=\(encoded)"
+        }
+
+        func diagnose(_ url: String, _ extra: [String] = []) throws -> (ATSProxyCtl.Result, JSONValue) {
+            let common = ["--ca-file", factory.path("root.pem"), "--system-roots", "off", "--hosts-file", factory.path("hosts"), "--no-survey"]
+            let text = ATSProxyCtl.run(["diagnose", url] + common + extra)
+            let json = ATSProxyCtl.run(["diagnose", url, "--json"] + common + extra)
+            return (text, try JSONValue(parsing: Array(json.standardOutput.utf8)))
+        }
+    }
+
+    static func test(_ json: JSONValue, _ name: String) -> JSONValue? {
+        json["tests"]?.arrayValue?.first { $0["name"]?.stringValue == name }
+    }
+
+    @Test("https → http on the same host: only tests allowing insecure HTTP pass; the defaults fail with -1022 at the redirect")
+    func redirectToCleartext() throws {
+        let site = try Site()
+        let landing = "http://shop.example.test:\(site.shopCleartext.port)/landing"
+        let url = site.redirect(to: landing)
+        let (text, json) = try site.diagnose(url)
+        #expect(text.exitCode == 1, "\(text.standardError)")
+        let passing = Set(json.testResults.filter { $0.value == "PASS" }.keys)
+        #expect(passing == Set(["Allow All Loads"] + DiagnoseCommandTests.nscurlOrder.filter { $0.contains("nsecure HTTP") }
+            + DiagnoseCommandTests.atsproxyExtras), "\(passing)")
+        #expect(json["conclusion"]?["kind"]?.stringValue == "exception_needed")
+        #expect(json["minimal_exception"]?.serialized == #"{"NSExceptionAllowsInsecureHTTPLoads":true}"#)
+
+        let defaults = try #require(Self.test(json, "ATS Default Connection"))
+        #expect(defaults["violations"] == .strings([]), "the first handshake itself passes")
+        #expect(defaults["error"]?["nsurl"]?.intValue == -1022)
+        #expect(defaults["load"]?["final_status"] == .null)
+        let hops = defaults["load"]?["hops"]?.arrayValue ?? []
+        #expect(hops.map { $0["url"]?.stringValue } == [url, landing])
+        #expect(hops.map { $0["status"]?.intValue } == [301, nil])
+        #expect(hops.last?["violations"] == .strings(["cleartext"]))
+        let insecure = try #require(Self.test(json, "Allowing Insecure HTTP"))
+        #expect(insecure["load"]?["final_status"]?.intValue == 200)
+        #expect(insecure["load"]?["hops"]?.arrayValue?.count == 2)
+
+        #expect(text.standardOutput.contains("---\nATS Default Connection\nResult : FAIL\nLoad : 301 \(url) -> refused \(landing)\n"
+            + "Violations : cleartext -1022\nError : the load was redirected to \(landing), which ATS refuses: "), "\(text.standardOutput)")
+        #expect(text.standardOutput.contains("Load : 301 \(url) -> 200 \(landing)\n"))
+    }
+
+    @Test("https → https on another host that needs its own exception: the conclusion sends diagnose there")
+    func redirectToAnotherHost() throws {
+        let site = try Site()
+        let asset = "https://cdn.example.test:\(site.legacyCDN.port)/asset.js"
+        let url = site.redirect(to: asset)
+        let (text, json) = try site.diagnose(url)
+        #expect(text.exitCode == 1, "\(text.standardError)")
+        // No entry for shop.example.test reaches cdn.example.test: only allowing all loads passes.
+        #expect(Set(json.testResults.filter { $0.value == "PASS" }.keys) == ["Allow All Loads"])
+        let conclusion = try #require(json["conclusion"])
+        #expect(conclusion["kind"]?.stringValue == "redirect_needs_exception")
+        #expect(conclusion["redirect_url"]?.stringValue == asset)
+        #expect(json["minimal_exception"] == .null, "shop.example.test itself passes with the defaults")
+        #expect(conclusion["text"]?.stringValue
+            == "shop.example.test passes with the ATS defaults, but its page redirects to \(asset), which ATS refuses: "
+            + "cdn.example.test needs an exception of its own. Run atsproxyctl diagnose \(asset) for it.")
+        let defaults = try #require(Self.test(json, "ATS Default Connection"))
+        #expect(defaults["load"]?["hops"]?.arrayValue?.last?["violations"] == .strings(["tls_version"]))
+        #expect(defaults["error"]?["ssl"]?.intValue == -9836)
+        #expect(text.standardOutput.contains("Next: atsproxyctl diagnose \(asset)\n"), "\(text.standardOutput)")
+
+        // Where the conclusion points: that host needs TLS 1.0 allowed.
+        let (_, next) = try site.diagnose(asset)
+        #expect(next["minimal_exception"]?.serialized == #"{"NSExceptionMinimumTLSVersion":"TLSv1.0"}"#)
+    }
+
+    @Test("an http:// URL is loaded over https://, as nscurl does, and the header says so")
+    func httpRewrittenToHTTPS() throws {
+        let site = try Site()
+        let given = "http://shop.example.test:\(site.shop.port)/hello"
+        let (text, json) = try site.diagnose(given)
+        #expect(text.exitCode == 0, "\(text.standardError)")
+        #expect(json["rewritten_to_https"] == .bool(true))
+        #expect(json["loaded_url"]?.stringValue == "https://shop.example.test:\(site.shop.port)/hello")
+        #expect(text.standardOutput.contains(
+            "displaying the result of HTTPS loads to https://shop.example.test:\(site.shop.port)/hello.\n"
+                + "\(given) was given: like nscurl, atsproxyctl loads it over https://. Use --cleartext to load the http:// URL itself.\n"),
+            "\(text.standardOutput)")
+        let defaults = try #require(Self.test(json, "ATS Default Connection"))
+        #expect(defaults["load"]?["final_status"]?.intValue == 200)
+    }
+}

@@ -16,7 +16,7 @@ public final class TestTLSServer {
         }
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = ["s_server", "-accept", "127.0.0.1:0", "-naccept", "32", "-www"] + arguments
+        process.arguments = ["s_server", "-accept", "127.0.0.1:0", "-naccept", "1000", "-www"] + arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         var environment = ProcessInfo.processInfo.environment
         environment["OPENSSL_CONF"] = emptyConfig

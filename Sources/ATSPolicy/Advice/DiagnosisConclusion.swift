@@ -6,19 +6,28 @@ public struct DiagnosticResult: Sendable {
     /// Why the load failed with no violation to name it by: a handshake no fact explains, a server
     /// that does not speak TLS.
     public var failure: String?
+    /// The load of the URL, made once the first handshake passed (nil when it did not, or when the
+    /// test did not load).
+    public var load: DiagnosticLoad?
 
-    public init(test: DiagnosticTest, verdict: Verdict?, failure: String? = nil) {
+    public init(test: DiagnosticTest, verdict: Verdict?, failure: String? = nil, load: DiagnosticLoad? = nil) {
         self.test = test
         self.verdict = verdict
         self.failure = failure
+        self.load = load
     }
 
-    public var passed: Bool { failure == nil && verdict?.isCompliant == true }
+    /// The first handshake passed and, when the URL was loaded, the load completed.
+    public var passed: Bool { failure == nil && verdict?.isCompliant == true && load?.failure == nil }
 
-    /// What went wrong, in words: each violation's explanation, or the failure.
+    /// What went wrong, in words: each violation's explanation, the failure, or why the load did not
+    /// complete.
     public var reasons: [String] {
-        (verdict?.violations.map(\.explanation) ?? []) + (failure.map { [$0] } ?? [])
+        (verdict?.violations.map(\.explanation) ?? []) + (failure.map { [$0] } ?? []) + (load?.failure.map { [$0] } ?? [])
     }
+
+    /// The Apple error the app would see: the first handshake's, else the refused redirect's.
+    public var error: AppleError? { verdict?.error ?? load?.refusedRedirect?.verdict?.error }
 }
 
 /// What `diagnose` concludes from its tests: the smallest `NSExceptionDomains` entry that passes, or
@@ -29,6 +38,10 @@ public struct DiagnosisConclusion: Sendable {
         case defaultsPass = "defaults_pass"
         /// An exception entry for the host passes.
         case exceptionNeeded = "exception_needed"
+        /// The URL's host passes (with the defaults, or with `minimalException`), but its page
+        /// redirects to another host that ATS refuses under these tests: that host needs an entry of
+        /// its own (`redirect_url` says where to run diagnose next).
+        case redirectNeedsException = "redirect_needs_exception"
         /// Only `NSAllowsArbitraryLoads` passes: the server fails an ATS minimum no exception key relaxes.
         case arbitraryLoadsOnly = "arbitrary_loads_only"
         /// Even allowing all loads fails: the server fails default trust, or what every Apple client needs.
@@ -42,6 +55,8 @@ public struct DiagnosisConclusion: Sendable {
     public var passingTest: String?
     /// Whether even allowing all loads fails (`trust_failure`).
     public var trustFailure: Bool
+    /// For ``Kind/redirectNeedsException``: the redirect's URL, on the host that needs its own entry.
+    public var redirectURL: String?
     /// One sentence.
     public var headline: String
     /// Why: what the defaults fail (for an exception), or what no setting relaxes.
@@ -73,6 +88,16 @@ public struct DiagnosisConclusion: Sendable {
             passingTest = smallest.test.name
             headline = "\(host) needs an NSExceptionDomains entry: \(exception.summary)."
             reasons = defaults?.reasons ?? []
+        } else if let (result, hop) = Self.redirectElsewhere(results, host: host) {
+            kind = .redirectNeedsException
+            minimalException = result.test.exception
+            passingTest = minimalException == nil ? nil : result.test.name
+            redirectURL = hop.url
+            let own = minimalException.map { "needs an NSExceptionDomains entry (\($0.summary))" } ?? "passes with the ATS defaults"
+            headline =
+                "\(host) \(own), but its page redirects to \(hop.url), which ATS refuses: \(hop.host.description) needs "
+                + "an exception of its own. Run atsproxyctl diagnose \(hop.url) for it."
+            reasons = hop.verdict?.violations.map(\.explanation) ?? []
         } else if let allowAll, allowAll.passed {
             kind = .arbitraryLoadsOnly
             headline =
@@ -98,5 +123,22 @@ public struct DiagnosisConclusion: Sendable {
             }
             reasons = allowAll?.reasons ?? defaults?.reasons ?? []
         }
+    }
+
+    /// The smallest test whose own handshake passed but whose load ATS refused at a redirect to
+    /// another host, with that hop: what the URL's host needs is then known, and the rest is the other
+    /// host's, which no entry for the URL's host reaches.
+    private static func redirectElsewhere(_ results: [DiagnosticResult], host: String) -> (DiagnosticResult, DiagnosticLoad.Hop)? {
+        let refused = results.compactMap { result -> (DiagnosticResult, DiagnosticLoad.Hop, Int)? in
+            guard result.failure == nil, result.verdict?.isCompliant == true, let hop = result.load?.refusedRedirect,
+                hop.host.description != host
+            else { return nil }
+            switch result.test.role {
+            case .defaults: return (result, hop, 0)
+            case .exception(let entry): return (result, hop, entry.looseness)
+            case .allowAllLoads: return nil
+            }
+        }
+        return refused.min { $0.2 < $1.2 }.map { ($0.0, $0.1) }
     }
 }

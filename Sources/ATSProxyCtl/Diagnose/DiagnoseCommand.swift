@@ -49,6 +49,9 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
     @Flag(name: .customLong("no-survey"), help: "Skip the server facts (the version and suite handshakes).")
     var noSurvey = false
 
+    @Flag(help: "Load an http:// URL as given, in cleartext. Without it, an http:// URL is loaded over https://, as nscurl does.")
+    var cleartext = false
+
     @OptionGroup var options: PolicyOptions
 
     func validate() throws {
@@ -58,9 +61,9 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
     func execute(_ output: Output) -> Int32 {
         let target: DiagnoseTarget
         do {
-            target = DiagnoseTarget(try HostArgument(parsing: url, scheme: nil), given: url)
+            target = try DiagnoseTarget(url, cleartext: cleartext)
         } catch {
-            output.error("atsproxyctl: error: URL \"\(url)\": \(error.message)")
+            output.error("atsproxyctl: error: URL \"\(url)\": \(error)")
             return ExitStatus.badInput
         }
         let prober: UpstreamProber

@@ -1,22 +1,29 @@
 import ATSPolicy
 import TLSInspection
 
-/// The URL `diagnose` loads: scheme, host and port.
+/// The URL `diagnose` loads, as given, and as loaded.
 struct DiagnoseTarget {
-    var scheme: URLScheme
-    var host: HostIdentity
-    var port: UInt16
+    /// What is loaded: an `http://` URL becomes `https://`, as nscurl does, unless `--cleartext`.
+    var load: LoadURL
     /// The URL as the user typed it (host case, path and query kept), with the scheme put in front of
     /// a bare host: what the header says was loaded, so the user recognises it.
     var given: String
+    /// Whether an `http://` URL was rewritten to `https://`.
+    var rewritten: Bool
 
-    init(_ argument: HostArgument, given text: String) {
-        scheme = argument.scheme
-        host = argument.host
-        port = argument.port ?? (argument.scheme == .https ? 443 : 80)
-        given = text.contains("://") ? text : "\(argument.scheme.rawValue)://\(text)"
+    init(_ text: String, cleartext: Bool) throws(LoadURL.Failure) {
+        given = text.contains("://") ? text : "https://\(text)"
+        load = try LoadURL(parsing: given)
+        rewritten = load.scheme == .http && !cleartext
+        if rewritten {
+            load.scheme = .https
+            if load.explicitPort == 80 { load.explicitPort = nil }
+        }
     }
 
+    var scheme: URLScheme { load.scheme }
+    var host: HostIdentity { load.host }
+    var port: UInt16 { load.port }
     /// `https://host:port/`: the normalised form, for JSON and errors.
     var url: String { "\(scheme.rawValue)://\(host.urlForm):\(port)/" }
     /// The `NSExceptionDomains` key nscurl uses: the URL's host, no subdomains.
@@ -59,7 +66,10 @@ struct Diagnosis {
         let target: DiagnoseTarget
         let settings: PolicySettings
         let prober: UpstreamProber
-        private var probes: [ClientProfile: VerdictProbe] = [:]
+        /// Verdict probes and responses already had, shared by the tests and their hops: the server
+        /// gives the same answer to the same ClientHello and request.
+        private var hopProbes: [String: VerdictProbe] = [:]
+        private var responses: [String: Result<[UInt8], LoadFailure>] = [:]
 
         init(target: DiagnoseTarget, settings: PolicySettings, prober: UpstreamProber) {
             self.target = target
@@ -81,13 +91,14 @@ struct Diagnosis {
             }
             let requirements = policy.requirements(for: target.host, scheme: target.scheme)
             guard target.scheme == .https else {
-                return DiagnosticResult(test: test, verdict: policy.verdict(for: requirements, observed: nil))
+                return loading(DiagnosticResult(test: test, verdict: policy.verdict(for: requirements, observed: nil)), policy)
             }
             let profile = ClientProfile.ats(for: requirements)
+            let key = HopFetcher.probeKey(host: target.host.description, port: target.port, profile: profile)
             let probe =
-                probes[profile]
+                hopProbes[key]
                 ?? prober.verdictProbe(host: target.host.description, port: target.port, requirements: requirements)
-            probes[profile] = probe
+            hopProbes[key] = probe
             if let reason = probe.cleartextUpstream {
                 return DiagnosticResult(
                     test: test, verdict: nil, failure: "the server does not speak TLS on port \(target.port): \(reason)")
@@ -102,9 +113,31 @@ struct Diagnosis {
                 case nil: throw ProbeFailure.handshake(reason: "no handshake completed")
                 }
             }
-            return DiagnosticResult(
-                test: test,
-                verdict: policy.verdict(for: requirements, observed: observed, atsHandshakeFailure: probe.atsHandshakeFailure))
+            return loading(
+                DiagnosticResult(
+                    test: test,
+                    verdict: policy.verdict(for: requirements, observed: observed, atsHandshakeFailure: probe.atsHandshakeFailure)),
+                policy)
+        }
+
+        /// Once the first handshake passed, loads the URL as nscurl does (a request, redirects followed,
+        /// each hop judged by the test's dictionary), sharing probes and responses between tests.
+        private mutating func loading(_ result: DiagnosticResult, _ policy: TransportSecurityPolicy) -> DiagnosticResult {
+            guard result.passed else { return result }
+            var fetcher = HopFetcher(prober: prober, policy: policy, probes: hopProbes, responses: responses)
+            let load = RedirectingLoad.run(target.load) { fetcher.fetch($0) }
+            hopProbes = fetcher.probes
+            responses = fetcher.responses
+            var loaded = result
+            let finalStatus: Int? = if case .loaded(let status) = load.outcome { status } else { nil }
+            loaded.load = DiagnosticLoad(
+                hops: load.hops.map { hop in
+                    DiagnosticLoad.Hop(
+                        url: hop.url.description, host: hop.url.host, status: hop.status, location: hop.location,
+                        verdict: hop.verdict, failure: hop.failure)
+                },
+                finalStatus: finalStatus)
+            return loaded
         }
     }
 }

@@ -7,6 +7,8 @@ extension Diagnosis {
     var json: JSONValue {
         .object([
             ("url", .string(target.url)),
+            ("loaded_url", .string(target.load.description)),
+            ("rewritten_to_https", .bool(target.rewritten)),
             ("scheme", .string(target.scheme.rawValue)),
             ("host", .string(target.host.description)),
             ("port", .int(Int(target.port))),
@@ -26,6 +28,7 @@ extension Diagnosis {
                     ("kind", .string(conclusion.kind.rawValue)),
                     ("text", .string(conclusion.headline)),
                     ("passing_test", .optional(conclusion.passingTest)),
+                    ("redirect_url", .optional(conclusion.redirectURL)),
                     ("reasons", .strings(conclusion.reasons)),
                 ])
             ),
@@ -43,8 +46,9 @@ extension Diagnosis {
             ("result", .string(result.passed ? "PASS" : "FAIL")),
             ("violations", .strings(violations.map(\.kind.name))),
             ("rule", result.verdict?.requirements.rule.json ?? .null),
-            ("error", result.verdict?.error?.json ?? (result.failure == nil ? .null : AppleError(nsurl: -1200, ssl: nil).json)),
-            ("failure", .optional(result.failure)),
+            ("error", result.error?.json ?? (result.passed ? .null : AppleError(nsurl: -1200, ssl: nil).json)),
+            ("failure", .optional(result.failure ?? result.load?.failure)),
+            ("load", result.load.map(Self.loadJSON) ?? .null),
             (
                 "details",
                 .array(violations.map { violation in
@@ -53,6 +57,26 @@ extension Diagnosis {
                         ("error", violation.error.json),
                         ("explanation", .string(violation.explanation)),
                         ("allowed_by", .optional(violation.allowedBy)),
+                    ])
+                })
+            ),
+        ])
+    }
+
+    /// The load after the first handshake: `final_status` (null when it did not complete) and each hop.
+    private static func loadJSON(_ load: DiagnosticLoad) -> JSONValue {
+        .object([
+            ("final_status", load.finalStatus.map { .int($0) } ?? .null),
+            (
+                "hops",
+                .array(load.hops.map { hop in
+                    .object([
+                        ("url", .string(hop.url)),
+                        ("status", hop.status.map { .int($0) } ?? .null),
+                        ("location", .optional(hop.location)),
+                        ("violations", .strings(hop.verdict?.violations.map(\.kind.name) ?? [])),
+                        ("error", hop.verdict?.error?.json ?? .null),
+                        ("failure", .optional(hop.failure)),
                     ])
                 })
             ),

@@ -14,7 +14,12 @@ struct DiagnosisText {
         output.line("Starting ATS Diagnostics")
         output.line()
         output.line(
-            "Configuring ATS Info.plist keys and displaying the result of \(target.scheme.rawValue.uppercased()) loads to \(target.given).")
+            "Configuring ATS Info.plist keys and displaying the result of \(target.scheme.rawValue.uppercased()) loads to \(target.load).")
+        if target.rewritten {
+            output.line(
+                "\(target.given) was given: like nscurl, atsproxyctl loads it over https://. "
+                    + "Use --cleartext to load the http:// URL itself.")
+        }
         output.line(
             "A test will \"PASS\" if the connection meets every requirement of its ATS dictionary, as "
                 + "\(diagnosis.settings.osProfile.releases) applies them to a URLSession load.")
@@ -45,7 +50,9 @@ struct DiagnosisText {
             output.line(result.test.atsDictionary.foundationDescription)
         }
         output.line("Result : " + (result.passed ? "PASS" : "FAIL"))
-        let violations = result.verdict?.violations ?? []
+        if let load = result.load { output.line("Load : " + load.hops.map(Self.describe).joined(separator: " -> ")) }
+        let refused = result.load?.refusedRedirect
+        let violations = result.verdict?.violations.nonEmpty ?? refused?.verdict?.violations ?? []
         if !violations.isEmpty {
             if verbose {
                 output.line("Violations :")
@@ -56,9 +63,15 @@ struct DiagnosisText {
                 output.line("Violations : " + violations.map { "\($0.kind.name) \($0.error.consoleForm)" }.joined(separator: ", "))
             }
         }
-        if let failure = result.failure { output.line("Error : \(failure)") }
+        if let failure = result.failure ?? result.load?.failure { output.line("Error : \(failure)") }
         output.line("---")
         output.line()
+    }
+
+    /// `301 https://a.example/` for a hop that answered; `refused` or `failed` for one that did not.
+    private static func describe(_ hop: DiagnosticLoad.Hop) -> String {
+        if let status = hop.status { return "\(status) \(hop.url)" }
+        return (hop.verdict.map { $0.isCompliant ? "failed" : "refused" } ?? "failed") + " \(hop.url)"
     }
 
     private func writeConclusion(to output: Output) {
@@ -70,6 +83,9 @@ struct DiagnosisText {
         if !conclusion.reasons.isEmpty {
             output.line(conclusion.kind == .exceptionNeeded ? "Why the ATS defaults fail:" : "Why:")
             for reason in conclusion.reasons { output.line("  - \(reason)") }
+        }
+        if let redirect = conclusion.redirectURL {
+            output.line("Next: atsproxyctl diagnose \(redirect)")
         }
         if let exception = conclusion.minimalException {
             output.line()
@@ -147,4 +163,9 @@ extension String {
     func padding(to width: Int) -> String {
         count >= width ? self : self + String(repeating: " ", count: width - count)
     }
+}
+
+extension Array {
+    /// Nil when empty: for `a.nonEmpty ?? b`.
+    var nonEmpty: Self? { isEmpty ? nil : self }
 }

@@ -106,14 +106,22 @@ struct RedirectingLoad {
 struct HopFetcher {
     let prober: UpstreamProber
     let policy: TransportSecurityPolicy
-    /// Verdict probes already made, by host, port and client profile.
-    var probes: [String: VerdictProbe] = [:]
+    /// Verdict probes already made, by ``probeKey(host:port:profile:)``.
+    var probes: [String: VerdictProbe]
+    /// Response heads already had, by URL and (for https) client profile.
+    var responses: [String: Result<[UInt8], LoadFailure>]
 
-    init(prober: UpstreamProber, policy: TransportSecurityPolicy, probes: [String: VerdictProbe] = [:]) {
+    init(
+        prober: UpstreamProber, policy: TransportSecurityPolicy, probes: [String: VerdictProbe] = [:],
+        responses: [String: Result<[UInt8], LoadFailure>] = [:]
+    ) {
         self.prober = prober
         self.policy = policy
         self.probes = probes
+        self.responses = responses
     }
+
+    static func probeKey(host: String, port: UInt16, profile: ClientProfile) -> String { "\(host) \(port) \(profile)" }
 
     mutating func fetch(_ url: LoadURL) -> RedirectingLoad.Fetched {
         let requirements = policy.requirements(for: url.host, scheme: url.scheme)
@@ -121,16 +129,19 @@ struct HopFetcher {
         guard url.scheme == .https else {
             let verdict = policy.verdict(for: requirements, observed: nil)
             guard verdict.isCompliant else { return RedirectingLoad.Fetched(verdict: verdict) }
+            if let known = responses[url.description] { return RedirectingLoad.Fetched(verdict: verdict, response: known) }
             do {
-                return RedirectingLoad.Fetched(
-                    verdict: verdict, response: try prober.loadCleartext(host: host, port: url.port, request: url.request))
+                let response = try prober.loadCleartext(host: host, port: url.port, request: url.request)
+                responses[url.description] = response
+                return RedirectingLoad.Fetched(verdict: verdict, response: response)
             } catch {
                 return RedirectingLoad.Fetched(verdict: verdict, failure: error.description)
             }
         }
         // Apple's client sends no SNI for an IP literal.
         let serverName: String? = if case .name(let name) = url.host { name } else { nil }
-        let key = "\(host) \(url.port) \(ClientProfile.ats(for: requirements))"
+        let profile = ClientProfile.ats(for: requirements)
+        let key = Self.probeKey(host: host, port: url.port, profile: profile)
         let probe = probes[key] ?? prober.verdictProbe(host: host, port: url.port, serverName: serverName, requirements: requirements)
         probes[key] = probe
         if let reason = probe.cleartextUpstream {
@@ -141,9 +152,14 @@ struct HopFetcher {
         }
         let verdict = policy.verdict(for: requirements, observed: observed, atsHandshakeFailure: probe.atsHandshakeFailure)
         guard verdict.isCompliant else { return RedirectingLoad.Fetched(verdict: verdict) }
+        let responseKey = "\(url) \(profile)"
+        if let known = responses[responseKey] { return RedirectingLoad.Fetched(verdict: verdict, response: known) }
         do {
             let load = try prober.load(host: host, port: url.port, serverName: serverName, requirements: requirements, request: url.request)
-            if let response = load.response { return RedirectingLoad.Fetched(verdict: verdict, response: response) }
+            if let response = load.response {
+                responses[responseKey] = response
+                return RedirectingLoad.Fetched(verdict: verdict, response: response)
+            }
             return RedirectingLoad.Fetched(
                 verdict: verdict, failure: load.handshake?.failure?.description ?? "the handshake for the request failed")
         } catch {
