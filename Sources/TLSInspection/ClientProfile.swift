@@ -14,10 +14,13 @@ public struct ClientProfile: Sendable, Hashable {
     public var excludedSuites: Set<CipherSuite> = []
 
     /// The client an ATS app would be for a host: its floor and its suite list (spec §3.3, §3.4). Where
-    /// ATS does not apply, Apple's default client list and TLS 1.0 upwards.
+    /// ATS does not apply, Apple's default client list and TLS 1.0 upwards. Up to TLS 1.3, but iOS 9
+    /// had no TLS 1.3 (it came with iOS 12.2), so its client stops at TLS 1.2.
     public static func ats(for requirements: Requirements) -> ClientProfile {
-        ClientProfile(
-            minimumVersion: requirements.minimumTLSVersion ?? .tls10, maximumVersion: .tls13,
+        let minimum = requirements.minimumTLSVersion ?? .tls10
+        let ceiling: TLSVersion = requirements.osProfile == .ios9 ? .tls12 : .tls13
+        return ClientProfile(
+            minimumVersion: minimum, maximumVersion: max(ceiling, minimum),
             tls12Suites: requirements.offeredTLS12Suites, tls13Suites: requirements.offeredTLS13Suites,
             isPermissive: false)
     }

@@ -244,6 +244,21 @@ struct PolicyVariantTests {
         }
     }
 
+    // MARK: - iOS 9 had no TLS 1.3
+
+    @Test("iOS 9's client stops at TLS 1.2: the probe of a server speaking TLS 1.2 and 1.3 gets TLS 1.2 under ios9, 1.3 under ios17",
+        arguments: [OSProfile.ios9, .ios17])
+    func ios9WithoutTLS13(_ os: OSProfile) throws {
+        let factory = try compliantChain()
+        let server = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
+        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost, policySettings: PolicySettings(osProfile: os))
+        defer { proxy.stop() }
+        let curl = try proxy.curlHTTPS(factory, port: server.port)
+        let lines = try proxy.waitForLogLines(1)
+        withExtendedLifetime(server) {}
+        expectAllowed(curl, lines.first, tlsVersion: os == .ios9 ? "TLSv1.2" : "TLSv1.3")
+    }
+
     // MARK: - Pins where ATS is off
 
     @Test("NSPinnedDomains applies where ATS does not: localhost is local (no ATS), TLS 1.0 passes, a wrong pin does not",
