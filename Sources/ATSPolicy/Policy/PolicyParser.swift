@@ -52,6 +52,9 @@ extension TransportSecurityPolicy {
 struct PolicyParser {
     let settings: PolicySettings
     var findings: [Finding] = []
+    /// Where each global key of the ATS dictionary was written (the copy that counts), for findings
+    /// about one key that name another's line.
+    var globalKeyLocations: [String: SourceLocation] = [:]
 
     init(settings: PolicySettings) { self.settings = settings }
 
@@ -104,6 +107,7 @@ struct PolicyParser {
         reportDuplicates(entries, at: base)
         for entry in lastOfEach(entries) {
             let path = base.appending(entry.key)
+            globalKeyLocations[entry.key] = entry.keyLocation
             switch entry.key {
             case ATSKey.allowsArbitraryLoads:
                 policy.allowsArbitraryLoads = globalBool(entry, at: path)
@@ -171,30 +175,38 @@ struct PolicyParser {
     }
 
     /// The iOS 10+ rule that surprises everyone: any of three keys, whatever its value, turns
-    /// `NSAllowsArbitraryLoads = YES` off (spec §2.1). With the narrow keys set to YES this is Apple's
-    /// documented pattern (the broad key is for iOS 9) and worth a note; a narrow key set to NO
-    /// cancels it for nothing, which is a mistake.
+    /// `NSAllowsArbitraryLoads = YES` off (spec §2.1). Even Apple's documented pattern (the broad key
+    /// for iOS 9, a narrow key for iOS 10+) leaves every public `http://` load blocked on a current
+    /// iPhone, which is what apps shipping it rarely expect: a warning, so `--strict` fails, naming
+    /// the lines of both keys. The ios9 profile has no cancellers (the narrow keys did not exist).
     mutating func noteArbitraryLoadsCancelling(_ policy: TransportSecurityPolicy, base: PolicyKeyPath) {
         let cancellers = policy.arbitraryLoadsCancellers
         guard policy.allowsArbitraryLoads.isTrue, !cancellers.isEmpty else { return }
-        let falseCancellers = cancellers.filter { key in
+        func written(_ key: String) -> String {
+            let location = globalKeyLocations[key] ?? .unknown
+            return location == .unknown ? key : "\(key) (\(location))"
+        }
+        let list = cancellers.map(written).joined(separator: " and ")
+        let setToNo = cancellers.filter { key in
             switch key {
             case ATSKey.allowsArbitraryLoadsForMedia: policy.allowsArbitraryLoadsForMedia == .present(false)
             case ATSKey.allowsArbitraryLoadsInWebContent: policy.allowsArbitraryLoadsInWebContent == .present(false)
             default: policy.allowsLocalNetworking == .present(false)
             }
         }
-        let list = cancellers.joined(separator: " and ")
+        let noNote = setToNo.isEmpty
+            ? ""
+            : "; \(setToNo.joined(separator: " and ")) set to NO allows nothing and only does the cancelling"
         note(
-            falseCancellers.isEmpty ? .info : .warning, "arbitrary_loads_cancelled", base.appending(ATSKey.allowsArbitraryLoads),
-            "NSAllowsArbitraryLoads is ignored on iOS 10 and later because \(list) "
-                + (cancellers.count == 1 ? "is" : "are") + " present (whatever the value): it only takes effect on "
-                + "iOS 9; public hosts without an exception get full ATS, and http:// to them is blocked",
-            fix: falseCancellers.isEmpty
-                ? nil
-                : "remove \(falseCancellers.joined(separator: " and ")) (set to NO, it only cancels NSAllowsArbitraryLoads), "
-                    + "or add NSExceptionDomains entries for the hosts that need exceptions",
-            at: .unknown)
+            .warning, "arbitrary_loads_cancelled", base.appending(ATSKey.allowsArbitraryLoads),
+            "\(written(ATSKey.allowsArbitraryLoads)) is ignored on iOS 10 and later because \(list) "
+                + (cancellers.count == 1 ? "is" : "are") + " present (whatever the value): on an iPhone every http:// "
+                + "load to a public host without an exception is blocked (error -1022), and HTTPS to those hosts "
+                + "needs full ATS (TLS 1.2+, forward secrecy); only iOS 9 reads NSAllowsArbitraryLoads" + noNote,
+            fix: "to allow http:// to every host, remove \(cancellers.joined(separator: " and ")) "
+                + "(NSAllowsArbitraryLoads alone also covers web views, media and local hosts); to keep ATS for "
+                + "public hosts, remove NSAllowsArbitraryLoads instead",
+            at: globalKeyLocations[ATSKey.allowsArbitraryLoads] ?? .unknown)
     }
 
     mutating func niapPackage(_ entry: PropertyListEntry, at path: PolicyKeyPath) -> NIAPPackage? {

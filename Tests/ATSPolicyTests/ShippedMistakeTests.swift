@@ -1,0 +1,116 @@
+@testable import ATSPolicy
+import Foundation
+import Testing
+
+/// Mistakes seen in Info.plists that real apps ship (issue 14). Each fixture is a whole app
+/// Info.plist as Xcode or a generator writes it, kept as XML with a binary twin made by
+/// Fixtures/make-binary-fixtures.py; a `-fixed` fixture is the same file with `check`'s fix applied.
+enum MistakeFixture {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/mistakes").path
+    static let formats = ["xml", "bplist"]
+
+    static func load(_ name: String, _ suffix: String, _ settings: PolicySettings = .default) throws
+        -> TransportSecurityPolicy
+    {
+        try PolicyLoader.load(path: "\(folder)/\(name).\(suffix)", settings: settings).policy
+    }
+}
+
+/// What the author of a fixture meant, checked on the fixed policy: the fix must keep it.
+struct Intent: Sendable, CustomStringConvertible {
+    var host: String
+    var scheme: URLScheme = .http
+    var client: ClientClass = .urlsession
+    var cleartextAllowed: Bool
+
+    var description: String { "\(scheme)://\(host) (\(client)) cleartext \(cleartextAllowed ? "allowed" : "blocked")" }
+}
+
+struct MistakeRow: Sendable, CustomTestStringConvertible {
+    var label: String
+    var fixture: String
+    var settings: PolicySettings = .default
+    var code: String
+    var severity: Finding.Severity
+    var path: String
+    /// The XML line the finding points at.
+    var line: Int
+    /// Phrases the message holds in both forms.
+    var says: [String]
+    /// Phrases only the XML form can hold (other keys' lines; a binary twin names byte offsets).
+    var xmlSays: [String] = []
+    var fix: String
+    /// The fixture with the fix applied, and what must still hold there.
+    var fixed: String
+    var intent: [Intent]
+
+    var testDescription: String { label }
+}
+
+@Suite("Mistakes real Info.plists ship")
+struct ShippedMistakeTests {
+    static let rows: [MistakeRow] = [
+        MistakeRow(
+            label: "NSAllowsLocalNetworking = YES cancels NSAllowsArbitraryLoads",
+            fixture: "cancelled-local-networking", code: "arbitrary_loads_cancelled", severity: .warning,
+            path: "NSAppTransportSecurity.NSAllowsArbitraryLoads", line: 22,
+            says: ["NSAllowsLocalNetworking", "every http:// load to a public host without an exception is blocked"],
+            xmlSays: ["NSAllowsArbitraryLoads (line 22, column 3)", "NSAllowsLocalNetworking (line 24, column 3)"],
+            fix: "remove NSAllowsLocalNetworking", fixed: "cancelled-local-networking-fixed",
+            intent: [
+                Intent(host: "feeds.example.com", cleartextAllowed: true),
+                Intent(host: "macbook.local", cleartextAllowed: true),
+                Intent(host: "localhost", cleartextAllowed: true),
+            ]),
+        MistakeRow(
+            label: "NSAllowsArbitraryLoadsInWebContent = NO cancels NSAllowsArbitraryLoads",
+            fixture: "cancelled-web-content", code: "arbitrary_loads_cancelled", severity: .warning,
+            path: "NSAppTransportSecurity.NSAllowsArbitraryLoads", line: 13,
+            says: ["NSAllowsArbitraryLoadsInWebContent set to NO allows nothing", "blocked (error -1022)"],
+            xmlSays: ["NSAllowsArbitraryLoadsInWebContent (line 16, column 7)"],
+            fix: "remove NSAllowsArbitraryLoadsInWebContent", fixed: "cancelled-web-content-fixed",
+            intent: [Intent(host: "shop.example.com", cleartextAllowed: true)]),
+    ]
+
+    static let rowsAndFormats = rows.flatMap { row in MistakeFixture.formats.map { (row, $0) } }
+
+    @Test("names the mistake with its severity, path, line, effect and fix", arguments: rowsAndFormats)
+    func finding(_ row: MistakeRow, _ format: String) throws {
+        let policy = try MistakeFixture.load(row.fixture, format, row.settings)
+        let found = try #require(
+            policy.findings.first { $0.code == row.code && $0.path.description == row.path },
+            "findings were: \(policy.findings.map { "\($0.code) \($0.path)" })")
+        #expect(found.severity == row.severity)
+        if format == "xml" {
+            #expect(found.location.line == row.line)
+        } else {
+            #expect(found.location.byteOffset != nil)
+        }
+        for phrase in row.says + (format == "xml" ? row.xmlSays : []) {
+            #expect(found.message.contains(phrase), "\(found.message)")
+        }
+        #expect(found.fix?.contains(row.fix) == true, "\(found.fix ?? "no fix")")
+    }
+
+    @Test("the fix applied: fewer findings, this one gone, the same intent", arguments: rowsAndFormats)
+    func fixApplied(_ row: MistakeRow, _ format: String) throws {
+        let before = try MistakeFixture.load(row.fixture, format, row.settings)
+        let after = try MistakeFixture.load(row.fixed, format, row.settings)
+        #expect(after.findings.count < before.findings.count)
+        #expect(!after.findings.contains { $0.code == row.code && $0.path.description == row.path })
+        for intent in row.intent {
+            let requirements = try after.requirements(forHost: intent.host, scheme: intent.scheme, clientClass: intent.client)
+            #expect(requirements.cleartextAllowed == intent.cleartextAllowed, "\(intent)")
+        }
+    }
+
+    @Test("no cancelling on the ios9 profile, where the narrow keys did not exist", arguments: MistakeFixture.formats)
+    func noCancellingOnIOS9(_ format: String) throws {
+        for fixture in ["cancelled-local-networking", "cancelled-web-content"] {
+            let policy = try MistakeFixture.load(fixture, format, PolicySettings(osProfile: .ios9))
+            #expect(!policy.findings.contains { $0.code == "arbitrary_loads_cancelled" }, "\(fixture)")
+            #expect(try policy.requirements(forHost: "feeds.example.com", scheme: .http).cleartextAllowed)
+        }
+    }
+}
