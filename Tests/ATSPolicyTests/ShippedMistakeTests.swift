@@ -71,6 +71,41 @@ struct ShippedMistakeTests {
             xmlSays: ["NSAllowsArbitraryLoadsInWebContent (line 16, column 7)"],
             fix: "remove NSAllowsArbitraryLoadsInWebContent", fixed: "cancelled-web-content-fixed",
             intent: [Intent(host: "shop.example.com", cleartextAllowed: true)]),
+        // Class 2: ATS keys written straight inside NSExceptionDomains, one `</dict>` too early.
+        MistakeRow(
+            label: "misspelt NSIncludesSubdomains among the hosts",
+            fixture: "keys-among-domains", code: "misplaced_key", severity: .error,
+            path: "NSAppTransportSecurity.NSExceptionDomains.NSIncludeSubdomains", line: 19,
+            says: ["NSIncludeSubdomains is a misspelling of NSIncludesSubdomains", "misplaced", "not a host"],
+            fix: "move it into the dictionary of \"scanner-api.example.com\" and name it NSIncludesSubdomains",
+            fixed: "keys-among-domains-fixed", intent: keysAmongDomainsIntent),
+        MistakeRow(
+            label: "NSExceptionAllowsInsecureHTTPLoads among the hosts",
+            fixture: "keys-among-domains", code: "misplaced_key", severity: .error,
+            path: "NSAppTransportSecurity.NSExceptionDomains.NSExceptionAllowsInsecureHTTPLoads", line: 21,
+            says: ["a key of an exception domain's dictionary, not a host", "the setting is lost"],
+            fix: "move it into the dictionary of \"scanner-api.example.com\"",
+            fixed: "keys-among-domains-fixed", intent: keysAmongDomainsIntent),
+        MistakeRow(
+            label: "legacy NSTemporaryException key among the hosts",
+            fixture: "keys-among-domains", code: "misplaced_key", severity: .error,
+            path: "NSAppTransportSecurity.NSExceptionDomains.NSTemporaryExceptionMinimumTLSVersion", line: 23,
+            says: ["misplaced", "legacy key ATS no longer reads (now NSExceptionMinimumTLSVersion)"],
+            fix: "move it into the dictionary of \"scanner-api.example.com\" and name it NSExceptionMinimumTLSVersion",
+            fixed: "keys-among-domains-fixed", intent: keysAmongDomainsIntent),
+        MistakeRow(
+            label: "global NSAllowsLocalNetworking among the hosts",
+            fixture: "keys-among-domains", code: "misplaced_key", severity: .error,
+            path: "NSAppTransportSecurity.NSExceptionDomains.NSAllowsLocalNetworking", line: 25,
+            says: ["a key of NSAppTransportSecurity, not a host"],
+            fix: "move it up into the NSAppTransportSecurity dictionary",
+            fixed: "keys-among-domains-fixed", intent: keysAmongDomainsIntent),
+    ]
+
+    static let keysAmongDomainsIntent = [
+        Intent(host: "scanner-api.example.com", cleartextAllowed: true),
+        Intent(host: "eu.scanner-api.example.com", cleartextAllowed: true),
+        Intent(host: "scanner.local", cleartextAllowed: true),
     ]
 
     static let rowsAndFormats = rows.flatMap { row in MistakeFixture.formats.map { (row, $0) } }
@@ -87,6 +122,8 @@ struct ShippedMistakeTests {
         } else {
             #expect(found.location.byteOffset != nil)
         }
+        #expect(!policy.findings.contains { $0.code == "entry_not_dictionary" && $0.path == found.path },
+                "one finding per mistake, not a second one calling the key a host")
         for phrase in row.says + (format == "xml" ? row.xmlSays : []) {
             #expect(found.message.contains(phrase), "\(found.message)")
         }

@@ -31,6 +31,15 @@ struct CheckMistakeTests {
             path: "NSAppTransportSecurity.NSAllowsArbitraryLoads", line: 13,
             says: "NSAllowsArbitraryLoadsInWebContent set to NO allows nothing",
             fix: "remove NSAllowsArbitraryLoadsInWebContent"),
+        Row(
+            fixture: "keys-among-domains", code: "misplaced_key", severity: "error",
+            path: "NSAppTransportSecurity.NSExceptionDomains.NSIncludeSubdomains", line: 19,
+            says: "NSIncludeSubdomains is a misspelling of NSIncludesSubdomains",
+            fix: "move it into the dictionary of \"scanner-api.example.com\" and name it NSIncludesSubdomains"),
+        Row(
+            fixture: "keys-among-domains", code: "misplaced_key", severity: "error",
+            path: "NSAppTransportSecurity.NSExceptionDomains.NSAllowsLocalNetworking", line: 25,
+            says: "a key of NSAppTransportSecurity, not a host", fix: "move it up into the NSAppTransportSecurity dictionary"),
     ]
 
     static let rowsAndFormats = rows.flatMap { row in ["xml", "bplist"].map { (row, $0) } }

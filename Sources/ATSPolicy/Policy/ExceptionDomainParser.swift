@@ -12,8 +12,13 @@ extension PolicyParser {
             return
         }
         reportDuplicates(domains, at: path)
-        for domain in lastOfEach(domains) {
+        let kept = lastOfEach(domains)
+        for (index, domain) in kept.enumerated() {
             let domainPath = path.appending(domain.key)
+            if let meant = Self.atsKeyMeant(by: domain.key) {
+                noteKeyAmongDomains(domain, meant: meant, neighbour: Self.neighbourDomain(of: index, in: kept), at: domainPath)
+                continue
+            }
             guard case .dictionary(let keys) = domain.value.value else {
                 note(
                     .error, "entry_not_dictionary", domainPath,
@@ -27,6 +32,55 @@ extension PolicyParser {
             exception.key = domain.key
             add(exception, keyLocation: domain.keyLocation, at: domainPath, to: &table)
         }
+    }
+
+    /// The ATS key a key of `NSExceptionDomains` spells, exactly or one slip away (a letter, a case):
+    /// such a key was meant for a domain's dictionary or for `NSAppTransportSecurity`, not as a host.
+    /// Host names never start with `NS` and a capital, so this cannot swallow a real host.
+    static func atsKeyMeant(by key: String) -> String? {
+        let names = ATSKey.domainKeys + ATSKey.legacyDomainKeys.map(\.legacy) + ATSKey.globalKeys + ATSKey.pinKeys
+        if names.contains(key) { return key }
+        guard key.hasPrefix("NS") || key.hasPrefix("ns") else { return nil }
+        return names.first { KeySuggestions.editDistance(key.lowercased(), $0.lowercased()) <= 1 }
+            ?? KeySuggestions.closest(to: key, among: names)
+    }
+
+    /// The host entry a stray key most likely belongs to: the dictionary entry written just before
+    /// it (generators and hand edits close a domain's `<dict>` one key too early), else the next one.
+    static func neighbourDomain(of index: Int, in domains: [PropertyListEntry]) -> String? {
+        func isHost(_ entry: PropertyListEntry) -> Bool {
+            if case .dictionary = entry.value.value, atsKeyMeant(by: entry.key) == nil { return true }
+            return false
+        }
+        return domains[..<index].last(where: isHost)?.key ?? domains[(index + 1)...].first(where: isHost)?.key
+    }
+
+    /// An ATS key written straight inside `NSExceptionDomains`: Apple reads it as a host named like
+    /// the key, skips it (its value is not a dictionary, or the capitals never match), and so the
+    /// setting is lost. Say where it belongs rather than calling it a host.
+    private mutating func noteKeyAmongDomains(
+        _ entry: PropertyListEntry, meant: String, neighbour: String?, at path: PolicyKeyPath
+    ) {
+        let legacyCurrent = ATSKey.legacyDomainKeys.first { $0.legacy == meant }?.current
+        let isGlobal = ATSKey.globalKeys.contains(meant)
+        let what = isGlobal ? "a key of NSAppTransportSecurity" : "a key of an exception domain's dictionary"
+        var message = entry.key == meant
+            ? "\(entry.key) is \(what), not a host"
+            : "\(entry.key) is a misspelling of \(meant), \(what), not a host"
+        message += ": written directly inside NSExceptionDomains it is misplaced, ATS takes it for a host entry "
+            + "that never matches, and the setting is lost"
+        if let legacyCurrent { message += "; \(meant) is also a legacy key ATS no longer reads (now \(legacyCurrent))" }
+        let name = legacyCurrent ?? meant
+        let rename = name == entry.key ? "" : " and name it \(name)"
+        let fix: String
+        if isGlobal {
+            fix = "move it up into the NSAppTransportSecurity dictionary\(rename)"
+        } else if let neighbour {
+            fix = "move it into the dictionary of \(PolicyKeyPath.quoted(neighbour))\(rename)"
+        } else {
+            fix = "move it into a host's dictionary (<key>host</key><dict>…</dict>) in NSExceptionDomains\(rename)"
+        }
+        note(.error, "misplaced_key", path, message, fix: fix, at: entry.keyLocation)
     }
 
     /// Files the entry under a name, an address or a range, and notes keys that can never match.
