@@ -100,6 +100,20 @@ struct ShippedMistakeTests {
             says: ["a key of NSAppTransportSecurity, not a host"],
             fix: "move it up into the NSAppTransportSecurity dictionary",
             fixed: "keys-among-domains-fixed", intent: keysAmongDomainsIntent),
+        // Class 3: a plugin's install hook appends a second NSAppTransportSecurity block.
+        MistakeRow(
+            label: "a second NSAppTransportSecurity block at the root",
+            fixture: "two-ats-blocks", code: "duplicate_key", severity: .warning, path: "NSAppTransportSecurity", line: 11,
+            says: ["appears 2 times", "the last one counts", "is ignored whole",
+                   "would have allowed: stream.example.fm and all its subdomains: cleartext HTTP allowed"],
+            xmlSays: ["(line 29, column 5)", "this block (line 11, column 2)"],
+            fix: "merge the keys you need into the block at", fixed: "two-ats-blocks-fixed",
+            intent: [
+                Intent(host: "stream.example.fm", cleartextAllowed: true),
+                Intent(host: "eu.stream.example.fm", cleartextAllowed: true),
+                Intent(host: "livingroom-tv.local", cleartextAllowed: true),
+                Intent(host: "ads.example.com", cleartextAllowed: false),
+            ]),
     ]
 
     static let keysAmongDomainsIntent = [

@@ -40,6 +40,9 @@ struct CheckMistakeTests {
             fixture: "keys-among-domains", code: "misplaced_key", severity: "error",
             path: "NSAppTransportSecurity.NSExceptionDomains.NSAllowsLocalNetworking", line: 25,
             says: "a key of NSAppTransportSecurity, not a host", fix: "move it up into the NSAppTransportSecurity dictionary"),
+        Row(
+            fixture: "two-ats-blocks", code: "duplicate_key", severity: "warning", path: "NSAppTransportSecurity", line: 11,
+            says: "the last one counts", fix: "merge the keys you need into the block at"),
     ]
 
     static let rowsAndFormats = rows.flatMap { row in ["xml", "bplist"].map { (row, $0) } }

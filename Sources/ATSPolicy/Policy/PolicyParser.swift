@@ -29,6 +29,7 @@ extension TransportSecurityPolicy {
             hasATSDictionary = true
             parser.checkInfoPlistTopLevel(rootEntries)
             parser.parseATSDictionary(ats.value, at: basePath, into: &self)
+            parser.reportRepeatedATSBlocks(rootEntries, winner: ats, winnerSummary: summary.lines)
         } else if PolicyParser.looksLikeATSDictionary(rootEntries) {
             rootKind = .atsDictionary
             hasATSDictionary = true
@@ -97,6 +98,48 @@ struct PolicyParser {
                     .error, "unknown_key", path, "\(entry.key) is not NSAppTransportSecurity: ATS does not read it",
                     fix: "rename it to NSAppTransportSecurity", at: entry.keyLocation)
             }
+        }
+    }
+
+    /// Two `NSAppTransportSecurity` keys at the root of an Info.plist (a plugin or a merge appending
+    /// its own block): CoreFoundation keeps the last, as for every duplicate key, so each earlier
+    /// block is lost whole. Each loser gets a finding at its own line saying which block wins and what
+    /// the lost block would have allowed, from the difference between the two blocks' summaries.
+    mutating func reportRepeatedATSBlocks(
+        _ rootEntries: [PropertyListEntry], winner: PropertyListEntry, winnerSummary: [String]
+    ) {
+        let blocks = rootEntries.filter { $0.key == ATSKey.appTransportSecurity }
+        guard blocks.count > 1 else { return }
+        let kept = Set(winnerSummary)
+        let keptExemptsLocalHosts = winnerSummary.contains { $0.contains("exempt from ATS") }
+        // A binary plist stores the key string once, so only the values tell two blocks apart there.
+        func position(_ block: PropertyListEntry) -> SourceLocation {
+            block.keyLocation.line != nil ? block.keyLocation : block.value.location
+        }
+        for loser in blocks.dropLast() {
+            var lost = TransportSecurityPolicy(settings: settings)
+            lost.hasATSDictionary = true
+            // A scratch parser: the lost block's own findings are not ATS's concern, it never reads them.
+            var scratch = PolicyParser(settings: settings)
+            scratch.parseATSDictionary(loser.value, at: PolicyKeyPath([ATSKey.appTransportSecurity]), into: &lost)
+            // Only what the lost block allows beyond the kept one: its exceptions and pins, ATS off for
+            // some client, or exempt local hosts; not the ways in which it was stricter.
+            let allowed = lost.summary.lines.dropFirst()
+                .filter { line in
+                    guard !kept.contains(line), !line.hasSuffix(":") else { return false }
+                    return line.hasPrefix("  ") || line.contains("ATS off")
+                        || (line.contains("exempt from ATS") && !keptExemptsLocalHosts)
+                }
+                .map { $0.trimmingCharacters(in: " ").dropLastPeriod }
+            let what = allowed.isEmpty
+                ? "it allows nothing the kept block does not"
+                : "it would have allowed: " + allowed.joined(separator: "; ")
+            note(
+                .warning, "duplicate_key", PolicyKeyPath([ATSKey.appTransportSecurity]),
+                "NSAppTransportSecurity appears \(blocks.count) times at the top level of the Info.plist: the last one "
+                    + "counts (\(position(winner))), so this block (\(position(loser))) is ignored whole; " + what,
+                fix: "merge the keys you need into the block at \(position(winner)) and delete this one",
+                at: position(loser))
         }
     }
 
@@ -290,4 +333,12 @@ struct PolicyParser {
         }
         return "write <true/> or <false/>"
     }
+}
+
+extension String {
+    fileprivate func trimmingCharacters(in set: Character) -> String {
+        String(drop(while: { $0 == set }).reversed().drop(while: { $0 == set }).reversed())
+    }
+
+    fileprivate var dropLastPeriod: String { hasSuffix(".") ? String(dropLast()) : self }
 }
