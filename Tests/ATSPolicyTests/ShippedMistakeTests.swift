@@ -114,6 +114,32 @@ struct ShippedMistakeTests {
                 Intent(host: "livingroom-tv.local", cleartextAllowed: true),
                 Intent(host: "ads.example.com", cleartextAllowed: false),
             ]),
+        // Class 4: electron-builder's default entries, where the obvious fix would still be wrong.
+        MistakeRow(
+            label: "legacy TLS key with electron-builder's \"1.0\"",
+            fixture: "electron-legacy-keys", code: "legacy_key", severity: .warning,
+            path: #"NSAppTransportSecurity.NSExceptionDomains["127.0.0.1"].NSTemporaryExceptionMinimumTLSVersion"#, line: 33,
+            says: ["a string \"1.0\", is not a TLS version ATS accepts either"],
+            fix: "rename it to NSExceptionMinimumTLSVersion and write <string>TLSv1.0</string>",
+            fixed: "electron-legacy-keys-fixed", intent: electronIntent),
+        MistakeRow(
+            label: "iOS 9 beta HTTPS key is obsolete, not a typo",
+            fixture: "electron-legacy-keys", code: "obsolete_key", severity: .warning,
+            path: #"NSAppTransportSecurity.NSExceptionDomains["127.0.0.1"].NSTemporaryExceptionAllowsInsecureHTTPSLoads"#, line: 31,
+            says: ["obsolete iOS 9 beta key", "not a misspelling of NSExceptionAllowsInsecureHTTPLoads"],
+            fix: "remove it", fixed: "electron-legacy-keys-fixed", intent: electronIntent),
+        MistakeRow(
+            label: "legacy key next to the NSException key it would be renamed to",
+            fixture: "electron-legacy-keys", code: "legacy_key", severity: .warning,
+            path: #"NSAppTransportSecurity.NSExceptionDomains["localhost"].NSTemporaryExceptionAllowsInsecureHTTPLoads"#, line: 42,
+            says: ["NSExceptionAllowsInsecureHTTPLoads is also set in this dictionary: NSExceptionAllowsInsecureHTTPLoads wins"],
+            fix: "remove NSTemporaryExceptionAllowsInsecureHTTPLoads (NSExceptionAllowsInsecureHTTPLoads is already set here)",
+            fixed: "electron-legacy-keys-fixed", intent: electronIntent),
+    ]
+
+    static let electronIntent = [
+        Intent(host: "127.0.0.1", cleartextAllowed: true),
+        Intent(host: "localhost", cleartextAllowed: true),
     ]
 
     static let keysAmongDomainsIntent = [

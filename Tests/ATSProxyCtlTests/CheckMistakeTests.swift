@@ -43,6 +43,19 @@ struct CheckMistakeTests {
         Row(
             fixture: "two-ats-blocks", code: "duplicate_key", severity: "warning", path: "NSAppTransportSecurity", line: 11,
             says: "the last one counts", fix: "merge the keys you need into the block at"),
+        Row(
+            fixture: "electron-legacy-keys", code: "legacy_key", severity: "warning",
+            path: #"NSAppTransportSecurity.NSExceptionDomains["127.0.0.1"].NSTemporaryExceptionMinimumTLSVersion"#, line: 33,
+            says: "is not a TLS version ATS accepts either",
+            fix: "rename it to NSExceptionMinimumTLSVersion and write <string>TLSv1.0</string>"),
+        Row(
+            fixture: "electron-legacy-keys", code: "obsolete_key", severity: "warning",
+            path: #"NSAppTransportSecurity.NSExceptionDomains["127.0.0.1"].NSTemporaryExceptionAllowsInsecureHTTPSLoads"#, line: 31,
+            says: "obsolete iOS 9 beta key", fix: "remove it"),
+        Row(
+            fixture: "electron-legacy-keys", code: "legacy_key", severity: "warning",
+            path: #"NSAppTransportSecurity.NSExceptionDomains["localhost"].NSTemporaryExceptionAllowsInsecureHTTPLoads"#, line: 42,
+            says: "NSExceptionAllowsInsecureHTTPLoads wins", fix: "(NSExceptionAllowsInsecureHTTPLoads is already set here)"),
     ]
 
     static let rowsAndFormats = rows.flatMap { row in ["xml", "bplist"].map { (row, $0) } }

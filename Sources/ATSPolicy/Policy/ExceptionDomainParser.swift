@@ -228,25 +228,28 @@ extension PolicyParser {
                     + "(such as NSAllowsArbitraryLoads) applies to it", at: domain.value.location)
         }
         let legacy = keys.filter { entry in ATSKey.legacyDomainKeys.contains { $0.legacy == entry.key } }
-        for entry in legacy {
-            guard let current = ATSKey.legacyDomainKeys.first(where: { $0.legacy == entry.key })?.current else { continue }
-            let honoured = settings.legacyKeys == .honor
-            note(
-                honoured ? .info : .warning, "legacy_key", path.appending(entry.key),
-                honoured
-                    ? "\(entry.key) is a legacy key, read as \(current) because legacy_keys = honor"
-                    : "\(entry.key) is a legacy key that ATS no longer reads: it has no effect",
-                fix: "rename it to \(current)", at: entry.keyLocation)
-        }
+        let modern = Set(keys.map(\.key).filter { ATSKey.domainKeys.contains($0) })
         // Honoured aliases apply only where the NSException* key is absent; among aliases of one
         // setting, the order of `legacyDomainKeys` decides, not the file's (dictionaries have none).
+        var read: Set<String> = []
         if settings.legacyKeys == .honor {
-            var settled = Set(keys.map(\.key).filter { ATSKey.domainKeys.contains($0) })
+            var settled = modern
             for (legacyName, current) in ATSKey.legacyDomainKeys where !settled.contains(current) {
                 guard let entry = legacy.first(where: { $0.key == legacyName }) else { continue }
                 apply(entry, as: current, at: path.appending(entry.key), to: &exception)
                 settled.insert(current)
+                read.insert(legacyName)
             }
+        }
+        func modernName(_ legacyName: String) -> String? {
+            ATSKey.legacyDomainKeys.first { $0.legacy == legacyName }?.current
+        }
+        for entry in legacy {
+            guard let current = modernName(entry.key) else { continue }
+            let readInstead = read.first { $0 != entry.key && modernName($0) == current }
+            noteLegacyKey(
+                entry, current: current, read: read.contains(entry.key), modernPresent: modern.contains(current),
+                readInstead: readInstead, at: path.appending(entry.key))
         }
         for entry in keys {
             let entryPath = path.appending(entry.key)
@@ -264,6 +267,12 @@ extension PolicyParser {
                     .error, "misplaced_key", entryPath,
                     "\(entry.key) belongs in NSPinnedDomains: inside an exception domain it pins nothing",
                     fix: "move it to NSPinnedDomains[\"\(domain.key)\"]", at: entry.keyLocation)
+            } else if Self.isHTTPSBetaKey(entry.key) {
+                note(
+                    .warning, "obsolete_key", entryPath,
+                    "\(entry.key) is an obsolete iOS 9 beta key (about HTTPS, not http://) that ATS does not read: it has "
+                        + "no effect; it is not a misspelling of NSExceptionAllowsInsecureHTTPLoads, which allows http://",
+                    fix: "remove it", at: entry.keyLocation)
             } else {
                 let suggestion = KeySuggestions.closest(
                     to: entry.key, among: ATSKey.domainKeys + ATSKey.legacyDomainKeys.map(\.legacy))
@@ -275,6 +284,53 @@ extension PolicyParser {
             }
         }
         return exception
+    }
+
+    /// `NS[Temporary][ThirdParty]ExceptionAllowsInsecureHTTPSLoads`: names from the iOS 9 betas, one
+    /// letter from a real key, so the edit-distance suggestion would wrongly call them typos.
+    static func isHTTPSBetaKey(_ key: String) -> Bool {
+        guard key.hasPrefix("NS"), key.hasSuffix("ExceptionAllowsInsecureHTTPSLoads") else { return false }
+        let middle = key.dropFirst(2).dropLast("ExceptionAllowsInsecureHTTPSLoads".count)
+        return ["", "Temporary", "ThirdParty", "TemporaryThirdParty"].contains(String(middle))
+    }
+
+    /// A legacy key (spec §1.2). The fix must leave a valid, uncontradicted policy: when the
+    /// NSException* key is also set it wins (in Apple's parser, which reads no legacy key, and under
+    /// legacy_keys = honor alike), so the legacy key should simply go; and renaming must not carry an
+    /// invalid TLS version string such as electron-builder's "1.0" over to the real key.
+    private mutating func noteLegacyKey(
+        _ entry: PropertyListEntry, current: String, read: Bool, modernPresent: Bool, readInstead: String?,
+        at path: PolicyKeyPath
+    ) {
+        let honor = settings.legacyKeys == .honor
+        var message: String
+        var fix = "rename it to \(current)"
+        if modernPresent {
+            message = "\(entry.key) is a legacy key, and \(current) is also set in this dictionary: \(current) wins"
+                + (honor ? " even with legacy_keys = honor" : " (ATS no longer reads the legacy key)")
+                + ", so \(entry.key) has no effect"
+            fix = "remove \(entry.key) (\(current) is already set here)"
+        } else if let readInstead {
+            message = "\(entry.key) is a legacy key; with legacy_keys = honor \(readInstead) is read for \(current) "
+                + "instead, so \(entry.key) has no effect"
+            fix = "remove both and write \(current)"
+        } else if read {
+            message = "\(entry.key) is a legacy key, read as \(current) because legacy_keys = honor"
+        } else {
+            message = "\(entry.key) is a legacy key that ATS no longer reads: it has no effect"
+        }
+        if current == ATSKey.minimumTLSVersion, !modernPresent, !Self.isTLSVersionString(entry.value.value) {
+            let repaired = KeyRepair.tlsVersionFix(for: entry.value.value)
+            message += "; its value, \(describe(entry.value.value)), is not a TLS version ATS accepts either, so renamed "
+                + "as it is the floor would stay at TLSv1.2"
+            fix += readInstead == nil ? " and " + repaired : ", then " + repaired
+        }
+        note(read && !modernPresent ? .info : .warning, "legacy_key", path, message, fix: fix, at: entry.keyLocation)
+    }
+
+    static func isTLSVersionString(_ value: PropertyListValue) -> Bool {
+        guard case .string(let text) = value else { return false }
+        return ["TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3", "DTLSv1.0", "DTLSv1.2"].contains(text)
     }
 
     /// Applies one key's value to the entry; `name` is the `NSException*` key it stands for.
