@@ -108,6 +108,10 @@ struct EveryFixTests {
             fix: "remove NSThirdPartyExceptionAllowsInsecureHTTPLoads (NSExceptionAllowsInsecureHTTPLoads is already set here)",
             xml: domain("a.com", insecure + "<key>NSThirdPartyExceptionAllowsInsecureHTTPLoads</key><true/>"),
             fixed: domain("a.com", insecure)),
+        Row(label: "first- and third-party keys contradict", code: "contradictory_keys",
+            fix: "remove NSThirdPartyExceptionAllowsInsecureHTTPLoads; if NO is what the host needs",
+            xml: domain("a.com", insecure + "<key>NSThirdPartyExceptionAllowsInsecureHTTPLoads</key><false/>"),
+            fixed: domain("a.com", insecure)),
         Row(label: "two honoured legacy keys for one setting", code: "legacy_key", fix: "remove both and write NSExceptionMinimumTLSVersion",
             xml: domain("a.com", "<key>NSThirdPartyExceptionMinimumTLSVersion</key><string>TLSv1.1</string>"
                 + "<key>NSTemporaryExceptionMinimumTLSVersion</key><string>TLSv1.0</string>"),

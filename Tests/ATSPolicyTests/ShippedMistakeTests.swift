@@ -135,7 +135,48 @@ struct ShippedMistakeTests {
             says: ["NSExceptionAllowsInsecureHTTPLoads is also set in this dictionary: NSExceptionAllowsInsecureHTTPLoads wins"],
             fix: "remove NSTemporaryExceptionAllowsInsecureHTTPLoads (NSExceptionAllowsInsecureHTTPLoads is already set here)",
             fixed: "electron-legacy-keys-fixed", intent: electronIntent),
+        // Class 5: an SDK's third-party keys pasted next to the app's own, with the opposite values.
+        MistakeRow(
+            label: "first- and third-party insecure-HTTP keys contradict",
+            fixture: "contradicting-third-party", code: "contradictory_keys", severity: .warning,
+            path: #"NSAppTransportSecurity.NSExceptionDomains["adserver.example-ads.com"].NSThirdPartyExceptionAllowsInsecureHTTPLoads"#,
+            line: 24,
+            says: ["NSExceptionAllowsInsecureHTTPLoads = YES and NSThirdPartyExceptionAllowsInsecureHTTPLoads = NO contradict",
+                   "an iPhone uses YES, from NSExceptionAllowsInsecureHTTPLoads"],
+            fix: "remove NSThirdPartyExceptionAllowsInsecureHTTPLoads; if NO is what the host needs, write it in NSExceptionAllowsInsecureHTTPLoads",
+            fixed: "contradicting-third-party-fixed", intent: adserverIntent),
+        MistakeRow(
+            label: "the same contradiction with legacy_keys = honor",
+            fixture: "contradicting-third-party", settings: PolicySettings(legacyKeys: .honor),
+            code: "contradictory_keys", severity: .warning,
+            path: #"NSAppTransportSecurity.NSExceptionDomains["adserver.example-ads.com"].NSThirdPartyExceptionAllowsInsecureHTTPLoads"#,
+            line: 24, says: ["an iPhone uses YES", "it wins even with legacy_keys = honor"],
+            fix: "remove NSThirdPartyExceptionAllowsInsecureHTTPLoads", fixed: "contradicting-third-party-fixed",
+            intent: adserverIntent),
+        MistakeRow(
+            label: "first- and third-party forward-secrecy keys contradict",
+            fixture: "contradicting-third-party", code: "contradictory_keys", severity: .warning,
+            path: #"NSAppTransportSecurity.NSExceptionDomains["adserver.example-ads.com"].NSThirdPartyExceptionRequiresForwardSecrecy"#,
+            line: 26, says: ["an iPhone uses YES, from NSExceptionRequiresForwardSecrecy"],
+            fix: "remove NSThirdPartyExceptionRequiresForwardSecrecy", fixed: "contradicting-third-party-fixed",
+            intent: adserverIntent),
     ]
+
+    static let adserverIntent = [
+        Intent(host: "adserver.example-ads.com", cleartextAllowed: true),
+        Intent(host: "eu.adserver.example-ads.com", cleartextAllowed: true),
+    ]
+
+    @Test("the value the contradiction finding names is the one the policy applies, either legacy_keys setting",
+          arguments: MistakeFixture.formats, LegacyKeyHandling.allCases)
+    func contradictionMatchesSummary(_ format: String, _ legacyKeys: LegacyKeyHandling) throws {
+        let policy = try MistakeFixture.load("contradicting-third-party", format, PolicySettings(legacyKeys: legacyKeys))
+        let requirements = try policy.requirements(forHost: "adserver.example-ads.com", scheme: .http)
+        #expect(requirements.cleartextAllowed)
+        #expect(try policy.requirements(forHost: "adserver.example-ads.com").requiresForwardSecrecy)
+        #expect(!policy.findings.contains { $0.message.contains("read as") }, "no note claims the legacy key is read")
+        #expect(policy.summary.lines.contains { $0.contains("adserver.example-ads.com and all its subdomains: cleartext HTTP allowed") })
+    }
 
     static let electronIntent = [
         Intent(host: "127.0.0.1", cleartextAllowed: true),

@@ -56,6 +56,11 @@ struct CheckMistakeTests {
             fixture: "electron-legacy-keys", code: "legacy_key", severity: "warning",
             path: #"NSAppTransportSecurity.NSExceptionDomains["localhost"].NSTemporaryExceptionAllowsInsecureHTTPLoads"#, line: 42,
             says: "NSExceptionAllowsInsecureHTTPLoads wins", fix: "(NSExceptionAllowsInsecureHTTPLoads is already set here)"),
+        Row(
+            fixture: "contradicting-third-party", code: "contradictory_keys", severity: "warning",
+            path: #"NSAppTransportSecurity.NSExceptionDomains["adserver.example-ads.com"].NSThirdPartyExceptionAllowsInsecureHTTPLoads"#,
+            line: 24, says: "an iPhone uses YES, from NSExceptionAllowsInsecureHTTPLoads (it wins even with legacy_keys = honor)",
+            fix: "remove NSThirdPartyExceptionAllowsInsecureHTTPLoads", arguments: ["--legacy-keys", "honor"]),
     ]
 
     static let rowsAndFormats = rows.flatMap { row in ["xml", "bplist"].map { (row, $0) } }

@@ -248,7 +248,7 @@ extension PolicyParser {
             guard let current = modernName(entry.key) else { continue }
             let readInstead = read.first { $0 != entry.key && modernName($0) == current }
             noteLegacyKey(
-                entry, current: current, read: read.contains(entry.key), modernPresent: modern.contains(current),
+                entry, current: current, read: read.contains(entry.key), modern: keys.first { $0.key == current },
                 readInstead: readInstead, at: path.appending(entry.key))
         }
         for entry in keys {
@@ -298,13 +298,29 @@ extension PolicyParser {
     /// NSException* key is also set it wins (in Apple's parser, which reads no legacy key, and under
     /// legacy_keys = honor alike), so the legacy key should simply go; and renaming must not carry an
     /// invalid TLS version string such as electron-builder's "1.0" over to the real key.
+    ///
+    /// When both keys are set with different values (an SDK's install notes pasted next to the app's
+    /// own entry), that is a contradiction in the file whatever ATS reads: name it, and the value an
+    /// iPhone uses, the NSException* key's (spec, "Decisions": it wins under honor too).
     private mutating func noteLegacyKey(
-        _ entry: PropertyListEntry, current: String, read: Bool, modernPresent: Bool, readInstead: String?,
+        _ entry: PropertyListEntry, current: String, read: Bool, modern: PropertyListEntry?, readInstead: String?,
         at path: PolicyKeyPath
     ) {
         let honor = settings.legacyKeys == .honor
+        let modernPresent = modern != nil
         var message: String
         var fix = "rename it to \(current)"
+        if let modern, !Self.sameSetting(modern.value.value, entry.value.value) {
+            let used = Self.plistText(modern.value.value)
+            note(
+                .warning, "contradictory_keys", path,
+                "\(current) = \(used) and \(entry.key) = \(Self.plistText(entry.value.value)) contradict each other in "
+                    + "this dictionary: an iPhone uses \(used), from \(current) ("
+                    + (honor ? "it wins even with legacy_keys = honor" : "ATS no longer reads the legacy key") + ")",
+                fix: "remove \(entry.key); if \(Self.plistText(entry.value.value)) is what the host needs, write it in \(current)",
+                at: entry.keyLocation)
+            return
+        }
         if modernPresent {
             message = "\(entry.key) is a legacy key, and \(current) is also set in this dictionary: \(current) wins"
                 + (honor ? " even with legacy_keys = honor" : " (ATS no longer reads the legacy key)")
@@ -326,6 +342,32 @@ extension PolicyParser {
             fix += readInstead == nil ? " and " + repaired : ", then " + repaired
         }
         note(read && !modernPresent ? .info : .warning, "legacy_key", path, message, fix: fix, at: entry.keyLocation)
+    }
+
+    /// Whether two values set a key the same way as ATS reads them (`<true/>` and `<integer>1</integer>`
+    /// alike; any other number is NO).
+    static func sameSetting(_ a: PropertyListValue, _ b: PropertyListValue) -> Bool {
+        func asBool(_ value: PropertyListValue) -> Bool? {
+            switch value {
+            case .bool(let flag): flag
+            case .integer(let number): number == 1
+            case .unsignedInteger(let number): number == 1
+            case .real(let number): number == 1
+            default: nil
+            }
+        }
+        if let x = asBool(a), let y = asBool(b) { return x == y }
+        return a == b
+    }
+
+    /// A value as Xcode's plist editor shows it: YES/NO, a string's text, else its type.
+    static func plistText(_ value: PropertyListValue) -> String {
+        switch value {
+        case .bool(let flag): flag ? "YES" : "NO"
+        case .string(let text): "\"\(text)\""
+        case .integer(let number): "\(number)"
+        default: value.typeNameWithArticle
+        }
     }
 
     static func isTLSVersionString(_ value: PropertyListValue) -> Bool {
