@@ -160,7 +160,47 @@ struct ShippedMistakeTests {
             line: 26, says: ["an iPhone uses YES, from NSExceptionRequiresForwardSecrecy"],
             fix: "remove NSThirdPartyExceptionRequiresForwardSecrecy", fixed: "contradicting-third-party-fixed",
             intent: adserverIntent),
+        // Class 6: under NSAllowsArbitraryLoads, a listed host with nothing in effect gets full ATS back.
+        MistakeRow(
+            label: "an empty entry under NSAllowsArbitraryLoads",
+            fixture: "stricter-than-unlisted", code: "stricter_than_unlisted", severity: .warning,
+            path: #"NSAppTransportSecurity.NSExceptionDomains["leaderboard.example-games.com"]"#, line: 17,
+            says: ["listing \"leaderboard.example-games.com\" with an empty entry turns full ATS back on",
+                   "http:// is blocked", "stricter than unlisted hosts"],
+            fix: "remove the entry", fixed: "stricter-than-unlisted-fixed", intent: stricterIntent),
+        MistakeRow(
+            label: "an entry with only an ignored legacy key under NSAllowsArbitraryLoads",
+            fixture: "stricter-than-unlisted", code: "stricter_than_unlisted", severity: .warning,
+            path: #"NSAppTransportSecurity.NSExceptionDomains["assets.example-cdn.net"]"#, line: 19,
+            says: ["only other keys, NSTemporaryExceptionAllowsInsecureHTTPLoads, ATS ignores",
+                   "full ATS back on for assets.example-cdn.net and its subdomains"],
+            fix: "NSExceptionAllowsInsecureHTTPLoads = YES", fixed: "stricter-than-unlisted-fixed", intent: stricterIntent),
     ]
+
+    static let stricterIntent = [
+        Intent(host: "leaderboard.example-games.com", cleartextAllowed: true),
+        Intent(host: "assets.example-cdn.net", cleartextAllowed: true),
+        Intent(host: "img.assets.example-cdn.net", cleartextAllowed: true),
+        Intent(host: "analytics.example.io", cleartextAllowed: true),
+    ]
+
+    @Test("no such warning where the entry allows http://, or arbitrary loads are cancelled or off",
+          arguments: MistakeFixture.formats)
+    func stricterOnlyWhereItIs(_ format: String) throws {
+        let policy = try MistakeFixture.load("stricter-than-unlisted", format)
+        #expect(!policy.findings.contains { $0.path.description.contains("analytics.example.io") })
+        #expect(!policy.findings.contains { $0.code == "empty_exception" }, "the warning replaces the note")
+        for xml in [
+            "<key>NSAllowsArbitraryLoads</key><true/><key>NSAllowsLocalNetworking</key><true/>"
+                + "<key>NSExceptionDomains</key><dict><key>a.com</key><dict/></dict>",
+            "<key>NSExceptionDomains</key><dict><key>a.com</key><dict/></dict>",
+            "<key>NSAllowsArbitraryLoads</key><true/><key>NSExceptionDomains</key><dict><key>*.a.com</key><dict/></dict>",
+        ] {
+            for (_, policy) in try BinaryTwin.policies(xml: EveryFixTests.document(xml)) {
+                #expect(!policy.findings.contains { $0.code == "stricter_than_unlisted" }, "\(xml)")
+            }
+        }
+    }
 
     static let adserverIntent = [
         Intent(host: "adserver.example-ads.com", cleartextAllowed: true),

@@ -61,6 +61,10 @@ struct CheckMistakeTests {
             path: #"NSAppTransportSecurity.NSExceptionDomains["adserver.example-ads.com"].NSThirdPartyExceptionAllowsInsecureHTTPLoads"#,
             line: 24, says: "an iPhone uses YES, from NSExceptionAllowsInsecureHTTPLoads (it wins even with legacy_keys = honor)",
             fix: "remove NSThirdPartyExceptionAllowsInsecureHTTPLoads", arguments: ["--legacy-keys", "honor"]),
+        Row(
+            fixture: "stricter-than-unlisted", code: "stricter_than_unlisted", severity: "warning",
+            path: #"NSAppTransportSecurity.NSExceptionDomains["leaderboard.example-games.com"]"#, line: 17,
+            says: "turns full ATS back on for leaderboard.example-games.com", fix: "remove the entry"),
     ]
 
     static let rowsAndFormats = rows.flatMap { row in ["xml", "bplist"].map { (row, $0) } }

@@ -30,7 +30,41 @@ extension PolicyParser {
             }
             var exception = parseExceptionKeys(keys, for: domain, at: domainPath)
             exception.key = domain.key
+            listedDomains[domain.key] = (domain.keyLocation, lastOfEach(keys).map(\.key))
             add(exception, keyLocation: domain.keyLocation, at: domainPath, to: &table)
+        }
+    }
+
+    /// Under an honoured `NSAllowsArbitraryLoads` every unlisted host has ATS off, and a listed host
+    /// gets only its own entry (spec §1.3). An entry that is empty, or holds nothing but
+    /// `NSIncludesSubdomains` and keys ATS ignores (a legacy key, a typo), therefore switches full ATS
+    /// back on for that host: almost always the opposite of what listing it was for. Entries with
+    /// real settings are left alone, as tightening a host on purpose is a documented use.
+    mutating func noteStricterThanUnlisted(_ policy: TransportSecurityPolicy, base: PolicyKeyPath) {
+        guard policy.allowsArbitraryLoads.isTrue, !policy.isArbitraryLoadsCancelled else { return }
+        for exception in policy.exceptions.entries where !exception.isBuiltIn {
+            guard exception.keysInEffect.allSatisfy({ $0 == ATSKey.includesSubdomains }),
+                let listed = listedDomains[exception.key]
+            else { continue }
+            let path = base.appending(ATSKey.exceptionDomains).appending(exception.key)
+            // A key that never matches (a wildcard, a port) tightens nothing; it has its own finding.
+            guard !findings.contains(where: { $0.code == "never_matches" && $0.path == path }) else { continue }
+            let ignored = listed.keys.filter { $0 != ATSKey.includesSubdomains }
+            let how = ignored.isEmpty
+                ? "an empty entry"
+                : "an entry whose only other keys, \(ignored.joined(separator: ", ")), ATS ignores"
+            let scope = exception.includesSubdomains ? "\(exception.key) and its subdomains" : exception.key
+            // The empty-entry note says less than this; one finding per mistake.
+            findings.removeAll { $0.code == "empty_exception" && $0.path == path }
+            note(
+                .warning, "stricter_than_unlisted", path,
+                "listing \(PolicyKeyPath.quoted(exception.key)) with \(how) turns full ATS back on for \(scope): "
+                    + "http:// is blocked and HTTPS needs TLS 1.2+, forward secrecy and ATS-strength certificates, "
+                    + "while every host you did not list has ATS off (NSAllowsArbitraryLoads): the listing makes it "
+                    + "stricter than unlisted hosts",
+                fix: "if it should be as open as unlisted hosts, remove the entry; to allow only http://, write "
+                    + "NSExceptionAllowsInsecureHTTPLoads = YES in it",
+                at: listed.location)
         }
     }
 

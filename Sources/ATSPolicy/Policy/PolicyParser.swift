@@ -56,6 +56,8 @@ struct PolicyParser {
     /// Where each global key of the ATS dictionary was written (the copy that counts), for findings
     /// about one key that name another's line.
     var globalKeyLocations: [String: SourceLocation] = [:]
+    /// Each `NSExceptionDomains` entry read as a host: where its key is and the keys its dictionary holds.
+    var listedDomains: [String: (location: SourceLocation, keys: [String])] = [:]
 
     init(settings: PolicySettings) { self.settings = settings }
 
@@ -180,6 +182,7 @@ struct PolicyParser {
             }
         }
         noteArbitraryLoadsCancelling(policy, base: base)
+        noteStricterThanUnlisted(policy, base: base)
     }
 
     // MARK: - Global keys
