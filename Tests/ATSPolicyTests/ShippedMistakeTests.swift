@@ -175,6 +175,39 @@ struct ShippedMistakeTests {
             says: ["only other keys, NSTemporaryExceptionAllowsInsecureHTTPLoads, ATS ignores",
                    "full ATS back on for assets.example-cdn.net and its subdomains"],
             fix: "NSExceptionAllowsInsecureHTTPLoads = YES", fixed: "stricter-than-unlisted-fixed", intent: stricterIntent),
+        // Class 7: keys written as Xcode's plist editor displays them, by a generator script.
+        MistakeRow(
+            label: "\"Allow Arbitrary Loads in Web Content\" for NSAllowsArbitraryLoadsInWebContent",
+            fixture: "display-names", code: "display_name", severity: .error,
+            path: #"NSAppTransportSecurity["Allow Arbitrary Loads in Web Content"]"#, line: 14,
+            says: ["Xcode's display name for NSAllowsArbitraryLoadsInWebContent", "this setting is ignored"],
+            fix: "rename it to NSAllowsArbitraryLoadsInWebContent", fixed: "display-names-fixed", intent: displayNamesIntent),
+        MistakeRow(
+            label: "\"Include Subdomains\" for NSIncludesSubdomains",
+            fixture: "display-names", code: "display_name", severity: .error,
+            path: #"NSAppTransportSecurity.NSExceptionDomains["media.example-recipes.com"]["Include Subdomains"]"#, line: 20,
+            says: ["Xcode's display name for NSIncludesSubdomains"],
+            fix: "rename it to NSIncludesSubdomains", fixed: "display-names-fixed", intent: displayNamesIntent),
+        MistakeRow(
+            label: "\"Allow Arbitrary Loads\" among the exception domains",
+            fixture: "display-names", code: "misplaced_key", severity: .error,
+            path: #"NSAppTransportSecurity.NSExceptionDomains["Allow Arbitrary Loads"]"#, line: 25,
+            says: ["Xcode's display name for NSAllowsArbitraryLoads", "not a host"],
+            fix: "move it up into the NSAppTransportSecurity dictionary and name it NSAllowsArbitraryLoads",
+            fixed: "display-names-fixed", intent: displayNamesIntent),
+        MistakeRow(
+            label: "\"App Transport Security Settings\" at the Info.plist root",
+            fixture: "display-names-root", code: "display_name", severity: .error,
+            path: #"["App Transport Security Settings"]"#, line: 9,
+            says: ["Xcode's display name for NSAppTransportSecurity", "this whole dictionary is ignored"],
+            fix: "rename it to NSAppTransportSecurity", fixed: "display-names-root-fixed",
+            intent: [Intent(host: "10.0.0.8", cleartextAllowed: false), Intent(host: "kiosk-hub.local", cleartextAllowed: true)]),
+    ]
+
+    static let displayNamesIntent = [
+        Intent(host: "media.example-recipes.com", cleartextAllowed: true),
+        Intent(host: "cdn.media.example-recipes.com", cleartextAllowed: true),
+        Intent(host: "blog.example.org", client: .webkit, cleartextAllowed: true),
     ]
 
     static let stricterIntent = [

@@ -65,6 +65,14 @@ struct CheckMistakeTests {
             fixture: "stricter-than-unlisted", code: "stricter_than_unlisted", severity: "warning",
             path: #"NSAppTransportSecurity.NSExceptionDomains["leaderboard.example-games.com"]"#, line: 17,
             says: "turns full ATS back on for leaderboard.example-games.com", fix: "remove the entry"),
+        Row(
+            fixture: "display-names", code: "display_name", severity: "error",
+            path: #"NSAppTransportSecurity.NSExceptionDomains["media.example-recipes.com"]["Include Subdomains"]"#, line: 20,
+            says: "Xcode's display name for NSIncludesSubdomains", fix: "rename it to NSIncludesSubdomains"),
+        Row(
+            fixture: "display-names-root", code: "display_name", severity: "error",
+            path: #"["App Transport Security Settings"]"#, line: 9,
+            says: "this whole dictionary is ignored", fix: "rename it to NSAppTransportSecurity"),
     ]
 
     static let rowsAndFormats = rows.flatMap { row in ["xml", "bplist"].map { (row, $0) } }

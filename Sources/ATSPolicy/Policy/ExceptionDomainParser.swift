@@ -74,6 +74,7 @@ extension PolicyParser {
     static func atsKeyMeant(by key: String) -> String? {
         let names = ATSKey.domainKeys + ATSKey.legacyDomainKeys.map(\.legacy) + ATSKey.globalKeys + ATSKey.pinKeys
         if names.contains(key) { return key }
+        if let raw = XcodeDisplayName.rawKey(for: key) { return raw }
         guard key.hasPrefix("NS") || key.hasPrefix("ns") else { return nil }
         return names.first { KeySuggestions.editDistance(key.lowercased(), $0.lowercased()) <= 1 }
             ?? KeySuggestions.closest(to: key, among: names)
@@ -100,7 +101,9 @@ extension PolicyParser {
         let what = isGlobal ? "a key of NSAppTransportSecurity" : "a key of an exception domain's dictionary"
         var message = entry.key == meant
             ? "\(entry.key) is \(what), not a host"
-            : "\(entry.key) is a misspelling of \(meant), \(what), not a host"
+            : XcodeDisplayName.rawKey(for: entry.key) == meant
+                ? "\"\(entry.key)\" is Xcode's display name for \(meant), \(what), not a host"
+                : "\(entry.key) is a misspelling of \(meant), \(what), not a host"
         message += ": written directly inside NSExceptionDomains it is misplaced, ATS takes it for a host entry "
             + "that never matches, and the setting is lost"
         if let legacyCurrent { message += "; \(meant) is also a legacy key ATS no longer reads (now \(legacyCurrent))" }
@@ -301,6 +304,11 @@ extension PolicyParser {
                     .error, "misplaced_key", entryPath,
                     "\(entry.key) belongs in NSPinnedDomains: inside an exception domain it pins nothing",
                     fix: "move it to NSPinnedDomains[\"\(domain.key)\"]", at: entry.keyLocation)
+            } else if let raw = XcodeDisplayName.rawKey(for: entry.key) {
+                noteDisplayName(
+                    entry, raw: raw, at: entryPath,
+                    effect: ATSKey.domainKeys.contains(raw)
+                        ? "so this setting is ignored" : "so this setting is ignored (and \(raw) does not belong in an exception domain)")
             } else if Self.isHTTPSBetaKey(entry.key) {
                 note(
                     .warning, "obsolete_key", entryPath,

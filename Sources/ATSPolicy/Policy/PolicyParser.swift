@@ -90,7 +90,11 @@ struct PolicyParser {
     mutating func checkInfoPlistTopLevel(_ entries: [PropertyListEntry]) {
         for entry in entries where entry.key != ATSKey.appTransportSecurity {
             let path = PolicyKeyPath([entry.key])
-            if ATSKey.globalKeys.contains(entry.key) {
+            if let raw = XcodeDisplayName.rawKey(for: entry.key) {
+                noteDisplayName(entry, raw: raw, at: path, effect: raw == ATSKey.appTransportSecurity
+                    ? "so this whole dictionary is ignored and every host gets the ATS defaults"
+                    : "and at the top level of the Info.plist it would not be read anyway (move it into NSAppTransportSecurity)")
+            } else if ATSKey.globalKeys.contains(entry.key) {
                 note(
                     .error, "misplaced_key", path,
                     "\(entry.key) is at the top level of the Info.plist, where ATS does not read it",
@@ -280,7 +284,23 @@ struct PolicyParser {
         return package
     }
 
+    /// A key written as Xcode displays it rather than as ATS reads it.
+    mutating func noteDisplayName(_ entry: PropertyListEntry, raw: String, at path: PolicyKeyPath, effect: String) {
+        note(
+            .error, "display_name", path,
+            "\"\(entry.key)\" is Xcode's display name for \(raw), not the key itself: ATS reads only \(raw), "
+                + effect,
+            fix: "rename it to \(raw) (Xcode's Raw Keys & Values view shows the real names)", at: entry.keyLocation)
+    }
+
     mutating func reportUnknownGlobalKey(_ entry: PropertyListEntry, at path: PolicyKeyPath) {
+        if let raw = XcodeDisplayName.rawKey(for: entry.key) {
+            let effect = ATSKey.globalKeys.contains(raw)
+                ? "so this setting is ignored"
+                : "so this setting is ignored (and \(raw) belongs in an NSExceptionDomains entry, not here)"
+            noteDisplayName(entry, raw: raw, at: path, effect: effect)
+            return
+        }
         if ATSKey.domainKeys.contains(entry.key) || ATSKey.legacyDomainKeys.contains(where: { $0.legacy == entry.key }) {
             note(
                 .error, "misplaced_key", path,
