@@ -202,7 +202,26 @@ struct ShippedMistakeTests {
             says: ["Xcode's display name for NSAppTransportSecurity", "this whole dictionary is ignored"],
             fix: "rename it to NSAppTransportSecurity", fixed: "display-names-root-fixed",
             intent: [Intent(host: "10.0.0.8", cleartextAllowed: false), Intent(host: "kiosk-hub.local", cleartextAllowed: true)]),
+        // Class 8: localhost listed (with subdomains) for a dev server, its insecure key ignored.
+        MistakeRow(
+            label: "localhost listed with NSIncludesSubdomains",
+            fixture: "localhost-subdomains", code: "local_host_listed", severity: .warning,
+            path: #"NSAppTransportSecurity.NSExceptionDomains["localhost"]"#, line: 20,
+            says: ["takes it out of the local-host exemption", "http://localhost is blocked",
+                   "NSIncludesSubdomains only extends the same to names under localhost"],
+            fix: "add NSExceptionAllowsInsecureHTTPLoads = YES to the entry", fixed: "localhost-subdomains-fixed",
+            intent: [Intent(host: "localhost", cleartextAllowed: true), Intent(host: "packager.localhost", cleartextAllowed: true)]),
     ]
+
+    @Test("localhost is not called a whole top-level domain; ios9, which has no exemption, keeps the old finding",
+          arguments: MistakeFixture.formats)
+    func localhostNotATLD(_ format: String) throws {
+        let policy = try MistakeFixture.load("localhost-subdomains", format)
+        #expect(!policy.findings.contains { $0.code == "whole_tld" })
+        #expect(try !policy.requirements(forHost: "localhost", scheme: .http).cleartextAllowed, "what the finding says")
+        let ios9 = try MistakeFixture.load("localhost-subdomains", format, PolicySettings(osProfile: .ios9))
+        #expect(!ios9.findings.contains { $0.code == "local_host_listed" })
+    }
 
     static let displayNamesIntent = [
         Intent(host: "media.example-recipes.com", cleartextAllowed: true),

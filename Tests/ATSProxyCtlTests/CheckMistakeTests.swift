@@ -73,6 +73,10 @@ struct CheckMistakeTests {
             fixture: "display-names-root", code: "display_name", severity: "error",
             path: #"["App Transport Security Settings"]"#, line: 9,
             says: "this whole dictionary is ignored", fix: "rename it to NSAppTransportSecurity"),
+        Row(
+            fixture: "localhost-subdomains", code: "local_host_listed", severity: "warning",
+            path: #"NSAppTransportSecurity.NSExceptionDomains["localhost"]"#, line: 20,
+            says: "http://localhost is blocked", fix: "add NSExceptionAllowsInsecureHTTPLoads = YES to the entry"),
     ]
 
     static let rowsAndFormats = rows.flatMap { row in ["xml", "bplist"].map { (row, $0) } }

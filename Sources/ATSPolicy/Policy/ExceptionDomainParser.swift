@@ -242,6 +242,19 @@ extension PolicyParser {
                 .warning, "trailing_dot", path,
                 "\"\(key)\" ends with a dot, so it matches only hosts written with a trailing dot, not \(key.dropLast())",
                 fix: "write \(key.dropLast()) unless that is what you mean", at: location)
+        } else if key == "localhost", settings.osProfile.exemptsLocalHosts {
+            // Not a top-level domain worth a warning: the surprise is that listing it at all replaces
+            // the local-host exemption (spec §2.5: an exception beats the local default).
+            guard !exception.allowsInsecureHTTPLoads else { return }
+            note(
+                .warning, "local_host_listed", path,
+                "listing \"localhost\" takes it out of the local-host exemption: unlisted, an iPhone exempts it from "
+                    + "ATS (an unqualified name); listed, it gets this entry, which does not allow insecure loads, so "
+                    + "http://localhost is blocked and HTTPS to it needs full ATS"
+                    + (exception.includesSubdomains
+                        ? "; NSIncludesSubdomains only extends the same to names under localhost" : ""),
+                fix: "add NSExceptionAllowsInsecureHTTPLoads = YES to the entry, or remove the entry (localhost is "
+                    + "exempt without it)", at: location)
         } else if !key.contains("."), exception.includesSubdomains {
             note(
                 .warning, "whole_tld", path,
