@@ -112,6 +112,9 @@ extension PolicyParser {
         let fix: String
         if isGlobal {
             fix = "move it up into the NSAppTransportSecurity dictionary\(rename)"
+        } else if meant == ATSKey.pinnedCAIdentities || meant == ATSKey.pinnedLeafIdentities {
+            // Pins only work under NSPinnedDomains, never in an exception entry.
+            fix = "move it into NSPinnedDomains[\(PolicyKeyPath.quoted(neighbour ?? "host"))]\(rename)"
         } else if let neighbour {
             fix = "move it into the dictionary of \(PolicyKeyPath.quoted(neighbour))\(rename)"
         } else {
