@@ -1,4 +1,5 @@
 @testable import ATSPolicy
+import Foundation
 import Testing
 
 /// One row per fix `check` can suggest (each `fix:` in Policy/*.swift, and each variant of the
@@ -183,6 +184,33 @@ struct EveryFixTests {
             xml: pin("a.com", "<key>NSPinnedLeafIdentities</key><array><dict><key>SPKI-SHA256-BASE64</key><string>c2hhMQ==</string></dict></array>"),
             fixed: pin("a.com")),
     ]
+
+    /// The rows are written by hand, so this keeps them honest: every finding code that comes with a
+    /// fix anywhere in the tests' policies (the fixtures, config/, the finding table) has a row here.
+    @Test("every finding code that suggests a fix somewhere has a row here")
+    func everyFixingCodeHasARow() throws {
+        let here = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        let root = here.deletingLastPathComponent().deletingLastPathComponent()
+        var files: [String] = []
+        for folder in ["Fixtures/policies", "Fixtures/mistakes"] {
+            let path = here.appendingPathComponent(folder).path
+            files += try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".xml") }.map { "\(path)/\($0)" }
+        }
+        let config = root.appendingPathComponent("config").path
+        files += try FileManager.default.contentsOfDirectory(atPath: config).filter { $0.hasSuffix(".plist") }.map { "\(config)/\($0)" }
+        var policies = try files.flatMap { file in
+            try [PolicySettings(), PolicySettings(legacyKeys: .honor), PolicySettings(osProfile: .ios9)].map {
+                try PolicyLoader.load(path: file, settings: $0).policy
+            }
+        }
+        policies += try PolicyFindingTests.rows.map { row in
+            try PolicyLoader.load(bytes: Array(Self.document(row.xml).utf8), file: "row.plist", settings: row.settings)
+        }
+        #expect(files.count >= 20)
+        let covered = Set(Self.rows.map(\.code))
+        let fixing = Set(policies.flatMap(\.findings).filter { $0.fix != nil }.map(\.code))
+        #expect(fixing.subtracting(covered).isEmpty, "codes with a fix but no row: \(fixing.subtracting(covered).sorted())")
+    }
 
     static func document(_ inner: String) -> String {
         "<?xml version=\"1.0\"?>\n<plist version=\"1.0\">\n<dict>\n\(inner)\n</dict>\n</plist>\n"
