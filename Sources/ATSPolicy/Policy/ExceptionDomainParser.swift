@@ -321,10 +321,12 @@ extension PolicyParser {
                     "\(entry.key) belongs in NSPinnedDomains: inside an exception domain it pins nothing",
                     fix: "move it to NSPinnedDomains[\"\(domain.key)\"]", at: entry.keyLocation)
             } else if let raw = XcodeDisplayName.rawKey(for: entry.key) {
+                let pin = raw == ATSKey.pinnedCAIdentities || raw == ATSKey.pinnedLeafIdentities
                 noteDisplayName(
-                    entry, raw: raw, at: entryPath,
-                    effect: ATSKey.domainKeys.contains(raw)
-                        ? "so this setting is ignored" : "so this setting is ignored (and \(raw) does not belong in an exception domain)")
+                    entry, raw: raw, at: entryPath, effect: "so this setting is ignored",
+                    move: ATSKey.domainKeys.contains(raw)
+                        ? nil : pin ? "move it to NSPinnedDomains[\(PolicyKeyPath.quoted(domain.key))]"
+                        : "move it to the top level of NSAppTransportSecurity")
             } else if Self.isHTTPSBetaKey(entry.key) {
                 note(
                     .warning, "obsolete_key", entryPath,

@@ -91,9 +91,20 @@ struct PolicyParser {
         for entry in entries where entry.key != ATSKey.appTransportSecurity {
             let path = PolicyKeyPath([entry.key])
             if let raw = XcodeDisplayName.rawKey(for: entry.key) {
-                noteDisplayName(entry, raw: raw, at: path, effect: raw == ATSKey.appTransportSecurity
-                    ? "so this whole dictionary is ignored and every host gets the ATS defaults"
-                    : "and at the top level of the Info.plist it would not be read anyway (move it into NSAppTransportSecurity)")
+                let hasRealBlock = entries.contains { $0.key == ATSKey.appTransportSecurity }
+                if raw != ATSKey.appTransportSecurity {
+                    noteDisplayName(
+                        entry, raw: raw, at: path, effect: "and at the top level of the Info.plist it would not be read anyway",
+                        move: "move it into the NSAppTransportSecurity dictionary")
+                } else if hasRealBlock {
+                    noteDisplayName(
+                        entry, raw: raw, at: path,
+                        effect: "so this whole dictionary is ignored; only the NSAppTransportSecurity block is read",
+                        fix: "merge what you need from it into the NSAppTransportSecurity block, then delete it")
+                } else {
+                    noteDisplayName(
+                        entry, raw: raw, at: path, effect: "so this whole dictionary is ignored and every host gets the ATS defaults")
+                }
             } else if ATSKey.globalKeys.contains(entry.key) {
                 note(
                     .error, "misplaced_key", path,
@@ -285,20 +296,29 @@ struct PolicyParser {
     }
 
     /// A key written as Xcode displays it rather than as ATS reads it.
-    mutating func noteDisplayName(_ entry: PropertyListEntry, raw: String, at path: PolicyKeyPath, effect: String) {
+    /// - Parameters:
+    ///   - move: where the key belongs when this is not its place, added to the rename.
+    ///   - fix: a fix other than the rename.
+    mutating func noteDisplayName(
+        _ entry: PropertyListEntry, raw: String, at path: PolicyKeyPath, effect: String, move: String? = nil,
+        fix: String? = nil
+    ) {
         note(
             .error, "display_name", path,
             "\"\(entry.key)\" is Xcode's display name for \(raw), not the key itself: ATS reads only \(raw), "
                 + effect,
-            fix: "rename it to \(raw) (Xcode's Raw Keys & Values view shows the real names)", at: entry.keyLocation)
+            fix: fix ?? "rename it to \(raw)" + (move.map { " and \($0)" } ?? "")
+                + " (Xcode's Raw Keys & Values view shows the real names)",
+            at: entry.keyLocation)
     }
 
     mutating func reportUnknownGlobalKey(_ entry: PropertyListEntry, at path: PolicyKeyPath) {
         if let raw = XcodeDisplayName.rawKey(for: entry.key) {
-            let effect = ATSKey.globalKeys.contains(raw)
-                ? "so this setting is ignored"
-                : "so this setting is ignored (and \(raw) belongs in an NSExceptionDomains entry, not here)"
-            noteDisplayName(entry, raw: raw, at: path, effect: effect)
+            let global = ATSKey.globalKeys.contains(raw)
+            let pin = raw == ATSKey.pinnedCAIdentities || raw == ATSKey.pinnedLeafIdentities
+            noteDisplayName(
+                entry, raw: raw, at: path, effect: "so this setting is ignored",
+                move: global ? nil : pin ? "move it into an NSPinnedDomains entry" : "move it into an NSExceptionDomains entry")
             return
         }
         if ATSKey.domainKeys.contains(entry.key) || ATSKey.legacyDomainKeys.contains(where: { $0.legacy == entry.key }) {
