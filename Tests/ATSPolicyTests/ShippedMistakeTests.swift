@@ -172,7 +172,7 @@ struct ShippedMistakeTests {
             label: "an entry with only an ignored legacy key under NSAllowsArbitraryLoads",
             fixture: "stricter-than-unlisted", code: "stricter_than_unlisted", severity: .warning,
             path: #"NSAppTransportSecurity.NSExceptionDomains["assets.example-cdn.net"]"#, line: 19,
-            says: ["only other keys, NSTemporaryExceptionAllowsInsecureHTTPLoads, ATS ignores",
+            says: ["holding only NSIncludesSubdomains and keys ATS ignores (NSTemporaryExceptionAllowsInsecureHTTPLoads)",
                    "full ATS back on for assets.example-cdn.net and its subdomains"],
             fix: "NSExceptionAllowsInsecureHTTPLoads = YES", fixed: "stricter-than-unlisted-fixed", intent: stricterIntent),
         // Class 7: keys written as Xcode's plist editor displays them, by a generator script.

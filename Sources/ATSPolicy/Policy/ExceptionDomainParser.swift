@@ -50,9 +50,12 @@ extension PolicyParser {
             // A key that never matches (a wildcard, a port) tightens nothing; it has its own finding.
             guard !findings.contains(where: { $0.code == "never_matches" && $0.path == path }) else { continue }
             let ignored = listed.keys.filter { $0 != ATSKey.includesSubdomains }
+            let ignoredList = ignored.joined(separator: ", ")
             let how = ignored.isEmpty
-                ? "an empty entry"
-                : "an entry whose only other keys, \(ignored.joined(separator: ", ")), ATS ignores"
+                ? (exception.includesSubdomains ? "an entry holding only NSIncludesSubdomains" : "an empty entry")
+                : listed.keys.contains(ATSKey.includesSubdomains)
+                    ? "an entry holding only NSIncludesSubdomains and keys ATS ignores (\(ignoredList))"
+                    : "an entry holding only keys ATS ignores (\(ignoredList))"
             let scope = exception.includesSubdomains ? "\(exception.key) and its subdomains" : exception.key
             // The empty-entry note says less than this; one finding per mistake.
             findings.removeAll { $0.code == "empty_exception" && $0.path == path }
@@ -397,8 +400,8 @@ extension PolicyParser {
         }
         if current == ATSKey.minimumTLSVersion, !modernPresent, !Self.isTLSVersionString(entry.value.value) {
             let repaired = KeyRepair.tlsVersionFix(for: entry.value.value)
-            message += "; its value, \(describe(entry.value.value)), is not a TLS version ATS accepts either, so renamed "
-                + "as it is the floor would stay at TLSv1.2"
+            message += "; its value, \(describe(entry.value.value)), is not a TLS version ATS accepts either: renamed "
+                + "with that value, the floor would stay at TLSv1.2"
             fix += readInstead == nil ? " and " + repaired : ", then " + repaired
         }
         note(read && !modernPresent ? .info : .warning, "legacy_key", path, message, fix: fix, at: entry.keyLocation)
