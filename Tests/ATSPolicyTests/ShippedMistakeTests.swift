@@ -270,6 +270,23 @@ struct ShippedMistakeTests {
         #expect(policy.summary.lines.contains { $0.contains("adserver.example-ads.com and all its subdomains: cleartext HTTP allowed") })
     }
 
+    @Test("a lost block's pins are named as pins, not as something it allowed", arguments: [false, true])
+    func lostBlockPins(_ withException: Bool) throws {
+        let spki = "<array><dict><key>SPKI-SHA256-BASE64</key><string>C5+lpZ7tcVwmwQIMcRtPbsQtWLABXhQzejna0wHFr8M=</string></dict></array>"
+        let lost = "<key>NSPinnedDomains</key><dict><key>api.example.com</key><dict><key>NSPinnedLeafIdentities</key>\(spki)</dict></dict>"
+            + (withException ? "<key>NSExceptionDomains</key><dict><key>old.example.com</key><dict>"
+                + "<key>NSExceptionAllowsInsecureHTTPLoads</key><true/></dict></dict>" : "")
+        let xml = EveryFixTests.document(
+            "<key>CFBundleIdentifier</key><string>com.example</string><key>NSAppTransportSecurity</key><dict>\(lost)</dict>"
+                + "<key>NSAppTransportSecurity</key><dict/>")
+        for (format, policy) in try BinaryTwin.policies(xml: xml) {
+            let finding = try #require(policy.findings.first { $0.code == "duplicate_key" }, "\(format)")
+            #expect(finding.message.contains("and it would have pinned: api.example.com: leaf key one of 1"), "\(format)")
+            #expect(finding.message.contains("it allows nothing the kept block does not") == !withException, "\(format)")
+            #expect(finding.message.contains("would have allowed: old.example.com: cleartext HTTP allowed") == withException)
+        }
+    }
+
     static let electronIntent = [
         Intent(host: "127.0.0.1", cleartextAllowed: true),
         Intent(host: "localhost", cleartextAllowed: true),

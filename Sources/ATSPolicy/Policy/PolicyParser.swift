@@ -139,18 +139,28 @@ struct PolicyParser {
             // A scratch parser: the lost block's own findings are not ATS's concern, it never reads them.
             var scratch = PolicyParser(settings: settings)
             scratch.parseATSDictionary(loser.value, at: PolicyKeyPath([ATSKey.appTransportSecurity]), into: &lost)
-            // Only what the lost block allows beyond the kept one: its exceptions and pins, ATS off for
-            // some client, or exempt local hosts; not the ways in which it was stricter.
-            let allowed = lost.summary.lines.dropFirst()
-                .filter { line in
-                    guard !kept.contains(line), !line.hasSuffix(":") else { return false }
-                    return line.hasPrefix("  ") || line.contains("ATS off")
-                        || (line.contains("exempt from ATS") && !keptExemptsLocalHosts)
+            // Only what the lost block sets beyond the kept one: what it allows (its exceptions, ATS off
+            // for some client, exempt local hosts), and apart from that its pins, which restrict; not the
+            // ways in which it was merely stricter than the kept block.
+            var allowed: [String] = []
+            var pinned: [String] = []
+            var inPins = false
+            for line in lost.summary.lines.dropFirst() {
+                if line.hasPrefix("Pinned domains") { inPins = true }
+                guard !kept.contains(line), !line.hasSuffix(":") else { continue }
+                let text = line.trimmingCharacters(in: " ").dropLastPeriod
+                if inPins, line.hasPrefix("  ") {
+                    pinned.append(text)
+                } else if line.hasPrefix("  ") || line.contains("ATS off")
+                    || (line.contains("exempt from ATS") && !keptExemptsLocalHosts)
+                {
+                    allowed.append(text)
                 }
-                .map { $0.trimmingCharacters(in: " ").dropLastPeriod }
-            let what = allowed.isEmpty
+            }
+            var what = allowed.isEmpty
                 ? "it allows nothing the kept block does not"
                 : "it would have allowed: " + allowed.joined(separator: "; ")
+            if !pinned.isEmpty { what += "; and it would have pinned: " + pinned.joined(separator: "; ") }
             note(
                 .warning, "duplicate_key", PolicyKeyPath([ATSKey.appTransportSecurity]),
                 "NSAppTransportSecurity appears \(blocks.count) times at the top level of the Info.plist: the last one "
