@@ -181,6 +181,8 @@ struct EveryFixTests {
             xml: "<key>NSPinnedDomains</key><array/>", fixed: pin("a.com")),
         Row(label: "misspelt pin key", code: "unknown_key", fix: "did you mean NSPinnedLeafIdentities?",
             xml: pin("a.com", "<key>NSPinnedLeafIdentites</key>" + spki), fixed: pin("a.com")),
+        Row(label: "display name in a pinned domain", code: "display_name", fix: "rename it to NSPinnedCAIdentities",
+            xml: pin("a.com", "<key>Pinned CA Identities</key>" + spki), fixed: pin("a.com", "<key>NSPinnedCAIdentities</key>" + spki)),
         Row(label: "pin without identities", code: "pin_without_identities", fix: "add the SPKI hashes",
             xml: pin("a.com", ""), fixed: pin("a.com")),
         Row(label: "wildcard pin key", code: "never_matches", fix: "write a.com", xml: pin("*.a.com"), fixed: pin("a.com")),
