@@ -12,8 +12,13 @@ extension PolicyParser {
             return
         }
         reportDuplicates(domains, at: path)
-        for domain in lastOfEach(domains) {
+        let kept = lastOfEach(domains)
+        for (index, domain) in kept.enumerated() {
             let domainPath = path.appending(domain.key)
+            if let meant = Self.atsKeyMeant(by: domain.key) {
+                noteKeyAmongDomains(domain, meant: meant, neighbour: Self.neighbourDomain(of: index, in: kept), at: domainPath)
+                continue
+            }
             guard case .dictionary(let keys) = domain.value.value else {
                 note(
                     .error, "entry_not_dictionary", domainPath,
@@ -25,8 +30,100 @@ extension PolicyParser {
             }
             var exception = parseExceptionKeys(keys, for: domain, at: domainPath)
             exception.key = domain.key
+            listedDomains[domain.key] = (domain.keyLocation, lastOfEach(keys).map(\.key))
             add(exception, keyLocation: domain.keyLocation, at: domainPath, to: &table)
         }
+    }
+
+    /// Under an honoured `NSAllowsArbitraryLoads` every unlisted host has ATS off, and a listed host
+    /// gets only its own entry (spec §1.3). An entry that is empty, or holds nothing but
+    /// `NSIncludesSubdomains` and keys ATS ignores (a legacy key, a typo), therefore switches full ATS
+    /// back on for that host: almost always the opposite of what listing it was for. Entries with
+    /// real settings are left alone, as tightening a host on purpose is a documented use.
+    mutating func noteStricterThanUnlisted(_ policy: TransportSecurityPolicy, base: PolicyKeyPath) {
+        guard policy.allowsArbitraryLoads.isTrue, !policy.isArbitraryLoadsCancelled else { return }
+        for exception in policy.exceptions.entries where !exception.isBuiltIn {
+            guard exception.keysInEffect.allSatisfy({ $0 == ATSKey.includesSubdomains }),
+                let listed = listedDomains[exception.key]
+            else { continue }
+            let path = base.appending(ATSKey.exceptionDomains).appending(exception.key)
+            // A key that never matches (a wildcard, a port) tightens nothing; it has its own finding.
+            guard !findings.contains(where: { $0.code == "never_matches" && $0.path == path }) else { continue }
+            let ignored = listed.keys.filter { $0 != ATSKey.includesSubdomains }
+            let ignoredList = ignored.joined(separator: ", ")
+            let how = ignored.isEmpty
+                ? (exception.includesSubdomains ? "an entry holding only NSIncludesSubdomains" : "an empty entry")
+                : listed.keys.contains(ATSKey.includesSubdomains)
+                    ? "an entry holding only NSIncludesSubdomains and keys ATS ignores (\(ignoredList))"
+                    : "an entry holding only keys ATS ignores (\(ignoredList))"
+            let scope = exception.includesSubdomains ? "\(exception.key) and its subdomains" : exception.key
+            // The empty-entry note says less than this; one finding per mistake.
+            findings.removeAll { $0.code == "empty_exception" && $0.path == path }
+            note(
+                .warning, "stricter_than_unlisted", path,
+                "listing \(PolicyKeyPath.quoted(exception.key)) with \(how) turns full ATS back on for \(scope): "
+                    + "http:// is blocked and HTTPS needs TLS 1.2+, forward secrecy and ATS-strength certificates, "
+                    + "while every host you did not list has ATS off (NSAllowsArbitraryLoads): the listing makes it "
+                    + "stricter than unlisted hosts",
+                fix: "if it should be as open as unlisted hosts, remove the entry; to allow only http://, write "
+                    + "NSExceptionAllowsInsecureHTTPLoads = YES in it",
+                at: listed.location)
+        }
+    }
+
+    /// The ATS key a key of `NSExceptionDomains` spells, exactly or one slip away (a letter, a case):
+    /// such a key was meant for a domain's dictionary or for `NSAppTransportSecurity`, not as a host.
+    /// Host names never start with `NS` and a capital, so this cannot swallow a real host.
+    static func atsKeyMeant(by key: String) -> String? {
+        let names = ATSKey.domainKeys + ATSKey.legacyDomainKeys.map(\.legacy) + ATSKey.globalKeys + ATSKey.pinKeys
+        if names.contains(key) { return key }
+        if let raw = XcodeDisplayName.rawKey(for: key) { return raw }
+        guard key.hasPrefix("NS") || key.hasPrefix("ns") else { return nil }
+        return names.first { KeySuggestions.editDistance(key.lowercased(), $0.lowercased()) <= 1 }
+            ?? KeySuggestions.closest(to: key, among: names)
+    }
+
+    /// The host entry a stray key most likely belongs to: the dictionary entry written just before
+    /// it (generators and hand edits close a domain's `<dict>` one key too early), else the next one.
+    static func neighbourDomain(of index: Int, in domains: [PropertyListEntry]) -> String? {
+        func isHost(_ entry: PropertyListEntry) -> Bool {
+            if case .dictionary = entry.value.value, atsKeyMeant(by: entry.key) == nil { return true }
+            return false
+        }
+        return domains[..<index].last(where: isHost)?.key ?? domains[(index + 1)...].first(where: isHost)?.key
+    }
+
+    /// An ATS key written straight inside `NSExceptionDomains`: Apple reads it as a host named like
+    /// the key, skips it (its value is not a dictionary, or the capitals never match), and so the
+    /// setting is lost. Say where it belongs rather than calling it a host.
+    private mutating func noteKeyAmongDomains(
+        _ entry: PropertyListEntry, meant: String, neighbour: String?, at path: PolicyKeyPath
+    ) {
+        let legacyCurrent = ATSKey.legacyDomainKeys.first { $0.legacy == meant }?.current
+        let isGlobal = ATSKey.globalKeys.contains(meant)
+        let what = isGlobal ? "a key of NSAppTransportSecurity" : "a key of an exception domain's dictionary"
+        var message = entry.key == meant
+            ? "\(entry.key) is \(what), not a host"
+            : XcodeDisplayName.rawKey(for: entry.key) == meant
+                ? "\"\(entry.key)\" is Xcode's display name for \(meant), \(what), not a host"
+                : "\(entry.key) is a misspelling of \(meant), \(what), not a host"
+        message += ": written directly inside NSExceptionDomains it is misplaced, ATS takes it for a host entry "
+            + "that never matches, and the setting is lost"
+        if let legacyCurrent { message += "; \(meant) is also a legacy key ATS no longer reads (now \(legacyCurrent))" }
+        let name = legacyCurrent ?? meant
+        let rename = name == entry.key ? "" : " and name it \(name)"
+        let fix: String
+        if isGlobal {
+            fix = "move it up into the NSAppTransportSecurity dictionary\(rename)"
+        } else if meant == ATSKey.pinnedCAIdentities || meant == ATSKey.pinnedLeafIdentities {
+            // Pins only work under NSPinnedDomains, never in an exception entry.
+            fix = "move it into NSPinnedDomains[\(PolicyKeyPath.quoted(neighbour ?? "host"))]\(rename)"
+        } else if let neighbour {
+            fix = "move it into the dictionary of \(PolicyKeyPath.quoted(neighbour))\(rename)"
+        } else {
+            fix = "move it into a host's dictionary (<key>host</key><dict>…</dict>) in NSExceptionDomains\(rename)"
+        }
+        note(.error, "misplaced_key", path, message, fix: fix, at: entry.keyLocation)
     }
 
     /// Files the entry under a name, an address or a range, and notes keys that can never match.
@@ -151,6 +248,19 @@ extension PolicyParser {
                 .warning, "trailing_dot", path,
                 "\"\(key)\" ends with a dot, so it matches only hosts written with a trailing dot, not \(key.dropLast())",
                 fix: "write \(key.dropLast()) unless that is what you mean", at: location)
+        } else if key == "localhost", settings.osProfile.exemptsLocalHosts {
+            // Not a top-level domain worth a warning: the surprise is that listing it at all replaces
+            // the local-host exemption (spec §2.5: an exception beats the local default).
+            guard !exception.allowsInsecureHTTPLoads else { return }
+            note(
+                .warning, "local_host_listed", path,
+                "listing \"localhost\" takes it out of the local-host exemption: unlisted, an iPhone exempts it from "
+                    + "ATS (an unqualified name); listed, it gets this entry, which does not allow insecure loads, so "
+                    + "http://localhost is blocked and HTTPS to it needs full ATS"
+                    + (exception.includesSubdomains
+                        ? "; NSIncludesSubdomains only extends the same to names under localhost" : ""),
+                fix: "add NSExceptionAllowsInsecureHTTPLoads = YES to the entry, or remove the entry (localhost is "
+                    + "exempt without it)", at: location)
         } else if !key.contains("."), exception.includesSubdomains {
             note(
                 .warning, "whole_tld", path,
@@ -174,25 +284,28 @@ extension PolicyParser {
                     + "(such as NSAllowsArbitraryLoads) applies to it", at: domain.value.location)
         }
         let legacy = keys.filter { entry in ATSKey.legacyDomainKeys.contains { $0.legacy == entry.key } }
-        for entry in legacy {
-            guard let current = ATSKey.legacyDomainKeys.first(where: { $0.legacy == entry.key })?.current else { continue }
-            let honoured = settings.legacyKeys == .honor
-            note(
-                honoured ? .info : .warning, "legacy_key", path.appending(entry.key),
-                honoured
-                    ? "\(entry.key) is a legacy key, read as \(current) because legacy_keys = honor"
-                    : "\(entry.key) is a legacy key that ATS no longer reads: it has no effect",
-                fix: "rename it to \(current)", at: entry.keyLocation)
-        }
+        let modern = Set(keys.map(\.key).filter { ATSKey.domainKeys.contains($0) })
         // Honoured aliases apply only where the NSException* key is absent; among aliases of one
         // setting, the order of `legacyDomainKeys` decides, not the file's (dictionaries have none).
+        var read: Set<String> = []
         if settings.legacyKeys == .honor {
-            var settled = Set(keys.map(\.key).filter { ATSKey.domainKeys.contains($0) })
+            var settled = modern
             for (legacyName, current) in ATSKey.legacyDomainKeys where !settled.contains(current) {
                 guard let entry = legacy.first(where: { $0.key == legacyName }) else { continue }
                 apply(entry, as: current, at: path.appending(entry.key), to: &exception)
                 settled.insert(current)
+                read.insert(legacyName)
             }
+        }
+        func modernName(_ legacyName: String) -> String? {
+            ATSKey.legacyDomainKeys.first { $0.legacy == legacyName }?.current
+        }
+        for entry in legacy {
+            guard let current = modernName(entry.key) else { continue }
+            let readInstead = read.first { $0 != entry.key && modernName($0) == current }
+            noteLegacyKey(
+                entry, current: current, read: read.contains(entry.key), modern: keys.first { $0.key == current },
+                readInstead: readInstead, at: path.appending(entry.key))
         }
         for entry in keys {
             let entryPath = path.appending(entry.key)
@@ -210,6 +323,19 @@ extension PolicyParser {
                     .error, "misplaced_key", entryPath,
                     "\(entry.key) belongs in NSPinnedDomains: inside an exception domain it pins nothing",
                     fix: "move it to NSPinnedDomains[\"\(domain.key)\"]", at: entry.keyLocation)
+            } else if let raw = XcodeDisplayName.rawKey(for: entry.key) {
+                let pin = raw == ATSKey.pinnedCAIdentities || raw == ATSKey.pinnedLeafIdentities
+                noteDisplayName(
+                    entry, raw: raw, at: entryPath, effect: "so this setting is ignored",
+                    move: ATSKey.domainKeys.contains(raw)
+                        ? nil : pin ? "move it to NSPinnedDomains[\(PolicyKeyPath.quoted(domain.key))]"
+                        : "move it to the top level of NSAppTransportSecurity")
+            } else if Self.isHTTPSBetaKey(entry.key) {
+                note(
+                    .warning, "obsolete_key", entryPath,
+                    "\(entry.key) is an obsolete iOS 9 beta key (about HTTPS, not http://) that ATS does not read: it has "
+                        + "no effect; it is not a misspelling of NSExceptionAllowsInsecureHTTPLoads, which allows http://",
+                    fix: "remove it", at: entry.keyLocation)
             } else {
                 let suggestion = KeySuggestions.closest(
                     to: entry.key, among: ATSKey.domainKeys + ATSKey.legacyDomainKeys.map(\.legacy))
@@ -221,6 +347,95 @@ extension PolicyParser {
             }
         }
         return exception
+    }
+
+    /// `NS[Temporary][ThirdParty]ExceptionAllowsInsecureHTTPSLoads`: names from the iOS 9 betas, one
+    /// letter from a real key, so the edit-distance suggestion would wrongly call them typos.
+    static func isHTTPSBetaKey(_ key: String) -> Bool {
+        guard key.hasPrefix("NS"), key.hasSuffix("ExceptionAllowsInsecureHTTPSLoads") else { return false }
+        let middle = key.dropFirst(2).dropLast("ExceptionAllowsInsecureHTTPSLoads".count)
+        return ["", "Temporary", "ThirdParty", "TemporaryThirdParty"].contains(String(middle))
+    }
+
+    /// A legacy key (spec §1.2). The fix must leave a valid, uncontradicted policy: when the
+    /// NSException* key is also set it wins (in Apple's parser, which reads no legacy key, and under
+    /// legacy_keys = honor alike), so the legacy key should simply go; and renaming must not carry an
+    /// invalid TLS version string such as electron-builder's "1.0" over to the real key.
+    ///
+    /// When both keys are set with different values (an SDK's install notes pasted next to the app's
+    /// own entry), that is a contradiction in the file whatever ATS reads: name it, and the value an
+    /// iPhone uses, the NSException* key's (spec, "Decisions": it wins under honor too).
+    private mutating func noteLegacyKey(
+        _ entry: PropertyListEntry, current: String, read: Bool, modern: PropertyListEntry?, readInstead: String?,
+        at path: PolicyKeyPath
+    ) {
+        let honor = settings.legacyKeys == .honor
+        let modernPresent = modern != nil
+        var message: String
+        var fix = "rename it to \(current)"
+        if let modern, !Self.sameSetting(modern.value.value, entry.value.value) {
+            let used = Self.plistText(modern.value.value)
+            note(
+                .warning, "contradictory_keys", path,
+                "\(current) = \(used) and \(entry.key) = \(Self.plistText(entry.value.value)) contradict each other in "
+                    + "this dictionary: an iPhone uses \(used), from \(current) ("
+                    + (honor ? "it wins even with legacy_keys = honor" : "ATS no longer reads the legacy key") + ")",
+                fix: "remove \(entry.key); if \(Self.plistText(entry.value.value)) is what the host needs, write it in \(current)",
+                at: entry.keyLocation)
+            return
+        }
+        if modernPresent {
+            message = "\(entry.key) is a legacy key, and \(current) is also set in this dictionary: \(current) wins"
+                + (honor ? " even with legacy_keys = honor" : " (ATS no longer reads the legacy key)")
+                + ", so \(entry.key) has no effect"
+            fix = "remove \(entry.key) (\(current) is already set here)"
+        } else if let readInstead {
+            message = "\(entry.key) is a legacy key; with legacy_keys = honor \(readInstead) is read for \(current) "
+                + "instead, so \(entry.key) has no effect"
+            fix = "remove both and write \(current)"
+        } else if read {
+            message = "\(entry.key) is a legacy key, read as \(current) because legacy_keys = honor"
+        } else {
+            message = "\(entry.key) is a legacy key that ATS no longer reads: it has no effect"
+        }
+        if current == ATSKey.minimumTLSVersion, !modernPresent, !Self.isTLSVersionString(entry.value.value) {
+            let repaired = KeyRepair.tlsVersionFix(for: entry.value.value)
+            message += "; its value, \(describe(entry.value.value)), is not a TLS version ATS accepts either: renamed "
+                + "with that value, the floor would stay at TLSv1.2"
+            fix += readInstead == nil ? " and " + repaired : ", then " + repaired
+        }
+        note(read && !modernPresent ? .info : .warning, "legacy_key", path, message, fix: fix, at: entry.keyLocation)
+    }
+
+    /// Whether two values set a key the same way as ATS reads them (`<true/>` and `<integer>1</integer>`
+    /// alike; any other number is NO).
+    static func sameSetting(_ a: PropertyListValue, _ b: PropertyListValue) -> Bool {
+        func asBool(_ value: PropertyListValue) -> Bool? {
+            switch value {
+            case .bool(let flag): flag
+            case .integer(let number): number == 1
+            case .unsignedInteger(let number): number == 1
+            case .real(let number): number == 1
+            default: nil
+            }
+        }
+        if let x = asBool(a), let y = asBool(b) { return x == y }
+        return a == b
+    }
+
+    /// A value as Xcode's plist editor shows it: YES/NO, a string's text, else its type.
+    static func plistText(_ value: PropertyListValue) -> String {
+        switch value {
+        case .bool(let flag): flag ? "YES" : "NO"
+        case .string(let text): "\"\(text)\""
+        case .integer(let number): "\(number)"
+        default: value.typeNameWithArticle
+        }
+    }
+
+    static func isTLSVersionString(_ value: PropertyListValue) -> Bool {
+        guard case .string(let text) = value else { return false }
+        return ["TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3", "DTLSv1.0", "DTLSv1.2"].contains(text)
     }
 
     /// Applies one key's value to the entry; `name` is the `NSException*` key it stands for.

@@ -33,6 +33,10 @@ extension PolicyParser {
                 case ATSKey.pinnedCAIdentities:
                     pinned.caIdentities = identities(key, at: keyPath)
                 default:
+                    if let raw = XcodeDisplayName.rawKey(for: key.key), ATSKey.pinKeys.contains(raw) {
+                        noteDisplayName(key, raw: raw, at: keyPath, effect: "so this setting is ignored")
+                        continue
+                    }
                     let suggestion = KeySuggestions.closest(to: key.key, among: ATSKey.pinKeys)
                     note(
                         .warning, "unknown_key", keyPath, "\(key.key) is not a key of a pinned domain: ignored",

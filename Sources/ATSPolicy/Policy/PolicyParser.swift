@@ -29,6 +29,7 @@ extension TransportSecurityPolicy {
             hasATSDictionary = true
             parser.checkInfoPlistTopLevel(rootEntries)
             parser.parseATSDictionary(ats.value, at: basePath, into: &self)
+            parser.reportRepeatedATSBlocks(rootEntries, winner: ats, winnerSummary: summary.lines)
         } else if PolicyParser.looksLikeATSDictionary(rootEntries) {
             rootKind = .atsDictionary
             hasATSDictionary = true
@@ -52,6 +53,11 @@ extension TransportSecurityPolicy {
 struct PolicyParser {
     let settings: PolicySettings
     var findings: [Finding] = []
+    /// Where each global key of the ATS dictionary was written (the copy that counts), for findings
+    /// about one key that name another's line.
+    var globalKeyLocations: [String: SourceLocation] = [:]
+    /// Each `NSExceptionDomains` entry read as a host: where its key is and the keys its dictionary holds.
+    var listedDomains: [String: (location: SourceLocation, keys: [String])] = [:]
 
     init(settings: PolicySettings) { self.settings = settings }
 
@@ -84,7 +90,22 @@ struct PolicyParser {
     mutating func checkInfoPlistTopLevel(_ entries: [PropertyListEntry]) {
         for entry in entries where entry.key != ATSKey.appTransportSecurity {
             let path = PolicyKeyPath([entry.key])
-            if ATSKey.globalKeys.contains(entry.key) {
+            if let raw = XcodeDisplayName.rawKey(for: entry.key) {
+                let hasRealBlock = entries.contains { $0.key == ATSKey.appTransportSecurity }
+                if raw != ATSKey.appTransportSecurity {
+                    noteDisplayName(
+                        entry, raw: raw, at: path, effect: "and at the top level of the Info.plist it would not be read anyway",
+                        move: "move it into the NSAppTransportSecurity dictionary")
+                } else if hasRealBlock {
+                    noteDisplayName(
+                        entry, raw: raw, at: path,
+                        effect: "so this whole dictionary is ignored; only the NSAppTransportSecurity block is read",
+                        fix: "merge what you need from it into the NSAppTransportSecurity block, then delete it")
+                } else {
+                    noteDisplayName(
+                        entry, raw: raw, at: path, effect: "so this whole dictionary is ignored and every host gets the ATS defaults")
+                }
+            } else if ATSKey.globalKeys.contains(entry.key) {
                 note(
                     .error, "misplaced_key", path,
                     "\(entry.key) is at the top level of the Info.plist, where ATS does not read it",
@@ -97,6 +118,58 @@ struct PolicyParser {
         }
     }
 
+    /// Two `NSAppTransportSecurity` keys at the root of an Info.plist (a plugin or a merge appending
+    /// its own block): CoreFoundation keeps the last, as for every duplicate key, so each earlier
+    /// block is lost whole. Each loser gets a finding at its own line saying which block wins and what
+    /// the lost block would have allowed, from the difference between the two blocks' summaries.
+    mutating func reportRepeatedATSBlocks(
+        _ rootEntries: [PropertyListEntry], winner: PropertyListEntry, winnerSummary: [String]
+    ) {
+        let blocks = rootEntries.filter { $0.key == ATSKey.appTransportSecurity }
+        guard blocks.count > 1 else { return }
+        let kept = Set(winnerSummary)
+        let keptExemptsLocalHosts = winnerSummary.contains { $0.contains("exempt from ATS") }
+        // A binary plist stores the key string once, so only the values tell two blocks apart there.
+        func position(_ block: PropertyListEntry) -> SourceLocation {
+            block.keyLocation.line != nil ? block.keyLocation : block.value.location
+        }
+        for loser in blocks.dropLast() {
+            var lost = TransportSecurityPolicy(settings: settings)
+            lost.hasATSDictionary = true
+            // A scratch parser: the lost block's own findings are not ATS's concern, it never reads them.
+            var scratch = PolicyParser(settings: settings)
+            scratch.parseATSDictionary(loser.value, at: PolicyKeyPath([ATSKey.appTransportSecurity]), into: &lost)
+            // Only what the lost block sets beyond the kept one: what it allows (its exceptions, ATS off
+            // for some client, exempt local hosts), and apart from that its pins, which restrict; not the
+            // ways in which it was merely stricter than the kept block.
+            var allowed: [String] = []
+            var pinned: [String] = []
+            var inPins = false
+            for line in lost.summary.lines.dropFirst() {
+                if line.hasPrefix("Pinned domains") { inPins = true }
+                guard !kept.contains(line), !line.hasSuffix(":") else { continue }
+                let text = line.trimmingCharacters(in: " ").dropLastPeriod
+                if inPins, line.hasPrefix("  ") {
+                    pinned.append(text)
+                } else if line.hasPrefix("  ") || line.contains("ATS off")
+                    || (line.contains("exempt from ATS") && !keptExemptsLocalHosts)
+                {
+                    allowed.append(text)
+                }
+            }
+            var what = allowed.isEmpty
+                ? "it allows nothing the kept block does not"
+                : "it would have allowed: " + allowed.joined(separator: "; ")
+            if !pinned.isEmpty { what += "; and it would have pinned: " + pinned.joined(separator: "; ") }
+            note(
+                .warning, "duplicate_key", PolicyKeyPath([ATSKey.appTransportSecurity]),
+                "NSAppTransportSecurity appears \(blocks.count) times at the top level of the Info.plist: the last one "
+                    + "counts (\(position(winner))), so this block (\(position(loser))) is ignored whole; " + what,
+                fix: "merge the keys you need into the block at \(position(winner)) and delete this one",
+                at: position(loser))
+        }
+    }
+
     mutating func parseATSDictionary(
         _ node: PropertyListNode, at base: PolicyKeyPath, into policy: inout TransportSecurityPolicy
     ) {
@@ -104,6 +177,7 @@ struct PolicyParser {
         reportDuplicates(entries, at: base)
         for entry in lastOfEach(entries) {
             let path = base.appending(entry.key)
+            globalKeyLocations[entry.key] = entry.keyLocation
             switch entry.key {
             case ATSKey.allowsArbitraryLoads:
                 policy.allowsArbitraryLoads = globalBool(entry, at: path)
@@ -133,6 +207,7 @@ struct PolicyParser {
             }
         }
         noteArbitraryLoadsCancelling(policy, base: base)
+        noteStricterThanUnlisted(policy, base: base)
     }
 
     // MARK: - Global keys
@@ -171,30 +246,38 @@ struct PolicyParser {
     }
 
     /// The iOS 10+ rule that surprises everyone: any of three keys, whatever its value, turns
-    /// `NSAllowsArbitraryLoads = YES` off (spec §2.1). With the narrow keys set to YES this is Apple's
-    /// documented pattern (the broad key is for iOS 9) and worth a note; a narrow key set to NO
-    /// cancels it for nothing, which is a mistake.
+    /// `NSAllowsArbitraryLoads = YES` off (spec §2.1). Even Apple's documented pattern (the broad key
+    /// for iOS 9, a narrow key for iOS 10+) leaves every public `http://` load blocked on a current
+    /// iPhone, which is what apps shipping it rarely expect: a warning, so `--strict` fails, naming
+    /// the lines of both keys. The ios9 profile has no cancellers (the narrow keys did not exist).
     mutating func noteArbitraryLoadsCancelling(_ policy: TransportSecurityPolicy, base: PolicyKeyPath) {
         let cancellers = policy.arbitraryLoadsCancellers
         guard policy.allowsArbitraryLoads.isTrue, !cancellers.isEmpty else { return }
-        let falseCancellers = cancellers.filter { key in
+        func written(_ key: String) -> String {
+            let location = globalKeyLocations[key] ?? .unknown
+            return location == .unknown ? key : "\(key) (\(location))"
+        }
+        let list = cancellers.map(written).joined(separator: " and ")
+        let setToNo = cancellers.filter { key in
             switch key {
             case ATSKey.allowsArbitraryLoadsForMedia: policy.allowsArbitraryLoadsForMedia == .present(false)
             case ATSKey.allowsArbitraryLoadsInWebContent: policy.allowsArbitraryLoadsInWebContent == .present(false)
             default: policy.allowsLocalNetworking == .present(false)
             }
         }
-        let list = cancellers.joined(separator: " and ")
+        let noNote = setToNo.isEmpty
+            ? ""
+            : "; \(setToNo.joined(separator: " and ")) set to NO allows nothing and only does the cancelling"
         note(
-            falseCancellers.isEmpty ? .info : .warning, "arbitrary_loads_cancelled", base.appending(ATSKey.allowsArbitraryLoads),
-            "NSAllowsArbitraryLoads is ignored on iOS 10 and later because \(list) "
-                + (cancellers.count == 1 ? "is" : "are") + " present (whatever the value): it only takes effect on "
-                + "iOS 9; public hosts without an exception get full ATS, and http:// to them is blocked",
-            fix: falseCancellers.isEmpty
-                ? nil
-                : "remove \(falseCancellers.joined(separator: " and ")) (set to NO, it only cancels NSAllowsArbitraryLoads), "
-                    + "or add NSExceptionDomains entries for the hosts that need exceptions",
-            at: .unknown)
+            .warning, "arbitrary_loads_cancelled", base.appending(ATSKey.allowsArbitraryLoads),
+            "\(written(ATSKey.allowsArbitraryLoads)) is ignored on iOS 10 and later because \(list) "
+                + (cancellers.count == 1 ? "is" : "are") + " present (whatever the value): on an iPhone every http:// "
+                + "load to a public host without an exception is blocked (error -1022), and HTTPS to those hosts "
+                + "needs full ATS (TLS 1.2+, forward secrecy); only iOS 9 reads NSAllowsArbitraryLoads" + noNote,
+            fix: "to allow http:// to every host, remove \(cancellers.joined(separator: " and ")) "
+                + "(NSAllowsArbitraryLoads alone also covers web views, media and local hosts); to keep ATS for "
+                + "public hosts, remove NSAllowsArbitraryLoads instead",
+            at: globalKeyLocations[ATSKey.allowsArbitraryLoads] ?? .unknown)
     }
 
     mutating func niapPackage(_ entry: PropertyListEntry, at path: PolicyKeyPath) -> NIAPPackage? {
@@ -222,7 +305,32 @@ struct PolicyParser {
         return package
     }
 
+    /// A key written as Xcode displays it rather than as ATS reads it.
+    /// - Parameters:
+    ///   - move: where the key belongs when this is not its place, added to the rename.
+    ///   - fix: a fix other than the rename.
+    mutating func noteDisplayName(
+        _ entry: PropertyListEntry, raw: String, at path: PolicyKeyPath, effect: String, move: String? = nil,
+        fix: String? = nil
+    ) {
+        note(
+            .error, "display_name", path,
+            "\"\(entry.key)\" is Xcode's display name for \(raw), not the key itself: ATS reads only \(raw), "
+                + effect,
+            fix: fix ?? "rename it to \(raw)" + (move.map { " and \($0)" } ?? "")
+                + " (Xcode's Raw Keys & Values view shows the real names)",
+            at: entry.keyLocation)
+    }
+
     mutating func reportUnknownGlobalKey(_ entry: PropertyListEntry, at path: PolicyKeyPath) {
+        if let raw = XcodeDisplayName.rawKey(for: entry.key) {
+            let global = ATSKey.globalKeys.contains(raw)
+            let pin = raw == ATSKey.pinnedCAIdentities || raw == ATSKey.pinnedLeafIdentities
+            noteDisplayName(
+                entry, raw: raw, at: path, effect: "so this setting is ignored",
+                move: global ? nil : pin ? "move it into an NSPinnedDomains entry" : "move it into an NSExceptionDomains entry")
+            return
+        }
         if ATSKey.domainKeys.contains(entry.key) || ATSKey.legacyDomainKeys.contains(where: { $0.legacy == entry.key }) {
             note(
                 .error, "misplaced_key", path,
@@ -278,4 +386,12 @@ struct PolicyParser {
         }
         return "write <true/> or <false/>"
     }
+}
+
+extension String {
+    fileprivate func trimmingCharacters(in set: Character) -> String {
+        String(drop(while: { $0 == set }).reversed().drop(while: { $0 == set }).reversed())
+    }
+
+    fileprivate var dropLastPeriod: String { hasSuffix(".") ? String(dropLast()) : self }
 }
