@@ -60,43 +60,6 @@ struct LoadURLTests {
 /// to http:// on its own host, to another HTTPS host, and to a host with an old TLS version.
 @Suite("diagnose: a load follows redirects as URLSession does", .startsProcesses(timeLimit: .seconds(60)))
 struct RedirectingLoadTests {
-    /// Two names for 127.0.0.1 in a hosts file, one certificate for both, a TLS origin and a plain
-    /// one (the same Python server, without TLS).
-    final class Servers {
-        let factory: CertificateFactory
-        let tls: TestHTTPOrigin
-        let plain: TestHTTPOrigin
-        let prober: UpstreamProber
-
-        init() throws {
-            factory = try CertificateFactory()
-            try factory.rootCA("root")
-            try factory.certificate(
-                "leaf", issuer: "root",
-                extensions: ["subjectAltName=DNS:shop.example.test,DNS:cdn.example.test", "extendedKeyUsage=serverAuth"])
-            try "127.0.0.1 shop.example.test cdn.example.test\n".write(
-                toFile: factory.path("hosts"), atomically: true, encoding: .utf8)
-            tls = try TestHTTPOrigin(directory: factory.directory, certificate: factory.path("leaf.pem"), key: factory.path("leaf.key"))
-            plain = try TestHTTPOrigin(directory: factory.directory)
-            prober = UpstreamProber(
-                anchors: try TrustAnchors.loading(caFiles: [factory.path("root.pem")], systemRoots: false),
-                hosts: try HostsTable.load(path: factory.path("hosts")), timeout: .seconds(5))
-        }
-
-        /// `https://shop.example.test:PORT/redirect?to=LOCATION`.
-        func redirect(to location: String, status: Int = 301) -> String {
-            let encoded = location.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? location
-            return "https://shop.example.test:\(tls.port)/redirect?to=\(encoded)&status=\(status)"
-        }
-
-        func load(_ url: String, policyXML: String = "") throws -> RedirectingLoad {
-            let policy = try PolicyLoader.load(
-                bytes: Array("<plist version=\"1.0\"><dict>\(policyXML)</dict></plist>".utf8), file: "test.plist")
-            var fetcher = HopFetcher(prober: prober, policy: policy)
-            return RedirectingLoad.run(try LoadURL(parsing: url)) { fetcher.fetch($0) }
-        }
-    }
-
     static func insecureHTTP(for host: String) -> String {
         "<key>NSExceptionDomains</key><dict><key>\(host)</key><dict>"
             + "<key>NSExceptionAllowsInsecureHTTPLoads</key><true/></dict></dict>"
@@ -104,20 +67,20 @@ struct RedirectingLoadTests {
 
     @Test("a page that answers loads, whatever its status")
     func noRedirect() throws {
-        let servers = try Servers()
-        let load = try servers.load("https://shop.example.test:\(servers.tls.port)/hello")
+        let servers = try RedirectSite()
+        let load = try servers.load("https://shop.example.test:\(servers.shop.port)/hello")
         #expect(load.outcome == .loaded(status: 200))
         #expect(load.hops.map(\.status) == [200])
     }
 
     @Test("https → http on the same host: refused under the defaults with -1022, loaded once insecure loads are allowed")
     func redirectToCleartext() throws {
-        let servers = try Servers()
-        let url = servers.redirect(to: "http://shop.example.test:\(servers.plain.port)/landing")
+        let servers = try RedirectSite()
+        let url = servers.redirect(to: "http://shop.example.test:\(servers.shopCleartext.port)/landing")
         let refused = try servers.load(url)
         #expect(refused.outcome == .refused)
         #expect(refused.hops.map(\.status) == [301, nil])
-        #expect(refused.hops.last?.url.description == "http://shop.example.test:\(servers.plain.port)/landing")
+        #expect(refused.hops.last?.url.description == "http://shop.example.test:\(servers.shopCleartext.port)/landing")
         let violation = try #require(refused.hops.last?.verdict?.violations.first)
         #expect(violation.kind.name == "cleartext")
         #expect(refused.hops.last?.verdict?.error?.nsurl == -1022)
@@ -129,13 +92,13 @@ struct RedirectingLoadTests {
 
     @Test("https → https on another host: each hop judged for its own host; an exception for the first covers only the first")
     func redirectToAnotherHost() throws {
-        let servers = try Servers()
-        let url = servers.redirect(to: "https://cdn.example.test:\(servers.tls.port)/asset", status: 302)
+        let servers = try RedirectSite()
+        let url = servers.redirect(to: "https://cdn.example.test:\(servers.shop.port)/asset", status: 302)
         let load = try servers.load(url)
         #expect(load.outcome == .loaded(status: 200))
         #expect(load.hops.map { $0.url.hostText } == ["shop.example.test", "cdn.example.test"])
         // The second hop's http:// redirect is judged for cdn.example.test, which the exception does not name.
-        let onward = servers.redirect(to: "https://cdn.example.test:\(servers.tls.port)/redirect?to=http%3A%2F%2Fcdn.example.test%3A\(servers.plain.port)%2F")
+        let onward = servers.redirect(to: "https://cdn.example.test:\(servers.shop.port)/redirect?to=http%3A%2F%2Fcdn.example.test%3A\(servers.shopCleartext.port)%2F")
         let refused = try servers.load(onward, policyXML: Self.insecureHTTP(for: "shop.example.test"))
         #expect(refused.outcome == .refused)
         #expect(refused.hops.map { $0.url.hostText } == ["shop.example.test", "cdn.example.test", "cdn.example.test"])
@@ -143,8 +106,8 @@ struct RedirectingLoadTests {
 
     @Test("a redirect loop ends after 16 redirects with NSURLErrorDomain -1007")
     func tooManyRedirects() throws {
-        let servers = try Servers()
-        let load = try servers.load("https://shop.example.test:\(servers.tls.port)/loop")
+        let servers = try RedirectSite()
+        let load = try servers.load("https://shop.example.test:\(servers.shop.port)/loop")
         guard case .failed(let reason) = load.outcome else {
             Issue.record("expected a failure, got \(load.outcome)")
             return
@@ -159,51 +122,13 @@ struct RedirectingLoadTests {
 /// which the app could load it, and the conclusion says what each host needs.
 @Suite("atsproxyctl diagnose loads the URL", .startsProcesses(timeLimit: .seconds(60)))
 struct DiagnoseRedirectTests {
-    /// `shop.example.test` (a Python HTTPS origin that redirects, and the same origin in cleartext)
-    /// and `cdn.example.test` (TLS 1.0 only), all 127.0.0.1 in a hosts file, one root for both.
-    final class Site {
-        let factory: CertificateFactory
-        let shop: TestHTTPOrigin
-        let shopCleartext: TestHTTPOrigin
-        let legacyCDN: TestTLSServer
-
-        init() throws {
-            factory = try CertificateFactory()
-            try factory.rootCA("root")
-            try factory.certificate(
-                "leaf", issuer: "root", extensions: ["subjectAltName=DNS:shop.example.test", "extendedKeyUsage=serverAuth"])
-            try factory.certificate(
-                "cdn", issuer: "root", extensions: ["subjectAltName=DNS:cdn.example.test", "extendedKeyUsage=serverAuth"])
-            try "127.0.0.1 shop.example.test cdn.example.test\n".write(
-                toFile: factory.path("hosts"), atomically: true, encoding: .utf8)
-            shop = try TestHTTPOrigin(directory: factory.directory, certificate: factory.path("leaf.pem"), key: factory.path("leaf.key"))
-            shopCleartext = try TestHTTPOrigin(directory: factory.directory)
-            legacyCDN = try TestTLSServer(
-                directory: factory.directory,
-                ["-cert", "cdn.pem", "-key", "cdn.key", "-tls1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"])
-        }
-
-        /// `https://shop.example.test:PORT/redirect?to=LOCATION`.
-        func redirect(to location: String) -> String {
-            let encoded = location.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? location
-            return "https://shop.example.test:\(shop.port)/redirect?to=\(encoded)"
-        }
-
-        func diagnose(_ url: String, _ extra: [String] = []) throws -> (ATSProxyCtl.Result, JSONValue) {
-            let common = ["--ca-file", factory.path("root.pem"), "--system-roots", "off", "--hosts-file", factory.path("hosts"), "--no-survey"]
-            let text = ATSProxyCtl.run(["diagnose", url] + common + extra)
-            let json = ATSProxyCtl.run(["diagnose", url, "--json"] + common + extra)
-            return (text, try JSONValue(parsing: Array(json.standardOutput.utf8)))
-        }
-    }
-
     static func test(_ json: JSONValue, _ name: String) -> JSONValue? {
         json["tests"]?.arrayValue?.first { $0["name"]?.stringValue == name }
     }
 
     @Test("https → http on the same host: only tests allowing insecure HTTP pass; the defaults fail with -1022 at the redirect")
     func redirectToCleartext() throws {
-        let site = try Site()
+        let site = try RedirectSite()
         let landing = "http://shop.example.test:\(site.shopCleartext.port)/landing"
         let url = site.redirect(to: landing)
         let (text, json) = try site.diagnose(url)
@@ -233,7 +158,7 @@ struct DiagnoseRedirectTests {
 
     @Test("https → https on another host that needs its own exception: the conclusion sends diagnose there")
     func redirectToAnotherHost() throws {
-        let site = try Site()
+        let site = try RedirectSite()
         let asset = "https://cdn.example.test:\(site.legacyCDN.port)/asset.js"
         let url = site.redirect(to: asset)
         let (text, json) = try site.diagnose(url)
@@ -259,7 +184,7 @@ struct DiagnoseRedirectTests {
 
     @Test("an http:// URL is loaded over https://, as nscurl does, and the header says so")
     func httpRewrittenToHTTPS() throws {
-        let site = try Site()
+        let site = try RedirectSite()
         let given = "http://shop.example.test:\(site.shop.port)/hello"
         let (text, json) = try site.diagnose(given)
         #expect(text.exitCode == 0, "\(text.standardError)")
@@ -271,5 +196,56 @@ struct DiagnoseRedirectTests {
             "\(text.standardOutput)")
         let defaults = try #require(Self.test(json, "ATS Default Connection"))
         #expect(defaults["load"]?["final_status"]?.intValue == 200)
+    }
+}
+
+/// `shop.example.test` (a Python HTTPS origin that redirects, and the same origin in cleartext) and
+/// `cdn.example.test` (served by the same origin, and by a TLS 1.0-only s_server), all 127.0.0.1 in a
+/// hosts file, under one root.
+final class RedirectSite {
+    let factory: CertificateFactory
+    let shop: TestHTTPOrigin
+    let shopCleartext: TestHTTPOrigin
+    let legacyCDN: TestTLSServer
+    let prober: UpstreamProber
+
+    init() throws {
+        factory = try CertificateFactory()
+        try factory.rootCA("root")
+        try factory.certificate(
+            "leaf", issuer: "root",
+            extensions: ["subjectAltName=DNS:shop.example.test,DNS:cdn.example.test", "extendedKeyUsage=serverAuth"])
+        try factory.certificate(
+            "cdn", issuer: "root", extensions: ["subjectAltName=DNS:cdn.example.test", "extendedKeyUsage=serverAuth"])
+        try "127.0.0.1 shop.example.test cdn.example.test\n".write(toFile: factory.path("hosts"), atomically: true, encoding: .utf8)
+        shop = try TestHTTPOrigin(directory: factory.directory, certificate: factory.path("leaf.pem"), key: factory.path("leaf.key"))
+        shopCleartext = try TestHTTPOrigin(directory: factory.directory)
+        legacyCDN = try TestTLSServer(
+            directory: factory.directory, ["-cert", "cdn.pem", "-key", "cdn.key", "-tls1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"])
+        prober = UpstreamProber(
+            anchors: try TrustAnchors.loading(caFiles: [factory.path("root.pem")], systemRoots: false),
+            hosts: try HostsTable.load(path: factory.path("hosts")), timeout: .seconds(5))
+    }
+
+    /// `https://shop.example.test:PORT/redirect?to=LOCATION&status=STATUS`.
+    func redirect(to location: String, status: Int = 301) -> String {
+        let encoded = location.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? location
+        return "https://shop.example.test:\(shop.port)/redirect?to=\(encoded)&status=\(status)"
+    }
+
+    /// The load of `url` under a policy whose NSAppTransportSecurity holds `policyXML`.
+    func load(_ url: String, policyXML: String = "") throws -> RedirectingLoad {
+        let policy = try PolicyLoader.load(
+            bytes: Array("<plist version=\"1.0\"><dict>\(policyXML)</dict></plist>".utf8), file: "test.plist")
+        var fetcher = HopFetcher(prober: prober, policy: policy)
+        return RedirectingLoad.run(try LoadURL(parsing: url)) { fetcher.fetch($0) }
+    }
+
+    /// `atsproxyctl diagnose URL` as text and as JSON.
+    func diagnose(_ url: String, _ extra: [String] = []) throws -> (ATSProxyCtl.Result, JSONValue) {
+        let common = ["--ca-file", factory.path("root.pem"), "--system-roots", "off", "--hosts-file", factory.path("hosts"), "--no-survey"]
+        let text = ATSProxyCtl.run(["diagnose", url] + common + extra)
+        let json = ATSProxyCtl.run(["diagnose", url, "--json"] + common + extra)
+        return (text, try JSONValue(parsing: Array(json.standardOutput.utf8)))
     }
 }
