@@ -177,6 +177,16 @@ public final class Connection {
     /// Bytes not yet handed to the kernel.
     public var pendingOutputBytes: Int { output.map { evbuffer_get_length($0) } ?? 0 }
 
+    /// Whether bytes wait for the peer to take them: in the output buffer, or handed to the kernel
+    /// and not yet acknowledged (`TIOCOUTQ`, one system call). A reader that pauses holds bytes like
+    /// this; a connection where nothing is sent holds none.
+    public var hasBytesWaiting: Bool {
+        if pendingOutputBytes > 0 { return true }
+        guard descriptor >= 0 else { return false }
+        var queued: Int32 = 0
+        return ioctl(descriptor, UInt(TIOCOUTQ), &queued) == 0 && queued > 0
+    }
+
     /// Takes up to `maximum` bytes from the input buffer.
     public func read(maximum: Int = .max) -> [UInt8] { copyInput(maximum: maximum, removing: true) }
 

@@ -40,7 +40,8 @@ struct TunnelState {
 /// each side's end is forwarded as a half-close.
 ///
 /// A relaying tunnel is idle when no byte has moved through either socket, either way, for the idle
-/// timeout; then both sides are closed and the log line says so. A half-closed tunnel is judged the
+/// timeout, and none waits for a reader; then both sides are closed and the log line says so. Bytes
+/// waiting for a paused reader keep it open, up to the stall timeout. A half-closed tunnel is judged the
 /// same way: the direction still open keeps it alive while its bytes move (a download after the
 /// device's FIN), and the ended one neither counts nor is waited for.
 extension ClientSession {
@@ -203,8 +204,8 @@ extension ClientSession {
         tunnel.phase = .relaying
         client.setTimeouts(read: nil, write: nil)
         if let upstream {
-            watchIdle([client, upstream]) { [unowned self] in
-                record?.upstreamError = idleReason
+            watchIdle([client, upstream]) { [unowned self] ending in
+                record?.upstreamError = closedReason(ending)
                 finish()
             }
         }

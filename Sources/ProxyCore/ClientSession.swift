@@ -91,7 +91,7 @@ final class ClientSession {
             client.setTimeouts(read: settings.headTimeout, write: settings.headTimeout)
         case .nextRequest:
             client.setTimeouts(read: nil, write: nil)
-            watchIdle([client]) { [unowned self] in finish() }
+            watchIdle([client]) { [unowned self] _ in finish() }
         }
         client.onReadable = { [unowned self] _ in readHead() }
         client.onEvent = { [unowned self] _, event in
@@ -309,17 +309,24 @@ final class ClientSession {
     /// Calls `onIdle` once no byte has moved through any of `connections`, either way, for the idle
     /// timeout (replacing what was watched before). Their own read and write limits are the caller's
     /// to clear: a side that is silent while the other is busy is not idle.
-    func watchIdle(_ connections: [Connection], onIdle: @escaping () -> Void) {
+    func watchIdle(_ connections: [Connection], onIdle: @escaping (IdleTimer.Ending) -> Void) {
         if idleTimer == nil {
             // event_new fails only without memory: such a session cannot be kept to its limits.
             guard let timer = try? IdleTimer(base: server.base) else { return finish() }
             idleTimer = timer
         }
-        idleTimer?.start(limit: settings.idleTimeout, watching: connections, onIdle: onIdle)
+        idleTimer?.start(
+            limit: settings.idleTimeout, stallLimit: settings.stallTimeout, watching: connections, onIdle: onIdle)
     }
 
-    /// Why an idle tunnel or exchange was closed, for its log line.
-    var idleReason: String { "closed: idle for \(settings.idleTimeout.logText), no byte moved either way" }
+    /// Why an idle or stalled tunnel or exchange was closed, for its log line.
+    func closedReason(_ ending: IdleTimer.Ending) -> String {
+        switch ending {
+        case .idle: "closed: idle for \(settings.idleTimeout.logText), no byte moved either way"
+        case .stalled:
+            "closed: bytes waited \(max(settings.idleTimeout, settings.stallTimeout).logText) for a reader that took none of them"
+        }
+    }
 
     // MARK: - Shutdown
 

@@ -58,7 +58,7 @@ final class PlainHTTPExchange {
     private func sendRequest() {
         origin.setTimeouts(read: nil, write: nil)
         client.setTimeouts(read: nil, write: nil)
-        session.watchIdle([client, origin]) { [weak self] in self?.idleTimedOut() }
+        session.watchIdle([client, origin]) { [weak self] ending in self?.idleTimedOut(ending) }
         origin.setReading(true)
         let bytes = head.headForOrigin(via: Self.via)
         origin.write(bytes)
@@ -205,12 +205,12 @@ final class PlainHTTPExchange {
 
     /// Nothing moved either way for the idle timeout: a 504 if the whole request went and no answer
     /// came, otherwise all the proxy can do is close.
-    private func idleTimedOut() {
-        if requestBody.isFinished, !responseStarted {
+    private func idleTimedOut(_ ending: IdleTimer.Ending) {
+        if ending == .idle, requestBody.isFinished, !responseStarted {
             session.failBeforeResponse(
                 status: 504, reason: "the origin did not answer within \(settings.idleTimeout.logText)")
         } else {
-            session.abortExchange(reason: session.idleReason)
+            session.abortExchange(reason: session.closedReason(ending))
         }
     }
 

@@ -23,6 +23,11 @@ public struct ProxySettings: Sendable {
     public var idleTimeout: Duration
     /// Clients allowed to use the proxy; others get 403. Loopback only by default.
     public var allowedClients: [AddressRange]
+    /// How long bytes may wait for a reader that takes none of them before its tunnel or exchange
+    /// is closed (when longer than the idle timeout). A paused reader is not idle; a reader that
+    /// is alive but never reads again would otherwise hold its connections for ever, since TCP
+    /// probes a zero window without end.
+    public var stallTimeout: Duration = .seconds(300)
 
     public init(
         policy: TransportSecurityPolicy, mode: EnforcementMode = .enforce, clientClass: ClientClass = .urlsession,

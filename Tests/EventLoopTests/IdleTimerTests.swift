@@ -19,11 +19,16 @@ struct IdleTimerTests {
 
         final class Stamp: Sendable {
             let time = Mutex<ContinuousClock.Instant?>(nil)
+            let ending = Mutex<IdleTimer.Ending?>(nil)
         }
 
         var firedTime: ContinuousClock.Instant? { stamp.time.withLock { $0 } }
+        var ending: IdleTimer.Ending? { stamp.ending.withLock { $0 } }
 
-        init(limit: Duration, stopAtOnce: Bool = false, prepare: @escaping @Sendable (Connection) -> Void = { _ in }) throws {
+        init(
+            limit: Duration, stallLimit: Duration? = nil, stopAtOnce: Bool = false,
+            prepare: @escaping @Sendable (Connection) -> Void = { _ in }
+        ) throws {
             var pair: [Int32] = [0, 0]
             guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { throw EventError("socketpair") }
             peer = pair[1]
@@ -34,8 +39,9 @@ struct IdleTimerTests {
                 connection.onReadable = { $0.discardInput($0.availableBytes) }
                 prepare(connection)
                 let timer = try IdleTimer(base: base)
-                timer.start(limit: limit, watching: [connection]) {
+                timer.start(limit: limit, stallLimit: stallLimit ?? limit, watching: [connection]) { ending in
                     stamp.time.withLock { $0 = ContinuousClock.now }
+                    stamp.ending.withLock { $0 = ending }
                     fired.signal()
                 }
                 if stopAtOnce { timer.stop() }
@@ -66,6 +72,18 @@ struct IdleTimerTests {
         #expect(rig.fired.wait(timeout: .now() + 5) == .success)
         let after = try #require(rig.firedTime) - start
         #expect(after >= .milliseconds(280) && after < .seconds(2), "fired after \(after)")
+        #expect(rig.ending == .idle)
+    }
+
+    @Test("bytes waiting for a reader that takes none are a stall, not idleness: it ends at the stall limit, as stalled")
+    func stall() throws {
+        let start = ContinuousClock.now
+        // Far more than a socket pair's buffers: most of it waits in the output buffer.
+        let rig = try Rig(limit: .milliseconds(300), stallLimit: .milliseconds(1500)) { $0.write([UInt8](repeating: 1, count: 4 << 20)) }
+        #expect(rig.fired.wait(timeout: .now() + 5) == .success)
+        let after = try #require(rig.firedTime) - start
+        #expect(after >= .milliseconds(1400) && after < .seconds(3), "fired after \(after)")
+        #expect(rig.ending == .stalled)
     }
 
     @Test("bytes arriving one way keep it from firing; it fires a limit after the last of them")

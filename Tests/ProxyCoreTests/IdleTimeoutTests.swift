@@ -108,6 +108,59 @@ struct IdleTimeoutTests {
         #expect((line.fields["bytes_up"] as? Int ?? 0) >= Self.size, "\(line)")
     }
 
+    @Test("curl --limit-rate, which reads what the kernel holds and then sleeps for seconds, downloads 16 MiB byte-exact",
+          arguments: routes)
+    func curlRateLimitedDownload(route: Route) throws {
+        let transfer = try Transfer(route)
+        defer { transfer.proxy.stop() }
+        let body = transfer.factory.path("curl-\(route).bin")
+        let headers = transfer.factory.path("curl-\(route).headers")
+        let (scheme, options): (String, [String]) = switch route {
+        case .tlsTunnel: ("https", ["--cacert", transfer.factory.path("root.pem")])
+        case .cleartextTunnel: ("http", ["--proxytunnel"])
+        case .forwarded: ("http", [])
+        }
+        let (curl, seconds) = try transfer.timed {
+            try runCommand("/usr/bin/curl", [
+                "-sS", "--max-time", "40", "--proxy", "http://127.0.0.1:\(transfer.proxy.port)", "--limit-rate", "2M",
+                "-D", headers, "-o", body,
+            ] + options + ["\(scheme)://localhost:\(transfer.origin.port)/random?bytes=\(Self.size)&seed=9"])
+        }
+        #expect(curl.status == 0, "curl: \(curl.standardError)")
+        let promised = try String(contentsOfFile: headers, encoding: .utf8).lowercased()
+            .firstMatch(of: /x-content-sha256: ([0-9a-f]{64})/)?.1
+        let received = try Self.sha256(ofFile: body)
+        #expect(promised.map(String.init) == received)
+        #expect(seconds > 3, "the download took only \(seconds) s")
+        // Not expectCleanLogLine: after curl has left, a TLS origin may keep its side of the tunnel
+        // open, and the tunnel then ends at the idle timeout, as it should. The bytes say it all.
+        let line = LogLine(fields: try transfer.proxy.onlyLogLine())
+        #expect(line.action == "allowed", "\(line)")
+        #expect(line.bytesDown >= Self.size, "\(line)")
+    }
+
+    @Test("a reader that stops taking bytes is not idle, but is closed at the stall timeout, and the log line says so")
+    func stalledReader() throws {
+        let factory = try compliantChain()
+        let origin = try TestHTTPOrigin(directory: factory.directory)
+        let proxy = try TestProxy.start(factory, policyXML: insecureLocalhost) {
+            $0.idleTimeout = Self.idle
+            $0.stallTimeout = .seconds(3)
+        }
+        defer { proxy.stop() }
+        let client = try #require(connectLoopback(port: proxy.port))
+        defer { close(client) }
+        let sent = ContinuousClock.now
+        sendAll(client, Array("GET http://localhost:\(origin.port)/random?bytes=\(Self.size) HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
+        // The client reads nothing: after a second it is stalled, not idle.
+        Thread.sleep(forTimeInterval: 2)
+        #expect(try proxy.logLines().isEmpty, "closed before the stall timeout")
+        let line = try #require(try proxy.waitForLogLines(1, timeout: .seconds(5)).first)
+        let closed = ContinuousClock.now - sent
+        #expect(closed >= .milliseconds(2900) && closed < .seconds(6), "closed after \(closed)")
+        #expect(line.upstreamError == "closed: bytes waited 3 s for a reader that took none of them", "\(line)")
+    }
+
     // MARK: - Silence
 
     /// An upstream that answers one plain GET with `ok`, then notes when the proxy closes its side.
