@@ -312,3 +312,19 @@ struct ExplainIgnoredKeysTests {
         }
     }
 }
+
+@Suite("atsproxyctl explain --json: the OS's own TLS floor")
+struct ExplainOSFloorTests {
+    @Test("os_min_tls_version is TLSv1.2 on ios26 and TLSv1.0 before, where ATS applies and where it does not",
+          arguments: [("ios26", "TLSv1.2"), ("ios17", "TLSv1.0"), ("ios9", "TLSv1.0")])
+    func osFloor(_ profile: String, _ floor: String) throws {
+        let dir = try ScratchDirectory()
+        let file = try dir.policy("<key>NSAllowsArbitraryLoads</key><true/>")
+        for host in ["api.example.com", "localhost"] {
+            let result = ctl("explain", "--policy", file, "--os-profile", profile, host, "--json")
+            let answer = try #require(try jsonLines(result.standardOutput).first)
+            #expect(answer["os_min_tls_version"] as? String == floor, "\(profile) \(host)")
+            #expect(answer["ats_applies"] as? Bool == false, "\(profile) \(host): arbitrary loads or the local exemption")
+        }
+    }
+}

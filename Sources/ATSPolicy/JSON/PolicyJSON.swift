@@ -38,6 +38,8 @@ extension Requirements {
             ("cleartext_allowed", .bool(cleartextAllowed)),
             ("ats_applies", .bool(atsMinimumsApply)),
             ("min_tls_version", .optional(minimumTLSVersion?.plistName)),
+            // The OS's own floor, policy or not (TLSv1.2 on iOS 26): what still holds where ATS is off.
+            ("os_min_tls_version", .string(osProfile.lowestTLSVersion.plistName)),
             ("requires_forward_secrecy", .bool(requiresForwardSecrecy)),
             ("suite_restriction", .string(suiteRestriction.rawValue)),
             ("tls12_suites", .array(offeredTLS12Suites.map(\.json))),
