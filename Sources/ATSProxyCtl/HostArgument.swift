@@ -47,7 +47,8 @@ struct HostArgument {
         self.scheme = scheme
     }
 
-    private static func checkPort(_ port: Substring) throws(Failure) -> UInt16 {
+    /// A port as a URL or `host:port` writes it: 1 to 65535, digits only.
+    static func checkPort(_ port: Substring) throws(Failure) -> UInt16 {
         guard (1...5).contains(port.count), port.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let number = UInt16(port),
             number > 0
         else { throw Failure(message: "\"\(port)\" is not a port number (1-65535)") }

@@ -48,9 +48,7 @@ public final class UpstreamProber: Sendable {
     public func verdictProbe(host: String, port: UInt16, serverName: String? = nil, requirements: Requirements)
         -> VerdictProbe
     {
-        // Apple's client sends no SNI for an IP literal.
-        let impliedName: String? = if case .name(let name) = requirements.host { name } else { nil }
-        let serverName = serverName ?? impliedName
+        let serverName = serverName ?? Self.impliedServerName(requirements)
         let ats: ProbeOutcome
         do {
             ats = try handshake(host: host, port: port, serverName: serverName, profile: .ats(for: requirements))
@@ -75,15 +73,20 @@ public final class UpstreamProber: Sendable {
         _ = try TCPConnection.connect(host: host, port: port, hosts: hosts, timeout: timeout)
     }
 
-    /// Loads a URL from `host:port` as the ATS client for `requirements` does: the handshake, then
-    /// `request` and the response head when the handshake completed. `serverName` as in
-    /// ``verdictProbe(host:port:serverName:requirements:)``.
-    public func load(host: String, port: UInt16, serverName: String?, requirements: Requirements, request: [UInt8])
-        throws(TLSError) -> LoadOutcome
+    /// Loads a URL from `host:port` as the ATS client for `requirements` does: the handshake (with the
+    /// server name the requirements' host implies, as ``verdictProbe(host:port:serverName:requirements:)``
+    /// sends), then `request` and the response head when the handshake completed.
+    public func load(host: String, port: UInt16, requirements: Requirements, request: [UInt8]) throws(TLSError)
+        -> LoadOutcome
     {
         ProbeLoad.https(
-            host: host, port: port, serverName: serverName, context: try context(for: .ats(for: requirements)), hosts: hosts,
-            timeout: timeout, request: request)
+            host: host, port: port, serverName: Self.impliedServerName(requirements),
+            context: try context(for: .ats(for: requirements)), hosts: hosts, timeout: timeout, request: request)
+    }
+
+    /// Apple's client sends no SNI for an IP literal.
+    private static func impliedServerName(_ requirements: Requirements) -> String? {
+        if case .name(let name) = requirements.host { name } else { nil }
     }
 
     /// Sends `request` to `host:port` in cleartext and reads the response head.

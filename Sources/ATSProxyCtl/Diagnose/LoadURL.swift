@@ -89,10 +89,11 @@ struct LoadURL: Equatable, CustomStringConvertible {
     }
 
     private static func port(_ text: Substring) throws(Failure) -> UInt16 {
-        guard (1...5).contains(text.count), text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let number = UInt16(text),
-            number > 0
-        else { throw Failure(description: "\"\(text)\" is not a port number (1-65535)") }
-        return number
+        do {
+            return try HostArgument.checkPort(text)
+        } catch {
+            throw Failure(description: error.message)
+        }
     }
 }
 

@@ -138,11 +138,9 @@ struct HopFetcher {
                 return RedirectingLoad.Fetched(verdict: verdict, failure: error.description)
             }
         }
-        // Apple's client sends no SNI for an IP literal.
-        let serverName: String? = if case .name(let name) = url.host { name } else { nil }
         let profile = ClientProfile.ats(for: requirements)
         let key = Self.probeKey(host: host, port: url.port, profile: profile)
-        let probe = probes[key] ?? prober.verdictProbe(host: host, port: url.port, serverName: serverName, requirements: requirements)
+        let probe = probes[key] ?? prober.verdictProbe(host: host, port: url.port, requirements: requirements)
         probes[key] = probe
         if let reason = probe.cleartextUpstream {
             return RedirectingLoad.Fetched(failure: "the server does not speak TLS on port \(url.port): \(reason)")
@@ -155,7 +153,7 @@ struct HopFetcher {
         let responseKey = "\(url) \(profile)"
         if let known = responses[responseKey] { return RedirectingLoad.Fetched(verdict: verdict, response: known) }
         do {
-            let load = try prober.load(host: host, port: url.port, serverName: serverName, requirements: requirements, request: url.request)
+            let load = try prober.load(host: host, port: url.port, requirements: requirements, request: url.request)
             if let response = load.response {
                 responses[responseKey] = response
                 return RedirectingLoad.Fetched(verdict: verdict, response: response)
