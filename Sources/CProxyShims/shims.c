@@ -21,3 +21,13 @@ int CProxyShims_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
 int CProxyShims_SSL_get_extms_support(SSL *ssl) { return (int)SSL_get_extms_support(ssl); }
 
 int CProxyShims_SSL_get_peer_signature_nid(SSL *ssl, int *nid) { return (int)SSL_get_peer_signature_nid(ssl, nid); }
+
+void CProxyShims_BIO_set_retry_read(BIO *bio) { BIO_set_retry_read(bio); }
+
+void CProxyShims_BIO_clear_retry_flags(BIO *bio) { BIO_clear_retry_flags(bio); }
+
+int CProxyShims_SSL_CTX_set1_sigalgs_list(SSL_CTX *ctx, const char *list) {
+    return (int)SSL_CTX_set1_sigalgs_list(ctx, list);
+}
+
+long CProxyShims_SSL_CTX_set_max_cert_list(SSL_CTX *ctx, long size) { return SSL_CTX_set_max_cert_list(ctx, size); }

@@ -13,6 +13,19 @@ public enum ProbeFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// The server answered the ClientHello with bytes that are not TLS records (an HTTP response,
     /// an SMTP banner): it speaks cleartext on this port.
     case notTLS(reason: String)
+    /// The handshake was not complete by its deadline; the reason says how far it got
+    /// ("upstream sent no TLS handshake in 10 s").
+    case deadline(reason: String)
+    /// The connection failed under the handshake (a reset): no verdict, and no retry as another client.
+    case connectionLost(reason: String)
+
+    /// Whether time ran out (a gateway timeout, 504), rather than something failing (502).
+    public var isTimeout: Bool {
+        switch self {
+        case .timeout, .deadline: true
+        default: false
+        }
+    }
 
     public var description: String {
         switch self {
@@ -21,6 +34,8 @@ public enum ProbeFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case .handshake(let reason): "TLS handshake failed: \(reason)"
         case .timeout(let stage): "timed out during \(stage)"
         case .notTLS(let reason): "the server does not speak TLS: \(reason)"
+        case .deadline(let reason): reason
+        case .connectionLost(let reason): "the connection failed during the TLS handshake: \(reason)"
         }
     }
 }

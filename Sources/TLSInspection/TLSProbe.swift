@@ -16,6 +16,17 @@ public struct ProbeOutcome: Sendable {
     /// Whether the handshake failed because the server closed the connection with no alert: Apple's
     /// client names that differently from a refused handshake (``HandshakeFailure``).
     public var serverClosedWithoutAlert = false
+
+    public init(
+        observed: ObservedConnection?, failure: ProbeFailure? = nil, peerCertificates: [X509Certificate],
+        path: [X509Certificate] = [], serverClosedWithoutAlert: Bool = false
+    ) {
+        self.observed = observed
+        self.failure = failure
+        self.peerCertificates = peerCertificates
+        self.path = path
+        self.serverClosedWithoutAlert = serverClosedWithoutAlert
+    }
 }
 
 /// One blocking TLS handshake with a time limit, as a given client profile: the building block of
@@ -71,67 +82,14 @@ final class ProbeSession {
     func handshake(now: Int64) -> ProbeOutcome {
         ERR_clear_error()
         let result = SSL_connect(ssl)
+        let facts = CompletedHandshake(ssl: ssl, anchors: context.anchors, verification: record)
         guard result == 1 else {
             let (failure, closed) = failure(result)
-            var outcome = ProbeOutcome(observed: nil, failure: failure, peerCertificates: peerCertificates())
+            var outcome = ProbeOutcome(observed: nil, failure: failure, peerCertificates: facts.peerCertificates())
             outcome.serverClosedWithoutAlert = closed
             return outcome
         }
-        let peer = peerCertificates()
-        let path = verifiedPath() ?? peer
-        let trust: ChainTrust
-        if let reason = record.trustFailure {
-            trust = .untrusted(reason: reason)
-        } else if let anchor = path.last, context.anchors.isUserInstalled(anchor) {
-            trust = .userInstalledRoot
-        } else if path.isEmpty {
-            trust = .untrusted(reason: "the server sent no certificate")
-        } else {
-            trust = .systemRoot
-        }
-        let cipher = SSL_get_current_cipher(ssl).map { CipherSuite(id: SSL_CIPHER_get_protocol_id($0)) }
-        let version = TLSVersion(wireValue: UInt16(truncatingIfNeeded: SSL_version(ssl)))
-        let observed = ObservedConnection(
-            tlsVersion: version, cipherSuite: cipher,
-            extendedMasterSecret: version == .tls13 ? true : CProxyShims_SSL_get_extms_support(ssl) == 1,
-            serverSignatureScheme: peerSignatureDigest().map { "digest \($0)" },
-            chain: path.map(\.facts), trust: trust, embeddedSCTs: path.first?.embeddedSCTCount ?? 0,
-            deliveredSCTs: deliveredSCTCount(), evaluationTime: now)
-        return ProbeOutcome(observed: observed, failure: nil, peerCertificates: peer, path: path)
-    }
-
-    /// SCTs the server delivered in the TLS extension or a stapled OCSP response (embedded ones are
-    /// counted from the certificate).
-    private func deliveredSCTCount() -> Int {
-        guard let list = SSL_get0_peer_scts(ssl) else { return 0 }
-        return (0..<OPENSSL_sk_num(list)).count { index in
-            guard let sct = OPENSSL_sk_value(list, index) else { return false }
-            return SCT_get_source(OpaquePointer(sct)) != SCT_SOURCE_X509V3_EXTENSION
-        }
-    }
-
-    /// The chain OpenSSL built to an anchor (leaf first), when it built one.
-    private func verifiedPath() -> [X509Certificate]? {
-        guard let stack = SSL_get0_verified_chain(ssl), OPENSSL_sk_num(stack) > 0 else { return nil }
-        return (0..<OPENSSL_sk_num(stack)).compactMap { index in
-            OPENSSL_sk_value(stack, index).map { X509Certificate(retaining: OpaquePointer($0)) }
-        }
-    }
-
-    /// The certificates the server sent.
-    private func peerCertificates() -> [X509Certificate] {
-        guard let stack = SSL_get_peer_cert_chain(ssl) else { return [] }
-        return (0..<OPENSSL_sk_num(stack)).compactMap { index in
-            OPENSSL_sk_value(stack, index).map { X509Certificate(retaining: OpaquePointer($0)) }
-        }
-    }
-
-    private func peerSignatureDigest() -> String? {
-        var nid: Int32 = NID_undef
-        guard CProxyShims_SSL_get_peer_signature_nid(ssl, &nid) == 1, nid != NID_undef, let name = OBJ_nid2sn(nid) else {
-            return nil
-        }
-        return String(cString: name)
+        return facts.outcome(now: now)
     }
 
     /// The failure, and whether it was the server hanging up with no alert (an unexpected EOF).
@@ -152,6 +110,16 @@ final class ProbeSession {
         let reason = queue.isEmpty ? "SSL_get_error \(code)" : queue.joined(separator: "; ")
         // The first record header was no TLS header: what came back is some other protocol.
         return speaksCleartext ? (.notTLS(reason: reason), false) : (.handshake(reason: reason), unexpectedEOF)
+    }
+}
+
+extension TLSStream {
+    /// What the completed handshake showed, judged at `now` (seconds since 1970); the certificates
+    /// the server sent even when the handshake failed.
+    public func outcome(now: Int64) -> ProbeOutcome {
+        let facts = CompletedHandshake(ssl: ssl, anchors: anchors, verification: verification)
+        guard isHandshakeComplete else { return ProbeOutcome(observed: nil, peerCertificates: facts.peerCertificates()) }
+        return facts.outcome(now: now)
     }
 }
 

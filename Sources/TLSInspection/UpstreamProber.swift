@@ -85,7 +85,7 @@ public final class UpstreamProber: Sendable {
     }
 
     /// Apple's client sends no SNI for an IP literal.
-    private static func impliedServerName(_ requirements: Requirements) -> String? {
+    public static func impliedServerName(_ requirements: Requirements) -> String? {
         if case .name(let name) = requirements.host { name } else { nil }
     }
 
@@ -102,7 +102,9 @@ public final class UpstreamProber: Sendable {
             host: host, port: port, serverName: serverName, context: try context(for: profile), hosts: hosts, timeout: timeout)
     }
 
-    private func context(for profile: ClientProfile) throws(TLSError) -> TLSClientContext {
+    /// The shared context for `profile` (made on first use): every handshake as that client, on any
+    /// thread or loop, uses the same one.
+    public func context(for profile: ClientProfile) throws(TLSError) -> TLSClientContext {
         if let cached = contexts.withLock({ $0[profile] }) { return cached }
         let made = try TLSClientContext(profile: profile, anchors: anchors)
         return contexts.withLock { cache in

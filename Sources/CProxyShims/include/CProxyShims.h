@@ -8,6 +8,7 @@
 #define OPENSSL_NO_DEPRECATED 1
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/bio.h>
 
 /// XN_FLAG_RFC2253: an OR of casts of other macros, which the Swift importer skips.
 unsigned long CProxyShims_XN_FLAG_RFC2253(void);
@@ -27,5 +28,17 @@ int CProxyShims_SSL_get_extms_support(SSL *ssl);
 
 /// SSL_get_peer_signature_nid: a macro over SSL_ctrl; the digest of the peer's handshake signature.
 int CProxyShims_SSL_get_peer_signature_nid(SSL *ssl, int *nid);
+
+/// BIO_set_retry_read: a macro over BIO_set_flags; tells OpenSSL a read found no bytes yet.
+void CProxyShims_BIO_set_retry_read(BIO *bio);
+
+/// BIO_clear_retry_flags: a macro over BIO_clear_flags.
+void CProxyShims_BIO_clear_retry_flags(BIO *bio);
+
+/// SSL_CTX_set1_sigalgs_list: a macro over SSL_CTX_ctrl (the signature algorithms a client offers).
+int CProxyShims_SSL_CTX_set1_sigalgs_list(SSL_CTX *ctx, const char *list);
+
+/// SSL_CTX_set_max_cert_list: a macro over SSL_CTX_ctrl (the largest certificate message accepted).
+long CProxyShims_SSL_CTX_set_max_cert_list(SSL_CTX *ctx, long size);
 
 #endif

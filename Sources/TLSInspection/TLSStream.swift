@@ -1,0 +1,208 @@
+internal import COpenSSL
+internal import CProxyShims
+import ATSPolicy
+
+/// One TLS session over a ``CiphertextTransport``, driven by its owner's events and never blocking:
+/// the single owner of its `SSL` (freed in `deinit`), which owns the BIO under it.
+///
+/// The owner calls ``handshake()`` until it is complete, then ``read(into:)`` whenever ciphertext
+/// arrives and ``write(_:)`` for its own bytes. Each call asks OpenSSL for as much as the bytes
+/// already received allow and returns; "needs more bytes" is an answer, not a wait. Every call that
+/// may have written flushes the transport before it returns, failures included, so the peer gets
+/// the alert that explains a failed handshake.
+///
+/// Built for both ends of a connection: a client now (the proxy's probes and upstream legs), a server
+/// with the next role (the device's leg of an intercepted tunnel). Contexts are shared by every
+/// stream of one configuration; each stream has only its `SSL`.
+///
+/// Not thread-safe: one stream belongs to one event loop (or one test).
+public final class TLSStream {
+    /// What the stream is on its connection.
+    public enum Role: Sendable {
+        /// The connecting side, sending `serverName` as SNI (nil: none, as for an IP literal).
+        case client(serverName: String?)
+    }
+
+    /// Where a handshake stands after a call to ``handshake()``.
+    public enum HandshakeProgress: Equatable, Sendable {
+        /// Both sides finished: the facts can be read, plaintext can flow.
+        case complete
+        /// OpenSSL waits for the peer's next bytes; call again when they arrive.
+        case needsBytes
+    }
+
+    /// What a call to ``read(into:)`` found.
+    public enum PlaintextRead: Equatable, Sendable {
+        /// This many plaintext bytes were written to the buffer (at least one).
+        case bytes(Int)
+        /// No whole record yet; call again when bytes arrive.
+        case needsBytes
+        /// The peer ended the session: `clean` when it sent close_notify first, not when the
+        /// connection just ended (a truncation, which a relay must pass on as one).
+        case ended(clean: Bool)
+    }
+
+    let ssl: OpaquePointer
+    let transport: any CiphertextTransport
+    /// Trust errors the verify callback saw: the policy judges them, OpenSSL does not stop on them.
+    let verification = VerificationRecord()
+    /// The anchors the client context trusts (to tell a user-installed root from a system one).
+    let anchors: TrustAnchors
+    private var phase = Phase.handshaking
+
+    private enum Phase: Equatable {
+        case handshaking
+        case open
+        /// close_notify sent or received: no more plaintext either way from us.
+        case closing
+        /// A fatal error: OpenSSL forbids SSL_shutdown after one.
+        case failed
+    }
+
+    /// A client stream over `transport`, ready for ``handshake()``.
+    public init(role: Role, context: TLSClientContext, transport: any CiphertextTransport) throws(TLSError) {
+        guard let method = TransportBIOMethod.shared.raw else { throw TLSError.drainingQueue("BIO_meth_new") }
+        guard let ssl = SSL_new(context.raw) else { throw TLSError.drainingQueue("SSL_new") }
+        guard let bio = BIO_new(method) else {
+            SSL_free(ssl)
+            throw TLSError.drainingQueue("BIO_new")
+        }
+        self.ssl = ssl
+        self.transport = transport
+        anchors = context.anchors
+        BIO_set_data(bio, Unmanaged.passUnretained(self).toOpaque())
+        // One BIO both ways: SSL_set_bio takes a single reference when both are the same.
+        SSL_set_bio(ssl, bio, bio)
+        SSL_set_ex_data(ssl, verificationRecordIndex, Unmanaged.passUnretained(verification).toOpaque())
+        switch role {
+        case .client(let serverName):
+            SSL_set_connect_state(ssl)
+            if let serverName { _ = CProxyShims_SSL_set_tlsext_host_name(ssl, serverName) }
+            // Ask for SCTs (the extension and OCSP stapling) as Apple's client does; permissive, so
+            // the policy and not OpenSSL's log list judges them.
+            _ = SSL_enable_ct(ssl, Int32(SSL_CT_VALIDATION_PERMISSIVE))
+        }
+    }
+
+    deinit {
+        SSL_set_ex_data(ssl, verificationRecordIndex, nil)
+        SSL_free(ssl)
+    }
+
+    /// Whether the handshake has completed.
+    public var isHandshakeComplete: Bool { phase == .open || phase == .closing }
+
+    /// Takes the handshake as far as the received bytes allow.
+    public func handshake() throws(TLSStreamError) -> HandshakeProgress {
+        guard phase == .handshaking else {
+            if phase == .failed { throw TLSStreamError(kind: .internalError, reason: "the session already failed") }
+            return .complete
+        }
+        ERR_clear_error()  // The queue is per thread: a leftover would be blamed on this call.
+        let result = SSL_do_handshake(ssl)
+        transport.flushCiphertext()
+        if result == 1 {
+            phase = .open
+            return .complete
+        }
+        let code = SSL_get_error(ssl, result)
+        if code == SSL_ERROR_WANT_READ { return .needsBytes }
+        throw fail(code)
+    }
+
+    /// Decrypts what the received bytes hold, up to `buffer.count` bytes. Call until it answers
+    /// `.needsBytes`: one call returns at most one record's plaintext, and more may be buffered
+    /// (a TLS 1.3 server's session tickets are consumed here too).
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(TLSStreamError) -> PlaintextRead {
+        guard phase == .open, let base = buffer.baseAddress, buffer.count > 0 else {
+            if phase == .failed { throw TLSStreamError(kind: .internalError, reason: "the session already failed") }
+            return phase == .closing ? .ended(clean: true) : .needsBytes
+        }
+        ERR_clear_error()
+        let result = SSL_read(ssl, base, Int32(clamping: buffer.count))
+        transport.flushCiphertext()  // A key update or an alert may have been written.
+        if result > 0 { return .bytes(Int(result)) }
+        let code = SSL_get_error(ssl, result)
+        switch code {
+        case SSL_ERROR_WANT_READ:
+            return .needsBytes
+        case SSL_ERROR_ZERO_RETURN:
+            phase = .closing
+            return .ended(clean: true)
+        default:
+            let error = fail(code)
+            if error.kind == .peerClosed { return .ended(clean: false) }
+            throw error
+        }
+    }
+
+    /// Encrypts and queues all of `bytes` (the transport never refuses a write).
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(TLSStreamError) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        guard phase == .open else {
+            throw TLSStreamError(kind: .internalError, reason: "writing on a session that is not open")
+        }
+        ERR_clear_error()
+        let result = SSL_write(ssl, base, Int32(clamping: bytes.count))
+        transport.flushCiphertext()
+        guard result == Int32(clamping: bytes.count) else { throw fail(SSL_get_error(ssl, result)) }
+    }
+
+    /// Queues close_notify, once, and flushes it; nothing after a failure (OpenSSL forbids it), and
+    /// nothing before the handshake completed (the peer gets a plain close).
+    public func shutdown() {
+        guard phase == .open || phase == .closing else { return }
+        ERR_clear_error()
+        _ = SSL_shutdown(ssl)
+        transport.flushCiphertext()
+        ERR_clear_error()
+        phase = .closing
+    }
+
+    /// Drains OpenSSL's queue into the error for `code`, and marks the session failed.
+    private func fail(_ code: Int32) -> TLSStreamError {
+        phase = .failed
+        let first = ERR_peek_error()
+        let isSSL = ERR_GET_LIB(first) == ERR_LIB_SSL
+        let queue = TLSError.drainErrorQueue()
+        if code == SSL_ERROR_SYSCALL, queue.isEmpty {
+            // The transport ended with no TLS error recorded: the peer closed without an alert.
+            return TLSStreamError(kind: .peerClosed, reason: "the server closed the connection")
+        }
+        let reason = queue.isEmpty ? "SSL_get_error \(code)" : queue.joined(separator: "; ")
+        if isSSL, ERR_GET_REASON(first) == SSL_R_UNEXPECTED_EOF_WHILE_READING {
+            return TLSStreamError(kind: .peerClosed, reason: reason)
+        }
+        // The first record header was no TLS header: the peer speaks some other protocol.
+        if isSSL, [SSL_R_WRONG_VERSION_NUMBER, SSL_R_PACKET_LENGTH_TOO_LONG].contains(ERR_GET_REASON(first)) {
+            return TLSStreamError(kind: .notTLS, reason: reason)
+        }
+        return TLSStreamError(kind: code == SSL_ERROR_SSL ? .refused : .internalError, reason: reason)
+    }
+}
+
+/// Why a ``TLSStream`` failed, with OpenSSL's words drained from its queue at the point of failure.
+public struct TLSStreamError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// The handshake or a record was refused: an alert from the peer, no common version or
+        /// suite, a bad record. Another client profile may succeed where this one failed.
+        case refused
+        /// The peer ended the connection without an alert (mid-handshake, or mid-session without
+        /// close_notify).
+        case peerClosed
+        /// What came back is not TLS (an HTTP response, a banner).
+        case notTLS
+        /// A call out of order, or OpenSSL itself failing (memory).
+        case internalError
+    }
+
+    public var kind: Kind
+    public var reason: String
+
+    public init(kind: Kind, reason: String) {
+        self.kind = kind
+        self.reason = reason
+    }
+
+    public var description: String { reason }
+}
