@@ -19,6 +19,7 @@ public enum ConfigKey: String, CaseIterable, Sendable {
     case shutdownTimeout = "shutdown-timeout"
     case headTimeout = "head-timeout"
     case connectTimeout = "connect-timeout"
+    case handshakeTimeout = "handshake-timeout"
     case idleTimeout = "idle-timeout"
 
     /// The key as written in the file, and as the flag without its `--`.
@@ -40,7 +41,7 @@ public enum ConfigKey: String, CaseIterable, Sendable {
     public var takesEffectOnReload: Bool {
         switch self {
         case .policy, .mode, .verdictTTL, .allowClient, .osProfile, .cipherProfile, .clientClass,
-            .shutdownTimeout, .headTimeout, .connectTimeout, .idleTimeout:
+            .shutdownTimeout, .headTimeout, .connectTimeout, .handshakeTimeout, .idleTimeout:
             true
         case .listen, .threads, .controlSocket, .logFile, .hostsFile, .caFile, .systemRoots:
             false

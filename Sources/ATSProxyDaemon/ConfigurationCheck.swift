@@ -43,7 +43,7 @@ struct ConfigurationCheck {
             log: \(c.logFile ?? "standard output")
             control socket: \(c.controlSocket)
             threads: \(c.threads); verdict ttl \(c.verdictTTL.components.seconds) s; timeouts: head \(seconds(c.headTimeout)), \
-            connect \(seconds(c.connectTimeout)), idle \(seconds(c.idleTimeout)), shutdown \(seconds(c.shutdownTimeout))
+            connect \(seconds(c.connectTimeout)), handshake \(seconds(c.handshakeTimeout)), idle \(seconds(c.idleTimeout)), shutdown \(seconds(c.shutdownTimeout))
             configuration OK
             """
     }

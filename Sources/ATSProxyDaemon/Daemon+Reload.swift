@@ -159,6 +159,7 @@ extension DaemonConfiguration {
         case .shutdownTimeout: shutdownTimeout != other.shutdownTimeout
         case .headTimeout: headTimeout != other.headTimeout
         case .connectTimeout: connectTimeout != other.connectTimeout
+        case .handshakeTimeout: handshakeTimeout != other.handshakeTimeout
         case .idleTimeout: idleTimeout != other.idleTimeout
         }
     }

@@ -49,6 +49,7 @@ extension DaemonCommand {
         layer.shutdownTimeout = try checked(.shutdownTimeout, shutdownTimeout)
         layer.headTimeout = try checked(.headTimeout, headTimeout)
         layer.connectTimeout = try checked(.connectTimeout, connectTimeout)
+        layer.handshakeTimeout = try checked(.handshakeTimeout, handshakeTimeout)
         layer.idleTimeout = try checked(.idleTimeout, idleTimeout)
 
         for key in ConfigKey.allCases where layer.gives(key) { layer.origins[key] = .commandLine }

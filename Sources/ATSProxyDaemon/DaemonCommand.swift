@@ -110,6 +110,11 @@ public struct DaemonCommand: ParsableCommand, Sendable {
     var connectTimeout: Int?
 
     @Option(
+        name: .customLong("handshake-timeout"),
+        help: "Seconds the TLS handshake that judges a CONNECT may take in all, from its first byte (default \(Defaults.handshakeTimeoutSeconds)).")
+    var handshakeTimeout: Int?
+
+    @Option(
         name: .customLong("idle-timeout"),
         help: "Seconds a tunnel, exchange or keep-alive client may go with no byte moving either way (default \(Defaults.idleTimeoutSeconds)).")
     var idleTimeout: Int?

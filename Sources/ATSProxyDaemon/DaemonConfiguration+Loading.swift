@@ -36,7 +36,7 @@ extension DaemonConfiguration {
     public func proxySettings(policy: TransportSecurityPolicy) -> ProxySettings {
         ProxySettings(
             policy: policy, mode: mode, clientClass: clientClass, headTimeout: headTimeout, connectTimeout: connectTimeout,
-            idleTimeout: idleTimeout, allowedClients: allowedClients)
+            handshakeTimeout: handshakeTimeout, idleTimeout: idleTimeout, allowedClients: allowedClients)
     }
 
     /// A file the setting `key` names could not be used: the setting's line (or flag), then the

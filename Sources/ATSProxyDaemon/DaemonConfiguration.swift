@@ -33,6 +33,8 @@ public struct DaemonConfiguration: Sendable {
     public var shutdownTimeout: Duration
     public var headTimeout: Duration
     public var connectTimeout: Duration
+    /// How long a probe's TLS handshake may take in all (``ProxySettings/handshakeTimeout``).
+    public var handshakeTimeout: Duration
     public var idleTimeout: Duration
     /// Where each setting that was given came from (a repeated key: its first line); a key missing
     /// here took its default.
@@ -53,6 +55,7 @@ public struct DaemonConfiguration: Sendable {
         public static let shutdownTimeoutSeconds = 30
         public static let headTimeoutSeconds = 10
         public static let connectTimeoutSeconds = 10
+        public static let handshakeTimeoutSeconds = 10
         public static let idleTimeoutSeconds = 300
         /// One event-loop thread per online core.
         public static var threads: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
@@ -88,6 +91,7 @@ public struct DaemonConfiguration: Sendable {
         shutdownTimeout = .seconds(settings.shutdownTimeout ?? Defaults.shutdownTimeoutSeconds)
         headTimeout = .seconds(settings.headTimeout ?? Defaults.headTimeoutSeconds)
         connectTimeout = .seconds(settings.connectTimeout ?? Defaults.connectTimeoutSeconds)
+        handshakeTimeout = .seconds(settings.handshakeTimeout ?? Defaults.handshakeTimeoutSeconds)
         idleTimeout = .seconds(settings.idleTimeout ?? Defaults.idleTimeoutSeconds)
     }
 

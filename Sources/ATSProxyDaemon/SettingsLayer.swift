@@ -23,6 +23,7 @@ struct SettingsLayer {
     var shutdownTimeout: Int?
     var headTimeout: Int?
     var connectTimeout: Int?
+    var handshakeTimeout: Int?
     var idleTimeout: Int?
     /// Where each given setting came from (its first line, for a repeated key), for errors that
     /// involve two settings.
@@ -50,6 +51,7 @@ struct SettingsLayer {
         case .shutdownTimeout: shutdownTimeout != nil
         case .headTimeout: headTimeout != nil
         case .connectTimeout: connectTimeout != nil
+        case .handshakeTimeout: handshakeTimeout != nil
         case .idleTimeout: idleTimeout != nil
         }
     }
@@ -75,6 +77,7 @@ struct SettingsLayer {
         merged.shutdownTimeout = shutdownTimeout ?? lower.shutdownTimeout
         merged.headTimeout = headTimeout ?? lower.headTimeout
         merged.connectTimeout = connectTimeout ?? lower.connectTimeout
+        merged.handshakeTimeout = handshakeTimeout ?? lower.handshakeTimeout
         merged.idleTimeout = idleTimeout ?? lower.idleTimeout
         // Only keys a layer gives have an origin in it, so the upper one wins where both do.
         merged.origins = lower.origins.merging(origins) { _, upper in upper }
@@ -118,6 +121,7 @@ extension SettingsLayer {
         case .shutdownTimeout: shutdownTimeout = try SettingValue.integer(text, for: key)
         case .headTimeout: headTimeout = try SettingValue.integer(text, for: key)
         case .connectTimeout: connectTimeout = try SettingValue.integer(text, for: key)
+        case .handshakeTimeout: handshakeTimeout = try SettingValue.integer(text, for: key)
         case .idleTimeout: idleTimeout = try SettingValue.integer(text, for: key)
         }
     }

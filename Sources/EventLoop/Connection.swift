@@ -131,6 +131,18 @@ public final class Connection {
         lookup = evdns_getaddrinfo(resolver.raw, host, String(port), &hints, resolvedCallback, context)
     }
 
+    /// Starts connecting to `address` (already resolved: ``DNSResolver/lookUp(_:port:completion:)``).
+    /// ``onEvent`` reports `.connected` or the failure; the write time limit bounds the connect.
+    public init(base: EventBase, connectingTo address: SocketAddress) throws(EventError) {
+        self.base = base
+        phase = .resolving
+        try setUp(descriptor: -1)
+        var storage = address.storage
+        withUnsafePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(to: $0, length: socklen_t(address.length)) }
+        }
+    }
+
     /// The buffers and events; the descriptor may be -1 (bound later by ``bind(descriptor:)``).
     private func setUp(descriptor: Int32) throws(EventError) {
         let context = Unmanaged.passRetained(self)
@@ -230,6 +242,26 @@ public final class Connection {
         other.flushNow()
         return moved
     }
+
+    /// Moves up to `buffer.count` bytes of the input into `buffer`; returns how many.
+    public func takeInput(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        guard let input, let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
+        return max(0, Int(evbuffer_remove(input, base, buffer.count)))
+    }
+
+    /// Queues `bytes` without writing them yet: a producer that writes in pieces (TLS records)
+    /// calls ``flush()`` once it is done, for one system call instead of one per piece.
+    public func queue(_ bytes: UnsafeRawBufferPointer) {
+        guard let output, let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        evbuffer_add(output, base, bytes.count)
+    }
+
+    /// Writes what the socket takes of the queued output now (the rest when it can).
+    public func flush() { flushNow() }
+
+    /// Whether the peer ended its side: reading stopped at its end of stream (reported through
+    /// ``onEvent`` from the loop), and nothing more will arrive.
+    public private(set) var inputEnded = false
 
     /// Discards the first `count` bytes of the input (after a ``peek(maximum:)`` has looked at them).
     public func discardInput(_ count: Int) {
@@ -417,6 +449,7 @@ public final class Connection {
     /// An end of stream or a read error stops reading (as a bufferevent does), and is reported.
     private func stopReading(reporting end: ConnectionEvent) {
         reading = false
+        if end == .endOfStream { inputEnded = true }
         disarmRead()
         if failureNotice == nil { failureNotice = end }
         notify()
@@ -434,6 +467,7 @@ public final class Connection {
         if count > 0 { onReadable?(self) }
         guard let end, phase != .closed else { return }
         reading = false
+        if end == .endOfStream { inputEnded = true }
         disarmRead()
         onEvent?(self, end)
     }
@@ -533,20 +567,25 @@ public final class Connection {
             failureNotice = .error(0)
             return notify()
         }
+        connect(to: socketAddress, length: address.ai_addrlen)
+    }
+
+    /// Opens the socket and starts the connect; the outcome is reported from the loop.
+    private func connect(to socketAddress: UnsafePointer<sockaddr>, length: socklen_t) {
         let socketType = Int32(Glibc.SOCK_STREAM.rawValue) | Int32(Glibc.SOCK_NONBLOCK.rawValue) | Int32(Glibc.SOCK_CLOEXEC.rawValue)
-        let descriptor = Glibc.socket(address.ai_family, socketType, Int32(IPPROTO_TCP))
+        let descriptor = Glibc.socket(Int32(socketAddress.pointee.sa_family), socketType, Int32(IPPROTO_TCP))
         guard descriptor >= 0 else { return failConnect(errno) }
         // The write event was a plain timer for the limit so far; it watches the socket from here
         // (with the limit starting again, as a bufferevent's does when its connect starts).
         disarmWrite()
         bind(descriptor: descriptor)
         var code: Int32 = 0
-        if Glibc.connect(descriptor, socketAddress, address.ai_addrlen) != 0 {
+        if Glibc.connect(descriptor, socketAddress, length) != 0 {
             code = errno
             // A server on this machine has usually completed the handshake by the time connect()
             // returns EINPROGRESS: asking again (0 once established, EALREADY while not) saves
             // waiting a loop turn for the socket to become writable. Elsewhere it costs one call.
-            if code == EINPROGRESS { code = Glibc.connect(descriptor, socketAddress, address.ai_addrlen) == 0 ? 0 : errno }
+            if code == EINPROGRESS { code = Glibc.connect(descriptor, socketAddress, length) == 0 ? 0 : errno }
         }
         switch code {
         case 0:

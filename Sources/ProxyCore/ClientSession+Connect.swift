@@ -36,7 +36,7 @@ extension ClientSession {
         case .waiting:
             return
         case .probe:
-            server.probes.probe(key) { report in
+            server.startProbe(key) { report in
                 // Unreachable upstreams are not cached: the next request tries again.
                 if report.upstreamFailure != nil {
                     cache.abandon(key, answering: report)
@@ -60,19 +60,22 @@ extension ClientSession {
     private func connectVerdict(_ report: ProbeReport) {
         guard let requirements, let target else { return }
         record?.noteProbe(report)
+        record?.upstreamAddress = report.address?.description
         if let reason = report.cleartextUpstream {
             // No TLS to judge: the device's own first bytes decide (the `cleartext` rule, or a TLS
             // handshake that would fail against this server).
             tunnel.upstreamSpeaksCleartext = reason
             record?.action = .allowed
-            return openTunnel(to: target.host, port: target.port)
+            return openTunnel(to: target.host, port: target.port, address: report.address)
         }
         guard let observed = report.observed else {
             record?.action = .failed
             let reason = report.upstreamFailure?.description ?? "the upstream could not be reached"
             record?.upstreamError = reason
+            let timedOut = report.upstreamFailure?.isTimeout == true
             respond(ProxyResponse.text(
-                status: 502, reason: "Bad Gateway", body: "atsproxy could not reach \(target.host):\(target.port): \(reason)\n"))
+                status: timedOut ? 504 : 502, reason: timedOut ? "Gateway Timeout" : "Bad Gateway",
+                body: "atsproxy could not reach \(target.host):\(target.port): \(reason)\n"))
             return
         }
         let verdict = settings.policy.verdict(
@@ -84,14 +87,19 @@ extension ClientSession {
             return
         }
         record?.action = .allowed
-        openTunnel(to: target.host, port: target.port)
+        openTunnel(to: target.host, port: target.port, address: report.address)
     }
 
-    private func openTunnel(to host: String, port: UInt16) {
+    /// Connects to the address the verdict was about (by name only when the probe reached none).
+    private func openTunnel(to host: String, port: UInt16, address: SocketAddress?) {
         tunnel.phase = .connectingUpstream
         let upstream: Connection
         do {
-            upstream = try Connection(base: server.base, connectingTo: host, port: port, resolver: server.resolver)
+            if let address {
+                upstream = try Connection(base: server.base, connectingTo: address)
+            } else {
+                upstream = try Connection(base: server.base, connectingTo: host, port: port, resolver: server.resolver)
+            }
         } catch {
             return upstreamFailed(error.description)
         }

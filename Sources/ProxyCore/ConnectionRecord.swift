@@ -44,6 +44,8 @@ public struct ConnectionRecord: Sendable {
     public var deviceCipher: CipherSuite?
     /// The origin's status code, for a forwarded plain-HTTP request.
     public var status: Int?
+    /// The address the connection reached (or the probe judged), `203.0.113.7:443`.
+    public var upstreamAddress: String?
     /// Why the upstream could not be reached, when it could not.
     public var upstreamError: String?
     public var bytesUp: Int64 = 0
@@ -114,6 +116,7 @@ public struct ConnectionRecord: Sendable {
         sink.add("tls", value: probedJSON, serializedAs: probedBytes)
         sink.add("observed", object: deviceVersion != nil || deviceCipher != nil ? DeviceHello(version: deviceVersion, cipher: deviceCipher) : nil)
         sink.add("status", status.map { .int($0) })
+        sink.add("upstream", string: upstreamAddress)
         sink.add("upstream_error", string: upstreamError)
         sink.add("bytes_up", int: bytesUp)
         sink.add("bytes_down", int: bytesDown)

@@ -1,5 +1,6 @@
 import ATSPolicy
-import Dispatch
+import EventLoop
+import Synchronization
 import TLSInspection
 
 /// What the probes found out about one upstream, for one set of requirements.
@@ -8,25 +9,29 @@ public struct ProbeReport: Sendable {
     public let observed: ObservedConnection?
     /// Why the ATS-shaped handshake failed, when it did (the permissive probe then says why in facts).
     public let atsHandshakeFailure: HandshakeFailure?
-    /// Why the upstream could not be reached at all (DNS, refused, timeout): no verdict, a 502.
+    /// Why the upstream could not be reached at all (DNS, refused, timeout): no verdict, a 502 or 504.
     public let upstreamFailure: ProbeFailure?
     /// Set when the upstream answered the ClientHello in some other protocol: no TLS verdict; the
     /// tunnel is judged by the device's own first bytes instead (the `cleartext` rule).
     public let cleartextUpstream: String?
-    /// `observed` as the log's `tls` value: built here, on the probe's thread, once for every
-    /// connection that reuses this report from the verdict cache.
+    /// The address the probes reached, which a tunnel on this verdict then connects to: the verdict
+    /// is about that server, not another address of the same name.
+    public let address: SocketAddress?
+    /// `observed` as the log's `tls` value: built once per probe, for every connection that reuses
+    /// this report from the verdict cache.
     public let tlsJSON: JSONValue
     /// `tlsJSON` serialized, as the log line splices it in (``ConnectionRecord/logLine``).
     public let tlsLogBytes: [UInt8]
 
     public init(
         observed: ObservedConnection? = nil, atsHandshakeFailure: HandshakeFailure? = nil, upstreamFailure: ProbeFailure? = nil,
-        cleartextUpstream: String? = nil
+        cleartextUpstream: String? = nil, address: SocketAddress? = nil
     ) {
         self.observed = observed
         self.atsHandshakeFailure = atsHandshakeFailure
         self.upstreamFailure = upstreamFailure
         self.cleartextUpstream = cleartextUpstream
+        self.address = address
         tlsJSON = observed.map(ConnectionRecord.tlsJSON) ?? .null
         tlsLogBytes = tlsJSON.serializedBytes
     }
@@ -60,35 +65,61 @@ public struct VerdictKey: Hashable, Sendable {
     }
 }
 
-/// Runs blocking probes off the event loops, at most `concurrency` at a time.
+/// What every loop's probes share: the TLS client contexts (one `SSL_CTX` per client profile, made
+/// once), the `--hosts-file` table (read once per load), and the limits on probes under way.
+///
+/// Probes themselves run on the loop of the connection that needs the verdict
+/// (``VerdictProbeRun``): no threads, no blocking sockets. How many may run at once is bounded by
+/// memory (`maximumInFlight`, a few KiB each while they wait) and per upstream host and port
+/// (`maximumPerUpstream`), never by a thread count: a slow upstream holds only its own slots.
 public final class ProbeService: Sendable {
-    private let queue = DispatchQueue(label: "atsproxy.probes", attributes: .concurrent)
-    private let slots: DispatchSemaphore
-    private let prober: UpstreamProber
+    let prober: UpstreamProber
+    let hosts: HostsTable?
+    private let maximumInFlight: Int
+    private let maximumPerUpstream: Int
+    private let slots = Mutex(Slots())
 
-    /// - Parameter hosts: `--hosts-file`, consulted before the system resolver.
-    public init(anchors: TrustAnchors, hosts: HostsTable? = nil, concurrency: Int = 16, timeout: Duration = .seconds(10)) {
-        prober = UpstreamProber(anchors: anchors, hosts: hosts, timeout: timeout)
-        slots = DispatchSemaphore(value: concurrency)
+    private struct Slots: ~Copyable {
+        var total = 0
+        var perUpstream: [UpstreamSlot: Int] = [:]
     }
 
-    /// Probes `host:port` as the ATS client for `requirements` would, then permissively if that
-    /// failed, and calls `completion` on a probe thread.
-    public func probe(
-        _ key: VerdictKey, completion: @escaping @Sendable (ProbeReport) -> Void
-    ) {
-        queue.async { [self] in
-            slots.wait()
-            defer { slots.signal() }
-            completion(run(host: key.host, port: key.port, serverName: key.serverName, requirements: key.requirements))
+    /// - Parameter hosts: `--hosts-file`, consulted before /etc/hosts and DNS.
+    public init(anchors: TrustAnchors, hosts: HostsTable? = nil, maximumInFlight: Int = 4096, maximumPerUpstream: Int = 64) {
+        prober = UpstreamProber(anchors: anchors, hosts: hosts)
+        self.hosts = hosts
+        self.maximumInFlight = maximumInFlight
+        self.maximumPerUpstream = maximumPerUpstream
+    }
+
+    /// Probes under way, on every loop.
+    public var inFlight: Int { slots.withLock { $0.total } }
+
+    /// Takes a slot for a probe of `upstream`, or says why none is free.
+    func reserve(_ upstream: UpstreamSlot) -> String? {
+        slots.withLock { slots in
+            if slots.total >= maximumInFlight { return "\(maximumInFlight) TLS handshakes are already under way" }
+            let taken = slots.perUpstream[upstream, default: 0]
+            if taken >= maximumPerUpstream {
+                return "\(maximumPerUpstream) TLS handshakes to \(upstream.host):\(upstream.port) are already under way"
+            }
+            slots.total += 1
+            slots.perUpstream[upstream] = taken + 1
+            return nil
         }
     }
 
-    /// The two probes, in this thread. `serverName` overrides the SNI the requirements' host implies.
-    public func run(host: String, port: UInt16, serverName: String? = nil, requirements: Requirements) -> ProbeReport {
-        let probe = prober.verdictProbe(host: host, port: port, serverName: serverName, requirements: requirements)
-        return ProbeReport(
-            observed: probe.observed, atsHandshakeFailure: probe.atsHandshakeFailure, upstreamFailure: probe.upstreamFailure,
-            cleartextUpstream: probe.cleartextUpstream)
+    func release(_ upstream: UpstreamSlot) {
+        slots.withLock { slots in
+            slots.total -= 1
+            let left = slots.perUpstream[upstream, default: 1] - 1
+            slots.perUpstream[upstream] = left > 0 ? left : nil
+        }
     }
+}
+
+/// The upstream a probe slot is counted against.
+struct UpstreamSlot: Hashable, Sendable {
+    var host: String
+    var port: UInt16
 }

@@ -1,6 +1,7 @@
 import ATSPolicy
 import EventLoop
 import Glibc
+import TLSInspection
 
 /// Whether non-compliant connections are refused or only logged.
 public enum EnforcementMode: String, Sendable, CaseIterable {
@@ -18,6 +19,9 @@ public struct ProxySettings: Sendable {
     public var headTimeout: Duration
     /// How long a connection to an upstream may take to open.
     public var connectTimeout: Duration
+    /// How long a probe's TLS handshake may take, from the moment its connection opened to the end
+    /// of the handshake, however the server's bytes trickle in; a verdict's two handshakes share it.
+    public var handshakeTimeout: Duration
     /// How long a tunnel or exchange may sit without a byte either way; also how long a keep-alive
     /// client may wait before its next request.
     public var idleTimeout: Duration
@@ -31,9 +35,10 @@ public struct ProxySettings: Sendable {
 
     public init(
         policy: TransportSecurityPolicy, mode: EnforcementMode = .enforce, clientClass: ClientClass = .urlsession,
-        headTimeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(300),
-        allowedClients: [AddressRange] = ProxySettings.loopback
+        headTimeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(10), handshakeTimeout: Duration = .seconds(10),
+        idleTimeout: Duration = .seconds(300), allowedClients: [AddressRange] = ProxySettings.loopback
     ) {
+        self.handshakeTimeout = handshakeTimeout
         self.policy = policy
         self.mode = mode
         self.clientClass = clientClass
@@ -100,6 +105,9 @@ public final class ProxyServer {
     /// The handle other threads (probes, the daemon) post to this loop with.
     public private(set) var messages: InboxPoster<ProxyMessage>?
     private var sessions: [UInt64: ClientSession] = [:]
+    /// Verdict probes under way on this loop. They belong to the loop, not to the session that
+    /// started them: others may be waiting for the same verdict, and it is cached when it comes.
+    private var probeRuns: [ObjectIdentifier: (run: VerdictProbeRun, slot: UpstreamSlot)] = [:]
     private var nextSessionID: UInt64 = 1
     /// This loop's connection count, which the balancer reads.
     public let load = LoopLoad()
@@ -190,6 +198,35 @@ public final class ProxyServer {
         load.connectionClosed()
     }
 
+    /// Probes `key` on this loop, within the service's limits; `completion` runs from the loop with
+    /// the answer (a failure report when no probe slot is free).
+    func startProbe(_ key: VerdictKey, completion: @escaping (ProbeReport) -> Void) {
+        let slot = UpstreamSlot(host: key.host, port: key.port)
+        if let busy = probes.reserve(slot) {
+            return completion(ProbeReport(upstreamFailure: .handshake(reason: "not probed: \(busy)")))
+        }
+        let run = VerdictProbeRun(key: key, service: probes, base: base, resolver: resolver, settings: settings)
+        let id = ObjectIdentifier(run)
+        probeRuns[id] = (run, slot)
+        run.start { [weak self] report in
+            if let self, probeRuns.removeValue(forKey: id) != nil { probes.release(slot) }
+            completion(report)
+        }
+    }
+
+    /// Stops every probe under way (the loop is stopping; nobody will read their answers) and
+    /// gives their slots back.
+    private func cancelProbes() {
+        let runs = probeRuns.values
+        probeRuns = [:]
+        for (run, slot) in runs {
+            run.cancel()
+            probes.release(slot)
+        }
+    }
+
+    deinit { cancelProbes() }
+
     /// Whether a graceful stop has begun: sessions then close instead of waiting for another request.
     var isDraining: Bool { draining }
 
@@ -207,6 +244,7 @@ public final class ProxyServer {
             for session in Array(sessions.values) { session.drain() }
         case .closeAll:
             for session in Array(sessions.values) { session.closeForShutdown() }
+            cancelProbes()
         case .adopt(let socket, let peer, let listener):
             guard let descriptor = socket.take() else { return }
             serve(descriptor, peer: peer, listener: listener)

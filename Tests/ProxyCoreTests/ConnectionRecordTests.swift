@@ -24,6 +24,7 @@ struct ConnectionRecordTests {
         record.deviceVersion = .tls12
         record.deviceCipher = CipherSuite(id: 0xC02F)
         record.durationMilliseconds = 12
+        record.upstreamAddress = "203.0.113.7:443"
         let json = record.json
         // Every field of the contract, in its order, and nothing else: null where this connection
         // has nothing to say (no ClientHello naming another host, no tunnel, no origin status,
@@ -62,6 +63,7 @@ struct ConnectionRecordTests {
                 ("version", .string("TLSv1.2")), ("cipher", .string("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256")),
             ])),
             ("status", .null),
+            ("upstream", .string("203.0.113.7:443")),
             ("upstream_error", .null),
             ("bytes_up", .int(0)),
             ("bytes_down", .int(0)),

@@ -29,9 +29,9 @@ struct TestProxy {
         let anchors = try TrustAnchors.loading(caFiles: [factory.path("root.pem")], systemRoots: false)
         let logPath = factory.path("proxy-\(UUID().uuidString).log")
         let log = try LogWriter(path: logPath)
-        var settings = ProxySettings(policy: policy, mode: mode)
+        var settings = ProxySettings(policy: policy, mode: mode, handshakeTimeout: .seconds(5))
         configure(&settings)
-        let probes = ProbeService(anchors: anchors, timeout: .seconds(5))
+        let probes = ProbeService(anchors: anchors)
         let cache = VerdictCache<VerdictKey, ProbeReport>(timeToLiveMilliseconds: 300_000)
         let balancer = loopCount > 1 ? LoopBalancer(keepBelow: keepBelow) : nil
         let endpoints = [ListenEndpoint(address: try SocketAddress(parsing: "127.0.0.1:0"))]

@@ -1,0 +1,113 @@
+import ATSPolicy
+import EventLoop
+import TLSInspection
+
+/// The probes behind one verdict, on one loop: reach the upstream (each address in turn, within the
+/// connect timeout), make the ATS-shaped handshake, and, only when the server refused that one in
+/// the handshake itself (an alert, no common version or suite, a close with no alert), the
+/// permissive one to the same address, which says why. Never after a timeout, a reset or a refused
+/// connection: those tell nothing a second handshake would explain.
+///
+/// Both handshakes share one deadline, the handshake timeout from the moment the first connect
+/// completed, so a verdict takes at most the connect timeout per address plus the handshake timeout.
+/// Loop-confined; owned by its ``ProxyServer`` until it finishes or is cancelled.
+final class VerdictProbeRun {
+    private let key: VerdictKey
+    private let service: ProbeService
+    private let base: EventBase
+    private let dialer: UpstreamDialer
+    private let handshakeTimeout: Duration
+    private var handshake: HandshakeProbe?
+    private var deadline: Int64 = 0
+    private var completion: ((ProbeReport) -> Void)?
+
+    init(key: VerdictKey, service: ProbeService, base: EventBase, resolver: DNSResolver, settings: ProxySettings) {
+        self.key = key
+        self.service = service
+        self.base = base
+        handshakeTimeout = settings.handshakeTimeout
+        dialer = UpstreamDialer(base: base, resolver: resolver, hosts: service.hosts, timeout: settings.connectTimeout)
+    }
+
+    private var serverName: String? { key.serverName ?? UpstreamProber.impliedServerName(key.requirements) }
+
+    /// Starts; `completion` runs once, from the loop, unless the run is cancelled first.
+    func start(completion: @escaping (ProbeReport) -> Void) {
+        self.completion = completion
+        dialer.dial(host: key.host, port: key.port) { [unowned self] result in
+            switch result {
+            case .failure(let failure):
+                finish(ProbeReport(upstreamFailure: failure))
+            case .success(let (connection, address)):
+                deadline = MonotonicClock.nowMilliseconds() + handshakeTimeout.milliseconds
+                handshake(connection, address: address, profile: .ats(for: key.requirements)) { [unowned self] outcome in
+                    atsHandshakeEnded(outcome, address: address)
+                }
+            }
+        }
+    }
+
+    /// Stops whatever is under way; the completion will not run.
+    func cancel() {
+        completion = nil
+        dialer.cancel()
+        handshake?.cancel()
+        handshake = nil
+    }
+
+    private func atsHandshakeEnded(_ outcome: ProbeOutcome, address: SocketAddress) {
+        if let observed = outcome.observed { return finish(ProbeReport(observed: observed, address: address)) }
+        guard let failure = outcome.failure else {
+            return finish(ProbeReport(upstreamFailure: .handshake(reason: "the handshake ended without a result")))
+        }
+        switch failure {
+        case .notTLS(let reason):
+            finish(ProbeReport(cleartextUpstream: reason, address: address))
+        case .handshake(let reason):
+            let refusal = HandshakeFailure(reason: reason, serverClosedWithoutAlert: outcome.serverClosedWithoutAlert)
+            explain(refusal, address: address)
+        default:
+            finish(ProbeReport(upstreamFailure: failure, address: address))
+        }
+    }
+
+    /// The permissive handshake, to the same address, by the same deadline: its facts say why the
+    /// ATS-shaped one was refused. If it cannot complete either, the refusal is all there is.
+    private func explain(_ refusal: HandshakeFailure, address: SocketAddress) {
+        let unexplained = ProbeReport(
+            atsHandshakeFailure: refusal, upstreamFailure: .handshake(reason: refusal.reason), address: address)
+        guard deadline > MonotonicClock.nowMilliseconds() else { return finish(unexplained) }
+        dialer.connect(to: address, host: key.host) { [unowned self] result in
+            guard case .success(let (connection, _)) = result else { return finish(unexplained) }
+            handshake(connection, address: address, profile: .permissive) { [unowned self] outcome in
+                guard let observed = outcome.observed else { return finish(unexplained) }
+                finish(ProbeReport(observed: observed, atsHandshakeFailure: refusal, address: address))
+            }
+        }
+    }
+
+    private func handshake(
+        _ connection: Connection, address: SocketAddress, profile: ClientProfile, then: @escaping (ProbeOutcome) -> Void
+    ) {
+        let probe: HandshakeProbe
+        do {
+            probe = try HandshakeProbe(
+                base: base, connection: connection, context: try service.prober.context(for: profile),
+                serverName: serverName, deadline: deadline, handshakeLimit: handshakeTimeout)
+        } catch {
+            connection.close()
+            return finish(ProbeReport(upstreamFailure: .handshake(reason: error.description), address: address))
+        }
+        handshake = probe
+        probe.start { [unowned self] outcome in
+            handshake = nil
+            then(outcome)
+        }
+    }
+
+    private func finish(_ report: ProbeReport) {
+        let completion = self.completion
+        cancel()
+        completion?(report)
+    }
+}
