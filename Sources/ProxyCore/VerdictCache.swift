@@ -188,6 +188,19 @@ public final class VerdictCache<Key: Hashable & Sendable, Value: Sendable>: Send
         }
     }
 
+    /// The finished entries' keys, most recently used first; for tests. O(n).
+    var keysByRecency: [Key] {
+        state.withLock { state in
+            var keys: [Key] = []
+            var slot = state.storage.mostRecent
+            while slot != VerdictCacheStorage<Key, Value>.none {
+                if let key = state.storage.slots[slot].key { keys.append(key) }
+                slot = state.storage.slots[slot].lessRecent
+            }
+            return keys
+        }
+    }
+
     // MARK: - Under the lock
 
     /// Evicts least recently used finished entries until at most `limit` are held, or only probes
