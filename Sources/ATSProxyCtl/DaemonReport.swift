@@ -92,9 +92,31 @@ enum DaemonReport {
                 + "\(requests?["failed"]?.intValue ?? 0) failed", output)
         let bytes = answer["bytes"]
         row("Bytes", "\(bytes?["up"]?.intValue ?? 0) up, \(bytes?["down"]?.intValue ?? 0) down", output)
-        let cache = answer["verdict_cache"]
+        verdictCache(answer["verdict_cache"], to: output)
+    }
+
+    /// The cache's size and limit; with `stats`, its counters on a second line. Fields an older
+    /// daemon does not send are left out.
+    private static func verdictCache(_ cache: JSONValue?, to output: Output) {
         let entries = cache?["entries"]?.intValue ?? 0
-        row("Verdict cache", "\(entries) entr\(entries == 1 ? "y" : "ies") (kept \(cache?["ttl_s"]?.intValue ?? 0) s)", output)
+        var line = "\(entries) entr\(entries == 1 ? "y" : "ies") (kept \(cache?["ttl_s"]?.intValue ?? 0) s)"
+        if let limit = cache?["max_entries"]?.intValue {
+            let probes = cache?["in_flight"]?.intValue ?? 0
+            line += "; at most \(limit), \(probes) probe\(probes == 1 ? "" : "s") in flight"
+        }
+        row("Verdict cache", line, output)
+        guard let hits = cache?["hits"]?.intValue else { return }
+        let counts = [
+            "\(hits) hit\(hits == 1 ? "" : "s")", count(cache?["misses"], "miss", "misses"),
+            count(cache?["joined_in_flight"], "joined a probe in flight", "joined a probe in flight"),
+            count(cache?["evictions"], "evicted", "evicted"), count(cache?["expired_removed"], "expired", "expired"),
+        ]
+        row("", counts.joined(separator: ", "), output)
+    }
+
+    private static func count(_ value: JSONValue?, _ one: String, _ many: String) -> String {
+        let number = value?.intValue ?? 0
+        return "\(number) \(number == 1 ? one : many)"
     }
 
     private static func row(_ label: String, _ value: String, _ output: Output) {

@@ -14,6 +14,7 @@ public enum ConfigKey: String, CaseIterable, Sendable {
     case clientClass = "client-class"
     case allowClient = "allow-client"
     case verdictTTL = "verdict-ttl"
+    case verdictCacheSize = "verdict-cache-size"
     case threads
     case controlSocket = "control-socket"
     case shutdownTimeout = "shutdown-timeout"
@@ -40,7 +41,7 @@ public enum ConfigKey: String, CaseIterable, Sendable {
     /// because they are bound into sockets, threads, open files or the probes' trust store at start.
     public var takesEffectOnReload: Bool {
         switch self {
-        case .policy, .mode, .verdictTTL, .allowClient, .osProfile, .cipherProfile, .clientClass,
+        case .policy, .mode, .verdictTTL, .verdictCacheSize, .allowClient, .osProfile, .cipherProfile, .clientClass,
             .shutdownTimeout, .headTimeout, .connectTimeout, .handshakeTimeout, .idleTimeout:
             true
         case .listen, .threads, .controlSocket, .logFile, .hostsFile, .caFile, .systemRoots:

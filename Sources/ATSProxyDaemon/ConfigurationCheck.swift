@@ -42,8 +42,9 @@ struct ConfigurationCheck {
             hosts file: \(hosts)
             log: \(c.logFile ?? "standard output")
             control socket: \(c.controlSocket)
-            threads: \(c.threads); verdict ttl \(c.verdictTTL.components.seconds) s; timeouts: head \(seconds(c.headTimeout)), \
-            connect \(seconds(c.connectTimeout)), handshake \(seconds(c.handshakeTimeout)), idle \(seconds(c.idleTimeout)), shutdown \(seconds(c.shutdownTimeout))
+            threads: \(c.threads); verdict ttl \(c.verdictTTL.components.seconds) s, cache \(c.verdictCacheSize) entries; \
+            timeouts: head \(seconds(c.headTimeout)), connect \(seconds(c.connectTimeout)), \
+            handshake \(seconds(c.handshakeTimeout)), idle \(seconds(c.idleTimeout)), shutdown \(seconds(c.shutdownTimeout))
             configuration OK
             """
     }

@@ -107,6 +107,8 @@ extension Daemon {
         configuration = next
         policy = loaded
         cache.timeToLive = next.verdictTTL.milliseconds
+        // A smaller size evicts the least recently used verdicts down to it at once.
+        cache.capacity = next.verdictCacheSize
         outcome.droppedVerdicts = dropVerdictsWithChangedRequirements(under: loaded.policy)
         // The answer waits until every loop has the new settings: a client that connects once
         // `atsproxyctl reload` has returned is judged by them. A loop too busy to take them within
@@ -154,6 +156,7 @@ extension DaemonConfiguration {
         case .clientClass: givenClientClasses != other.givenClientClasses
         case .allowClient: allowedClients.map(\.description) != other.allowedClients.map(\.description)
         case .verdictTTL: verdictTTL != other.verdictTTL
+        case .verdictCacheSize: verdictCacheSize != other.verdictCacheSize
         case .threads: threads != other.threads
         case .controlSocket: controlSocket != other.controlSocket
         case .shutdownTimeout: shutdownTimeout != other.shutdownTimeout

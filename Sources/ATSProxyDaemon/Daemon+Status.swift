@@ -22,7 +22,7 @@ extension Daemon {
                 ("control_socket", .string(configuration.controlSocket)),
                 ("log_file", .optional(log.path)),
                 ("policy", policy.json),
-            ] + counterFields + [
+            ] + counterFields(cache: verdictCacheFields(full: false)) + [
                 ("last_reload", lastReload.map(Self.reloadSummary) ?? .null)
             ])
     }
@@ -32,10 +32,10 @@ extension Daemon {
             [
                 ("ok", true), ("command", .string(ControlCommand.stats.rawValue)),
                 ("uptime_s", .int((WallClock.nowMilliseconds() - startedAt) / 1000)),
-            ] + counterFields)
+            ] + counterFields(cache: verdictCacheFields(full: true)))
     }
 
-    private var counterFields: [(String, JSONValue)] {
+    private func counterFields(cache: JSONValue) -> [(String, JSONValue)] {
         let counts = statistics.snapshot
         return [
             ("connections", .object([("active", .int(counts.open)), ("total", .int(counts.accepted))])),
@@ -52,8 +52,25 @@ extension Daemon {
                 .object([("allowed", .int(counts.allowed)), ("blocked", .int(counts.blocked)), ("failed", .int(counts.failed))])
             ),
             ("bytes", .object([("up", .int(counts.bytesUp)), ("down", .int(counts.bytesDown))])),
-            ("verdict_cache", .object([("entries", .int(cache.count)), ("ttl_s", .int(cache.timeToLive / 1000))])),
+            ("verdict_cache", cache),
         ]
+    }
+
+    /// The verdict cache: its size and limit, and probes in flight, for `status`; `stats` adds the
+    /// counters since start, for monitoring (a hit rate, a cache too small to hold the working set).
+    private func verdictCacheFields(full: Bool) -> JSONValue {
+        let counts = cache.statistics
+        var fields: [(String, JSONValue)] = [
+            ("entries", .int(counts.entries)), ("max_entries", .int(counts.capacity)),
+            ("in_flight", .int(counts.inFlight)), ("ttl_s", .int(cache.timeToLive / 1000)),
+        ]
+        if full {
+            fields += [
+                ("hits", .int(counts.hits)), ("misses", .int(counts.misses)), ("joined_in_flight", .int(counts.joinedInFlight)),
+                ("evictions", .int(counts.evictions)), ("expired_removed", .int(counts.expiredRemovals)),
+            ]
+        }
+        return .object(fields)
     }
 
     private static func reloadSummary(_ outcome: ReloadOutcome) -> JSONValue {

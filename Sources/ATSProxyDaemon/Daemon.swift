@@ -65,7 +65,8 @@ final class Daemon {
         }
         let hosts: HostsTable?
         do { hosts = try configuration.hostsTable() } catch { throw configuration.unusableFile(.hostsFile, error) }
-        cache = VerdictCache(timeToLiveMilliseconds: configuration.verdictTTL.milliseconds)
+        cache = VerdictCache(
+            timeToLiveMilliseconds: configuration.verdictTTL.milliseconds, capacity: configuration.verdictCacheSize)
 
         let base = try EventBase()
         self.base = base

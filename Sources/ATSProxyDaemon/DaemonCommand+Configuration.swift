@@ -44,6 +44,7 @@ extension DaemonCommand {
         layer.clientClasses = clientClasses
         layer.allowClients = try parsed(.allowClient, allowClients, SettingValue.clientRange)
         layer.verdictTTL = try checked(.verdictTTL, verdictTTL)
+        layer.verdictCacheSize = try checked(.verdictCacheSize, verdictCacheSize)
         layer.threads = try checked(.threads, threads)
         layer.controlSocket = controlSocket
         layer.shutdownTimeout = try checked(.shutdownTimeout, shutdownTimeout)

@@ -86,6 +86,11 @@ public struct DaemonCommand: ParsableCommand, Sendable {
     @Option(name: .customLong("verdict-ttl"), help: "Seconds a probe result is reused (default \(Defaults.verdictTTLSeconds)).")
     var verdictTTL: Int?
 
+    @Option(
+        name: .customLong("verdict-cache-size"),
+        help: "The most probe results kept; the least recently used go first (default \(Defaults.verdictCacheSize)).")
+    var verdictCacheSize: Int?
+
     @Option(help: "Event-loop threads (default: the number of cores).")
     var threads: Int?
 

@@ -27,6 +27,8 @@ public struct DaemonConfiguration: Sendable {
     public var clientClass: ClientClass
     public var allowedClients: [AddressRange]
     public var verdictTTL: Duration
+    /// The most verdicts cached, probes in flight included (``VerdictCache/capacity``).
+    public var verdictCacheSize: Int
     public var threads: Int
     public var controlSocket: String
     /// How long a graceful stop lets tunnels drain.
@@ -51,6 +53,7 @@ public struct DaemonConfiguration: Sendable {
         public static let clientClass = ClientClass.urlsession
         public static let allowedClients = ProxySettings.loopback
         public static let verdictTTLSeconds = 300
+        public static let verdictCacheSize = VerdictCache<VerdictKey, ProbeReport>.defaultCapacity
         public static let controlSocket = "/run/atsproxy/control.sock"
         public static let shutdownTimeoutSeconds = 30
         public static let headTimeoutSeconds = 10
@@ -86,6 +89,7 @@ public struct DaemonConfiguration: Sendable {
         cipherProfile = settings.cipherProfile ?? Defaults.cipherProfile
         allowedClients = settings.allowClients.isEmpty ? Defaults.allowedClients : settings.allowClients
         verdictTTL = .seconds(settings.verdictTTL ?? Defaults.verdictTTLSeconds)
+        verdictCacheSize = settings.verdictCacheSize ?? Defaults.verdictCacheSize
         threads = settings.threads ?? Defaults.threads
         controlSocket = settings.controlSocket ?? Defaults.controlSocket
         shutdownTimeout = .seconds(settings.shutdownTimeout ?? Defaults.shutdownTimeoutSeconds)

@@ -54,11 +54,19 @@ enum SettingValue {
         switch key {
         case .threads: 1...256
         case .verdictTTL: 0...31_536_000
+        // Each entry is a few KB at most (the probe's certificate facts): a million is gigabytes.
+        case .verdictCacheSize: 1...1_000_000
         // 0: stop at once, without waiting for tunnels.
         case .shutdownTimeout: 0...86_400
         default: 1...86_400
         }
     }
 
-    private static func unit(of key: ConfigKey) -> String? { key == .threads ? nil : "seconds" }
+    private static func unit(of key: ConfigKey) -> String? {
+        switch key {
+        case .threads: nil
+        case .verdictCacheSize: "entries"
+        default: "seconds"
+        }
+    }
 }

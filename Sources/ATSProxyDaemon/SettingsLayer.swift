@@ -18,6 +18,7 @@ struct SettingsLayer {
     var clientClasses: [ClientClass] = []
     var allowClients: [AddressRange] = []
     var verdictTTL: Int?
+    var verdictCacheSize: Int?
     var threads: Int?
     var controlSocket: String?
     var shutdownTimeout: Int?
@@ -46,6 +47,7 @@ struct SettingsLayer {
         case .clientClass: !clientClasses.isEmpty
         case .allowClient: !allowClients.isEmpty
         case .verdictTTL: verdictTTL != nil
+        case .verdictCacheSize: verdictCacheSize != nil
         case .threads: threads != nil
         case .controlSocket: controlSocket != nil
         case .shutdownTimeout: shutdownTimeout != nil
@@ -72,6 +74,7 @@ struct SettingsLayer {
         merged.clientClasses = clientClasses.isEmpty ? lower.clientClasses : clientClasses
         merged.allowClients = allowClients.isEmpty ? lower.allowClients : allowClients
         merged.verdictTTL = verdictTTL ?? lower.verdictTTL
+        merged.verdictCacheSize = verdictCacheSize ?? lower.verdictCacheSize
         merged.threads = threads ?? lower.threads
         merged.controlSocket = controlSocket ?? lower.controlSocket
         merged.shutdownTimeout = shutdownTimeout ?? lower.shutdownTimeout
@@ -116,6 +119,7 @@ extension SettingsLayer {
         case .clientClass: clientClasses.append(try SettingValue.choice(text, ClientClass.self))
         case .allowClient: allowClients.append(try SettingValue.clientRange(text))
         case .verdictTTL: verdictTTL = try SettingValue.integer(text, for: key)
+        case .verdictCacheSize: verdictCacheSize = try SettingValue.integer(text, for: key)
         case .threads: threads = try SettingValue.integer(text, for: key)
         case .controlSocket: controlSocket = text
         case .shutdownTimeout: shutdownTimeout = try SettingValue.integer(text, for: key)

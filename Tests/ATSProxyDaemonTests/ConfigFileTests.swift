@@ -54,6 +54,10 @@ struct ConfigFileTests {
         ("threads = 0", .badValue, ":3: key 'threads': must be between 1 and 256"),
         ("threads = two", .badValue, ":3: key 'threads': \"two\" is not a whole number"),
         ("verdict-ttl = -1", .badValue, ":3: key 'verdict-ttl': must be between 0 and 31536000 seconds"),
+        ("verdict-cache-size = 0", .badValue, ":3: key 'verdict-cache-size': must be between 1 and 1000000 entries"),
+        ("verdict-cache-size = -3", .badValue, ":3: key 'verdict-cache-size': must be between 1 and 1000000 entries"),
+        ("verdict-cache-size = many", .badValue, ":3: key 'verdict-cache-size': \"many\" is not a whole number of entries"),
+        ("verdict-cache-size = 1e4", .badValue, ":3: key 'verdict-cache-size': \"1e4\" is not a whole number of entries"),
         ("head-timeout = 0", .badValue, ":3: key 'head-timeout': must be between 1 and 86400 seconds"),
         ("idle-timeout = 1.5", .badValue, ":3: key 'idle-timeout': \"1.5\" is not a whole number of seconds"),
         ("shutdown-timeout = -5", .badValue, ":3: key 'shutdown-timeout': must be between 0 and 86400 seconds"),
@@ -78,6 +82,17 @@ struct ConfigFileTests {
             #expect(error.kind == kind)
             return true
         }
+    }
+
+    @Test("verdict-cache-size is read from the file, with its line, and a flag overrides it", arguments: [
+        ([], 250), (["--verdict-cache-size", "7"], 7),
+    ])
+    func verdictCacheSize(_ flags: [String], _ size: Int) throws {
+        let fixture = try ConfigFixture()
+        let path = try fixture.write("atsproxy.conf", "mode = report\nverdict-cache-size = \"250\"  # a small lab\n")
+        let configuration = try DaemonCommand.parse(["--config", path] + flags).resolveConfiguration()
+        #expect(configuration.verdictCacheSize == size)
+        #expect(configuration.origins[.verdictCacheSize] == (flags.isEmpty ? .file(path: path, line: 2) : .commandLine))
     }
 
     @Test("a missing config file or a directory is named, without a line")

@@ -43,6 +43,11 @@ struct DaemonFlagsTests {
         (["--shutdown-timeout=-1"], "--shutdown-timeout -1: must be between 0 and 86400 seconds"),
         (["--idle-timeout", "86401"], "--idle-timeout 86401"),
         (["--connect-timeout", "0"], "--connect-timeout 0"),
+        (["--verdict-cache-size", "0"], "--verdict-cache-size 0: must be between 1 and 1000000 entries"),
+        (["--verdict-cache-size=-5"], "--verdict-cache-size -5: must be between 1 and 1000000 entries"),
+        (["--verdict-cache-size", "1000001"], "--verdict-cache-size 1000001: must be between 1 and 1000000 entries"),
+        (["--verdict-cache-size", "lots"], "'lots' is invalid for '--verdict-cache-size"),
+        (["--verdict-cache-size", "2.5"], "'2.5' is invalid for '--verdict-cache-size"),
     ])
     func refused(_ arguments: [String], _ phrase: String) {
         do {
@@ -75,5 +80,13 @@ struct DaemonFlagsTests {
         #expect(configuration.headTimeout == .seconds(2))
         #expect(configuration.connectTimeout == .seconds(3))
         #expect(configuration.idleTimeout == .seconds(4))
+    }
+
+    @Test("--verdict-cache-size reaches the configuration; without it the cache holds 10000", arguments: [
+        ([], 10_000), (["--verdict-cache-size", "3"], 3), (["--verdict-cache-size=1"], 1),
+        (["--verdict-cache-size", "1000000"], 1_000_000),
+    ])
+    func verdictCacheSize(_ arguments: [String], _ size: Int) throws {
+        #expect(try DaemonCommand.parse(arguments).resolveConfiguration().verdictCacheSize == size)
     }
 }
