@@ -39,6 +39,9 @@ public final class TLSClientContext: @unchecked Sendable {
         let parameters = SSL_CTX_get0_param(context)
         X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_NO_CHECK_TIME))
         anchors.install(into: context)
+        // OpenSSL refuses a Certificate message over 100 KiB; servers with long chains or many names
+        // send more, and an iPhone accepts them. 256 KiB still bounds what one handshake costs.
+        _ = CProxyShims_SSL_CTX_set_max_cert_list(context, 256 * 1024)
         ERR_clear_error()
     }
 

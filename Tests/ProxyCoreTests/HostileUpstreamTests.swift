@@ -1,0 +1,151 @@
+import ATSPolicy
+import Foundation
+import ProxyCore
+import Synchronization
+import TLSTestSupport
+import Testing
+
+/// Upstreams that misbehave the way real networks do, against the probes that judge CONNECTs: each
+/// verdict has one deadline, a slow upstream holds nobody else up, and a broken one gets an answer
+/// that says what it did.
+@Suite("Hostile upstreams", .startsProcesses(timeLimit: .seconds(60)))
+struct HostileUpstreamTests {
+    /// The handshake deadline these tests run the proxy with.
+    static let handshakeTimeout = Duration.seconds(2)
+
+    static func startProxy(_ factory: CertificateFactory) throws -> TestProxy {
+        try TestProxy.start(factory, policyXML: fullATSForLocalhost) { $0.handshakeTimeout = handshakeTimeout }
+    }
+
+    /// Sends a CONNECT for `localhost:port` and waits up to `wait` seconds for the answer's head.
+    static func connect(proxy: TestProxy, port: UInt16, wait: Double = 10) -> (head: String?, waited: Duration) {
+        guard let client = connectLoopback(port: proxy.port) else { return (nil, .zero) }
+        defer { close(client) }
+        let sent = ContinuousClock.now
+        sendAll(client, Array("CONNECT localhost:\(port) HTTP/1.1\r\nHost: localhost:\(port)\r\n\r\n".utf8))
+        let answer = receiveHead(client, wait: wait)
+        return (answer?.head, ContinuousClock.now - sent)
+    }
+
+    /// A server that accepts and never says a word (a firewalled host that still completes TCP).
+    static func silentServer() throws -> RawTCPServer {
+        try RawTCPServer { connection in _ = awaitPeerClose(connection, wait: 30) }
+    }
+
+    @Test("a server that accepts and never answers: the CONNECT gets 504 at the handshake deadline, in words")
+    func silent() throws {
+        let factory = try compliantChain()
+        let server = try Self.silentServer()
+        let proxy = try Self.startProxy(factory)
+        defer { proxy.stop() }
+        let (head, waited) = Self.connect(proxy: proxy, port: server.port)
+        #expect(head?.hasPrefix("HTTP/1.1 504 Gateway Timeout") == true, "\(head ?? "no answer")")
+        #expect(waited >= .milliseconds(1900) && waited < .seconds(4), "answered after \(waited)")
+        let line = try #require(try proxy.waitForLogLines(1).first)
+        #expect(line.action == "failed", "\(line)")
+        #expect(line.upstreamError == "upstream sent no TLS handshake in 2 s", "\(line)")
+        #expect(line.fields["upstream"] as? String == "127.0.0.1:\(server.port)", "\(line)")
+    }
+
+    @Test("a server that drips a byte every 200 ms is cut off at the deadline: progress does not extend it")
+    func drip() throws {
+        let factory = try compliantChain()
+        // A TLS record header that never completes: 0x16 0x03 0x03, then a length, then a byte at a time.
+        let server = try RawTCPServer { connection in
+            var bytes: [UInt8] = [0x16, 0x03, 0x03, 0x40, 0x00] + [UInt8](repeating: 0x02, count: 200)
+            while !bytes.isEmpty {
+                guard sendAll(connection, [bytes.removeFirst()]) else { return }
+                usleep(200_000)
+            }
+        }
+        let proxy = try Self.startProxy(factory)
+        defer { proxy.stop() }
+        let (head, waited) = Self.connect(proxy: proxy, port: server.port)
+        #expect(head?.hasPrefix("HTTP/1.1 504") == true, "\(head ?? "no answer")")
+        #expect(waited < .seconds(4), "answered after \(waited)")
+        let line = try #require(try proxy.waitForLogLines(1).first)
+        #expect(line.upstreamError?.hasPrefix("upstream did not complete the TLS handshake in 2 s") == true, "\(line)")
+    }
+
+    @Test("a server that resets the connection mid-handshake: 502 naming the reset, and no second, permissive probe")
+    func resetMidHandshake() throws {
+        let factory = try compliantChain()
+        let accepted = Atomic<Int>(0)
+        let server = try RawTCPServer { connection in
+            accepted.add(1, ordering: .relaxed)
+            _ = receiveAvailable(connection, wait: 5)  // The ClientHello.
+            // SO_LINGER 0: the close sends a reset, not a FIN.
+            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+            setsockopt(connection, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        }
+        let proxy = try Self.startProxy(factory)
+        defer { proxy.stop() }
+        let (head, _) = Self.connect(proxy: proxy, port: server.port)
+        #expect(head?.hasPrefix("HTTP/1.1 502 Bad Gateway") == true, "\(head ?? "no answer")")
+        let line = try #require(try proxy.waitForLogLines(1).first)
+        #expect(line.upstreamError?.contains("Connection reset by peer") == true, "\(line)")
+        #expect(accepted.load(ordering: .relaxed) == 1, "the upstream was connected to \(accepted.load(ordering: .relaxed)) times")
+    }
+
+    @Test("a server that answers the ClientHello with an alert is judged, with the permissive probe saying why")
+    func refusedHandshake() throws {
+        let factory = try compliantChain()
+        // TLS 1.0 only: the ATS-shaped client (TLS 1.2 minimum) gets a protocol_version alert.
+        let server = try TestTLSServer(
+            directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key", "-tls1", "-cipher", "DEFAULT:@SECLEVEL=0"])
+        let proxy = try Self.startProxy(factory)
+        defer { proxy.stop() }
+        let (head, _) = Self.connect(proxy: proxy, port: server.port)
+        #expect(head?.hasPrefix("HTTP/1.1 403") == true, "\(head ?? "no answer")")
+        let line = try #require(try proxy.waitForLogLines(1).first)
+        #expect(line.action == "blocked", "\(line)")
+        #expect(line.violations == ["tls_version"], "\(line)")
+        #expect(line.tlsVersion == "TLSv1.0", "the permissive probe's facts: \(line)")
+    }
+
+    @Test("a server sending a certificate chain over 100 KiB is judged like any other")
+    func largeChain() throws {
+        let factory = try CertificateFactory()
+        try factory.rootCA("root")
+        // 5,200 names of 26 bytes: a leaf of about 120 KiB (DER), over OpenSSL's default 100 KiB limit.
+        let names = (0..<5200).map { "DNS:host\(String(format: "%05d", $0)).example.com" }
+        try factory.certificate(
+            "leaf", issuer: "root",
+            extensions: ["subjectAltName=DNS:localhost," + names.joined(separator: ","), "extendedKeyUsage=serverAuth"])
+        let size = try Data(contentsOf: URL(fileURLWithPath: factory.path("leaf.pem"))).count
+        #expect(size > 140_000, "the PEM leaf is \(size) bytes")
+        let server = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
+        let proxy = try Self.startProxy(factory)
+        defer { proxy.stop() }
+        let (head, _) = Self.connect(proxy: proxy, port: server.port)
+        #expect(head?.hasPrefix("HTTP/1.1 200") == true, "\(head ?? "no answer")")
+        let line = try #require(try proxy.waitForLogLines(1).first)
+        #expect(line.compliant == true, "\(line)")
+    }
+
+    @Test("forty silent upstreams waiting out their deadline do not delay the verdict for a compliant host")
+    func slowUpstreamsDelayNobody() throws {
+        let factory = try compliantChain()
+        let silent = try (0..<40).map { _ in try Self.silentServer() }
+        let good = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
+        let proxy = try Self.startProxy(factory)
+        defer { proxy.stop() }
+        let silentAnswered = Mutex<[ContinuousClock.Instant]>([])
+        let group = DispatchGroup()
+        for server in silent {
+            DispatchQueue.global().async(group: group) {
+                let (head, _) = Self.connect(proxy: proxy, port: server.port)
+                if head != nil { silentAnswered.withLock { $0.append(.now) } }
+            }
+        }
+        usleep(300_000)  // Every silent CONNECT is waiting for its verdict.
+        let (head, _) = Self.connect(proxy: proxy, port: good.port)
+        let goodAnswered = ContinuousClock.now
+        #expect(head?.hasPrefix("HTTP/1.1 200") == true, "\(head ?? "no answer")")
+        group.wait()
+        let answers = silentAnswered.withLock { $0 }
+        #expect(answers.count == 40, "\(answers.count) of 40 silent CONNECTs got an answer")
+        // Ordering, not timing: the compliant host was answered before any silent one timed out.
+        #expect(answers.allSatisfy { $0 > goodAnswered }, "a silent CONNECT was answered before the compliant host")
+    }
+}
