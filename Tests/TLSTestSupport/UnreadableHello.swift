@@ -14,6 +14,14 @@ public struct UnreadableHello: Sendable, CustomStringConvertible {
 
     public var description: String { name }
 
+    public init(name: String, bytes: [UInt8], endsStream: Bool, reason: String, alert: UInt8) {
+        self.name = name
+        self.bytes = bytes
+        self.endsStream = endsStream
+        self.reason = reason
+        self.alert = alert
+    }
+
     public static let all: [UnreadableHello] = [
         UnreadableHello(
             name: "an empty handshake record before the hello",
