@@ -36,6 +36,7 @@ struct ReportText {
                 }
             }
         }
+        writeUnreadableHellos(to: output)
         if let policyPath, let unused = report.unused, let missing = report.missing {
             writeComparison(policyPath, unused: unused, missing: missing, to: output)
         }
@@ -92,6 +93,20 @@ struct ReportText {
             var text = parts.joined(separator: ", ")
             if let key = report.entryKey[assessment.host], key != assessment.host.description { text += " (via \(key))" }
             return text
+        }
+    }
+
+    /// Hosts some of whose tunnels carried a ClientHello the proxy could not read: a client fault
+    /// (or an attempt to slip past the proxy) that no Info.plist key changes.
+    private func writeUnreadableHellos(to output: Output) {
+        let hosts = report.assessments.map(\.traffic).filter { $0.unreadableHellos > 0 }
+        guard !hosts.isEmpty else { return }
+        output.line()
+        output.line("ClientHellos the proxy could not read (blocked in enforce mode; no ATS key involved):")
+        for traffic in hosts {
+            let count = traffic.unreadableHellos
+            output.line(
+                "  \(traffic.host): \(count) connection\(count == 1 ? "" : "s"), first: \(traffic.firstUnreadableHello ?? "?")")
         }
     }
 

@@ -65,6 +65,7 @@ extension ClientSession {
             // No TLS to judge: the device's own first bytes decide (the `cleartext` rule, or a TLS
             // handshake that would fail against this server).
             tunnel.upstreamSpeaksCleartext = reason
+            if refusesCleartextUpstream(reason) { return }
             record?.action = .allowed
             return openTunnel(to: target.host, port: target.port, address: report.address)
         }

@@ -29,14 +29,19 @@ struct TunnelState {
     var clientEnded = false
     var upstreamEnded = false
 
-    /// The most device bytes held before the ClientHello is found; a hello split into so many tiny
-    /// records that it does not fit is let through unjudged.
-    static let maximumHeldBytes = 80 * 1024
+    /// The most device bytes held before the ClientHello is found: the largest hello the scanner
+    /// reads (what OpenSSL's servers accept) in full records, with room to spare for their headers.
+    /// A hello split into so many tiny records that it does not fit is unreadable, so refused.
+    static let maximumHeldBytes = 132 * 1024
 }
 
 /// The tunnel: the device's first bytes are classified (a ClientHello, whose server name may need a
-/// verdict of its own, or cleartext, judged by the `cleartext` rule) before any reach the server;
-/// the server's hello is read as it passes. Then bytes are relayed both ways with backpressure, and
+/// verdict of its own, or cleartext, judged by the `cleartext` rule) before any reach the server,
+/// and nothing is read from the server until they are: a server that speaks first (an SSH or SMTP
+/// banner) gets no byte to the device before the device's own bytes are judged. Bytes that look
+/// like TLS but hold no ClientHello the proxy can read fail closed: blocked in enforce mode (a
+/// fatal alert, then the close), relayed in report mode, logged non-compliant either way with the
+/// reason in `hello_unreadable`. The server's hello is read as it passes. Then bytes are relayed both ways with backpressure, and
 /// each side's end is forwarded as a half-close.
 ///
 /// A relaying tunnel is idle when no byte has moved through either socket, either way, for the idle
@@ -51,6 +56,8 @@ extension ClientSession {
         // The device's first bytes (its ClientHello) are due as promptly as a request head.
         tunnel.establishedAt = MonotonicClock.nowMilliseconds()
         client.setTimeouts(read: settings.headTimeout, write: settings.idleTimeout)
+        // Whatever the server sends waits in its socket until the device's bytes are judged.
+        upstream.setReading(false)
         attachUpstream(upstream)
         tunnel.phase = .classifying
         client.onReadable = { [unowned self] _ in clientBytesArrived() }
@@ -76,14 +83,37 @@ extension ClientSession {
         }
     }
 
+    /// The probe found a server that does not speak TLS (`reason`: what it sent instead, often a
+    /// banner sent before the device said anything). In enforce mode, where the `cleartext` rule
+    /// forbids http:// to the host, no tunnel could pass: the device's TLS cannot work with that
+    /// server and its cleartext is forbidden. So the CONNECT gets the cleartext verdict at once, a
+    /// 403 with the reason, and no byte of the server's reaches the device. Returns whether it did.
+    func refusesCleartextUpstream(_ reason: String) -> Bool {
+        guard settings.mode == .enforce, let target,
+            let http = try? lookUpRequirements(for: target.host, scheme: .http)
+        else { return false }
+        let verdict = settings.policy.verdict(for: http, observed: nil)
+        guard !verdict.isCompliant else { return false }
+        record?.requirements = http
+        record?.verdict = verdict
+        record?.action = .blocked
+        record?.upstreamError = "the server does not speak TLS: \(reason)"
+        respond(ProxyResponse.cleartextServerBlocked(verdict, host: target.host, reason: reason))
+        return true
+    }
+
     // MARK: - The device's first bytes
 
     private func classifyHeldBytes() {
         let held = client.peek(maximum: TunnelState.maximumHeldBytes)
         var state = tunnel.clientScanner.feed(held.dropFirst(tunnel.heldBytesScanned))
         tunnel.heldBytesScanned = held.count
-        if state == .needMoreData, tunnel.clientEnded || held.count >= TunnelState.maximumHeldBytes {
-            state = tunnel.clientEnded ? tunnel.clientScanner.finish() : .failed(reason: "no ClientHello in the first bytes")
+        if state == .needMoreData, tunnel.clientEnded {
+            state = tunnel.clientScanner.finish()
+        }
+        if state == .needMoreData, held.count >= TunnelState.maximumHeldBytes {
+            return helloUnreadable(
+                "no complete ClientHello in the first \(TunnelState.maximumHeldBytes) bytes", alert: .decodeError)
         }
         switch state {
         case .needMoreData:
@@ -94,9 +124,8 @@ extension ClientSession {
             cleartextInTunnel(firstBytes: held)
         case .clientHello(let hello):
             clientHelloSeen(hello)
-        case .failed:
-            // TLS framing but no hello the proxy can read: the connection's verdict stands.
-            startRelaying()
+        case .failed(let reason):
+            helloUnreadable(reason, alert: tunnel.clientScanner.failureAlert ?? .decodeError)
         case .serverHello:
             startRelaying()  // Not reported in this direction.
         }
@@ -111,8 +140,34 @@ extension ClientSession {
     }
 
     private func firstBytesTimedOut() {
-        record?.upstreamError = "closed: the device sent no ClientHello or request within \(settings.headTimeout.logText)"
+        // Bytes held at the deadline began a ClientHello (anything else is decided at its first byte).
+        if client.availableBytes > 0 {
+            return helloUnreadable(
+                "the ClientHello was not complete within \(settings.headTimeout.logText)", alert: .decodeError)
+        }
+        var reason = "closed: the device sent no ClientHello or request within \(settings.headTimeout.logText)"
+        if tunnel.upstreamSpeaksCleartext != nil {
+            reason += " (the server speaks first; what it sent waits until the device's first bytes are judged)"
+        }
+        record?.upstreamError = reason
         finish()
+    }
+
+    /// The device's bytes look like TLS but hold no ClientHello the proxy can read, so there is
+    /// nothing to judge: the server's name, the device's offer and the server's own verdict are all
+    /// unknown for this connection. Fails closed: in enforce mode nothing reaches the server, and the
+    /// device gets the fatal `alert` a TLS server would send for the fault (there is no way to say
+    /// 403 inside TLS), then the close. In report mode the bytes are relayed. Logged non-compliant
+    /// either way, with `reason` as `hello_unreadable`.
+    private func helloUnreadable(_ reason: String, alert: TLSAlertDescription) {
+        record?.tunnelProtocol = .tls
+        record?.helloUnreadable = reason
+        guard settings.mode == .report else {
+            record?.action = .blocked
+            return respond(alert.fatalRecord)
+        }
+        record?.action = .allowed
+        startRelaying()
     }
 
     /// The device speaks cleartext through the tunnel: what ATS decides for http:// to this host.
@@ -212,6 +267,10 @@ extension ClientSession {
         if !tunnel.clientEnded { client.setReading(true) }
         relayUp()
         if tunnel.clientEnded, let upstream { forwardEnd(to: upstream) }
+        // The device's bytes are judged: the server may speak now, and what it already sent goes first.
+        guard let upstream else { return }
+        if !tunnel.upstreamEnded { upstream.setReading(true) }
+        if upstream.availableBytes > 0 { relayDown() }
     }
 
     // MARK: - Relaying

@@ -32,6 +32,10 @@ public struct ConnectionRecord: Sendable {
     public var serverNameVerdict: Verdict?
     /// What the device sent through a CONNECT tunnel: TLS, or cleartext (judged by the `cleartext` rule).
     public var tunnelProtocol: TunnelProtocol?
+    /// Why the tunnel's first bytes, which looked like TLS, held no ClientHello the proxy could read
+    /// (an empty or oversized record, a malformed or incomplete hello, an SNI that is not a host
+    /// name). Nothing could be judged, so the connection is not compliant whatever its verdicts say.
+    public var helloUnreadable: String?
     public var action: Action
     /// What the ATS-shaped (or, after it failed, the permissive) probe saw, as the log's `tls` value
     /// (built once per probe rather than once per connection); set with ``noteProbe(_:)``.
@@ -106,13 +110,14 @@ public struct ConnectionRecord: Sendable {
         sink.add("port", int: Int64(port))
         sink.add("sni", string: serverNameIndication)
         sink.add("rule", object: (deciding?.requirements ?? requirements)?.rule)
-        sink.add("compliant", bool: !verdicts.isEmpty && verdicts.allSatisfy(\.isCompliant))
+        sink.add("compliant", bool: helloUnreadable == nil && !verdicts.isEmpty && verdicts.allSatisfy(\.isCompliant))
         sink.add("action", string: action.rawValue)
         sink.add("violations", strings: violations.map(\.kind.name))
         sink.add("error", object: deciding?.error)
         sink.add("explanations", strings: violations.map(\.explanation))
         sink.add("sni_check", serverNameVerdict.map(ConnectionRecord.serverNameJSON))
         sink.add("tunnel", string: tunnelProtocol?.rawValue)
+        sink.add("hello_unreadable", string: helloUnreadable)
         sink.add("tls", value: probedJSON, serializedAs: probedBytes)
         sink.add("observed", object: deviceVersion != nil || deviceCipher != nil ? DeviceHello(version: deviceVersion, cipher: deviceCipher) : nil)
         sink.add("status", status.map { .int($0) })

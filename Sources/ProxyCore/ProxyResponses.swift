@@ -25,6 +25,16 @@ enum ProxyResponse {
         return text(status: 403, reason: "Forbidden", headers: headers, body: lines.joined(separator: "\n") + "\n")
     }
 
+    /// 403 for a CONNECT to a server that does not speak TLS, where ATS forbids cleartext to it: the
+    /// `cleartext` verdict's headers, and a body that says what the server sent instead.
+    static func cleartextServerBlocked(_ verdict: Verdict, host: String, reason: String) -> [UInt8] {
+        let allowed = verdict.violations.first?.allowedBy ?? "NSExceptionAllowsInsecureHTTPLoads"
+        let body = "atsproxy blocked this connection to \(host): the server does not speak TLS (\(reason)), "
+            + "and App Transport Security does not allow cleartext to it.\n\nallowed by: \(allowed)\n"
+        return text(
+            status: 403, reason: "Forbidden", headers: [("X-ATS-Violations", "cleartext"), ("X-ATS-Error", "-1022")], body: body)
+    }
+
     /// 403 for cleartext http:// where ATS requires HTTPS, in Apple's words.
     static func cleartextBlocked(_ verdict: Verdict, host: String) -> [UInt8] {
         let allowed = verdict.violations.first?.allowedBy ?? "NSExceptionAllowsInsecureHTTPLoads"

@@ -20,6 +20,10 @@ public struct HostTraffic: Sendable {
     public internal(set) var suites: [String: Int] = [:]
     /// Every violation logged for the host, by name, with the first explanation given for it.
     public internal(set) var violations: [String: String] = [:]
+    /// Tunnels whose ClientHello the proxy could not read (`hello_unreadable`), and the first reason.
+    /// No ATS key is involved: the client sent them; the host's needs come from its other facts.
+    public internal(set) var unreadableHellos = 0
+    public internal(set) var firstUnreadableHello: String?
     public internal(set) var firstSeen: String?
     public internal(set) var lastSeen: String?
 
@@ -58,6 +62,10 @@ public struct HostTraffic: Sendable {
     mutating func noteRequest(_ record: LoggedConnection) {
         if let port = record.port { ports.insert(port) }
         if record.isCleartext { cleartextSeen = true }
+        if let reason = record.helloUnreadable {
+            unreadableHellos += 1
+            if firstUnreadableHello == nil { firstUnreadableHello = reason }
+        }
         if let server = record.server {
             if let version = server.version { versions[version, default: 0] += 1 }
             if let suite = server.cipherName { suites[suite, default: 0] += 1 }

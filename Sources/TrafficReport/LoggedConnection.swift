@@ -42,6 +42,9 @@ public struct LoggedConnection: Sendable, Equatable {
     public var server: ServerFacts?
     public var serverNameCheck: ServerNameCheck?
     public var upstreamError: String?
+    /// `hello_unreadable`: why the tunnel's ClientHello could not be read (blocked in enforce mode,
+    /// relayed unjudged in report mode). The device's own bytes, not the server, were at fault.
+    public var helloUnreadable: String?
 
     /// Whether the line is a load the app made: not a malformed head or a request that was not a
     /// proxy request at all (both logged with a placeholder host, and answered 400 by the proxy).
@@ -72,6 +75,7 @@ public struct LoggedConnection: Sendable, Equatable {
         port = json["port"]?.intValue.map(Int.init)
         ruleKind = json["rule"]?["kind"]?.stringValue
         tunnel = json["tunnel"]?.stringValue
+        helloUnreadable = json["hello_unreadable"]?.stringValue
         let allViolations = try Self.strings(json, "violations")
         let allExplanations = try Self.strings(json, "explanations")
         if let check = json["sni_check"], !check.isNull {

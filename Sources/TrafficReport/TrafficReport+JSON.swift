@@ -32,6 +32,7 @@ extension TrafficReport {
             ("as_server_name", .int(traffic.asServerName)),
             ("ports", .array(traffic.ports.sorted().map { .int($0) })),
             ("cleartext", .bool(traffic.cleartextSeen)),
+            ("unreadable_hellos", .int(traffic.unreadableHellos)),
             ("tls_versions", .object(traffic.versions.sorted { $0.key < $1.key }.map { ($0.key.plistName, .int($0.value)) })),
             ("ciphers", .object(traffic.suites.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
             ("violations", .strings(traffic.violationNames)),

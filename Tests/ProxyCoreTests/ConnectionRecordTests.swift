@@ -46,6 +46,7 @@ struct ConnectionRecordTests {
             ("explanations", .array(try #require(record.verdict).violations.map { .string($0.explanation) })),
             ("sni_check", .null),
             ("tunnel", .null),
+            ("hello_unreadable", .null),
             ("tls", .object([
                 ("version", .string("TLSv1.0")),
                 ("cipher", .string("TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA")),
@@ -95,6 +96,24 @@ struct ConnectionRecordTests {
         #expect(json["observed"] == .null)
         #expect(json["upstream_error"] == .string("cannot connect to down.example port 443: Connection refused"))
         #expect(json["ts"] == .string("1970-01-01T00:00:00.000Z"))
+        #expect(record.logLine == json.serializedBytes)
+    }
+
+    @Test("an unreadable ClientHello makes the line non-compliant, whatever the CONNECT's verdict, and says why")
+    func helloUnreadable() throws {
+        let policy = try PolicyLoader.load(bytes: Array("<plist version=\"1.0\"><dict/></plist>".utf8), file: "p.plist")
+        let requirements = try policy.requirements(forHost: "good.example", explaining: false)
+        var record = ConnectionRecord(
+            startedAt: 0, client: "127.0.0.1:1", method: "CONNECT", scheme: .https, host: "good.example", port: 443,
+            action: .blocked)
+        record.verdict = policy.verdict(for: requirements, observed: nil)
+        record.tunnelProtocol = .tls
+        #expect(record.json["hello_unreadable"] == .null)
+        record.helloUnreadable = #"malformed ClientHello: the SNI "a b" is not a host name: it contains 0x20 (' ')"#
+        let json = record.json
+        #expect(json["hello_unreadable"] == .string(#"malformed ClientHello: the SNI "a b" is not a host name: it contains 0x20 (' ')"#))
+        #expect(json["compliant"] == .bool(false))
+        #expect(json["action"] == .string("blocked"))
         #expect(record.logLine == json.serializedBytes)
     }
 }

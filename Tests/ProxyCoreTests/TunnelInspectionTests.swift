@@ -71,11 +71,14 @@ struct TunnelInspectionTests {
         #expect((check["rule"] as? [String: Any])?["kind"] as? String == "default")
     }
 
+    /// In enforce mode a cleartext server where cleartext is forbidden is refused at the CONNECT
+    /// (SpeaksFirstUpstreamTests); report mode opens the tunnel and judges what the device sends.
     @Test("cleartext HTTP inside a CONNECT tunnel is judged by the cleartext rule", arguments: [true, false])
     func cleartextTunnel(allowed: Bool) throws {
         let factory = try compliantChain()
         let origin = try TestHTTPOrigin(directory: factory.directory)
-        let proxy = try TestProxy.start(factory, policyXML: allowed ? insecureLocalhost : fullATSForLocalhost)
+        let proxy = try TestProxy.start(
+            factory, policyXML: allowed ? insecureLocalhost : fullATSForLocalhost, mode: allowed ? .enforce : .report)
         defer { proxy.stop() }
         let result = try runCommand("/usr/bin/curl", [
             "-sS", "--max-time", "20", "--proxytunnel", "--proxy", "http://127.0.0.1:\(proxy.port)",
@@ -90,18 +93,37 @@ struct TunnelInspectionTests {
             #expect(line["action"] as? String == "allowed")
             #expect(line["compliant"] as? Bool == true)
         } else {
-            #expect(result.standardOutput.contains("App Transport Security has blocked a cleartext HTTP (http://) resource load"))
-            #expect(line["action"] as? String == "blocked")
+            #expect(result.standardOutput == "hello from the origin, /inside\n")
+            #expect(line["action"] as? String == "allowed")
+            #expect(line["compliant"] as? Bool == false)
             #expect(line["violations"] as? [String] == ["cleartext"])
             #expect((line["error"] as? [String: Any])?["nsurl"] as? Int == -1022)
         }
+    }
+
+    @Test("enforce mode refuses the CONNECT to a cleartext server where ATS forbids cleartext")
+    func cleartextServerRefused() throws {
+        let factory = try compliantChain()
+        let origin = try TestHTTPOrigin(directory: factory.directory)
+        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost)
+        defer { proxy.stop() }
+        let result = try runCommand("/usr/bin/curl", [
+            "-sS", "--max-time", "20", "--proxytunnel", "--proxy", "http://127.0.0.1:\(proxy.port)",
+            "http://localhost:\(origin.port)/inside",
+        ])
+        #expect(result.standardError.contains("CONNECT tunnel failed, response 403"), "\(result.standardError)")
+        let line = try proxy.onlyLogLine()
+        #expect(line["action"] as? String == "blocked")
+        #expect(line["violations"] as? [String] == ["cleartext"])
+        #expect((line["upstream_error"] as? String)?.contains("does not speak TLS") == true)
     }
 
     @Test("a device speaking TLS to a server that does not is cut off, and the log says why")
     func tlsToCleartextServer() throws {
         let factory = try compliantChain()
         let origin = try TestHTTPOrigin(directory: factory.directory)
-        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost)
+        // Cleartext allowed, so the tunnel opens and the device's TLS is what fails.
+        let proxy = try TestProxy.start(factory, policyXML: insecureLocalhost)
         defer { proxy.stop() }
         let result = try proxy.curlHTTPS(factory, port: origin.port)
         #expect(result.status != 0)

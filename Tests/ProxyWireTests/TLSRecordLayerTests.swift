@@ -120,10 +120,10 @@ struct TLSRecordLayerTests {
 
     @Test("a hello declaring more than the buffering limit fails as soon as its header is in")
     func helloOverTheLimit() {
-        // 70000-byte ClientHello: only the record and handshake headers are needed to refuse it.
-        let bytes: [UInt8] = [22, 3, 1, 0x40, 0x00, 1, 0x01, 0x11, 0x70]
+        // 140000-byte ClientHello: only the record and handshake headers are needed to refuse it.
+        let bytes: [UInt8] = [22, 3, 1, 0x40, 0x00, 1, 0x02, 0x22, 0xE0]
         #expect(Scan.whole(bytes, .clientToServer) == .failed(
-            reason: "the ClientHello declares 70000 bytes, more than the 65536-byte buffering limit allows"))
+            reason: "the ClientHello declares 140000 bytes, more than the 131400-byte buffering limit allows"))
     }
 
     @Test("a smaller buffering limit applies to real hellos")

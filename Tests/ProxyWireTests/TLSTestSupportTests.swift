@@ -44,8 +44,8 @@ enum TLSCaptures {
 
 /// Scanning helpers.
 enum Scan {
-    /// Feeds `bytes` in one chunk.
-    static func whole(_ bytes: [UInt8], _ direction: TLSHelloScanner.Direction, limit: Int = 65_536) -> TLSScanState {
+    /// Feeds `bytes` in one chunk (`limit`: the scanner's own default, by direction, when nil).
+    static func whole(_ bytes: [UInt8], _ direction: TLSHelloScanner.Direction, limit: Int? = nil) -> TLSScanState {
         var scanner = TLSHelloScanner(direction: direction, maximumBufferedBytes: limit)
         return scanner.feed(bytes)
     }

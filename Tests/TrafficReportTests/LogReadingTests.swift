@@ -95,6 +95,25 @@ struct LogReadingTests {
         #expect(record.serverNameCheck?.explanations == ["the server negotiated TLS 1.1; ATS requires TLS 1.2 or later"])
     }
 
+    @Test("a tunnel whose ClientHello could not be read is read, counted for its host, and changes no need")
+    func unreadableHello() throws {
+        let plain = logLine("api.example.com", version: "TLSv1.3", cipher: tls13)
+        let reason = #"malformed ClientHello: the SNI "a b" is not a host name: it contains 0x20 (' ')"#
+        guard case .object(var fields) = try JSONValue(parsing: plain) else { throw LogRecordError("not an object") }
+        fields = fields.map { $0.0 == "action" ? ($0.0, .string("blocked")) : $0 }
+        fields = fields.map { $0.0 == "compliant" ? ($0.0, .bool(false)) : $0 }
+        fields.append(("hello_unreadable", .string(reason)))
+        let unreadable = JSONValue.object(fields).serialized
+        let record = try LoggedConnection(json: JSONValue(parsing: unreadable))
+        #expect(record.helloUnreadable == reason)
+        #expect(record.action == .blocked)
+        let traffic = try #require(report([plain, unreadable]).assessments.first)
+        #expect(traffic.traffic.unreadableHellos == 1)
+        #expect(traffic.traffic.firstUnreadableHello == reason)
+        #expect(traffic.traffic.blocked == 1)
+        #expect(traffic.disposition == .compliant)
+    }
+
     @Test("a missing file and a directory are errors naming them")
     func unreadableFiles() {
         #expect(throws: LogFileError(path: "/nonexistent/atsproxy.log", reason: "no such file")) {

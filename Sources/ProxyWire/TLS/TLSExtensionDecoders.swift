@@ -61,9 +61,8 @@ enum TLSExtensionDecoders {
     /// host_name entry (name_type 0) if there is one.
     ///
     /// Every entry is read as type plus a 2-byte length, as HostName is; RFC 6066 defines no
-    /// other name type. The host must be an ASCII DNS name (letters, digits, '-', '.', and '_'
-    /// which real hosts use even though DNS host names may not): RFC 6066 forbids anything else,
-    /// and rejecting it keeps control characters and non-ASCII out of the proxy's log.
+    /// other name type. The host must be a host name (``TLSServerNameSyntax``); one that is not
+    /// fails with `unrecognized_name`, as OpenSSL's server answers it.
     static func hostName(_ ext: TLSExtension) throws(TLSParseError) -> String? {
         var reader = ext.reader
         var list = try reader.readVector("server_name_list", lengthBytes: 2, allowedLengths: 1...0xFFFF)
@@ -75,30 +74,12 @@ enum TLSExtensionDecoders {
             guard nameType == 0 else { continue }
             // RFC 6066 §3: "The ServerNameList MUST NOT contain more than one name of the same name_type."
             guard host == nil else { throw TLSParseError("server_name_list holds two host_name entries") }
-            host = try validatedHostName(name.remainingBytes)
+            let bytes = name.remainingBytes
+            if let problem = TLSServerNameSyntax.problem(bytes) {
+                throw TLSParseError(problem, alert: .unrecognizedName)
+            }
+            host = String(decoding: bytes, as: UTF8.self)  // ASCII, checked above
         }
         return host
-    }
-
-    private static func validatedHostName(_ bytes: UnsafeBufferPointer<UInt8>) throws(TLSParseError) -> String {
-        guard bytes.count <= 255 else {
-            throw TLSParseError("server_name host_name is \(bytes.count) bytes, longer than a DNS name (255)")
-        }
-        for byte in bytes where !isHostNameByte(byte) {
-            throw TLSParseError(
-                "server_name host_name contains \(TLSLogSafeText.describing(byte)), "
-                    + "which is not allowed in an ASCII host name")
-        }
-        return String(decoding: bytes, as: UTF8.self)  // ASCII, checked above
-    }
-
-    private static func isHostNameByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"):
-            true
-        default:
-            false
-        }
     }
 }

@@ -16,6 +16,16 @@ public struct TLSHelloScanner: Sendable {
     public let maximumBufferedBytes: Int
     /// The answer so far: `.needMoreData` until the scanner has decided, then final.
     public private(set) var state: TLSScanState = .needMoreData
+    /// Once the state is `.failed`, the alert a TLS server would answer that fault with (a record over
+    /// 2^14 bytes: `record_overflow`; a server_name that is not a host name: `unrecognized_name`…).
+    public private(set) var failureAlert: TLSAlertDescription?
+
+    /// The largest ClientHello the scanner reads by default, its 4-byte header included: OpenSSL's
+    /// servers accept a message body of up to 131,396 bytes (CLIENT_HELLO_MAX_LENGTH), so a hello
+    /// any of them would take must be readable here too, or the proxy could not judge it.
+    public static let maximumClientHelloBytes = 4 + 131_396
+    /// The largest ServerHello read by default: far above any real one (OpenSSL's clients stop at 20,000).
+    public static let maximumServerHelloBytes = 65_536
 
     private enum Phase: Sendable {
         case recordHeader
@@ -35,9 +45,13 @@ public struct TLSHelloScanner: Sendable {
     private var sawRecordHeader = false
     private var sawHelloRetryRequest = false
 
-    public init(direction: Direction, maximumBufferedBytes: Int = 65_536) {
+    /// - Parameter maximumBufferedBytes: the largest hello read, its handshake header included; by
+    ///   default ``maximumClientHelloBytes`` or ``maximumServerHelloBytes``, by direction.
+    public init(direction: Direction, maximumBufferedBytes: Int? = nil) {
         self.direction = direction
-        self.maximumBufferedBytes = max(0, maximumBufferedBytes)
+        let limit = maximumBufferedBytes
+            ?? (direction == .clientToServer ? Self.maximumClientHelloBytes : Self.maximumServerHelloBytes)
+        self.maximumBufferedBytes = max(0, limit)
         self.reassembler = TLSHandshakeReassembler(limit: self.maximumBufferedBytes)
     }
 
@@ -69,9 +83,9 @@ public struct TLSHelloScanner: Sendable {
         if !receivedAnyBytes {
             state = .notTLS(reason: "the stream ended before any bytes arrived")
         } else if !sawRecordHeader {
-            state = .failed(reason: "the stream ended inside the first TLS record header")
+            fail("the stream ended inside the first TLS record header")
         } else {
-            state = .failed(reason: "the stream ended before the \(helloName) was complete")
+            fail("the stream ended before the \(helloName) was complete")
         }
         releaseBuffers()
         return state
@@ -154,7 +168,7 @@ public struct TLSHelloScanner: Sendable {
             guard messageLength <= maximumBufferedBytes else {
                 fail(
                     "the SSLv2-compatible ClientHello declares \(messageLength) bytes, more than the "
-                        + "\(maximumBufferedBytes)-byte buffering limit")
+                        + "\(maximumBufferedBytes)-byte buffering limit", alert: .illegalParameter)
                 return
             }
             // The header's last three bytes were the message's msg_type and version.
@@ -171,12 +185,12 @@ public struct TLSHelloScanner: Sendable {
         switch header.contentType {
         case TLSContentType.handshake:
             guard length > 0 else {
-                return fail("a handshake record is empty, which RFC 8446 §5.1 forbids")
+                return fail("a handshake record is empty, which RFC 8446 §5.1 forbids", alert: .unexpectedMessage)
             }
             guard length <= TLSRecordHeader.maximumPlaintextLength else {
                 return fail(
                     "handshake record length \(length) exceeds 16384, the most a plaintext record may "
-                        + "carry (RFC 8446 §5.1)")
+                        + "carry (RFC 8446 §5.1)", alert: .recordOverflow)
             }
             phase = .handshakeBody(remaining: length)
 
@@ -198,7 +212,7 @@ public struct TLSHelloScanner: Sendable {
         default:
             let name = TLSRegistryNames.contentType(header.contentType)
             let article = name.first.map { "aeiou".contains($0) } == true ? "an" : "a"
-            fail("\(article) \(name) record (content type \(header.contentType)) arrived before the \(helloName)")
+            fail("\(article) \(name) record (content type \(header.contentType)) arrived before the \(helloName)", alert: .unexpectedMessage)
         }
     }
 
@@ -209,11 +223,11 @@ public struct TLSHelloScanner: Sendable {
         case .unexpectedType(let type):
             fail(
                 "expected a \(helloName) (handshake type \(expectedHelloType)) but got "
-                    + "\(TLSRegistryNames.handshakeType(type)) (handshake type \(type))")
+                    + "\(TLSRegistryNames.handshakeType(type)) (handshake type \(type))", alert: .unexpectedMessage)
         case .tooLarge(_, let declaredLength):
             fail(
                 "the \(helloName) declares \(declaredLength) bytes, more than the "
-                    + "\(maximumBufferedBytes)-byte buffering limit allows")
+                    + "\(maximumBufferedBytes)-byte buffering limit allows", alert: .illegalParameter)
         case .message(let message):
             accept(message)
         }
@@ -238,12 +252,13 @@ public struct TLSHelloScanner: Sendable {
                 sawHelloRetryRequest = true
             }
         } catch {
-            fail("malformed \(helloName): \(error.reason)")
+            fail("malformed \(helloName): \(error.reason)", alert: error.alert)
         }
     }
 
-    private mutating func fail(_ reason: String) {
+    private mutating func fail(_ reason: String, alert: TLSAlertDescription = .decodeError) {
         state = .failed(reason: reason)
+        failureAlert = alert
     }
 
     /// Once decided, the scanner holds no stream bytes.

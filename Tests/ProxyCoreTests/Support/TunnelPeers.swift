@@ -1,0 +1,144 @@
+import Dispatch
+import Foundation
+import Glibc
+import Synchronization
+import TLSTestSupport
+import Testing
+
+/// A TCP forwarder to a server on 127.0.0.1 that counts, per connection in the order accepted,
+/// the bytes it received (from the proxy: its probe, then the tunnel) and passes on, so a test can
+/// tell whether a tunnel carried anything to the server.
+final class CountingForwarder: Sendable {
+    private final class Counts: Sendable {
+        let received = Mutex<[Int]>([])
+        let ended = Mutex<Set<Int>>([])
+    }
+
+    private let counts = Counts()
+    private let server: RawTCPServer
+    var port: UInt16 { server.port }
+
+    init(to target: UInt16) throws {
+        let counts = self.counts
+        server = try RawTCPServer { client in
+            let index = counts.received.withLock { $0.append(0); return $0.count - 1 }
+            defer { counts.ended.withLock { _ = $0.insert(index) } }
+            guard let upstream = connectLoopback(port: target) else { return }
+            defer { close(upstream) }
+            let back = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                pump(from: upstream, to: client) { _ in }
+                shutdown(client, Int32(SHUT_WR))
+                back.signal()
+            }
+            pump(from: client, to: upstream) { count in counts.received.withLock { $0[index] += count } }
+            shutdown(upstream, Int32(SHUT_WR))
+            _ = back.wait(timeout: .now() + 10)
+        }
+    }
+
+    /// The bytes each connection received so far, in the order they were accepted.
+    var received: [Int] { counts.received.withLock { $0 } }
+
+    /// What connection `index` received once it has ended (at most `wait` seconds), else nil.
+    func receivedOnceEnded(connection index: Int, wait: Double = 10) -> Int? {
+        let deadline = Date().addingTimeInterval(wait)
+        while Date() < deadline {
+            if counts.ended.withLock({ $0.contains(index) }) { return received[index] }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return nil
+    }
+
+    /// Waits until connection `index` has received at least `count` bytes (at most `wait` seconds).
+    func awaitReceived(connection index: Int, atLeast count: Int, wait: Double = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(wait)
+        while Date() < deadline {
+            let now = received
+            if index < now.count, now[index] >= count { return true }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return false
+    }
+}
+
+/// Copies `source` to `target` until `source` ends, stalls for 10 s, or `target` goes away.
+private func pump(from source: Int32, to target: Int32, counting: (Int) -> Void) {
+    while let chunk = receiveAvailable(source, wait: 10), !chunk.isEmpty {
+        counting(chunk.count)
+        guard sendAll(target, chunk) else { return }
+    }
+}
+
+/// An upstream that speaks first: a banner as soon as a connection is accepted (then it reads and
+/// drops what comes, until the end), or with `firehose` bytes for as long as anyone takes them.
+/// Counts what it managed to send.
+final class SpeaksFirstServer: Sendable {
+    static let banner = Array("SSH-2.0-OpenSSH_9.6 speaks-first-test\r\n".utf8)
+    private let server: RawTCPServer
+    private let box: SentBox
+    var port: UInt16 { server.port }
+
+    init(firehose: Bool) throws {
+        let box = SentBox()
+        self.box = box
+        server = try RawTCPServer { descriptor in
+            if firehose {
+                let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 65_536)
+                while sendAll(descriptor, chunk) { box.add(chunk.count) }
+            } else {
+                if sendAll(descriptor, Self.banner) { box.add(Self.banner.count) }
+                _ = awaitPeerClose(descriptor, wait: 20)
+            }
+        }
+    }
+
+    private final class SentBox: Sendable {
+        let total = Mutex<Int>(0)
+        func add(_ count: Int) { total.withLock { $0 += count } }
+    }
+
+    /// What the server has sent over all its connections (the probe's included).
+    var totalSent: Int { box.total.withLock { $0 } }
+}
+
+/// Opens a tunnel through `proxy` to localhost:`port` and returns the device's socket once the
+/// 200 is in; nil (with an issue) when the proxy answers otherwise.
+func openRawTunnel(_ proxy: TestProxy, to port: UInt16, sourceLocation: Testing.SourceLocation = #_sourceLocation) -> Int32? {
+    guard let client = connectLoopback(port: proxy.port) else {
+        Issue.record("cannot connect to the proxy", sourceLocation: sourceLocation)
+        return nil
+    }
+    sendAll(client, Array("CONNECT localhost:\(port) HTTP/1.1\r\nHost: localhost:\(port)\r\n\r\n".utf8))
+    guard let established = receiveHead(client), established.head.hasPrefix("HTTP/1.1 200") else {
+        Issue.record("the CONNECT was not answered 200", sourceLocation: sourceLocation)
+        close(client)
+        return nil
+    }
+    #expect(established.rest.isEmpty, "bytes came with the 200: \(established.rest.count)", sourceLocation: sourceLocation)
+    return client
+}
+
+/// Everything the peer sends until it closes (at most `wait` seconds), and whether it closed.
+func readUntilClosed(_ descriptor: Int32, wait: Double = 10) -> (bytes: [UInt8], closed: Bool) {
+    let deadline = Date().addingTimeInterval(wait)
+    var received: [UInt8] = []
+    while true {
+        let left = deadline.timeIntervalSinceNow
+        guard left > 0, let chunk = receiveAvailable(descriptor, wait: left) else { return (received, false) }
+        if chunk.isEmpty { return (received, true) }
+        received += chunk
+    }
+}
+
+/// Reads until at least `count` bytes are in (at most `wait` seconds), or the peer closes.
+func readAtLeast(_ count: Int, from descriptor: Int32, wait: Double = 10) -> [UInt8] {
+    let deadline = Date().addingTimeInterval(wait)
+    var received: [UInt8] = []
+    while received.count < count {
+        let left = deadline.timeIntervalSinceNow
+        guard left > 0, let chunk = receiveAvailable(descriptor, wait: left), !chunk.isEmpty else { break }
+        received += chunk
+    }
+    return received
+}
