@@ -89,7 +89,9 @@ enum DaemonReport {
         row(
             "Requests",
             "\(requests?["allowed"]?.intValue ?? 0) allowed, \(requests?["blocked"]?.intValue ?? 0) blocked, "
-                + "\(requests?["failed"]?.intValue ?? 0) failed", output)
+                + "\(requests?["failed"]?.intValue ?? 0) failed"
+                // An older daemon sends no denied count.
+                + ((requests?["denied"]?.intValue).map { ", \($0) denied" } ?? ""), output)
         let bytes = answer["bytes"]
         row("Bytes", "\(bytes?["up"]?.intValue ?? 0) up, \(bytes?["down"]?.intValue ?? 0) down", output)
         verdictCache(answer["verdict_cache"], to: output)

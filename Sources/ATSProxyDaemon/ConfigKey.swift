@@ -13,6 +13,7 @@ public enum ConfigKey: String, CaseIterable, Sendable {
     case cipherProfile = "cipher-profile"
     case clientClass = "client-class"
     case allowClient = "allow-client"
+    case allowDestination = "allow-destination"
     case verdictTTL = "verdict-ttl"
     case verdictCacheSize = "verdict-cache-size"
     case threads
@@ -32,7 +33,7 @@ public enum ConfigKey: String, CaseIterable, Sendable {
     /// Whether each line of this key adds a value (as each flag does) instead of being an error.
     public var isRepeatable: Bool {
         switch self {
-        case .listen, .caFile, .clientClass, .allowClient: true
+        case .listen, .caFile, .clientClass, .allowClient, .allowDestination: true
         default: false
         }
     }
@@ -41,7 +42,7 @@ public enum ConfigKey: String, CaseIterable, Sendable {
     /// because they are bound into sockets, threads, open files or the probes' trust store at start.
     public var takesEffectOnReload: Bool {
         switch self {
-        case .policy, .mode, .verdictTTL, .verdictCacheSize, .allowClient, .osProfile, .cipherProfile, .clientClass,
+        case .policy, .mode, .verdictTTL, .verdictCacheSize, .allowClient, .allowDestination, .osProfile, .cipherProfile, .clientClass,
             .shutdownTimeout, .headTimeout, .connectTimeout, .handshakeTimeout, .idleTimeout:
             true
         case .listen, .threads, .controlSocket, .logFile, .hostsFile, .caFile, .systemRoots:

@@ -28,6 +28,9 @@ struct ConfigurationCheck {
             throw configuration.unusableFile(.hostsFile, error)
         }
         let c = configuration  // short, for the summary's long lines
+        let destinations = c.allowedDestinations.isEmpty
+            ? "loopback clients only"
+            : "loopback clients, and every client to \(c.allowedDestinations.map(\.description).joined(separator: ", "))"
         let listeners = c.listeners.map { "\($0.address) (\(($0.clientClass ?? c.clientClass).rawValue))" }
         let trust = (c.systemRoots ? "system roots" : "no system roots")
             + ", \(plural(anchors.userInstalled.count, "user-installed root"))"
@@ -38,6 +41,7 @@ struct ConfigurationCheck {
             mode: \(c.mode.rawValue), os profile \(c.osProfile.rawValue), cipher profile \(c.cipherProfile.rawValue)
             listen: \(listeners.joined(separator: ", "))
             clients allowed: \(c.allowedClients.map(\.description).joined(separator: ", "))
+            local destinations: \(destinations)
             trust: \(trust)
             hosts file: \(hosts)
             log: \(c.logFile ?? "standard output")

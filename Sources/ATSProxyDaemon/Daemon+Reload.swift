@@ -155,6 +155,7 @@ extension DaemonConfiguration {
         case .cipherProfile: cipherProfile != other.cipherProfile
         case .clientClass: givenClientClasses != other.givenClientClasses
         case .allowClient: allowedClients.map(\.description) != other.allowedClients.map(\.description)
+        case .allowDestination: allowedDestinations.map(\.description) != other.allowedDestinations.map(\.description)
         case .verdictTTL: verdictTTL != other.verdictTTL
         case .verdictCacheSize: verdictCacheSize != other.verdictCacheSize
         case .threads: threads != other.threads

@@ -49,7 +49,10 @@ extension Daemon {
             ),
             (
                 "requests",
-                .object([("allowed", .int(counts.allowed)), ("blocked", .int(counts.blocked)), ("failed", .int(counts.failed))])
+                .object([
+                    ("allowed", .int(counts.allowed)), ("blocked", .int(counts.blocked)), ("failed", .int(counts.failed)),
+                    ("denied", .int(counts.denied)),
+                ])
             ),
             ("bytes", .object([("up", .int(counts.bytesUp)), ("down", .int(counts.bytesDown))])),
             ("verdict_cache", cache),

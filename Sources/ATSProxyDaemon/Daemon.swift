@@ -106,6 +106,7 @@ final class Daemon {
         let endpoints = configuration.listeners
         let settings = configuration.proxySettings(policy: policy.policy)
         let (cache, log, statistics, hostsFile, balancer) = (cache, log, statistics, configuration.hostsFile, balancer)
+        let listening = ListeningAddresses()
         for index in 0..<configuration.threads {
             // The first loop listens and hands clients to the others when it is busy (LoopBalancer).
             let listens = index == 0
@@ -114,7 +115,8 @@ final class Daemon {
                     let resolver = try DNSResolver(base: base, hostsFile: hostsFile)
                     let server = try ProxyServer(
                         base: base, endpoints: endpoints, listens: listens, balancer: balancer, settings: settings,
-                        probes: probes, cache: cache, log: log, resolver: resolver, statistics: statistics)
+                        probes: probes, cache: cache, log: log, resolver: resolver, statistics: statistics,
+                        listening: listening)
                     return (keepAlive: server, info: (server.addresses, server.messages))
                 }
                 guard let messages = info.1 else { throw EventError("starting a proxy loop", errno: 0) }

@@ -43,6 +43,7 @@ extension DaemonCommand {
         layer.cipherProfile = cipherProfile
         layer.clientClasses = clientClasses
         layer.allowClients = try parsed(.allowClient, allowClients, SettingValue.clientRange)
+        layer.allowDestinations = try parsed(.allowDestination, allowDestinations, SettingValue.destinationRange)
         layer.verdictTTL = try checked(.verdictTTL, verdictTTL)
         layer.verdictCacheSize = try checked(.verdictCacheSize, verdictCacheSize)
         layer.threads = try checked(.threads, threads)

@@ -83,6 +83,14 @@ public struct DaemonCommand: ParsableCommand, Sendable {
     @Option(name: .customLong("allow-client"), help: "A CIDR range of clients allowed to connect (repeatable; default loopback).")
     var allowClients: [String] = []
 
+    @Option(
+        name: .customLong("allow-destination"),
+        help: ArgumentHelp(
+            "A CIDR range of local addresses every client may reach (repeatable).",
+            discussion: "By default only loopback clients may reach loopback, link-local, unspecified and multicast "
+                + "addresses; the proxy's own listener is refused for everyone."))
+    var allowDestinations: [String] = []
+
     @Option(name: .customLong("verdict-ttl"), help: "Seconds a probe result is reused (default \(Defaults.verdictTTLSeconds)).")
     var verdictTTL: Int?
 

@@ -34,9 +34,11 @@ extension DaemonConfiguration {
 
     /// What every event loop shares, for `policy`.
     public func proxySettings(policy: TransportSecurityPolicy) -> ProxySettings {
-        ProxySettings(
+        var settings = ProxySettings(
             policy: policy, mode: mode, clientClass: clientClass, headTimeout: headTimeout, connectTimeout: connectTimeout,
             handshakeTimeout: handshakeTimeout, idleTimeout: idleTimeout, allowedClients: allowedClients)
+        settings.allowedDestinations = allowedDestinations
+        return settings
     }
 
     /// A file the setting `key` names could not be used: the setting's line (or flag), then the

@@ -26,6 +26,8 @@ public struct DaemonConfiguration: Sendable {
     /// The client class of every listener unless each names its own.
     public var clientClass: ClientClass
     public var allowedClients: [AddressRange]
+    /// `--allow-destination`: local ranges every client may reach (``ProxySettings/allowedDestinations``).
+    public var allowedDestinations: [AddressRange]
     public var verdictTTL: Duration
     /// The most verdicts cached, probes in flight included (``VerdictCache/capacity``).
     public var verdictCacheSize: Int
@@ -88,6 +90,7 @@ public struct DaemonConfiguration: Sendable {
         osProfile = settings.osProfile ?? Defaults.osProfile
         cipherProfile = settings.cipherProfile ?? Defaults.cipherProfile
         allowedClients = settings.allowClients.isEmpty ? Defaults.allowedClients : settings.allowClients
+        allowedDestinations = settings.allowDestinations
         verdictTTL = .seconds(settings.verdictTTL ?? Defaults.verdictTTLSeconds)
         verdictCacheSize = settings.verdictCacheSize ?? Defaults.verdictCacheSize
         threads = settings.threads ?? Defaults.threads

@@ -21,6 +21,12 @@ enum SettingValue {
         }
     }
 
+    static func destinationRange(_ text: String) throws(InvalidValue) -> AddressRange {
+        do { return try AddressRange(parsing: text) } catch {
+            throw InvalidValue(reason: "\(error) (a CIDR range, for example 127.0.0.0/8)")
+        }
+    }
+
     /// One of an enumeration's raw values, spelt exactly.
     static func choice<Value: CaseIterable & RawRepresentable>(_ text: String, _: Value.Type) throws(InvalidValue) -> Value
     where Value.RawValue == String {

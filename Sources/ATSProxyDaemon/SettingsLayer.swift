@@ -17,6 +17,7 @@ struct SettingsLayer {
     var cipherProfile: CipherProfile?
     var clientClasses: [ClientClass] = []
     var allowClients: [AddressRange] = []
+    var allowDestinations: [AddressRange] = []
     var verdictTTL: Int?
     var verdictCacheSize: Int?
     var threads: Int?
@@ -46,6 +47,7 @@ struct SettingsLayer {
         case .cipherProfile: cipherProfile != nil
         case .clientClass: !clientClasses.isEmpty
         case .allowClient: !allowClients.isEmpty
+        case .allowDestination: !allowDestinations.isEmpty
         case .verdictTTL: verdictTTL != nil
         case .verdictCacheSize: verdictCacheSize != nil
         case .threads: threads != nil
@@ -73,6 +75,7 @@ struct SettingsLayer {
         merged.cipherProfile = cipherProfile ?? lower.cipherProfile
         merged.clientClasses = clientClasses.isEmpty ? lower.clientClasses : clientClasses
         merged.allowClients = allowClients.isEmpty ? lower.allowClients : allowClients
+        merged.allowDestinations = allowDestinations.isEmpty ? lower.allowDestinations : allowDestinations
         merged.verdictTTL = verdictTTL ?? lower.verdictTTL
         merged.verdictCacheSize = verdictCacheSize ?? lower.verdictCacheSize
         merged.threads = threads ?? lower.threads
@@ -118,6 +121,7 @@ extension SettingsLayer {
         case .cipherProfile: cipherProfile = try SettingValue.choice(text, CipherProfile.self)
         case .clientClass: clientClasses.append(try SettingValue.choice(text, ClientClass.self))
         case .allowClient: allowClients.append(try SettingValue.clientRange(text))
+        case .allowDestination: allowDestinations.append(try SettingValue.destinationRange(text))
         case .verdictTTL: verdictTTL = try SettingValue.integer(text, for: key)
         case .verdictCacheSize: verdictCacheSize = try SettingValue.integer(text, for: key)
         case .threads: threads = try SettingValue.integer(text, for: key)

@@ -36,8 +36,9 @@ extension ClientSession {
         case .waiting:
             return
         case .probe:
-            server.startProbe(key) { report in
-                // Unreachable upstreams are not cached: the next request tries again.
+            server.startProbe(key, rules: destinations) { report in
+                // Unreachable upstreams are not cached: the next request tries again. Nor are
+                // refusals (they carry an upstream failure): they hold for this client's rules only.
                 if report.upstreamFailure != nil {
                     cache.abandon(key, answering: report)
                 } else {
@@ -59,6 +60,17 @@ extension ClientSession {
 
     private func connectVerdict(_ report: ProbeReport) {
         guard let requirements, let target else { return }
+        if let refusal = report.refusal {
+            // The probe may have run for another client (this one joined it in flight): this
+            // client's own rules decide, and a probe with them is started when they allow it.
+            guard destinations.vet(refusal.destination.address, port: refusal.destination.port) == nil, !verdictRetried
+            else { return deny(refusal) }
+            verdictRetried = true
+            return lookUpVerdict(VerdictKey(host: target.host, port: target.port, requirements: requirements))
+        }
+        // A cached verdict may come from another client's probe (a loopback client's, which may
+        // reach 127.0.0.1): the address it judged must be one this client may reach.
+        if let address = report.address, let refusal = destinations.vet(address) { return deny(refusal) }
         record?.noteProbe(report)
         record?.upstreamAddress = report.address?.description
         if let reason = report.cleartextUpstream {

@@ -228,15 +228,21 @@ extension ClientSession {
             record?.action = .blocked
             return finish()
         }
-        reconnectUpstream()
+        reconnectUpstream(to: report.address)
     }
 
-    /// Opens the upstream connection again after the server name's probe, then relays.
-    private func reconnectUpstream() {
+    /// Opens the upstream connection again after the server name's probe, then relays: to the
+    /// address that probe judged (and the destination rules passed), not to what the name resolves
+    /// to now.
+    private func reconnectUpstream(to address: SocketAddress?) {
         guard let target else { return finish() }
         let upstream: Connection
         do {
-            upstream = try Connection(base: server.base, connectingTo: target.host, port: target.port, resolver: server.resolver)
+            if let address {
+                upstream = try Connection(base: server.base, connectingTo: address)
+            } else {
+                upstream = try Connection(base: server.base, connectingTo: target.host, port: target.port, resolver: server.resolver)
+            }
         } catch {
             record?.action = .failed
             record?.upstreamError = error.description

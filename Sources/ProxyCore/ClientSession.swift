@@ -1,6 +1,7 @@
 import ATSPolicy
 import EventLoop
 import ProxyWire
+import TLSInspection
 
 /// One client connection, from its first request head to its close. Loop-confined.
 ///
@@ -13,6 +14,10 @@ final class ClientSession {
     unowned let server: ProxyServer
     let client: Connection
     let peer: String
+    /// The client's address without its port, as the proxy's refusals name it.
+    let clientAddress: String
+    /// Where this client may be connected (``DestinationRules``): judged once, with the settings.
+    let destinations: DestinationRules
     /// Whether `--allow-client` admits this client.
     let allowed: Bool
     /// The ATS client the listener this client came through stands for.
@@ -40,28 +45,46 @@ final class ClientSession {
     var requirements: Requirements?
     var target: (host: String, port: UInt16)?
     var tunnel = TunnelState()
+    /// Whether the verdict was looked up again after another client's probe was refused an address
+    /// this client may reach (once: the second probe runs with this client's rules).
+    var verdictRetried = false
 
     // The plain-HTTP path's state.
     var exchange: PlainHTTPExchange?
     /// An origin connection kept open after a keep-alive exchange, for the client's next request.
     var idleOrigin: IdleOrigin?
+    /// The origin connection being opened for a plain-HTTP request.
+    var originDial: UpstreamDialer?
 
-    init(id: UInt64, server: ProxyServer, client: Connection, peer: String, allowed: Bool, clientClass: ClientClass) {
+    /// - Parameter address: the client's IP address (nil when the peer is not an IP socket).
+    init(
+        id: UInt64, server: ProxyServer, client: Connection, peer: String, address: IPAddress?, allowed: Bool,
+        clientClass: ClientClass
+    ) {
         self.id = id
         self.server = server
         self.client = client
         self.peer = peer
         self.allowed = allowed
         self.clientClass = clientClass
-        self.settings = server.settings
+        let settings = server.settings
+        self.settings = settings
+        clientAddress = address?.description ?? peer
+        destinations = DestinationRules(
+            client: address, allowedDestinations: settings.allowedDestinations, listeners: server.listening.current)
     }
 
     func start() {
         guard allowed else {
+            // Refused before anything is read: the proxy takes no request from a client it does
+            // not serve, so the line's method and host are "-".
+            let reason = "client \(peer) is not allowed to use this proxy (see --allow-client)"
+            record = ConnectionRecord(
+                startedAt: ProxyServer.nowMilliseconds(), client: peer, method: "-", scheme: .http, host: "-", port: 0,
+                action: .denied)
+            record?.upstreamError = reason
             client.setTimeouts(read: settings.headTimeout, write: settings.headTimeout)
-            respond(ProxyResponse.text(
-                status: 403, reason: "Forbidden",
-                body: "client \(peer) is not allowed to use this proxy (see --allow-client)\n"))
+            respond(ProxyResponse.text(status: 403, reason: "Forbidden", body: reason + "\n"))
             return
         }
         // A client sends its request head with its connection: it is usually here already, and
@@ -198,22 +221,48 @@ final class ClientSession {
         }
         record?.action = .allowed
         let key = OriginKey(host: host, port: port)
-        let reused = idleOrigin?.key == key ? idleOrigin?.connection : nil
+        let reused = idleOrigin?.key == key ? idleOrigin : nil
         if reused == nil { idleOrigin?.connection.close() }
         idleOrigin = nil
-        let origin: Connection
         if let reused {
-            origin = reused
-        } else {
-            do {
-                origin = try Connection(base: server.base, connectingTo: host, port: port, resolver: server.resolver)
-            } catch {
-                return failBeforeResponse(status: 502, reason: error.description)
+            return startExchange(head, framing: framing, origin: reused.connection, address: reused.address, key: key)
+        }
+        // The one way to an upstream: the hosts file, then the loop's resolver, every address
+        // vetted before any byte goes to one, then each in turn within the connect timeout.
+        let dialer = UpstreamDialer(
+            base: server.base, resolver: server.resolver, hosts: server.probes.hosts, timeout: settings.connectTimeout,
+            vet: destinations.vet)
+        originDial = dialer
+        dialer.dial(host: host, port: port) { [unowned self] result in
+            originDial = nil
+            switch result {
+            case .success(let (origin, address)):
+                startExchange(head, framing: framing, origin: origin, address: address, key: key)
+            case .failure(.refused(let refusal)):
+                deny(refusal)
+            case .failure(.unreachable(let failure, let timedOut)):
+                failBeforeResponse(status: timedOut ? 504 : 502, reason: failure.description)
             }
         }
-        let exchange = PlainHTTPExchange(session: self, origin: origin, key: key, head: head, requestFraming: framing)
+    }
+
+    private func startExchange(
+        _ head: RequestHead, framing: BodyFraming, origin: Connection, address: SocketAddress, key: OriginKey
+    ) {
+        record?.upstreamAddress = address.description
+        let exchange = PlainHTTPExchange(
+            session: self, origin: origin, address: address, key: key, head: head, requestFraming: framing)
         self.exchange = exchange
-        exchange.start(originConnected: reused != nil)
+        exchange.start()
+    }
+
+    /// The destination is one this client may not reach: 403 with the reason, logged as denied.
+    func deny(_ refusal: DestinationRefusal) {
+        let sentence = refusal.sentence(client: clientAddress)
+        record?.action = .denied
+        record?.upstreamAddress = refusal.destination.description
+        record?.upstreamError = sentence
+        respond(ProxyResponse.text(status: 403, reason: "Forbidden", body: sentence + "\n"))
     }
 
     /// The exchange is over with its response delivered (or being delivered): log it, then read the
@@ -223,7 +272,7 @@ final class ClientSession {
         self.exchange = nil
         writeRecord()
         if keepOrigin {
-            idleOrigin = IdleOrigin(key: exchange.key, connection: exchange.origin)
+            idleOrigin = IdleOrigin(key: exchange.key, connection: exchange.origin, address: exchange.address)
             watchIdleOrigin(exchange.origin)
         } else {
             exchange.origin.close()
@@ -348,6 +397,8 @@ final class ClientSession {
         finished = true
         idleTimer?.stop()
         writeRecord()
+        originDial?.cancel()
+        originDial = nil
         exchange?.origin.close()
         exchange = nil
         idleOrigin?.connection.close()
@@ -370,4 +421,6 @@ struct OriginKey: Hashable {
 struct IdleOrigin {
     var key: OriginKey
     var connection: Connection
+    /// The address it reached, for the next request's log line.
+    var address: SocketAddress
 }

@@ -4,8 +4,11 @@ public import ATSPolicy
 ///
 /// The field names are the log contract (issue 3): fields may be added, never renamed.
 public struct ConnectionRecord: Sendable {
+    /// `blocked`: ATS would refuse the connection. `denied`: the proxy refuses the client or the
+    /// destination whatever ATS says (`--allow-client`, `--allow-destination`, a loop), and the line
+    /// says nothing about the app's ATS needs.
     public enum Action: String, Sendable {
-        case allowed, blocked, failed
+        case allowed, blocked, failed, denied
     }
 
     public enum TunnelProtocol: String, Sendable {

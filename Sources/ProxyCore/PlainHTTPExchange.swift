@@ -11,6 +11,8 @@ import ProxyWire
 /// ``ClientSession/failBeforeResponse(status:reason:)`` or ``ClientSession/abortExchange(reason:)``.
 final class PlainHTTPExchange {
     let origin: Connection
+    /// The address `origin` reached.
+    let address: SocketAddress
     let key: OriginKey
     private unowned let session: ClientSession
     private let head: RequestHead
@@ -25,9 +27,15 @@ final class PlainHTTPExchange {
 
     static let via = "atsproxy"
 
-    init(session: ClientSession, origin: Connection, key: OriginKey, head: RequestHead, requestFraming: BodyFraming) {
+    /// - Parameter origin: connected already (``UpstreamDialer``, or an idle origin kept from the
+    ///   client's last request): the connect and its timeout are the dialer's.
+    init(
+        session: ClientSession, origin: Connection, address: SocketAddress, key: OriginKey, head: RequestHead,
+        requestFraming: BodyFraming
+    ) {
         self.session = session
         self.origin = origin
+        self.address = address
         self.key = key
         self.head = head
         self.requestBody = BodyTransfer(requestFraming, kind: .request)
@@ -36,18 +44,14 @@ final class PlainHTTPExchange {
     private var client: Connection { session.client }
     private var settings: ProxySettings { session.settings }
 
-    func start(originConnected: Bool) {
+    func start() {
         // Weak: a callback libevent deferred may still run after the exchange has ended.
         origin.onReadable = { [weak self] _ in self?.originReadable() }
         origin.onEvent = { [weak self] _, event in self?.originEvent(event) }
         origin.onDrained = nil
         client.onEvent = { [weak self] _, event in self?.clientEvent(event) }
         client.onReadable = { [weak self] _ in self?.pumpRequestBody() }
-        if originConnected {
-            sendRequest()
-        } else {
-            origin.setTimeouts(read: nil, write: settings.connectTimeout)
-        }
+        sendRequest()
     }
 
     // MARK: - The request
@@ -188,7 +192,7 @@ final class PlainHTTPExchange {
     private func originEvent(_ event: ConnectionEvent) {
         switch event {
         case .connected:
-            sendRequest()
+            return  // Connected before the exchange began.
         case .endOfStream where responseBody?.runsUntilClose == true:
             responseBody = BodyTransfer(.none, kind: .response)
             originReusable = false
@@ -196,8 +200,8 @@ final class PlainHTTPExchange {
         case .endOfStream:
             failOrAbort("the origin closed the connection")
         case .timeout:
-            // Only the connect has a limit of its own.
-            failOrAbort("the connection to the origin did not open within \(settings.connectTimeout.logText)", status: 504)
+            // The exchange sets no limit of its own on the origin (the idle timer watches it).
+            failOrAbort("the origin connection timed out")
         case .error(let code):
             failOrAbort(origin.dnsError ?? ConnectionEvent.error(code).description)
         }
@@ -214,11 +218,11 @@ final class PlainHTTPExchange {
         }
     }
 
-    private func failOrAbort(_ reason: String, status: Int = 502) {
+    private func failOrAbort(_ reason: String) {
         if responseStarted {
             session.abortExchange(reason: reason)
         } else {
-            session.failBeforeResponse(status: status, reason: reason)
+            session.failBeforeResponse(status: 502, reason: reason)
         }
     }
 

@@ -17,6 +17,10 @@ public struct ProbeReport: Sendable {
     /// The address the probes reached, which a tunnel on this verdict then connects to: the verdict
     /// is about that server, not another address of the same name.
     public let address: SocketAddress?
+    /// Set when the client the probe ran for may not reach an address of the name: nothing was
+    /// sent to it. Such a report also carries an `upstreamFailure` (so it is never cached), and
+    /// says nothing about another client, whose own rules decide.
+    public let refusal: DestinationRefusal?
     /// `observed` as the log's `tls` value: built once per probe, for every connection that reuses
     /// this report from the verdict cache.
     public let tlsJSON: JSONValue
@@ -32,7 +36,26 @@ public struct ProbeReport: Sendable {
         self.upstreamFailure = upstreamFailure
         self.cleartextUpstream = cleartextUpstream
         self.address = address
+        refusal = nil
         tlsJSON = observed.map(ConnectionRecord.tlsJSON) ?? .null
+        tlsLogBytes = tlsJSON.serializedBytes
+    }
+}
+
+extension ProbeReport {
+    /// The report of a probe that did not start: the client may not reach the name's address.
+    init(refusal: DestinationRefusal, host: String, port: UInt16) {
+        self.init(refusal: refusal, upstreamFailure: .connect(host: host, port: port, reason: "refused: \(refusal)"))
+    }
+
+    private init(refusal: DestinationRefusal, upstreamFailure: ProbeFailure) {
+        observed = nil
+        atsHandshakeFailure = nil
+        self.upstreamFailure = upstreamFailure
+        cleartextUpstream = nil
+        address = nil
+        self.refusal = refusal
+        tlsJSON = .null
         tlsLogBytes = tlsJSON.serializedBytes
     }
 }

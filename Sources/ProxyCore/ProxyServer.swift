@@ -27,6 +27,10 @@ public struct ProxySettings: Sendable {
     public var idleTimeout: Duration
     /// Clients allowed to use the proxy; others get 403. Loopback only by default.
     public var allowedClients: [AddressRange]
+    /// `--allow-destination`: ranges of local addresses (loopback, link-local, unspecified,
+    /// multicast) every client may reach; otherwise only loopback clients may
+    /// (``DestinationRules``). Empty by default.
+    public var allowedDestinations: [AddressRange] = []
     /// How long bytes may wait for a reader that takes none of them before its tunnel or exchange
     /// is closed (when longer than the idle timeout). A paused reader is not idle; a reader that
     /// is alive but never reads again would otherwise hold its connections for ever, since TCP
@@ -52,9 +56,10 @@ public struct ProxySettings: Sendable {
         try! AddressRange(parsing: "127.0.0.0/8"), try! AddressRange(parsing: "::1/128"),
     ]
 
-    /// Whether a client at `address` may use the proxy (nil: not an IP address, refused).
-    func allows(client address: IPAddress?) -> Bool {
-        guard let address else { return false }
+    /// Whether a client at `address` may use the proxy (nil: not an IP address, refused). An IPv4
+    /// client of an IPv6 listener (`::ffff:a.b.c.d`) is matched against IPv4 ranges.
+    public func allows(client address: IPAddress?) -> Bool {
+        guard let address = address?.unmapped else { return false }
         return allowedClients.contains { $0.contains(address) }
     }
 }
@@ -97,6 +102,8 @@ public final class ProxyServer {
     let log: LogWriter
     let resolver: DNSResolver
     let statistics: ProxyStatistics
+    /// Every loop's view of the listeners, which requests must not be sent back to.
+    let listening: ListeningAddresses
     private var listeners: [Listener] = []
     /// Each listener's own client class (nil: the settings'); a reload may change them.
     private var listenerClasses: [ClientClass?]
@@ -121,7 +128,7 @@ public final class ProxyServer {
     ) throws(EventError) {
         try self.init(
             base: base, endpoints: addresses.map { ListenEndpoint(address: $0) }, settings: settings, probes: probes,
-            cache: cache, log: log, resolver: resolver, statistics: statistics)
+            cache: cache, log: log, resolver: resolver, statistics: statistics, listening: ListeningAddresses())
     }
 
     /// - Parameters:
@@ -129,12 +136,15 @@ public final class ProxyServer {
     ///   - listens: whether this loop listens on `endpoints`; with a `balancer`, one loop does, and
     ///     the others serve the clients it hands them.
     ///   - balancer: joined at start; spreads this loop's accepted clients over the loops.
+    ///   - listening: shared by every loop of one proxy; the listening loop publishes its bound
+    ///     addresses there, so that every loop refuses requests addressed to them.
     public init(
         base: EventBase, endpoints: [ListenEndpoint], listens: Bool = true, balancer: LoopBalancer? = nil,
         settings: ProxySettings, probes: ProbeService, cache: VerdictCache<VerdictKey, ProbeReport>, log: LogWriter,
-        resolver: DNSResolver, statistics: ProxyStatistics = ProxyStatistics()
+        resolver: DNSResolver, statistics: ProxyStatistics = ProxyStatistics(), listening: ListeningAddresses
     ) throws(EventError) {
         self.base = base
+        self.listening = listening
         self.statistics = statistics
         listenerClasses = endpoints.map(\.clientClass)
         self.settings = settings
@@ -155,6 +165,7 @@ public final class ProxyServer {
                     self?.accept(descriptor, peer: peer, listener: index)
                 })
         }
+        listening.publish(listeners.map(\.address))
     }
 
     /// The addresses clients connect to (with the port the kernel chose for port 0).
@@ -184,8 +195,8 @@ public final class ProxyServer {
         let address = peer.withAddressBytes { IPAddress(networkBytes: $0) }
         let client = address.map { "\(HostIdentity.address($0).urlForm):\(peer.port)" } ?? peer.description
         let session = ClientSession(
-            id: id, server: self, client: connection, peer: client, allowed: settings.allows(client: address),
-            clientClass: listenerClasses[listener] ?? settings.clientClass)
+            id: id, server: self, client: connection, peer: client, address: address,
+            allowed: settings.allows(client: address), clientClass: listenerClasses[listener] ?? settings.clientClass)
         sessions[id] = session
         statistics.connectionOpened()
         load.connectionOpened()
@@ -200,12 +211,13 @@ public final class ProxyServer {
 
     /// Probes `key` on this loop, within the service's limits; `completion` runs from the loop with
     /// the answer (a failure report when no probe slot is free).
-    func startProbe(_ key: VerdictKey, completion: @escaping (ProbeReport) -> Void) {
+    func startProbe(_ key: VerdictKey, rules: DestinationRules, completion: @escaping (ProbeReport) -> Void) {
         let slot = UpstreamSlot(host: key.host, port: key.port)
         if let busy = probes.reserve(slot) {
             return completion(ProbeReport(upstreamFailure: .handshake(reason: "not probed: \(busy)")))
         }
-        let run = VerdictProbeRun(key: key, service: probes, base: base, resolver: resolver, settings: settings)
+        let run = VerdictProbeRun(
+            key: key, service: probes, base: base, resolver: resolver, settings: settings, rules: rules)
         let id = ObjectIdentifier(run)
         probeRuns[id] = (run, slot)
         run.start { [weak self] report in

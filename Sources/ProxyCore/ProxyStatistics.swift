@@ -8,6 +8,7 @@ public final class ProxyStatistics: Sendable {
     private let allowed = Atomic<Int>(0)
     private let blocked = Atomic<Int>(0)
     private let failed = Atomic<Int>(0)
+    private let denied = Atomic<Int>(0)
     private let bytesUp = Atomic<Int>(0)
     private let bytesDown = Atomic<Int>(0)
 
@@ -23,6 +24,8 @@ public final class ProxyStatistics: Sendable {
         public var allowed: Int
         public var blocked: Int
         public var failed: Int
+        /// Refused by `--allow-client` or the destination rules.
+        public var denied: Int
         /// Bytes relayed, client to server and back, in logged requests.
         public var bytesUp: Int
         public var bytesDown: Int
@@ -32,7 +35,7 @@ public final class ProxyStatistics: Sendable {
         Snapshot(
             accepted: accepted.load(ordering: .relaxed), open: open.load(ordering: .relaxed),
             allowed: allowed.load(ordering: .relaxed), blocked: blocked.load(ordering: .relaxed),
-            failed: failed.load(ordering: .relaxed), bytesUp: bytesUp.load(ordering: .relaxed),
+            failed: failed.load(ordering: .relaxed), denied: denied.load(ordering: .relaxed), bytesUp: bytesUp.load(ordering: .relaxed),
             bytesDown: bytesDown.load(ordering: .relaxed))
     }
 
@@ -51,6 +54,7 @@ public final class ProxyStatistics: Sendable {
         case .allowed: allowed.add(1, ordering: .relaxed)
         case .blocked: blocked.add(1, ordering: .relaxed)
         case .failed: failed.add(1, ordering: .relaxed)
+        case .denied: denied.add(1, ordering: .relaxed)
         }
         bytesUp.add(Int(record.bytesUp), ordering: .relaxed)
         bytesDown.add(Int(record.bytesDown), ordering: .relaxed)

@@ -51,6 +51,7 @@ public struct HostTraffic: Sendable {
         case .allowed: allowed += 1
         case .blocked: blocked += 1
         case .failed: failed += 1
+        case .denied: break  // Not a load (``LoggedConnection/isLoad``): never counted here.
         }
         if let timestamp = record.timestamp {
             // RFC 3339 UTC timestamps with the same precision order as text.

@@ -5,7 +5,8 @@ import ATSPolicy
 /// null or absent, as it is for a connection that never reached its server.
 public struct LoggedConnection: Sendable, Equatable {
     public enum Action: String, Sendable {
-        case allowed, blocked, failed
+        /// `denied`: the proxy refused the client or the destination (not an ATS judgement).
+        case allowed, blocked, failed, denied
     }
 
     /// What the proxy's probe saw of the server (`tls`): the ATS-shaped handshake's version and
@@ -47,9 +48,11 @@ public struct LoggedConnection: Sendable, Equatable {
     public var helloUnreadable: String?
 
     /// Whether the line is a load the app made: not a malformed head or a request that was not a
-    /// proxy request at all (both logged with a placeholder host, and answered 400 by the proxy).
+    /// proxy request at all (both logged with a placeholder host, and answered 400 by the proxy),
+    /// and not one the proxy denied (a client or a destination it does not serve, which says
+    /// nothing about what ATS needs).
     public var isLoad: Bool {
-        guard method != "-", host != "-" else { return false }
+        guard method != "-", host != "-", action != .denied else { return false }
         return !(upstreamError?.hasPrefix("not a proxy request") ?? false)
     }
 
@@ -66,7 +69,7 @@ public struct LoggedConnection: Sendable, Equatable {
         self.scheme = scheme
         let actionName = try Self.requiredString(json, "action")
         guard let action = Action(rawValue: actionName) else {
-            throw LogRecordError("\"action\" is \"\(actionName)\", not allowed, blocked or failed")
+            throw LogRecordError("\"action\" is \"\(actionName)\", not allowed, blocked, failed or denied")
         }
         self.action = action
         timestamp = json["ts"]?.stringValue

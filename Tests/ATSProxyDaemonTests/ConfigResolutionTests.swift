@@ -22,6 +22,7 @@ struct ConfigResolutionTests {
         #expect(configuration.mode == .enforce)
         #expect(configuration.systemRoots)
         #expect(configuration.allowedClients == ProxySettings.loopback)
+        #expect(configuration.allowedDestinations.isEmpty)
         #expect(configuration.verdictTTL == .seconds(300))
         #expect(configuration.threads >= 1)
         #expect(configuration.controlSocket == "/run/atsproxy/control.sock")
@@ -42,11 +43,15 @@ struct ConfigResolutionTests {
             threads = 3
             head-timeout = 4
             allow-client = 10.0.0.0/8
+            allow-destination = 127.0.0.0/8
+            allow-destination = 169.254.169.254/32
             """)
         let fileOnly = try Self.resolve(["--config", path])
         #expect(fileOnly.mode == .report)
         #expect(fileOnly.listeners.map(\.address.description) == ["127.0.0.1:1", "127.0.0.1:2"])
         #expect(fileOnly.origins[.listen] == .file(path: path, line: 2))
+        #expect(fileOnly.allowedDestinations.map(\.description) == ["127.0.0.0/8", "169.254.169.254/32"])
+        #expect(fileOnly.origins[.allowDestination] == .file(path: path, line: 7))
 
         let overridden = try Self.resolve([
             "--config", path, "--mode", "enforce", "--listen", "127.0.0.1:9", "--idle-timeout", "7",

@@ -35,6 +35,8 @@ struct DaemonFlagsTests {
     @Test("bad values are refused with the flag named", arguments: [
         (["--listen", "nonsense"], "--listen nonsense"),
         (["--allow-client", "10.0.0.0/33"], "--allow-client 10.0.0.0/33"),
+        (["--allow-destination", "127.0.0.1"], "--allow-destination 127.0.0.1: no /prefix length (a CIDR range, for example 127.0.0.0/8)"),
+        (["--allow-destination", "fe80::%lo/10"], "--allow-destination fe80::%lo/10"),
         (["--verdict-ttl=-1"], "--verdict-ttl -1: must be between 0 and 31536000 seconds"),
         (["--threads", "0"], "--threads"),
         (["--mode", "observe"], "observe"),
@@ -67,6 +69,18 @@ struct DaemonFlagsTests {
         #expect(configuration.listeners.map(\.address.description) == ["127.0.0.1:0", "[::1]:0"])
         #expect(configuration.caFiles == ["a.pem", "b.pem"])
         #expect(configuration.mode == .report)
+    }
+
+    @Test("--allow-destination collects every range; without it none is open, and the proxy gets them", arguments: [
+        ([], []), (["--allow-destination", "127.0.0.0/8"], ["127.0.0.0/8"]),
+        (["--allow-destination", "127.0.0.0/8", "--allow-destination", "::1/128"], ["127.0.0.0/8", "::1/128"]),
+    ])
+    func allowDestination(_ arguments: [String], _ ranges: [String]) throws {
+        let configuration = try DaemonCommand.parse(arguments).resolveConfiguration()
+        #expect(configuration.allowedDestinations.map(\.description) == ranges)
+        let settings = configuration.proxySettings(policy: TransportSecurityPolicy())
+        #expect(settings.allowedDestinations.map(\.description) == ranges)
+        #expect(ConfigKey.allowDestination.takesEffectOnReload && ConfigKey.allowDestination.isRepeatable)
     }
 
     @Test("the new flags reach the configuration")

@@ -76,7 +76,8 @@ struct ConnectTimeoutTests {
         #expect(waited >= .milliseconds(900) && waited < .seconds(3), "answered after \(waited)")
         let line = try #require(try proxy.waitForLogLines(1).first)
         #expect(line.action == "failed", "\(line)")
-        #expect(line.upstreamError == "the connection to the origin did not open within 1 s", "\(line)")
+        // The dialer tries every address of localhost in turn; 127.0.0.1's is the one that hangs.
+        #expect(line.upstreamError?.contains("127.0.0.1:\(listener.port): the connection did not open within 1 s") == true, "\(line)")
     }
 
     @Test("a CONNECT whose verdict is cached, to a server that no longer completes connections, gets a 502 at the connect timeout")

@@ -67,7 +67,7 @@ struct LogReadingTests {
     @Test("record fields: wrong scheme or action, not an object", arguments: [
         (#"[1]"#, "not a connection record: the line is not a JSON object"),
         (#"{"host":"a","scheme":"ftp","action":"allowed"}"#, "not a connection record: \"scheme\" is \"ftp\", not https or http"),
-        (#"{"host":"a","scheme":"https","action":"dropped"}"#, "not a connection record: \"action\" is \"dropped\", not allowed, blocked or failed"),
+        (#"{"host":"a","scheme":"https","action":"dropped"}"#, "not a connection record: \"action\" is \"dropped\", not allowed, blocked, failed or denied"),
         (#"{"host":"","scheme":"https","action":"allowed"}"#, "not a connection record: \"host\" is not a non-empty string"),
         (#"{"host":"a","scheme":"https","action":"allowed","violations":"x"}"#, "not a connection record: \"violations\" is not an array"),
     ])
@@ -79,6 +79,18 @@ struct LogReadingTests {
         } catch {
             #expect(error.description == message)
         }
+    }
+
+    @Test("denied lines are read, and are no ATS traffic: no host, no counts, no suggested entry")
+    func deniedLines() throws {
+        let denied = logLine("internal.test", scheme: "http", action: "denied", violations: ["cleartext"])
+        let record = try LoggedConnection(json: try JSONValue(parsing: denied))
+        #expect(record.action == .denied)
+        #expect(!record.isLoad)
+        let traffic = report([denied, logLine("api.example.com", scheme: "http", violations: ["cleartext"])])
+        #expect(traffic.assessments.map(\.host.description) == ["api.example.com"])
+        #expect(traffic.entries.map(\.domain) == ["api.example.com"])
+        #expect(report([denied]).entries.isEmpty)
     }
 
     @Test("an SNI check's violations and explanations are split from the request host's")

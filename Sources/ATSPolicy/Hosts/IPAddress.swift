@@ -38,6 +38,14 @@ public enum IPAddress: Sendable, Hashable, CustomStringConvertible {
         return false
     }
 
+    /// The IPv4 address an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`) stands for, and any other
+    /// address as it is: a dual-stack socket reports IPv4 peers in the mapped form, and a rule about
+    /// IPv4 ranges must still match them.
+    public var unmapped: IPAddress {
+        if case .v6(0, let low) = self, low >> 32 == 0xffff { return .v4(UInt32(truncatingIfNeeded: low)) }
+        return self
+    }
+
     /// Canonical text: dotted quad, or RFC 5952 IPv6 (lowercase, longest zero run as `::`).
     public var description: String {
         switch self {

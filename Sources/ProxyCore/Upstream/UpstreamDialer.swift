@@ -5,17 +5,32 @@ import TLSInspection
 /// timeout: the one way the proxy reaches a server, so the address a probe judged is the address a
 /// tunnel then uses (``connect(to:port:timeout:base:completion:)``).
 ///
+/// Every address is vetted (``DestinationRules``) before any connects: a name with one refused
+/// address is refused whole, not dialled at its others (a name that resolves to 127.0.0.1 beside a
+/// public address is a rebinding attempt, not a server with a spare address).
+///
 /// Names come from `--hosts-file` first (read once per load, shared by every loop), then from the
 /// loop's resolver (/etc/hosts, then DNS). Loop-confined; ``cancel()`` before dropping it stops
 /// the lookup or the connect under way, and the completion then never runs.
 final class UpstreamDialer {
     /// A connected socket and the address it reached, or why none could be reached.
-    typealias Completion = (Result<(Connection, SocketAddress), ProbeFailure>) -> Void
+    typealias Completion = (Result<(Connection, SocketAddress), DialFailure>) -> Void
+
+    /// Why no connection was made.
+    enum DialFailure: Error {
+        /// The name did not resolve, or no address accepted (the reason names each address and what
+        /// it did); `timedOut` when one of them did not answer within the connect timeout (a
+        /// gateway timeout rather than a bad gateway).
+        case unreachable(ProbeFailure, timedOut: Bool)
+        /// An address is one this client may not reach: nothing was sent to any.
+        case refused(DestinationRefusal)
+    }
 
     private let base: EventBase
     private let resolver: DNSResolver
     private let hosts: HostsTable?
     private let timeout: Duration
+    private let vet: (SocketAddress) -> DestinationRefusal?
     private var state = State.idle
 
     private enum State {
@@ -25,8 +40,13 @@ final class UpstreamDialer {
         case done
     }
 
-    init(base: EventBase, resolver: DNSResolver, hosts: HostsTable?, timeout: Duration) {
+    /// - Parameter vet: why an address must not be reached (``DestinationRules/vet(_:)``), or nil.
+    init(
+        base: EventBase, resolver: DNSResolver, hosts: HostsTable?, timeout: Duration,
+        vet: @escaping (SocketAddress) -> DestinationRefusal?
+    ) {
         self.base = base
+        self.vet = vet
         self.resolver = resolver
         self.hosts = hosts
         self.timeout = timeout
@@ -36,15 +56,15 @@ final class UpstreamDialer {
     func dial(host: String, port: UInt16, completion: @escaping Completion) {
         if let listed = hosts?.addresses(for: host) {
             let addresses = listed.compactMap { try? SocketAddress(parsing: $0.contains(":") ? "[\($0)]:\(port)" : "\($0):\(port)") }
-            return connect(host: host, port: port, addresses: addresses[...], lastError: "no address", completion: completion)
+            return vetAndConnect(host: host, port: port, addresses: addresses, completion: completion)
         }
         let lookup = resolver.lookUp(host, port: port) { [unowned self] result in
             switch result {
             case .success(let addresses):
-                connect(host: host, port: port, addresses: addresses[...], lastError: "no address", completion: completion)
+                vetAndConnect(host: host, port: port, addresses: addresses, completion: completion)
             case .failure(let error):
                 state = .done
-                completion(.failure(.resolve(host: host, reason: error.reason)))
+                completion(.failure(.unreachable(.resolve(host: host, reason: error.reason), timedOut: false)))
             }
         }
         if case .idle = state { state = .resolving(lookup) }
@@ -52,7 +72,7 @@ final class UpstreamDialer {
 
     /// Connects to `address` only: the one a verdict was about.
     func connect(to address: SocketAddress, host: String, completion: @escaping Completion) {
-        connect(host: host, port: address.port, addresses: [address][...], lastError: "no address", completion: completion)
+        vetAndConnect(host: host, port: address.port, addresses: [address], completion: completion)
     }
 
     /// Stops what is under way; the completion will not run.
@@ -65,19 +85,30 @@ final class UpstreamDialer {
         state = .done
     }
 
+    /// Refuses the whole name if any of its addresses is refused; otherwise connects to each in turn.
+    private func vetAndConnect(host: String, port: UInt16, addresses: [SocketAddress], completion: @escaping Completion) {
+        if let refusal = addresses.lazy.compactMap(vet).first {
+            state = .done
+            return completion(.failure(.refused(refusal)))
+        }
+        connect(host: host, port: port, addresses: addresses[...], errors: [], timedOut: false, completion: completion)
+    }
+
     private func connect(
-        host: String, port: UInt16, addresses: ArraySlice<SocketAddress>, lastError: String, completion: @escaping Completion
+        host: String, port: UInt16, addresses: ArraySlice<SocketAddress>, errors: [String], timedOut: Bool,
+        completion: @escaping Completion
     ) {
         guard let address = addresses.first else {
             state = .done
-            return completion(.failure(.connect(host: host, port: port, reason: lastError)))
+            let reason = errors.isEmpty ? "no address" : errors.joined(separator: "; ")
+            return completion(.failure(.unreachable(.connect(host: host, port: port, reason: reason), timedOut: timedOut)))
         }
         let connection: Connection
         do {
             connection = try Connection(base: base, connectingTo: address)
         } catch {
             state = .done
-            return completion(.failure(.connect(host: host, port: port, reason: error.description)))
+            return completion(.failure(.unreachable(.connect(host: host, port: port, reason: error.description), timedOut: false)))
         }
         state = .connecting(connection)
         connection.setReading(false)
@@ -87,8 +118,8 @@ final class UpstreamDialer {
                 connection.close()
                 let reason = event == .timeout ? "the connection did not open within \(timeout.logText)" : event.description
                 return connect(
-                    host: host, port: port, addresses: addresses.dropFirst(), lastError: "\(address): \(reason)",
-                    completion: completion)
+                    host: host, port: port, addresses: addresses.dropFirst(), errors: errors + ["\(address): \(reason)"],
+                    timedOut: timedOut || event == .timeout, completion: completion)
             }
             connection.onEvent = nil
             connection.setTimeouts(read: nil, write: nil)

@@ -21,12 +21,18 @@ final class VerdictProbeRun {
     private var deadline: Int64 = 0
     private var completion: ((ProbeReport) -> Void)?
 
-    init(key: VerdictKey, service: ProbeService, base: EventBase, resolver: DNSResolver, settings: ProxySettings) {
+    /// - Parameter rules: where the client that asked for the verdict may be connected; an address
+    ///   they refuse gets no byte, and the report says so (``ProbeReport/refusal``).
+    init(
+        key: VerdictKey, service: ProbeService, base: EventBase, resolver: DNSResolver, settings: ProxySettings,
+        rules: DestinationRules
+    ) {
         self.key = key
         self.service = service
         self.base = base
         handshakeTimeout = settings.handshakeTimeout
-        dialer = UpstreamDialer(base: base, resolver: resolver, hosts: service.hosts, timeout: settings.connectTimeout)
+        dialer = UpstreamDialer(
+            base: base, resolver: resolver, hosts: service.hosts, timeout: settings.connectTimeout, vet: rules.vet)
     }
 
     private var serverName: String? { key.serverName ?? UpstreamProber.impliedServerName(key.requirements) }
@@ -36,7 +42,9 @@ final class VerdictProbeRun {
         self.completion = completion
         dialer.dial(host: key.host, port: key.port) { [unowned self] result in
             switch result {
-            case .failure(let failure):
+            case .failure(.refused(let refusal)):
+                finish(ProbeReport(refusal: refusal, host: key.host, port: key.port))
+            case .failure(.unreachable(let failure, _)):
                 finish(ProbeReport(upstreamFailure: failure))
             case .success(let (connection, address)):
                 deadline = MonotonicClock.nowMilliseconds() + handshakeTimeout.milliseconds

@@ -19,10 +19,11 @@ struct TestProxy {
     /// Starts a proxy with `policyXML` (the inside of the Info.plist's top dictionary) and the
     /// factory's `root.pem` as a user-installed anchor. `configure` adjusts the settings. With
     /// `loops` > 1 the first loop listens and a ``LoopBalancer`` with `keepBelow` spreads clients,
-    /// as the daemon runs them.
+    /// as the daemon runs them. `listenHost` is the address to listen on (port 0); `hosts` stands
+    /// for `--hosts-file`.
     static func start(
         _ factory: CertificateFactory, policyXML: String, mode: EnforcementMode = .enforce, loops loopCount: Int = 1,
-        keepBelow: Int = LoopBalancer.defaultKeepBelow, configure: (inout ProxySettings) -> Void = { _ in }
+        keepBelow: Int = LoopBalancer.defaultKeepBelow, listenHost: String = "127.0.0.1", hosts: HostsTable? = nil, configure: (inout ProxySettings) -> Void = { _ in }
     ) throws -> TestProxy {
         let policy = try PolicyLoader.load(
             bytes: Array("<plist version=\"1.0\"><dict>\(policyXML)</dict></plist>".utf8), file: "p.plist")
@@ -31,10 +32,11 @@ struct TestProxy {
         let log = try LogWriter(path: logPath)
         var settings = ProxySettings(policy: policy, mode: mode, handshakeTimeout: .seconds(5))
         configure(&settings)
-        let probes = ProbeService(anchors: anchors)
+        let probes = ProbeService(anchors: anchors, hosts: hosts)
         let cache = VerdictCache<VerdictKey, ProbeReport>(timeToLiveMilliseconds: 300_000)
         let balancer = loopCount > 1 ? LoopBalancer(keepBelow: keepBelow) : nil
-        let endpoints = [ListenEndpoint(address: try SocketAddress(parsing: "127.0.0.1:0"))]
+        let endpoints = [ListenEndpoint(address: try SocketAddress(parsing: "\(listenHost):0"))]
+        let listening = ListeningAddresses()
         var loops: [EventLoopThread] = []
         var loads: [LoopLoad] = []
         var port: UInt16 = 0
@@ -43,7 +45,7 @@ struct TestProxy {
                 let resolver = try DNSResolver(base: base)
                 let server = try ProxyServer(
                     base: base, endpoints: endpoints, listens: index == 0, balancer: balancer, settings: settings,
-                    probes: probes, cache: cache, log: log, resolver: resolver)
+                    probes: probes, cache: cache, log: log, resolver: resolver, listening: listening)
                 return (keepAlive: server, info: (server.addresses.first?.port ?? 0, server.load))
             }
             loops.append(loop)
