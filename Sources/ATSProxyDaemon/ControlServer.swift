@@ -52,7 +52,7 @@ final class ControlServer {
         connection.setReading(true)
     }
 
-    private func readRequest(_ connection: Connection) {
+    private func readRequest(_ connection: any ByteStream) {
         let bytes = connection.peek(maximum: ControlCommand.maximumRequestBytes + 1)
         guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) else {
             if bytes.count > ControlCommand.maximumRequestBytes {
@@ -70,7 +70,7 @@ final class ControlServer {
         answer(connection, handle(command))
     }
 
-    private func answer(_ connection: Connection, _ response: JSONValue) {
+    private func answer(_ connection: any ByteStream, _ response: JSONValue) {
         connection.setReading(false)
         connection.onReadable = nil
         connection.write(response.serializedBytes + [UInt8(ascii: "\n")])
@@ -78,7 +78,7 @@ final class ControlServer {
         connection.onDrained = { [unowned self] connection in drop(connection) }
     }
 
-    private func drop(_ connection: Connection) {
+    private func drop(_ connection: any ByteStream) {
         connection.close()
         connections[ObjectIdentifier(connection)] = nil
     }

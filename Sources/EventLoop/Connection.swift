@@ -43,7 +43,7 @@ public enum ConnectionEvent: Sendable, Equatable, CustomStringConvertible {
 ///
 /// The C callbacks' context is this object, retained from creation until ``close()``, so a callback
 /// can never see a freed connection.
-public final class Connection {
+public final class Connection: ByteStream {
     private enum Phase {
         /// Waiting for the resolver (an outgoing connection by name); no socket yet.
         case resolving
@@ -88,9 +88,9 @@ public final class Connection {
     private var failureNotice: ConnectionEvent?
     private var drainedNoticeDue = false
 
-    public var onReadable: ((Connection) -> Void)?
-    public var onDrained: ((Connection) -> Void)?
-    public var onEvent: ((Connection, ConnectionEvent) -> Void)?
+    public var onReadable: ((any ByteStream) -> Void)?
+    public var onDrained: ((any ByteStream) -> Void)?
+    public var onEvent: ((any ByteStream, ConnectionEvent) -> Void)?
 
     /// Wraps an accepted (or otherwise connected) socket; the connection owns it from here on.
     /// Reading is on.
@@ -200,10 +200,10 @@ public final class Connection {
     }
 
     /// Takes up to `maximum` bytes from the input buffer.
-    public func read(maximum: Int = .max) -> [UInt8] { copyInput(maximum: maximum, removing: true) }
+    public func read(maximum: Int) -> [UInt8] { copyInput(maximum: maximum, removing: true) }
 
     /// Looks at the input without taking it.
-    public func peek(maximum: Int = .max) -> [UInt8] { copyInput(maximum: maximum, removing: false) }
+    public func peek(maximum: Int) -> [UInt8] { copyInput(maximum: maximum, removing: false) }
 
     private func copyInput(maximum: Int, removing: Bool) -> [UInt8] {
         guard let input else { return [] }
@@ -227,7 +227,8 @@ public final class Connection {
     /// Moves everything in this connection's input to `other`'s output without copying the bytes
     /// (evbuffer chains are handed over), and writes what `other`'s socket takes at once: the
     /// relay's hot path.
-    public func moveInput(to other: Connection) {
+    public func moveInput(to other: any ByteStream) {
+        guard let other = other as? Connection else { return other.write(read()) }
         guard let input, let target = other.output else { return }
         evbuffer_add_buffer(target, input)
         other.flushNow()
@@ -236,7 +237,12 @@ public final class Connection {
     /// Moves at most `maximum` bytes of this connection's input to `other`'s output, without copying
     /// where whole chains fit; returns how many moved. For bodies whose length the proxy tracks.
     @discardableResult
-    public func moveInput(to other: Connection, maximum: Int) -> Int {
+    public func moveInput(to other: any ByteStream, maximum: Int) -> Int {
+        guard let other = other as? Connection else {
+            let bytes = read(maximum: maximum)
+            other.write(bytes)
+            return bytes.count
+        }
         guard let input, let target = other.output, maximum > 0 else { return 0 }
         let moved = Int(evbuffer_remove_buffer(input, target, maximum))
         other.flushNow()

@@ -26,7 +26,7 @@ public final class IdleTimer {
     private var stallLimit: Int64 = 0
     /// When watching began: a connection that has not moved a byte since counts as idle from here.
     private var since: Int64 = 0
-    private var watched: [Connection] = []
+    private var watched: [any ByteStream] = []
     private var onIdle: ((Ending) -> Void)?
 
     public init(base: EventBase) throws(EventError) {
@@ -40,7 +40,7 @@ public final class IdleTimer {
     /// the loop, when none of them has moved a byte for `limit` with none waiting, or when bytes have
     /// waited for a reader that took none for `stallLimit` (at least `limit`).
     public func start(
-        limit: Duration, stallLimit: Duration, watching connections: [Connection], onIdle: @escaping (Ending) -> Void
+        limit: Duration, stallLimit: Duration, watching connections: [any ByteStream], onIdle: @escaping (Ending) -> Void
     ) {
         self.limit = max(1, limit.milliseconds)
         self.stallLimit = max(self.limit, stallLimit.milliseconds)

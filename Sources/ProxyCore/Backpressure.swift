@@ -8,7 +8,7 @@ enum Backpressure {
 
     /// Call after moving bytes from `source` into `target`. Once drained, `source` reads again if
     /// `mayResume` still says so (a source that has ended stays off).
-    static func apply(source: Connection, target: Connection, mayResume: @escaping () -> Bool) {
+    static func apply(source: any ByteStream, target: any ByteStream, mayResume: @escaping () -> Bool) {
         guard target.pendingOutputBytes > highWater else { return }
         source.setReading(false)
         target.setDrainedMark(highWater / 2)

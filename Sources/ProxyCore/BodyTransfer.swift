@@ -34,7 +34,7 @@ struct BodyTransfer {
 
     /// How many of the bytes buffered in `source` belong to the body; the body is finished when
     /// ``isFinished`` turns true. A chunked body is scanned (copied, not kept) to find its end.
-    mutating func bodyBytes(bufferedIn source: Connection) throws(HeadError) -> Int {
+    mutating func bodyBytes(bufferedIn source: any ByteStream) throws(HeadError) -> Int {
         let available = source.availableBytes
         switch state {
         case .done:

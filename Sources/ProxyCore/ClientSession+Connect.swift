@@ -106,28 +106,16 @@ extension ClientSession {
     /// Connects to the address the verdict was about (by name only when the probe reached none).
     private func openTunnel(to host: String, port: UInt16, address: SocketAddress?) {
         tunnel.phase = .connectingUpstream
-        let upstream: Connection
-        do {
-            if let address {
-                upstream = try Connection(base: server.base, connectingTo: address)
-            } else {
-                upstream = try Connection(base: server.base, connectingTo: host, port: port, resolver: server.resolver)
-            }
-        } catch {
-            return upstreamFailed(error.description)
-        }
-        self.upstream = upstream
-        upstream.setTimeouts(read: nil, write: settings.connectTimeout)
-        upstream.onEvent = { [unowned self] connection, event in
-            switch event {
-            case .connected:
+        dial(host: host, port: port, address: address) { [unowned self] result in
+            switch result {
+            case .success(let (upstream, address)):
+                self.upstream = upstream
+                record?.upstreamAddress = address.description
                 tunnelEstablished()
-            case .error, .timeout:
-                upstreamFailed(
-                    connection.dnsError
-                        ?? (event == .timeout ? "the connection did not open within \(settings.connectTimeout.logText)" : "\(event)"))
-            case .endOfStream:
-                upstreamFailed("the server closed the connection")
+            case .failure(.refused(let refusal)):
+                deny(refusal)
+            case .failure(.unreachable(let failure, _)):
+                upstreamFailed(failure.description)
             }
         }
     }

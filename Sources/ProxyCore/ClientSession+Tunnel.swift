@@ -69,7 +69,7 @@ extension ClientSession {
 
     /// The upstream's own limits are off: until relaying starts the device's deadline bounds the
     /// tunnel, then the idle timer watches both sides together.
-    private func attachUpstream(_ upstream: Connection) {
+    private func attachUpstream(_ upstream: any ByteStream) {
         upstream.setTimeouts(read: nil, write: nil)
         upstream.onReadable = { [unowned self] _ in relayDown() }
         upstream.onEvent = { [unowned self] _, event in upstreamEvent(event) }
@@ -236,28 +236,21 @@ extension ClientSession {
     /// to now.
     private func reconnectUpstream(to address: SocketAddress?) {
         guard let target else { return finish() }
-        let upstream: Connection
-        do {
-            if let address {
-                upstream = try Connection(base: server.base, connectingTo: address)
-            } else {
-                upstream = try Connection(base: server.base, connectingTo: target.host, port: target.port, resolver: server.resolver)
-            }
-        } catch {
-            record?.action = .failed
-            record?.upstreamError = error.description
-            return finish()
-        }
-        self.upstream = upstream
-        upstream.setTimeouts(read: nil, write: settings.connectTimeout)
-        upstream.onEvent = { [unowned self] connection, event in
-            guard event == .connected else {
+        dial(host: target.host, port: target.port, address: address) { [unowned self] result in
+            switch result {
+            case .success(let (upstream, _)):
+                self.upstream = upstream
+                attachUpstream(upstream)
+                startRelaying()
+            case .failure(.refused(let refusal)):
+                record?.action = .denied
+                record?.upstreamError = refusal.description
+                finish()
+            case .failure(.unreachable(let failure, _)):
                 record?.action = .failed
-                record?.upstreamError = connection.dnsError ?? "reconnecting upstream: \(event)"
-                return finish()
+                record?.upstreamError = "reconnecting upstream: \(failure)"
+                finish()
             }
-            attachUpstream(connection)
-            startRelaying()
         }
     }
 
@@ -331,7 +324,7 @@ extension ClientSession {
 
     /// Half-closes `target` once what is queued for it is written; the session ends when both
     /// directions have ended and everything is delivered.
-    private func forwardEnd(to target: Connection) {
+    private func forwardEnd(to target: any ByteStream) {
         guard target.pendingOutputBytes > 0 else { return halfClose(target) }
         target.setDrainedMark(0)
         target.onDrained = { [unowned self] target in
@@ -343,7 +336,7 @@ extension ClientSession {
     /// Sends `target` our end, or, when that was the tunnel's last open direction, ends the session:
     /// closing the sockets sends each FIN, and a shutdown(2) just before the close would be a system
     /// call (and a loopback round through the peer's TCP input) for nothing.
-    private func halfClose(_ target: Connection) {
+    private func halfClose(_ target: any ByteStream) {
         guard !isTunnelDone else { return finish() }
         target.shutdownWrite()
     }

@@ -12,7 +12,7 @@ import TLSInspection
 final class ClientSession {
     let id: UInt64
     unowned let server: ProxyServer
-    let client: Connection
+    let client: any ByteStream
     let peer: String
     /// The client's address without its port, as the proxy's refusals name it.
     let clientAddress: String
@@ -41,7 +41,7 @@ final class ClientSession {
     private var finished = false
 
     // The CONNECT path's state (see ClientSession+Connect and ClientSession+Tunnel).
-    var upstream: Connection?
+    var upstream: (any ByteStream)?
     var requirements: Requirements?
     var target: (host: String, port: UInt16)?
     var tunnel = TunnelState()
@@ -54,6 +54,7 @@ final class ClientSession {
     /// An origin connection kept open after a keep-alive exchange, for the client's next request.
     var idleOrigin: IdleOrigin?
     /// The origin connection being opened for a plain-HTTP request.
+    /// The upstream or origin connection being opened, cancelled if the session ends first.
     var originDial: UpstreamDialer?
 
     /// - Parameter address: the client's IP address (nil when the peer is not an IP socket).
@@ -229,12 +230,7 @@ final class ClientSession {
         }
         // The one way to an upstream: the hosts file, then the loop's resolver, every address
         // vetted before any byte goes to one, then each in turn within the connect timeout.
-        let dialer = UpstreamDialer(
-            base: server.base, resolver: server.resolver, hosts: server.probes.hosts, timeout: settings.connectTimeout,
-            vet: destinations.vet)
-        originDial = dialer
-        dialer.dial(host: host, port: port) { [unowned self] result in
-            originDial = nil
+        dial(host: host, port: port, address: nil) { [unowned self] result in
             switch result {
             case .success(let (origin, address)):
                 startExchange(head, framing: framing, origin: origin, address: address, key: key)
@@ -246,8 +242,31 @@ final class ClientSession {
         }
     }
 
+    /// Opens a connection upstream: to `address` when a verdict judged one, else to `host` by name.
+    /// The one way to an upstream: the hosts file, then the loop's resolver, every address vetted
+    /// against the destination rules before any byte goes to one, then each in turn within the
+    /// connect timeout.
+    func dial(
+        host: String, port: UInt16, address: SocketAddress?,
+        completion: @escaping (Result<(Connection, SocketAddress), UpstreamDialer.DialFailure>) -> Void
+    ) {
+        let dialer = UpstreamDialer(
+            base: server.base, resolver: server.resolver, hosts: server.probes.hosts, timeout: settings.connectTimeout,
+            vet: destinations.vet)
+        originDial = dialer
+        let finished: (Result<(Connection, SocketAddress), UpstreamDialer.DialFailure>) -> Void = { [unowned self] result in
+            originDial = nil
+            completion(result)
+        }
+        if let address {
+            dialer.connect(to: address, host: host, completion: finished)
+        } else {
+            dialer.dial(host: host, port: port, completion: finished)
+        }
+    }
+
     private func startExchange(
-        _ head: RequestHead, framing: BodyFraming, origin: Connection, address: SocketAddress, key: OriginKey
+        _ head: RequestHead, framing: BodyFraming, origin: any ByteStream, address: SocketAddress, key: OriginKey
     ) {
         record?.upstreamAddress = address.description
         let exchange = PlainHTTPExchange(
@@ -285,10 +304,10 @@ final class ClientSession {
     }
 
     /// The origin must not speak between requests; if it closes or does, it is not reused.
-    private func watchIdleOrigin(_ origin: Connection) {
+    private func watchIdleOrigin(_ origin: any ByteStream) {
         origin.setTimeouts(read: settings.idleTimeout, write: nil)
         origin.setReading(true)
-        let drop: (Connection) -> Void = { [unowned self] connection in
+        let drop: (any ByteStream) -> Void = { [unowned self] connection in
             connection.close()
             if idleOrigin?.connection === connection { idleOrigin = nil }
         }
@@ -358,7 +377,7 @@ final class ClientSession {
     /// Calls `onIdle` once no byte has moved through any of `connections`, either way, for the idle
     /// timeout (replacing what was watched before). Their own read and write limits are the caller's
     /// to clear: a side that is silent while the other is busy is not idle.
-    func watchIdle(_ connections: [Connection], onIdle: @escaping (IdleTimer.Ending) -> Void) {
+    func watchIdle(_ connections: [any ByteStream], onIdle: @escaping (IdleTimer.Ending) -> Void) {
         if idleTimer == nil {
             // event_new fails only without memory: such a session cannot be kept to its limits.
             guard let timer = try? IdleTimer(base: server.base) else { return finish() }
@@ -420,7 +439,7 @@ struct OriginKey: Hashable {
 /// An origin connection waiting for the client's next request.
 struct IdleOrigin {
     var key: OriginKey
-    var connection: Connection
+    var connection: any ByteStream
     /// The address it reached, for the next request's log line.
     var address: SocketAddress
 }

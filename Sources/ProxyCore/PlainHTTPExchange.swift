@@ -10,7 +10,7 @@ import ProxyWire
 /// until it reports back through ``ClientSession/exchangeFinished(keepClient:keepOrigin:)``,
 /// ``ClientSession/failBeforeResponse(status:reason:)`` or ``ClientSession/abortExchange(reason:)``.
 final class PlainHTTPExchange {
-    let origin: Connection
+    let origin: any ByteStream
     /// The address `origin` reached.
     let address: SocketAddress
     let key: OriginKey
@@ -30,7 +30,7 @@ final class PlainHTTPExchange {
     /// - Parameter origin: connected already (``UpstreamDialer``, or an idle origin kept from the
     ///   client's last request): the connect and its timeout are the dialer's.
     init(
-        session: ClientSession, origin: Connection, address: SocketAddress, key: OriginKey, head: RequestHead,
+        session: ClientSession, origin: any ByteStream, address: SocketAddress, key: OriginKey, head: RequestHead,
         requestFraming: BodyFraming
     ) {
         self.session = session
@@ -41,7 +41,7 @@ final class PlainHTTPExchange {
         self.requestBody = BodyTransfer(requestFraming, kind: .request)
     }
 
-    private var client: Connection { session.client }
+    private var client: any ByteStream { session.client }
     private var settings: ProxySettings { session.settings }
 
     func start() {
@@ -203,7 +203,7 @@ final class PlainHTTPExchange {
             // The exchange sets no limit of its own on the origin (the idle timer watches it).
             failOrAbort("the origin connection timed out")
         case .error(let code):
-            failOrAbort(origin.dnsError ?? ConnectionEvent.error(code).description)
+            failOrAbort(ConnectionEvent.error(code).description)
         }
     }
 

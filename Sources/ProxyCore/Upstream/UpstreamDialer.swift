@@ -113,7 +113,7 @@ final class UpstreamDialer {
         state = .connecting(connection)
         connection.setReading(false)
         connection.setTimeouts(read: nil, write: timeout)
-        connection.onEvent = { [unowned self] connection, event in
+        connection.onEvent = { [unowned self] _, event in
             guard event == .connected else {
                 connection.close()
                 let reason = event == .timeout ? "the connection did not open within \(timeout.logText)" : event.description
