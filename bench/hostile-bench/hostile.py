@@ -34,6 +34,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, "bench", "proxy-bench"))
+sys.dont_write_bytecode = True  # no __pycache__ left in the checkout
 import load  # noqa: E402  (bench/proxy-bench/load.py: process_tree, cpu_seconds, rss_kib, connect_tunnel)
 
 ATSPROXY = os.environ.get("ATSPROXY", os.path.join(TOP, ".build", "release", "atsproxy"))
