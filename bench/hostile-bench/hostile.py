@@ -495,8 +495,10 @@ http {{
 
     # --- names: every host the run CONNECTs to, by name ---
     with open(os.path.join(work, "hosts"), "w") as f:
-        f.write(f"127.0.0.2 {' '.join(f'silent{i}.test' for i in range(SILENT))}\n")
-        f.write(f"127.0.0.3 {' '.join(f'drip{i}.test' for i in range(DRIP))}\n")
+        if SILENT:
+            f.write(f"127.0.0.2 {' '.join(f'silent{i}.test' for i in range(SILENT))}\n")
+        if DRIP:
+            f.write(f"127.0.0.3 {' '.join(f'drip{i}.test' for i in range(DRIP))}\n")
         f.write(f"{GOOD_ADDRESS} bulk.{DOMAIN} {' '.join(f't{i}.{DOMAIN}' for i in range(1, SAMPLE_NAMES + 1))}\n")
         for start in range(0, SNIS, 100):
             f.write(f"{GOOD_ADDRESS} {' '.join(f's{i}.{DOMAIN}' for i in range(start, min(SNIS, start + 100)))}\n")
