@@ -367,7 +367,7 @@ def curl_download(url, cafile, proxy=None, resolve=None, timeout=120):
 # --- the run --------------------------------------------------------------------------------------
 
 def fmt_s(t):
-    return f"{t * 1000:.0f} ms" if t < 1 else f"{t:.1f} s"
+    return f"{t * 1000:.1f} ms" if t < 0.1 else f"{t * 1000:.0f} ms" if t < 1 else f"{t:.1f} s"
 
 
 class Report:
@@ -433,8 +433,8 @@ def main():
     report.print(f"hostile-bench: {os.cpu_count()} cores, atsproxy "
                  f"{'--handshake-timeout ' + str(int(handshake_timeout)) if has_handshake_flag else '(no --handshake-timeout flag: 10 s assumed)'}, "
                  f"{SILENT} silent + {DRIP} drip upstreams, {SNIS} SNIs; run took {time.monotonic() - started_at:.0f} s")
-    failed = sum(1 for r in report.rows if r[3] == "FAIL")
-    print(f"\n{len(report.rows) - failed} passed, {failed} failed (goals; a benchmark, not a test)")
+    count = {v: sum(1 for r in report.rows if r[3] == v) for v in ("PASS", "FAIL", "SKIP")}
+    print(f"\ngoals met {count['PASS']}, missed {count['FAIL']}, skipped {count['SKIP']} (a benchmark, not a test)")
 
 
 def run(work, processes, has_handshake_flag, handshake_timeout):
