@@ -5,8 +5,7 @@ import TLSInspection
 
 /// One client connection, from its first request head to its close. Loop-confined.
 ///
-/// The session reads request heads and routes each: `CONNECT` to the tunnel path
-/// (`ClientSession+Connect`, `ClientSession+Tunnel`), absolute-form `http://` to a
+/// The session reads request heads and routes each: `CONNECT` to a ``ConnectTunnel``, absolute-form `http://` to a
 /// ``PlainHTTPExchange``, anything else to a 400. A keep-alive client comes back here for its next
 /// head once an exchange is over. Every request or tunnel leaves one ``ConnectionRecord`` in the log.
 final class ClientSession {
@@ -40,14 +39,8 @@ final class ClientSession {
     var clientEnded = false
     private var finished = false
 
-    // The CONNECT path's state (see ClientSession+Connect and ClientSession+Tunnel).
-    var upstream: (any ByteStream)?
-    var requirements: Requirements?
-    var target: (host: String, port: UInt16)?
-    var tunnel = TunnelState()
-    /// Whether the verdict was looked up again after another client's probe was refused an address
-    /// this client may reach (once: the second probe runs with this client's rules).
-    var verdictRetried = false
+    /// The CONNECT in progress: the last thing a session does.
+    var tunnel: ConnectTunnel?
 
     // The plain-HTTP path's state.
     var exchange: PlainHTTPExchange?
@@ -193,6 +186,51 @@ final class ClientSession {
     func lookUpRequirements(for host: String, scheme: URLScheme) throws(HostIdentity.ParseFailure) -> Requirements {
         try settings.policy.requirements(forHost: host, scheme: scheme, clientClass: clientClass, explaining: false)
     }
+
+    // MARK: - CONNECT
+
+    private func connectRequest(host: String, port: UInt16) {
+        let requirements: Requirements
+        do {
+            requirements = try lookUpRequirements(for: host, scheme: .https)
+        } catch {
+            record?.upstreamError = "\(host) is not a host: \(error)"
+            return respond(ProxyResponse.text(status: 400, reason: "Bad Request", body: "\(host) is not a host: \(error)\n"))
+        }
+        let tunnel = ConnectTunnel(session: self, host: host, port: port, requirements: requirements)
+        self.tunnel = tunnel
+        tunnel.start()
+    }
+
+    /// Answers from the verdict cache, joins a probe in flight, or starts one; the answer comes back
+    /// through ``probeFinished(_:)`` on this loop.
+    func lookUpVerdict(_ key: VerdictKey) {
+        guard let poster = server.messages else { return finish() }
+        let session = id
+        let cache = server.cache
+        switch cache.lookup(key, now: ProxyServer.nowMilliseconds(), waiter: { report in
+            poster.post(.probeFinished(session: session, report: report))
+        }) {
+        case .hit(let report):
+            probeFinished(report)
+        case .waiting:
+            return
+        case .probe:
+            server.startProbe(key, rules: destinations) { report in
+                // Unreachable upstreams are not cached: the next request tries again. Nor are
+                // refusals (they carry an upstream failure): they hold for this client's rules only.
+                if report.upstreamFailure != nil {
+                    cache.abandon(key, answering: report)
+                } else {
+                    cache.complete(key, with: report, now: ProxyServer.nowMilliseconds())
+                }
+                poster.post(.probeFinished(session: session, report: report))
+            }
+        }
+    }
+
+    /// A verdict for this session's tunnel.
+    func probeFinished(_ report: ProbeReport) { tunnel?.verdictArrived(report) }
 
     // MARK: - Plain HTTP
 
@@ -340,8 +378,7 @@ final class ClientSession {
     /// read it as it had to send a head.
     func respond(_ bytes: [UInt8]) {
         client.setReading(false)
-        upstream?.close()
-        upstream = nil
+        tunnel?.close()
         client.write(bytes)
         closeAfterFlush(within: settings.headTimeout)
     }
@@ -422,8 +459,8 @@ final class ClientSession {
         exchange = nil
         idleOrigin?.connection.close()
         idleOrigin = nil
-        upstream?.close()
-        upstream = nil
+        tunnel?.close()
+        tunnel = nil
         client.close()
         server.sessionEnded(id)
     }

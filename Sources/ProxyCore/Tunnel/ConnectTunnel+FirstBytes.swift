@@ -1,0 +1,147 @@
+import ATSPolicy
+import EventLoop
+import ProxyWire
+
+/// The device's first bytes: classified (a ClientHello, whose server name may need a verdict of its
+/// own, or cleartext, judged by the `cleartext` rule) before any reach the server, and nothing is
+/// read from the server until they are: a server that speaks first (an SSH or SMTP banner) gets no
+/// byte to the device before the device's own bytes are judged. Bytes that look like TLS but hold
+/// no ClientHello the proxy can read fail closed: blocked in enforce mode (a fatal alert, then the
+/// close), relayed in report mode, logged non-compliant either way with the reason in
+/// `hello_unreadable`.
+extension ConnectTunnel {
+    /// The upstream is connected: 200 to the device, then its first bytes are awaited.
+    func established(_ upstream: any ByteStream) {
+        client.write(ProxyResponse.connectionEstablished)
+        // The device's first bytes (its ClientHello) are due as promptly as a request head.
+        inspection.establishedAt = MonotonicClock.nowMilliseconds()
+        client.setTimeouts(read: settings.headTimeout, write: settings.idleTimeout)
+        // Whatever the server sends waits in its socket until the device's bytes are judged.
+        upstream.setReading(false)
+        attach(upstream)
+        state = .classifying(upstream: upstream)
+        client.onReadable = { [unowned self] _ in clientBytesArrived() }
+        client.onEvent = { [unowned self] _, event in clientEvent(event) }
+        client.setReading(true)
+        // Bytes sent right behind the CONNECT head are already buffered.
+        if client.availableBytes > 0 { classifyHeldBytes() }
+    }
+
+    /// The upstream's own limits are off: until relaying starts the device's deadline bounds the
+    /// tunnel, then the idle timer watches both sides together.
+    func attach(_ upstream: any ByteStream) {
+        upstream.setTimeouts(read: nil, write: nil)
+        upstream.onReadable = { [unowned self] _ in relayDown() }
+        upstream.onEvent = { [unowned self] _, event in upstreamEvent(event) }
+    }
+
+    private func clientBytesArrived() {
+        switch state {
+        case .classifying: classifyHeldBytes()
+        case .relaying: relayUp()
+        default: return
+        }
+    }
+
+    func classifyHeldBytes() {
+        guard case .classifying(let upstream) = state else { return }
+        let held = client.peek(maximum: TunnelInspection.maximumHeldBytes)
+        var scanned = inspection.clientScanner.feed(held.dropFirst(inspection.heldBytesScanned))
+        inspection.heldBytesScanned = held.count
+        if scanned == .needMoreData, inspection.clientEnded {
+            scanned = inspection.clientScanner.finish()
+        }
+        if scanned == .needMoreData, held.count >= TunnelInspection.maximumHeldBytes {
+            return helloUnreadable(
+                "no complete ClientHello in the first \(TunnelInspection.maximumHeldBytes) bytes", alert: .decodeError,
+                upstream: upstream)
+        }
+        switch scanned {
+        case .needMoreData:
+            awaitMoreHeldBytes()
+        case .notTLS:
+            // A device that got its 200 and hung up without a word sent nothing to judge.
+            if held.isEmpty { return session.finish() }
+            cleartextInTunnel(firstBytes: held, upstream: upstream)
+        case .clientHello(let hello):
+            clientHelloSeen(hello, upstream: upstream)
+        case .failed(let reason):
+            helloUnreadable(reason, alert: inspection.clientScanner.failureAlert ?? .decodeError, upstream: upstream)
+        case .serverHello:
+            startRelaying(upstream)  // Not reported in this direction.
+        }
+    }
+
+    /// Waits for the rest of the device's first bytes until what is left of their deadline.
+    private func awaitMoreHeldBytes() {
+        guard !inspection.clientEnded else { return }
+        let left = settings.headTimeout.milliseconds - (MonotonicClock.nowMilliseconds() - inspection.establishedAt)
+        guard left > 0 else { return firstBytesTimedOut() }
+        client.setTimeouts(read: .milliseconds(left), write: settings.idleTimeout)
+    }
+
+    func firstBytesTimedOut() {
+        // Bytes held at the deadline began a ClientHello (anything else is decided at its first byte).
+        if client.availableBytes > 0, case .classifying(let upstream) = state {
+            return helloUnreadable(
+                "the ClientHello was not complete within \(settings.headTimeout.logText)", alert: .decodeError,
+                upstream: upstream)
+        }
+        var reason = "closed: the device sent no ClientHello or request within \(settings.headTimeout.logText)"
+        if inspection.upstreamSpeaksCleartext != nil {
+            reason += " (the server speaks first; what it sent waits until the device's first bytes are judged)"
+        }
+        session.record?.upstreamError = reason
+        session.finish()
+    }
+
+    /// The device's bytes look like TLS but hold no ClientHello the proxy can read, so there is
+    /// nothing to judge: the server's name, the device's offer and the server's own verdict are all
+    /// unknown for this connection. Fails closed: in enforce mode nothing reaches the server, and the
+    /// device gets the fatal `alert` a TLS server would send for the fault (there is no way to say
+    /// 403 inside TLS), then the close. In report mode the bytes are relayed. Logged non-compliant
+    /// either way, with `reason` as `hello_unreadable`.
+    private func helloUnreadable(_ reason: String, alert: TLSAlertDescription, upstream: any ByteStream) {
+        session.record?.tunnelProtocol = .tls
+        session.record?.helloUnreadable = reason
+        guard settings.mode == .report else {
+            session.record?.action = .blocked
+            return session.respond(alert.fatalRecord)
+        }
+        session.record?.action = .allowed
+        startRelaying(upstream)
+    }
+
+    /// The device speaks cleartext through the tunnel: what ATS decides for http:// to this host.
+    private func cleartextInTunnel(firstBytes: [UInt8], upstream: any ByteStream) {
+        guard let http = try? session.lookUpRequirements(for: host, scheme: .http) else { return session.finish() }
+        session.record?.tunnelProtocol = .cleartext
+        session.record?.scheme = .http
+        let verdict = settings.policy.verdict(for: http, observed: nil)
+        session.record?.requirements = http
+        session.record?.verdict = verdict
+        guard verdict.isCompliant || settings.mode == .report else {
+            session.record?.action = .blocked
+            // An HTTP request gets Apple's words for it; other protocols are just cut off.
+            guard RequestLineDetection.startsWithRequestLine(firstBytes.prefix(8192)) else { return session.finish() }
+            return session.respond(ProxyResponse.cleartextBlocked(verdict, host: host))
+        }
+        session.record?.action = .allowed
+        startRelaying(upstream)
+    }
+
+    private func clientHelloSeen(_ hello: ClientHello, upstream: any ByteStream) {
+        session.record?.tunnelProtocol = .tls
+        session.record?.serverNameIndication = hello.serverName
+        if let reason = inspection.upstreamSpeaksCleartext {
+            session.record?.action = .failed
+            session.record?.upstreamError = "the device started TLS, but the server does not speak TLS: \(reason)"
+            return session.finish()
+        }
+        // (The usual case, the CONNECT's own name, needs no second policy lookup.)
+        guard let name = hello.serverName, name != host,
+            let named = try? session.lookUpRequirements(for: name, scheme: .https), named.host != requirements.host
+        else { return startRelaying(upstream) }
+        judgeServerName(name, requirements: named, upstream: upstream)
+    }
+}

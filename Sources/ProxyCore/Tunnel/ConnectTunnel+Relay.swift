@@ -1,0 +1,101 @@
+import ATSPolicy
+import EventLoop
+import ProxyWire
+
+/// Relaying: bytes both ways with backpressure, the server's hello read as it passes, and each
+/// side's end forwarded as a half-close.
+///
+/// A relaying tunnel is idle when no byte has moved through either socket, either way, for the idle
+/// timeout, and none waits for a reader; then both sides are closed and the log line says so. Bytes
+/// waiting for a paused reader keep it open, up to the stall timeout. A half-closed tunnel is judged
+/// the same way: the direction still open keeps it alive while its bytes move (a download after the
+/// device's FIN), and the ended one neither counts nor is waited for.
+extension ConnectTunnel {
+    func startRelaying(_ upstream: any ByteStream) {
+        state = .relaying(upstream: upstream)
+        client.setTimeouts(read: nil, write: nil)
+        session.watchIdle([client, upstream]) { [unowned self] ending in
+            session.record?.upstreamError = session.closedReason(ending)
+            session.finish()
+        }
+        if !inspection.clientEnded { client.setReading(true) }
+        relayUp()
+        if inspection.clientEnded { forwardEnd(to: upstream) }
+        // The device's bytes are judged: the server may speak now, and what it already sent goes first.
+        if !inspection.upstreamEnded { upstream.setReading(true) }
+        if upstream.availableBytes > 0 { relayDown() }
+    }
+
+    func relayUp() {
+        guard case .relaying(let upstream) = state else { return }
+        session.record?.bytesUp += Int64(client.availableBytes)
+        client.moveInput(to: upstream)
+        Backpressure.apply(source: client, target: upstream) { [unowned self] in !inspection.clientEnded }
+    }
+
+    func relayDown() {
+        guard case .relaying(let upstream) = state else { return }
+        if var scanner = inspection.serverScanner {
+            switch scanner.feed(upstream.peek()) {
+            case .needMoreData:
+                inspection.serverScanner = scanner
+            case .serverHello(let hello):
+                session.record?.deviceVersion = TLSVersion(wireValue: hello.selectedVersion)
+                session.record?.deviceCipher = CipherSuite(id: hello.cipherSuite)
+                inspection.serverScanner = nil
+            default:
+                inspection.serverScanner = nil
+            }
+        }
+        session.record?.bytesDown += Int64(upstream.availableBytes)
+        upstream.moveInput(to: client)
+        Backpressure.apply(source: upstream, target: client) { [unowned self] in !inspection.upstreamEnded }
+    }
+
+    // MARK: - Ends
+
+    func clientEvent(_ event: ConnectionEvent) {
+        // Only the device's deadline for its first bytes sets a limit on the client here.
+        if event == .timeout, case .classifying = state { return firstBytesTimedOut() }
+        guard event == .endOfStream else { return session.finish() }
+        inspection.clientEnded = true
+        client.setReading(false)
+        switch state {
+        case .classifying: classifyHeldBytes()
+        case .relaying(let upstream): forwardEnd(to: upstream)
+        default: return  // The end is forwarded when relaying starts.
+        }
+    }
+
+    func upstreamEvent(_ event: ConnectionEvent) {
+        guard event == .endOfStream, let upstream else { return session.finish() }
+        inspection.upstreamEnded = true
+        upstream.setReading(false)
+        forwardEnd(to: client)
+    }
+
+    /// Half-closes `target` once what is queued for it is written; the session ends when both
+    /// directions have ended and everything is delivered.
+    private func forwardEnd(to target: any ByteStream) {
+        guard target.pendingOutputBytes > 0 else { return halfClose(target) }
+        target.setDrainedMark(0)
+        target.onDrained = { [unowned self] target in
+            target.onDrained = nil
+            halfClose(target)
+        }
+    }
+
+    /// Sends `target` our end, or, when that was the tunnel's last open direction, ends the session:
+    /// closing the sockets sends each FIN, and a shutdown(2) just before the close would be a system
+    /// call (and a loopback round through the peer's TCP input) for nothing.
+    private func halfClose(_ target: any ByteStream) {
+        guard !isDone else { return session.finish() }
+        target.shutdownWrite()
+    }
+
+    /// Both directions ended and everything delivered.
+    private var isDone: Bool {
+        inspection.clientEnded && inspection.upstreamEnded && client.pendingOutputBytes == 0
+            && (upstream?.pendingOutputBytes ?? 0) == 0
+    }
+}

@@ -1,0 +1,242 @@
+import ATSPolicy
+import EventLoop
+import ProxyWire
+import TLSInspection
+
+/// A CONNECT, from its verdict to its close: the requirements for the host, a verdict from a
+/// (cached, shared) probe, then a 403, a 502 or 504, or an upstream connection to the address the
+/// verdict judged and `200 Connection established`. Then the device's first bytes are classified
+/// before any reach the server (``ConnectTunnel+FirstBytes``), and bytes are relayed both ways with
+/// backpressure and half-closes (``ConnectTunnel+Relay``).
+///
+/// Each phase holds its own data (``State``): the upstream exists only in the phases that have one,
+/// so no phase can reach a connection it does not hold. The session owns the client stream, the
+/// log record and the responses; the tunnel is the last thing a session does, so it ends the
+/// session when it ends. Loop-confined.
+final class ConnectTunnel {
+    /// Where the tunnel is, with what that phase needs.
+    enum State {
+        /// The verdict for the CONNECT's host is being looked up or probed.
+        case awaitingVerdict
+        /// Allowed; the upstream connection is being opened.
+        case connecting
+        /// 200 sent; the device's first bytes are held until they show TLS or cleartext, and nothing
+        /// is read from the server until they are judged.
+        case classifying(upstream: any ByteStream)
+        /// The ClientHello named another host: its own verdict is pending (the upstream was given
+        /// up meanwhile, for servers that serve one connection at a time), the bytes still held.
+        case awaitingServerNameVerdict(Requirements)
+        /// The server name's verdict allowed it: the upstream is being opened again.
+        case reconnecting
+        /// Judged: bytes flow both ways.
+        case relaying(upstream: any ByteStream)
+        /// Over (the session is closing).
+        case done
+    }
+
+    unowned let session: ClientSession
+    let host: String
+    let port: UInt16
+    /// The policy's answer for the CONNECT's host (https).
+    let requirements: Requirements
+    var state = State.awaitingVerdict
+    /// Whether the verdict was looked up again after another client's probe was refused an address
+    /// this client may reach (once: the second probe runs with this client's rules).
+    private var verdictRetried = false
+    /// What the device's and the server's first bytes have shown so far.
+    var inspection = TunnelInspection()
+
+    var client: any ByteStream { session.client }
+    var settings: ProxySettings { session.settings }
+
+    init(session: ClientSession, host: String, port: UInt16, requirements: Requirements) {
+        self.session = session
+        self.host = host
+        self.port = port
+        self.requirements = requirements
+    }
+
+    /// The upstream of the phases that hold one.
+    var upstream: (any ByteStream)? {
+        switch state {
+        case .classifying(let upstream), .relaying(let upstream): upstream
+        default: nil
+        }
+    }
+
+    func start() {
+        session.record?.requirements = requirements
+        session.lookUpVerdict(VerdictKey(host: host, port: port, requirements: requirements))
+    }
+
+    /// Closes the upstream, if any; the session closes the client.
+    func close() {
+        upstream?.close()
+        state = .done
+    }
+
+    /// A verdict arrived: for the CONNECT's host, or for the ClientHello's server name.
+    func verdictArrived(_ report: ProbeReport) {
+        switch state {
+        case .awaitingVerdict: connectVerdict(report)
+        case .awaitingServerNameVerdict(let named): serverNameVerdict(report, requirements: named)
+        default: return
+        }
+    }
+
+    // MARK: - The CONNECT's verdict
+
+    private func connectVerdict(_ report: ProbeReport) {
+        if let refusal = report.refusal {
+            // The probe may have run for another client (this one joined it in flight): this
+            // client's own rules decide, and a probe with them is started when they allow it.
+            guard session.destinations.vet(refusal.destination.address, port: refusal.destination.port) == nil,
+                !verdictRetried
+            else { return session.deny(refusal) }
+            verdictRetried = true
+            return session.lookUpVerdict(VerdictKey(host: host, port: port, requirements: requirements))
+        }
+        // A cached verdict may come from another client's probe (a loopback client's, which may
+        // reach 127.0.0.1): the address it judged must be one this client may reach.
+        if let address = report.address, let refusal = session.destinations.vet(address) { return session.deny(refusal) }
+        session.record?.noteProbe(report)
+        session.record?.upstreamAddress = report.address?.description
+        if let reason = report.cleartextUpstream {
+            // No TLS to judge: the device's own first bytes decide (the `cleartext` rule, or a TLS
+            // handshake that would fail against this server).
+            inspection.upstreamSpeaksCleartext = reason
+            if refusesCleartextUpstream(reason) { return }
+            session.record?.action = .allowed
+            return openUpstream(address: report.address)
+        }
+        guard let observed = report.observed else {
+            session.record?.action = .failed
+            let reason = report.upstreamFailure?.description ?? "the upstream could not be reached"
+            session.record?.upstreamError = reason
+            let timedOut = report.upstreamFailure?.isTimeout == true
+            return session.respond(ProxyResponse.text(
+                status: timedOut ? 504 : 502, reason: timedOut ? "Gateway Timeout" : "Bad Gateway",
+                body: "atsproxy could not reach \(host):\(port): \(reason)\n"))
+        }
+        let verdict = settings.policy.verdict(
+            for: requirements, observed: observed, atsHandshakeFailure: report.atsHandshakeFailure)
+        session.record?.verdict = verdict
+        if !verdict.isCompliant, settings.mode == .enforce {
+            session.record?.action = .blocked
+            return session.respond(ProxyResponse.blocked(verdict, host: host))
+        }
+        session.record?.action = .allowed
+        openUpstream(address: report.address)
+    }
+
+    /// The probe found a server that does not speak TLS (`reason`: what it sent instead, often a
+    /// banner sent before the device said anything). In enforce mode, where the `cleartext` rule
+    /// forbids http:// to the host, no tunnel could pass: the device's TLS cannot work with that
+    /// server and its cleartext is forbidden. So the CONNECT gets the cleartext verdict at once, a
+    /// 403 with the reason, and no byte of the server's reaches the device. Returns whether it did.
+    private func refusesCleartextUpstream(_ reason: String) -> Bool {
+        guard settings.mode == .enforce, let http = try? session.lookUpRequirements(for: host, scheme: .http) else {
+            return false
+        }
+        let verdict = settings.policy.verdict(for: http, observed: nil)
+        guard !verdict.isCompliant else { return false }
+        session.record?.requirements = http
+        session.record?.verdict = verdict
+        session.record?.action = .blocked
+        session.record?.upstreamError = "the server does not speak TLS: \(reason)"
+        session.respond(ProxyResponse.cleartextServerBlocked(verdict, host: host, reason: reason))
+        return true
+    }
+
+    /// Connects to the address the verdict was about (by name only when the probe reached none).
+    private func openUpstream(address: SocketAddress?) {
+        state = .connecting
+        session.dial(host: host, port: port, address: address) { [unowned self] result in
+            switch result {
+            case .success(let (upstream, address)):
+                session.record?.upstreamAddress = address.description
+                established(upstream)
+            case .failure(.refused(let refusal)):
+                session.deny(refusal)
+            case .failure(.unreachable(let failure, _)):
+                session.record?.action = .failed
+                session.record?.upstreamError = failure.description
+                session.respond(ProxyResponse.text(
+                    status: 502, reason: "Bad Gateway", body: "atsproxy could not connect upstream: \(failure)\n"))
+            }
+        }
+    }
+
+    // MARK: - The ClientHello's server name
+
+    /// A server name that is another host than the CONNECT's is judged too, by a probe that sends
+    /// that name: the certificate must match it, and its own exception rules apply.
+    func judgeServerName(_ name: String, requirements named: Requirements, upstream: any ByteStream) {
+        state = .awaitingServerNameVerdict(named)
+        client.setReading(false)
+        // The upstream connection is given up while the name is probed: a server that serves one
+        // connection at a time would otherwise never answer the probe. It is opened again after.
+        upstream.close()
+        session.lookUpVerdict(VerdictKey(host: host, port: port, serverName: name, requirements: named))
+    }
+
+    private func serverNameVerdict(_ report: ProbeReport, requirements named: Requirements) {
+        guard let observed = report.observed else {
+            session.record?.action = report.refusal == nil ? .failed : .denied
+            session.record?.upstreamError = "probing the ClientHello's server name \(named.host): "
+                + (report.upstreamFailure?.description ?? report.cleartextUpstream ?? "no answer")
+            return session.finish()
+        }
+        let verdict = settings.policy.verdict(for: named, observed: observed, atsHandshakeFailure: report.atsHandshakeFailure)
+        session.record?.serverNameVerdict = verdict
+        if !verdict.isCompliant, settings.mode == .enforce {
+            // Nothing of the device's handshake has reached the server.
+            session.record?.action = .blocked
+            return session.finish()
+        }
+        reconnect(to: report.address)
+    }
+
+    /// Opens the upstream connection again after the server name's probe, then relays: to the
+    /// address that probe judged (and the destination rules passed), not to what the name resolves
+    /// to now.
+    private func reconnect(to address: SocketAddress?) {
+        state = .reconnecting
+        session.dial(host: host, port: port, address: address) { [unowned self] result in
+            switch result {
+            case .success(let (upstream, _)):
+                attach(upstream)
+                startRelaying(upstream)
+            case .failure(.refused(let refusal)):
+                session.record?.action = .denied
+                session.record?.upstreamError = refusal.description
+                session.finish()
+            case .failure(.unreachable(let failure, _)):
+                session.record?.action = .failed
+                session.record?.upstreamError = "reconnecting upstream: \(failure)"
+                session.finish()
+            }
+        }
+    }
+}
+
+/// What the passive inspection of a tunnel has found: the device's first bytes as they are
+/// scanned, the server's hello as it passes, and each side's end.
+struct TunnelInspection {
+    /// When the 200 went out (``MonotonicClock``): the device's first bytes are due within the head
+    /// timeout of it, however they trickle in.
+    var establishedAt: Int64 = 0
+    /// Set when the upstream answered the probe in some other protocol than TLS.
+    var upstreamSpeaksCleartext: String?
+    var clientScanner = TLSHelloScanner(direction: .clientToServer)
+    var heldBytesScanned = 0
+    /// Nil once the ServerHello is found (or cannot be): then bytes pass without being looked at.
+    var serverScanner: TLSHelloScanner? = TLSHelloScanner(direction: .serverToClient)
+    var clientEnded = false
+    var upstreamEnded = false
+
+    /// The most device bytes held before the ClientHello is found: the largest hello the scanner
+    /// reads (what OpenSSL's servers accept) in full records, with room to spare for their headers.
+    /// A hello split into so many tiny records that it does not fit is unreadable, so refused.
+    static let maximumHeldBytes = 132 * 1024
+}
