@@ -17,6 +17,11 @@ public final class Listener {
     /// The address actually bound (with the port the kernel chose for port 0).
     public private(set) var address: SocketAddress
 
+    /// The accept queue: libevent's default (-1) is 128, and a burst of clients beyond it (a
+    /// phone's apps reconnecting at once, or 400 CONNECTs in the hostile bench) has its SYNs
+    /// dropped and retried a second later. The kernel caps it at net.core.somaxconn.
+    static let backlog: Int32 = 4096
+
     public init(base: EventBase, address: SocketAddress, onAccept: @escaping (Int32, SocketAddress) -> Void) throws(EventError) {
         self.onAccept = onAccept
         self.address = address
@@ -27,7 +32,7 @@ public final class Listener {
         let context = Unmanaged.passUnretained(self).toOpaque()
         let listener = withUnsafePointer(to: &bind) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                evconnlistener_new_bind(base.raw, acceptCallback, context, flags, -1, $0, address.length)
+                evconnlistener_new_bind(base.raw, acceptCallback, context, flags, Listener.backlog, $0, address.length)
             }
         }
         guard let listener else { throw EventError("listening on \(address)") }

@@ -10,7 +10,7 @@ import TLSInspection
 /// head once an exchange is over. Every request or tunnel leaves one ``ConnectionRecord`` in the log.
 final class ClientSession {
     let id: UInt64
-    unowned let server: ProxyServer
+    unowned let environment: any SessionEnvironment
     let client: any ByteStream
     let peer: String
     /// The client's address without its port, as the proxy's refusals name it.
@@ -48,24 +48,24 @@ final class ClientSession {
     var idleOrigin: IdleOrigin?
     /// The origin connection being opened for a plain-HTTP request.
     /// The upstream or origin connection being opened, cancelled if the session ends first.
-    var originDial: UpstreamDialer?
+    var originDial: (any UpstreamDial)?
 
     /// - Parameter address: the client's IP address (nil when the peer is not an IP socket).
     init(
-        id: UInt64, server: ProxyServer, client: Connection, peer: String, address: IPAddress?, allowed: Bool,
+        id: UInt64, environment: any SessionEnvironment, client: any ByteStream, peer: String, address: IPAddress?, allowed: Bool,
         clientClass: ClientClass
     ) {
         self.id = id
-        self.server = server
+        self.environment = environment
         self.client = client
         self.peer = peer
         self.allowed = allowed
         self.clientClass = clientClass
-        let settings = server.settings
+        let settings = environment.settings
         self.settings = settings
         clientAddress = address?.description ?? peer
         destinations = DestinationRules(
-            client: address, allowedDestinations: settings.allowedDestinations, listeners: server.listening.current)
+            client: address, allowedDestinations: settings.allowedDestinations, listeners: environment.listeningAddresses)
     }
 
     func start() {
@@ -202,31 +202,10 @@ final class ClientSession {
         tunnel.start()
     }
 
-    /// Answers from the verdict cache, joins a probe in flight, or starts one; the answer comes back
-    /// through ``probeFinished(_:)`` on this loop.
+    /// Looks the verdict for `key` up (cache, a probe in flight, or a new probe with this client's
+    /// destination rules); it comes back through ``probeFinished(_:)`` on this loop.
     func lookUpVerdict(_ key: VerdictKey) {
-        guard let poster = server.messages else { return finish() }
-        let session = id
-        let cache = server.cache
-        switch cache.lookup(key, now: ProxyServer.nowMilliseconds(), waiter: { report in
-            poster.post(.probeFinished(session: session, report: report))
-        }) {
-        case .hit(let report):
-            probeFinished(report)
-        case .waiting:
-            return
-        case .probe:
-            server.startProbe(key, rules: destinations) { report in
-                // Unreachable upstreams are not cached: the next request tries again. Nor are
-                // refusals (they carry an upstream failure): they hold for this client's rules only.
-                if report.upstreamFailure != nil {
-                    cache.abandon(key, answering: report)
-                } else {
-                    cache.complete(key, with: report, now: ProxyServer.nowMilliseconds())
-                }
-                poster.post(.probeFinished(session: session, report: report))
-            }
-        }
+        environment.lookUpVerdict(key, rules: destinations, session: id) { [weak self] report in self?.probeFinished(report) }
     }
 
     /// A verdict for this session's tunnel.
@@ -286,20 +265,13 @@ final class ClientSession {
     /// connect timeout.
     func dial(
         host: String, port: UInt16, address: SocketAddress?,
-        completion: @escaping (Result<(Connection, SocketAddress), UpstreamDialer.DialFailure>) -> Void
+        completion: @escaping (Result<(any ByteStream, SocketAddress), UpstreamDialer.DialFailure>) -> Void
     ) {
-        let dialer = UpstreamDialer(
-            base: server.base, resolver: server.resolver, hosts: server.probes.hosts, timeout: settings.connectTimeout,
-            vet: destinations.vet)
-        originDial = dialer
-        let finished: (Result<(Connection, SocketAddress), UpstreamDialer.DialFailure>) -> Void = { [unowned self] result in
+        originDial = environment.dial(
+            host: host, port: port, address: address, rules: destinations, timeout: settings.connectTimeout
+        ) { [unowned self] result in
             originDial = nil
             completion(result)
-        }
-        if let address {
-            dialer.connect(to: address, host: host, completion: finished)
-        } else {
-            dialer.dial(host: host, port: port, completion: finished)
         }
     }
 
@@ -334,7 +306,7 @@ final class ClientSession {
         } else {
             exchange.origin.close()
         }
-        if keepClient, !server.isDraining {
+        if keepClient, !environment.isDraining {
             awaitHead(.nextRequest)
         } else {
             closeAfterFlush(within: settings.idleTimeout)
@@ -405,8 +377,7 @@ final class ClientSession {
         guard var record else { return }
         self.record = nil
         record.durationMilliseconds = ProxyServer.nowMilliseconds() - record.startedAt
-        server.log.write(line: record.logLine)
-        server.statistics.logged(record)
+        environment.log(record)
     }
 
     // MARK: - Idle
@@ -417,7 +388,7 @@ final class ClientSession {
     func watchIdle(_ connections: [any ByteStream], onIdle: @escaping (IdleTimer.Ending) -> Void) {
         if idleTimer == nil {
             // event_new fails only without memory: such a session cannot be kept to its limits.
-            guard let timer = try? IdleTimer(base: server.base) else { return finish() }
+            guard let timer = try? IdleTimer(base: environment.base) else { return finish() }
             idleTimer = timer
         }
         idleTimer?.start(
@@ -462,7 +433,7 @@ final class ClientSession {
         tunnel?.close()
         tunnel = nil
         client.close()
-        server.sessionEnded(id)
+        environment.sessionEnded(id)
     }
 }
 

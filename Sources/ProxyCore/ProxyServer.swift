@@ -195,7 +195,7 @@ public final class ProxyServer {
         let address = peer.withAddressBytes { IPAddress(networkBytes: $0) }
         let client = address.map { "\(HostIdentity.address($0).urlForm):\(peer.port)" } ?? peer.description
         let session = ClientSession(
-            id: id, server: self, client: connection, peer: client, address: address,
+            id: id, environment: self, client: connection, peer: client, address: address,
             allowed: settings.allows(client: address), clientClass: listenerClasses[listener] ?? settings.clientClass)
         sessions[id] = session
         statistics.connectionOpened()
@@ -239,7 +239,7 @@ public final class ProxyServer {
 
     deinit { cancelProbes() }
 
-    /// Whether a graceful stop has begun: sessions then close instead of waiting for another request.
+    /// Whether a graceful stop has begun (``SessionEnvironment``).: sessions then close instead of waiting for another request.
     var isDraining: Bool { draining }
 
     private func handle(_ message: ProxyMessage) {
@@ -264,4 +264,53 @@ public final class ProxyServer {
     }
 
     static func nowMilliseconds() -> Int64 { WallClock.nowMilliseconds() }
+}
+
+extension ProxyServer: SessionEnvironment {
+    var listeningAddresses: [SocketAddress] { listening.current }
+
+    func dial(
+        host: String, port: UInt16, address: SocketAddress?, rules: DestinationRules, timeout: Duration,
+        completion: @escaping (Result<(any ByteStream, SocketAddress), UpstreamDialer.DialFailure>) -> Void
+    ) -> any UpstreamDial {
+        let dialer = UpstreamDialer(base: base, resolver: resolver, hosts: probes.hosts, timeout: timeout, vet: rules.vet)
+        let finished: (Result<(Connection, SocketAddress), UpstreamDialer.DialFailure>) -> Void = { result in
+            completion(result.map { ($0.0, $0.1) })
+        }
+        if let address {
+            dialer.connect(to: address, host: host, completion: finished)
+        } else {
+            dialer.dial(host: host, port: port, completion: finished)
+        }
+        return dialer
+    }
+
+    func lookUpVerdict(_ key: VerdictKey, rules: DestinationRules, session: UInt64, deliver: @escaping (ProbeReport) -> Void) {
+        guard let poster = messages else { return }
+        let cache = self.cache
+        switch cache.lookup(key, now: ProxyServer.nowMilliseconds(), waiter: { report in
+            poster.post(.probeFinished(session: session, report: report))
+        }) {
+        case .hit(let report):
+            deliver(report)
+        case .waiting:
+            return
+        case .probe:
+            startProbe(key, rules: rules) { report in
+                // Unreachable upstreams are not cached: the next request tries again. Nor are
+                // refusals (they carry an upstream failure): they hold for this client's rules only.
+                if report.upstreamFailure != nil {
+                    cache.abandon(key, answering: report)
+                } else {
+                    cache.complete(key, with: report, now: ProxyServer.nowMilliseconds())
+                }
+                poster.post(.probeFinished(session: session, report: report))
+            }
+        }
+    }
+
+    func log(_ record: ConnectionRecord) {
+        log.write(line: record.logLine)
+        statistics.logged(record)
+    }
 }

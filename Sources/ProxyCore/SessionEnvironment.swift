@@ -1,0 +1,44 @@
+import EventLoop
+
+/// What a ``ClientSession`` needs from the proxy around it: upstream connections, verdicts, the
+/// log, and the loop's timers. ``ProxyServer`` on an event loop; a scripted environment in tests,
+/// which drive a session with byte streams of their own, answer its dials and verdicts by hand, and
+/// need no socket, no probe and no sleep.
+///
+/// Everything is called on, and answers on, the session's own loop (or the test's thread).
+protocol SessionEnvironment: AnyObject {
+    /// The settings new sessions start with.
+    var settings: ProxySettings { get }
+    /// The proxy's own listening addresses, for the destination rules' loop check.
+    var listeningAddresses: [SocketAddress] { get }
+    /// Whether a graceful stop has begun: sessions then close instead of waiting for another request.
+    var isDraining: Bool { get }
+    /// The loop's event base, for the sessions' timers.
+    var base: EventBase { get }
+
+    /// Opens a connection upstream: to `address` when a verdict judged one, else to `host` by name,
+    /// each address vetted by `rules` and tried in turn within `timeout`. `completion` runs once,
+    /// from the loop, unless the returned dial is cancelled first.
+    func dial(
+        host: String, port: UInt16, address: SocketAddress?, rules: DestinationRules, timeout: Duration,
+        completion: @escaping (Result<(any ByteStream, SocketAddress), UpstreamDialer.DialFailure>) -> Void
+    ) -> any UpstreamDial
+
+    /// Finds the verdict for `key`: from the cache, by joining a probe in flight, or by starting
+    /// one with `rules`. `deliver` runs once with the report, from the loop (at once on a hit),
+    /// unless the session has ended by then.
+    func lookUpVerdict(_ key: VerdictKey, rules: DestinationRules, session: UInt64, deliver: @escaping (ProbeReport) -> Void)
+
+    /// Writes one finished request or tunnel to the log and the counters.
+    func log(_ record: ConnectionRecord)
+
+    /// The session closed its client: it is forgotten.
+    func sessionEnded(_ id: UInt64)
+}
+
+/// A connection being opened upstream, which the session cancels if it ends first.
+protocol UpstreamDial: AnyObject {
+    func cancel()
+}
+
+extension UpstreamDialer: UpstreamDial {}
