@@ -1,0 +1,284 @@
+import ATSPolicy
+import EventLoop
+import Foundation
+@testable import ProxyCore
+
+/// The event loop of a scripted session: callbacks the streams owe are queued here, as a real
+/// loop queues them, and run by ``run()`` once the test's step is done, so no callback ever runs
+/// inside the method that caused it (the rule ``ByteStream`` promises).
+final class Playbook {
+    private var due: [() -> Void] = []
+
+    func later(_ action: @escaping () -> Void) { due.append(action) }
+
+    /// Runs everything owed, and what that causes, until nothing is left.
+    func run() {
+        var rounds = 0
+        while !due.isEmpty {
+            let now = due
+            due = []
+            for action in now { action() }
+            rounds += 1
+            precondition(rounds < 10_000, "the scripted loop does not settle")
+        }
+    }
+}
+
+/// A byte stream whose peer is the test: what the peer sends waits "in the kernel" until the
+/// session reads (reading on), what the session writes waits in the output until the peer takes it
+/// (``peerTakes(all:)``, or at once with ``takesEverything``), and ends travel the same way.
+final class ScriptedStream: ByteStream {
+    let name: String
+    private let playbook: Playbook
+    /// What the peer sent that the session has not read yet (the socket's receive queue).
+    private var kernel: [UInt8] = []
+    private var peerEnded = false
+    private var endDelivered = false
+    private var input: [UInt8] = []
+    private var output: [UInt8] = []
+    /// Everything the peer has taken from the session, in order.
+    private(set) var delivered: [UInt8] = []
+    /// Whether the session sent its end (shutdownWrite, or close).
+    private(set) var sentEnd = false
+    private(set) var isOpen = true
+    private(set) var isReading = true
+    /// Whether the peer takes what is written at once; off, it waits for ``peerTakes(all:)``.
+    var takesEverything = true
+    private var drainedMark = 0
+    private var drainedArmed = false
+    private(set) var readLimit: Duration?
+    private(set) var lastActivity = MonotonicClock.nowMilliseconds()
+
+    var onReadable: ((any ByteStream) -> Void)?
+    var onDrained: ((any ByteStream) -> Void)?
+    var onEvent: ((any ByteStream, ConnectionEvent) -> Void)?
+
+    init(_ name: String, playbook: Playbook) {
+        self.name = name
+        self.playbook = playbook
+    }
+
+    // MARK: The test's side
+
+    /// The peer sends `bytes`; read (and ``onReadable`` called, from the loop) while reading is on.
+    func peerSends(_ bytes: [UInt8]) {
+        kernel += bytes
+        deliverInput()
+    }
+
+    func peerSends(_ text: String) { peerSends(Array(text.utf8)) }
+
+    /// The peer sends its FIN, after what it sent before.
+    func peerEnds() {
+        peerEnded = true
+        deliverInput()
+    }
+
+    /// The peer takes what waits in the output (all of it, or `count` bytes).
+    func peerTakes(_ count: Int = .max) {
+        let taken = min(count, output.count)
+        delivered += output.prefix(taken)
+        output.removeFirst(taken)
+        if taken > 0 { lastActivity = MonotonicClock.nowMilliseconds() }
+        noteDrained()
+    }
+
+    var deliveredText: String { String(decoding: delivered, as: UTF8.self) }
+
+    private func deliverInput() {
+        guard isOpen, isReading else { return }
+        if !kernel.isEmpty {
+            input += kernel
+            kernel = []
+            lastActivity = MonotonicClock.nowMilliseconds()
+            playbook.later { [weak self] in
+                // A stream that stopped reading meanwhile calls nothing, as a disarmed read event.
+                guard let self, isOpen, isReading, availableBytes > 0 else { return }
+                onReadable?(self)
+            }
+        }
+        if peerEnded, !endDelivered {
+            // As a socket's read finds the data, then the end: reading stops when the end is reported.
+            endDelivered = true
+            playbook.later { [weak self] in
+                guard let self, isOpen else { return }
+                isReading = false
+                onEvent?(self, .endOfStream)
+            }
+        }
+    }
+
+    private func noteDrained() {
+        guard drainedArmed, output.count <= drainedMark else { return }
+        drainedArmed = false
+        playbook.later { [weak self] in
+            guard let self, isOpen else { return }
+            onDrained?(self)
+        }
+    }
+
+    // MARK: ByteStream
+
+    var availableBytes: Int { input.count }
+    var pendingOutputBytes: Int { output.count }
+    var hasBytesWaiting: Bool { !output.isEmpty }
+
+    func read(maximum: Int) -> [UInt8] {
+        let taken = Array(input.prefix(maximum))
+        input.removeFirst(taken.count)
+        return taken
+    }
+
+    func peek(maximum: Int) -> [UInt8] { Array(input.prefix(maximum)) }
+
+    func discardInput(_ count: Int) { input.removeFirst(min(count, input.count)) }
+
+    func write(_ bytes: [UInt8]) {
+        guard isOpen, !sentEnd else { return }
+        output += bytes
+        if takesEverything { peerTakes() }
+    }
+
+    func moveInput(to other: any ByteStream) { other.write(read(maximum: .max)) }
+
+    func moveInput(to other: any ByteStream, maximum: Int) -> Int {
+        let bytes = read(maximum: maximum)
+        other.write(bytes)
+        return bytes.count
+    }
+
+    func setReading(_ enabled: Bool) {
+        guard isOpen, !(enabled && endDelivered) else { return }
+        isReading = enabled
+        if enabled { deliverInput() }
+    }
+
+    func readImmediately() {
+        guard isOpen, isReading, !kernel.isEmpty else { return }
+        input += kernel
+        kernel = []
+    }
+
+    func setDrainedMark(_ low: Int) {
+        drainedMark = low
+        drainedArmed = true
+        noteDrained()
+    }
+
+    func setTimeouts(read: Duration?, write: Duration?) { readLimit = read }
+
+    func shutdownWrite() { sentEnd = true }
+
+    func close() {
+        guard isOpen else { return }
+        isOpen = false
+        sentEnd = true
+        onReadable = nil
+        onDrained = nil
+        onEvent = nil
+    }
+}
+
+/// The proxy around a scripted session: dials and verdicts wait for the test to answer them; the
+/// log is kept in memory.
+final class ScriptedEnvironment: SessionEnvironment {
+    let settings: ProxySettings
+    let listeningAddresses: [SocketAddress] = []
+    var isDraining = false
+    let base: EventBase
+    let playbook = Playbook()
+    private(set) var records: [ConnectionRecord] = []
+    private(set) var ended: [UInt64] = []
+    /// The sessions started, kept as the proxy keeps them (their callbacks hold them unowned).
+    private(set) var sessions: [ClientSession] = []
+
+    /// A dial the test answers with ``connect(_:address:)`` or ``fail(_:)``.
+    final class Dial: UpstreamDial {
+        let host: String
+        let port: UInt16
+        let address: SocketAddress?
+        fileprivate var completion: ((Result<(any ByteStream, SocketAddress), UpstreamDialer.DialFailure>) -> Void)?
+        private let playbook: Playbook
+
+        fileprivate init(host: String, port: UInt16, address: SocketAddress?, playbook: Playbook) {
+            self.host = host
+            self.port = port
+            self.address = address
+            self.playbook = playbook
+        }
+
+        func cancel() { completion = nil }
+
+        func connect(_ stream: ScriptedStream, address: SocketAddress) {
+            guard let completion else { return }
+            self.completion = nil
+            playbook.later { completion(.success((stream, address))) }
+        }
+    }
+
+    /// A verdict the test answers with ``answer(_:)``.
+    final class VerdictRequest {
+        let key: VerdictKey
+        private let deliver: (ProbeReport) -> Void
+        private let playbook: Playbook
+
+        fileprivate init(key: VerdictKey, deliver: @escaping (ProbeReport) -> Void, playbook: Playbook) {
+            self.key = key
+            self.deliver = deliver
+            self.playbook = playbook
+        }
+
+        func answer(_ report: ProbeReport) { playbook.later { [deliver] in deliver(report) } }
+    }
+
+    private(set) var dials: [Dial] = []
+    private(set) var verdicts: [VerdictRequest] = []
+
+    init(policyXML: String, mode: EnforcementMode = .enforce) throws {
+        let policy = try PolicyLoader.load(
+            bytes: Array("<plist version=\"1.0\"><dict>\(policyXML)</dict></plist>".utf8), file: "p.plist")
+        settings = ProxySettings(policy: policy, mode: mode)
+        base = try EventBase()  // Timers only; never run, so no timer fires in a scripted session.
+    }
+
+    func dial(
+        host: String, port: UInt16, address: SocketAddress?, rules: DestinationRules, timeout: Duration,
+        completion: @escaping (Result<(any ByteStream, SocketAddress), UpstreamDialer.DialFailure>) -> Void
+    ) -> any UpstreamDial {
+        let dial = Dial(host: host, port: port, address: address, playbook: playbook)
+        dial.completion = completion
+        dials.append(dial)
+        return dial
+    }
+
+    func lookUpVerdict(_ key: VerdictKey, rules: DestinationRules, session: UInt64, deliver: @escaping (ProbeReport) -> Void) {
+        verdicts.append(VerdictRequest(key: key, deliver: deliver, playbook: playbook))
+    }
+
+    func log(_ record: ConnectionRecord) { records.append(record) }
+
+    func sessionEnded(_ id: UInt64) { ended.append(id) }
+
+    /// A session for a loopback client on `client`, started.
+    func startSession(client: ScriptedStream) -> ClientSession {
+        let session = ClientSession(
+            id: 1, environment: self, client: client, peer: "127.0.0.1:50000",
+            address: IPAddress("127.0.0.1"), allowed: true, clientClass: .urlsession)
+        sessions.append(session)
+        session.start()
+        playbook.run()
+        return session
+    }
+}
+
+/// Facts of a handshake that ATS accepts for `host` (TLS 1.3, a system root, an embedded SCT), or
+/// with the certificate named for another host.
+func compliantFacts(for host: String) -> ObservedConnection {
+    let leaf = CertificateFacts(
+        subject: "CN=\(host)", keyType: .ec, keyBits: 256, signatureAlgorithm: "ecdsa-with-SHA256",
+        signatureHash: .sha256, notBefore: Int64(Date().timeIntervalSince1970) - 86_400,
+        notAfter: Int64(Date().timeIntervalSince1970) + 30 * 86_400, dnsNames: [host])
+    return ObservedConnection(
+        tlsVersion: .tls13, cipherSuite: CipherSuite(id: 0x1301), chain: [leaf], trust: .systemRoot,
+        embeddedSCTs: 3, evaluationTime: Int64(Date().timeIntervalSince1970))
+}

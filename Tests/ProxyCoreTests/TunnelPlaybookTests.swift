@@ -1,0 +1,174 @@
+import ATSPolicy
+import EventLoop
+import Foundation
+@testable import ProxyCore
+import TLSTestSupport
+import Testing
+
+/// CONNECT sessions driven by scripted streams (``ScriptedStream``, ``Playbook``): no socket, no
+/// probe, no sleep. Each step is a byte or an end from one side, or an answer the test gives in the
+/// proxy's place; what the session does in return is checked byte for byte. The same behaviours
+/// are checked end to end, with real sockets and real servers, in the other suites.
+@Suite("Tunnel sessions, scripted")
+struct TunnelPlaybookTests {
+    static let host = "api.example.com"
+    static let connect = "CONNECT api.example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\n\r\n"
+    static let upstreamAddress = try! SocketAddress(parsing: "203.0.113.7:443")
+
+    /// A session whose CONNECT was allowed and whose upstream is connected: 200 sent, first bytes awaited.
+    static func established(
+        policyXML: String = "", mode: EnforcementMode = .enforce
+    ) throws -> (ScriptedEnvironment, ClientSession, client: ScriptedStream, upstream: ScriptedStream) {
+        let environment = try ScriptedEnvironment(policyXML: policyXML, mode: mode)
+        let client = ScriptedStream("client", playbook: environment.playbook)
+        let session = environment.startSession(client: client)
+        client.peerSends(connect)
+        environment.playbook.run()
+        let verdict = try #require(environment.verdicts.first)
+        #expect(verdict.key.host == host && verdict.key.port == 443)
+        verdict.answer(ProbeReport(observed: compliantFacts(for: host), address: upstreamAddress))
+        environment.playbook.run()
+        let dial = try #require(environment.dials.first)
+        #expect(dial.address?.description == "203.0.113.7:443", "the tunnel goes to the address the verdict judged")
+        let upstream = ScriptedStream("upstream", playbook: environment.playbook)
+        dial.connect(upstream, address: upstreamAddress)
+        environment.playbook.run()
+        #expect(client.deliveredText == "HTTP/1.1 200 Connection established\r\n\r\n")
+        return (environment, session, client, upstream)
+    }
+
+    @Test("a slow verdict holds everything: no 200, no dial, and the device's early bytes wait for it")
+    func slowVerdict() throws {
+        let environment = try ScriptedEnvironment(policyXML: "")
+        let client = ScriptedStream("client", playbook: environment.playbook)
+        _ = environment.startSession(client: client)
+        let hello = TestClientHello(serverName: Self.host).records()
+        client.peerSends(Self.connect)
+        client.peerSends(hello)  // Sent right behind the CONNECT, before any answer.
+        environment.playbook.run()
+        #expect(client.delivered.isEmpty)
+        #expect(environment.dials.isEmpty)
+        try #require(environment.verdicts.count == 1)
+        environment.verdicts[0].answer(ProbeReport(observed: compliantFacts(for: Self.host), address: Self.upstreamAddress))
+        environment.playbook.run()
+        let upstream = ScriptedStream("upstream", playbook: environment.playbook)
+        try #require(environment.dials.first).connect(upstream, address: Self.upstreamAddress)
+        environment.playbook.run()
+        #expect(client.deliveredText == "HTTP/1.1 200 Connection established\r\n\r\n")
+        #expect(upstream.delivered == hello, "the held ClientHello goes up once the tunnel is judged")
+    }
+
+    @Test("half-close: the device's FIN reaches the server only after its bytes; the answer still flows; the server's FIN ends it")
+    func halfCloseOrder() throws {
+        let (environment, _, client, upstream) = try Self.established()
+        let hello = TestClientHello(serverName: Self.host).records()
+        upstream.takesEverything = false
+        client.peerSends(hello + Array("request".utf8))
+        client.peerEnds()
+        environment.playbook.run()
+        #expect(upstream.delivered.isEmpty)
+        #expect(!upstream.sentEnd, "no FIN while the device's bytes wait for the server")
+        upstream.peerTakes()
+        environment.playbook.run()
+        #expect(upstream.delivered == hello + Array("request".utf8))
+        #expect(upstream.sentEnd, "the FIN follows the bytes")
+        #expect(upstream.isOpen && client.isOpen, "the other direction is still open")
+        upstream.peerSends("answer")
+        upstream.peerEnds()
+        environment.playbook.run()
+        #expect(client.deliveredText.hasSuffix("answer"))
+        #expect(!client.isOpen && !upstream.isOpen)
+        #expect(environment.records.count == 1)
+        #expect(environment.records.first?.action == .allowed)
+        #expect(environment.records.first?.bytesUp == Int64(hello.count + 7))
+        #expect(environment.records.first?.bytesDown == 6)
+    }
+
+    @Test("a ClientHello naming another host: the upstream is given up, that name gets its own verdict, and a refusal sends it nothing")
+    func helloNamingAnotherServer() throws {
+        let (environment, _, client, upstream) = try Self.established()
+        client.peerSends(TestClientHello(serverName: "other.example.net").records())
+        environment.playbook.run()
+        #expect(!upstream.isOpen, "given up while the other name is probed")
+        #expect(upstream.delivered.isEmpty)
+        let second = try #require(environment.verdicts.count == 2 ? environment.verdicts[1] : nil)
+        #expect(second.key.serverName == "other.example.net")
+        // The certificate is for api.example.com only: a name mismatch, which ATS refuses.
+        second.answer(ProbeReport(observed: compliantFacts(for: Self.host), address: Self.upstreamAddress))
+        environment.playbook.run()
+        #expect(environment.dials.count == 1, "no reconnect for a refused name")
+        #expect(!client.isOpen)
+        let record = try #require(environment.records.first)
+        #expect(record.action == .blocked)
+        #expect(record.serverNameVerdict?.isCompliant == false)
+        #expect(record.serverNameIndication == "other.example.net")
+    }
+
+    @Test("the same with a name the certificate covers: reconnected to the address that probe judged, and relayed")
+    func helloNamingAnotherServerAllowed() throws {
+        let (environment, _, client, _) = try Self.established()
+        let hello = TestClientHello(serverName: "other.example.net").records()
+        client.peerSends(hello)
+        environment.playbook.run()
+        let other = try SocketAddress(parsing: "198.51.100.9:443")
+        try #require(environment.verdicts.count == 2 ? environment.verdicts[1] : nil)
+            .answer(ProbeReport(observed: compliantFacts(for: "other.example.net"), address: other))
+        environment.playbook.run()
+        let reconnect = try #require(environment.dials.count == 2 ? environment.dials[1] : nil)
+        #expect(reconnect.address?.description == "198.51.100.9:443")
+        let second = ScriptedStream("second upstream", playbook: environment.playbook)
+        reconnect.connect(second, address: other)
+        environment.playbook.run()
+        #expect(second.delivered == hello)
+    }
+
+    @Test("backpressure: a device that stops reading stops the server being read, and draining resumes it")
+    func backpressureWhileDraining() throws {
+        let (environment, _, client, upstream) = try Self.established()
+        client.peerSends(TestClientHello(serverName: Self.host).records())
+        environment.playbook.run()
+        client.takesEverything = false
+        let chunk = [UInt8](repeating: 0x17, count: 256 * 1024)
+        for _ in 0..<3 { upstream.peerSends(chunk) }
+        environment.playbook.run()
+        #expect(!upstream.isReading, "over the high-water mark, the server is not read")
+        let waiting = client.pendingOutputBytes
+        upstream.peerSends(chunk)  // Stays in the kernel: nobody reads it.
+        environment.playbook.run()
+        #expect(client.pendingOutputBytes == waiting, "memory does not grow while the device does not read")
+        client.peerTakes(waiting - Backpressure.highWater / 2 - 1)
+        environment.playbook.run()
+        #expect(!upstream.isReading, "still above half the mark")
+        client.peerTakes()
+        environment.playbook.run()
+        #expect(upstream.isReading)
+        client.peerTakes()
+        #expect(client.delivered.count == "HTTP/1.1 200 Connection established\r\n\r\n".utf8.count + 4 * chunk.count)
+    }
+
+    @Test("cleartext in a tunnel to a host that requires TLS: Apple's cleartext error, and the server gets nothing")
+    func cleartextInTunnel() throws {
+        let (environment, _, client, upstream) = try Self.established()
+        client.peerSends("GET / HTTP/1.1\r\nHost: api.example.com\r\n\r\n")
+        environment.playbook.run()
+        #expect(upstream.delivered.isEmpty)
+        #expect(client.deliveredText.contains("403"), "\(client.deliveredText)")
+        let record = try #require(environment.records.first)
+        #expect(record.action == .blocked)
+        #expect(record.tunnelProtocol == .cleartext)
+        #expect(record.verdict?.violations.map(\.kind.name) == ["cleartext"])
+    }
+
+    @Test("a server that speaks first is not read until the device's bytes are judged")
+    func serverSpeaksFirst() throws {
+        let (environment, _, client, upstream) = try Self.established(policyXML: "<key>NSAllowsArbitraryLoads</key><true/>")
+        #expect(!upstream.isReading, "a firehose would otherwise fill the proxy's memory")
+        upstream.peerSends("220 smtp.example.com ESMTP\r\n")
+        environment.playbook.run()
+        #expect(client.deliveredText == "HTTP/1.1 200 Connection established\r\n\r\n", "nothing of the banner yet")
+        client.peerSends("EHLO device\r\n")
+        environment.playbook.run()
+        #expect(upstream.deliveredText == "EHLO device\r\n")
+        #expect(client.deliveredText.hasSuffix("220 smtp.example.com ESMTP\r\n"))
+    }
+}
