@@ -80,11 +80,12 @@ struct ConnectTimeoutTests {
         #expect(line.upstreamError?.contains("127.0.0.1:\(listener.port): the connection did not open within 1 s") == true, "\(line)")
     }
 
-    @Test("a CONNECT whose verdict is cached, to a server that no longer completes connections, gets a 502 at the connect timeout")
+    @Test("a CONNECT to a server that no longer completes connections gets a 502 at the connect timeout")
     func tunnel() throws {
         let factory = try compliantChain()
-        // The probe and the first tunnel get through; then the queue fills.
-        let listener = try StuckListener(accepting: 2)
+        // localhost accepts cleartext here, so its tunnels open with no probe: the first one gets
+        // through; then the queue fills.
+        let listener = try StuckListener(accepting: 1)
         let proxy = try TestProxy.start(factory, policyXML: insecureLocalhost) { $0.connectTimeout = .seconds(1) }
         defer { proxy.stop() }
         let connect = Array("CONNECT localhost:\(listener.port) HTTP/1.1\r\nHost: localhost:\(listener.port)\r\n\r\n".utf8)
@@ -107,9 +108,11 @@ struct ConnectTimeoutTests {
         let lines = try proxy.waitForLogLines(2)
         let line = try #require(lines.count == 2 ? lines.last : nil, "\(lines)")
         #expect(line.action == "failed", "\(line)")
-        // Each address tried is named, with what it did.
+        // Each address tried is named, with what it did (localhost may also resolve to ::1).
         #expect(
-            line.upstreamError == "cannot connect to localhost port \(listener.port): 127.0.0.1:\(listener.port): the connection did not open within 1 s",
+            line.upstreamError?.hasPrefix(
+                "cannot connect to localhost port \(listener.port): 127.0.0.1:\(listener.port): the connection did not open within 1 s")
+                == true,
             "\(line)")
     }
 }

@@ -159,16 +159,86 @@ struct TunnelPlaybookTests {
         #expect(record.verdict?.violations.map(\.kind.name) == ["cleartext"])
     }
 
-    @Test("a server that speaks first is not read until the device's bytes are judged")
+    /// A session for a host that accepts cleartext: its tunnel opens before any verdict.
+    static func openedBeforeVerdict(
+        policyXML: String
+    ) throws -> (ScriptedEnvironment, client: ScriptedStream, upstream: ScriptedStream) {
+        let environment = try ScriptedEnvironment(policyXML: policyXML)
+        let client = ScriptedStream("client", playbook: environment.playbook)
+        _ = environment.startSession(client: client)
+        client.peerSends(connect)
+        environment.playbook.run()
+        #expect(environment.verdicts.isEmpty, "no verdict before a side speaks")
+        let dial = try #require(environment.dials.first)
+        #expect(dial.address == nil, "by name: no probe chose an address")
+        let upstream = ScriptedStream("upstream", playbook: environment.playbook)
+        dial.connect(upstream, address: upstreamAddress)
+        environment.playbook.run()
+        #expect(client.deliveredText == "HTTP/1.1 200 Connection established\r\n\r\n")
+        return (environment, client, upstream)
+    }
+
+    static let arbitraryLoads = "<key>NSAllowsArbitraryLoads</key><true/>"
+
+    @Test("where cleartext is allowed, a server that speaks first is judged by the cleartext rule at once and relayed")
     func serverSpeaksFirst() throws {
-        let (environment, _, client, upstream) = try Self.established(policyXML: "<key>NSAllowsArbitraryLoads</key><true/>")
-        #expect(!upstream.isReading, "a firehose would otherwise fill the proxy's memory")
+        let (environment, client, upstream) = try Self.openedBeforeVerdict(policyXML: Self.arbitraryLoads)
         upstream.peerSends("220 smtp.example.com ESMTP\r\n")
         environment.playbook.run()
-        #expect(client.deliveredText == "HTTP/1.1 200 Connection established\r\n\r\n", "nothing of the banner yet")
+        #expect(client.deliveredText.hasSuffix("220 smtp.example.com ESMTP\r\n"))
         client.peerSends("EHLO device\r\n")
         environment.playbook.run()
         #expect(upstream.deliveredText == "EHLO device\r\n")
-        #expect(client.deliveredText.hasSuffix("220 smtp.example.com ESMTP\r\n"))
+        client.peerEnds()
+        upstream.peerEnds()
+        environment.playbook.run()
+        let record = try #require(environment.records.first)
+        #expect(record.tunnelProtocol == .cleartext)
+        #expect(record.action == .allowed)
+        #expect(record.verdict?.isCompliant == true)
+    }
+
+    @Test("where it is not, a server that speaks first is not read until the device's bytes are judged")
+    func serverSpeaksFirstToTLSOnlyHost() throws {
+        let (environment, _, client, upstream) = try Self.established()
+        #expect(!upstream.isReading, "a firehose would otherwise fill the proxy's memory")
+        upstream.peerSends("220 smtp.example.com ESMTP\r\n")
+        environment.playbook.run()
+        #expect(client.deliveredText == "HTTP/1.1 200 Connection established\r\n\r\n", "nothing of the banner")
+    }
+
+    @Test("a ClientHello through a tunnel opened before any verdict: the upstream is given up, the verdict taken, then the judged address")
+    func deferredVerdict() throws {
+        let (environment, client, upstream) = try Self.openedBeforeVerdict(policyXML: Self.arbitraryLoads)
+        let hello = TestClientHello(serverName: Self.host).records()
+        client.peerSends(hello)
+        environment.playbook.run()
+        #expect(!upstream.isOpen && upstream.delivered.isEmpty)
+        let verdict = try #require(environment.verdicts.first)
+        #expect(verdict.key.host == Self.host && verdict.key.serverName == nil)
+        let judged = try SocketAddress(parsing: "203.0.113.8:443")
+        verdict.answer(ProbeReport(observed: compliantFacts(for: Self.host), address: judged))
+        environment.playbook.run()
+        let reconnect = try #require(environment.dials.count == 2 ? environment.dials[1] : nil)
+        #expect(reconnect.address?.description == "203.0.113.8:443")
+        let second = ScriptedStream("second upstream", playbook: environment.playbook)
+        reconnect.connect(second, address: judged)
+        environment.playbook.run()
+        #expect(second.delivered == hello)
+    }
+
+    @Test("the same refused (a certificate for another host, which arbitrary loads do not excuse): a fatal handshake_failure alert")
+    func deferredVerdictRefused() throws {
+        let (env, client, _) = try Self.openedBeforeVerdict(policyXML: Self.arbitraryLoads)
+        client.peerSends(TestClientHello(serverName: Self.host).records())
+        env.playbook.run()
+        // The certificate names another host: a trust failure ATS refuses even with arbitrary loads.
+        try #require(env.verdicts.first).answer(ProbeReport(observed: compliantFacts(for: "elsewhere.example.org"), address: Self.upstreamAddress))
+        env.playbook.run()
+        #expect(env.dials.count == 1, "no reconnect")
+        #expect(client.delivered.suffix(7) == [0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 40])
+        let record = try #require(env.records.first)
+        #expect(record.action == .blocked)
+        #expect(record.verdict?.isCompliant == false)
     }
 }

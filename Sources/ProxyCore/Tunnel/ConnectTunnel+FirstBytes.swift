@@ -16,9 +16,10 @@ extension ConnectTunnel {
         // The device's first bytes (its ClientHello) are due as promptly as a request head.
         inspection.establishedAt = MonotonicClock.nowMilliseconds()
         client.setTimeouts(read: settings.headTimeout, write: settings.idleTimeout)
-        // Whatever the server sends waits in its socket until the device's bytes are judged.
-        upstream.setReading(false)
         attach(upstream)
+        // Whatever the server sends waits in its socket until the device's bytes are judged, unless
+        // the cleartext rule judges a server that speaks first at once (``upstreamSpokeFirst(_:)``).
+        upstream.setReading(judgesServerFirstBytes)
         state = .classifying(upstream: upstream)
         client.onReadable = { [unowned self] _ in clientBytesArrived() }
         client.onEvent = { [unowned self] _, event in clientEvent(event) }
@@ -33,6 +34,29 @@ extension ConnectTunnel {
         upstream.setTimeouts(read: nil, write: nil)
         upstream.onReadable = { [unowned self] _ in relayDown() }
         upstream.onEvent = { [unowned self] _, event in upstreamEvent(event) }
+    }
+
+    /// Whether bytes the server sends before the device are judged at once, by the `cleartext`
+    /// rule: where it lets them through (``acceptsCleartext``), or in report mode for a server the
+    /// probe found speaking cleartext. A TLS server never speaks first; other servers wait.
+    private var judgesServerFirstBytes: Bool {
+        acceptsCleartext || (settings.mode == .report && inspection.upstreamSpeaksCleartext != nil)
+    }
+
+    /// The server spoke before the device (an SSH or SMTP banner): cleartext, judged by the
+    /// `cleartext` rule now, and relayed when it allows it. If the device has begun to speak, its
+    /// own bytes decide instead, and the server's wait.
+    func upstreamSpokeFirst(_ upstream: any ByteStream) {
+        guard client.availableBytes == 0, let http = try? session.lookUpRequirements(for: host, scheme: .http) else {
+            return upstream.setReading(false)
+        }
+        let verdict = settings.policy.verdict(for: http, observed: nil)
+        session.record?.tunnelProtocol = .cleartext
+        session.record?.scheme = .http
+        session.record?.requirements = http
+        session.record?.verdict = verdict
+        session.record?.action = .allowed
+        startRelaying(upstream)
     }
 
     private func clientBytesArrived() {
@@ -141,7 +165,7 @@ extension ConnectTunnel {
         // (The usual case, the CONNECT's own name, needs no second policy lookup.)
         guard let name = hello.serverName, name != host,
             let named = try? session.lookUpRequirements(for: name, scheme: .https), named.host != requirements.host
-        else { return startRelaying(upstream) }
+        else { return verdictDeferred ? judgeDeferred(upstream: upstream) : startRelaying(upstream) }
         judgeServerName(name, requirements: named, upstream: upstream)
     }
 }

@@ -34,6 +34,7 @@ extension ConnectTunnel {
     }
 
     func relayDown() {
+        if case .classifying(let upstream) = state { return upstreamSpokeFirst(upstream) }
         guard case .relaying(let upstream) = state else { return }
         if var scanner = inspection.serverScanner {
             switch scanner.feed(upstream.peek()) {

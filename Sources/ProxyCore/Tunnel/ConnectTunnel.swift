@@ -26,6 +26,9 @@ final class ConnectTunnel {
         /// The ClientHello named another host: its own verdict is pending (the upstream was given
         /// up meanwhile, for servers that serve one connection at a time), the bytes still held.
         case awaitingServerNameVerdict(Requirements)
+        /// The ClientHello came through a tunnel opened before any verdict (the host accepts
+        /// cleartext): its TLS verdict is pending, the upstream given up meanwhile, the bytes held.
+        case awaitingDeferredVerdict
         /// The server name's verdict allowed it: the upstream is being opened again.
         case reconnecting
         /// Judged: bytes flow both ways.
@@ -45,6 +48,13 @@ final class ConnectTunnel {
     private var verdictRetried = false
     /// What the device's and the server's first bytes have shown so far.
     var inspection = TunnelInspection()
+    /// Whether the `cleartext` rule lets http:// to this host through: ATS does not apply to it
+    /// (a local host), or an exception allows insecure loads. Such a tunnel opens before any TLS
+    /// verdict, and whatever is sent first, by either side, is judged as it comes.
+    let acceptsCleartext: Bool
+    /// Whether the tunnel was opened before any verdict (``acceptsCleartext``): a ClientHello then
+    /// gets its TLS verdict when it comes.
+    private(set) var verdictDeferred = false
 
     var client: any ByteStream { session.client }
     var settings: ProxySettings { session.settings }
@@ -54,6 +64,8 @@ final class ConnectTunnel {
         self.host = host
         self.port = port
         self.requirements = requirements
+        let http = try? session.lookUpRequirements(for: host, scheme: .http)
+        acceptsCleartext = http.map { session.settings.policy.verdict(for: $0, observed: nil).isCompliant } ?? false
     }
 
     /// The upstream of the phases that hold one.
@@ -66,7 +78,15 @@ final class ConnectTunnel {
 
     func start() {
         session.record?.requirements = requirements
-        session.lookUpVerdict(VerdictKey(host: host, port: port, requirements: requirements))
+        guard acceptsCleartext else {
+            return session.lookUpVerdict(VerdictKey(host: host, port: port, requirements: requirements))
+        }
+        // Nothing to judge until a side speaks: a TLS verdict now could only be a false failure
+        // for a device that means to speak cleartext, or a server that waits for its client (a
+        // local service that answers no ClientHello).
+        verdictDeferred = true
+        session.record?.action = .allowed
+        openUpstream(address: nil)
     }
 
     /// Closes the upstream, if any; the session closes the client.
@@ -80,6 +100,7 @@ final class ConnectTunnel {
         switch state {
         case .awaitingVerdict: connectVerdict(report)
         case .awaitingServerNameVerdict(let named): serverNameVerdict(report, requirements: named)
+        case .awaitingDeferredVerdict: deferredVerdict(report)
         default: return
         }
     }
@@ -167,6 +188,53 @@ final class ConnectTunnel {
         }
     }
 
+    // MARK: - A verdict after the 200
+
+    /// A ClientHello for the CONNECT's own host came through a tunnel opened before any verdict:
+    /// judged now, with the upstream given up meanwhile (a server that serves one connection at a
+    /// time would otherwise never answer the probe) and the hello held.
+    func judgeDeferred(upstream: any ByteStream) {
+        state = .awaitingDeferredVerdict
+        client.setReading(false)
+        upstream.close()
+        session.lookUpVerdict(VerdictKey(host: host, port: port, requirements: requirements))
+    }
+
+    /// The 200 has gone: a refusal can only close the tunnel, before any byte of the device's
+    /// handshake reached the server.
+    private func deferredVerdict(_ report: ProbeReport) {
+        let refusal = report.refusal.map(\.destination).flatMap { session.destinations.vet($0.address, port: $0.port) }
+            ?? report.address.flatMap { session.destinations.vet($0) }
+        if let refusal {
+            session.record?.action = .denied
+            session.record?.upstreamAddress = refusal.destination.description
+            session.record?.upstreamError = refusal.sentence(client: session.clientAddress)
+            return session.finish()
+        }
+        session.record?.noteProbe(report)
+        session.record?.upstreamAddress = report.address?.description
+        if let reason = report.cleartextUpstream {
+            session.record?.action = .failed
+            session.record?.upstreamError = "the device started TLS, but the server does not speak TLS: \(reason)"
+            return session.finish()
+        }
+        guard let observed = report.observed else {
+            session.record?.action = .failed
+            session.record?.upstreamError = report.upstreamFailure?.description ?? "the upstream could not be reached"
+            return session.finish()
+        }
+        let verdict = settings.policy.verdict(
+            for: requirements, observed: observed, atsHandshakeFailure: report.atsHandshakeFailure)
+        session.record?.verdict = verdict
+        if !verdict.isCompliant, settings.mode == .enforce {
+            // Nothing of the device's handshake has reached the server; the device's TLS stack
+            // reports a failed handshake, as an iPhone app's would.
+            session.record?.action = .blocked
+            return session.respond(TLSAlertDescription.handshakeFailure.fatalRecord)
+        }
+        reconnect(to: report.address)
+    }
+
     // MARK: - The ClientHello's server name
 
     /// A server name that is another host than the CONNECT's is judged too, by a probe that sends
@@ -192,7 +260,7 @@ final class ConnectTunnel {
         if !verdict.isCompliant, settings.mode == .enforce {
             // Nothing of the device's handshake has reached the server.
             session.record?.action = .blocked
-            return session.finish()
+            return session.respond(TLSAlertDescription.handshakeFailure.fatalRecord)
         }
         reconnect(to: report.address)
     }

@@ -79,10 +79,12 @@ final class SpeaksFirstServer: Sendable {
     private let box: SentBox
     var port: UInt16 { server.port }
 
-    init(firehose: Bool) throws {
+    /// - Parameter delay: seconds the server waits before its banner (a device may speak first).
+    init(firehose: Bool, delay: Double = 0) throws {
         let box = SentBox()
         self.box = box
         server = try RawTCPServer { descriptor in
+            if delay > 0 { usleep(useconds_t(delay * 1_000_000)) }
             if firehose {
                 let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 65_536)
                 while sendAll(descriptor, chunk) { box.add(chunk.count) }
@@ -105,6 +107,15 @@ final class SpeaksFirstServer: Sendable {
 /// Opens a tunnel through `proxy` to localhost:`port` and returns the device's socket once the
 /// 200 is in; nil (with an issue) when the proxy answers otherwise.
 func openRawTunnel(_ proxy: TestProxy, to port: UInt16, sourceLocation: Testing.SourceLocation = #_sourceLocation) -> Int32? {
+    guard let (client, rest) = openRawTunnelKeepingBytes(proxy, to: port, sourceLocation: sourceLocation) else { return nil }
+    #expect(rest.isEmpty, "bytes came with the 200: \(rest.count)", sourceLocation: sourceLocation)
+    return client
+}
+
+/// The same, with the bytes that came right behind the 200 (a server that spoke first).
+func openRawTunnelKeepingBytes(
+    _ proxy: TestProxy, to port: UInt16, sourceLocation: Testing.SourceLocation = #_sourceLocation
+) -> (Int32, [UInt8])? {
     guard let client = connectLoopback(port: proxy.port) else {
         Issue.record("cannot connect to the proxy", sourceLocation: sourceLocation)
         return nil
@@ -115,8 +126,7 @@ func openRawTunnel(_ proxy: TestProxy, to port: UInt16, sourceLocation: Testing.
         close(client)
         return nil
     }
-    #expect(established.rest.isEmpty, "bytes came with the 200: \(established.rest.count)", sourceLocation: sourceLocation)
-    return client
+    return (client, established.rest)
 }
 
 /// Everything the peer sends until it closes (at most `wait` seconds), and whether it closed.
