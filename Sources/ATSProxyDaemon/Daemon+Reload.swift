@@ -3,6 +3,7 @@ import ControlProtocol
 import Dispatch
 import EventLoop
 import ProxyCore
+import TLSInspection
 
 /// What a reload did, for its caller (the control socket's answer), `status` and the log on stderr.
 struct ReloadOutcome {
@@ -124,8 +125,9 @@ extension Daemon {
         return outcome
     }
 
-    /// Cached verdicts were reached under the old policy's requirements for their host; those the
-    /// new policy asks otherwise of are dropped, the rest stay valid. Returns how many went.
+    /// Cached probe facts were found by the client the old policy's requirements made of their host;
+    /// those the new policy makes another client of (other versions or suites) are dropped, the
+    /// rest stay valid (each connection judges them with its own requirements). Returns how many went.
     private func dropVerdictsWithChangedRequirements(under newPolicy: TransportSecurityPolicy) -> Int {
         let before = cache.count
         let classes = Set(configuration.listeners.compactMap(\.clientClass) + [configuration.clientClass])
@@ -133,7 +135,7 @@ extension Daemon {
             let host = key.serverName ?? key.host
             return !classes.contains { clientClass in
                 let fresh = try? newPolicy.requirements(forHost: host, scheme: .https, clientClass: clientClass, explaining: false)
-                return fresh == key.requirements
+                return fresh.map { ClientProfile.ats(for: $0) } == key.profile
             }
         }
         return before - cache.count

@@ -42,7 +42,7 @@ public struct ConnectionRecord: Sendable {
     public var action: Action
     /// What the ATS-shaped (or, after it failed, the permissive) probe saw, as the log's `tls` value
     /// (built once per probe rather than once per connection); set with ``noteProbe(_:)``.
-    private var probedJSON: JSONValue = .null
+    private var probedObserved: ObservedConnection?
     /// The same, serialized once per probe (``ProbeReport/tlsLogBytes``): the biggest part of a log
     /// line, and the same for every connection that reuses the probe.
     private var probedBytes: [UInt8] = ConnectionRecord.nullBytes
@@ -74,7 +74,7 @@ public struct ConnectionRecord: Sendable {
 
     /// Records what the probe behind this connection's verdict saw.
     public mutating func noteProbe(_ report: ProbeReport) {
-        probedJSON = report.tlsJSON
+        probedObserved = report.observed
         probedBytes = report.tlsLogBytes
     }
 
@@ -121,7 +121,7 @@ public struct ConnectionRecord: Sendable {
         sink.add("sni_check", serverNameVerdict.map(ConnectionRecord.serverNameJSON))
         sink.add("tunnel", string: tunnelProtocol?.rawValue)
         sink.add("hello_unreadable", string: helloUnreadable)
-        sink.add("tls", value: probedJSON, serializedAs: probedBytes)
+        sink.add("tls", value: probedObserved.map(ConnectionRecord.tlsJSON) ?? .null, serializedAs: probedBytes)
         sink.add("observed", object: deviceVersion != nil || deviceCipher != nil ? DeviceHello(version: deviceVersion, cipher: deviceCipher) : nil)
         sink.add("status", status.map { .int($0) })
         sink.add("upstream", string: upstreamAddress)

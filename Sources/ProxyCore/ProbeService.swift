@@ -3,8 +3,10 @@ import EventLoop
 import Synchronization
 import TLSInspection
 
-/// What the probes found out about one upstream, for one set of requirements.
-public struct ProbeReport: Sendable {
+/// What the probes found out about one upstream, for one set of requirements. A class, immutable:
+/// the verdict cache holds a reference, and reports with the same facts share one (many names
+/// served by one server, or a client naming random SNIs, cost one report, not one per name).
+public final class ProbeReport: Sendable {
     /// The facts of the ATS-shaped handshake, or of the permissive one when the ATS-shaped one failed.
     public let observed: ObservedConnection?
     /// Why the ATS-shaped handshake failed, when it did (the permissive probe then says why in facts).
@@ -21,66 +23,88 @@ public struct ProbeReport: Sendable {
     /// sent to it. Such a report also carries an `upstreamFailure` (so it is never cached), and
     /// says nothing about another client, whose own rules decide.
     public let refusal: DestinationRefusal?
-    /// `observed` as the log's `tls` value: built once per probe, for every connection that reuses
-    /// this report from the verdict cache.
-    public let tlsJSON: JSONValue
-    /// `tlsJSON` serialized, as the log line splices it in (``ConnectionRecord/logLine``).
+    /// `observed` as the log's `tls` value, serialized once per probe for every connection that
+    /// reuses this report from the verdict cache (``ConnectionRecord/logLine`` splices it in). Only
+    /// the bytes are kept: a value tree as well cost each cache entry about as much again.
     public let tlsLogBytes: [UInt8]
 
-    public init(
+    public convenience init(
         observed: ObservedConnection? = nil, atsHandshakeFailure: HandshakeFailure? = nil, upstreamFailure: ProbeFailure? = nil,
         cleartextUpstream: String? = nil, address: SocketAddress? = nil
+    ) {
+        self.init(
+            observed: observed, atsHandshakeFailure: atsHandshakeFailure, upstreamFailure: upstreamFailure,
+            cleartextUpstream: cleartextUpstream, address: address, refusal: nil, tlsLogBytes: nil)
+    }
+
+    /// - Parameter tlsLogBytes: `observed`'s log form when another report has it already.
+    init(
+        observed: ObservedConnection?, atsHandshakeFailure: HandshakeFailure?, upstreamFailure: ProbeFailure?,
+        cleartextUpstream: String?, address: SocketAddress?, refusal: DestinationRefusal?, tlsLogBytes: [UInt8]?
     ) {
         self.observed = observed
         self.atsHandshakeFailure = atsHandshakeFailure
         self.upstreamFailure = upstreamFailure
         self.cleartextUpstream = cleartextUpstream
         self.address = address
-        refusal = nil
-        tlsJSON = observed.map(ConnectionRecord.tlsJSON) ?? .null
-        tlsLogBytes = tlsJSON.serializedBytes
-    }
-}
-
-extension ProbeReport {
-    /// The report of a probe that did not start: the client may not reach the name's address.
-    init(refusal: DestinationRefusal, host: String, port: UInt16) {
-        self.init(refusal: refusal, upstreamFailure: .connect(host: host, port: port, reason: "refused: \(refusal)"))
-    }
-
-    private init(refusal: DestinationRefusal, upstreamFailure: ProbeFailure) {
-        observed = nil
-        atsHandshakeFailure = nil
-        self.upstreamFailure = upstreamFailure
-        cleartextUpstream = nil
-        address = nil
         self.refusal = refusal
-        tlsJSON = .null
-        tlsLogBytes = tlsJSON.serializedBytes
+        self.tlsLogBytes = tlsLogBytes ?? (observed.map(ConnectionRecord.tlsJSON) ?? .null).serializedBytes
+    }
+
+    /// The report of a probe that did not start: the client may not reach the name's address.
+    convenience init(refusal: DestinationRefusal, host: String, port: UInt16) {
+        self.init(
+            observed: nil, atsHandshakeFailure: nil,
+            upstreamFailure: .connect(host: host, port: port, reason: "refused: \(refusal)"), cleartextUpstream: nil,
+            address: nil, refusal: refusal, tlsLogBytes: nil)
+    }
+
+    /// Whether `other` saw the same facts (the same server's certificates and handshake).
+    func hasSameFacts(as other: ProbeReport) -> Bool {
+        observed != nil && tlsLogBytes == other.tlsLogBytes && observed == other.observed
+    }
+
+    /// Whether `other` says all this one says: the same facts, address and failures.
+    func isSame(as other: ProbeReport) -> Bool {
+        hasSameFacts(as: other) && address?.description == other.address?.description
+            && atsHandshakeFailure == other.atsHandshakeFailure && upstreamFailure == other.upstreamFailure
+            && cleartextUpstream == other.cleartextUpstream && refusal == nil && other.refusal == nil
+    }
+
+    /// This report, holding `other`'s storage for the facts they share (``hasSameFacts(as:)``).
+    func sharingFacts(with other: ProbeReport) -> ProbeReport {
+        ProbeReport(
+            observed: other.observed, atsHandshakeFailure: atsHandshakeFailure, upstreamFailure: upstreamFailure,
+            cleartextUpstream: cleartextUpstream, address: address, refusal: refusal, tlsLogBytes: other.tlsLogBytes)
     }
 }
 
-/// The key probe results are cached under: the same host and port probed with the same
-/// requirements gives the same facts.
+/// The key probe results are cached under: the same host and port probed as the same client (TLS
+/// versions and suites) with the same SNI gives the same facts. The verdict itself is not cached:
+/// each connection judges the facts with its own requirements, so a key holds only what the probe
+/// depends on, which keeps each of the cache's entries small.
 public struct VerdictKey: Hashable, Sendable {
     public var host: String
     public var port: UInt16
-    /// The SNI the probe sends, when it is not the one `requirements` imply (a device's ClientHello
+    /// The SNI the probe sends, when it is not the one the host implies (a device's ClientHello
     /// naming another host than its CONNECT).
     public var serverName: String?
-    public var requirements: Requirements
+    /// The SNI the probe sends: `serverName`, or the host's own name (none for an IP literal, as
+    /// Apple's client sends none).
+    public var sentServerName: String?
+    /// The client the probe is: versions and suites, from the requirements.
+    public var profile: ClientProfile
 
     public init(host: String, port: UInt16, serverName: String? = nil, requirements: Requirements) {
         self.host = host
         self.port = port
         self.serverName = serverName
-        self.requirements = requirements
+        sentServerName = serverName ?? UpstreamProber.impliedServerName(requirements)
+        profile = .ats(for: requirements)
     }
 
-    /// Hashes the host, port and server name only: keys for one host:port with other requirements
-    /// are rare (another client class, a reload) and still told apart by `==`, while hashing every
-    /// field of `requirements` (suite lists, the explanation's sentences) cost more than the rest of
-    /// a cache hit.
+    /// Hashes the host, port and server name only: keys for one host:port as another client are
+    /// rare (another client class, a reload) and still told apart by `==`.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(host)
         hasher.combine(port)

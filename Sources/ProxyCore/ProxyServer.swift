@@ -115,6 +115,9 @@ public final class ProxyServer {
     /// Verdict probes under way on this loop. They belong to the loop, not to the session that
     /// started them: others may be waiting for the same verdict, and it is cached when it comes.
     private var probeRuns: [ObjectIdentifier: (run: VerdictProbeRun, slot: UpstreamSlot)] = [:]
+    /// The last few distinct probe reports, whose facts later identical ones share
+    /// (``sharingRecentFacts(_:)``).
+    var recentReports: [ProbeReport] = []
     private var nextSessionID: UInt64 = 1
     /// This loop's connection count, which the balancer reads.
     public let load = LoopLoad()
@@ -296,17 +299,30 @@ extension ProxyServer: SessionEnvironment {
         case .waiting:
             return
         case .probe:
-            startProbe(key, rules: rules) { report in
+            startProbe(key, rules: rules) { [weak self] report in
                 // Unreachable upstreams are not cached: the next request tries again. Nor are
                 // refusals (they carry an upstream failure): they hold for this client's rules only.
                 if report.upstreamFailure != nil {
                     cache.abandon(key, answering: report)
                 } else {
+                    let report = self?.sharingRecentFacts(report) ?? report
                     cache.complete(key, with: report, now: ProxyServer.nowMilliseconds())
                 }
                 poster.post(.probeFinished(session: session, report: report))
             }
         }
+    }
+
+    /// `report`, sharing the facts' storage with a recent report that saw the same server (the
+    /// last few distinct ones are kept, per loop).
+    func sharingRecentFacts(_ report: ProbeReport) -> ProbeReport {
+        if let same = recentReports.first(where: report.isSame) { return same }
+        if let recent = recentReports.first(where: report.hasSameFacts) { return report.sharingFacts(with: recent) }
+        if report.observed != nil {
+            recentReports.insert(report, at: 0)
+            if recentReports.count > 16 { recentReports.removeLast() }
+        }
+        return report
     }
 
     func log(_ record: ConnectionRecord) {

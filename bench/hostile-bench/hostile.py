@@ -14,6 +14,7 @@ Environment (all optional):
   HOLD_S        longest the hostile load is held, from its first CONNECT (40)
   SIZE_MIB      bulk download size (256); REPS downloads per path (3); BULK=0 skips the bulk phase
   THREADS       atsproxy --threads (default: the daemon's own default)
+  DAEMON_FLAGS  more atsproxy flags, e.g. "--verdict-cache-size 100" (experiments)
   KEEP=1        keep the scratch directory (configs, logs) and print its path
 """
 
@@ -47,6 +48,7 @@ SIZE_MIB = int(os.environ.get("SIZE_MIB", "256"))
 REPS = int(os.environ.get("REPS", "3"))
 BULK = os.environ.get("BULK", "1") != "0"
 THREADS = os.environ.get("THREADS")
+DAEMON_FLAGS = os.environ.get("DAEMON_FLAGS", "").split()  # extra atsproxy flags, for experiments
 KEEP = os.environ.get("KEEP") == "1"
 TOTAL_LIMIT_S = 600  # the whole run, whatever happens
 
@@ -513,6 +515,7 @@ http {{
         argv += ["--handshake-timeout", str(int(handshake_timeout))]
     if THREADS:
         argv += ["--threads", THREADS]
+    argv += DAEMON_FLAGS
     daemon = processes.start("atsproxy", argv, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "atsproxy.err"), "w"))
     wait_for_port(proxy_port, "atsproxy", daemon, work)
     proxy = ("127.0.0.1", proxy_port)

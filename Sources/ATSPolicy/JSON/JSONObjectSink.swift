@@ -15,8 +15,8 @@ public protocol JSONObjectSink {
     /// An array of strings.
     mutating func add(_ key: StaticString, strings: [String])
     /// A value that was serialized already (`bytes` is `value.serializedBytes`), so the writer can
-    /// copy it rather than write it again.
-    mutating func add(_ key: StaticString, value: JSONValue, serializedAs bytes: [UInt8])
+    /// copy it rather than write it again; `value` is only built by a sink that keeps values.
+    mutating func add(_ key: StaticString, value: @autoclosure () -> JSONValue, serializedAs bytes: [UInt8])
     /// A nested object; `nil` is `null`.
     mutating func add(_ key: StaticString, object: (some JSONObjectWritable)?)
 }
@@ -47,7 +47,9 @@ public struct JSONObjectBuilder: JSONObjectSink {
     public mutating func add(_ key: StaticString, int: Int64) { add(key, .int(int)) }
     public mutating func add(_ key: StaticString, bool: Bool) { add(key, .bool(bool)) }
     public mutating func add(_ key: StaticString, strings: [String]) { add(key, .strings(strings)) }
-    public mutating func add(_ key: StaticString, value: JSONValue, serializedAs bytes: [UInt8]) { add(key, value) }
+    public mutating func add(_ key: StaticString, value: @autoclosure () -> JSONValue, serializedAs bytes: [UInt8]) {
+        add(key, value())
+    }
     public mutating func add(_ key: StaticString, object: (some JSONObjectWritable)?) { add(key, object?.json) }
 }
 
@@ -111,7 +113,7 @@ public struct JSONObjectWriter: JSONObjectSink {
         out.append(UInt8(ascii: "]"))
     }
 
-    @inlinable public mutating func add(_ key: StaticString, value: JSONValue, serializedAs bytes: [UInt8]) {
+    @inlinable public mutating func add(_ key: StaticString, value: @autoclosure () -> JSONValue, serializedAs bytes: [UInt8]) {
         self.key(key)
         out += bytes
     }

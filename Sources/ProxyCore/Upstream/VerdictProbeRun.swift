@@ -35,7 +35,7 @@ final class VerdictProbeRun {
             base: base, resolver: resolver, hosts: service.hosts, timeout: settings.connectTimeout, vet: rules.vet)
     }
 
-    private var serverName: String? { key.serverName ?? UpstreamProber.impliedServerName(key.requirements) }
+    private var serverName: String? { key.sentServerName }
 
     /// Starts; `completion` runs once, from the loop, unless the run is cancelled first.
     func start(completion: @escaping (ProbeReport) -> Void) {
@@ -48,7 +48,7 @@ final class VerdictProbeRun {
                 finish(ProbeReport(upstreamFailure: failure))
             case .success(let (connection, address)):
                 deadline = MonotonicClock.nowMilliseconds() + handshakeTimeout.milliseconds
-                handshake(connection, address: address, profile: .ats(for: key.requirements)) { [unowned self] outcome in
+                handshake(connection, address: address, profile: key.profile) { [unowned self] outcome in
                     atsHandshakeEnded(outcome, address: address)
                 }
             }
