@@ -89,7 +89,8 @@ public struct VerdictKey: Hashable, Sendable {
 }
 
 /// What every loop's probes share: the TLS client contexts (one `SSL_CTX` per client profile, made
-/// once), the `--hosts-file` table (read once per load), and the limits on probes under way.
+/// once) and the limits on probes under way. (The `--hosts-file` table travels with the settings:
+/// ``ProxySettings/hosts``.)
 ///
 /// Probes themselves run on the loop of the connection that needs the verdict
 /// (``VerdictProbeRun``): no threads, no blocking sockets. How many may run at once is bounded by
@@ -97,7 +98,7 @@ public struct VerdictKey: Hashable, Sendable {
 /// (`maximumPerUpstream`), never by a thread count: a slow upstream holds only its own slots.
 public final class ProbeService: Sendable {
     let prober: UpstreamProber
-    let hosts: HostsTable?
+    private let publishedHosts = Mutex<HostsTable?>(nil)
     private let maximumInFlight: Int
     private let maximumPerUpstream: Int
     private let slots = Mutex(Slots())
@@ -107,13 +108,22 @@ public final class ProbeService: Sendable {
         var perUpstream: [UpstreamSlot: Int] = [:]
     }
 
-    /// - Parameter hosts: `--hosts-file`, consulted before /etc/hosts and DNS.
-    public init(anchors: TrustAnchors, hosts: HostsTable? = nil, maximumInFlight: Int = 4096, maximumPerUpstream: Int = 64) {
-        prober = UpstreamProber(anchors: anchors, hosts: hosts)
-        self.hosts = hosts
+    public init(anchors: TrustAnchors, maximumInFlight: Int = 4096, maximumPerUpstream: Int = 64) {
+        // The prober's contexts only: its blocking connects (and their hosts table) are not used here.
+        prober = UpstreamProber(anchors: anchors)
         self.maximumInFlight = maximumInFlight
         self.maximumPerUpstream = maximumPerUpstream
     }
+
+    /// The hosts table of the settings a loop most recently took (``ProxySettings/hosts``).
+    ///
+    /// Transitional, for callers that do not read their own settings' table yet (ClientSession's
+    /// plain-HTTP dial): a session should use `settings.hosts`, which stays the table it started
+    /// with across a reload. Remove once nothing reads it.
+    var hosts: HostsTable? { publishedHosts.withLock { $0 } }
+
+    /// Called by each loop when it takes settings (at start and on every reload).
+    func publishHosts(_ table: HostsTable?) { publishedHosts.withLock { $0 = table } }
 
     /// Probes under way, on every loop.
     public var inFlight: Int { slots.withLock { $0.total } }

@@ -36,6 +36,11 @@ public struct ProxySettings: Sendable {
     /// is alive but never reads again would otherwise hold its connections for ever, since TCP
     /// probes a zero window without end.
     public var stallTimeout: Duration = .seconds(300)
+    /// `--hosts-file`, read once per load or reload and shared by every loop: names it lists are
+    /// dialled at its addresses (``UpstreamDialer``), before /etc/hosts and DNS. A reload that
+    /// re-reads it delivers the new table with the rest of the settings, so a session dials with
+    /// the table of the settings it started with.
+    public var hosts: HostsTable?
 
     public init(
         policy: TransportSecurityPolicy, mode: EnforcementMode = .enforce, clientClass: ClientClass = .urlsession,
@@ -153,6 +158,7 @@ public final class ProxyServer {
         self.log = log
         self.resolver = resolver
         self.balancer = balancer
+        probes.publishHosts(settings.hosts)
         // Both callbacks reach the server through weak references: the server owns them.
         let inbox = try LoopInbox<ProxyMessage>(base: base) { [weak self] message in self?.handle(message) }
         self.inbox = inbox
@@ -248,6 +254,7 @@ public final class ProxyServer {
             sessions[id]?.probeFinished(report)
         case .settingsChanged(let settings, let classes, let applied):
             self.settings = settings
+            probes.publishHosts(settings.hosts)
             if classes.count == listenerClasses.count { listenerClasses = classes }
             applied()
         case .drain:
