@@ -149,6 +149,8 @@ final class RelayReport: Sendable {
         var secondWaiting: [Bool] = []
         /// The most the relay's pipe held for the second connection at a sample.
         var mostInPipe = 0
+        /// CPU seconds the relay's loop thread spent from the start to the end.
+        var loopCPU = 0.0
     }
 
     let state = Mutex(State())
@@ -165,6 +167,7 @@ final class RelayReport: Sendable {
 /// when the relay ends.
 func startRelay(
     first: Int32, second: Int32, method: SpliceRelay.Method = .splice, refusingAfter: Int? = nil,
+    pipeCapacity: Int = SpliceRelay.defaultPipeCapacity,
     setUp: @escaping @Sendable (Connection, Connection) -> Void = { _, _ in }
 ) throws -> (EventLoopThread, RelayReport) {
     let report = RelayReport()
@@ -172,11 +175,14 @@ func startRelay(
         let a = try Connection(base: base, descriptor: first)
         let b = try Connection(base: base, descriptor: second)
         setUp(a, b)
-        let relay = SpliceRelay(first: a, second: b, method: method)
+        let relay = SpliceRelay(first: a, second: b, method: method, pipeCapacity: pipeCapacity)
         relay.refusesSplicingAfter = refusingAfter
         let keep = RigKeepAlive(relay)
+        let cpuAtStart = threadCPUSeconds()
         relay.onEnd = { relay, ending in
+            let cpu = threadCPUSeconds() - cpuAtStart
             report.state.withLock {
+                $0.loopCPU = cpu
                 $0.ending = ending
                 $0.bytesToSecond = relay.bytesToSecond
                 $0.bytesToFirst = relay.bytesToFirst
@@ -202,6 +208,13 @@ func startRelay(
         return (keepAlive: keep, info: 0)
     }
     return (loop, report)
+}
+
+/// CPU seconds the calling thread has used.
+func threadCPUSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }
 
 /// What the relay's loop keeps alive: the relay and its sampler.
