@@ -47,7 +47,9 @@ let package = Package(
         // link the combined libevent as well as libevent_core, two copies of the loop internals.
         .systemLibrary(name: "CLibevent", pkgConfig: "libevent_core", providers: [.apt(["libevent-dev"])]),
         // Swift over libevent: event bases, listeners, buffered connections, timers.
-        .target(name: "EventLoop", dependencies: ["CLibevent"]),
+        .target(name: "EventLoop", dependencies: ["CLibevent", "CSplice"]),
+        // splice(2), pipe2(2) and the pipe-size fcntls, which Glibc declares only under _GNU_SOURCE.
+        .target(name: "CSplice"),
         // Pure-Swift wire parsers for the proxy: HTTP/1.1 heads and bodies, TLS hellos seen in transit.
         .target(name: "ProxyWire"),
         // The proxy itself: connection records, verdict cache, request handling.
@@ -69,7 +71,8 @@ let package = Package(
         .target(name: "TLSInspection", dependencies: ["ATSPolicy", "COpenSSL", "CProxyShims"]),
         .executableTarget(name: "policy-bench", dependencies: ["ATSPolicy"], path: "bench/policy-bench"),
         .testTarget(name: "ATSPolicyTests", dependencies: ["ATSPolicy", "TLSTestSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
+        // COpenSSL for SHA-256: the splice tests check 64 MiB byte for byte.
+        .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "COpenSSL"]),
         // ProxyWire: the request parser is the fuzz test's oracle for what the proxy must answer.
         .testTarget(
             name: "ProxyCoreTests",
@@ -94,7 +97,7 @@ let package = Package(
 )
 
 // One place for upcoming features, as swift-nio-ssl does.
-for target in package.targets where target.type != .system && target.name != "CProxyShims" {
+for target in package.targets where target.type != .system && target.name != "CProxyShims" && target.name != "CSplice" {
     target.swiftSettings = (target.swiftSettings ?? []) + [
         .enableUpcomingFeature("MemberImportVisibility"),
         .enableUpcomingFeature("ExistentialAny"),

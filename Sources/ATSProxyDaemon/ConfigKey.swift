@@ -43,9 +43,9 @@ public enum ConfigKey: String, CaseIterable, Sendable {
     public var takesEffectOnReload: Bool {
         switch self {
         case .policy, .mode, .verdictTTL, .verdictCacheSize, .allowClient, .allowDestination, .osProfile, .cipherProfile, .clientClass,
-            .shutdownTimeout, .headTimeout, .connectTimeout, .handshakeTimeout, .idleTimeout:
+            .hostsFile, .shutdownTimeout, .headTimeout, .connectTimeout, .handshakeTimeout, .idleTimeout:
             true
-        case .listen, .threads, .controlSocket, .logFile, .hostsFile, .caFile, .systemRoots:
+        case .listen, .threads, .controlSocket, .logFile, .caFile, .systemRoots:
             false
         }
     }

@@ -93,6 +93,14 @@ extension Daemon {
             return outcome
         }
 
+        // Read again on every reload, changed path or not (an edited file keeps its name); a broken
+        // one is refused like a broken policy, and the running table stays.
+        let freshHosts: HostsTable?
+        do { freshHosts = try fresh.hostsTable() } catch {
+            outcome.failure = fresh.unusableFile(.hostsFile, error).description
+            return outcome
+        }
+
         outcome.policy = loaded
         outcome.policyChanges = PolicyKeyChanges(from: policy.file?.root, to: loaded.file?.root)
 
@@ -101,7 +109,10 @@ extension Daemon {
         next.keepRestartOnlySettings(of: configuration)
         // Judged on what will run, not on the file: a changed setting none of which could be taken
         // (client classes that do not pair with the running listeners) waits for the restart too.
-        outcome.applied = ConfigKey.allCases.filter { $0.takesEffectOnReload && next.differs(from: configuration, in: $0) }
+        // The hosts file at the same path with other contents is a change too.
+        outcome.applied = ConfigKey.allCases.filter {
+            $0.takesEffectOnReload && (next.differs(from: configuration, in: $0) || ($0 == .hostsFile && freshHosts != hosts))
+        }
         outcome.needsRestart = ConfigKey.allCases.filter {
             fresh.differs(from: configuration, in: $0) && !next.differs(from: configuration, in: $0)
         }
@@ -111,12 +122,14 @@ extension Daemon {
         // A smaller size evicts the least recently used verdicts down to it at once.
         cache.capacity = next.verdictCacheSize
         outcome.droppedVerdicts = dropVerdictsWithChangedRequirements(under: loaded.policy)
+            + dropVerdictsWithChangedAddresses(from: hosts, to: freshHosts)
+        hosts = freshHosts
         // The answer waits until every loop has the new settings: a client that connects once
         // `atsproxyctl reload` has returned is judged by them. A loop too busy to take them within
         // two seconds still takes them, a moment later.
         let applied = DispatchSemaphore(value: 0)
         broadcast(.settingsChanged(
-            next.proxySettings(policy: loaded.policy), listenerClasses: next.listeners.map(\.clientClass),
+            next.proxySettings(policy: loaded.policy, hosts: freshHosts), listenerClasses: next.listeners.map(\.clientClass),
             applied: { applied.signal() }))
         let deadline = DispatchTime.now() + .seconds(2)
         for _ in loops {
@@ -138,6 +151,18 @@ extension Daemon {
                 return fresh.map { ClientProfile.ats(for: $0) } == key.profile
             }
         }
+        return before - cache.count
+    }
+}
+
+extension Daemon {
+    /// A cached verdict carries the address its probe reached: one for a name the hosts file now
+    /// maps elsewhere (or no longer maps, or newly maps) would send the next tunnel to the old
+    /// address. Those are dropped; returns how many went.
+    private func dropVerdictsWithChangedAddresses(from old: HostsTable?, to new: HostsTable?) -> Int {
+        guard old != new else { return 0 }
+        let before = cache.count
+        cache.removeAll { key in old?.addresses(for: key.host) != new?.addresses(for: key.host) }
         return before - cache.count
     }
 }
@@ -195,7 +220,6 @@ extension DaemonConfiguration {
         threads = running.threads
         controlSocket = running.controlSocket
         logFile = running.logFile
-        hostsFile = running.hostsFile
         caFiles = running.caFiles
         systemRoots = running.systemRoots
     }

@@ -26,6 +26,8 @@ final class Daemon {
     var policy = LoadedPolicy.defaults(TransportSecurityPolicy())
     var cache = VerdictCache<VerdictKey, ProbeReport>(timeToLiveMilliseconds: 0)
     var log = LogWriter()
+    /// `--hosts-file` as last read (at start, and by every reload that was applied).
+    var hosts: HostsTable?
     var loops: [ProxyLoop] = []
     /// Spreads clients from the listening loop over all loops.
     let balancer = LoopBalancer()
@@ -63,7 +65,6 @@ final class Daemon {
         if let path = configuration.logFile {
             do { log = try LogWriter(path: path) } catch { throw configuration.unusableFile(.logFile, error) }
         }
-        let hosts: HostsTable?
         do { hosts = try configuration.hostsTable() } catch { throw configuration.unusableFile(.hostsFile, error) }
         cache = VerdictCache(
             timeToLiveMilliseconds: configuration.verdictTTL.milliseconds, capacity: configuration.verdictCacheSize)
@@ -87,7 +88,7 @@ final class Daemon {
                 reason: "\(error)")
         }
 
-        try startLoops(probes: ProbeService(anchors: anchors, hosts: hosts))
+        try startLoops(probes: ProbeService(anchors: anchors))
         pthread_sigmask(SIG_UNBLOCK, &handled, nil)
         Daemon.say(
             "atsproxy listening on \(boundListeners.joined(separator: ", ")) with \(loops.count) thread\(loops.count == 1 ? "" : "s"), "
@@ -104,15 +105,16 @@ final class Daemon {
 
     private func startLoops(probes: ProbeService) throws {
         let endpoints = configuration.listeners
-        let settings = configuration.proxySettings(policy: policy.policy)
-        let (cache, log, statistics, hostsFile, balancer) = (cache, log, statistics, configuration.hostsFile, balancer)
+        let settings = configuration.proxySettings(policy: policy.policy, hosts: hosts)
+        let (cache, log, statistics, balancer) = (cache, log, statistics, balancer)
         let listening = ListeningAddresses()
         for index in 0..<configuration.threads {
             // The first loop listens and hands clients to the others when it is busy (LoopBalancer).
             let listens = index == 0
             do {
                 let (thread, info) = try EventLoopThread.start { base in
-                    let resolver = try DNSResolver(base: base, hostsFile: hostsFile)
+                    // The hosts file is in the settings (read once, above), not in each resolver.
+                    let resolver = try DNSResolver(base: base)
                     let server = try ProxyServer(
                         base: base, endpoints: endpoints, listens: listens, balancer: balancer, settings: settings,
                         probes: probes, cache: cache, log: log, resolver: resolver, statistics: statistics,

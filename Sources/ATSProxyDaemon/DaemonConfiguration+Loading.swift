@@ -33,11 +33,14 @@ extension DaemonConfiguration {
     }
 
     /// What every event loop shares, for `policy`.
-    public func proxySettings(policy: TransportSecurityPolicy) -> ProxySettings {
+    /// - Parameter hosts: the table read from ``hostsFile`` (``hostsTable()``), read by the caller
+    ///   once per load or reload.
+    public func proxySettings(policy: TransportSecurityPolicy, hosts: HostsTable?) -> ProxySettings {
         var settings = ProxySettings(
             policy: policy, mode: mode, clientClass: clientClass, headTimeout: headTimeout, connectTimeout: connectTimeout,
             handshakeTimeout: handshakeTimeout, idleTimeout: idleTimeout, allowedClients: allowedClients)
         settings.allowedDestinations = allowedDestinations
+        settings.hosts = hosts
         return settings
     }
 

@@ -55,7 +55,7 @@ public final class Connection: ByteStream {
         case closed
     }
 
-    private let base: EventBase
+    let base: EventBase
     private var phase: Phase
     private var descriptor: Int32 = -1
     private var input: OpaquePointer?
@@ -80,8 +80,13 @@ public final class Connection: ByteStream {
     private var readLimit: timeval?
     private var writeLimit: timeval?
     private var drainedMark = 0
-    /// When a byte last moved through the socket, either way (``MonotonicClock``).
-    public private(set) var lastActivity = MonotonicClock.nowMilliseconds()
+    /// When a byte last moved through the socket, either way (``MonotonicClock``); a
+    /// ``SpliceRelay`` moving this socket's bytes keeps it up to date too.
+    public internal(set) var lastActivity = MonotonicClock.nowMilliseconds()
+    /// Bytes a ``SpliceRelay`` holds in its pipe for this socket: waiting, as the output's are.
+    var splicedBytesWaiting = 0
+    /// The relay moving this socket's bytes, told when the connection closes under it.
+    weak var relay: SpliceRelay?
 
     // What the notice event reports, in this order.
     private var connectedNoticeDue = false
@@ -183,6 +188,9 @@ public final class Connection: ByteStream {
 
     public var isOpen: Bool { phase != .closed }
 
+    /// The socket (-1 before a connect by name has one, and once closed), for a ``SpliceRelay``.
+    var socket: Int32 { descriptor }
+
     /// Bytes waiting in the input buffer.
     public var availableBytes: Int { input.map { evbuffer_get_length($0) } ?? 0 }
 
@@ -193,7 +201,7 @@ public final class Connection: ByteStream {
     /// and not yet acknowledged (`TIOCOUTQ`, one system call). A reader that pauses holds bytes like
     /// this; a connection where nothing is sent holds none.
     public var hasBytesWaiting: Bool {
-        if pendingOutputBytes > 0 { return true }
+        if pendingOutputBytes > 0 || splicedBytesWaiting > 0 { return true }
         guard descriptor >= 0 else { return false }
         var queued: Int32 = 0
         return ioctl(descriptor, UInt(TIOCOUTQ), &queued) == 0 && queued > 0
@@ -324,8 +332,13 @@ public final class Connection: ByteStream {
     }
 
     /// Frees the events and buffers, closes the socket and drops the callbacks' retain. Idempotent.
+    /// A ``SpliceRelay`` on the socket stops first (its events leave the socket before it closes).
     public func close() {
         guard phase != .closed else { return }
+        if let relay {
+            self.relay = nil
+            relay.connectionClosing()
+        }
         phase = .closed
         onReadable = nil
         onDrained = nil

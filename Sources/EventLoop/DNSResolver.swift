@@ -2,20 +2,19 @@ internal import CLibevent
 import Glibc
 
 /// libevent's asynchronous resolver for one event base: the single owner of its `evdns_base`, freed
-/// in `deinit`. Reads /etc/resolv.conf and /etc/hosts; an extra hosts file may be added.
+/// in `deinit`. Reads /etc/resolv.conf and /etc/hosts.
+///
+/// The proxy's own `--hosts-file` is not loaded here: it is read once per load or reload into a
+/// table every loop shares (the proxy's upstream dialer consults it before this resolver), so a
+/// reload can replace it, which evdns's hosts entries cannot be.
 public final class DNSResolver {
     let raw: OpaquePointer
 
-    /// - Parameter hostsFile: names to addresses in /etc/hosts format, consulted before /etc/hosts
-    ///   and DNS (evdns answers from the first hosts entry loaded for a name).
-    public init(base: EventBase, hostsFile: String? = nil) throws(EventError) {
+    public init(base: EventBase) throws(EventError) {
         guard let dns = evdns_base_new(base.raw, Int32(EVDNS_BASE_DISABLE_WHEN_INACTIVE)) else {
             throw EventError("evdns_base_new")
         }
         raw = dns
-        if let hostsFile, evdns_base_load_hosts(dns, hostsFile) != 0 {
-            throw EventError("reading the hosts file \(hostsFile)", errno: 0)
-        }
         // Without nameservers in resolv.conf (a sandbox, a lab network) names still resolve from the
         // hosts files, so a missing or empty resolv.conf is not fatal.
         let options = DNS_OPTION_SEARCH | DNS_OPTION_NAMESERVERS | DNS_OPTION_MISC | DNS_OPTION_NAMESERVERS_NO_DEFAULT
@@ -60,8 +59,7 @@ public struct AddressLookupError: Error, Sendable, CustomStringConvertible {
 }
 
 extension DNSResolver {
-    /// Every TCP address for `host:port`, in the resolver's order (the extra hosts file, /etc/hosts,
-    /// then DNS; a numeric host is its own answer), asynchronously: `completion` runs from the loop,
+    /// Every TCP address for `host:port`, in the resolver's order (/etc/hosts, then DNS; a numeric host is its own answer), asynchronously: `completion` runs from the loop,
     /// possibly before this returns (a numeric address or a hosts entry), unless cancelled first.
     @discardableResult
     public func lookUp(

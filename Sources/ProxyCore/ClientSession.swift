@@ -268,7 +268,7 @@ final class ClientSession {
         completion: @escaping (Result<(any ByteStream, SocketAddress), UpstreamDialer.DialFailure>) -> Void
     ) {
         originDial = environment.dial(
-            host: host, port: port, address: address, rules: destinations, timeout: settings.connectTimeout
+            host: host, port: port, address: address, rules: destinations, hosts: settings.hosts, timeout: settings.connectTimeout
         ) { [unowned self] result in
             originDial = nil
             completion(result)

@@ -113,7 +113,8 @@ public struct VerdictKey: Hashable, Sendable {
 }
 
 /// What every loop's probes share: the TLS client contexts (one `SSL_CTX` per client profile, made
-/// once), the `--hosts-file` table (read once per load), and the limits on probes under way.
+/// once) and the limits on probes under way. (The `--hosts-file` table travels with the settings:
+/// ``ProxySettings/hosts``.)
 ///
 /// Probes themselves run on the loop of the connection that needs the verdict
 /// (``VerdictProbeRun``): no threads, no blocking sockets. How many may run at once is bounded by
@@ -121,7 +122,6 @@ public struct VerdictKey: Hashable, Sendable {
 /// (`maximumPerUpstream`), never by a thread count: a slow upstream holds only its own slots.
 public final class ProbeService: Sendable {
     let prober: UpstreamProber
-    let hosts: HostsTable?
     private let maximumInFlight: Int
     private let maximumPerUpstream: Int
     private let slots = Mutex(Slots())
@@ -131,10 +131,9 @@ public final class ProbeService: Sendable {
         var perUpstream: [UpstreamSlot: Int] = [:]
     }
 
-    /// - Parameter hosts: `--hosts-file`, consulted before /etc/hosts and DNS.
-    public init(anchors: TrustAnchors, hosts: HostsTable? = nil, maximumInFlight: Int = 4096, maximumPerUpstream: Int = 64) {
-        prober = UpstreamProber(anchors: anchors, hosts: hosts)
-        self.hosts = hosts
+    public init(anchors: TrustAnchors, maximumInFlight: Int = 4096, maximumPerUpstream: Int = 64) {
+        // The prober's contexts only: its blocking connects (and their hosts table) are not used here.
+        prober = UpstreamProber(anchors: anchors)
         self.maximumInFlight = maximumInFlight
         self.maximumPerUpstream = maximumPerUpstream
     }

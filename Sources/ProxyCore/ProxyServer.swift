@@ -36,6 +36,11 @@ public struct ProxySettings: Sendable {
     /// is alive but never reads again would otherwise hold its connections for ever, since TCP
     /// probes a zero window without end.
     public var stallTimeout: Duration = .seconds(300)
+    /// `--hosts-file`, read once per load or reload and shared by every loop: names it lists are
+    /// dialled at its addresses (``UpstreamDialer``), before /etc/hosts and DNS. A reload that
+    /// re-reads it delivers the new table with the rest of the settings, so a session dials with
+    /// the table of the settings it started with.
+    public var hosts: HostsTable?
 
     public init(
         policy: TransportSecurityPolicy, mode: EnforcementMode = .enforce, clientClass: ClientClass = .urlsession,
@@ -273,10 +278,10 @@ extension ProxyServer: SessionEnvironment {
     var listeningAddresses: [SocketAddress] { listening.current }
 
     func dial(
-        host: String, port: UInt16, address: SocketAddress?, rules: DestinationRules, timeout: Duration,
+        host: String, port: UInt16, address: SocketAddress?, rules: DestinationRules, hosts: HostsTable?, timeout: Duration,
         completion: @escaping (Result<(any ByteStream, SocketAddress), UpstreamDialer.DialFailure>) -> Void
     ) -> any UpstreamDial {
-        let dialer = UpstreamDialer(base: base, resolver: resolver, hosts: probes.hosts, timeout: timeout, vet: rules.vet)
+        let dialer = UpstreamDialer(base: base, resolver: resolver, hosts: hosts, timeout: timeout, vet: rules.vet)
         let finished: (Result<(Connection, SocketAddress), UpstreamDialer.DialFailure>) -> Void = { result in
             completion(result.map { ($0.0, $0.1) })
         }

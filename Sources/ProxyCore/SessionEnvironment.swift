@@ -1,4 +1,5 @@
 import EventLoop
+import TLSInspection
 
 /// What a ``ClientSession`` needs from the proxy around it: upstream connections, verdicts, the
 /// log, and the loop's timers. ``ProxyServer`` on an event loop; a scripted environment in tests,
@@ -17,10 +18,10 @@ protocol SessionEnvironment: AnyObject {
     var base: EventBase { get }
 
     /// Opens a connection upstream: to `address` when a verdict judged one, else to `host` by name,
-    /// each address vetted by `rules` and tried in turn within `timeout`. `completion` runs once,
+    /// names from `hosts` first, each address vetted by `rules` and tried in turn within `timeout`. `completion` runs once,
     /// from the loop, unless the returned dial is cancelled first.
     func dial(
-        host: String, port: UInt16, address: SocketAddress?, rules: DestinationRules, timeout: Duration,
+        host: String, port: UInt16, address: SocketAddress?, rules: DestinationRules, hosts: HostsTable?, timeout: Duration,
         completion: @escaping (Result<(any ByteStream, SocketAddress), UpstreamDialer.DialFailure>) -> Void
     ) -> any UpstreamDial
 

@@ -5,7 +5,7 @@ import Glibc
 /// Each line is an address followed by names; `#` starts a comment. The first line that names a
 /// host wins, as in /etc/hosts. Lines are checked when the file is read, so a typo is reported
 /// with its line number instead of silently leaving a name to DNS.
-public struct HostsTable: Sendable {
+public struct HostsTable: Sendable, Equatable {
     /// The addresses for each name (lowercased, without a trailing dot), in file order.
     private var addresses: [String: [String]] = [:]
     public let path: String

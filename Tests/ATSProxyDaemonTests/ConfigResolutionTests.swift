@@ -115,7 +115,7 @@ struct ConfigResolutionTests {
     func timeoutsReachProxySettings() throws {
         let fixture = try ConfigFixture()
         let path = try fixture.write("atsproxy.conf", "head-timeout = 2\nconnect-timeout = 3\nidle-timeout = 4\n")
-        let settings = try Self.resolve(["--config", path]).proxySettings(policy: TransportSecurityPolicy())
+        let settings = try Self.resolve(["--config", path]).proxySettings(policy: TransportSecurityPolicy(), hosts: nil)
         #expect(settings.headTimeout == .seconds(2))
         #expect(settings.connectTimeout == .seconds(3))
         #expect(settings.idleTimeout == .seconds(4))

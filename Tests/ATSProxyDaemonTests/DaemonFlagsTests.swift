@@ -2,7 +2,9 @@ import ATSPolicy
 import ATSProxyDaemon
 import ArgumentParser
 import EventLoop
+import Foundation
 import ProxyCore
+import TLSInspection
 import Testing
 
 @Suite("atsproxy flags")
@@ -78,9 +80,30 @@ struct DaemonFlagsTests {
     func allowDestination(_ arguments: [String], _ ranges: [String]) throws {
         let configuration = try DaemonCommand.parse(arguments).resolveConfiguration()
         #expect(configuration.allowedDestinations.map(\.description) == ranges)
-        let settings = configuration.proxySettings(policy: TransportSecurityPolicy())
+        let settings = configuration.proxySettings(policy: TransportSecurityPolicy(), hosts: nil)
         #expect(settings.allowedDestinations.map(\.description) == ranges)
         #expect(ConfigKey.allowDestination.takesEffectOnReload && ConfigKey.allowDestination.isRepeatable)
+    }
+
+    @Test("--hosts-file is read into one table that the proxy settings carry; it takes effect on reload; a bad line is named")
+    func hostsFile() throws {
+        let directory = try ServiceFiles.temporaryDirectory()
+        let path = directory + "/hosts"
+        try "192.0.2.7 app.test\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let configuration = try DaemonCommand.parse(["--hosts-file", path]).resolveConfiguration()
+        let table = try #require(try configuration.hostsTable())
+        let settings = configuration.proxySettings(policy: TransportSecurityPolicy(), hosts: table)
+        #expect(settings.hosts?.addresses(for: "APP.test.") == ["192.0.2.7"])
+        #expect(settings.hosts == table)
+        #expect(ConfigKey.hostsFile.takesEffectOnReload && !ConfigKey.hostsFile.isRepeatable)
+
+        try "192.0.2.7 app.test\nnot-an-address app.test\n".write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(throws: HostsTable.ReadError.self) { try configuration.hostsTable() }
+        do {
+            _ = try configuration.hostsTable()
+        } catch {
+            #expect(configuration.unusableFile(.hostsFile, error).description.contains("\(path):2: \"not-an-address\""), "\(error)")
+        }
     }
 
     @Test("the new flags reach the configuration")

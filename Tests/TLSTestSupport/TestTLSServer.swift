@@ -8,23 +8,29 @@ public final class TestTLSServer {
     public let port: UInt16
     private let process: Process
 
-    /// - Parameter arguments: s_server options besides -accept (certificate, key, versions, ciphers).
-    public init(directory: String, _ arguments: [String]) throws {
+    /// - Parameters:
+    ///   - arguments: s_server options besides -accept (certificate, key, versions, ciphers).
+    ///   - host: the IPv4 address to listen on (another loopback address, 127.0.0.2, for a second
+    ///     server at the same port); `port` 0 lets the kernel pick.
+    public init(directory: String, _ arguments: [String], host: String = "127.0.0.1", port requested: UInt16 = 0) throws {
         let emptyConfig = directory + "/empty-openssl.cnf"
         guard FileManager.default.createFile(atPath: emptyConfig, contents: Data()) else {
             throw ServerError(message: "cannot create files in \(directory)")
         }
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = ["s_server", "-accept", "127.0.0.1:0", "-naccept", "1000", "-www"] + arguments
+        process.arguments = ["s_server", "-accept", "\(host):\(requested)", "-naccept", "1000", "-www"] + arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         var environment = ProcessInfo.processInfo.environment
         environment["OPENSSL_CONF"] = emptyConfig
         process.environment = environment
-        // s_server prints "ACCEPT 127.0.0.1:PORT" once it listens.
+        // s_server prints "ACCEPT HOST:PORT" once it listens on a port it was given as 0, and a bare
+        // "ACCEPT" line on a port it was given.
         port = try ProcessLaunch.start(
             process, outputPath: directory + "/s_server-\(UUID().uuidString).log", name: "openssl s_server", timeout: 10
-        ) { ProcessLaunch.port(after: "ACCEPT 127.0.0.1:", in: $0) }
+        ) { text in
+            requested == 0 ? ProcessLaunch.port(after: "ACCEPT \(host):", in: text) : text.contains("ACCEPT") ? requested : nil
+        }
     }
 
     deinit {

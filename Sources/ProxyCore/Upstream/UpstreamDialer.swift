@@ -9,9 +9,10 @@ import TLSInspection
 /// address is refused whole, not dialled at its others (a name that resolves to 127.0.0.1 beside a
 /// public address is a rebinding attempt, not a server with a spare address).
 ///
-/// Names come from `--hosts-file` first (read once per load, shared by every loop), then from the
-/// loop's resolver (/etc/hosts, then DNS). Loop-confined; ``cancel()`` before dropping it stops
-/// the lookup or the connect under way, and the completion then never runs.
+/// Names come from `--hosts-file` first (``ProxySettings/hosts``: read once per load or reload,
+/// shared by every loop), then from the loop's resolver (/etc/hosts, then DNS: the resolver does
+/// not read the hosts file, so only a dial sees its names). Loop-confined; ``cancel()`` before
+/// dropping it stops the lookup or the connect under way, and the completion then never runs.
 final class UpstreamDialer {
     /// A connected socket and the address it reached, or why none could be reached.
     typealias Completion = (Result<(Connection, SocketAddress), DialFailure>) -> Void

@@ -32,7 +32,7 @@ final class VerdictProbeRun {
         self.base = base
         handshakeTimeout = settings.handshakeTimeout
         dialer = UpstreamDialer(
-            base: base, resolver: resolver, hosts: service.hosts, timeout: settings.connectTimeout, vet: rules.vet)
+            base: base, resolver: resolver, hosts: settings.hosts, timeout: settings.connectTimeout, vet: rules.vet)
     }
 
     private var serverName: String? { key.sentServerName }

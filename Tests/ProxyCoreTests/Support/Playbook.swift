@@ -2,6 +2,7 @@ import ATSPolicy
 import EventLoop
 import Foundation
 @testable import ProxyCore
+import TLSInspection
 
 /// The event loop of a scripted session: callbacks the streams owe are queued here, as a real
 /// loop queues them, and run by ``run()`` once the test's step is done, so no callback ever runs
@@ -242,7 +243,7 @@ final class ScriptedEnvironment: SessionEnvironment {
     }
 
     func dial(
-        host: String, port: UInt16, address: SocketAddress?, rules: DestinationRules, timeout: Duration,
+        host: String, port: UInt16, address: SocketAddress?, rules: DestinationRules, hosts: HostsTable?, timeout: Duration,
         completion: @escaping (Result<(any ByteStream, SocketAddress), UpstreamDialer.DialFailure>) -> Void
     ) -> any UpstreamDial {
         let dial = Dial(host: host, port: port, address: address, playbook: playbook)

@@ -31,8 +31,9 @@ struct TestProxy {
         let logPath = factory.path("proxy-\(UUID().uuidString).log")
         let log = try LogWriter(path: logPath)
         var settings = ProxySettings(policy: policy, mode: mode, handshakeTimeout: .seconds(5))
+        settings.hosts = hosts
         configure(&settings)
-        let probes = ProbeService(anchors: anchors, hosts: hosts)
+        let probes = ProbeService(anchors: anchors)
         let cache = VerdictCache<VerdictKey, ProbeReport>(timeToLiveMilliseconds: 300_000)
         let balancer = loopCount > 1 ? LoopBalancer(keepBelow: keepBelow) : nil
         let endpoints = [ListenEndpoint(address: try SocketAddress(parsing: "\(listenHost):0"))]

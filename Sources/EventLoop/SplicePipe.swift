@@ -1,0 +1,48 @@
+internal import CSplice
+import Glibc
+
+/// A kernel pipe that spliced bytes pass through on their way from one socket to another: the
+/// single owner of its two descriptors, closed in `deinit` and only there.
+///
+/// Made with O_CLOEXEC (a child the daemon starts must not inherit it) and O_NONBLOCK (a splice
+/// into a full pipe or out of an empty one returns EAGAIN instead of blocking the loop).
+final class SplicePipe {
+    let readEnd: Int32
+    let writeEnd: Int32
+    /// What the pipe holds at most, in bytes (F_GETPIPE_SZ).
+    let capacity: Int
+
+    /// The size asked for with F_SETPIPE_SZ. 64 KiB is Linux's default, so no fcntl is spent on it:
+    /// on loopback 1 MiB moved bulk data barely faster (see the README's Performance section), and
+    /// pipes count against the user's pipe quota (`/proc/sys/fs/pipe-user-pages-soft`, 64 MiB by
+    /// default), which 1 MiB pipes, two per tunnel, would exhaust at 32 tunnels.
+    static let defaultCapacity = 64 * 1024
+
+    /// - Parameter capacity: the size to ask for; the kernel may round it up, and refuses more than
+    ///   `/proc/sys/fs/pipe-max-size` or the user's quota, when the pipe keeps its default size.
+    init(capacity: Int = SplicePipe.defaultCapacity) throws(EventError) {
+        var descriptors: [Int32] = [-1, -1]
+        guard CSplice_pipe(&descriptors) == 0 else { throw EventError("pipe2") }
+        readEnd = descriptors[0]
+        writeEnd = descriptors[1]
+        if capacity != 65_536 { _ = CSplice_set_pipe_size(writeEnd, Int32(clamping: capacity)) }
+        let size = CSplice_pipe_size(writeEnd)
+        self.capacity = size > 0 ? Int(size) : 65_536
+    }
+
+    deinit {
+        Glibc.close(readEnd)
+        Glibc.close(writeEnd)
+    }
+
+    /// Moves up to `length` bytes from `from` to `to` (one of them this pipe's end) without copying
+    /// them through user space: the count, 0 at the end of `from`'s stream, or -1 with errno.
+    static func move(from: Int32, to: Int32, length: Int) -> Int { CSplice_move(from, to, length) }
+
+    /// Reads up to `buffer.count` bytes out of the pipe with read(2) (the copy path's way to take
+    /// what splicing left in it): the count, or 0 when it is empty.
+    func drain(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        let count = Glibc.read(readEnd, buffer.baseAddress, buffer.count)
+        return max(0, count)
+    }
+}
