@@ -11,16 +11,21 @@ import ATSPolicy
 /// may have written flushes the transport before it returns, failures included, so the peer gets
 /// the alert that explains a failed handshake.
 ///
-/// Built for both ends of a connection: a client now (the proxy's probes and upstream legs), a server
-/// with the next role (the device's leg of an intercepted tunnel). Contexts are shared by every
-/// stream of one configuration; each stream has only its `SSL`.
+/// Both ends of a connection, with the same calls: a client (the proxy's probes and upstream legs,
+/// over a ``TLSClientContext``) and a server (the device's leg of an intercepted tunnel, over a
+/// ``TLSServerContext``). Contexts are shared by every stream of one configuration; each stream has
+/// only its `SSL`.
 ///
 /// Not thread-safe: one stream belongs to one event loop (or one test).
 public final class TLSStream {
     /// What the stream is on its connection.
     public enum Role: Sendable {
-        /// The connecting side, sending `serverName` as SNI (nil: none, as for an IP literal).
+        /// The connecting side, sending `serverName` as SNI (nil: none, as for an IP literal). Made
+        /// with a ``TLSClientContext``.
         case client(serverName: String?)
+        /// The accepting side, presenting `credentials`, or its context's when nil. Made with a
+        /// ``TLSServerContext``.
+        case server(credentials: ServerCredentials?)
     }
 
     /// Where a handshake stands after a call to ``handshake()``.
@@ -48,6 +53,8 @@ public final class TLSStream {
     let verification = VerificationRecord()
     /// The anchors the client context trusts (to tell a user-installed root from a system one).
     let anchors: TrustAnchors
+    /// Which end this is, for the words of errors.
+    let isServer: Bool
     private var phase = Phase.handshaking
 
     private enum Phase: Equatable {
@@ -60,16 +67,41 @@ public final class TLSStream {
     }
 
     /// A client stream over `transport`, ready for ``handshake()``.
-    public init(role: Role, context: TLSClientContext, transport: any CiphertextTransport) throws(TLSError) {
+    /// - Throws: for a `.server` role (which needs a ``TLSServerContext``), or when OpenSSL fails.
+    public convenience init(role: Role, context: TLSClientContext, transport: any CiphertextTransport) throws(TLSError) {
+        guard case .client = role else {
+            throw TLSError(operation: "making a TLS stream", openSSLErrors: ["a server stream needs a TLSServerContext"])
+        }
+        try self.init(role: role, context: context.raw, anchors: context.anchors, transport: transport)
+    }
+
+    /// A server stream over `transport`, ready for ``handshake()`` once the client's first bytes
+    /// can be received.
+    /// - Throws: for a `.client` role (which needs a ``TLSClientContext``), when neither the role
+    ///   nor the context has credentials, or when OpenSSL fails.
+    public convenience init(role: Role, context: TLSServerContext, transport: any CiphertextTransport) throws(TLSError) {
+        guard case .server(let credentials) = role else {
+            throw TLSError(operation: "making a TLS stream", openSSLErrors: ["a client stream needs a TLSClientContext"])
+        }
+        guard credentials != nil || context.credentials != nil else {
+            throw TLSError(operation: "making a TLS stream", openSSLErrors: ["a server stream needs a certificate and key"])
+        }
+        // A server verifies no client certificates: no anchors.
+        try self.init(role: role, context: context.raw, anchors: TrustAnchors(systemRoots: false), transport: transport)
+    }
+
+    private init(role: Role, context: OpaquePointer, anchors: TrustAnchors, transport: any CiphertextTransport) throws(TLSError) {
         guard let method = TransportBIOMethod.shared.raw else { throw TLSError.drainingQueue("BIO_meth_new") }
-        guard let ssl = SSL_new(context.raw) else { throw TLSError.drainingQueue("SSL_new") }
+        guard let ssl = SSL_new(context) else { throw TLSError.drainingQueue("SSL_new") }
         guard let bio = BIO_new(method) else {
             SSL_free(ssl)
             throw TLSError.drainingQueue("BIO_new")
         }
         self.ssl = ssl
         self.transport = transport
-        anchors = context.anchors
+        self.anchors = anchors
+        isServer = if case .server = role { true } else { false }
+        // From here a throw runs deinit, the one place the SSL (and the BIO it owns) is freed.
         BIO_set_data(bio, Unmanaged.passUnretained(self).toOpaque())
         // One BIO both ways: SSL_set_bio takes a single reference when both are the same.
         SSL_set_bio(ssl, bio, bio)
@@ -81,6 +113,10 @@ public final class TLSStream {
             // Ask for SCTs (the extension and OCSP stapling) as Apple's client does; permissive, so
             // the policy and not OpenSSL's log list judges them.
             _ = SSL_enable_ct(ssl, Int32(SSL_CT_VALIDATION_PERMISSIVE))
+        case .server(let credentials):
+            SSL_set_accept_state(ssl)
+            // Replaces the context's certificate for this stream only: a leaf per host.
+            try credentials?.install("installing the stream's certificate") { SSL_use_cert_and_key(ssl, $0, $1, $2, 1) }
         }
     }
 
@@ -167,7 +203,7 @@ public final class TLSStream {
         let queue = TLSError.drainErrorQueue()
         if code == SSL_ERROR_SYSCALL, queue.isEmpty {
             // The transport ended with no TLS error recorded: the peer closed without an alert.
-            return TLSStreamError(kind: .peerClosed, reason: "the server closed the connection")
+            return TLSStreamError(kind: .peerClosed, reason: "the \(isServer ? "client" : "server") closed the connection")
         }
         let reason = queue.isEmpty ? "SSL_get_error \(code)" : queue.joined(separator: "; ")
         if isSSL, ERR_GET_REASON(first) == SSL_R_UNEXPECTED_EOF_WHILE_READING {
