@@ -56,12 +56,16 @@ public final class TLSStream {
     /// Which end this is, for the words of errors.
     let isServer: Bool
     private var phase = Phase.handshaking
+    /// Our close_notify went out: no more writes from us, but the peer may go on sending until
+    /// its own (a half-close, which a relay passes on one direction at a time).
+    private var sentCloseNotify = false
 
     private enum Phase: Equatable {
         case handshaking
         case open
-        /// close_notify sent or received: no more plaintext either way from us.
-        case closing
+        /// The peer's side ended: cleanly with close_notify (we may still write and answer with
+        /// ours), or not (a truncation, fatal to OpenSSL: nothing more either way).
+        case peerEnded(clean: Bool)
         /// A fatal error: OpenSSL forbids SSL_shutdown after one.
         case failed
     }
@@ -126,7 +130,15 @@ public final class TLSStream {
     }
 
     /// Whether the handshake has completed.
-    public var isHandshakeComplete: Bool { phase == .open || phase == .closing }
+    public var isHandshakeComplete: Bool {
+        switch phase {
+        case .open, .peerEnded: true
+        case .handshaking, .failed: false
+        }
+    }
+
+    /// Whether ``write(_:)`` and ``shutdown()`` may still send: open, or the peer's clean end read.
+    private var maySend: Bool { (phase == .open || phase == .peerEnded(clean: true)) && !sentCloseNotify }
 
     /// Takes the handshake as far as the received bytes allow.
     public func handshake() throws(TLSStreamError) -> HandshakeProgress {
@@ -148,12 +160,16 @@ public final class TLSStream {
 
     /// Decrypts what the received bytes hold, up to `buffer.count` bytes. Call until it answers
     /// `.needsBytes`: one call returns at most one record's plaintext, and more may be buffered
-    /// (a TLS 1.3 server's session tickets are consumed here too).
+    /// (a TLS 1.3 server's session tickets are consumed here too). Reading goes on after our own
+    /// ``shutdown()``, until the peer's end; once ended, every call answers `.ended` again.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(TLSStreamError) -> PlaintextRead {
-        guard phase == .open, let base = buffer.baseAddress, buffer.count > 0 else {
-            if phase == .failed { throw TLSStreamError(kind: .internalError, reason: "the session already failed") }
-            return phase == .closing ? .ended(clean: true) : .needsBytes
+        switch phase {
+        case .handshaking: return .needsBytes
+        case .failed: throw TLSStreamError(kind: .internalError, reason: "the session already failed")
+        case .peerEnded(let clean): return .ended(clean: clean)
+        case .open: break
         }
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return .needsBytes }
         ERR_clear_error()
         let result = SSL_read(ssl, base, Int32(clamping: buffer.count))
         transport.flushCiphertext()  // A key update or an alert may have been written.
@@ -163,20 +179,24 @@ public final class TLSStream {
         case SSL_ERROR_WANT_READ:
             return .needsBytes
         case SSL_ERROR_ZERO_RETURN:
-            phase = .closing
+            phase = .peerEnded(clean: true)
             return .ended(clean: true)
         default:
             let error = fail(code)
-            if error.kind == .peerClosed { return .ended(clean: false) }
-            throw error
+            guard error.kind == .peerClosed else { throw error }
+            phase = .peerEnded(clean: false)
+            return .ended(clean: false)
         }
     }
 
-    /// Encrypts and queues all of `bytes` (the transport never refuses a write).
+    /// Encrypts and queues all of `bytes` (the transport never refuses a write). Refused before
+    /// the handshake completes, after our ``shutdown()``, after a truncation or a failure; allowed
+    /// after the peer's close_notify (its half-close).
     public func write(_ bytes: UnsafeRawBufferPointer) throws(TLSStreamError) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
-        guard phase == .open else {
-            throw TLSStreamError(kind: .internalError, reason: "writing on a session that is not open")
+        guard maySend else {
+            let why = sentCloseNotify ? "after close_notify was sent" : "on a session that is not open"
+            throw TLSStreamError(kind: .internalError, reason: "writing \(why)")
         }
         ERR_clear_error()
         let result = SSL_write(ssl, base, Int32(clamping: bytes.count))
@@ -184,15 +204,16 @@ public final class TLSStream {
         guard result == Int32(clamping: bytes.count) else { throw fail(SSL_get_error(ssl, result)) }
     }
 
-    /// Queues close_notify, once, and flushes it; nothing after a failure (OpenSSL forbids it), and
-    /// nothing before the handshake completed (the peer gets a plain close).
+    /// Queues close_notify, once, and flushes it; nothing after a failure or a truncation (OpenSSL
+    /// forbids it), and nothing before the handshake completed (the peer gets a plain close).
+    /// Does not wait for the peer's: ``read(into:)`` reports it when it comes.
     public func shutdown() {
-        guard phase == .open || phase == .closing else { return }
+        guard maySend else { return }
         ERR_clear_error()
         _ = SSL_shutdown(ssl)
         transport.flushCiphertext()
         ERR_clear_error()
-        phase = .closing
+        sentCloseNotify = true
     }
 
     /// Drains OpenSSL's queue into the error for `code`, and marks the session failed.
