@@ -2,6 +2,7 @@ import ATSPolicy
 import Foundation
 import TLSInspection
 import TLSTestSupport
+import Testing
 
 /// The certificates the in-memory stream tests use, made once with openssl and then held in
 /// memory (the scratch directory goes away with the factory).
@@ -81,7 +82,9 @@ struct StreamPair {
                 } catch {
                     endings[index] = .failed(error)
                 }
-                precondition(wire.client.queued.isEmpty && wire.server.queued.isEmpty, "bytes were left unflushed")
+                if !wire.client.queued.isEmpty || !wire.server.queued.isEmpty {
+                    Issue.record("a handshake step left bytes unflushed (\(index == 0 ? "client" : "server"))")
+                }
             }
             let moved = wire.client.sent.count + wire.server.sent.count != sentBefore
                 || endings.compactMap { $0 }.count != endedBefore
