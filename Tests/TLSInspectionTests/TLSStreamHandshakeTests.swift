@@ -95,6 +95,19 @@ struct TLSStreamHandshakeTests {
         #expect(throws: TLSStreamError.self) { try pair.server.handshake() }
     }
 
+    @Test("a TLS 1.3 server sends no session tickets: nothing follows the client's Finished")
+    func noTickets() throws {
+        let fixture = try StreamFixture.shared.get()
+        let pair = try StreamPair(client: fixture.clientContext(), server: TLSServerContext(credentials: fixture.ecdsaLeaf))
+        #expect(try pair.client.handshake() == .needsBytes)  // ClientHello
+        #expect(try pair.server.handshake() == .needsBytes)  // ServerHello ... Finished
+        #expect(try pair.client.handshake() == .complete)  // Finished
+        let sent = pair.wire.server.sent.count
+        #expect(try pair.server.handshake() == .complete)
+        // OpenSSL's default is two NewSessionTicket messages, written right here.
+        #expect(pair.wire.server.sent.count == sent, "the server wrote \(pair.wire.server.sent.count - sent) bytes")
+    }
+
     @Test("many streams share one client and one server context, interleaved, and each has its own session")
     func sharedContexts() throws {
         let fixture = try StreamFixture.shared.get()
