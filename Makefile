@@ -7,7 +7,7 @@ PREFIX       ?= /usr/local
 RUN_CONTROL_SOCKET ?= .build/control.sock
 # systemd gives systemd-analyze and logrotate gives logrotate, both for the tests that check the
 # unit and the logrotate snippet; systemd-sysusers (in systemd) creates the service's user.
-APT_PACKAGES := libssl-dev libevent-dev zlib1g-dev openssl curl python3 util-linux systemd logrotate
+APT_PACKAGES := libssl-dev libevent-dev zlib1g-dev openssl curl python3 util-linux systemd logrotate nginx
 
 # What bench-proxy needs besides APT_PACKAGES: the upstream, the two peer proxies, the load client.
 BENCH_PACKAGES := nginx squid tinyproxy-bin python3 procps

@@ -31,3 +31,15 @@ int CProxyShims_SSL_CTX_set1_sigalgs_list(SSL_CTX *ctx, const char *list) {
 }
 
 long CProxyShims_SSL_CTX_set_max_cert_list(SSL_CTX *ctx, long size) { return SSL_CTX_set_max_cert_list(ctx, size); }
+
+long CProxyShims_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) {
+    return SSL_CTX_set_session_cache_mode(ctx, mode);
+}
+
+uint64_t CProxyShims_SSL_OP_NO_TICKET(void) { return SSL_OP_NO_TICKET; }
+
+uint64_t CProxyShims_SSL_OP_CIPHER_SERVER_PREFERENCE(void) { return SSL_OP_CIPHER_SERVER_PREFERENCE; }
+
+long CProxyShims_SSL_CTX_set_tlsext_servername_callback(SSL_CTX *ctx, int (*callback)(SSL *, int *, void *)) {
+    return SSL_CTX_set_tlsext_servername_callback(ctx, callback);
+}

@@ -115,8 +115,10 @@ final class ProbeSession {
 
 extension TLSStream {
     /// What the completed handshake showed, judged at `now` (seconds since 1970); the certificates
-    /// the server sent even when the handshake failed.
+    /// the server sent even when the handshake failed. A client's view: on a server stream, whose
+    /// peer sends no certificate to judge, nothing is observed.
     public func outcome(now: Int64) -> ProbeOutcome {
+        guard !isServer else { return ProbeOutcome(observed: nil, peerCertificates: []) }
         let facts = CompletedHandshake(ssl: ssl, anchors: anchors, verification: verification)
         guard isHandshakeComplete else { return ProbeOutcome(observed: nil, peerCertificates: facts.peerCertificates()) }
         return facts.outcome(now: now)

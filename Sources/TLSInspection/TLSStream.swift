@@ -11,16 +11,21 @@ import ATSPolicy
 /// may have written flushes the transport before it returns, failures included, so the peer gets
 /// the alert that explains a failed handshake.
 ///
-/// Built for both ends of a connection: a client now (the proxy's probes and upstream legs), a server
-/// with the next role (the device's leg of an intercepted tunnel). Contexts are shared by every
-/// stream of one configuration; each stream has only its `SSL`.
+/// Both ends of a connection, with the same calls: a client (the proxy's probes and upstream legs,
+/// over a ``TLSClientContext``) and a server (the device's leg of an intercepted tunnel, over a
+/// ``TLSServerContext``). Contexts are shared by every stream of one configuration; each stream has
+/// only its `SSL`.
 ///
 /// Not thread-safe: one stream belongs to one event loop (or one test).
 public final class TLSStream {
     /// What the stream is on its connection.
     public enum Role: Sendable {
-        /// The connecting side, sending `serverName` as SNI (nil: none, as for an IP literal).
+        /// The connecting side, sending `serverName` as SNI (nil: none, as for an IP literal). Made
+        /// with a ``TLSClientContext``.
         case client(serverName: String?)
+        /// The accepting side, presenting `credentials`, or its context's when nil. Made with a
+        /// ``TLSServerContext``.
+        case server(credentials: ServerCredentials?)
     }
 
     /// Where a handshake stands after a call to ``handshake()``.
@@ -48,28 +53,59 @@ public final class TLSStream {
     let verification = VerificationRecord()
     /// The anchors the client context trusts (to tell a user-installed root from a system one).
     let anchors: TrustAnchors
+    /// Which end this is, for the words of errors.
+    let isServer: Bool
     private var phase = Phase.handshaking
+    /// Our close_notify went out: no more writes from us, but the peer may go on sending until
+    /// its own (a half-close, which a relay passes on one direction at a time).
+    private var sentCloseNotify = false
 
     private enum Phase: Equatable {
         case handshaking
         case open
-        /// close_notify sent or received: no more plaintext either way from us.
-        case closing
+        /// The peer's side ended: cleanly with close_notify (we may still write and answer with
+        /// ours), or not (a truncation, fatal to OpenSSL: nothing more either way).
+        case peerEnded(clean: Bool)
         /// A fatal error: OpenSSL forbids SSL_shutdown after one.
         case failed
     }
 
     /// A client stream over `transport`, ready for ``handshake()``.
-    public init(role: Role, context: TLSClientContext, transport: any CiphertextTransport) throws(TLSError) {
+    /// - Throws: for a `.server` role (which needs a ``TLSServerContext``), or when OpenSSL fails.
+    public convenience init(role: Role, context: TLSClientContext, transport: any CiphertextTransport) throws(TLSError) {
+        guard case .client = role else {
+            throw TLSError(operation: "making a TLS stream", openSSLErrors: ["a server stream needs a TLSServerContext"])
+        }
+        try self.init(role: role, context: context.raw, anchors: context.anchors, transport: transport)
+    }
+
+    /// A server stream over `transport`, ready for ``handshake()`` once the client's first bytes
+    /// can be received.
+    /// - Throws: for a `.client` role (which needs a ``TLSClientContext``), when neither the role
+    ///   nor the context has credentials, or when OpenSSL fails.
+    public convenience init(role: Role, context: TLSServerContext, transport: any CiphertextTransport) throws(TLSError) {
+        guard case .server(let credentials) = role else {
+            throw TLSError(operation: "making a TLS stream", openSSLErrors: ["a client stream needs a TLSClientContext"])
+        }
+        guard credentials != nil || context.credentials != nil else {
+            throw TLSError(operation: "making a TLS stream", openSSLErrors: ["a server stream needs a certificate and key"])
+        }
+        // A server verifies no client certificates: no anchors.
+        try self.init(role: role, context: context.raw, anchors: TrustAnchors(systemRoots: false), transport: transport)
+    }
+
+    private init(role: Role, context: OpaquePointer, anchors: TrustAnchors, transport: any CiphertextTransport) throws(TLSError) {
         guard let method = TransportBIOMethod.shared.raw else { throw TLSError.drainingQueue("BIO_meth_new") }
-        guard let ssl = SSL_new(context.raw) else { throw TLSError.drainingQueue("SSL_new") }
+        guard let ssl = SSL_new(context) else { throw TLSError.drainingQueue("SSL_new") }
         guard let bio = BIO_new(method) else {
             SSL_free(ssl)
             throw TLSError.drainingQueue("BIO_new")
         }
         self.ssl = ssl
         self.transport = transport
-        anchors = context.anchors
+        self.anchors = anchors
+        isServer = if case .server = role { true } else { false }
+        // From here a throw runs deinit, the one place the SSL (and the BIO it owns) is freed.
         BIO_set_data(bio, Unmanaged.passUnretained(self).toOpaque())
         // One BIO both ways: SSL_set_bio takes a single reference when both are the same.
         SSL_set_bio(ssl, bio, bio)
@@ -81,6 +117,10 @@ public final class TLSStream {
             // Ask for SCTs (the extension and OCSP stapling) as Apple's client does; permissive, so
             // the policy and not OpenSSL's log list judges them.
             _ = SSL_enable_ct(ssl, Int32(SSL_CT_VALIDATION_PERMISSIVE))
+        case .server(let credentials):
+            SSL_set_accept_state(ssl)
+            // Replaces the context's certificate for this stream only: a leaf per host.
+            try credentials?.install("installing the stream's certificate") { SSL_use_cert_and_key(ssl, $0, $1, $2, 1) }
         }
     }
 
@@ -90,7 +130,15 @@ public final class TLSStream {
     }
 
     /// Whether the handshake has completed.
-    public var isHandshakeComplete: Bool { phase == .open || phase == .closing }
+    public var isHandshakeComplete: Bool {
+        switch phase {
+        case .open, .peerEnded: true
+        case .handshaking, .failed: false
+        }
+    }
+
+    /// Whether ``write(_:)`` and ``shutdown()`` may still send: open, or the peer's clean end read.
+    private var maySend: Bool { (phase == .open || phase == .peerEnded(clean: true)) && !sentCloseNotify }
 
     /// Takes the handshake as far as the received bytes allow.
     public func handshake() throws(TLSStreamError) -> HandshakeProgress {
@@ -112,12 +160,16 @@ public final class TLSStream {
 
     /// Decrypts what the received bytes hold, up to `buffer.count` bytes. Call until it answers
     /// `.needsBytes`: one call returns at most one record's plaintext, and more may be buffered
-    /// (a TLS 1.3 server's session tickets are consumed here too).
+    /// (a TLS 1.3 server's session tickets are consumed here too). Reading goes on after our own
+    /// ``shutdown()``, until the peer's end; once ended, every call answers `.ended` again.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(TLSStreamError) -> PlaintextRead {
-        guard phase == .open, let base = buffer.baseAddress, buffer.count > 0 else {
-            if phase == .failed { throw TLSStreamError(kind: .internalError, reason: "the session already failed") }
-            return phase == .closing ? .ended(clean: true) : .needsBytes
+        switch phase {
+        case .handshaking: return .needsBytes
+        case .failed: throw TLSStreamError(kind: .internalError, reason: "the session already failed")
+        case .peerEnded(let clean): return .ended(clean: clean)
+        case .open: break
         }
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return .needsBytes }
         ERR_clear_error()
         let result = SSL_read(ssl, base, Int32(clamping: buffer.count))
         transport.flushCiphertext()  // A key update or an alert may have been written.
@@ -127,20 +179,24 @@ public final class TLSStream {
         case SSL_ERROR_WANT_READ:
             return .needsBytes
         case SSL_ERROR_ZERO_RETURN:
-            phase = .closing
+            phase = .peerEnded(clean: true)
             return .ended(clean: true)
         default:
             let error = fail(code)
-            if error.kind == .peerClosed { return .ended(clean: false) }
-            throw error
+            guard error.kind == .peerClosed else { throw error }
+            phase = .peerEnded(clean: false)
+            return .ended(clean: false)
         }
     }
 
-    /// Encrypts and queues all of `bytes` (the transport never refuses a write).
+    /// Encrypts and queues all of `bytes` (the transport never refuses a write). Refused before
+    /// the handshake completes, after our ``shutdown()``, after a truncation or a failure; allowed
+    /// after the peer's close_notify (its half-close).
     public func write(_ bytes: UnsafeRawBufferPointer) throws(TLSStreamError) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
-        guard phase == .open else {
-            throw TLSStreamError(kind: .internalError, reason: "writing on a session that is not open")
+        guard maySend else {
+            let why = sentCloseNotify ? "after close_notify was sent" : "on a session that is not open"
+            throw TLSStreamError(kind: .internalError, reason: "writing \(why)")
         }
         ERR_clear_error()
         let result = SSL_write(ssl, base, Int32(clamping: bytes.count))
@@ -148,15 +204,16 @@ public final class TLSStream {
         guard result == Int32(clamping: bytes.count) else { throw fail(SSL_get_error(ssl, result)) }
     }
 
-    /// Queues close_notify, once, and flushes it; nothing after a failure (OpenSSL forbids it), and
-    /// nothing before the handshake completed (the peer gets a plain close).
+    /// Queues close_notify, once, and flushes it; nothing after a failure or a truncation (OpenSSL
+    /// forbids it), and nothing before the handshake completed (the peer gets a plain close).
+    /// Does not wait for the peer's: ``read(into:)`` reports it when it comes.
     public func shutdown() {
-        guard phase == .open || phase == .closing else { return }
+        guard maySend else { return }
         ERR_clear_error()
         _ = SSL_shutdown(ssl)
         transport.flushCiphertext()
         ERR_clear_error()
-        phase = .closing
+        sentCloseNotify = true
     }
 
     /// Drains OpenSSL's queue into the error for `code`, and marks the session failed.
@@ -167,7 +224,7 @@ public final class TLSStream {
         let queue = TLSError.drainErrorQueue()
         if code == SSL_ERROR_SYSCALL, queue.isEmpty {
             // The transport ended with no TLS error recorded: the peer closed without an alert.
-            return TLSStreamError(kind: .peerClosed, reason: "the server closed the connection")
+            return TLSStreamError(kind: .peerClosed, reason: "the \(isServer ? "client" : "server") closed the connection")
         }
         let reason = queue.isEmpty ? "SSL_get_error \(code)" : queue.joined(separator: "; ")
         if isSSL, ERR_GET_REASON(first) == SSL_R_UNEXPECTED_EOF_WHILE_READING {
@@ -179,30 +236,4 @@ public final class TLSStream {
         }
         return TLSStreamError(kind: code == SSL_ERROR_SSL ? .refused : .internalError, reason: reason)
     }
-}
-
-/// Why a ``TLSStream`` failed, with OpenSSL's words drained from its queue at the point of failure.
-public struct TLSStreamError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: Sendable, Equatable {
-        /// The handshake or a record was refused: an alert from the peer, no common version or
-        /// suite, a bad record. Another client profile may succeed where this one failed.
-        case refused
-        /// The peer ended the connection without an alert (mid-handshake, or mid-session without
-        /// close_notify).
-        case peerClosed
-        /// What came back is not TLS (an HTTP response, a banner).
-        case notTLS
-        /// A call out of order, or OpenSSL itself failing (memory).
-        case internalError
-    }
-
-    public var kind: Kind
-    public var reason: String
-
-    public init(kind: Kind, reason: String) {
-        self.kind = kind
-        self.reason = reason
-    }
-
-    public var description: String { reason }
 }

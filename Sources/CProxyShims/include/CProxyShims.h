@@ -41,4 +41,16 @@ int CProxyShims_SSL_CTX_set1_sigalgs_list(SSL_CTX *ctx, const char *list);
 /// SSL_CTX_set_max_cert_list: a macro over SSL_CTX_ctrl (the largest certificate message accepted).
 long CProxyShims_SSL_CTX_set_max_cert_list(SSL_CTX *ctx, long size);
 
+/// SSL_CTX_set_session_cache_mode: a macro over SSL_CTX_ctrl (SSL_SESS_CACHE_OFF for the device side).
+long CProxyShims_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode);
+
+/// SSL_OP_NO_TICKET: SSL_OP_BIT(14), a function-like macro the Swift importer skips.
+uint64_t CProxyShims_SSL_OP_NO_TICKET(void);
+
+/// SSL_OP_CIPHER_SERVER_PREFERENCE: SSL_OP_BIT(22), a function-like macro the Swift importer skips.
+uint64_t CProxyShims_SSL_OP_CIPHER_SERVER_PREFERENCE(void);
+
+/// SSL_CTX_set_tlsext_servername_callback: a macro over SSL_CTX_callback_ctrl (the server's SNI hook).
+long CProxyShims_SSL_CTX_set_tlsext_servername_callback(SSL_CTX *ctx, int (*callback)(SSL *, int *, void *));
+
 #endif
