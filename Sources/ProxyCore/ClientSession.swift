@@ -423,6 +423,9 @@ final class ClientSession {
         guard !finished else { return }
         finished = true
         idleTimer?.stop()
+        // The tunnel first: a splicing relay's byte counts go into the record it closes.
+        tunnel?.close()
+        tunnel = nil
         writeRecord()
         originDial?.cancel()
         originDial = nil
@@ -430,8 +433,6 @@ final class ClientSession {
         exchange = nil
         idleOrigin?.connection.close()
         idleOrigin = nil
-        tunnel?.close()
-        tunnel = nil
         client.close()
         environment.sessionEnded(id)
     }

@@ -51,6 +51,36 @@ extension ConnectTunnel {
         session.record?.bytesDown += Int64(upstream.availableBytes)
         upstream.moveInput(to: client)
         Backpressure.apply(source: upstream, target: client) { [unowned self] in !inspection.upstreamEnded }
+        spliceOnceJudged(upstream)
+    }
+
+    // MARK: - Splicing
+
+    /// Once the server's hello has been read there is nothing more to look at: between two sockets
+    /// the bytes then move with splice(2), kernel to kernel, as HAProxy moves them, and the proxy
+    /// copies none. (A tunnel with an end already passed on keeps the copies it has; streams that are
+    /// not sockets, as in tests, always copy.)
+    private func spliceOnceJudged(_ upstream: any ByteStream) {
+        guard inspection.serverScanner == nil, !inspection.clientEnded, !inspection.upstreamEnded,
+            let clientSocket = client as? Connection, let upstreamSocket = upstream as? Connection
+        else { return }
+        let relay = SpliceRelay(first: clientSocket, second: upstreamSocket)
+        state = .splicing(upstream: upstream, relay: relay)
+        relay.onEnd = { [unowned self] _, ending in
+            // A reset or a refused write ends it as a reset ended the copies: closed, no reason logged.
+            if case .failed(let side, let event) = ending, event == .timeout {
+                session.record?.upstreamError = "closed: the \(side == .first ? "device" : "server") timed out"
+            }
+            session.finish()
+        }
+        relay.start()
+    }
+
+    /// Adds what the relay moved to the record (the bytes before it were counted as they were copied).
+    func countSplicedBytes(_ relay: SpliceRelay) {
+        session.record?.bytesUp += Int64(relay.bytesToSecond)
+        session.record?.bytesDown += Int64(relay.bytesToFirst)
+        relay.close()
     }
 
     // MARK: - Ends

@@ -31,8 +31,11 @@ final class ConnectTunnel {
         case awaitingDeferredVerdict
         /// The server name's verdict allowed it: the upstream is being opened again.
         case reconnecting
-        /// Judged: bytes flow both ways.
+        /// Judged: bytes flow both ways, through the proxy's buffers while the server's hello is read.
         case relaying(upstream: any ByteStream)
+        /// Judged and both hellos read: the bytes move kernel to kernel (``SpliceRelay``), which
+        /// owns both connections' reading and callbacks until it ends.
+        case splicing(upstream: any ByteStream, relay: SpliceRelay)
         /// Over (the session is closing).
         case done
     }
@@ -71,7 +74,7 @@ final class ConnectTunnel {
     /// The upstream of the phases that hold one.
     var upstream: (any ByteStream)? {
         switch state {
-        case .classifying(let upstream), .relaying(let upstream): upstream
+        case .classifying(let upstream), .relaying(let upstream), .splicing(let upstream, _): upstream
         default: nil
         }
     }
@@ -89,8 +92,10 @@ final class ConnectTunnel {
         openUpstream(address: nil)
     }
 
-    /// Closes the upstream, if any; the session closes the client.
+    /// Closes the upstream, if any, and counts what a splicing relay moved; the session closes the
+    /// client (and logs the record after this).
     func close() {
+        if case .splicing(_, let relay) = state { countSplicedBytes(relay) }
         upstream?.close()
         state = .done
     }
