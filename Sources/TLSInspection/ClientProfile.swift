@@ -51,5 +51,17 @@ public struct ClientProfile: Sendable, Hashable {
     /// probe keeps OpenSSL's whole list, to complete the handshake and say why.
     var openSSLGroups: String? { isPermissive ? nil : "X25519:P-256:P-384:P-521" }
 
+    /// The signature algorithms offered, in the order an iPhone's ClientHello lists them (a captured
+    /// iOS 14.2 hello, ../shared/tls-on-the-loop.md §4; OpenSSL 3.0 sends them in this order), so a
+    /// server that picks by the client's preference signs as it would for an iPhone. `ECDSA+SHA1`
+    /// because OpenSSL 3.0's parser refuses the name `ecdsa_sha1`; the SHA-1 ones are sent only at
+    /// security level 0, which these contexts use. The permissive probe keeps OpenSSL's own list.
+    var openSSLSignatureAlgorithms: String? {
+        isPermissive
+            ? nil
+            : "ecdsa_secp256r1_sha256:rsa_pss_rsae_sha256:rsa_pkcs1_sha256:ecdsa_secp384r1_sha384:ECDSA+SHA1:"
+                + "rsa_pss_rsae_sha384:rsa_pkcs1_sha384:rsa_pss_rsae_sha512:rsa_pkcs1_sha512:rsa_pkcs1_sha1"
+    }
+
     var openSSLTLS13Suites: String { tls13Suites.compactMap(\.openSSLName).joined(separator: ":") }
 }

@@ -27,6 +27,11 @@ public final class TLSClientContext: @unchecked Sendable {
         if profile.isPermissive, !profile.excludedSuites.isEmpty {
             try Self.exclude(profile.excludedSuites, from: context)
         }
+        if let algorithms = profile.openSSLSignatureAlgorithms,
+            CProxyShims_SSL_CTX_set1_sigalgs_list(context, algorithms) != 1
+        {
+            throw TLSError.drainingQueue("setting the signature algorithms \(algorithms)")
+        }
         if let groups = profile.openSSLGroups, CProxyShims_SSL_CTX_set1_groups_list(context, groups) != 1 {
             throw TLSError.drainingQueue("setting the key-exchange groups \(groups)")
         }

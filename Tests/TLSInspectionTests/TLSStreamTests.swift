@@ -52,6 +52,33 @@ struct TLSStreamTests {
         #expect(!stream.isHandshakeComplete)
     }
 
+    /// The extensions of the ClientHello in `bytes` (one record), by type.
+    static func extensions(ofHello bytes: [UInt8]) -> [UInt16: [UInt8]] {
+        var at = 5 + 4 + 2 + 32
+        func u16(_ index: Int) -> Int { Int(bytes[index]) << 8 | Int(bytes[index + 1]) }
+        at += 1 + Int(bytes[at])  // session id
+        at += 2 + u16(at)  // cipher suites
+        at += 1 + Int(bytes[at])  // compression methods
+        let end = at + 2 + u16(at)
+        at += 2
+        var found: [UInt16: [UInt8]] = [:]
+        while at + 4 <= end {
+            let type = UInt16(u16(at)), length = u16(at + 2)
+            found[type] = Array(bytes[(at + 4)..<(at + 4 + length)])
+            at += 4 + length
+        }
+        return found
+    }
+
+    @Test("the ATS-shaped ClientHello offers signature algorithms in an iPhone's order")
+    func signatureAlgorithms() throws {
+        let (stream, transport) = try Self.stream()
+        _ = try stream.handshake()
+        let list = try #require(Self.extensions(ofHello: transport.sent)[0x000d], "no signature_algorithms extension")
+        let schemes = stride(from: 2, to: list.count - 1, by: 2).map { UInt16(list[$0]) << 8 | UInt16(list[$0 + 1]) }
+        #expect(schemes == [0x0403, 0x0804, 0x0401, 0x0503, 0x0203, 0x0805, 0x0501, 0x0806, 0x0601, 0x0201])
+    }
+
     @Test("no server name: no SNI extension, as Apple's client sends none for an IP literal")
     func noServerName() throws {
         let (stream, transport) = try Self.stream(serverName: nil)
