@@ -105,6 +105,9 @@ enum DaemonReport {
         if let limit = cache?["max_entries"]?.intValue {
             let probes = cache?["in_flight"]?.intValue ?? 0
             line += "; at most \(limit), \(probes) probe\(probes == 1 ? "" : "s") in flight"
+            if let handshakes = cache?["handshakes_in_flight"]?.intValue {
+                line += " (\(handshakes) TLS handshake\(handshakes == 1 ? "" : "s"))"
+            }
         }
         row("Verdict cache", line, output)
         guard let hits = cache?["hits"]?.intValue else { return }

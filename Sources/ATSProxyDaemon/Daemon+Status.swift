@@ -66,6 +66,8 @@ extension Daemon {
         var fields: [(String, JSONValue)] = [
             ("entries", .int(counts.entries)), ("max_entries", .int(counts.capacity)),
             ("in_flight", .int(counts.inFlight)), ("ttl_s", .int(cache.timeToLive / 1000)),
+            // TLS handshakes under way on all loops (a verdict's probe makes one or two).
+            ("handshakes_in_flight", .int(probes?.inFlight ?? 0)),
         ]
         if full {
             fields += [

@@ -29,6 +29,8 @@ final class Daemon {
     /// `--hosts-file` as last read (at start, and by every reload that was applied).
     var hosts: HostsTable?
     var loops: [ProxyLoop] = []
+    /// The loops' shared probe limits and contexts (for `status`: handshakes under way).
+    var probes: ProbeService?
     /// Spreads clients from the listening loop over all loops.
     let balancer = LoopBalancer()
     var boundListeners: [String] = []
@@ -88,7 +90,9 @@ final class Daemon {
                 reason: "\(error)")
         }
 
-        try startLoops(probes: ProbeService(anchors: anchors))
+        let probes = ProbeService(anchors: anchors)
+        self.probes = probes
+        try startLoops(probes: probes)
         pthread_sigmask(SIG_UNBLOCK, &handled, nil)
         Daemon.say(
             "atsproxy listening on \(boundListeners.joined(separator: ", ")) with \(loops.count) thread\(loops.count == 1 ? "" : "s"), "

@@ -64,7 +64,7 @@ struct VerdictCacheProcessTests {
         #expect(cache["entries"] as? Int == 3, "\(cache)")
 
         let stats = atsproxyctl("stats", "--socket", daemon.controlSocket).standardOutput
-        #expect(stats.contains("Verdict cache: 3 entries (kept 300 s); at most 3, 0 probes in flight\n"), "\(stats)")
+        #expect(stats.contains("Verdict cache: 3 entries (kept 300 s); at most 3, 0 probes in flight (0 TLS handshakes)\n"), "\(stats)")
         #expect(stats.contains("               1 hit, 6 misses, 0 joined a probe in flight, 3 evicted, 0 expired\n"), "\(stats)")
         // status carries the size, the limit and the probes in flight; the counters are for stats.
         let status = try #require(daemonStatus(daemon.controlSocket)?["verdict_cache"] as? [String: Any])
