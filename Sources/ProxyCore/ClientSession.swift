@@ -46,7 +46,6 @@ final class ClientSession {
     var exchange: PlainHTTPExchange?
     /// An origin connection kept open after a keep-alive exchange, for the client's next request.
     var idleOrigin: IdleOrigin?
-    /// The origin connection being opened for a plain-HTTP request.
     /// The upstream or origin connection being opened, cancelled if the session ends first.
     var originDial: (any UpstreamDial)?
 

@@ -110,14 +110,24 @@ struct TunnelPlaybookTests {
         let hello = TestClientHello(serverName: "other.example.net").records()
         client.peerSends(hello)
         environment.playbook.run()
-        let other = try SocketAddress(parsing: "198.51.100.9:443")
-        try #require(environment.verdicts.count == 2 ? environment.verdicts[1] : nil)
-            .answer(ProbeReport(observed: compliantFacts(for: "other.example.net"), address: other))
+        let verdict = try #require(environment.verdicts.count == 2 ? environment.verdicts[1] : nil)
+        try Self.expectReconnect(
+            environment, answering: verdict, factsFor: "other.example.net", address: "198.51.100.9:443", held: hello)
+    }
+
+    /// Answers `verdict` as compliant for `host` at `address`, then checks the tunnel opens a second
+    /// upstream to that address and hands it the `held` ClientHello.
+    static func expectReconnect(
+        _ environment: ScriptedEnvironment, answering verdict: ScriptedEnvironment.VerdictRequest, factsFor host: String,
+        address: String, held hello: [UInt8]
+    ) throws {
+        let judged = try SocketAddress(parsing: address)
+        verdict.answer(ProbeReport(observed: compliantFacts(for: host), address: judged))
         environment.playbook.run()
         let reconnect = try #require(environment.dials.count == 2 ? environment.dials[1] : nil)
-        #expect(reconnect.address?.description == "198.51.100.9:443")
+        #expect(reconnect.address?.description == address, "the address that probe judged")
         let second = ScriptedStream("second upstream", playbook: environment.playbook)
-        reconnect.connect(second, address: other)
+        reconnect.connect(second, address: judged)
         environment.playbook.run()
         #expect(second.delivered == hello)
     }
@@ -216,15 +226,7 @@ struct TunnelPlaybookTests {
         #expect(!upstream.isOpen && upstream.delivered.isEmpty)
         let verdict = try #require(environment.verdicts.first)
         #expect(verdict.key.host == Self.host && verdict.key.serverName == nil)
-        let judged = try SocketAddress(parsing: "203.0.113.8:443")
-        verdict.answer(ProbeReport(observed: compliantFacts(for: Self.host), address: judged))
-        environment.playbook.run()
-        let reconnect = try #require(environment.dials.count == 2 ? environment.dials[1] : nil)
-        #expect(reconnect.address?.description == "203.0.113.8:443")
-        let second = ScriptedStream("second upstream", playbook: environment.playbook)
-        reconnect.connect(second, address: judged)
-        environment.playbook.run()
-        #expect(second.delivered == hello)
+        try Self.expectReconnect(environment, answering: verdict, factsFor: Self.host, address: "203.0.113.8:443", held: hello)
     }
 
     @Test("the same refused (a certificate for another host, which arbitrary loads do not excuse): a fatal handshake_failure alert")
