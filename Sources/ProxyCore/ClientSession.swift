@@ -34,7 +34,7 @@ final class ClientSession {
     /// within the head timeout of it, however slowly its bytes trickle in.
     private var headStartedAt: Int64 = 0
     /// Watches a tunnel, an exchange or a keep-alive client for the idle timeout; made on first use.
-    private var idleTimer: IdleTimer?
+    private var idleTimer: (any IdleWatch)?
     /// The client half-closed: what it has sent is answered, then the connection closes.
     var clientEnded = false
     private var finished = false
@@ -386,9 +386,9 @@ final class ClientSession {
     /// to clear: a side that is silent while the other is busy is not idle.
     func watchIdle(_ connections: [any ByteStream], onIdle: @escaping (IdleTimer.Ending) -> Void) {
         if idleTimer == nil {
-            // event_new fails only without memory: such a session cannot be kept to its limits.
-            guard let timer = try? IdleTimer(base: environment.base) else { return finish() }
-            idleTimer = timer
+            // Without memory for a timer, a session cannot be kept to its limits.
+            guard let watch = environment.makeIdleWatch() else { return finish() }
+            idleTimer = watch
         }
         idleTimer?.start(
             limit: settings.idleTimeout, stallLimit: settings.stallTimeout, watching: connections, onIdle: onIdle)

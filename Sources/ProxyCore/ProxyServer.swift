@@ -277,6 +277,9 @@ public final class ProxyServer {
 extension ProxyServer: SessionEnvironment {
     var listeningAddresses: [SocketAddress] { listening.current }
 
+    // event_new fails only without memory.
+    func makeIdleWatch() -> (any IdleWatch)? { try? IdleTimer(base: base) }
+
     func dial(
         host: String, port: UInt16, address: SocketAddress?, rules: DestinationRules, hosts: HostsTable?, timeout: Duration,
         completion: @escaping (Result<(any ByteStream, SocketAddress), UpstreamDialer.DialFailure>) -> Void

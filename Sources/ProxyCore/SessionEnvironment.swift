@@ -14,8 +14,8 @@ protocol SessionEnvironment: AnyObject {
     var listeningAddresses: [SocketAddress] { get }
     /// Whether a graceful stop has begun: sessions then close instead of waiting for another request.
     var isDraining: Bool { get }
-    /// The loop's event base, for the sessions' timers.
-    var base: EventBase { get }
+    /// A watch for a tunnel's or exchange's idle timeout, on the loop's clock (nil: no memory for one).
+    func makeIdleWatch() -> (any IdleWatch)?
 
     /// Opens a connection upstream: to `address` when a verdict judged one, else to `host` by name,
     /// names from `hosts` first, each address vetted by `rules` and tried in turn within `timeout`. `completion` runs once,
@@ -36,6 +36,18 @@ protocol SessionEnvironment: AnyObject {
     /// The session closed its client: it is forgotten.
     func sessionEnded(_ id: UInt64)
 }
+
+/// Watches streams for the idle timeout (``IdleTimer`` on a loop; the test's own clock in a
+/// scripted session).
+protocol IdleWatch: AnyObject {
+    /// Watches `streams` from now on: `onIdle` runs once when none has moved a byte for `limit`
+    /// with none waiting, or bytes have waited for a reader for `stallLimit`.
+    func start(limit: Duration, stallLimit: Duration, watching streams: [any ByteStream], onIdle: @escaping (IdleTimer.Ending) -> Void)
+    /// Stops watching; nothing fires.
+    func stop()
+}
+
+extension IdleTimer: IdleWatch {}
 
 /// A connection being opened upstream, which the session cancels if it ends first.
 protocol UpstreamDial: AnyObject {

@@ -5,8 +5,9 @@ import Foundation
 import TLSTestSupport
 import Testing
 
-/// CONNECT sessions driven by scripted streams (``ScriptedStream``, ``Playbook``): no socket, no
-/// probe, no sleep. Each step is a byte or an end from one side, or an answer the test gives in the
+/// CONNECT sessions driven by scripted streams (``ScriptedStream``, ``Playbook``) and the test's
+/// own clock (``ScriptedIdleWatch``, ``ScriptedStream/readLimitPasses()``): no socket, no probe, no
+/// sleep. Each step is a byte or an end from one side, or an answer the test gives in the
 /// proxy's place; what the session does in return is checked byte for byte. The same behaviours
 /// are checked end to end, with real sockets and real servers, in the other suites.
 @Suite("Tunnel sessions, scripted")
@@ -242,5 +243,48 @@ struct TunnelPlaybookTests {
         let record = try #require(env.records.first)
         #expect(record.action == .blocked)
         #expect(record.verdict?.isCompliant == false)
+    }
+
+    // MARK: - Time limits, on the test's clock
+
+    @Test("a relaying tunnel where nothing moves is closed at the idle timeout, both sides, and the line says why")
+    func idleTunnel() throws {
+        let (environment, _, client, upstream) = try Self.established()
+        client.peerSends(TestClientHello(serverName: Self.host).records())
+        environment.playbook.run()
+        let watch = try #require(environment.idleWatches.last)
+        #expect(watch.isWatching && watch.watched.count == 2, "both sides watched")
+        watch.comeDue()
+        environment.playbook.run()
+        #expect(!client.isOpen && !upstream.isOpen)
+        #expect(environment.records.first?.upstreamError == "closed: idle for 300 s, no byte moved either way")
+    }
+
+    @Test("a reader that takes none of the bytes waiting for it is stalled, not idle, and the line says so")
+    func stalledReader() throws {
+        let (environment, _, client, upstream) = try Self.established()
+        client.peerSends(TestClientHello(serverName: Self.host).records())
+        environment.playbook.run()
+        client.takesEverything = false
+        upstream.peerSends([UInt8](repeating: 0x17, count: 1000))
+        environment.playbook.run()
+        try #require(environment.idleWatches.last).comeDue()
+        environment.playbook.run()
+        #expect(!client.isOpen && !upstream.isOpen)
+        #expect(environment.records.first?.upstreamError == "closed: bytes waited 300 s for a reader that took none of them")
+    }
+
+    @Test("half a ClientHello at the first-bytes deadline is unreadable: a decode_error alert, and nothing upstream")
+    func helloNotCompleteInTime() throws {
+        let (environment, _, client, upstream) = try Self.established()
+        client.peerSends(Array(TestClientHello(serverName: Self.host).records().prefix(40)))
+        environment.playbook.run()
+        #expect(client.readLimitPasses(), "the tunnel's first bytes have a deadline")
+        environment.playbook.run()
+        #expect(client.delivered.suffix(7) == [0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 50])
+        #expect(upstream.delivered.isEmpty)
+        let record = try #require(environment.records.first)
+        #expect(record.action == .blocked)
+        #expect(record.helloUnreadable == "the ClientHello was not complete within 10 s")
     }
 }

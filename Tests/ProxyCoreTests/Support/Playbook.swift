@@ -86,6 +86,19 @@ final class ScriptedStream: ByteStream {
 
     var deliveredText: String { String(decoding: delivered, as: UTF8.self) }
 
+    /// The read limit the session set passes (as a socket's read event times out): reported while
+    /// reading is on and a limit is set. Returns whether it was.
+    @discardableResult
+    func readLimitPasses() -> Bool {
+        guard isOpen, isReading, readLimit != nil else { return false }
+        isReading = false
+        playbook.later { [weak self] in
+            guard let self, isOpen else { return }
+            onEvent?(self, .timeout)
+        }
+        return true
+    }
+
     private func deliverInput() {
         guard isOpen, isReading else { return }
         if !kernel.isEmpty {
@@ -186,8 +199,9 @@ final class ScriptedEnvironment: SessionEnvironment {
     let settings: ProxySettings
     let listeningAddresses: [SocketAddress] = []
     var isDraining = false
-    let base: EventBase
     let playbook = Playbook()
+    /// The idle watches sessions made, the latest last: the test fires them in the clock's place.
+    private(set) var idleWatches: [ScriptedIdleWatch] = []
     private(set) var records: [ConnectionRecord] = []
     private(set) var ended: [UInt64] = []
     /// The sessions started, kept as the proxy keeps them (their callbacks hold them unowned).
@@ -239,7 +253,12 @@ final class ScriptedEnvironment: SessionEnvironment {
         let policy = try PolicyLoader.load(
             bytes: Array("<plist version=\"1.0\"><dict>\(policyXML)</dict></plist>".utf8), file: "p.plist")
         settings = ProxySettings(policy: policy, mode: mode)
-        base = try EventBase()  // Timers only; never run, so no timer fires in a scripted session.
+    }
+
+    func makeIdleWatch() -> (any IdleWatch)? {
+        let watch = ScriptedIdleWatch(playbook: playbook)
+        idleWatches.append(watch)
+        return watch
     }
 
     func dial(
@@ -269,6 +288,35 @@ final class ScriptedEnvironment: SessionEnvironment {
         session.start()
         playbook.run()
         return session
+    }
+}
+
+/// An idle watch on the test's clock: ``comeDue(_:)`` is the limit passing.
+final class ScriptedIdleWatch: IdleWatch {
+    private let playbook: Playbook
+    private var onIdle: ((IdleTimer.Ending) -> Void)?
+    private(set) var watched: [any ByteStream] = []
+
+    init(playbook: Playbook) { self.playbook = playbook }
+
+    var isWatching: Bool { onIdle != nil }
+
+    func start(limit: Duration, stallLimit: Duration, watching streams: [any ByteStream], onIdle: @escaping (IdleTimer.Ending) -> Void) {
+        watched = streams
+        self.onIdle = onIdle
+    }
+
+    func stop() {
+        onIdle = nil
+        watched = []
+    }
+
+    /// The limit passed with the streams as they are: idle, or stalled if bytes wait for a reader.
+    func comeDue() {
+        guard let onIdle else { return }
+        self.onIdle = nil
+        let ending: IdleTimer.Ending = watched.contains { $0.hasBytesWaiting } ? .stalled : .idle
+        playbook.later { onIdle(ending) }
     }
 }
 
