@@ -8,7 +8,7 @@ import TLSInspection
 /// The session reads request heads and routes each: `CONNECT` to a ``ConnectTunnel``, absolute-form `http://` to a
 /// ``PlainHTTPExchange``, anything else to a 400. A keep-alive client comes back here for its next
 /// head once an exchange is over. Every request or tunnel leaves one ``ConnectionRecord`` in the log.
-final class ClientSession {
+final class ClientSession: ExchangeOwner {
     let id: UInt64
     unowned let environment: any SessionEnvironment
     let client: any ByteStream
@@ -279,7 +279,7 @@ final class ClientSession {
     ) {
         record?.upstreamAddress = address.description
         let exchange = PlainHTTPExchange(
-            session: self, origin: origin, address: address, key: key, head: head, requestFraming: framing)
+            owner: self, origin: origin, address: address, key: key, head: head, requestFraming: framing)
         self.exchange = exchange
         exchange.start()
     }
@@ -293,11 +293,35 @@ final class ClientSession {
         respond(ProxyResponse.text(status: 403, reason: "Forbidden", body: sentence + "\n"))
     }
 
-    /// The exchange is over with its response delivered (or being delivered): log it, then read the
-    /// next head or close.
-    func exchangeFinished(keepClient: Bool, keepOrigin: Bool) {
-        guard let exchange else { return }
+    /// The exchange ended: what it moved goes into the record, then the session acts on how it ended.
+    func exchangeEnded(_ exchange: PlainHTTPExchange, _ ending: ExchangeEnding) {
+        guard self.exchange === exchange else { return }
         self.exchange = nil
+        record?.bytesUp += exchange.tally.bytesUp
+        record?.bytesDown += exchange.tally.bytesDown
+        if let status = exchange.tally.status { record?.status = status }
+        switch ending {
+        case .completed(let keepClient, let keepOrigin):
+            exchangeCompleted(exchange, keepClient: keepClient, keepOrigin: keepOrigin)
+        case .failedBeforeResponse(let status, let reason):
+            exchange.origin.close()
+            failBeforeResponse(status: status, reason: reason)
+        case .requestRefused(let error):
+            exchange.origin.close()
+            record?.action = .failed
+            record?.upstreamError = "bad request body: \(error.reason)"
+            respond(ProxyResponse.text(status: error.status, reason: error.statusPhrase, body: error.reason + "\n"))
+        case .aborted(let reason):
+            exchange.origin.close()
+            record?.upstreamError = reason
+            finish()
+        }
+    }
+
+    func clientHalfClosed() { clientEnded = true }
+
+    /// The response is delivered (or being delivered): log it, then read the next head or close.
+    private func exchangeCompleted(_ exchange: PlainHTTPExchange, keepClient: Bool, keepOrigin: Bool) {
         writeRecord()
         if keepOrigin {
             idleOrigin = IdleOrigin(key: exchange.key, connection: exchange.origin, address: exchange.address)
@@ -329,18 +353,8 @@ final class ClientSession {
     func failBeforeResponse(status: Int, reason: String) {
         record?.action = .failed
         record?.upstreamError = reason
-        exchange?.origin.close()
-        exchange = nil
         let phrase = status == 504 ? "Gateway Timeout" : "Bad Gateway"
         respond(ProxyResponse.text(status: status, reason: phrase, body: "atsproxy could not get a response: \(reason)\n"))
-    }
-
-    /// A failure after part of the response was relayed: all the proxy can do is close.
-    func abortExchange(reason: String) {
-        record?.upstreamError = reason
-        exchange?.origin.close()
-        exchange = nil
-        finish()
     }
 
     // MARK: - Ending

@@ -6,15 +6,17 @@ import ProxyWire
 /// form, hop-by-hop fields gone, `Via` added), its body streamed as it arrives, and the response
 /// streamed back the same way, both with backpressure. Loop-confined; owned by its session.
 ///
-/// The client and origin connections stay the session's; the exchange borrows their callbacks
-/// until it reports back through ``ClientSession/exchangeFinished(keepClient:keepOrigin:)``,
-/// ``ClientSession/failBeforeResponse(status:reason:)`` or ``ClientSession/abortExchange(reason:)``.
+/// The client and origin connections stay the session's; the exchange borrows their callbacks until
+/// it ends, and says so once, with how (``ExchangeEnding``), through ``ExchangeOwner``: the only
+/// part of the session it sees. What it moved is in ``tally``, which the session logs.
 final class PlainHTTPExchange {
     let origin: any ByteStream
     /// The address `origin` reached.
     let address: SocketAddress
     let key: OriginKey
-    private unowned let session: ClientSession
+    private unowned let owner: any ExchangeOwner
+    /// What the exchange moved, and the origin's status: the session's log record takes them.
+    private(set) var tally = ExchangeTally()
     private let head: RequestHead
     private var requestBody: BodyTransfer
     private var responseParser = ResponseHeadParser()
@@ -30,10 +32,10 @@ final class PlainHTTPExchange {
     /// - Parameter origin: connected already (``UpstreamDialer``, or an idle origin kept from the
     ///   client's last request): the connect and its timeout are the dialer's.
     init(
-        session: ClientSession, origin: any ByteStream, address: SocketAddress, key: OriginKey, head: RequestHead,
+        owner: any ExchangeOwner, origin: any ByteStream, address: SocketAddress, key: OriginKey, head: RequestHead,
         requestFraming: BodyFraming
     ) {
-        self.session = session
+        self.owner = owner
         self.origin = origin
         self.address = address
         self.key = key
@@ -41,8 +43,8 @@ final class PlainHTTPExchange {
         self.requestBody = BodyTransfer(requestFraming, kind: .request)
     }
 
-    private var client: any ByteStream { session.client }
-    private var settings: ProxySettings { session.settings }
+    private var client: any ByteStream { owner.client }
+    private var settings: ProxySettings { owner.settings }
 
     func start() {
         // Weak: a callback libevent deferred may still run after the exchange has ended.
@@ -62,11 +64,11 @@ final class PlainHTTPExchange {
     private func sendRequest() {
         origin.setTimeouts(read: nil, write: nil)
         client.setTimeouts(read: nil, write: nil)
-        session.watchIdle([client, origin]) { [weak self] ending in self?.idleTimedOut(ending) }
+        owner.watchIdle([client, origin]) { [weak self] ending in self?.idleTimedOut(ending) }
         origin.setReading(true)
         let bytes = head.headForOrigin(via: Self.via)
         origin.write(bytes)
-        session.record?.bytesUp += Int64(bytes.count)
+        tally.bytesUp += Int64(bytes.count)
         pumpRequestBody()
         if !requestBody.isFinished { client.setReading(true) }
     }
@@ -78,11 +80,11 @@ final class PlainHTTPExchange {
                 count = try requestBody.bodyBytes(bufferedIn: client)
             } catch {
                 return responseStarted
-                    ? session.abortExchange(reason: "bad request body: \(error.reason)")
-                    : failRequest(error)
+                    ? end(.aborted(reason: "bad request body: \(error.reason)"))
+                    : end(.requestRefused(error))
             }
             guard count > 0 else { break }
-            session.record?.bytesUp += Int64(client.moveInput(to: origin, maximum: count))
+            tally.bytesUp += Int64(client.moveInput(to: origin, maximum: count))
         }
         if requestBody.isFinished {
             // What follows is the client's next request: it waits until this response is over.
@@ -91,17 +93,8 @@ final class PlainHTTPExchange {
         }
         Backpressure.apply(source: client, target: origin) { [weak self] in
             guard let self else { return false }
-            return !requestBody.isFinished && !session.clientEnded
+            return !requestBody.isFinished && !owner.clientEnded
         }
-    }
-
-    /// A request body the proxy cannot frame: 400 to the client (nothing of a response has come).
-    private func failRequest(_ error: HeadError) {
-        session.record?.action = .failed
-        session.record?.upstreamError = "bad request body: \(error.reason)"
-        origin.close()
-        session.exchange = nil
-        session.respond(ProxyResponse.text(status: error.status, reason: error.statusPhrase, body: error.reason + "\n"))
     }
 
     // MARK: - The response
@@ -119,7 +112,7 @@ final class PlainHTTPExchange {
             case .needMoreData:
                 origin.discardInput(bytes.count)
             case .failed(let error):
-                return session.failBeforeResponse(status: 502, reason: "the origin's response: \(error.reason)")
+                return end(.failedBeforeResponse(status: 502, reason: "the origin's response: \(error.reason)"))
             case .complete(let response, let leftover):
                 origin.discardInput(bytes.count - leftover.count)
                 guard startResponse(response) else { return }
@@ -133,13 +126,13 @@ final class PlainHTTPExchange {
     private func startResponse(_ response: ResponseHead) -> Bool {
         if response.status == 101 {
             // The Upgrade field is hop-by-hop and was not forwarded, so the origin broke the protocol.
-            session.failBeforeResponse(status: 502, reason: "the origin switched protocols without being asked to")
+            end(.failedBeforeResponse(status: 502, reason: "the origin switched protocols without being asked to"))
             return false
         }
         if (100...199).contains(response.status) {
             let bytes = response.serialized(addingVia: Self.via)
             client.write(bytes)
-            session.record?.bytesDown += Int64(bytes.count)
+            tally.bytesDown += Int64(bytes.count)
             responseParser = ResponseHeadParser()
             return true
         }
@@ -147,7 +140,7 @@ final class PlainHTTPExchange {
         do {
             framing = try response.bodyFraming(requestMethod: head.method)
         } catch {
-            session.failBeforeResponse(status: 502, reason: "the origin's response: \(error.reason)")
+            end(.failedBeforeResponse(status: 502, reason: "the origin's response: \(error.reason)"))
             return false
         }
         let body = BodyTransfer(framing, kind: .response)
@@ -160,8 +153,8 @@ final class PlainHTTPExchange {
             bytes += Array("Connection: close\r\n\r\n".utf8)
         }
         client.write(bytes)
-        session.record?.status = response.status
-        session.record?.bytesDown += Int64(bytes.count)
+        tally.status = response.status
+        tally.bytesDown += Int64(bytes.count)
         responseBody = body
         return true
     }
@@ -174,10 +167,10 @@ final class PlainHTTPExchange {
                 count = try body.bodyBytes(bufferedIn: origin)
             } catch {
                 responseBody = body
-                return session.abortExchange(reason: "the origin's response body: \(error.reason)")
+                return end(.aborted(reason: "the origin's response body: \(error.reason)"))
             }
             guard count > 0 else { break }
-            session.record?.bytesDown += Int64(origin.moveInput(to: client, maximum: count))
+            tally.bytesDown += Int64(origin.moveInput(to: client, maximum: count))
         }
         responseBody = body
         if body.isFinished {
@@ -211,27 +204,22 @@ final class PlainHTTPExchange {
     /// came, otherwise all the proxy can do is close.
     private func idleTimedOut(_ ending: IdleTimer.Ending) {
         if ending == .idle, requestBody.isFinished, !responseStarted {
-            session.failBeforeResponse(
-                status: 504, reason: "the origin did not answer within \(settings.idleTimeout.logText)")
+            end(.failedBeforeResponse(status: 504, reason: "the origin did not answer within \(settings.idleTimeout.logText)"))
         } else {
-            session.abortExchange(reason: session.closedReason(ending))
+            end(.aborted(reason: owner.closedReason(ending)))
         }
     }
 
     private func failOrAbort(_ reason: String) {
-        if responseStarted {
-            session.abortExchange(reason: reason)
-        } else {
-            session.failBeforeResponse(status: 502, reason: reason)
-        }
+        end(responseStarted ? .aborted(reason: reason) : .failedBeforeResponse(status: 502, reason: reason))
     }
 
     private func clientEvent(_ event: ConnectionEvent) {
         guard event == .endOfStream, requestBody.isFinished else {
-            return session.abortExchange(reason: "the client went away before the exchange was over")
+            return end(.aborted(reason: "the client went away before the exchange was over"))
         }
         // A client may half-close after its requests and still read the responses.
-        session.clientEnded = true
+        owner.clientHalfClosed()
         client.setReading(false)
     }
 
@@ -239,12 +227,51 @@ final class PlainHTTPExchange {
     /// sent ends the client's connection too, since the rest of that body cannot be told apart
     /// from a next request.
     private func finishIfDone() {
-        guard !reported, responseBody?.isFinished == true else { return }
-        reported = true
+        guard responseBody?.isFinished == true else { return }
         let requestDone = requestBody.isFinished
         // A client that half-closed is still owed answers to requests it pipelined before.
-        let moreRequests = !session.clientEnded || client.availableBytes > 0
-        session.exchangeFinished(
-            keepClient: clientReusable && requestDone && moreRequests, keepOrigin: originReusable && requestDone)
+        let moreRequests = !owner.clientEnded || client.availableBytes > 0
+        end(.completed(keepClient: clientReusable && requestDone && moreRequests, keepOrigin: originReusable && requestDone))
     }
+
+    /// Tells the session, once, how the exchange ended.
+    private func end(_ ending: ExchangeEnding) {
+        guard !reported else { return }
+        reported = true
+        owner.exchangeEnded(self, ending)
+    }
+}
+
+/// How a ``PlainHTTPExchange`` ended, which its session acts on.
+enum ExchangeEnding {
+    /// The response is delivered, or on its way: the session may read another request, and keep
+    /// the origin for the next one.
+    case completed(keepClient: Bool, keepOrigin: Bool)
+    /// Nothing of a response reached the client: it gets `status` (502 or 504) with the reason.
+    case failedBeforeResponse(status: Int, reason: String)
+    /// The request's own body cannot be framed, before any response: 400 (or what the error says).
+    case requestRefused(HeadError)
+    /// Part of the response was relayed: all the proxy can do is close.
+    case aborted(reason: String)
+}
+
+/// What an exchange moved, for the log record: bytes each way (heads included) and the status.
+struct ExchangeTally {
+    var bytesUp: Int64 = 0
+    var bytesDown: Int64 = 0
+    var status: Int?
+}
+
+/// The session as its exchange sees it: the client, the limits, the idle watch, and where the
+/// exchange's end goes.
+protocol ExchangeOwner: AnyObject {
+    var client: any ByteStream { get }
+    var settings: ProxySettings { get }
+    /// Whether the client half-closed (it may still read the answers to what it sent).
+    var clientEnded: Bool { get }
+    func clientHalfClosed()
+    func watchIdle(_ streams: [any ByteStream], onIdle: @escaping (IdleTimer.Ending) -> Void)
+    func closedReason(_ ending: IdleTimer.Ending) -> String
+    /// Called once, when the exchange ends.
+    func exchangeEnded(_ exchange: PlainHTTPExchange, _ ending: ExchangeEnding)
 }
