@@ -114,7 +114,8 @@ final class ClientSession: ExchangeOwner {
             if event == .timeout, headStarted { requestTimedOut() } else { finish() }
         }
         if client.availableBytes > 0 { readHead() }
-        guard record == nil else { return }  // A buffered head was complete and is being handled.
+        // A buffered head was complete and is being handled, or was answered and the session ended.
+        guard record == nil, !finished else { return }
         // A client that half-closed has nothing more to say once its buffered requests are answered.
         if clientEnded { return closeAfterFlush(within: settings.idleTimeout) }
         client.setReading(true)
@@ -266,12 +267,17 @@ final class ClientSession: ExchangeOwner {
         host: String, port: UInt16, address: SocketAddress?,
         completion: @escaping (Result<(any ByteStream, SocketAddress), UpstreamDialer.DialFailure>) -> Void
     ) {
-        originDial = environment.dial(
+        // The dial may end before it returns (a refusal, a name from a hosts file): then there is
+        // nothing left to cancel, and what the completion started must not be overwritten.
+        var ended = false
+        let dial = environment.dial(
             host: host, port: port, address: address, rules: destinations, hosts: settings.hosts, timeout: settings.connectTimeout
         ) { [unowned self] result in
+            ended = true
             originDial = nil
             completion(result)
         }
+        if !ended { originDial = dial }
     }
 
     private func startExchange(

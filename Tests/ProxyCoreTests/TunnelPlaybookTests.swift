@@ -287,4 +287,41 @@ struct TunnelPlaybookTests {
         #expect(record.action == .blocked)
         #expect(record.helloUnreadable == "the ClientHello was not complete within 10 s")
     }
+
+    // MARK: - Found in review
+
+    @Test("a server that ends before a tunnel's first bytes are judged: its end waits, and the reconnected server is read")
+    func serverEndsBeforeJudgement() throws {
+        let (environment, client, upstream) = try Self.openedBeforeVerdict(policyXML: Self.arbitraryLoads)
+        upstream.peerEnds()
+        environment.playbook.run()
+        #expect(!client.sentEnd, "the server's end went to the device before anything was judged")
+        let hello = TestClientHello(serverName: Self.host).records()
+        client.peerSends(hello)
+        environment.playbook.run()
+        try #require(environment.verdicts.first)
+            .answer(ProbeReport(observed: compliantFacts(for: Self.host), address: Self.upstreamAddress))
+        environment.playbook.run()
+        let second = ScriptedStream("second upstream", playbook: environment.playbook)
+        try #require(environment.dials.count == 2 ? environment.dials[1] : nil).connect(second, address: Self.upstreamAddress)
+        environment.playbook.run()
+        #expect(second.delivered == hello)
+        second.peerSends("server hello")
+        environment.playbook.run()
+        #expect(client.deliveredText.hasSuffix("server hello"), "the new connection is read: the old one's end is forgotten")
+    }
+
+    @Test("a refusal from a probe run for another client is retried with this client's rules, after the 200 too")
+    func othersRefusalRetried() throws {
+        let (environment, client, _) = try Self.openedBeforeVerdict(policyXML: Self.arbitraryLoads)
+        client.peerSends(TestClientHello(serverName: Self.host).records())
+        environment.playbook.run()
+        // A LAN client's probe was refused 127.0.0.1, which this loopback client may reach.
+        let refusal = DestinationRefusal.local(.loopback, .init(address: try #require(IPAddress("127.0.0.1")), port: 443))
+        try #require(environment.verdicts.first).answer(ProbeReport(refusal: refusal, host: Self.host, port: 443))
+        environment.playbook.run()
+        #expect(environment.verdicts.count == 2, "looked up again with this client's rules")
+        #expect(client.isOpen)
+        #expect(environment.records.isEmpty)
+    }
 }

@@ -162,7 +162,9 @@ extension ConnectTunnel {
             session.record?.upstreamError = "the device started TLS, but the server does not speak TLS: \(reason)"
             return session.finish()
         }
-        // (The usual case, the CONNECT's own name, needs no second policy lookup.)
+        // (The usual case, the CONNECT's own name, needs no second policy lookup.) In a tunnel opened
+        // before any verdict, only the name the device's TLS is for is judged: the CONNECT's host
+        // was never the one its handshake would have been with.
         guard let name = hello.serverName, name != host,
             let named = try? session.lookUpRequirements(for: name, scheme: .https), named.host != requirements.host
         else { return verdictDeferred ? judgeDeferred(upstream: upstream) : startRelaying(upstream) }

@@ -21,9 +21,11 @@ extension ConnectTunnel {
         if !inspection.clientEnded { client.setReading(true) }
         relayUp()
         if inspection.clientEnded { forwardEnd(to: upstream) }
-        // The device's bytes are judged: the server may speak now, and what it already sent goes first.
+        // The device's bytes are judged: the server may speak now, and what it already sent goes
+        // first, then its end if it has ended.
         if !inspection.upstreamEnded { upstream.setReading(true) }
         if upstream.availableBytes > 0 { relayDown() }
+        if inspection.upstreamEnded, case .relaying = state { forwardEnd(to: client) }
     }
 
     func relayUp() {
@@ -102,6 +104,9 @@ extension ConnectTunnel {
         guard event == .endOfStream, let upstream else { return session.finish() }
         inspection.upstreamEnded = true
         upstream.setReading(false)
+        // Before the device's bytes are judged, the server's end waits like its bytes: it is passed
+        // on after them, once relaying starts.
+        guard case .relaying = state else { return }
         forwardEnd(to: client)
     }
 

@@ -25,7 +25,7 @@ final class ConnectTunnel {
         case classifying(upstream: any ByteStream)
         /// The ClientHello named another host: its own verdict is pending (the upstream was given
         /// up meanwhile, for servers that serve one connection at a time), the bytes still held.
-        case awaitingServerNameVerdict(Requirements)
+        case awaitingServerNameVerdict(name: String, Requirements)
         /// The ClientHello came through a tunnel opened before any verdict (the host accepts
         /// cleartext): its TLS verdict is pending, the upstream given up meanwhile, the bytes held.
         case awaitingDeferredVerdict
@@ -104,7 +104,7 @@ final class ConnectTunnel {
     func verdictArrived(_ report: ProbeReport) {
         switch state {
         case .awaitingVerdict: connectVerdict(report)
-        case .awaitingServerNameVerdict(let named): serverNameVerdict(report, requirements: named)
+        case .awaitingServerNameVerdict(let name, let named): serverNameVerdict(report, name: name, requirements: named)
         case .awaitingDeferredVerdict: deferredVerdict(report)
         default: return
         }
@@ -113,15 +113,8 @@ final class ConnectTunnel {
     // MARK: - The CONNECT's verdict
 
     private func connectVerdict(_ report: ProbeReport) {
-        if let refusal = report.refusal {
-            // The probe may have run for another client (this one joined it in flight): this
-            // client's own rules decide, and a probe with them is started when they allow it.
-            guard session.destinations.vet(refusal.destination.address, port: refusal.destination.port) == nil,
-                !verdictRetried
-            else { return session.deny(refusal) }
-            verdictRetried = true
-            return session.lookUpVerdict(VerdictKey(host: host, port: port, requirements: requirements))
-        }
+        if retriedOthersRefusal(report, key: VerdictKey(host: host, port: port, requirements: requirements)) { return }
+        if let refusal = report.refusal { return session.deny(refusal) }
         // A cached verdict may come from another client's probe (a loopback client's, which may
         // reach 127.0.0.1): the address it judged must be one this client may reach.
         if let address = report.address, let refusal = session.destinations.vet(address) { return session.deny(refusal) }
@@ -201,13 +194,34 @@ final class ConnectTunnel {
     func judgeDeferred(upstream: any ByteStream) {
         state = .awaitingDeferredVerdict
         client.setReading(false)
-        upstream.close()
+        giveUp(upstream)
         session.lookUpVerdict(VerdictKey(host: host, port: port, requirements: requirements))
+    }
+
+    /// Closes an upstream given up while a verdict is taken: what it said or whether it ended is
+    /// forgotten with it (the next connection starts afresh).
+    private func giveUp(_ upstream: any ByteStream) {
+        upstream.close()
+        inspection.upstreamEnded = false
+        inspection.serverScanner = TLSHelloScanner(direction: .serverToClient)
+    }
+
+    /// A refusal from a probe that ran for another client (this one joined it in flight) says
+    /// nothing of this client, whose own rules decide: where they allow the address, the verdict is
+    /// looked up again, once, with them. Returns whether it was.
+    private func retriedOthersRefusal(_ report: ProbeReport, key: VerdictKey) -> Bool {
+        guard let refusal = report.refusal, !verdictRetried,
+            session.destinations.vet(refusal.destination.address, port: refusal.destination.port) == nil
+        else { return false }
+        verdictRetried = true
+        session.lookUpVerdict(key)
+        return true
     }
 
     /// The 200 has gone: a refusal can only close the tunnel, before any byte of the device's
     /// handshake reached the server.
     private func deferredVerdict(_ report: ProbeReport) {
+        if retriedOthersRefusal(report, key: VerdictKey(host: host, port: port, requirements: requirements)) { return }
         let refusal = report.refusal.map(\.destination).flatMap { session.destinations.vet($0.address, port: $0.port) }
             ?? report.address.flatMap { session.destinations.vet($0) }
         if let refusal {
@@ -245,15 +259,17 @@ final class ConnectTunnel {
     /// A server name that is another host than the CONNECT's is judged too, by a probe that sends
     /// that name: the certificate must match it, and its own exception rules apply.
     func judgeServerName(_ name: String, requirements named: Requirements, upstream: any ByteStream) {
-        state = .awaitingServerNameVerdict(named)
+        state = .awaitingServerNameVerdict(name: name, named)
         client.setReading(false)
         // The upstream connection is given up while the name is probed: a server that serves one
         // connection at a time would otherwise never answer the probe. It is opened again after.
-        upstream.close()
+        giveUp(upstream)
         session.lookUpVerdict(VerdictKey(host: host, port: port, serverName: name, requirements: named))
     }
 
-    private func serverNameVerdict(_ report: ProbeReport, requirements named: Requirements) {
+    private func serverNameVerdict(_ report: ProbeReport, name: String, requirements named: Requirements) {
+        let key = VerdictKey(host: host, port: port, serverName: name, requirements: named)
+        if retriedOthersRefusal(report, key: key) { return }
         guard let observed = report.observed else {
             session.record?.action = report.refusal == nil ? .failed : .denied
             session.record?.upstreamError = "probing the ClientHello's server name \(named.host): "
@@ -277,7 +293,8 @@ final class ConnectTunnel {
         state = .reconnecting
         session.dial(host: host, port: port, address: address) { [unowned self] result in
             switch result {
-            case .success(let (upstream, _)):
+            case .success(let (upstream, address)):
+                session.record?.upstreamAddress = address.description
                 attach(upstream)
                 startRelaying(upstream)
             case .failure(.refused(let refusal)):

@@ -30,7 +30,8 @@ final class UpstreamDialer {
     private let base: EventBase
     private let resolver: DNSResolver
     private let hosts: HostsTable?
-    private let timeout: Duration
+    /// Each connect's limit: the connect timeout, or less when a deadline leaves less.
+    private var timeout: Duration
     private let vet: (SocketAddress) -> DestinationRefusal?
     private var state = State.idle
 
@@ -71,8 +72,10 @@ final class UpstreamDialer {
         if case .idle = state { state = .resolving(lookup) }
     }
 
-    /// Connects to `address` only: the one a verdict was about.
-    func connect(to address: SocketAddress, host: String, completion: @escaping Completion) {
+    /// Connects to `address` only: the one a verdict was about; within `limit` when a deadline
+    /// leaves less than the connect timeout.
+    func connect(to address: SocketAddress, host: String, within limit: Duration? = nil, completion: @escaping Completion) {
+        if let limit { timeout = min(timeout, limit) }
         vetAndConnect(host: host, port: address.port, addresses: [address], completion: completion)
     }
 

@@ -84,8 +84,10 @@ final class VerdictProbeRun {
     private func explain(_ refusal: HandshakeFailure, address: SocketAddress) {
         let unexplained = ProbeReport(
             atsHandshakeFailure: refusal, upstreamFailure: .handshake(reason: refusal.reason), address: address)
-        guard deadline > MonotonicClock.nowMilliseconds() else { return finish(unexplained) }
-        dialer.connect(to: address, host: key.host) { [unowned self] result in
+        let left = deadline - MonotonicClock.nowMilliseconds()
+        guard left > 0 else { return finish(unexplained) }
+        // The connect too is bounded by what is left of the verdict's deadline.
+        dialer.connect(to: address, host: key.host, within: .milliseconds(left)) { [unowned self] result in
             guard case .success(let (connection, _)) = result else { return finish(unexplained) }
             handshake(connection, address: address, profile: .permissive) { [unowned self] outcome in
                 guard let observed = outcome.observed else { return finish(unexplained) }
