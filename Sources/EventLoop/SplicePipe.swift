@@ -15,10 +15,10 @@ final class SplicePipe {
     /// The bytes this pipe's growth took from ``growthBudget``, given back in `deinit`.
     private var grownBy = 0
 
-    /// The size asked for with F_SETPIPE_SZ. 64 KiB is Linux's default, so no fcntl is spent on it:
-    /// on loopback 1 MiB moved bulk data barely faster (see the README's Performance section), and
-    /// pipes count against the user's pipe quota (`/proc/sys/fs/pipe-user-pages-soft`, 64 MiB by
-    /// default), which 1 MiB pipes, two per tunnel, would exhaust at 32 tunnels.
+    /// The size asked for with F_SETPIPE_SZ. 64 KiB is Linux's default, so no fcntl is spent on it.
+    /// Pipes count against the user's pipe quota (`/proc/sys/fs/pipe-user-pages-soft`, 64 MiB by
+    /// default), which 1 MiB pipes, two per tunnel, would exhaust at 32 tunnels: bigger pipes are
+    /// for bulk directions only, and bounded (``grownCapacity``, ``growthBudget``).
     static let defaultCapacity = 64 * 1024
 
     /// What a pipe grows to once a bulk transfer fills it (``SpliceFlow``): 256 KiB cut the relay's
