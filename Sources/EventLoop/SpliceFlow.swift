@@ -25,6 +25,8 @@ final class SpliceFlow {
     /// A splice into the pipe found no room while it held bytes (a pipe counts buffers, not bytes,
     /// so it can be full below its capacity): no reading until the pipe is empty again.
     private var pipeFull = false
+    /// The pipe was filled to its capacity once and asked to grow (``SplicePipe/grow(to:)``).
+    private var growthTried = false
     private var stopped = false
     private var readEvent: OpaquePointer?
     private var writeEvent: OpaquePointer?
@@ -135,6 +137,12 @@ final class SpliceFlow {
                 relay.fail(relay.side(of: source), .error(code))
                 return false
             }
+        }
+        // Filled to the brim: a bulk transfer. Its pipe grows once, when the budget allows, and the
+        // filling goes on; a short exchange (a handshake, a request) never fills 64 KiB.
+        if !growthTried, relay.grownPipeCapacity > pipe.capacity {
+            growthTried = true
+            if pipe.grow(to: relay.grownPipeCapacity) { return fill(pipe) }
         }
         return true
     }

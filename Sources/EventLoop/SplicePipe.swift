@@ -1,5 +1,6 @@
 internal import CSplice
 import Glibc
+import Synchronization
 
 /// A kernel pipe that spliced bytes pass through on their way from one socket to another: the
 /// single owner of its two descriptors, closed in `deinit` and only there.
@@ -10,13 +11,30 @@ final class SplicePipe {
     let readEnd: Int32
     let writeEnd: Int32
     /// What the pipe holds at most, in bytes (F_GETPIPE_SZ).
-    let capacity: Int
+    private(set) var capacity: Int
+    /// The bytes this pipe's growth took from ``growthBudget``, given back in `deinit`.
+    private var grownBy = 0
 
-    /// The size asked for with F_SETPIPE_SZ. 64 KiB is Linux's default, so no fcntl is spent on it:
-    /// on loopback 1 MiB moved bulk data barely faster (see the README's Performance section), and
-    /// pipes count against the user's pipe quota (`/proc/sys/fs/pipe-user-pages-soft`, 64 MiB by
-    /// default), which 1 MiB pipes, two per tunnel, would exhaust at 32 tunnels.
+    /// The size asked for with F_SETPIPE_SZ. 64 KiB is Linux's default, so no fcntl is spent on it.
+    /// Pipes count against the user's pipe quota (`/proc/sys/fs/pipe-user-pages-soft`, 64 MiB by
+    /// default), which 1 MiB pipes, two per tunnel, would exhaust at 32 tunnels: bigger pipes are
+    /// for bulk directions only, and bounded (``grownCapacity``, ``growthBudget``).
     static let defaultCapacity = 64 * 1024
+
+    /// What a pipe grows to once a bulk transfer fills it (``SpliceFlow``): 256 KiB cut the relay's
+    /// CPU per GiB by a third on loopback against 64 KiB (bench/proxy-bench/README.md).
+    static let grownCapacity = 256 * 1024
+
+    /// The bytes by which all of the process's pipes together may grow beyond their first size:
+    /// a quarter of the default per-user pipe quota (64 MiB), so that growing the pipes of bulk
+    /// transfers (64 of them at 256 KiB) never spends the quota that new tunnels' 64 KiB pipes need.
+    static let growthBudget = 16 * 1024 * 1024
+
+    /// What the process's grown pipes take of ``growthBudget`` now.
+    private static let grownBytes = Atomic<Int>(0)
+
+    /// For tests: what all grown pipes take of ``growthBudget``.
+    static var grownBytesInUse: Int { grownBytes.load(ordering: .relaxed) }
 
     /// - Parameter capacity: the size to ask for; the kernel may round it up, and refuses more than
     ///   `/proc/sys/fs/pipe-max-size` or the user's quota, when the pipe keeps its default size.
@@ -33,6 +51,27 @@ final class SplicePipe {
     deinit {
         Glibc.close(readEnd)
         Glibc.close(writeEnd)
+        if grownBy > 0 { SplicePipe.grownBytes.subtract(grownBy, ordering: .relaxed) }
+    }
+
+    /// Asks the kernel to make the pipe `size` bytes, once, if ``growthBudget`` has room for the
+    /// difference: true if it grew. A refusal (the user's pipe quota, `pipe-max-size`) leaves it as
+    /// it was.
+    func grow(to size: Int) -> Bool {
+        guard grownBy == 0, size > capacity else { return false }
+        let extra = size - capacity
+        let total = SplicePipe.grownBytes.add(extra, ordering: .relaxed).newValue
+        guard total <= SplicePipe.growthBudget, CSplice_set_pipe_size(writeEnd, Int32(clamping: size)) > 0 else {
+            SplicePipe.grownBytes.subtract(extra, ordering: .relaxed)
+            return false
+        }
+        let now = Int(CSplice_pipe_size(writeEnd))
+        let grown = max(0, now - capacity)
+        // The kernel may round up: the budget counts what the pipe really grew by.
+        if grown != extra { SplicePipe.grownBytes.add(grown - extra, ordering: .relaxed) }
+        grownBy = grown
+        if now > capacity { capacity = now }
+        return grownBy > 0
     }
 
     /// Moves up to `length` bytes from `from` to `to` (one of them this pipe's end) without copying

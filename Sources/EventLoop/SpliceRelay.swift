@@ -57,6 +57,9 @@ public final class SpliceRelay {
     /// Each direction's pipe size unless told otherwise (``SplicePipe/defaultCapacity``).
     public static var defaultPipeCapacity: Int { SplicePipe.defaultCapacity }
 
+    /// What a bulk direction's pipe grows to unless told otherwise (``SplicePipe/grownCapacity``).
+    public static var defaultGrownPipeCapacity: Int { SplicePipe.grownCapacity }
+
     public let first: Connection
     public let second: Connection
     /// Runs once when the relay ends (see the type's contract).
@@ -68,6 +71,9 @@ public final class SpliceRelay {
     /// once it has delivered this many bytes, with bytes still in its pipe.
     var refusesSplicingAfter: Int?
     let pipeCapacity: Int
+    /// What a direction's pipe grows to once it is filled to its capacity (no growth when not
+    /// above ``pipeCapacity``), within the process-wide ``SplicePipe/growthBudget``.
+    let grownPipeCapacity: Int
     /// first → second, then second → first.
     private(set) var flows: [SpliceFlow] = []
     private var noticeEvent: OpaquePointer?
@@ -79,15 +85,20 @@ public final class SpliceRelay {
 
     /// - Parameters:
     ///   - method: `.copy` skips splicing (the fallback, forced: for tests and comparisons).
-    ///   - pipeCapacity: each direction's pipe size (F_SETPIPE_SZ).
+    ///   - pipeCapacity: each direction's pipe size at first (F_SETPIPE_SZ).
+    ///   - grownPipeCapacity: what a direction's pipe grows to the first time the source fills it
+    ///     (a bulk transfer), while all grown pipes of the process stay within
+    ///     ``SplicePipe/growthBudget``; at or below `pipeCapacity`, pipes keep their size.
     public init(
-        first: Connection, second: Connection, method: Method = .splice, pipeCapacity: Int = SpliceRelay.defaultPipeCapacity
+        first: Connection, second: Connection, method: Method = .splice, pipeCapacity: Int = SpliceRelay.defaultPipeCapacity,
+        grownPipeCapacity: Int = SpliceRelay.defaultGrownPipeCapacity
     ) {
         self.first = first
         self.second = second
         base = first.base
         requestedMethod = method
         self.pipeCapacity = pipeCapacity
+        self.grownPipeCapacity = grownPipeCapacity
     }
 
     deinit {

@@ -207,4 +207,54 @@ struct SpliceRelayTests {
         #expect(state.bytesToSecond == total)
         #expect(state.splicing == [true, true], "it started by splicing")
     }
+
+    @Test("a bulk direction's pipe grows from 64 KiB to 256 KiB; the other, with nothing to move, keeps its size")
+    func bulkPipeGrows() throws {
+        let (first, peerA) = try loopbackPair()
+        let (second, peerB) = try loopbackPair()
+        defer { close(peerA); close(peerB) }
+        let (loop, report) = try startRelay(first: first, second: second)
+        defer { loop.stop() }
+        let total = 64 << 20
+        let group = DispatchGroup()
+        let sent = Mutex<[UInt8]>([])
+        onThread(group) {
+            let hash = sendPattern(peerA, total: total, seed: 4)
+            sent.withLock { $0 = hash }
+        }
+        let received = receiveHashing(peerB, delay: .milliseconds(1))
+        #expect(group.wait(timeout: .now() + 30) == .success)
+        #expect(received.count == total && received.sha256 == sent.withLock { $0 })
+        shutdown(peerB, Int32(SHUT_WR))
+        let state = try #require(report.waitForEnd())
+        #expect(state.ending == .finished)
+        // Grown unless other tests' grown pipes hold the whole budget at the time, or the user's
+        // pipe quota refuses it: then it keeps its size, which is what matters.
+        #expect(state.largestPipes[0] == SplicePipe.grownCapacity || state.largestPipes[0] == SplicePipe.defaultCapacity)
+        #expect(state.largestPipes[1] == SplicePipe.defaultCapacity, "nothing filled the pipe back: \(state.largestPipes)")
+    }
+
+    @Test("pipes grow only within the process's budget, and give it back when freed")
+    func growthBudget() throws {
+        var pipes: [SplicePipe] = []
+        var grown = 0
+        let most = SplicePipe.growthBudget / (SplicePipe.grownCapacity - SplicePipe.defaultCapacity)
+        for _ in 0..<(most + 8) {
+            let pipe = try SplicePipe()
+            if pipe.grow(to: SplicePipe.grownCapacity) {
+                grown += 1
+                #expect(pipe.capacity == SplicePipe.grownCapacity)
+                #expect(!pipe.grow(to: 2 * SplicePipe.grownCapacity), "a pipe grows once")
+            } else {
+                #expect(pipe.capacity == SplicePipe.defaultCapacity)
+            }
+            #expect(SplicePipe.grownBytesInUse <= SplicePipe.growthBudget)
+            pipes.append(pipe)
+        }
+        #expect(grown <= most, "\(grown) pipes grew, the budget allows \(most)")
+        let before = SplicePipe.grownBytesInUse
+        pipes.removeAll()
+        // Other tests may grow or free pipes meanwhile; ours took `grown` shares and gave them back.
+        #expect(SplicePipe.grownBytesInUse <= before)
+    }
 }

@@ -297,6 +297,32 @@ def command_report(args):
                    f"{r['sys_s'] * 1000 / r['requests']:7.3f} {r['requests_per_s']:11.0f} "
                    f"{r['cpu_ms_per_request'] / cpu_round['squid']['cpu_ms_per_request']:8.2f}x {runs:>24}")
 
+    c2 = results.get("cpu2", {})
+    if c2:
+        # The second mode: many concurrent clients, and squid writing an access log as atsproxy does.
+        labels = {"atsproxy": "atsproxy, log to a file", "squid-log": "squid, access log to a file",
+                  "atsproxy-null": "atsproxy, log to /dev/null", "squid": "squid, no access log"}
+        mid = {n: sorted(c2[n], key=lambda r: r["cpu_ms_per_request"])[len(c2[n]) // 2] for n in c2}
+        first = c2["atsproxy"][0]
+        out.append("")
+        out.append(f"2b. The same, {first['concurrency']} concurrent clients ({len(c2['atsproxy'])} rounds of "
+                   f"{first['requests']} requests; median round); ratios against squid with its access log to a file")
+        out.append(f"   {'':28} {'ms/request':>10} {'user ms':>8} {'sys ms':>7} {'requests/s':>11} {'vs squid-log':>13} "
+                   f"{'rounds ms/request':>24}")
+        for n in ["atsproxy", "squid-log", "atsproxy-null", "squid"]:
+            if n not in mid:
+                continue
+            r = mid[n]
+            runs = " ".join(f"{x['cpu_ms_per_request']:.3f}" for x in c2[n])
+            out.append(f"   {labels[n]:28} {r['cpu_ms_per_request']:10.3f} {r['user_s'] * 1000 / r['requests']:8.3f} "
+                       f"{r['sys_s'] * 1000 / r['requests']:7.3f} {r['requests_per_s']:11.0f} "
+                       f"{r['cpu_ms_per_request'] / mid['squid-log']['cpu_ms_per_request']:12.2f}x {runs:>24}")
+        a, sq = cpu_round["atsproxy"]["cpu_ms_per_request"], cpu_round["squid"]["cpu_ms_per_request"]
+        a2, sq2 = mid["atsproxy"]["cpu_ms_per_request"], mid["squid-log"]["cpu_ms_per_request"]
+        out.append(f"   both modes, atsproxy/squid: {c[names[0]][0].get('concurrency', '8')} clients, squid without a log "
+                   f"{a / sq:.2f}x ({a:.3f} / {sq:.3f} ms); {first['concurrency']} clients, both logging to a file "
+                   f"{a2 / sq2:.2f}x ({a2:.3f} / {sq2:.3f} ms)")
+
     m = results.get("idle", {})
     out.append("")
     first = m[names[0]][0]

@@ -10,6 +10,7 @@
 #   ROUNDS       rounds of them per proxy   (default 3; the median round is reported)
 #   TUNNELS      idle tunnels per proxy     (default 1000)
 #   CONCURRENCY  client threads             (default 8)
+#   CONCURRENCY2 client threads of the second CPU-per-request mode (default 50; 0 skips it)
 #   THREADS      atsproxy --threads         (default: the number of cores)
 #   KEEP=1       keep the scratch directory (configs, logs) and print its path
 #   HOLD=1       start the servers, print their ports and PIDs, measure nothing and wait for Ctrl-C
@@ -25,6 +26,7 @@ REQUESTS=${REQUESTS:-1000}
 ROUNDS=${ROUNDS:-3}
 TUNNELS=${TUNNELS:-1000}
 CONCURRENCY=${CONCURRENCY:-8}
+CONCURRENCY2=${CONCURRENCY2:-50}
 THREADS=${THREADS:-$(nproc)}
 PYTHON=${PYTHON:-python3}
 
@@ -177,6 +179,13 @@ ats_port=$(free_port)
   --control-socket "$work/control.sock" 2>"$work/atsproxy.err" &
 ats_pid=$!; pids+=("$ats_pid")
 wait_for_port "$ats_port" atsproxy "$ats_pid"
+# The same daemon with its log thrown away, for the second CPU mode: what writing the log costs.
+atsnull_port=$(free_port)
+"$ATSPROXY" --listen "127.0.0.1:$atsnull_port" --policy "$work/policy.plist" --ca-file "$work/root.pem" \
+  --system-roots off --log-file /dev/null --threads "$THREADS" --verdict-ttl 3600 \
+  --control-socket "$work/control-null.sock" 2>"$work/atsproxy-null.err" &
+atsnull_pid=$!; pids+=("$atsnull_pid")
+wait_for_port "$atsnull_port" atsproxy-null "$atsnull_pid"
 
 # --- squid: CONNECT to any port, no cache, no access log ------------------------------------------
 
@@ -201,6 +210,17 @@ EOF
 squid -f "$work/squid.conf" --foreground 2>"$work/squid.err" &
 squid_pid=$!; pids+=("$squid_pid")
 wait_for_port "$squid_port" squid "$squid_pid"
+# The same squid writing its access log (squid's default format, one line per request) to a file,
+# for the second CPU mode: atsproxy always logs a line per connection, this squid does too.
+squidlog_port=$(free_port)
+mkdir -p "$work/squid-log"; chmod 777 "$work/squid-log"
+sed -e "s|^http_port .*|http_port 127.0.0.1:$squidlog_port|" \
+    -e "s|^access_log none|access_log stdio:$work/squid-log/access.log|" \
+    -e "s|^cache_log .*|cache_log $work/squid-log/cache.log|" \
+    -e "s|^coredump_dir .*|coredump_dir $work/squid-log|" "$work/squid.conf" > "$work/squid-log.conf"
+squid -f "$work/squid-log.conf" --foreground 2>"$work/squid-log.err" &
+squidlog_pid=$!; pids+=("$squidlog_pid")
+wait_for_port "$squidlog_port" squid-log "$squidlog_pid"
 
 # --- tinyproxy: CONNECT to any port (no ConnectPort lines), critical messages only --------------------
 
@@ -221,9 +241,11 @@ tinyproxy -d -c "$work/tinyproxy.conf" 2>"$work/tinyproxy.err" &
 tiny_pid=$!; pids+=("$tiny_pid")
 wait_for_port "$tiny_port" tinyproxy "$tiny_pid"
 
-say "nginx :$upstream_port, atsproxy :$ats_port ($THREADS threads), squid :$squid_port, tinyproxy :$tiny_port"
+say "nginx :$upstream_port, atsproxy :$ats_port ($THREADS threads), squid :$squid_port, tinyproxy :$tiny_port, atsproxy-null :$atsnull_port, squid-log :$squidlog_port"
 if [ "${HOLD:-0}" = 1 ]; then
   say "holding: nginx pid $nginx_pid, atsproxy pid $ats_pid, squid pid $squid_pid, tinyproxy pid $tiny_pid"
+  say "  atsproxy with --log-file /dev/null :$atsnull_port pid $atsnull_pid, squid with an access log :$squidlog_port pid $squidlog_pid"
+  say "  scratch directory $work (root.pem for load.py --cafile)"
   say "  curl --cacert $work/root.pem -x http://127.0.0.1:$ats_port -o /dev/null https://localhost:$upstream_port/big"
   say "Ctrl-C stops everything"
   sleep 2147483647 & pids+=($!)
@@ -232,8 +254,10 @@ fi
 results="$work/results.jsonl"
 : > "$results"
 names=(atsproxy squid tinyproxy)
-declare -A port=([atsproxy]=$ats_port [squid]=$squid_port [tinyproxy]=$tiny_port)
-declare -A pid=([atsproxy]=$ats_pid [squid]=$squid_pid [tinyproxy]=$tiny_pid)
+declare -A port=([atsproxy]=$ats_port [squid]=$squid_port [tinyproxy]=$tiny_port
+  [atsproxy-null]=$atsnull_port [squid-log]=$squidlog_port)
+declare -A pid=([atsproxy]=$ats_pid [squid]=$squid_pid [tinyproxy]=$tiny_pid
+  [atsproxy-null]=$atsnull_pid [squid-log]=$squidlog_pid)
 
 # --- 1. bulk throughput ---------------------------------------------------------------------------
 
@@ -271,9 +295,25 @@ for round in $(seq "$ROUNDS"); do for name in "${names[@]}"; do
     allowed=$(tail -n "$REQUESTS" "$work/atsproxy.log" | grep -c '"action":"allowed"' || true)
     [ "$allowed" -eq "$REQUESTS" ] || die "only $allowed of $REQUESTS atsproxy connections were allowed"
   fi
-  printf '{"phase":"cpu","name":"%s",%s\n' "$name" "${line#\{}" >> "$results"
+  printf '{"phase":"cpu","name":"%s","concurrency":%s,%s\n' "$name" "$CONCURRENCY" "${line#\{}" >> "$results"
   say "  $name round $round: $line"
 done; done
+
+# --- 2b. CPU per request, many clients at once, both proxies logging to a file -----------------------
+
+if [ "$CONCURRENCY2" -gt 0 ]; then
+  names2=(atsproxy squid-log atsproxy-null squid)
+  say "2b CPU per request: $ROUNDS x $REQUESTS per proxy, $CONCURRENCY2 at a time: atsproxy (log file), squid (access log file), atsproxy (log /dev/null), squid (no log), interleaved"
+  for round in $(seq "$ROUNDS"); do for name in "${names2[@]}"; do
+    line=$("$PYTHON" "$here/load.py" cpu --proxy "127.0.0.1:${port[$name]}" --target "localhost:$upstream_port" \
+      --cafile "$work/root.pem" --pid "${pid[$name]}" --requests "$REQUESTS" --warmup 100 --concurrency "$CONCURRENCY2") ||
+      die "the request load through $name ($CONCURRENCY2 clients) failed"
+    printf '{"phase":"cpu2","name":"%s","concurrency":%s,%s\n' "$name" "$CONCURRENCY2" "${line#\{}" >> "$results"
+    say "  $name round $round: $line"
+  done; done
+  logged=$(wc -l < "$work/squid-log/access.log")
+  say "  squid-log wrote $logged access-log lines ($(du -k "$work/squid-log/access.log" | cut -f1) KiB); atsproxy $(wc -l < "$work/atsproxy.log") lines ($(du -k "$work/atsproxy.log" | cut -f1) KiB)"
+fi
 
 # --- 3. memory per idle tunnel --------------------------------------------------------------------
 

@@ -149,6 +149,8 @@ final class RelayReport: Sendable {
         var secondWaiting: [Bool] = []
         /// The most the relay's pipe held for the second connection at a sample.
         var mostInPipe = 0
+        /// The largest pipe each direction had while sampled (first → second, second → first).
+        var largestPipes: [Int] = [0, 0]
         /// CPU seconds the relay's loop thread spent from the start to the end.
         var loopCPU = 0.0
     }
@@ -201,6 +203,9 @@ func startRelay(
             report.state.withLock {
                 $0.secondWaiting.append(waiting)
                 $0.mostInPipe = max($0.mostInPipe, inPipe)
+                for (index, flow) in keep.relay.flows.enumerated() where index < 2 {
+                    $0.largestPipes[index] = max($0.largestPipes[index], flow.pipe?.capacity ?? 0)
+                }
             }
             keep.sampler?.schedule(after: .milliseconds(20))
         }
