@@ -158,11 +158,12 @@ extension Daemon {
 extension Daemon {
     /// A cached verdict carries the address its probe reached: one for a name the hosts file now
     /// maps elsewhere (or no longer maps, or newly maps) would send the next tunnel to the old
-    /// address. Those are dropped; returns how many went.
+    /// address. Those are dropped, and probes of such names still under way (dialled under the old
+    /// table) answer their waiters without being stored; returns how many went.
     private func dropVerdictsWithChangedAddresses(from old: HostsTable?, to new: HostsTable?) -> Int {
         guard old != new else { return 0 }
         let before = cache.count
-        cache.removeAll { key in old?.addresses(for: key.host) != new?.addresses(for: key.host) }
+        cache.removeAll(includingInFlight: true) { key in old?.addresses(for: key.host) != new?.addresses(for: key.host) }
         return before - cache.count
     }
 }

@@ -67,6 +67,9 @@ public final class VerdictCache<Key: Hashable & Sendable, Value: Sendable>: Send
         var storage = VerdictCacheStorage<Key, Value>()
         var capacity: Int
         var counters = Statistics()
+        /// Probes in flight that a removal matched: their answers go to their waiters but are not
+        /// stored (they were started under what the removal found stale, say a reload's old hosts).
+        var staleInFlight: Set<Key> = []
     }
 
     private let state: Mutex<State>
@@ -132,7 +135,7 @@ public final class VerdictCache<Key: Hashable & Sendable, Value: Sendable>: Send
         let ttl = timeToLive
         let waiters: [Waiter] = state.withLock { state in
             Self.sweep(&state, now: now)
-            guard ttl > 0 else {
+            guard ttl > 0, state.staleInFlight.remove(key) == nil else {
                 guard let slot = state.storage.find(key), case .inFlight(let list)? = state.storage.remove(slot) else {
                     return []
                 }
@@ -149,6 +152,7 @@ public final class VerdictCache<Key: Hashable & Sendable, Value: Sendable>: Send
     /// Gives up on a probe without caching (its waiters get `value`, typically a failure, uncached).
     public func abandon(_ key: Key, answering value: Value) {
         let waiters: [Waiter] = state.withLock { state in
+            state.staleInFlight.remove(key)
             guard let slot = state.storage.find(key), case .inFlight = state.storage.slots[slot].content else { return [] }
             guard case .inFlight(let list)? = state.storage.remove(slot) else { return [] }
             return list
@@ -161,9 +165,17 @@ public final class VerdictCache<Key: Hashable & Sendable, Value: Sendable>: Send
         removeAll(where: { _ in true })
     }
 
-    /// Drops finished entries whose key matches (a reload whose requirements changed). O(n).
-    public func removeAll(where predicate: (Key) -> Bool) {
+    /// Drops finished entries whose key matches (a reload whose requirements changed). With
+    /// `includingInFlight`, matching probes in flight are marked too: their answers go to their
+    /// waiters but are not stored (they were started under what the caller found stale, such as a
+    /// reload's old hosts file). O(n).
+    public func removeAll(includingInFlight: Bool = false, where predicate: (Key) -> Bool) {
         state.withLock { state in
+            if includingInFlight {
+                for (key, slot) in state.storage.index where predicate(key) {
+                    if case .inFlight = state.storage.slots[slot].content { state.staleInFlight.insert(key) }
+                }
+            }
             var slot = state.storage.leastRecent
             while slot != VerdictCacheStorage<Key, Value>.none {
                 let next = state.storage.slots[slot].moreRecent

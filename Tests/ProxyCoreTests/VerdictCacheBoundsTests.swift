@@ -183,3 +183,40 @@ struct VerdictCacheBoundsTests {
         #expect(cache.count == 0)
     }
 }
+
+@Suite("Verdict cache: probes in flight across a removal")
+struct VerdictCacheStaleInFlightTests {
+    /// What a lookup said, comparable.
+    static func said(_ lookup: VerdictCache<String, Int>.Lookup) -> String {
+        switch lookup {
+        case .hit(let value): "hit \(value)"
+        case .probe: "probe"
+        case .waiting: "waiting"
+        }
+    }
+
+    @Test("a probe in flight that a removal including probes matched answers its waiters and is not stored; others are")
+    func staleProbeNotStored() {
+        let cache = VerdictCache<String, Int>(timeToLiveMilliseconds: 1000)
+        #expect(Self.said(cache.lookup("old", now: 0, waiter: { _ in })) == "probe")
+        #expect(Self.said(cache.lookup("kept", now: 0, waiter: { _ in })) == "probe")
+        let answered = Mutex<[Int]>([])
+        let joined = cache.lookup("old", now: 0, waiter: { value in answered.withLock { $0.append(value) } })
+        #expect(Self.said(joined) == "waiting")
+        cache.removeAll(includingInFlight: true) { $0 == "old" }
+        cache.complete("old", with: 1, now: 1)
+        cache.complete("kept", with: 2, now: 1)
+        #expect(answered.withLock { $0 } == [1], "the waiter still gets the answer")
+        #expect(Self.said(cache.lookup("old", now: 2, waiter: { _ in })) == "probe", "not stored: probed again")
+        #expect(Self.said(cache.lookup("kept", now: 2, waiter: { _ in })) == "hit 2")
+    }
+
+    @Test("a plain removal keeps probes in flight: their answers are stored as usual")
+    func plainRemovalStores() {
+        let cache = VerdictCache<String, Int>(timeToLiveMilliseconds: 1000)
+        #expect(Self.said(cache.lookup("a", now: 0, waiter: { _ in })) == "probe")
+        cache.removeAll { $0 == "a" }
+        cache.complete("a", with: 7, now: 1)
+        #expect(Self.said(cache.lookup("a", now: 2, waiter: { _ in })) == "hit 7")
+    }
+}
