@@ -33,6 +33,7 @@ extension ConnectTunnel {
         session.record?.bytesUp += Int64(client.availableBytes)
         client.moveInput(to: upstream)
         Backpressure.apply(source: client, target: upstream) { [unowned self] in !inspection.clientEnded }
+        spliceOnceJudged(upstream)
     }
 
     func relayDown() {
@@ -58,12 +59,14 @@ extension ConnectTunnel {
 
     // MARK: - Splicing
 
-    /// Once the server's hello has been read there is nothing more to look at: between two sockets
-    /// the bytes then move with splice(2), kernel to kernel, as HAProxy moves them, and the proxy
-    /// copies none. (A tunnel with an end already passed on keeps the copies it has; streams that are
-    /// not sockets, as in tests, always copy.)
+    /// Once the server's hello has been read there is nothing more to look at: a tunnel that then
+    /// carries bulk (``spliceThreshold`` bytes, either way) moves its bytes with splice(2), kernel to
+    /// kernel, as HAProxy moves them, and the proxy copies none. A short exchange (an API call)
+    /// never pays for the two pipes and their system calls. (A tunnel with an end already passed on
+    /// keeps the copies it has; streams that are not sockets, as in tests, always copy.)
     private func spliceOnceJudged(_ upstream: any ByteStream) {
         guard inspection.serverScanner == nil, !inspection.clientEnded, !inspection.upstreamEnded,
+            (session.record.map { $0.bytesUp + $0.bytesDown } ?? 0) >= Self.spliceThreshold,
             let clientSocket = client as? Connection, let upstreamSocket = upstream as? Connection
         else { return }
         let relay = SpliceRelay(first: clientSocket, second: upstreamSocket)
@@ -77,6 +80,10 @@ extension ConnectTunnel {
         }
         relay.start()
     }
+
+    /// Bytes relayed after which a judged tunnel splices: past a typical API response, well short of
+    /// a download.
+    static let spliceThreshold: Int64 = 256 * 1024
 
     /// Adds what the relay moved to the record (the bytes before it were counted as they were copied).
     func countSplicedBytes(_ relay: SpliceRelay) {
