@@ -45,8 +45,9 @@ public enum ConnectionEvent: Sendable, Equatable, CustomStringConvertible {
 /// can never see a freed connection.
 public final class Connection: ByteStream {
     private enum Phase {
-        /// Waiting for the resolver (an outgoing connection by name); no socket yet.
-        case resolving
+        /// An outgoing connection with no socket yet (its socket could not be made; the failure is
+        /// being reported).
+        case noSocket
         /// connect() is in progress.
         case connecting
         /// Connected (accepted, or an outgoing connect completed).
@@ -68,9 +69,6 @@ public final class Connection: ByteStream {
     /// Made active by hand to report what a method found, from the loop.
     private var noticeEvent: OpaquePointer?
     private var retainedForCallbacks: Unmanaged<Connection>?
-    /// The resolver's request while it is pending (cancelled by ``close()``).
-    private var lookup: OpaquePointer?
-    private var dnsErrorCode: Int32 = 0
 
     private var reading = true
     private var readArmed = false
@@ -116,31 +114,11 @@ public final class Connection: ByteStream {
         armRead()
     }
 
-    /// Starts connecting to `host:port`, resolving the name asynchronously (nothing blocks the loop),
-    /// and connecting to the first address found. ``onEvent`` reports `.connected` or the failure;
-    /// the write time limit (``setTimeouts(read:write:)``) bounds the lookup and the connect.
-    /// Reading is on once connected; what is written before is sent then.
-    public init(base: EventBase, connectingTo host: String, port: UInt16, resolver: DNSResolver) throws(EventError) {
-        self.base = base
-        phase = .resolving
-        try setUp(descriptor: -1)
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        // Glibc-qualified: unqualified, a release (whole-module) build attributes the SOCK_* constants
-        // to CLibevent, and UnixSocketFile.swift, which imports only Glibc, then cannot find them.
-        hints.ai_socktype = Int32(Glibc.SOCK_STREAM.rawValue)
-        hints.ai_protocol = Int32(IPPROTO_TCP)
-        // The resolver's callback may run before evdns_getaddrinfo returns (names from the hosts
-        // files, numeric addresses); either way it gets its own retain, released when it runs.
-        let context = Unmanaged.passRetained(self).toOpaque()
-        lookup = evdns_getaddrinfo(resolver.raw, host, String(port), &hints, resolvedCallback, context)
-    }
-
     /// Starts connecting to `address` (already resolved: ``DNSResolver/lookUp(_:port:completion:)``).
     /// ``onEvent`` reports `.connected` or the failure; the write time limit bounds the connect.
     public init(base: EventBase, connectingTo address: SocketAddress) throws(EventError) {
         self.base = base
-        phase = .resolving
+        phase = .noSocket
         try setUp(descriptor: -1)
         var storage = address.storage
         withUnsafePointer(to: &storage) { pointer in
@@ -174,11 +152,6 @@ public final class Connection: ByteStream {
         self.descriptor = descriptor
         event_assign(readEvent, base.raw, descriptor, Int16(EV_READ | EV_PERSIST), readCallback, context)
         event_assign(writeEvent, base.raw, descriptor, Int16(EV_WRITE | EV_PERSIST), writeCallback, context)
-    }
-
-    /// The resolver's error after a failed connect by name, in words (nil when it was not DNS).
-    public var dnsError: String? {
-        dnsErrorCode == 0 ? nil : String(cString: evutil_gai_strerror(dnsErrorCode))
     }
 
     deinit {
@@ -320,8 +293,8 @@ public final class Connection: ByteStream {
         if readArmed { rearm(readEvent, limit: readLimit) }
         if writeArmed {
             rearm(writeEvent, limit: writeLimit)
-        } else if phase == .resolving, writeLimit != nil {
-            armWrite()  // A plain timer until the socket exists: the limit covers the lookup too.
+        } else if phase == .noSocket, writeLimit != nil {
+            armWrite()  // A plain timer while there is no socket.
         }
     }
 
@@ -343,10 +316,6 @@ public final class Connection: ByteStream {
         onReadable = nil
         onDrained = nil
         onEvent = nil
-        if let lookup {
-            self.lookup = nil
-            evdns_getaddrinfo_cancel(lookup)  // Runs the resolver's callback, which sees the close.
-        }
         for event in [readEvent, writeEvent, noticeEvent] { if let event { event_free(event) } }
         readEvent = nil
         writeEvent = nil
@@ -576,19 +545,6 @@ public final class Connection: ByteStream {
 
     // MARK: - Connecting
 
-    fileprivate func resolved(_ result: Int32, _ addresses: UnsafeMutablePointer<addrinfo>?) {
-        lookup = nil
-        defer { if let addresses { evutil_freeaddrinfo(addresses) } }
-        guard phase == .resolving else { return }  // Closed meanwhile (the lookup was cancelled).
-        guard result == 0, let address = addresses?.pointee, let socketAddress = address.ai_addr else {
-            dnsErrorCode = result == 0 ? EAI_FAIL : result
-            disarmWrite()
-            failureNotice = .error(0)
-            return notify()
-        }
-        connect(to: socketAddress, length: address.ai_addrlen)
-    }
-
     /// Opens the socket and starts the connect; the outcome is reported from the loop.
     private func connect(to socketAddress: UnsafePointer<sockaddr>, length: socklen_t) {
         let socketType = Int32(Glibc.SOCK_STREAM.rawValue) | Int32(Glibc.SOCK_NONBLOCK.rawValue) | Int32(Glibc.SOCK_CLOEXEC.rawValue)
@@ -679,13 +635,4 @@ private func writeCallback(_ descriptor: Int32, _ what: Int16, _ context: Unsafe
 private func noticeCallback(_ descriptor: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
     guard let connection = connection(context) else { return }
     withExtendedLifetime(connection) { connection.deliverNotices() }
-}
-
-/// evdns_getaddrinfo's callback: its context was retained for it alone.
-private func resolvedCallback(
-    _ result: Int32, _ addresses: UnsafeMutablePointer<addrinfo>?, _ context: UnsafeMutableRawPointer?
-) {
-    guard let context else { return }
-    let connection = Unmanaged<Connection>.fromOpaque(context).takeRetainedValue()
-    connection.resolved(result, addresses)
 }

@@ -134,7 +134,6 @@ struct ConnectionTests {
         let results = Mutex<[String]>([])
         let done = DispatchSemaphore(value: 0)
         let (loop, _) = try EventLoopThread.start { base in
-            let resolver = try DNSResolver(base: base)
             var accepted: [Connection] = []
             let listener = try Listener(base: base, address: try SocketAddress(parsing: "127.0.0.1:0")) { descriptor, _ in
                 guard let connection = try? Connection(base: base, descriptor: descriptor) else { return }
@@ -145,21 +144,21 @@ struct ConnectionTests {
                     done.signal()
                 }
             }
-            let outgoing = try Connection(base: base, connectingTo: "127.0.0.1", port: listener.address.port, resolver: resolver)
+            let outgoing = try Connection(base: base, connectingTo: listener.address)
             outgoing.setTimeouts(read: nil, write: .seconds(5))
             outgoing.write(Array("ping".utf8))
             outgoing.onEvent = { connection, event in
                 results.withLock { $0.append("outgoing \(event)") }
                 if event != .connected { connection.close() }
             }
-            let refused = try Connection(base: base, connectingTo: "127.0.0.1", port: closedPort, resolver: resolver)
+            let refused = try Connection(base: base, connectingTo: try SocketAddress(parsing: "127.0.0.1:\(closedPort)"))
             refused.setTimeouts(read: nil, write: .seconds(5))
             refused.onEvent = { connection, event in
                 results.withLock { $0.append("refused \(event)") }
                 connection.close()
                 done.signal()
             }
-            return (keepAlive: KeepAlive([listener, resolver, outgoing]), info: 0)
+            return (keepAlive: KeepAlive([listener, outgoing]), info: 0)
         }
         defer { loop.stop() }
         #expect(done.wait(timeout: .now() + 10) == .success)
@@ -168,5 +167,32 @@ struct ConnectionTests {
         #expect(seen.contains("outgoing connected"))
         #expect(seen.contains("server read ping"))
         #expect(seen.contains("refused \(ConnectionEvent.error(ECONNREFUSED))"))
+    }
+
+    @Test("the resolver answers from /etc/hosts and numeric hosts with every address, and a cancelled lookup never answers")
+    func lookUp() throws {
+        let answers = Mutex<[String]>([])
+        let done = DispatchSemaphore(value: 0)
+        let (loop, _) = try EventLoopThread.start { base in
+            let resolver = try DNSResolver(base: base)
+            resolver.lookUp("localhost", port: 8443) { result in
+                answers.withLock { $0.append("localhost " + ((try? result.get())?.map(\.description).joined(separator: " ") ?? "failed")) }
+                done.signal()
+            }
+            resolver.lookUp("192.0.2.7", port: 80) { result in
+                answers.withLock { $0.append("numeric " + ((try? result.get())?.map(\.description).joined(separator: " ") ?? "failed")) }
+                done.signal()
+            }
+            let cancelled = resolver.lookUp("no-such-name.invalid", port: 80) { _ in answers.withLock { $0.append("cancelled answered") } }
+            cancelled.cancel()
+            return (keepAlive: KeepAlive([resolver]), info: 0)
+        }
+        defer { loop.stop() }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        let seen = answers.withLock { $0 }
+        #expect(seen.contains { $0.hasPrefix("localhost ") && $0.contains("127.0.0.1:8443") }, "\(seen)")
+        #expect(seen.contains("numeric 192.0.2.7:80"), "\(seen)")
+        #expect(!seen.contains("cancelled answered"))
     }
 }
