@@ -173,17 +173,5 @@ private func exchange(from address: String, _ proxy: TestProxy, _ request: Strin
         }
     }
     guard connected == 0 else { return [] }
-    var limit = timeval(tv_sec: 10, tv_usec: 0)
-    setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-    let bytes = Array(request.utf8)
-    _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-    shutdown(descriptor, Int32(SHUT_WR))
-    var received: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let count = recv(descriptor, &chunk, chunk.count, 0)
-        if count <= 0 { break }
-        received += chunk[0..<count]
-    }
-    return received
+    return exchangeRaw(connected: descriptor, Array(request.utf8))
 }

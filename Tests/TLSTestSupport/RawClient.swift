@@ -5,6 +5,11 @@ import Glibc
 public func exchangeRaw(port: UInt16, _ bytes: [UInt8]) -> [UInt8] {
     guard let descriptor = connectLoopback(port: port) else { return [] }
     defer { close(descriptor) }
+    return exchangeRaw(connected: descriptor, bytes)
+}
+
+/// The same over a socket the caller connected (and closes).
+public func exchangeRaw(connected descriptor: Int32, _ bytes: [UInt8]) -> [UInt8] {
     var limit = timeval(tv_sec: 10, tv_usec: 0)
     setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
     _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
