@@ -67,8 +67,8 @@ final class ConnectTunnel {
         self.host = host
         self.port = port
         self.requirements = requirements
-        let http = try? session.lookUpRequirements(for: host, scheme: .http)
-        acceptsCleartext = http.map { session.settings.policy.verdict(for: $0, observed: nil).isCompliant } ?? false
+        // The requirements say so whatever their scheme: no second policy lookup per CONNECT.
+        acceptsCleartext = requirements.cleartextAllowed
     }
 
     /// The upstream of the phases that hold one.
