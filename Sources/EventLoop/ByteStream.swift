@@ -33,6 +33,15 @@ public protocol ByteStream: AnyObject {
     /// Moves at most `maximum` bytes of the input to `other`'s output; returns how many moved.
     @discardableResult
     func moveInput(to other: any ByteStream, maximum: Int) -> Int
+    /// Moves up to `buffer.count` bytes of the input into `buffer`; returns how many.
+    func takeInput(into buffer: UnsafeMutableRawBufferPointer) -> Int
+    /// Queues `bytes` without writing them yet: a producer that writes in pieces (TLS records)
+    /// calls ``flush()`` once it is done.
+    func queue(_ bytes: UnsafeRawBufferPointer)
+    /// Writes what the peer takes of the queued output now (the rest when it can).
+    func flush()
+    /// Whether the peer ended its side and nothing more will arrive (what is buffered may still be read).
+    var inputEnded: Bool { get }
 
     /// Stops or resumes reading.
     func setReading(_ enabled: Bool)

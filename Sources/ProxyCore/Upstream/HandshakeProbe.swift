@@ -30,7 +30,7 @@ final class HandshakeProbe {
         self.connection = connection
         self.deadline = deadline
         self.handshakeLimit = handshakeLimit
-        stream = try TLSStream(role: .client(serverName: serverName), context: context, transport: ConnectionTransport(connection))
+        stream = try TLSStream(role: .client(serverName: serverName), context: context, transport: StreamTransport(connection))
     }
 
     /// Sends the ClientHello and calls `completion` once, from the loop, with what the handshake

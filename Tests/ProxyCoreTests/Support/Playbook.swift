@@ -161,6 +161,24 @@ final class ScriptedStream: ByteStream {
         return bytes.count
     }
 
+    func takeInput(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        let count = min(buffer.count, input.count)
+        buffer.copyBytes(from: input.prefix(count))
+        input.removeFirst(count)
+        return count
+    }
+
+    func queue(_ bytes: UnsafeRawBufferPointer) {
+        guard isOpen, !sentEnd else { return }
+        output += bytes
+    }
+
+    func flush() {
+        if takesEverything { peerTakes() }
+    }
+
+    var inputEnded: Bool { endDelivered }
+
     func setReading(_ enabled: Bool) {
         guard isOpen, !(enabled && endDelivered) else { return }
         isReading = enabled
