@@ -68,6 +68,9 @@ public final class TLSServerContext: @unchecked Sendable {
         _ = CProxyShims_SSL_CTX_set_session_cache_mode(context, Int(SSL_SESS_CACHE_OFF))
         // Without a callback OpenSSL does not acknowledge the client's server_name; real servers do.
         _ = CProxyShims_SSL_CTX_set_tlsext_servername_callback(context) { _, _, _ in SSL_TLSEXT_ERR_OK }
+        // HTTP/1.1 when the client offers it; no ALPN otherwise (not a refusal: a client that offers
+        // only other protocols is never given to an intercepting server, see ``selectHTTP1``).
+        SSL_CTX_set_alpn_select_cb(context, selectHTTP1, nil)
         if let credentials {
             try credentials.install("installing the server certificate") {
                 SSL_CTX_use_cert_and_key(context, $0, $1, $2, 1)
@@ -77,4 +80,22 @@ public final class TLSServerContext: @unchecked Sendable {
     }
 
     deinit { SSL_CTX_free(raw) }
+}
+
+/// The ALPN select callback of every server context: `http/1.1` when offered, else no ALPN at all
+/// (SSL_TLSEXT_ERR_NOACK: the handshake goes on without it, as with a server that knows no ALPN).
+private func selectHTTP1(
+    _ ssl: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, _ outLength: UnsafeMutablePointer<UInt8>?,
+    _ offered: UnsafePointer<UInt8>?, _ offeredLength: UInt32, _ argument: UnsafeMutableRawPointer?
+) -> Int32 {
+    guard let offered, let out, let outLength else { return SSL_TLSEXT_ERR_NOACK }
+    let list = UnsafeBufferPointer(start: offered, count: Int(offeredLength))
+    guard let start = ApplicationProtocols.find(TLSServerContext.http1, in: list) else { return SSL_TLSEXT_ERR_NOACK }
+    out.pointee = offered + start
+    outLength.pointee = UInt8(TLSServerContext.http1.count)
+    return SSL_TLSEXT_ERR_OK
+}
+
+extension TLSServerContext {
+    static let http1 = Array("http/1.1".utf8)
 }

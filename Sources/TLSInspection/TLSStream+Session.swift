@@ -22,3 +22,47 @@ extension TLSStream {
         SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name).map { String(cString: $0) }
     }
 }
+
+/// Application protocols (ALPN), both ends.
+extension TLSStream {
+    /// Offers `protocols` (e.g. `["http/1.1"]`) in the ClientHello: a client stream, before its
+    /// first ``handshake()``.
+    public func offerApplicationProtocols(_ protocols: [String]) throws(TLSError) {
+        let wire = ApplicationProtocols.wireList(protocols)
+        // SSL_set_alpn_protos returns 0 on success, unlike most of OpenSSL.
+        let result = wire.withUnsafeBufferPointer { SSL_set_alpn_protos(ssl, $0.baseAddress, UInt32($0.count)) }
+        guard result == 0 else { throw TLSError.drainingQueue("offering application protocols \(protocols)") }
+    }
+
+    /// The protocol the handshake agreed on; nil when none was (or before the handshake completes).
+    public var selectedApplicationProtocol: String? {
+        var data: UnsafePointer<UInt8>?
+        var length: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &data, &length)
+        guard let data, length > 0 else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+    }
+}
+
+/// ALPN's wire form: each name preceded by its length (RFC 7301 §3.1).
+enum ApplicationProtocols {
+    static func wireList(_ protocols: [String]) -> [UInt8] {
+        protocols.flatMap { name -> [UInt8] in
+            let bytes = Array(name.utf8.prefix(255))
+            return [UInt8(bytes.count)] + bytes
+        }
+    }
+
+    /// Where `wanted` starts in a wire list (after its length byte), if the list holds it.
+    static func find(_ wanted: [UInt8], in list: UnsafeBufferPointer<UInt8>) -> Int? {
+        var index = 0
+        while index < list.count {
+            let length = Int(list[index])
+            let start = index + 1
+            guard start + length <= list.count else { return nil }
+            if length == wanted.count, list[start..<start + length].elementsEqual(wanted) { return start }
+            index = start + length
+        }
+        return nil
+    }
+}

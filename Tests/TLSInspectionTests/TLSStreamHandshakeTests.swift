@@ -127,6 +127,25 @@ struct TLSStreamHandshakeTests {
         }
     }
 
+    /// What a client offers in ALPN, and what the intercepting server's context must agree to.
+    static let applicationProtocols: [(offered: [String], selected: String?)] = [
+        (["h2", "http/1.1"], "http/1.1"),
+        (["http/1.1"], "http/1.1"),
+        (["h2"], nil),
+        (["spdy/3", "http/1.0"], nil),
+        ([], nil),
+    ]
+
+    @Test("ALPN: the server context agrees to http/1.1 when offered and to nothing otherwise", arguments: applicationProtocols)
+    func applicationProtocol(_ offered: [String], _ selected: String?) throws {
+        let fixture = try StreamFixture.shared.get()
+        let pair = try StreamPair(client: fixture.clientContext(), server: TLSServerContext(credentials: fixture.ecdsaLeaf))
+        if !offered.isEmpty { try pair.client.offerApplicationProtocols(offered) }
+        #expect(pair.handshake() == (.complete, .complete), "no overlap is no refusal")
+        #expect(pair.client.selectedApplicationProtocol == selected)
+        #expect(pair.server.selectedApplicationProtocol == selected)
+    }
+
     @Test("a stream's own certificate replaces its context's for that stream only")
     func perStreamCertificate() throws {
         let fixture = try StreamFixture.shared.get()
