@@ -40,6 +40,8 @@ public protocol ByteStream: AnyObject {
     func queue(_ bytes: UnsafeRawBufferPointer)
     /// Writes what the peer takes of the queued output now (the rest when it can).
     func flush()
+    /// Calls ``onReadable`` soon, from the loop, whatever the input holds (a layered reader's wake-up).
+    func noteReadable()
     /// Whether the peer ended its side and nothing more will arrive (what is buffered may still be read).
     var inputEnded: Bool { get }
 

@@ -68,6 +68,8 @@ public final class Connection: ByteStream {
     private var writeEvent: OpaquePointer?
     /// Made active by hand to report what a method found, from the loop.
     private var noticeEvent: OpaquePointer?
+    /// ``noteReadable()`` asked for an ``onReadable`` call from the notice event.
+    private var readableNoticeDue = false
     private var retainedForCallbacks: Unmanaged<Connection>?
 
     private var reading = true
@@ -612,6 +614,19 @@ public final class Connection: ByteStream {
             drainedNoticeDue = false
             drained()
         }
+        if readableNoticeDue, phase != .closed {
+            readableNoticeDue = false
+            onReadable?(self)
+        }
+    }
+
+    /// Calls ``onReadable`` soon, from the loop, whatever the input holds: for a reader layered on
+    /// the connection (a TLS session) that stopped taking bytes it already has, and must be told to
+    /// take them again when no new byte will come to say so.
+    public func noteReadable() {
+        guard phase != .closed else { return }
+        readableNoticeDue = true
+        notify()
     }
 }
 

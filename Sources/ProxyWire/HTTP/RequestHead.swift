@@ -16,8 +16,18 @@ public struct RequestHead: Sendable, Hashable {
     }
 
     /// Builds the head from a scanned request line, applying the checks that need the whole head.
-    init(line: RequestLine, headers: HTTPHeaders) throws(HeadError) {
-        let target = try RequestTargetParser.parse(method: line.method, target: line.target)
+    /// With an `origin` (the head came inside an intercepted TLS connection, as an origin server
+    /// gets it), an origin-form target is made absolute with the origin's scheme and the Host
+    /// field's authority (the origin's own host and port without one).
+    init(line: RequestLine, headers: HTTPHeaders, origin: RequestOrigin? = nil) throws(HeadError) {
+        let target: RequestTarget
+        if let origin, line.method != "CONNECT", line.target.first == UInt8(ascii: "/") {
+            try Self.checkHostFields(headers, knownValid: nil)
+            target = try RequestTargetParser.parseOriginForm(line.target, origin: origin, host: headers.values(for: "Host").first)
+            self.init(method: line.method, target: target, version: line.version, headers: headers)
+            return
+        }
+        target = try RequestTargetParser.parse(method: line.method, target: line.target)
         // A CONNECT target is an authority that has just parsed with its port required, which is
         // all the Host check asks and more: a Host field that repeats it byte for byte, as
         // clients send it, need not be parsed a second time.
@@ -42,5 +52,21 @@ public struct RequestHead: Sendable, Hashable {
         if case .failure(let problem) = HTTPAuthority.parse(host.valueBytes[...], portRequired: false) {
             throw .malformed(.request, "the Host header \(problem.sentence)")
         }
+    }
+}
+
+/// The server an intercepted connection's requests go to: what their origin-form targets
+/// (`GET /path`) are relative to.
+public struct RequestOrigin: Sendable, Hashable {
+    /// "https" inside TLS.
+    public var scheme: String
+    /// The server's name (the SNI, or the CONNECT host), for a request with no Host field.
+    public var host: String
+    public var port: UInt16
+
+    public init(scheme: String, host: String, port: UInt16) {
+        self.scheme = scheme
+        self.host = host
+        self.port = port
     }
 }

@@ -7,14 +7,20 @@
 public struct RequestHeadParser: Sendable {
     private var scanner: HTTPHeadScanner<RequestLineScanner>
     private var failure: HeadError?
+    /// Set for the requests inside an intercepted connection: origin-form targets are taken.
+    private let origin: RequestOrigin?
 
-    public init(limits: HeadLimits = HeadLimits()) {
+    /// - Parameter origin: the server the requests are sent to, when the parser reads them as that
+    ///   server would (inside an intercepted TLS connection); nil for requests sent to the proxy.
+    public init(limits: HeadLimits = HeadLimits(), origin: RequestOrigin? = nil) {
         scanner = HTTPHeadScanner(limits: limits)
+        self.origin = origin
     }
 
     /// A parser that takes every byte on its own: tests compare it with the default one.
     init(limits: HeadLimits, takesPlainRuns: Bool) {
         scanner = HTTPHeadScanner(limits: limits, takesPlainRuns: takesPlainRuns)
+        origin = nil
     }
 
     /// Feed the next bytes from the client. Keeps at most `maximumHeadBytes` internally.
@@ -35,7 +41,7 @@ public struct RequestHeadParser: Sendable {
             return .failed(error)
         case .complete(let line, let headers, let leftover):
             do {
-                return .complete(try RequestHead(line: line, headers: headers), leftover: leftover)
+                return .complete(try RequestHead(line: line, headers: headers, origin: origin), leftover: leftover)
             } catch {
                 failure = error
                 return .failed(error)

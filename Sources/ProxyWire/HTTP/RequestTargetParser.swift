@@ -56,6 +56,20 @@ enum RequestTargetParser {
         return .absolute(scheme: scheme, host: authority.host, port: authority.port, pathAndQuery: pathAndQuery)
     }
 
+    /// An origin-form target (`/path?query`), as an intercepted connection's requests carry it:
+    /// absolute with `origin`'s scheme and the Host field's authority (already checked), or the
+    /// origin's host and port when there is no Host field.
+    static func parseOriginForm(_ target: ArraySlice<UInt8>, origin: RequestOrigin, host: String?) throws(HeadError) -> RequestTarget {
+        if target.contains(UInt8(ascii: "#")) { throw fail("the request target contains a #fragment") }
+        let pathAndQuery = String(decoding: target, as: UTF8.self)
+        if let host, !host.isEmpty, case .success(let authority) = HTTPAuthority.parse(Array(host.utf8)[...], portRequired: false) {
+            return .absolute(scheme: origin.scheme, host: authority.host, port: authority.port, pathAndQuery: pathAndQuery)
+        }
+        let defaultPort: UInt16 = origin.scheme == "https" ? 443 : 80
+        return .absolute(
+            scheme: origin.scheme, host: origin.host, port: origin.port == defaultPort ? nil : origin.port, pathAndQuery: pathAndQuery)
+    }
+
     /// Where "://" starts, if the target begins with a syntactically valid scheme
     /// (RFC 3986 §3.1: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )).
     private static func schemeSeparator(in target: ArraySlice<UInt8>) -> Int? {

@@ -179,6 +179,13 @@ final class ScriptedStream: ByteStream {
 
     var inputEnded: Bool { endDelivered }
 
+    func noteReadable() {
+        playbook.later { [weak self] in
+            guard let self, isOpen else { return }
+            onReadable?(self)
+        }
+    }
+
     func setReading(_ enabled: Bool) {
         guard isOpen, !(enabled && endDelivered) else { return }
         isReading = enabled
