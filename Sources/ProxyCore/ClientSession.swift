@@ -396,6 +396,7 @@ final class ClientSession: ExchangeOwner {
         guard var record else { return }
         self.record = nil
         record.durationMilliseconds = ProxyServer.nowMilliseconds() - record.startedAt
+        record.connectionID = id
         environment.log(record)
     }
 

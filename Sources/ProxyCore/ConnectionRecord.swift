@@ -58,6 +58,23 @@ public struct ConnectionRecord: Sendable {
     public var bytesUp: Int64 = 0
     public var bytesDown: Int64 = 0
     public var durationMilliseconds: Int64 = 0
+    /// The client connection's number in this daemon run, shared by its request lines.
+    public var connectionID: UInt64 = 0
+    /// Intercept mode only: whether the TLS was terminated, or relayed as a tunnel.
+    public var inspect: InspectOutcome?
+    /// Why intercept mode relayed the connection as a tunnel.
+    public var passthrough: PassthroughReason?
+    /// Why intercepting failed on the device's side (it aborted the minted handshake).
+    public var interceptFailed: String?
+    /// The alert the device sent when it aborted the minted handshake.
+    public var clientAlert: String?
+    /// How many request lines an intercepted connection produced.
+    public var requests: Int?
+
+    /// What intercept mode did with a connection.
+    public enum InspectOutcome: String, Sendable {
+        case intercept, passthrough
+    }
 
     public init(
         startedAt: Int64, client: String, method: String, scheme: URLScheme, host: String, port: UInt16,
@@ -129,6 +146,13 @@ public struct ConnectionRecord: Sendable {
         sink.add("bytes_up", int: bytesUp)
         sink.add("bytes_down", int: bytesDown)
         sink.add("duration_ms", int: durationMilliseconds)
+        sink.add("kind", string: "connection")
+        sink.add("connection_id", int: Int64(connectionID))
+        sink.add("inspect", string: inspect?.rawValue)
+        sink.add("passthrough", string: passthrough?.rawValue)
+        sink.add("intercept_failed", string: interceptFailed)
+        sink.add("client_alert", string: clientAlert)
+        sink.add("requests", requests.map { .int(Int64($0)) })
     }
 
     /// The version and suite the device negotiated, as the log's `observed` object.

@@ -1,6 +1,7 @@
 import ATSPolicy
 import EventLoop
 import Glibc
+import Synchronization
 import TLSInspection
 
 /// Whether non-compliant connections are refused or only logged.
@@ -41,6 +42,8 @@ public struct ProxySettings: Sendable {
     /// re-reads it delivers the new table with the rest of the settings, so a session dials with
     /// the table of the settings it started with.
     public var hosts: HostsTable?
+    /// `--inspect` and the settings of intercept mode.
+    public var intercept = InterceptSettings()
 
     public init(
         policy: TransportSecurityPolicy, mode: EnforcementMode = .enforce, clientClass: ClientClass = .urlsession,
@@ -123,7 +126,8 @@ public final class ProxyServer {
     /// The last few distinct probe reports, whose facts later identical ones share
     /// (``sharingRecentFacts(_:)``).
     var recentReports: [ProbeReport] = []
-    private var nextSessionID: UInt64 = 1
+    /// Session numbers, unique across the loops of the process: the log's `connection_id`.
+    private static let sessionNumbers = Atomic<UInt64>(1)
     /// This loop's connection count, which the balancer reads.
     public let load = LoopLoad()
     /// Shared by the loops of one proxy; nil: this loop serves everything it accepts.
@@ -196,8 +200,7 @@ public final class ProxyServer {
         } catch {
             return  // Connection closed the descriptor; nothing else to undo.
         }
-        let id = nextSessionID
-        nextSessionID += 1
+        let id = Self.sessionNumbers.add(1, ordering: .relaxed).oldValue
         // One IPAddress for both the allow list and the log's `client`: printing the socket address
         // and parsing the text back cost more than the rest of accepting.
         let address = peer.withAddressBytes { IPAddress(networkBytes: $0) }
