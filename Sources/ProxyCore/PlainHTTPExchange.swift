@@ -26,6 +26,9 @@ final class PlainHTTPExchange {
     /// Whether the client connection may send another request after this response.
     private var clientReusable = false
     private var reported = false
+    /// The origin connection serves this client only (an intercepted TLS connection): when it
+    /// cannot serve another request, neither can the client's, which is told so.
+    private let originIsDedicated: Bool
 
     static let via = "atsproxy"
 
@@ -33,8 +36,9 @@ final class PlainHTTPExchange {
     ///   client's last request): the connect and its timeout are the dialer's.
     init(
         owner: any ExchangeOwner, origin: any ByteStream, address: SocketAddress, key: OriginKey, head: RequestHead,
-        requestFraming: BodyFraming
+        requestFraming: BodyFraming, originIsDedicated: Bool = false
     ) {
+        self.originIsDedicated = originIsDedicated
         self.owner = owner
         self.origin = origin
         self.address = address
@@ -69,6 +73,7 @@ final class PlainHTTPExchange {
         let bytes = head.headForOrigin(via: Self.via)
         origin.write(bytes)
         tally.bytesUp += Int64(bytes.count)
+        tally.requestHeadBytes = Int64(bytes.count)
         pumpRequestBody()
         if !requestBody.isFinished { client.setReading(true) }
     }
@@ -84,9 +89,12 @@ final class PlainHTTPExchange {
                     : end(.requestRefused(error))
             }
             guard count > 0 else { break }
-            tally.bytesUp += Int64(client.moveInput(to: origin, maximum: count))
+            let moved = Int64(client.moveInput(to: origin, maximum: count))
+            tally.bytesUp += moved
+            tally.requestBodyBytes += moved
         }
         if requestBody.isFinished {
+            if tally.requestSentAt == nil { tally.requestSentAt = MonotonicClock.nowMilliseconds() }
             // What follows is the client's next request: it waits until this response is over.
             client.setReading(false)
             return finishIfDone()
@@ -106,6 +114,7 @@ final class PlainHTTPExchange {
     }
 
     private func readResponseHead() {
+        if tally.firstResponseByteAt == nil, origin.availableBytes > 0 { tally.firstResponseByteAt = MonotonicClock.nowMilliseconds() }
         while !responseStarted, origin.availableBytes > 0 {
             let bytes = origin.peek(maximum: 16 * 1024)
             switch responseParser.consume(bytes) {
@@ -145,7 +154,7 @@ final class PlainHTTPExchange {
         }
         let body = BodyTransfer(framing, kind: .response)
         originReusable = !response.connectionMustClose && !body.runsUntilClose
-        clientReusable = head.isKeepAlive && !body.runsUntilClose
+        clientReusable = head.isKeepAlive && !body.runsUntilClose && (originReusable || !originIsDedicated)
         var bytes = response.serialized(addingVia: Self.via)
         if !clientReusable {
             // The hop-by-hop fields were dropped; tell the client this connection ends here.
@@ -154,6 +163,8 @@ final class PlainHTTPExchange {
         }
         client.write(bytes)
         tally.status = response.status
+        tally.response = response
+        tally.responseHeadBytes = Int64(bytes.count)
         tally.bytesDown += Int64(bytes.count)
         responseBody = body
         return true
@@ -170,7 +181,9 @@ final class PlainHTTPExchange {
                 return end(.aborted(reason: "the origin's response body: \(error.reason)"))
             }
             guard count > 0 else { break }
-            tally.bytesDown += Int64(origin.moveInput(to: client, maximum: count))
+            let moved = Int64(origin.moveInput(to: client, maximum: count))
+            tally.bytesDown += moved
+            tally.responseBodyBytes += moved
         }
         responseBody = body
         if body.isFinished {
@@ -260,6 +273,16 @@ struct ExchangeTally {
     var bytesUp: Int64 = 0
     var bytesDown: Int64 = 0
     var status: Int?
+    /// The final response's head as the origin sent it.
+    var response: ResponseHead?
+    /// The heads as forwarded, and the body bytes (their framing's payload) each way.
+    var requestHeadBytes: Int64 = -1
+    var responseHeadBytes: Int64 = -1
+    var requestBodyBytes: Int64 = 0
+    var responseBodyBytes: Int64 = 0
+    /// When the whole request had gone, and when the response's first byte came (``MonotonicClock``).
+    var requestSentAt: Int64?
+    var firstResponseByteAt: Int64?
 }
 
 /// The session as its exchange sees it: the client, the limits, the idle watch, and where the

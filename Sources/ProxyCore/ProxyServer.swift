@@ -132,6 +132,9 @@ public final class ProxyServer {
     public let load = LoopLoad()
     /// Shared by the loops of one proxy; nil: this loop serves everything it accepts.
     private let balancer: LoopBalancer?
+    /// Intercept mode's shared parts (nil: no CA, intercept mode off) and this loop's leaves.
+    let interceptService: InterceptService?
+    private(set) lazy var leafSource: (any LeafSource)? = interceptService?.makeLeafSource()
 
     public convenience init(
         base: EventBase, listen addresses: [SocketAddress], settings: ProxySettings,
@@ -153,8 +156,10 @@ public final class ProxyServer {
     public init(
         base: EventBase, endpoints: [ListenEndpoint], listens: Bool = true, balancer: LoopBalancer? = nil,
         settings: ProxySettings, probes: ProbeService, cache: VerdictCache<VerdictKey, ProbeReport>, log: LogWriter,
-        resolver: DNSResolver, statistics: ProxyStatistics = ProxyStatistics(), listening: ListeningAddresses
+        resolver: DNSResolver, statistics: ProxyStatistics = ProxyStatistics(), listening: ListeningAddresses,
+        intercept: InterceptService? = nil
     ) throws(EventError) {
+        interceptService = intercept
         self.base = base
         self.listening = listening
         self.statistics = statistics
@@ -340,4 +345,12 @@ extension ProxyServer: SessionEnvironment {
         log.write(line: record.logLine)
         statistics.logged(record)
     }
+
+    func upstreamContext(for profile: ClientProfile) throws(TLSError) -> TLSClientContext {
+        try probes.prober.context(for: profile)
+    }
+
+    func makeTimer(_ onFire: @escaping () -> Void) -> Timer? { try? Timer(base: base, onFire: onFire) }
+
+    func log(request: RequestRecord) { log.write(line: request.logLine) }
 }

@@ -33,6 +33,19 @@ protocol SessionEnvironment: AnyObject {
     /// Writes one finished request or tunnel to the log and the counters.
     func log(_ record: ConnectionRecord)
 
+    // MARK: Intercept mode
+
+    /// Intercept mode's shared parts; nil when the daemon has no CA (intercept mode is then off).
+    var interceptService: InterceptService? { get }
+    /// This loop's minted certificates (nil without an intercept service).
+    var leafSource: (any LeafSource)? { get }
+    /// The TLS client context of `profile`: one per profile, shared by every loop.
+    func upstreamContext(for profile: ClientProfile) throws(TLSError) -> TLSClientContext
+    /// A one-shot timer on the loop (nil: no memory for one).
+    func makeTimer(_ onFire: @escaping () -> Void) -> Timer?
+    /// Writes one request line of an intercepted connection.
+    func log(request: RequestRecord)
+
     /// The session closed its client: it is forgotten.
     func sessionEnded(_ id: UInt64)
 }

@@ -138,6 +138,10 @@ extension ConnectTunnel {
 
     /// The device speaks cleartext through the tunnel: what ATS decides for http:// to this host.
     private func cleartextInTunnel(firstBytes: [UInt8], upstream: any ByteStream) {
+        if interceptPlanned {
+            session.record?.inspect = .passthrough
+            session.record?.passthrough = .notTLS
+        }
         guard let http = try? session.lookUpRequirements(for: host, scheme: .http) else { return session.finish() }
         session.record?.tunnelProtocol = .cleartext
         session.record?.scheme = .http
@@ -162,6 +166,7 @@ extension ConnectTunnel {
             session.record?.upstreamError = "the device started TLS, but the server does not speak TLS: \(reason)"
             return session.finish()
         }
+        if interceptPlanned { return interceptOrPass(hello, upstream: upstream) }
         // (The usual case, the CONNECT's own name, needs no second policy lookup.) In a tunnel opened
         // before any verdict, only the name the device's TLS is for is judged: the CONNECT's host
         // was never the one its handshake would have been with.
@@ -169,5 +174,42 @@ extension ConnectTunnel {
             let named = try? session.lookUpRequirements(for: name, scheme: .https), named.host != requirements.host
         else { return verdictDeferred ? judgeDeferred(upstream: upstream) : startRelaying(upstream) }
         judgeServerName(name, requirements: named, upstream: upstream)
+    }
+}
+
+/// Intercept mode's choice, once the ClientHello is read.
+extension ConnectTunnel {
+    /// Intercepts the device's TLS, unless its hello or its server name says not to: a name the
+    /// policy pins or `--passthrough` names, or an ALPN offer without http/1.1 (a gRPC client that
+    /// offers only h2), which go through as a tunnel judged by the probe.
+    func interceptOrPass(_ hello: ClientHello, upstream: any ByteStream) {
+        var named = requirements
+        if let name = hello.serverName, name != host, let forName = try? session.lookUpRequirements(for: name, scheme: .https) {
+            named = forName
+        }
+        var reason: PassthroughReason?
+        if let service = session.environment.interceptService, let name = hello.serverName, name != host {
+            reason = passthroughReason(for: name, requirements: named, service: service)
+        }
+        if reason == nil, !hello.alpnProtocols.isEmpty, !hello.alpnProtocols.contains("http/1.1") { reason = .noHTTP1ALPN }
+        if let reason {
+            session.record?.inspect = .passthrough
+            session.record?.passthrough = reason
+            if let name = hello.serverName, name != host, named.host != requirements.host {
+                return judgeServerName(name, requirements: named, upstream: upstream)
+            }
+            return judgeDeferred(upstream: upstream)
+        }
+        guard let address = upstreamAddress else { return judgeDeferred(upstream: upstream) }
+        let intercepted: InterceptedTunnel
+        do {
+            intercepted = try InterceptedTunnel(tunnel: self, upstream: upstream, address: address, hello: hello, requirements: named)
+        } catch {
+            session.record?.action = .failed
+            session.record?.upstreamError = "starting the upstream TLS handshake: \(error)"
+            return session.finish()
+        }
+        state = .intercepting(intercepted)
+        intercepted.start()
     }
 }

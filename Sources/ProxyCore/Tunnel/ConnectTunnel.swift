@@ -36,6 +36,9 @@ final class ConnectTunnel {
         /// Judged and both hellos read: the bytes move kernel to kernel (``SpliceRelay``), which
         /// owns both connections' reading and callbacks until it ends.
         case splicing(upstream: any ByteStream, relay: SpliceRelay)
+        /// Intercept mode: the device's TLS is terminated and the proxy's own upstream handshake
+        /// judged (``InterceptedTunnel``, which holds the upstream from here on).
+        case intercepting(InterceptedTunnel)
         /// Over (the session is closing).
         case done
     }
@@ -58,6 +61,12 @@ final class ConnectTunnel {
     /// Whether the tunnel was opened before any verdict (``acceptsCleartext``): a ClientHello then
     /// gets its TLS verdict when it comes.
     private(set) var verdictDeferred = false
+    /// Intercept mode, for a host it may intercept: the tunnel opens at TCP connect, and the
+    /// device's ClientHello decides (``InterceptedTunnel``, or the probe's verdict when it is not
+    /// intercepted after all).
+    private(set) var interceptPlanned = false
+    /// The address the upstream connection reached.
+    private(set) var upstreamAddress: SocketAddress?
 
     var client: any ByteStream { session.client }
     var settings: ProxySettings { session.settings }
@@ -75,12 +84,25 @@ final class ConnectTunnel {
     var upstream: (any ByteStream)? {
         switch state {
         case .classifying(let upstream), .relaying(let upstream), .splicing(let upstream, _): upstream
+        case .intercepting(let intercepted): intercepted.upstream
         default: nil
         }
     }
 
     func start() {
         session.record?.requirements = requirements
+        if settings.intercept.mode == .intercept, let service = session.environment.interceptService {
+            if let reason = passthroughReason(for: host, requirements: requirements, service: service) {
+                session.record?.inspect = .passthrough
+                session.record?.passthrough = reason
+            } else {
+                // The device's ClientHello is needed before anything can be judged: the verdict
+                // comes from the proxy's own handshake with the upstream, made after it.
+                interceptPlanned = true
+                verdictDeferred = true
+                return openUpstream(address: nil)
+            }
+        }
         guard acceptsCleartext else {
             return session.lookUpVerdict(VerdictKey(host: host, port: port, requirements: requirements))
         }
@@ -92,9 +114,21 @@ final class ConnectTunnel {
         openUpstream(address: nil)
     }
 
+    /// Why intercept mode would not intercept `name` (nil: it would): pinned by the policy (the app
+    /// rejects any minted leaf), named by `--passthrough`, or rejected by devices too often.
+    func passthroughReason(for name: String, requirements: Requirements, service: InterceptService) -> PassthroughReason? {
+        if requirements.pins != nil { return .pinned }
+        if settings.intercept.passesThrough(name) { return .passthroughPattern }
+        if service.rejections.passesThrough(name, limit: settings.intercept.rejectionsBeforePassthrough) {
+            return .clientRejectedBefore
+        }
+        return nil
+    }
+
     /// Closes the upstream, if any, and counts what a splicing relay moved; the session closes the
     /// client (and logs the record after this).
     func close() {
+        if case .intercepting(let intercepted) = state { intercepted.close() }
         if case .splicing(_, let relay) = state { countSplicedBytes(relay) }
         upstream?.close()
         state = .done
@@ -174,6 +208,7 @@ final class ConnectTunnel {
             switch result {
             case .success(let (upstream, address)):
                 session.record?.upstreamAddress = address.description
+                upstreamAddress = address
                 established(upstream)
             case .failure(.refused(let refusal)):
                 session.deny(refusal)
@@ -192,6 +227,11 @@ final class ConnectTunnel {
     /// judged now, with the upstream given up meanwhile (a server that serves one connection at a
     /// time would otherwise never answer the probe) and the hello held.
     func judgeDeferred(upstream: any ByteStream) {
+        if interceptPlanned, session.record?.inspect == .intercept {
+            // The proxy's own handshake was refused: the probes explain why, and the verdict decides
+            // as in tunnel mode (a report-mode tunnel is relayed unread).
+            session.record?.inspect = .passthrough
+        }
         state = .awaitingDeferredVerdict
         client.setReading(false)
         giveUp(upstream)

@@ -314,6 +314,15 @@ final class ScriptedEnvironment: SessionEnvironment {
         playbook.run()
         return session
     }
+
+    // Intercept mode is not scripted: its tests run a real daemon with real TLS.
+    var interceptService: InterceptService? { nil }
+    var leafSource: (any LeafSource)? { nil }
+    func upstreamContext(for profile: ClientProfile) throws(TLSError) -> TLSClientContext {
+        try TLSClientContext(profile: profile, anchors: TrustAnchors(systemRoots: false))
+    }
+    func makeTimer(_ onFire: @escaping () -> Void) -> EventLoop.Timer? { nil }
+    func log(request: RequestRecord) {}
 }
 
 /// An idle watch on the test's clock: ``comeDue(_:)`` is the limit passing.

@@ -1,0 +1,67 @@
+import ATSPolicy
+import ProxyWire
+
+extension ProxyResponse {
+    /// The page-style block of intercept mode (``BlockStyle/page``): a 403 inside the device's own
+    /// TLS session, for `url`, with the `X-ATS-*` headers of a blocked CONNECT and a body a person
+    /// can read: HTML for a browser (its Accept field asks for text/html), text otherwise, naming
+    /// each violation and the Info.plist key that would allow it. The connection closes after it.
+    static func blockedPage(_ verdict: Verdict, host: String, url: String, head: RequestHead) -> [UInt8] {
+        var headers = [("X-ATS-Violations", verdict.violations.map(\.kind.name).joined(separator: ","))]
+        if let error = verdict.error { headers.append(("X-ATS-Error", error.description)) }
+        headers.append(("Cache-Control", "no-store"))
+        let wantsHTML = head.headers.values(for: "Accept").contains { $0.lowercased().contains("text/html") }
+        guard wantsHTML else {
+            var lines = ["atsproxy blocked \(url): App Transport Security would refuse the connection to \(host).", ""]
+            for violation in verdict.violations {
+                lines.append("\(violation.kind.name): \(violation.explanation).")
+                lines.append("  allowed by: \(violation.allowedBy ?? "no Info.plist key; the server must change")")
+            }
+            return text(status: 403, reason: "Forbidden", headers: headers, body: lines.joined(separator: "\n") + "\n")
+        }
+        var body = """
+            <!doctype html>
+            <html lang="en"><head><meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>Blocked by App Transport Security</title>
+            <style>body{font:16px/1.5 -apple-system,system-ui,sans-serif;margin:1.5em;max-width:40em}\
+            code{background:#f2f2f2;padding:0 .2em}li{margin:.6em 0}</style></head><body>
+            <h1>Blocked by App Transport Security</h1>
+            <p>An iPhone app would not be able to load <code>\(HTMLText.escape(url))</code>: \
+            ATS refuses the connection to <code>\(HTMLText.escape(host))</code>.</p>
+            <ul>
+
+            """
+        for violation in verdict.violations {
+            body += "<li><strong>\(HTMLText.escape(violation.kind.name))</strong>: \(HTMLText.escape(violation.explanation)).<br>"
+            body += "Allowed by: <code>\(HTMLText.escape(violation.allowedBy ?? "no Info.plist key; the server must change"))</code></li>\n"
+        }
+        body += "</ul>\n"
+        if let error = verdict.error { body += "<p>The app would see <code>\(HTMLText.escape(error.description))</code>.</p>\n" }
+        body += "<p><small>atsproxy, intercept mode</small></p>\n</body></html>\n"
+        let bytes = Array(body.utf8)
+        var response = "HTTP/1.1 403 Forbidden\r\n"
+        for (name, value) in headers { response += "\(name): \(value)\r\n" }
+        response += "Content-Type: text/html; charset=utf-8\r\nContent-Length: \(bytes.count)\r\nConnection: close\r\n\r\n"
+        return Array(response.utf8) + bytes
+    }
+}
+
+/// Text made safe for HTML element content and attribute values.
+enum HTMLText {
+    static func escape(_ text: String) -> String {
+        var escaped = ""
+        escaped.reserveCapacity(text.utf8.count)
+        for character in text {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&#39;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+}

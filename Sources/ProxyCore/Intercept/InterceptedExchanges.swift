@@ -1,0 +1,225 @@
+import ATSPolicy
+import EventLoop
+import ProxyWire
+
+/// The HTTP/1.1 requests inside an intercepted connection, one after another on the device's TLS
+/// session, each relayed to the origin's by a ``PlainHTTPExchange`` (the code that relays plain
+/// http://, over decrypted streams) and logged as one ``RequestRecord``. Keep-alive, chunked
+/// bodies, `Expect: 100-continue` and `Connection: close` behave as they do for plain HTTP; the
+/// origin connection serves this device only, so when it cannot take another request the device is
+/// told so (`Connection: close`) and the connection ends after the response.
+///
+/// A page-style block (`blocked`) answers every request with the 403 page instead, and nothing
+/// reaches the origin. Loop-confined; owned by its ``InterceptedTunnel``.
+final class InterceptedExchanges: ExchangeOwner {
+    unowned let tunnel: ConnectTunnel
+    let device: TLSByteStream
+    let origin: TLSByteStream
+    let address: SocketAddress
+    let requestOrigin: RequestOrigin
+    let blocked: Verdict?
+    private var parser: RequestHeadParser
+    private var exchange: PlainHTTPExchange?
+    /// The request in progress: its line, and when its first byte came (``MonotonicClock``).
+    private var current: (record: RequestRecord, startedAt: Int64)?
+    private var requests = 0
+    private(set) var clientEnded = false
+    private var ended = false
+
+    private var session: ClientSession { tunnel.session }
+    var client: any ByteStream { device }
+    var settings: ProxySettings { session.settings }
+
+    init(
+        tunnel: ConnectTunnel, device: TLSByteStream, origin: TLSByteStream, address: SocketAddress, requestOrigin: RequestOrigin,
+        blocked: Verdict?
+    ) {
+        self.tunnel = tunnel
+        self.device = device
+        self.origin = origin
+        self.address = address
+        self.requestOrigin = requestOrigin
+        self.blocked = blocked
+        parser = RequestHeadParser(origin: requestOrigin)
+    }
+
+    func start() {
+        origin.onReadable = nil
+        origin.onEvent = nil
+        awaitHead()
+    }
+
+    /// Closes both sessions (close_notify where they are sound) and notes the count. Idempotent.
+    func close() {
+        guard !ended else { return }
+        ended = true
+        session.record?.requests = requests
+        device.close()
+        origin.close()
+    }
+
+    // MARK: - Request heads
+
+    private func awaitHead() {
+        parser = RequestHeadParser(origin: requestOrigin)
+        device.setTimeouts(read: nil, write: nil)
+        // Between requests the device may wait as long as the idle timeout.
+        watchIdle([device]) { [unowned self] _ in end() }
+        device.onReadable = { [unowned self] _ in readHead() }
+        device.onEvent = { [unowned self] _, _ in end() }
+        if device.availableBytes > 0 { readHead() }
+        guard current == nil, !ended else { return }
+        if clientEnded { return end() }
+        device.setReading(true)
+    }
+
+    private func readHead() {
+        guard current == nil else { return }
+        while device.availableBytes > 0 {
+            let bytes = device.peek(maximum: 16 * 1024)
+            if current == nil {
+                current = (RequestRecord(startedAt: ProxyServer.nowMilliseconds(), connection: facts, reused: requests > 0),
+                           MonotonicClock.nowMilliseconds())
+            }
+            switch parser.consume(bytes) {
+            case .needMoreData:
+                device.discardInput(bytes.count)
+            case .failed(let error):
+                return refuse(status: error.status, reason: error.statusPhrase, body: error.reason, logged: "bad request: \(error.reason)")
+            case .complete(let head, let leftover):
+                device.discardInput(bytes.count - leftover.count)
+                device.setReading(false)
+                return started(head)
+            }
+        }
+    }
+
+    private var facts: RequestRecord.ConnectionFacts {
+        let record = session.record
+        return RequestRecord.ConnectionFacts(
+            connectionID: session.id, client: session.peer, host: tunnel.host, port: tunnel.port,
+            serverNameIndication: record?.serverNameIndication, upstreamAddress: address.description,
+            verdict: record?.serverNameVerdict ?? record?.verdict, action: record?.action ?? .allowed)
+    }
+
+    private func started(_ head: RequestHead) {
+        requests += 1
+        current?.record.method = head.method
+        current?.record.url = head.target.description
+        current?.record.httpVersion = head.version == .http1_0 ? "HTTP/1.0" : "HTTP/1.1"
+        if settings.intercept.logHeaders {
+            current?.record.requestHeaders = RequestRecord.loggedHeaders(
+                head.headers.fields.map { ($0.name, $0.value) }, logSecrets: settings.intercept.logSecrets)
+        }
+        if let blocked { return answerBlocked(head, verdict: blocked) }
+        let framing: BodyFraming
+        do {
+            framing = try head.bodyFraming()
+        } catch {
+            return refuse(status: error.status, reason: error.statusPhrase, body: error.reason, logged: "bad request: \(error.reason)")
+        }
+        let exchange = PlainHTTPExchange(
+            owner: self, origin: origin, address: address, key: OriginKey(host: requestOrigin.host, port: requestOrigin.port),
+            head: head, requestFraming: framing, originIsDedicated: true)
+        self.exchange = exchange
+        exchange.start()
+    }
+
+    // MARK: - Exchanges
+
+    func clientHalfClosed() { clientEnded = true }
+
+    func watchIdle(_ streams: [any ByteStream], onIdle: @escaping (IdleTimer.Ending) -> Void) {
+        session.watchIdle(streams, onIdle: onIdle)
+    }
+
+    func closedReason(_ ending: IdleTimer.Ending) -> String { session.closedReason(ending) }
+
+    func exchangeEnded(_ exchange: PlainHTTPExchange, _ ending: ExchangeEnding) {
+        guard self.exchange === exchange else { return }
+        self.exchange = nil
+        let tally = exchange.tally
+        session.record?.bytesUp += tally.bytesUp
+        session.record?.bytesDown += tally.bytesDown
+        if var line = current?.record, let startedAt = current?.startedAt {
+            line.status = tally.status
+            line.statusText = tally.response?.reason
+            line.contentType = tally.response?.headers.values(for: "Content-Type").first
+            line.requestBodyBytes = tally.requestBodyBytes
+            line.responseBodyBytes = tally.responseBodyBytes
+            line.requestHeadBytes = tally.requestHeadBytes
+            line.responseHeadBytes = tally.responseHeadBytes
+            line.sendMilliseconds = max(0, (tally.requestSentAt ?? startedAt) - startedAt)
+            line.timeToFirstByteMilliseconds = tally.firstResponseByteAt.map { max(0, $0 - startedAt) }
+            if settings.intercept.logHeaders, let response = tally.response {
+                line.responseHeaders = RequestRecord.loggedHeaders(
+                    response.headers.fields.map { ($0.name, $0.value) }, logSecrets: settings.intercept.logSecrets)
+            }
+            current?.record = line
+        }
+        switch ending {
+        case .completed(let keepClient, let keepOrigin):
+            logCurrent(error: nil)
+            guard keepClient, keepOrigin, !session.environment.isDraining else { return endAfterFlush() }
+            awaitHead()
+        case .failedBeforeResponse(let status, let reason):
+            refuse(status: status, reason: status == 504 ? "Gateway Timeout" : "Bad Gateway", body: reason, logged: reason)
+        case .requestRefused(let error):
+            refuse(status: error.status, reason: error.statusPhrase, body: error.reason, logged: "bad request: \(error.reason)")
+        case .aborted(let reason):
+            logCurrent(error: reason)
+            end()
+        }
+    }
+
+    /// Answers the device inside its TLS session, logs, and ends once the answer is written.
+    private func refuse(status: Int, reason: String, body: String, logged: String) {
+        let response = ProxyResponse.text(status: status, reason: reason, body: body + "\n")
+        if current != nil {
+            current?.record.status = status
+            current?.record.statusText = reason
+            logCurrent(error: logged)
+        }
+        device.write(response)
+        endAfterFlush()
+    }
+
+    /// The page-style block: a 403 naming the violations, for every request; nothing goes upstream.
+    private func answerBlocked(_ head: RequestHead, verdict: Verdict) {
+        let response = ProxyResponse.blockedPage(verdict, host: requestOrigin.host, url: head.target.description, head: head)
+        current?.record.status = 403
+        current?.record.statusText = "Forbidden"
+        current?.record.responseHeadBytes = -1
+        logCurrent(error: nil)
+        device.write(response)
+        // The request's body is not read: the connection ends with the answer.
+        endAfterFlush()
+    }
+
+    private func logCurrent(error: String?) {
+        guard let (recorded, startedAt) = current else { return }
+        var line = recorded
+        current = nil
+        line.upstreamError = error
+        line.durationMilliseconds = max(0, MonotonicClock.nowMilliseconds() - startedAt)
+        line.connection.action = session.record?.action ?? line.connection.action
+        session.environment.log(request: line)
+    }
+
+    /// Ends once what the device is owed has been written (or the write limit passes).
+    private func endAfterFlush() {
+        device.setReading(false)
+        device.onReadable = nil
+        guard device.pendingOutputBytes > 0 else { return end() }
+        device.setTimeouts(read: nil, write: settings.idleTimeout)
+        device.setDrainedMark(0)
+        device.onDrained = { [unowned self] _ in end() }
+        device.onEvent = { [unowned self] _, _ in end() }
+    }
+
+    private func end() {
+        if current != nil { logCurrent(error: "the connection ended before the request was complete") }
+        close()
+        session.finish()
+    }
+}

@@ -1,0 +1,232 @@
+import ATSPolicy
+import EventLoop
+import Glibc
+import ProxyWire
+import TLSInspection
+
+/// A CONNECT in intercept mode, from the device's ClientHello on: the proxy's own upstream
+/// handshake, shaped like an iPhone's for the host's requirements, is the one judged; then the
+/// device's handshake completes with a certificate minted for its server name, and HTTP/1.1 is
+/// relayed between the two sessions (``InterceptedExchanges``), one log line per request.
+///
+/// Upstream first: nothing of the device's handshake is answered until the verdict is known, so a
+/// blocked connection fails the device's handshake with a fatal alert (``BlockStyle/abort``) as the
+/// app's own would on an iPhone, or completes it to answer each request with a 403 page
+/// (``BlockStyle/page``). A refused upstream handshake has no facts to judge: the tunnel's probe
+/// path (``ConnectTunnel/judgeDeferred(upstream:)``) then explains it with the permissive probe.
+///
+/// One deadline, the handshake timeout from the ClientHello, covers both handshakes. Loop-confined;
+/// owned by its ``ConnectTunnel``, whose session owns the client connection.
+final class InterceptedTunnel {
+    enum State {
+        case upstreamHandshake(TLSStream)
+        /// The verdict is in; the device's handshake is under way. `blocked`: a page-style block,
+        /// whose requests all get the 403 page.
+        case deviceHandshake(device: TLSStream, origin: TLSStream, blocked: Verdict?)
+        case relaying(InterceptedExchanges)
+        case done
+    }
+
+    unowned let tunnel: ConnectTunnel
+    let upstream: any ByteStream
+    let upstreamAddress: SocketAddress
+    let hello: ClientHello
+    /// The policy's answer for the name the device's TLS is for.
+    let requirements: Requirements
+    private var state: State
+    private var deadline: Timer?
+
+    private var session: ClientSession { tunnel.session }
+    private var settings: ProxySettings { session.settings }
+    private var client: any ByteStream { session.client }
+
+    init(
+        tunnel: ConnectTunnel, upstream: any ByteStream, address: SocketAddress, hello: ClientHello, requirements: Requirements
+    ) throws(TLSError) {
+        self.tunnel = tunnel
+        self.upstream = upstream
+        upstreamAddress = address
+        self.hello = hello
+        self.requirements = requirements
+        let context = try tunnel.session.environment.upstreamContext(for: .ats(for: requirements))
+        // The device's own server name, or none as it sent none (an IP literal).
+        let stream = try TLSStream(role: .client(serverName: hello.serverName), context: context, transport: StreamTransport(upstream))
+        // HTTP/1.1 is what the proxy relays; the device is offered the same.
+        try stream.offerApplicationProtocols(["http/1.1"])
+        state = .upstreamHandshake(stream)
+    }
+
+    /// The name the device's certificate is minted for, and its requests' origin.
+    private var serverName: String { hello.serverName ?? tunnel.host }
+
+    func start() {
+        session.record?.inspect = .intercept
+        client.setReading(false)
+        deadline = session.environment.makeTimer { [unowned self] in timedOut() }
+        deadline?.schedule(after: settings.handshakeTimeout)
+        upstream.setTimeouts(read: nil, write: nil)
+        upstream.onReadable = { [unowned self] _ in advanceUpstream() }
+        upstream.onEvent = { [unowned self] _, event in
+            switch event {
+            case .endOfStream: advanceUpstream()
+            case .connected: break
+            case .error, .timeout: upstreamLost(event.description)
+            }
+        }
+        upstream.setReading(true)
+        advanceUpstream()
+    }
+
+    /// Ends whatever is under way: close_notify to both peers where their sessions are sound.
+    func close() {
+        deadline?.cancel()
+        deadline = nil
+        if case .relaying(let exchanges) = state { exchanges.close() }
+        state = .done
+        upstream.close()
+    }
+
+    // MARK: - The upstream handshake, judged
+
+    private func advanceUpstream() {
+        guard case .upstreamHandshake(let stream) = state else { return }
+        do {
+            guard try stream.handshake() == .complete else { return }
+        } catch {
+            // No facts to judge: the probes say why (the permissive one explains a refusal).
+            deadline?.cancel()
+            state = .done
+            upstream.onReadable = nil
+            upstream.onEvent = nil
+            return tunnel.judgeDeferred(upstream: upstream)
+        }
+        upstream.setReading(false)
+        let outcome = stream.outcome(now: Int64(time(nil)))
+        guard let observed = outcome.observed else { return upstreamLost("the handshake ended without a result") }
+        let report = ProbeReport(observed: observed, address: upstreamAddress)
+        session.record?.noteProbe(report)
+        let verdict = settings.policy.verdict(for: requirements, observed: observed, atsHandshakeFailure: nil)
+        if requirements.host.description == tunnel.host {
+            session.record?.verdict = verdict
+        } else {
+            session.record?.serverNameVerdict = verdict
+        }
+        guard verdict.isCompliant || settings.mode == .report else {
+            session.record?.action = .blocked
+            guard settings.intercept.blockStyle == .page else {
+                // As an iPhone app's connection would fail: a fatal alert to the device's hello.
+                deadline?.cancel()
+                state = .done
+                stream.shutdown()
+                return session.respond(TLSAlertDescription.handshakeFailure.fatalRecord)
+            }
+            return startDeviceHandshake(origin: stream, blocked: verdict)
+        }
+        session.record?.action = .allowed
+        startDeviceHandshake(origin: stream, blocked: nil)
+    }
+
+    private func upstreamLost(_ reason: String) {
+        guard case .upstreamHandshake = state else { return }
+        session.record?.action = .failed
+        session.record?.upstreamError = "the upstream TLS handshake: \(reason)"
+        state = .done
+        session.finish()
+    }
+
+    private func timedOut() {
+        switch state {
+        case .upstreamHandshake:
+            session.record?.action = .failed
+            session.record?.upstreamError = "upstream did not complete the TLS handshake in \(settings.handshakeTimeout.logText)"
+        case .deviceHandshake:
+            session.record?.interceptFailed = "client_handshake_timeout"
+            session.record?.upstreamError = "the device did not complete its TLS handshake in \(settings.handshakeTimeout.logText)"
+        case .relaying, .done:
+            return
+        }
+        state = .done
+        session.finish()
+    }
+
+    // MARK: - The device's handshake
+
+    private func startDeviceHandshake(origin: TLSStream, blocked: Verdict?) {
+        guard let service = session.environment.interceptService, let leaves = session.environment.leafSource else {
+            return upstreamLost("intercept mode has no CA")
+        }
+        let device: TLSStream
+        do {
+            let credentials = try leaves.credentials(serverName: hello.serverName, connectHost: tunnel.host, now: Int64(time(nil)))
+            device = try TLSStream(role: .server(credentials: credentials), context: service.deviceContext, transport: StreamTransport(client))
+        } catch {
+            session.record?.action = .failed
+            session.record?.upstreamError = "minting a certificate for \(serverName): \(error)"
+            state = .done
+            return session.finish()
+        }
+        state = .deviceHandshake(device: device, origin: origin, blocked: blocked)
+        client.setTimeouts(read: nil, write: nil)
+        client.onReadable = { [unowned self] _ in advanceDevice() }
+        client.onEvent = { [unowned self] _, event in
+            switch event {
+            case .endOfStream: advanceDevice()
+            case .connected: break
+            case .error, .timeout: deviceRejected(reason: event.description, alert: nil)
+            }
+        }
+        client.setReading(true)
+        advanceDevice()
+    }
+
+    private func advanceDevice() {
+        guard case .deviceHandshake(let device, let origin, let blocked) = state else { return }
+        do {
+            guard try device.handshake() == .complete else { return }
+        } catch {
+            return deviceRejected(reason: error.reason, alert: Self.alertName(in: error.reason))
+        }
+        deadline?.cancel()
+        deadline = nil
+        let exchanges = InterceptedExchanges(
+            tunnel: tunnel, device: TLSByteStream(transport: client, tls: device),
+            origin: TLSByteStream(transport: upstream, tls: origin), address: upstreamAddress,
+            requestOrigin: RequestOrigin(scheme: "https", host: serverName, port: tunnel.port), blocked: blocked)
+        state = .relaying(exchanges)
+        exchanges.start()
+    }
+
+    /// The device aborted the minted handshake: it does not trust the CA, or the app pins its
+    /// certificates. Counted per host; at the limit the host is passed through from then on.
+    private func deviceRejected(reason: String, alert: String?) {
+        guard case .deviceHandshake = state else { return }
+        state = .done
+        session.record?.interceptFailed = "client_rejected_certificate"
+        session.record?.clientAlert = alert
+        var words = "the device rejected the proxy's certificate for \(serverName)"
+            + (alert.map { " (alert \($0))" } ?? " (\(reason))")
+            + ": trust the atsproxy CA on the device, or the app pins its certificates"
+        if let service = session.environment.interceptService {
+            let limit = settings.intercept.rejectionsBeforePassthrough
+            if service.rejections.record(host: serverName, limit: limit) {
+                words += "; \(serverName) is passed through from now on, after \(limit) rejections"
+            }
+        }
+        session.record?.upstreamError = words
+        session.finish()
+    }
+
+    /// The alert a peer sent, as OpenSSL words it in its error queue ("tlsv1 alert unknown ca",
+    /// "sslv3 alert bad certificate"), in the log's form (`unknown_ca`, `bad_certificate`).
+    static func alertName(in reason: String) -> String? {
+        let words = reason.split(separator: " ", omittingEmptySubsequences: true)
+        guard let at = words.firstIndex(of: "alert") else { return nil }
+        var name: [Substring] = []
+        for word in words[(at + 1)...] {
+            let cut = word.prefix { $0 != ";" && $0 != "(" && $0 != ":" && $0 != ")" }
+            if !cut.isEmpty { name.append(cut) }
+            if cut.count != word.count { break }
+        }
+        return name.isEmpty ? nil : name.joined(separator: "_")
+    }
+}
