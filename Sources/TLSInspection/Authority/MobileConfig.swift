@@ -43,6 +43,8 @@ struct MobileConfig {
             ("PayloadDisplayName", .string("atsproxy: \(name)")),
             ("PayloadDescription", .string(description)),
             ("PayloadOrganization", .string("atsproxy")),
+            // No TargetDeviceType: 1 (iPhone/iPad) would skip a device picker when a watch is paired,
+            // but would also stop a Mac from installing the same profile.
             ("PayloadContent", .array([.dictionary(payload)])),
         ]
         var xml = """
