@@ -16,6 +16,7 @@ public struct ATSProxyCtlCommand: ParsableCommand {
         subcommands: [
             CheckCommand.self, ExplainCommand.self, DiagnoseCommand.self, ReportCommand.self, StatusCommand.self,
             ReloadCommand.self, StatsCommand.self, FlushCacheCommand.self, ReopenLogsCommand.self,
+            CACommand.self,
         ]
     )
 
@@ -28,13 +29,17 @@ public enum ATSProxyCtl {
         public var exitCode: Int32
         public var standardOutput: String
         public var standardError: String
+        /// Standard output as written, for binary output (`ca export --format der`).
+        public var standardOutputBytes: [UInt8]
     }
 
     /// Parses and runs a command with buffered output: what tests call.
     public static func run(_ arguments: [String]) -> Result {
         let output = Output()
         let code = run(arguments, output: output)
-        return Result(exitCode: code, standardOutput: output.standardOutput, standardError: output.standardError)
+        return Result(
+            exitCode: code, standardOutput: output.standardOutput, standardError: output.standardError,
+            standardOutputBytes: output.standardOutputBytes)
     }
 
     /// Parses and runs a command, writing to `output`.

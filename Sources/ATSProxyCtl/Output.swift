@@ -2,8 +2,11 @@ import Foundation
 
 /// Where a command writes: the terminal in the real binary, buffers in tests.
 public final class Output {
-    public private(set) var standardOutput = ""
+    /// What was written to standard output: bytes, since `ca export --format der` is binary.
+    public private(set) var standardOutputBytes: [UInt8] = []
     public private(set) var standardError = ""
+    /// Standard output as UTF-8 text (what every command but a binary export writes).
+    public var standardOutput: String { String(decoding: standardOutputBytes, as: UTF8.self) }
     private let streaming: Bool
 
     /// - Parameter streaming: write straight to the process's stdout and stderr instead of buffering.
@@ -11,11 +14,14 @@ public final class Output {
 
     public func line(_ text: String = "") { write(text + "\n") }
 
-    public func write(_ text: String) {
+    public func write(_ text: String) { write(bytes: Array(text.utf8)) }
+
+    /// Writes `bytes` unchanged: binary output.
+    public func write(bytes: [UInt8]) {
         if streaming {
-            FileHandle.standardOutput.write(Data(text.utf8))
+            FileHandle.standardOutput.write(Data(bytes))
         } else {
-            standardOutput += text
+            standardOutputBytes += bytes
         }
     }
 

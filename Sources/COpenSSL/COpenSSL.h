@@ -12,4 +12,5 @@
 #include <openssl/pem.h>
 #include <openssl/bio.h>
 #include <openssl/objects.h>
+#include <openssl/rand.h>
 #endif

@@ -43,3 +43,7 @@ uint64_t CProxyShims_SSL_OP_CIPHER_SERVER_PREFERENCE(void) { return SSL_OP_CIPHE
 long CProxyShims_SSL_CTX_set_tlsext_servername_callback(SSL_CTX *ctx, int (*callback)(SSL *, int *, void *)) {
     return SSL_CTX_set_tlsext_servername_callback(ctx, callback);
 }
+
+EVP_PKEY *CProxyShims_EVP_EC_gen(const char *curve) { return EVP_EC_gen(curve); }
+
+EVP_PKEY *CProxyShims_EVP_RSA_gen(unsigned int bits) { return EVP_RSA_gen(bits); }

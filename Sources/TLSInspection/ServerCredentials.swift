@@ -7,7 +7,8 @@ internal import COpenSSL
 public final class PrivateKey: @unchecked Sendable {
     let raw: OpaquePointer
 
-    private init(taking raw: OpaquePointer) { self.raw = raw }
+    /// Takes ownership of a key reference (the caller's reference moves here).
+    init(taking raw: OpaquePointer) { self.raw = raw }
 
     deinit { EVP_PKEY_free(raw) }
 

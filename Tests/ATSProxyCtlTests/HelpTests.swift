@@ -25,6 +25,7 @@ struct HelpTests {
         Subcommand(name: "stats", options: ["--socket", "--json"]),
         Subcommand(name: "flush-cache", options: ["--socket", "--json"]),
         Subcommand(name: "reopen-logs", options: ["--socket", "--json"]),
+        Subcommand(name: "ca", options: ["init", "export", "show"]),
     ]
 
     /// The three ways to ask for a subcommand's help.

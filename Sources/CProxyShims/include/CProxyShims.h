@@ -9,6 +9,9 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/bio.h>
+#include <openssl/evp.h>
+#include <openssl/ec.h>
+#include <openssl/rsa.h>
 
 /// XN_FLAG_RFC2253: an OR of casts of other macros, which the Swift importer skips.
 unsigned long CProxyShims_XN_FLAG_RFC2253(void);
@@ -52,5 +55,11 @@ uint64_t CProxyShims_SSL_OP_CIPHER_SERVER_PREFERENCE(void);
 
 /// SSL_CTX_set_tlsext_servername_callback: a macro over SSL_CTX_callback_ctrl (the server's SNI hook).
 long CProxyShims_SSL_CTX_set_tlsext_servername_callback(SSL_CTX *ctx, int (*callback)(SSL *, int *, void *));
+
+/// EVP_EC_gen: a macro over the variadic EVP_PKEY_Q_keygen, which Swift cannot call (a new EC key).
+EVP_PKEY *CProxyShims_EVP_EC_gen(const char *curve);
+
+/// EVP_RSA_gen: a macro over the variadic EVP_PKEY_Q_keygen (a new RSA key, e = 65537).
+EVP_PKEY *CProxyShims_EVP_RSA_gen(unsigned int bits);
 
 #endif

@@ -1,0 +1,138 @@
+internal import COpenSSL
+
+/// An iOS configuration profile that installs a CA certificate as a root: an XML property list with
+/// one `com.apple.security.root` payload (Apple's device-management schema; intercept-anchors.md §2.2).
+///
+/// The same certificate always gives the same bytes: the UUIDs come from its SHA-256, so a profile
+/// exported twice is one profile, and nothing depends on the time of export. The profile is unsigned
+/// (iOS shows "Not Verified"), and installing it does not turn on trust for TLS: the description
+/// tells the user where the second switch is.
+struct MobileConfig {
+    let certificate: X509Certificate
+
+    /// Identifies atsproxy's CA profile on a device: a profile with the same identifier replaces the
+    /// installed one, so a new CA's profile replaces the old CA's rather than piling up beside it.
+    static let profileIdentifier = "atsproxy.ca"
+
+    var bytes: [UInt8] {
+        let der = certificate.der
+        let digest = Self.sha256(der)
+        let name = certificate.commonName ?? certificate.subject
+        let description = """
+            Installs \(name), the root certificate of the atsproxy intercepting proxy, so this device \
+            can inspect its own HTTPS traffic through the proxy. After installing, turn on full trust \
+            for it in Settings → General → About → Certificate Trust Settings; until then apps will \
+            refuse the proxy's certificates. Remove the profile when you no longer use the proxy.
+            """
+        let fingerprintPrefix = digest.prefix(8).map(X509Certificate.hexByte).joined()
+        let payload: [(String, PlistValue)] = [
+            ("PayloadType", .string("com.apple.security.root")),
+            ("PayloadVersion", .integer(1)),
+            ("PayloadIdentifier", .string("\(Self.profileIdentifier).root.\(fingerprintPrefix)")),
+            ("PayloadUUID", .string(Self.uuid(Array(digest[16..<32])))),
+            ("PayloadDisplayName", .string(name)),
+            ("PayloadDescription", .string("The atsproxy root certificate \(name).")),
+            ("PayloadCertificateFileName", .string("atsproxy-ca.cer")),
+            ("PayloadContent", .data(der)),
+        ]
+        let profile: [(String, PlistValue)] = [
+            ("PayloadType", .string("Configuration")),
+            ("PayloadVersion", .integer(1)),
+            ("PayloadIdentifier", .string(Self.profileIdentifier)),
+            ("PayloadUUID", .string(Self.uuid(Array(digest[0..<16])))),
+            ("PayloadDisplayName", .string("atsproxy: \(name)")),
+            ("PayloadDescription", .string(description)),
+            ("PayloadOrganization", .string("atsproxy")),
+            // No TargetDeviceType: 1 (iPhone/iPad) would skip a device picker when a watch is paired,
+            // but would also stop a Mac from installing the same profile.
+            ("PayloadContent", .array([.dictionary(payload)])),
+        ]
+        var xml = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+            <plist version="1.0">
+
+            """
+        PlistValue.dictionary(profile).write(to: &xml, indent: "")
+        xml += "</plist>\n"
+        return Array(xml.utf8)
+    }
+
+    /// A UUID string from 16 bytes, marked as RFC 9562 version 8 (custom: here, from a digest).
+    static func uuid(_ bytes: [UInt8]) -> String {
+        var bytes = bytes
+        bytes[6] = bytes[6] & 0x0F | 0x80
+        bytes[8] = bytes[8] & 0x3F | 0x80
+        let hex = bytes.map(X509Certificate.hexByte)
+        return [hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]].map { $0.joined() }.joined(separator: "-")
+    }
+
+    static func sha256(_ bytes: [UInt8]) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        _ = EVP_Digest(bytes, bytes.count, &digest, &length, EVP_sha256(), nil)
+        return Array(digest.prefix(Int(length)))
+    }
+}
+
+/// The few property-list values a profile needs, written as XML with every string escaped.
+enum PlistValue {
+    case string(String)
+    case integer(Int)
+    case data([UInt8])
+    case array([PlistValue])
+    /// Keys in the order written.
+    case dictionary([(String, PlistValue)])
+
+    func write(to xml: inout String, indent: String) {
+        switch self {
+        case .string(let text): xml += "\(indent)<string>\(Self.escaped(text))</string>\n"
+        case .integer(let number): xml += "\(indent)<integer>\(number)</integer>\n"
+        case .data(let bytes):
+            xml += "\(indent)<data>\n"
+            let text = Self.base64(bytes)
+            var start = text.startIndex
+            while start < text.endIndex {
+                let end = text.index(start, offsetBy: 64, limitedBy: text.endIndex) ?? text.endIndex
+                xml += "\(indent)\(text[start..<end])\n"
+                start = end
+            }
+            xml += "\(indent)</data>\n"
+        case .array(let values):
+            xml += "\(indent)<array>\n"
+            for value in values { value.write(to: &xml, indent: indent + "\t") }
+            xml += "\(indent)</array>\n"
+        case .dictionary(let entries):
+            xml += "\(indent)<dict>\n"
+            for (key, value) in entries {
+                xml += "\(indent)\t<key>\(Self.escaped(key))</key>\n"
+                value.write(to: &xml, indent: indent + "\t")
+            }
+            xml += "\(indent)</dict>\n"
+        }
+    }
+
+    /// Text safe inside an XML element: the five predefined entities.
+    static func escaped(_ text: String) -> String {
+        var result = ""
+        for character in text {
+            switch character {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "\"": result += "&quot;"
+            case "'": result += "&apos;"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+
+    /// Standard base64 with padding, no line breaks (EVP_EncodeBlock).
+    static func base64(_ bytes: [UInt8]) -> String {
+        guard !bytes.isEmpty else { return "" }
+        var output = [UInt8](repeating: 0, count: (bytes.count + 2) / 3 * 4 + 1)
+        let length = EVP_EncodeBlock(&output, bytes, Int32(bytes.count))
+        return String(decoding: output.prefix(Int(length)), as: UTF8.self)
+    }
+}
