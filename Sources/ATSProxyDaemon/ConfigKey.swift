@@ -23,6 +23,12 @@ public enum ConfigKey: String, CaseIterable, Sendable {
     case connectTimeout = "connect-timeout"
     case handshakeTimeout = "handshake-timeout"
     case idleTimeout = "idle-timeout"
+    case inspect
+    case blockStyle = "block-style"
+    case passthrough
+    case logHeaders = "log-headers"
+    case logSecrets = "log-secrets"
+    case caDir = "ca-dir"
 
     /// The key as written in the file, and as the flag without its `--`.
     public var name: String { rawValue }
@@ -33,7 +39,7 @@ public enum ConfigKey: String, CaseIterable, Sendable {
     /// Whether each line of this key adds a value (as each flag does) instead of being an error.
     public var isRepeatable: Bool {
         switch self {
-        case .listen, .caFile, .clientClass, .allowClient, .allowDestination: true
+        case .listen, .caFile, .clientClass, .allowClient, .allowDestination, .passthrough: true
         default: false
         }
     }
@@ -43,9 +49,11 @@ public enum ConfigKey: String, CaseIterable, Sendable {
     public var takesEffectOnReload: Bool {
         switch self {
         case .policy, .mode, .verdictTTL, .verdictCacheSize, .allowClient, .allowDestination, .osProfile, .cipherProfile, .clientClass,
-            .hostsFile, .shutdownTimeout, .headTimeout, .connectTimeout, .handshakeTimeout, .idleTimeout:
+            .hostsFile, .shutdownTimeout, .headTimeout, .connectTimeout, .handshakeTimeout, .idleTimeout, .inspect, .blockStyle,
+            .passthrough, .logHeaders, .logSecrets:
             true
-        case .listen, .threads, .controlSocket, .logFile, .caFile, .systemRoots:
+        // The CA is read at start: a new one would need every loop's minted leaves dropped.
+        case .listen, .threads, .controlSocket, .logFile, .caFile, .systemRoots, .caDir:
             false
         }
     }
@@ -53,7 +61,7 @@ public enum ConfigKey: String, CaseIterable, Sendable {
     /// Whether the value is a path, which the file resolves against its own directory when relative.
     var isPath: Bool {
         switch self {
-        case .policy, .caFile, .hostsFile, .logFile, .controlSocket: true
+        case .policy, .caFile, .hostsFile, .logFile, .controlSocket, .caDir: true
         default: false
         }
     }

@@ -101,6 +101,16 @@ extension Daemon {
             return outcome
         }
 
+        // Intercept mode mints with the CA read at start: without one, turning it on is refused.
+        if fresh.intercept.mode == .intercept, intercept == nil {
+            let path = "\(configuration.caDir)/\(CertificateAuthority.certificateFileName)"
+            outcome.failure = ConfigurationError(
+                .unusableFile, origin: fresh.origins[.inspect] ?? .commandLine, key: ConfigKey.inspect.name,
+                reason: "intercept mode needs the CA the daemon read at start, and there was none at \(path): "
+                    + "run atsproxyctl ca init --dir \(configuration.caDir), then restart").description
+            return outcome
+        }
+
         outcome.policy = loaded
         outcome.policyChanges = PolicyKeyChanges(from: policy.file?.root, to: loaded.file?.root)
 
@@ -193,6 +203,12 @@ extension DaemonConfiguration {
         case .connectTimeout: connectTimeout != other.connectTimeout
         case .handshakeTimeout: handshakeTimeout != other.handshakeTimeout
         case .idleTimeout: idleTimeout != other.idleTimeout
+        case .inspect: intercept.mode != other.intercept.mode
+        case .blockStyle: intercept.blockStyle != other.intercept.blockStyle
+        case .passthrough: intercept.passthrough != other.intercept.passthrough
+        case .logHeaders: intercept.logHeaders != other.intercept.logHeaders
+        case .logSecrets: intercept.logSecrets != other.intercept.logSecrets
+        case .caDir: caDir != other.caDir
         }
     }
 
@@ -223,5 +239,6 @@ extension DaemonConfiguration {
         logFile = running.logFile
         caFiles = running.caFiles
         systemRoots = running.systemRoots
+        caDir = running.caDir
     }
 }

@@ -31,6 +31,8 @@ final class Daemon {
     var loops: [ProxyLoop] = []
     /// The loops' shared probe limits and contexts (for `status`: handshakes under way).
     var probes: ProbeService?
+    /// Intercept mode's CA and leaves, read at start (nil: no CA in --ca-dir).
+    var intercept: InterceptService?
     /// Spreads clients from the listening loop over all loops.
     let balancer = LoopBalancer()
     var boundListeners: [String] = []
@@ -90,13 +92,14 @@ final class Daemon {
                 reason: "\(error)")
         }
 
+        do { intercept = try configuration.interceptService() } catch { throw configuration.unusableFile(.caDir, error) }
         let probes = ProbeService(anchors: anchors)
         self.probes = probes
         try startLoops(probes: probes)
         pthread_sigmask(SIG_UNBLOCK, &handled, nil)
         Daemon.say(
             "atsproxy listening on \(boundListeners.joined(separator: ", ")) with \(loops.count) thread\(loops.count == 1 ? "" : "s"), "
-                + "\(configuration.mode.rawValue) mode, policy \(policy.description), "
+                + "\(configuration.mode.rawValue) mode, \(inspectDescription), policy \(policy.description), "
                 + "\(policy.policy.settings.osProfile.rawValue) profile; control socket \(control.path)")
         // Only now, with every listener bound, may systemd start what depends on the proxy.
         tell(.ready, .mainPID(), .status(statusLine))
@@ -107,10 +110,16 @@ final class Daemon {
         Daemon.say("atsproxy stopped")
     }
 
+    /// How the start-up line names the inspect mode, with where the CA is in intercept mode.
+    private var inspectDescription: String {
+        guard configuration.intercept.mode == .intercept else { return "tunnel inspection" }
+        return "intercept inspection (CA \(configuration.caDir)/\(CertificateAuthority.certificateFileName))"
+    }
+
     private func startLoops(probes: ProbeService) throws {
         let endpoints = configuration.listeners
         let settings = configuration.proxySettings(policy: policy.policy, hosts: hosts)
-        let (cache, log, statistics, balancer) = (cache, log, statistics, balancer)
+        let (cache, log, statistics, balancer, intercept) = (cache, log, statistics, balancer, intercept)
         let listening = ListeningAddresses()
         for index in 0..<configuration.threads {
             // The first loop listens and hands clients to the others when it is busy (LoopBalancer).
@@ -122,7 +131,7 @@ final class Daemon {
                     let server = try ProxyServer(
                         base: base, endpoints: endpoints, listens: listens, balancer: balancer, settings: settings,
                         probes: probes, cache: cache, log: log, resolver: resolver, statistics: statistics,
-                        listening: listening)
+                        listening: listening, intercept: intercept)
                     return (keepAlive: server, info: (server.addresses, server.messages))
                 }
                 guard let messages = info.1 else { throw EventError("starting a proxy loop", errno: 0) }

@@ -53,6 +53,12 @@ extension DaemonCommand {
         layer.connectTimeout = try checked(.connectTimeout, connectTimeout)
         layer.handshakeTimeout = try checked(.handshakeTimeout, handshakeTimeout)
         layer.idleTimeout = try checked(.idleTimeout, idleTimeout)
+        layer.inspect = inspect
+        layer.blockStyle = blockStyle
+        layer.passthrough = try parsed(.passthrough, passthrough, SettingValue.hostPattern)
+        layer.logHeaders = logHeaders.map { $0 == .on }
+        layer.logSecrets = logSecrets.map { $0 == .on }
+        layer.caDir = caDir
 
         for key in ConfigKey.allCases where layer.gives(key) { layer.origins[key] = .commandLine }
         return layer

@@ -4,6 +4,8 @@ import ATSPolicyArguments
 import ProxyCore
 
 extension EnforcementMode: ExpressibleByArgument {}
+extension InspectMode: ExpressibleByArgument {}
+extension BlockStyle: ExpressibleByArgument {}
 
 /// `atsproxy`: the proxy daemon, in the foreground (systemd style), logging one JSON line per
 /// connection to stdout or a file.
@@ -131,6 +133,33 @@ public struct DaemonCommand: ParsableCommand, Sendable {
         name: .customLong("idle-timeout"),
         help: "Seconds a tunnel, exchange or keep-alive client may go with no byte moving either way (default \(Defaults.idleTimeoutSeconds)).")
     var idleTimeout: Int?
+
+    @Option(help: "tunnel (judge a probe's handshake, relay the device's bytes unread) or intercept (terminate the device's TLS with a certificate from --ca-dir, judge the proxy's own upstream handshake, log every request) (default \(Defaults.inspect.rawValue)).")
+    var inspect: InspectMode?
+
+    @Option(
+        name: .customLong("block-style"),
+        help: "Intercept mode, enforce: abort (fail the device's handshake, as the app's connection would fail) or page (a 403 page naming the violations) (default \(Defaults.blockStyle.rawValue)).")
+    var blockStyle: BlockStyle?
+
+    @Option(
+        help: ArgumentHelp(
+            "A host never intercepted, api.example.com or *.example.com (repeatable).",
+            discussion: "Its tunnel is judged by a probe, as in tunnel mode. Hosts the policy pins (NSPinnedDomains) are never intercepted either."))
+    var passthrough: [String] = []
+
+    @Option(name: .customLong("log-headers"), help: "Intercept mode: log request and response headers on each request line: on or off (default off).")
+    var logHeaders: OnOff?
+
+    @Option(
+        name: .customLong("log-secrets"),
+        help: "With --log-headers: log Authorization, Cookie and Set-Cookie values instead of [redacted]: on or off (default off).")
+    var logSecrets: OnOff?
+
+    @Option(
+        name: .customLong("ca-dir"),
+        help: "The directory of ca.pem and ca.key that intercept mode mints certificates with (atsproxyctl ca init makes them) (default \(Defaults.caDir)).")
+    var caDir: String?
 
     public init() {}
 

@@ -41,6 +41,7 @@ extension DaemonConfiguration {
             handshakeTimeout: handshakeTimeout, idleTimeout: idleTimeout, allowedClients: allowedClients)
         settings.allowedDestinations = allowedDestinations
         settings.hosts = hosts
+        settings.intercept = intercept
         return settings
     }
 
@@ -48,5 +49,27 @@ extension DaemonConfiguration {
     /// file's own error with its line or key path.
     public func unusableFile(_ key: ConfigKey, _ error: any Error) -> ConfigurationError {
         ConfigurationError(.unusableFile, origin: origins[key] ?? .commandLine, key: key.name, reason: "\(error)")
+    }
+}
+
+extension DaemonConfiguration {
+    /// Intercept mode's CA and leaves, from ``caDir``: required (an error naming the file) when
+    /// `--inspect intercept` is set; otherwise read when the CA is there, so that a reload may turn
+    /// intercept mode on, and nil when it is not.
+    public func interceptService() throws(CertificateAuthorityError) -> InterceptService? {
+        let authority: CertificateAuthority
+        do {
+            authority = try CertificateAuthority.load(from: caDir)
+        } catch {
+            guard intercept.mode == .intercept else { return nil }
+            throw error
+        }
+        do {
+            let minter = try LeafMinter(authority: authority)
+            let context = try TLSServerContext()
+            return InterceptService(deviceContext: context) { LeafCache(minter: minter) }
+        } catch {
+            throw CertificateAuthorityError(path: authority.directory, problem: .openSSL(error))
+        }
     }
 }

@@ -2,6 +2,7 @@ import ATSPolicy
 import EventLoop
 import Glibc
 import ProxyCore
+import TLSInspection
 
 /// Every setting of the daemon once the config file, the flags and the defaults are merged: what
 /// the daemon runs with. Built by ``DaemonCommand/resolveConfiguration()``; a value, so a reload can
@@ -40,6 +41,10 @@ public struct DaemonConfiguration: Sendable {
     /// How long a probe's TLS handshake may take in all (``ProxySettings/handshakeTimeout``).
     public var handshakeTimeout: Duration
     public var idleTimeout: Duration
+    /// `--inspect` and the rest of intercept mode's settings (``ProxySettings/intercept``).
+    public var intercept: InterceptSettings
+    /// Where the intercept CA's `ca.pem` and `ca.key` are.
+    public var caDir: String
     /// Where each setting that was given came from (a repeated key: its first line); a key missing
     /// here took its default.
     public var origins: [ConfigKey: SettingOrigin]
@@ -62,6 +67,9 @@ public struct DaemonConfiguration: Sendable {
         public static let connectTimeoutSeconds = 10
         public static let handshakeTimeoutSeconds = 10
         public static let idleTimeoutSeconds = 300
+        public static let inspect = InspectMode.tunnel
+        public static let blockStyle = BlockStyle.abort
+        public static let caDir = CertificateAuthority.defaultDirectory
         /// One event-loop thread per online core.
         public static var threads: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
     }
@@ -100,6 +108,14 @@ public struct DaemonConfiguration: Sendable {
         connectTimeout = .seconds(settings.connectTimeout ?? Defaults.connectTimeoutSeconds)
         handshakeTimeout = .seconds(settings.handshakeTimeout ?? Defaults.handshakeTimeoutSeconds)
         idleTimeout = .seconds(settings.idleTimeout ?? Defaults.idleTimeoutSeconds)
+        var intercept = InterceptSettings()
+        intercept.mode = settings.inspect ?? Defaults.inspect
+        intercept.blockStyle = settings.blockStyle ?? Defaults.blockStyle
+        intercept.passthrough = settings.passthrough
+        intercept.logHeaders = settings.logHeaders ?? false
+        intercept.logSecrets = settings.logSecrets ?? false
+        self.intercept = intercept
+        caDir = settings.caDir ?? Defaults.caDir
     }
 
     /// Client classes given neither once for all nor once per listener, named where they were given

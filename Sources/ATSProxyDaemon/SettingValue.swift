@@ -1,5 +1,6 @@
 import ATSPolicy
 import EventLoop
+import ProxyCore
 
 /// Why a value cannot be used; the caller adds where it came from (``ConfigurationError``).
 struct InvalidValue: Error {
@@ -73,6 +74,15 @@ enum SettingValue {
         case .threads: nil
         case .verdictCacheSize: "entries"
         default: "seconds"
+        }
+    }
+}
+
+extension SettingValue {
+    /// A `--passthrough` host pattern: an exact name or `*.suffix`.
+    static func hostPattern(_ text: String) throws(InvalidValue) -> HostPattern {
+        do { return try HostPattern(parsing: text) } catch {
+            throw InvalidValue(reason: "\(error) (for example api.example.com or *.example.com)")
         }
     }
 }

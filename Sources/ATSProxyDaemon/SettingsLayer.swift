@@ -27,6 +27,12 @@ struct SettingsLayer {
     var connectTimeout: Int?
     var handshakeTimeout: Int?
     var idleTimeout: Int?
+    var inspect: InspectMode?
+    var blockStyle: BlockStyle?
+    var passthrough: [HostPattern] = []
+    var logHeaders: Bool?
+    var logSecrets: Bool?
+    var caDir: String?
     /// Where each given setting came from (its first line, for a repeated key), for errors that
     /// involve two settings.
     var origins: [ConfigKey: SettingOrigin] = [:]
@@ -57,6 +63,12 @@ struct SettingsLayer {
         case .connectTimeout: connectTimeout != nil
         case .handshakeTimeout: handshakeTimeout != nil
         case .idleTimeout: idleTimeout != nil
+        case .inspect: inspect != nil
+        case .blockStyle: blockStyle != nil
+        case .passthrough: !passthrough.isEmpty
+        case .logHeaders: logHeaders != nil
+        case .logSecrets: logSecrets != nil
+        case .caDir: caDir != nil
         }
     }
 
@@ -85,6 +97,12 @@ struct SettingsLayer {
         merged.connectTimeout = connectTimeout ?? lower.connectTimeout
         merged.handshakeTimeout = handshakeTimeout ?? lower.handshakeTimeout
         merged.idleTimeout = idleTimeout ?? lower.idleTimeout
+        merged.inspect = inspect ?? lower.inspect
+        merged.blockStyle = blockStyle ?? lower.blockStyle
+        merged.passthrough = passthrough.isEmpty ? lower.passthrough : passthrough
+        merged.logHeaders = logHeaders ?? lower.logHeaders
+        merged.logSecrets = logSecrets ?? lower.logSecrets
+        merged.caDir = caDir ?? lower.caDir
         // Only keys a layer gives have an origin in it, so the upper one wins where both do.
         merged.origins = lower.origins.merging(origins) { _, upper in upper }
         return merged
@@ -131,6 +149,12 @@ extension SettingsLayer {
         case .connectTimeout: connectTimeout = try SettingValue.integer(text, for: key)
         case .handshakeTimeout: handshakeTimeout = try SettingValue.integer(text, for: key)
         case .idleTimeout: idleTimeout = try SettingValue.integer(text, for: key)
+        case .inspect: inspect = try SettingValue.choice(text, InspectMode.self)
+        case .blockStyle: blockStyle = try SettingValue.choice(text, BlockStyle.self)
+        case .passthrough: passthrough.append(try SettingValue.hostPattern(text))
+        case .logHeaders: logHeaders = try SettingValue.choice(text, DaemonCommand.OnOff.self) == .on
+        case .logSecrets: logSecrets = try SettingValue.choice(text, DaemonCommand.OnOff.self) == .on
+        case .caDir: caDir = text
         }
     }
 }

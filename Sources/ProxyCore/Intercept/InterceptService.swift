@@ -50,3 +50,10 @@ public final class ClientRejections: Sendable {
         state.withLock { counts in counts.filter { $0.value >= limit }.map { ($0.key, $0.value) }.sorted { $0.0 < $1.0 } }
     }
 }
+
+extension LeafCache: LeafSource {
+    /// The device's SNI as a DNS name; without one, the CONNECT's host (an IP address gets an IP SAN).
+    public func credentials(serverName: String?, connectHost: String, now: Int64) throws(TLSError) -> ServerCredentials {
+        try credentials(for: serverName.map(LeafName.dns) ?? LeafName(host: connectHost), now: now)
+    }
+}
