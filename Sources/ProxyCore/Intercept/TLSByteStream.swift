@@ -45,9 +45,13 @@ final class TLSByteStream: ByteStream {
     init(transport: any ByteStream, tls: TLSStream) {
         self.transport = transport
         self.tls = tls
+        reading = transport.isReading
         transport.onReadable = { [unowned self] _ in decryptAndDeliver() }
         transport.onDrained = { [unowned self] _ in onDrained?(self) }
         transport.onEvent = { [unowned self] _, event in transportEvent(event) }
+        // Records that came with the handshake's last flight (a request right behind the client's
+        // Finished) are already buffered: no socket event will announce them.
+        if reading, transport.availableBytes > 0 { transport.noteReadable() }
     }
 
     /// Whether the peer ended with close_notify (nil while it has not ended).
