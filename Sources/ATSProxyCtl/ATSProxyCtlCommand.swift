@@ -14,8 +14,8 @@ public struct ATSProxyCtlCommand: ParsableCommand {
             """,
         version: ATSProxyVersion.current,
         subcommands: [
-            CheckCommand.self, ExplainCommand.self, DiagnoseCommand.self, ReportCommand.self, StatusCommand.self,
-            ReloadCommand.self, StatsCommand.self, FlushCacheCommand.self, ReopenLogsCommand.self,
+            CheckCommand.self, ExplainCommand.self, DiagnoseCommand.self, ReportCommand.self, HarCommand.self,
+            StatusCommand.self, ReloadCommand.self, StatsCommand.self, FlushCacheCommand.self, ReopenLogsCommand.self,
             CACommand.self,
         ]
     )

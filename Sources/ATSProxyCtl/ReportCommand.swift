@@ -70,7 +70,7 @@ struct ReportCommand: ParsableCommand, OutputCommand {
                 return ExitStatus.badInput
             }
         }
-        warn(about: collection, to: output)
+        warnAboutSkipped(collection.skipped, files: collection.files, to: output)
         if collection.records.isEmpty, !collection.skipped.isEmpty {
             output.error("atsproxyctl: error: none of the \(collection.skipped.count) lines read is an atsproxy connection record")
             return ExitStatus.badInput
@@ -83,19 +83,5 @@ struct ReportCommand: ParsableCommand, OutputCommand {
             ReportText(report: report, collection: collection, policyPath: loaded?.path).write(to: output)
         }
         return ExitStatus.success
-    }
-
-    /// Skipped lines and damaged compressed files, on stderr: the report goes on without them.
-    private func warn(about collection: LogCollection, to output: Output) {
-        for file in collection.files {
-            if let damage = file.damage { output.error("atsproxyctl: warning: \(file.path): \(damage); the lines before it are read") }
-        }
-        let shown = 10
-        for line in collection.skipped.prefix(shown) {
-            output.error("atsproxyctl: warning: \(line); line skipped")
-        }
-        if collection.skipped.count > shown {
-            output.error("atsproxyctl: warning: \(collection.skipped.count - shown) more lines skipped")
-        }
     }
 }

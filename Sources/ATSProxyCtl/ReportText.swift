@@ -48,6 +48,8 @@ struct ReportText {
         var line = "\(files.count) log file\(files.count == 1 ? "" : "s")"
         if compressed > 0 { line += " (\(compressed) compressed)" }
         line += ", \(collection.records.count) connection\(collection.records.count == 1 ? "" : "s"), "
+        let requests = report.assessments.map(\.traffic.requests).reduce(0, +)
+        if collection.hasRequests { line += "\(requests) request\(requests == 1 ? "" : "s"), " }
         line += "\(report.assessments.count) host\(report.assessments.count == 1 ? "" : "s")"
         if !collection.skipped.isEmpty {
             line += "; \(collection.skipped.count) line\(collection.skipped.count == 1 ? "" : "s") skipped (see the warnings)"
@@ -56,18 +58,25 @@ struct ReportText {
     }
 
     private func writeTable(to output: Output) {
-        var rows: [[String]] = [["HOST", "CONN", "ALLOWED", "BLOCKED", "FAILED", "VIOLATIONS", "NEEDS"]]
+        // REQ (the HTTP requests inside intercepted connections) only when the logs hold request
+        // lines: a tunnel-mode log has none, and its table stays as it was.
+        let showsRequests = collection.hasRequests
+        var header = ["HOST", "CONN"]
+        if showsRequests { header.append("REQ") }
+        header += ["ALLOWED", "BLOCKED", "FAILED", "VIOLATIONS", "NEEDS"]
+        var rows: [[String]] = [header]
         for assessment in report.assessments {
             let traffic = assessment.traffic
-            rows.append([
-                traffic.host.description, String(traffic.connections), String(traffic.allowed), String(traffic.blocked),
-                String(traffic.failed), traffic.violationNames.isEmpty ? "-" : traffic.violationNames.joined(separator: ","),
-                needs(assessment),
-            ])
+            var row = [traffic.host.description, String(traffic.connections)]
+            if showsRequests { row.append(String(traffic.requests)) }
+            row += [String(traffic.allowed), String(traffic.blocked), String(traffic.failed)]
+            row.append(traffic.violationNames.isEmpty ? "-" : traffic.violationNames.joined(separator: ","))
+            row.append(needs(assessment))
+            rows.append(row)
         }
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         // Counts right-aligned, text left-aligned; the last column is not padded.
-        let numeric: Set<Int> = [1, 2, 3, 4]
+        let numeric = Set(1...(showsRequests ? 5 : 4))
         for row in rows {
             let cells = row.indices.map { column -> String in
                 let padding = String(repeating: " ", count: widths[column] - row[column].count)

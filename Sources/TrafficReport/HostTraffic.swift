@@ -5,6 +5,9 @@ import ATSPolicy
 public struct HostTraffic: Sendable {
     public let host: HostIdentity
     public internal(set) var connections = 0
+    /// HTTP requests logged inside its intercepted connections (request lines, intercept mode):
+    /// counted apart, never as connections, and no part of the host's judgement.
+    public internal(set) var requests = 0
     public internal(set) var allowed = 0
     public internal(set) var blocked = 0
     public internal(set) var failed = 0
@@ -111,6 +114,15 @@ extension LogCollection {
                 hosts[named].noteServerName(check)
             }
         }
+        // Requests only for hosts the connection lines named: a request line alone (its connection's
+        // line torn or in another file) adds no host, and so changes no assessment.
+        for request in requests where request.kind == .request {
+            guard let host = try? HostIdentity(parsing: request.host), let existing = byHost[host] else { continue }
+            hosts[existing].requests += 1
+        }
         return hosts
     }
+
+    /// Whether any request line (`"kind":"request"`) was read: `report` shows request counts then.
+    public var hasRequests: Bool { requests.contains { $0.kind == .request } }
 }

@@ -1,7 +1,8 @@
 import ATSPolicy
 
 /// Every connection record of several log files (the current one and its rotated, possibly
-/// compressed, predecessors), with the lines that could not be used.
+/// compressed, predecessors), the request lines of intercept mode (`"kind":"request"` and
+/// `"tls_stream"`, kept apart: they are not connections), and the lines that could not be used.
 ///
 /// A damaged line is skipped, not fatal: the last line of a log whose daemon crashed mid-write is
 /// half a JSON object, and one such line must not make a day's report impossible. Each skipped
@@ -10,8 +11,10 @@ public struct LogCollection: Sendable {
     public struct FileSummary: Sendable, Equatable {
         public var path: String
         public var wasCompressed: Bool
-        /// Records read from the file.
+        /// Connection records read from the file.
         public var records: Int
+        /// Request lines (and `tls_stream` lines) read from the file.
+        public var requests: Int
         /// Why a compressed file was read only in part.
         public var damage: String?
     }
@@ -22,6 +25,9 @@ public struct LogCollection: Sendable {
         /// nil when the line is JSON but not a connection record.
         public var column: Int?
         public var reason: String
+        /// The line's `kind` (`connection` when it has none) when it is a JSON object, nil when it is
+        /// not JSON or its `kind` is not a string: `har` warns only about the lines it would have read.
+        public var kind: String?
 
         /// `atsproxy.log:41:17: unterminated string`: the place first, as compilers print it.
         public var description: String {
@@ -30,6 +36,8 @@ public struct LogCollection: Sendable {
     }
 
     public private(set) var records: [LoggedConnection] = []
+    /// The request and `tls_stream` lines, in the order read.
+    public private(set) var requests: [LoggedRequest] = []
     public private(set) var files: [FileSummary] = []
     public private(set) var skipped: [SkippedLine] = []
 
@@ -47,19 +55,36 @@ public struct LogCollection: Sendable {
     /// Adds one file's records (for tests and callers holding the bytes already).
     public mutating func add(_ file: LogFile) {
         var count = 0
+        var requestCount = 0
         for line in JSONLines(file.bytes) {
             switch line.result {
             case .failure(let error):
-                skipped.append(SkippedLine(path: file.path, line: line.number, column: error.column, reason: error.reason))
+                skipped.append(
+                    SkippedLine(path: file.path, line: line.number, column: error.column, reason: error.reason, kind: nil))
             case .success(let value):
-                do {
-                    records.append(try LoggedConnection(json: value))
-                    count += 1
+                // Not an object: no kind, and LoggedConnection says why it is no record.
+                let kind = value.objectValue == nil ? nil : LoggedRequest.kind(of: value)
+                do throws(LogRecordError) {
+                    if kind == "connection" || value.objectValue == nil {
+                        records.append(try LoggedConnection(json: value))
+                        count += 1
+                    } else if let kind, LoggedRequest.Kind(rawValue: kind) != nil {
+                        requests.append(try LoggedRequest(json: value))
+                        requestCount += 1
+                    } else {
+                        throw LogRecordError(
+                            kind.map { "\"kind\" is \"\($0)\", not connection, request or tls_stream" }
+                                ?? "\"kind\" is not a string", record: "log record")
+                    }
                 } catch {
-                    skipped.append(SkippedLine(path: file.path, line: line.number, column: nil, reason: error.description))
+                    skipped.append(
+                        SkippedLine(path: file.path, line: line.number, column: nil, reason: error.description, kind: kind))
                 }
             }
         }
-        files.append(FileSummary(path: file.path, wasCompressed: file.wasCompressed, records: count, damage: file.damage))
+        files.append(
+            FileSummary(
+                path: file.path, wasCompressed: file.wasCompressed, records: count, requests: requestCount,
+                damage: file.damage))
     }
 }

@@ -126,11 +126,16 @@ public struct LoggedConnection: Sendable, Equatable {
     }
 }
 
-/// A line that is JSON but not a connection record `report` can use.
+/// A line that is JSON but not a connection (or request) record `report` and `har` can use.
 public struct LogRecordError: Error, Sendable, Equatable, CustomStringConvertible {
     public var reason: String
+    /// What the line should have been: `connection record`, `request record`.
+    public var record: String
 
-    public init(_ reason: String) { self.reason = reason }
+    public init(_ reason: String, record: String = "connection record") {
+        self.reason = reason
+        self.record = record
+    }
 
-    public var description: String { "not a connection record: \(reason)" }
+    public var description: String { "not a \(record): \(reason)" }
 }

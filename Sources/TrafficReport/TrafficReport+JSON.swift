@@ -26,6 +26,7 @@ extension TrafficReport {
         return .object([
             ("host", .string(traffic.host.description)),
             ("connections", .int(traffic.connections)),
+            ("requests", .int(traffic.requests)),
             ("allowed", .int(traffic.allowed)),
             ("blocked", .int(traffic.blocked)),
             ("failed", .int(traffic.failed)),

@@ -20,6 +20,7 @@ struct HelpTests {
             name: "diagnose",
             options: ["--ca-file", "--system-roots", "--hosts-file", "--timeout", "--verbose", "--no-survey", "--os-profile"]),
         Subcommand(name: "report", options: ["--policy", "--client", "--json", "--os-profile"]),
+        Subcommand(name: "har", options: ["--host", "--since"]),
         Subcommand(name: "status", options: ["--socket", "--json"]),
         Subcommand(name: "reload", options: ["--socket", "--json"]),
         Subcommand(name: "stats", options: ["--socket", "--json"]),

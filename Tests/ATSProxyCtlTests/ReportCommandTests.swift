@@ -189,4 +189,55 @@ struct ReportCommandTests {
         #expect(result.exitCode == 0, "\(result.standardError)")
         #expect(result.standardOutput.contains("Suggested NSAppTransportSecurity: none needed"))
     }
+
+    static let interceptLog = repositoryRoot + "/Tests/ATSProxyCtlTests/Fixtures/har/intercept.log"
+
+    @Test("request lines (intercept mode) are counted per host beside connections, in text and JSON")
+    func requestCounts() throws {
+        let text = ATSProxyCtl.run(["report", Self.interceptLog])
+        #expect(text.exitCode == 0, "\(text.standardError)")
+        #expect(text.standardOutput.hasPrefix(
+            "1 log file, 2 connections, 2 requests, 2 hosts; 2 lines skipped (see the warnings)\n"))
+        #expect(text.standardOutput.contains("""
+            HOST                CONN  REQ  ALLOWED  BLOCKED  FAILED  VIOLATIONS  NEEDS
+            api.example.com        1    2        1        0       0  -           nothing
+            legacy.example.com     1    0        1        0       0  -           nothing
+
+            """))
+        let json = ATSProxyCtl.run(["report", Self.interceptLog, "--json"])
+        let object = try #require(try jsonLines(json.standardOutput).first)
+        let hosts = try #require(object["hosts"] as? [[String: Any]])
+        #expect(hosts.map { "\($0["host"]!) \($0["connections"]!) \($0["requests"]!)" }
+            == ["api.example.com 1 2", "legacy.example.com 1 0"])
+        // A tunnel-mode log has no request lines: no REQ column, and 0 in JSON.
+        #expect(!Self.run([]).standardOutput.contains(" REQ "))
+        let tunnel = try #require(try Self.jsonReport()["hosts"] as? [[String: Any]])
+        #expect(tunnel.allSatisfy { $0["requests"] as? Int == 0 })
+    }
+
+    @Test("request lines change no count of connections and no verdict: the report without them is the same but for the counts")
+    func requestLinesChangeNoVerdict() throws {
+        let scratch = try ScratchDirectory()
+        let lines = try String(contentsOfFile: Self.interceptLog, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        // Request lines blanked, so the other lines keep their numbers.
+        let stripped = lines.map { $0.contains(#""kind":"request""#) || $0.contains(#""kind":"tls_stream""#) ? "" : $0 }
+        let without = try scratch.write("intercept.log", stripped.joined(separator: "\n"))
+        func report(_ path: String) throws -> [String: Any] {
+            let result = ATSProxyCtl.run(["report", path, "--json"])
+            #expect(result.exitCode == 0)
+            var object = try #require(try jsonLines(result.standardOutput).first)
+            object["files"] = nil
+            object["skipped"] = nil
+            object["hosts"] = (object["hosts"] as? [[String: Any]])?.map { host in
+                var host = host
+                host["requests"] = nil
+                return host
+            }
+            return object
+        }
+        let with = try report(Self.interceptLog)
+        let plain = try report(without)
+        #expect(NSDictionary(dictionary: with).isEqual(to: plain))
+        #expect((with["hosts"] as? [[String: Any]])?.first?["connections"] as? Int == 1)
+    }
 }

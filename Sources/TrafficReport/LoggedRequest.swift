@@ -1,0 +1,262 @@
+import ATSPolicy
+
+/// One request line of intercept mode (`"kind":"request"` or `"tls_stream"`, the contract in
+/// docs/request-log.md): what `har` turns into an entry and `report` counts per host.
+///
+/// Required: `ts` (RFC 3339), `connection_id` and `host`, and for a request `method`, `url`,
+/// `http_version`, `send_ms` and `duration_ms`; without one of those the line cannot make a HAR
+/// entry. Every other member may be null or absent and takes HAR's "unknown" (-1, "", []).
+public struct LoggedRequest: Sendable {
+    public enum Kind: String, Sendable {
+        /// An HTTP exchange.
+        case request
+        /// Bytes inside the TLS that were not HTTP: no method, URL or status.
+        case tlsStream = "tls_stream"
+    }
+
+    /// A header as logged (`{"name","value"}`); the value may be `[redacted]`.
+    public struct Header: Sendable, Equatable {
+        public var name: String
+        public var value: String
+    }
+
+    public var kind: Kind
+    /// `ts` as logged, and as milliseconds since 1970.
+    public var timestamp: String
+    public var milliseconds: Int64
+    public var connectionID: Int64
+    public var client: String?
+    public var host: String
+    public var port: Int?
+    public var upstream: String?
+    public var method: String
+    public var url: String
+    public var httpVersion: String
+    public var status: Int?
+    public var statusText: String?
+    public var contentType: String?
+    /// -1 when not logged.
+    public var requestBodyBytes: Int64
+    public var responseBodyBytes: Int64
+    public var requestHeadBytes: Int64
+    public var responseHeadBytes: Int64
+    public var sendMilliseconds: Int64
+    public var timeToFirstByte: Int64?
+    public var durationMilliseconds: Int64
+    public var reused: Bool
+    /// The connection's verdict, as logged (null when absent): `compliant`, `action`, `rule`,
+    /// `violations`, `error`.
+    public var compliant: JSONValue
+    public var action: JSONValue
+    public var rule: JSONValue
+    public var violations: JSONValue
+    public var error: JSONValue
+    public var upstreamError: String?
+    public var upgrade: String?
+    /// nil when headers were not logged (no `--log-headers`).
+    public var requestHeaders: [Header]?
+    public var responseHeaders: [Header]?
+
+    /// The `kind` of a log line: `connection` when the member is absent (lines written before
+    /// intercept mode have none), nil when it is not a string.
+    public static func kind(of json: JSONValue) -> String? {
+        guard let kind = json["kind"] else { return "connection" }
+        if kind.isNull { return "connection" }
+        return kind.stringValue
+    }
+
+    public init(json: JSONValue) throws(LogRecordError) {
+        let what = "request record"
+        guard json.objectValue != nil else { throw LogRecordError("the line is not a JSON object", record: what) }
+        let kindName = try Self.string(json, "kind", what)
+        guard let kind = Kind(rawValue: kindName) else {
+            throw LogRecordError("\"kind\" is \"\(kindName)\", not request or tls_stream", record: what)
+        }
+        self.kind = kind
+        timestamp = try Self.string(json, "ts", what)
+        guard let milliseconds = Timestamp.milliseconds(rfc3339: timestamp) else {
+            throw LogRecordError("\"ts\" is \"\(timestamp)\", not an RFC 3339 time", record: what)
+        }
+        self.milliseconds = milliseconds
+        connectionID = try Self.integer(json, "connection_id", what)
+        host = try Self.string(json, "host", what)
+        client = try Self.optionalString(json, "client", what)
+        port = try Self.optionalInteger(json, "port", what).map(Int.init)
+        upstream = try Self.optionalString(json, "upstream", what)
+        if kind == .request {
+            method = try Self.string(json, "method", what)
+            url = try Self.string(json, "url", what)
+            httpVersion = try Self.string(json, "http_version", what)
+            sendMilliseconds = try Self.integer(json, "send_ms", what)
+            durationMilliseconds = try Self.integer(json, "duration_ms", what)
+        } else {
+            method = try Self.optionalString(json, "method", what) ?? ""
+            url = try Self.optionalString(json, "url", what) ?? ""
+            httpVersion = try Self.optionalString(json, "http_version", what) ?? ""
+            sendMilliseconds = try Self.optionalInteger(json, "send_ms", what) ?? 0
+            durationMilliseconds = try Self.optionalInteger(json, "duration_ms", what) ?? 0
+        }
+        status = try Self.optionalInteger(json, "status", what).map(Int.init)
+        statusText = try Self.optionalString(json, "status_text", what)
+        contentType = try Self.optionalString(json, "content_type", what)
+        requestBodyBytes = try Self.optionalInteger(json, "request_body_bytes", what) ?? -1
+        responseBodyBytes = try Self.optionalInteger(json, "response_body_bytes", what) ?? -1
+        requestHeadBytes = try Self.optionalInteger(json, "request_head_bytes", what) ?? -1
+        responseHeadBytes = try Self.optionalInteger(json, "response_head_bytes", what) ?? -1
+        timeToFirstByte = try Self.optionalInteger(json, "ttfb_ms", what)
+        guard let reused = json["reused"].map({ $0.isNull ? false : $0.boolValue }) ?? false else {
+            throw LogRecordError("\"reused\" is not a boolean", record: what)
+        }
+        self.reused = reused
+        compliant = json["compliant"] ?? .null
+        action = json["action"] ?? .null
+        rule = json["rule"] ?? .null
+        violations = json["violations"] ?? .null
+        error = json["error"] ?? .null
+        upstreamError = try Self.optionalString(json, "upstream_error", what)
+        upgrade = try Self.optionalString(json, "upgrade", what)
+        requestHeaders = try Self.headers(json, "request_headers", what)
+        responseHeaders = try Self.headers(json, "response_headers", what)
+    }
+
+    private static func string(_ json: JSONValue, _ key: String, _ what: String) throws(LogRecordError) -> String {
+        guard let value = json[key], !value.isNull else { throw LogRecordError("no \"\(key)\" field", record: what) }
+        guard let text = value.stringValue, !text.isEmpty else {
+            throw LogRecordError("\"\(key)\" is not a non-empty string", record: what)
+        }
+        return text
+    }
+
+    private static func integer(_ json: JSONValue, _ key: String, _ what: String) throws(LogRecordError) -> Int64 {
+        guard let value = json[key], !value.isNull else { throw LogRecordError("no \"\(key)\" field", record: what) }
+        guard let number = value.intValue else { throw LogRecordError("\"\(key)\" is not an integer", record: what) }
+        return number
+    }
+
+    private static func optionalString(_ json: JSONValue, _ key: String, _ what: String) throws(LogRecordError) -> String? {
+        guard let value = json[key], !value.isNull else { return nil }
+        guard let text = value.stringValue else { throw LogRecordError("\"\(key)\" is not a string or null", record: what) }
+        return text
+    }
+
+    private static func optionalInteger(_ json: JSONValue, _ key: String, _ what: String) throws(LogRecordError) -> Int64? {
+        guard let value = json[key], !value.isNull else { return nil }
+        guard let number = value.intValue else { throw LogRecordError("\"\(key)\" is not an integer or null", record: what) }
+        return number
+    }
+
+    private static func headers(_ json: JSONValue, _ key: String, _ what: String) throws(LogRecordError) -> [Header]? {
+        guard let value = json[key], !value.isNull else { return nil }
+        guard let items = value.arrayValue else { throw LogRecordError("\"\(key)\" is not an array or null", record: what) }
+        var headers: [Header] = []
+        for item in items {
+            guard let name = item["name"]?.stringValue, let text = item["value"]?.stringValue else {
+                throw LogRecordError("\"\(key)\" holds an entry without a string \"name\" and \"value\"", record: what)
+            }
+            headers.append(Header(name: name, value: text))
+        }
+        return headers
+    }
+}
+
+/// RFC 3339 times as milliseconds since 1970 and back, without Foundation's formatters.
+public enum Timestamp {
+    /// `2026-11-24T15:04:05.123Z`, `2026-11-24T15:04:05Z`, `2026-11-24T16:04:05+01:00` (`t`, `z`
+    /// and a space for `T` too); nil for anything else. Fractions beyond milliseconds are cut.
+    public static func milliseconds(rfc3339 text: String) -> Int64? {
+        let bytes = Array(text.utf8)
+        func number(_ start: Int, _ count: Int) -> Int64? {
+            guard start + count <= bytes.count else { return nil }
+            var value: Int64 = 0
+            for byte in bytes[start..<(start + count)] {
+                guard byte >= 0x30, byte <= 0x39 else { return nil }
+                value = value * 10 + Int64(byte - 0x30)
+            }
+            return value
+        }
+        func at(_ index: Int, _ characters: String) -> Bool {
+            index < bytes.count && characters.utf8.contains(bytes[index])
+        }
+        guard let year = number(0, 4), at(4, "-"), let month = number(5, 2), at(7, "-"), let day = number(8, 2),
+            at(10, "Tt "), let hour = number(11, 2), at(13, ":"), let minute = number(14, 2), at(16, ":"),
+            let second = number(17, 2), (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
+            hour < 24, minute < 60, second < 61
+        else { return nil }
+        var index = 19
+        var fraction: Int64 = 0
+        if at(index, ".") {
+            index += 1
+            var digits = 0
+            while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
+                if digits < 3 { fraction = fraction * 10 + Int64(bytes[index] - 0x30) }
+                digits += 1
+                index += 1
+            }
+            guard digits > 0 else { return nil }
+            for _ in digits..<max(digits, 3) { fraction *= 10 }
+        }
+        var offsetMinutes: Int64 = 0
+        if at(index, "Zz") {
+            index += 1
+        } else if at(index, "+-"), let offsetHour = number(index + 1, 2), at(index + 3, ":"),
+            let offsetMinute = number(index + 4, 2), offsetHour < 24, offsetMinute < 60
+        {
+            offsetMinutes = (offsetHour * 60 + offsetMinute) * (bytes[index] == UInt8(ascii: "-") ? -1 : 1)
+            index += 6
+        } else {
+            return nil
+        }
+        guard index == bytes.count else { return nil }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        let seconds = days * 86_400 + hour * 3600 + minute * 60 + min(second, 59) - offsetMinutes * 60
+        return seconds * 1000 + fraction
+    }
+
+    /// `2026-11-24T15:04:05.123Z`: UTC with milliseconds, as HAR's `startedDateTime` wants ISO 8601.
+    public static func iso8601(milliseconds: Int64) -> String {
+        let (seconds, millis) = floorDivide(milliseconds, 1000)
+        let (days, secondOfDay) = floorDivide(seconds, 86_400)
+        let (year, month, day) = civilFromDays(days)
+        func pad(_ value: Int64, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):"
+            + "\(pad(secondOfDay % 3600 / 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(millis, 3))Z"
+    }
+
+    private static func floorDivide(_ a: Int64, _ b: Int64) -> (Int64, Int64) {
+        let quotient = a / b - ((a % b < 0) ? 1 : 0)
+        return (quotient, a - quotient * b)
+    }
+
+    private static func daysIn(month: Int64, year: Int64) -> Int64 {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Howard Hinnant's days_from_civil: days since 1970-01-01 of a proleptic Gregorian date.
+    private static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    private static func civilFromDays(_ days: Int64) -> (Int64, Int64, Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}
