@@ -58,6 +58,7 @@ enum DaemonReport {
         let threads = answer["threads"]?.intValue ?? 0
         row("Listening", "\(strings(answer["listeners"]).joined(separator: ", ")) (\(threads) thread\(threads == 1 ? "" : "s"))", output)
         row("Mode", answer["mode"]?.stringValue ?? "?", output)
+        inspect(answer["inspect"], to: output)
         let policy = answer["policy"]
         row("Policy", policy?["path"]?.stringValue ?? "the ATS defaults (no policy file)", output)
         var facts: [String] = []
@@ -76,6 +77,20 @@ enum DaemonReport {
         row("Config file", answer["config_file"]?.stringValue ?? "none (flags only)", output)
         row("Control", answer["control_socket"]?.stringValue ?? "?", output)
         row("Log", answer["log_file"]?.stringValue ?? "standard output", output)
+    }
+
+    /// Tunnel or intercept mode; in intercept mode, the CA and the hosts not intercepted. An older
+    /// daemon sends nothing: no row.
+    private static func inspect(_ inspect: JSONValue?, to output: Output) {
+        guard let inspect, let mode = inspect["mode"]?.stringValue else { return }
+        guard mode == "intercept" else { return row("Inspect", "tunnel (TLS judged by probes, relayed unread)", output) }
+        row("Inspect", "intercept (\(inspect["block_style"]?.stringValue ?? "abort") on block), CA \(inspect["ca"]?.stringValue ?? "none")", output)
+        let patterns = strings(inspect["passthrough"])
+        if !patterns.isEmpty { row("", "passed through: \(patterns.joined(separator: ", "))", output) }
+        if case .array(let hosts)? = inspect["passed_through_after_rejections"], !hosts.isEmpty {
+            let named = hosts.map { "\($0["host"]?.stringValue ?? "?") (\($0["rejections"]?.intValue ?? 0) rejections)" }
+            row("", "passed through after devices rejected the certificate: \(named.joined(separator: ", "))", output)
+        }
     }
 
     static func counters(_ answer: JSONValue, to output: Output) {

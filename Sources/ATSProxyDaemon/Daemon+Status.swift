@@ -2,6 +2,7 @@ import ATSPolicy
 import ControlProtocol
 import Glibc
 import ProxyCore
+import TLSInspection
 
 /// `status` (what an operator needs at a glance) and `stats` (the counters, for monitoring).
 extension Daemon {
@@ -18,6 +19,7 @@ extension Daemon {
                 ("listeners", .strings(boundListeners)),
                 ("threads", .int(loops.count)),
                 ("mode", .string(configuration.mode.rawValue)),
+                ("inspect", inspectJSON),
                 ("config_file", .optional(configuration.configFile)),
                 ("control_socket", .string(configuration.controlSocket)),
                 ("log_file", .optional(log.path)),
@@ -25,6 +27,21 @@ extension Daemon {
             ] + counterFields(cache: verdictCacheFields(full: false)) + [
                 ("last_reload", lastReload.map(Self.reloadSummary) ?? .null)
             ])
+    }
+
+    /// Intercept mode at a glance: the mode, the CA, `--passthrough`, and the hosts passed through
+    /// because devices kept rejecting the minted certificate.
+    private var inspectJSON: JSONValue {
+        let settings = configuration.intercept
+        let limit = settings.rejectionsBeforePassthrough
+        let rejected = intercept?.rejections.passedThrough(limit: limit) ?? []
+        return .object([
+            ("mode", .string(settings.mode.rawValue)),
+            ("block_style", .string(settings.blockStyle.rawValue)),
+            ("ca", intercept == nil ? .null : .string("\(configuration.caDir)/\(CertificateAuthority.certificateFileName)")),
+            ("passthrough", .strings(settings.passthrough.map(\.description))),
+            ("passed_through_after_rejections", .array(rejected.map { .object([("host", .string($0.host)), ("rejections", .int($0.rejections))]) })),
+        ])
     }
 
     var statsJSON: JSONValue {
