@@ -5,6 +5,10 @@ POLICY       ?= config/ats-defaults.plist
 PREFIX       ?= /usr/local
 # make run's control socket: under .build, so it needs no root (atsproxyctl status --socket .build/control.sock).
 RUN_CONTROL_SOCKET ?= .build/control.sock
+# make run's TLS inspection: tunnel, or intercept (INSPECT=intercept), which mints certificates with
+# the CA in RUN_CA_DIR, made on first use.
+INSPECT      ?= tunnel
+RUN_CA_DIR   ?= .build/ca
 # systemd gives systemd-analyze and logrotate gives logrotate, both for the tests that check the
 # unit and the logrotate snippet; systemd-sysusers (in systemd) creates the service's user.
 APT_PACKAGES := libssl-dev libevent-dev zlib1g-dev openssl curl python3 util-linux systemd logrotate nginx
@@ -60,10 +64,18 @@ test: deps
 
 # Builds a release binary and starts the proxy on 127.0.0.1:8080 with the default policy (override
 # with POLICY=path), logging one JSON line per connection to the terminal. Ctrl-C stops it.
+# INSPECT=intercept terminates TLS with a CA of its own (made in RUN_CA_DIR on first run), and says
+# where the CA certificate is and how to trust it on an iPhone.
 run: deps
 	$(SWIFT) build -c release --product atsproxy
 	$(SWIFT) build -c release --product atsproxyctl
-	.build/release/atsproxy --listen 127.0.0.1:8080 --policy $(POLICY) --control-socket $(RUN_CONTROL_SOCKET)
+	@if [ "$(INSPECT)" = intercept ]; then \
+		if [ ! -f $(RUN_CA_DIR)/ca.pem ]; then .build/release/atsproxyctl ca init --dir $(RUN_CA_DIR) >/dev/null || exit 2; fi; \
+		.build/release/atsproxyctl ca show --dir $(RUN_CA_DIR); \
+		echo; \
+	fi
+	.build/release/atsproxy --listen 127.0.0.1:8080 --policy $(POLICY) --control-socket $(RUN_CONTROL_SOCKET) \
+		--inspect $(INSPECT) --ca-dir $(RUN_CA_DIR)
 
 # The benchmarks, one after the other (release builds; not tests).
 bench: bench-policy bench-proxy bench-hostile

@@ -53,6 +53,8 @@ enum CATrustSteps {
             "  1. Install the profile: atsproxyctl ca export --format mobileconfig > atsproxy-ca.mobileconfig, open it on",
             "     the device (AirDrop, mail or a web page), then Settings → General → VPN & Device Management → Install.",
             "  2. Turn on full trust: Settings → General → About → Certificate Trust Settings → \(commonName).",
+            "     Since iOS 10.3 this is a separate step: installing the profile alone does not make apps trust it.",
+            "  Simulator: drag ca.pem onto the simulator window, or xcrun simctl keychain booted add-root-cert ca.pem.",
         ]
     }
 }
