@@ -21,12 +21,14 @@ final class InterceptedExchanges: ExchangeOwner {
     private var parser: RequestHeadParser
     private var exchange: PlainHTTPExchange?
     /// The request in progress: its line, and when its first byte came (``MonotonicClock``).
-    private var current: (record: RequestRecord, startedAt: Int64)?
+    var current: (record: RequestRecord, startedAt: Int64)?
     private var requests = 0
     private(set) var clientEnded = false
     private var ended = false
+    /// The bytes inside the TLS are not HTTP: each side's end, passed on, while they are relayed.
+    var streamEnds = (device: false, origin: false)
 
-    private var session: ClientSession { tunnel.session }
+    var session: ClientSession { tunnel.session }
     var client: any ByteStream { device }
     var settings: ProxySettings { session.settings }
 
@@ -77,10 +79,14 @@ final class InterceptedExchanges: ExchangeOwner {
         guard current == nil else { return }
         while device.availableBytes > 0 {
             let bytes = device.peek(maximum: 16 * 1024)
+            let firstChunk = current == nil
             if current == nil {
                 current = (RequestRecord(startedAt: ProxyServer.nowMilliseconds(), connection: facts, reused: requests > 0),
                            MonotonicClock.nowMilliseconds())
             }
+            // The first bytes may be some other protocol spoken over TLS: relayed as they come.
+            // (Judged on the connection's first chunk: one that ends mid-line is read as HTTP.)
+            if requests == 0, firstChunk, RequestLineDetection.start(of: bytes) == .notRequestLine { return relayStream() }
             switch parser.consume(bytes) {
             case .needMoreData:
                 device.discardInput(bytes.count)
@@ -196,7 +202,7 @@ final class InterceptedExchanges: ExchangeOwner {
         endAfterFlush()
     }
 
-    private func logCurrent(error: String?) {
+    func logCurrent(error: String?) {
         guard let (recorded, startedAt) = current else { return }
         var line = recorded
         current = nil
@@ -217,7 +223,7 @@ final class InterceptedExchanges: ExchangeOwner {
         device.onEvent = { [unowned self] _, _ in end() }
     }
 
-    private func end() {
+    func end() {
         if current != nil { logCurrent(error: "the connection ended before the request was complete") }
         close()
         session.finish()

@@ -14,4 +14,28 @@ public enum RequestLineDetection {
         }
         return false
     }
+
+    /// What the first bytes of a stream show so far.
+    public enum Start: Sendable, Equatable {
+        /// A whole request line.
+        case requestLine
+        /// A byte no request line can have where it is: the stream speaks something else.
+        case notRequestLine
+        /// A request line may still follow: more bytes are needed.
+        case undecided
+    }
+
+    /// Classifies the first bytes of a stream: for intercepted TLS, whose plaintext may be HTTP or
+    /// some other protocol the device speaks over TLS.
+    public static func start(of bytes: some Collection<UInt8>) -> Start {
+        var scanner = RequestLineScanner()
+        for byte in bytes {
+            if byte == HTTPSyntax.carriageReturn || byte == HTTPSyntax.lineFeed {
+                if case .success = scanner.finish() { return .requestLine }
+                return .notRequestLine
+            }
+            if scanner.accept(byte) != nil { return .notRequestLine }
+        }
+        return .undecided
+    }
 }

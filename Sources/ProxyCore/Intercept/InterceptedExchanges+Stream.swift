@@ -1,0 +1,57 @@
+import EventLoop
+
+/// Bytes inside an intercepted TLS connection that are not HTTP (a protocol of the app's own over
+/// TLS): relayed both ways as they come, with backpressure and half-closes, and logged as one
+/// `tls_stream` line counting the bytes each way.
+extension InterceptedExchanges {
+    func relayStream() {
+        current?.record.kind = .tlsStream
+        device.setTimeouts(read: nil, write: nil)
+        origin.setTimeouts(read: nil, write: nil)
+        watchIdle([device, origin]) { [unowned self] ending in
+            logCurrent(error: closedReason(ending))
+            end()
+        }
+        device.onReadable = { [unowned self] _ in pump(up: true) }
+        origin.onReadable = { [unowned self] _ in pump(up: false) }
+        device.onEvent = { [unowned self] _, event in streamEvent(event, up: true) }
+        origin.onEvent = { [unowned self] _, event in streamEvent(event, up: false) }
+        device.setReading(true)
+        origin.setReading(true)
+        pump(up: true)
+    }
+
+    /// Moves what one side has to the other: `up` is device to origin.
+    private func pump(up: Bool) {
+        let (source, target) = up ? (device, origin) : (origin, device)
+        let moved = Int64(source.moveInput(to: target, maximum: .max))
+        if up {
+            current?.record.requestBodyBytes += moved
+            session.record?.bytesUp += moved
+        } else {
+            current?.record.responseBodyBytes += moved
+            session.record?.bytesDown += moved
+        }
+        Backpressure.apply(source: source, target: target) { [weak self] in
+            guard let self else { return false }
+            return up ? !streamEnds.device : !streamEnds.origin
+        }
+    }
+
+    private func streamEvent(_ event: ConnectionEvent, up: Bool) {
+        switch event {
+        case .endOfStream:
+            pump(up: up)
+            if up { streamEnds.device = true } else { streamEnds.origin = true }
+            (up ? origin : device).shutdownWrite()
+            guard streamEnds.device, streamEnds.origin else { return }
+            logCurrent(error: nil)
+            end()
+        case .connected:
+            return
+        case .error, .timeout:
+            logCurrent(error: "\(up ? "the device" : "the origin"): \(event)")
+            end()
+        }
+    }
+}
