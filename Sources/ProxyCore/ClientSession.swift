@@ -321,6 +321,10 @@ final class ClientSession: ExchangeOwner {
             exchange.origin.close()
             record?.upstreamError = reason
             finish()
+        case .upgraded:
+            // Plain HTTP forwards no Upgrade field, so an exchange here is never upgraded.
+            exchange.origin.close()
+            finish()
         }
     }
 

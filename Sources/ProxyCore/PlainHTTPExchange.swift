@@ -29,6 +29,10 @@ final class PlainHTTPExchange {
     /// The origin connection serves this client only (an intercepted TLS connection): when it
     /// cannot serve another request, neither can the client's, which is told so.
     private let originIsDedicated: Bool
+    /// The protocol the request asks to switch to (WebSocket), when the owner relays upgrades: the
+    /// Upgrade field and `Connection: upgrade` are forwarded, and a 101 ends the exchange with
+    /// ``ExchangeEnding/upgraded(protocol:)`` once its head is passed on.
+    private let upgradeRequested: String?
 
     static let via = "atsproxy"
 
@@ -36,9 +40,10 @@ final class PlainHTTPExchange {
     ///   client's last request): the connect and its timeout are the dialer's.
     init(
         owner: any ExchangeOwner, origin: any ByteStream, address: SocketAddress, key: OriginKey, head: RequestHead,
-        requestFraming: BodyFraming, originIsDedicated: Bool = false
+        requestFraming: BodyFraming, originIsDedicated: Bool = false, relaysUpgrades: Bool = false
     ) {
         self.originIsDedicated = originIsDedicated
+        upgradeRequested = relaysUpgrades ? Self.upgrade(asked: head) : nil
         self.owner = owner
         self.origin = origin
         self.address = address
@@ -70,7 +75,8 @@ final class PlainHTTPExchange {
         client.setTimeouts(read: nil, write: nil)
         owner.watchIdle([client, origin]) { [weak self] ending in self?.idleTimedOut(ending) }
         origin.setReading(true)
-        let bytes = head.headForOrigin(via: Self.via)
+        var bytes = head.headForOrigin(via: Self.via)
+        if let upgradeRequested { Self.append(["Connection: Upgrade", "Upgrade: \(upgradeRequested)"], to: &bytes) }
         origin.write(bytes)
         tally.bytesUp += Int64(bytes.count)
         tally.requestHeadBytes = Int64(bytes.count)
@@ -134,8 +140,20 @@ final class PlainHTTPExchange {
     /// Returns false when the exchange ended instead.
     private func startResponse(_ response: ResponseHead) -> Bool {
         if response.status == 101 {
-            // The Upgrade field is hop-by-hop and was not forwarded, so the origin broke the protocol.
-            end(.failedBeforeResponse(status: 502, reason: "the origin switched protocols without being asked to"))
+            // The Upgrade field is hop-by-hop: unless it was forwarded, the origin broke the protocol.
+            guard let upgradeRequested else {
+                end(.failedBeforeResponse(status: 502, reason: "the origin switched protocols without being asked to"))
+                return false
+            }
+            let chosen = response.headers.values(for: "Upgrade").first ?? upgradeRequested
+            var bytes = response.serialized(addingVia: Self.via)
+            Self.append(["Connection: Upgrade", "Upgrade: \(chosen)"], to: &bytes)
+            client.write(bytes)
+            tally.status = 101
+            tally.response = response
+            tally.responseHeadBytes = Int64(bytes.count)
+            tally.bytesDown += Int64(bytes.count)
+            end(.upgraded(protocol: chosen))
             return false
         }
         if (100...199).contains(response.status) {
@@ -247,6 +265,24 @@ final class PlainHTTPExchange {
         end(.completed(keepClient: clientReusable && requestDone && moreRequests, keepOrigin: originReusable && requestDone))
     }
 
+    /// The protocol a request asks to switch to: its Upgrade value, when its Connection field lists
+    /// `upgrade` (RFC 9110 §7.8) and it has no body to send first.
+    private static func upgrade(asked head: RequestHead) -> String? {
+        let connection = head.headers.values(for: "Connection").flatMap { $0.split(separator: ",") }
+        guard connection.contains(where: { $0.lowercased().split(separator: " ").first == "upgrade" }),
+            let value = head.headers.values(for: "Upgrade").first, !value.isEmpty,
+            value.allSatisfy({ $0 != "\r" && $0 != "\n" })
+        else { return nil }
+        return value
+    }
+
+    /// Adds `fields` to a serialized head, before its final empty line.
+    private static func append(_ fields: [String], to head: inout [UInt8]) {
+        head.removeLast(2)
+        for field in fields { head += Array((field + "\r\n").utf8) }
+        head += [13, 10]
+    }
+
     /// Tells the session, once, how the exchange ended.
     private func end(_ ending: ExchangeEnding) {
         guard !reported else { return }
@@ -266,6 +302,9 @@ enum ExchangeEnding {
     case requestRefused(HeadError)
     /// Part of the response was relayed: all the proxy can do is close.
     case aborted(reason: String)
+    /// The origin agreed to switch protocols (101, passed on): from here the bytes of both
+    /// connections are the new protocol's, to be relayed as they come.
+    case upgraded(protocol: String)
 }
 
 /// What an exchange moved, for the log record: bytes each way (heads included) and the status.

@@ -1,11 +1,18 @@
 import EventLoop
 
 /// Bytes inside an intercepted TLS connection that are not HTTP (a protocol of the app's own over
-/// TLS): relayed both ways as they come, with backpressure and half-closes, and logged as one
-/// `tls_stream` line counting the bytes each way.
+/// TLS, or what a request upgraded to, such as a WebSocket): relayed both ways as they come, with
+/// backpressure and half-closes, and counted on one line: a `tls_stream` line, or the upgraded
+/// request's own (its body byte counts are then the new protocol's bytes each way).
 extension InterceptedExchanges {
-    func relayStream() {
-        current?.record.kind = .tlsStream
+    func relayStream(upgradedTo name: String?) {
+        if let name {
+            current?.record.upgrade = name
+            current?.record.requestBodyBytes = 0
+            current?.record.responseBodyBytes = 0
+        } else {
+            current?.record.kind = .tlsStream
+        }
         device.setTimeouts(read: nil, write: nil)
         origin.setTimeouts(read: nil, write: nil)
         watchIdle([device, origin]) { [unowned self] ending in
@@ -18,7 +25,9 @@ extension InterceptedExchanges {
         origin.onEvent = { [unowned self] _, event in streamEvent(event, up: false) }
         device.setReading(true)
         origin.setReading(true)
+        // What came with the last head (a WebSocket's first frames) is buffered already.
         pump(up: true)
+        pump(up: false)
     }
 
     /// Moves what one side has to the other: `up` is device to origin.

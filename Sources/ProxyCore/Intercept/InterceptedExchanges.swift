@@ -86,7 +86,9 @@ final class InterceptedExchanges: ExchangeOwner {
             }
             // The first bytes may be some other protocol spoken over TLS: relayed as they come.
             // (Judged on the connection's first chunk: one that ends mid-line is read as HTTP.)
-            if requests == 0, firstChunk, RequestLineDetection.start(of: bytes) == .notRequestLine { return relayStream() }
+            if requests == 0, firstChunk, RequestLineDetection.start(of: bytes) == .notRequestLine {
+                return relayStream(upgradedTo: nil)
+            }
             switch parser.consume(bytes) {
             case .needMoreData:
                 device.discardInput(bytes.count)
@@ -126,7 +128,8 @@ final class InterceptedExchanges: ExchangeOwner {
         }
         let exchange = PlainHTTPExchange(
             owner: self, origin: origin, address: address, key: OriginKey(host: requestOrigin.host, port: requestOrigin.port),
-            head: head, requestFraming: framing, originIsDedicated: true)
+            head: head, requestFraming: framing, originIsDedicated: true,
+            relaysUpgrades: true)
         self.exchange = exchange
         exchange.start()
     }
@@ -175,6 +178,9 @@ final class InterceptedExchanges: ExchangeOwner {
         case .aborted(let reason):
             logCurrent(error: reason)
             end()
+        case .upgraded(let name):
+            // A WebSocket, say: its bytes are relayed as they come, and counted on the request's line.
+            relayStream(upgradedTo: name)
         }
     }
 
