@@ -69,6 +69,14 @@ struct ConnectionRecordTests {
             ("bytes_up", .int(0)),
             ("bytes_down", .int(0)),
             ("duration_ms", .int(12)),
+            // Added for intercept mode (docs/request-log.md): null in tunnel mode.
+            ("kind", .string("connection")),
+            ("connection_id", .int(0)),
+            ("inspect", .null),
+            ("passthrough", .null),
+            ("intercept_failed", .null),
+            ("client_alert", .null),
+            ("requests", .null),
         ]
         guard case .object(let fields) = json else {
             Issue.record("not an object: \(json.serialized)")

@@ -1,0 +1,92 @@
+import ATSPolicy
+import Foundation
+@testable import ProxyCore
+import Testing
+
+/// The small rules of intercept mode, table by table: `--passthrough` patterns, the alert names a
+/// device's rejection is logged with, and the request line's contract (docs/request-log.md).
+@Suite("Intercept mode's rules")
+struct InterceptUnitTests {
+    static let patterns: [(pattern: String, host: String, matches: Bool)] = [
+        ("api.example.com", "api.example.com", true),
+        ("api.example.com", "API.Example.com.", true),
+        ("api.example.com", "x.api.example.com", false),
+        ("*.example.com", "api.example.com", true),
+        ("*.example.com", "a.b.example.com", true),
+        ("*.example.com", "example.com", false),
+        ("*.example.com", "badexample.com", false),
+        ("127.0.0.1", "127.0.0.1", true),
+    ]
+
+    @Test("--passthrough patterns: exact names, and *.suffix for the names under it", arguments: patterns)
+    func pattern(_ pattern: String, _ host: String, _ matches: Bool) throws {
+        #expect(try HostPattern(parsing: pattern).matches(host) == matches)
+    }
+
+    static let badPatterns: [(text: String, error: HostPattern.ParseError)] = [
+        ("", .empty),
+        ("a.*.example.com", .misplacedWildcard("a.*.example.com")),
+        ("*", .notAHostName("*")),
+        ("exa mple.com", .notAHostName("exa mple.com")),
+    ]
+
+    @Test("a pattern that is not a name or *.suffix is refused, in words", arguments: badPatterns)
+    func badPattern(_ text: String, _ error: HostPattern.ParseError) {
+        #expect(throws: error) { try HostPattern(parsing: text) }
+    }
+
+    static let alerts: [(reason: String, name: String?)] = [
+        ("error:0A000418:SSL routines::tlsv1 alert unknown ca", "unknown_ca"),
+        ("error:0A000412:SSL routines::sslv3 alert bad certificate; more", "bad_certificate"),
+        ("error:0A000416:SSL routines::sslv3 alert certificate unknown (SSL alert number 46)", "certificate_unknown"),
+        ("the client closed the connection", nil),
+    ]
+
+    @Test("the alert a device sent, as OpenSSL words it, in the log's form", arguments: alerts)
+    func alert(_ reason: String, _ name: String?) {
+        #expect(InterceptedTunnel.alertName(in: reason) == name)
+    }
+
+    static func record(logHeaders: [(name: String, value: String)]?) -> RequestRecord {
+        var record = RequestRecord(
+            startedAt: 1_795_000_000_000,
+            connection: .init(
+                connectionID: 17, client: "127.0.0.1:50312", host: "api.example.com", port: 443,
+                serverNameIndication: "api.example.com", upstreamAddress: "203.0.113.7:443", verdict: nil, action: .allowed),
+            reused: false)
+        record.method = "GET"
+        record.url = "https://api.example.com/v1/items?page=2"
+        record.httpVersion = "HTTP/1.1"
+        record.status = 200
+        record.requestHeaders = logHeaders
+        return record
+    }
+
+    @Test("a request line has the documented fields, in the documented order")
+    func documentedFields() throws {
+        let docs = try String(contentsOfFile: Self.repository + "/docs/request-log.md", encoding: .utf8)
+        // The example line of the contract, between its ```json fences.
+        let example = try #require(docs.components(separatedBy: "```json\n").dropFirst().first?.components(separatedBy: "```").first)
+        let documented = try JSONValue(parsing: example.replacingOccurrences(of: "\n", with: ""))
+        let written = try JSONValue(parsing: Self.record(logHeaders: nil).logLine)
+        guard case .object(let expected) = documented, case .object(let actual) = written else {
+            Issue.record("not objects")
+            return
+        }
+        #expect(actual.map(\.0) == expected.map(\.0))
+    }
+
+    @Test("credentials and cookies are redacted unless --log-secrets")
+    func redaction() {
+        let fields: [(name: String, value: String)] = [
+            ("Host", "a.test"), ("Authorization", "Bearer x"), ("cookie", "s=1"), ("Set-Cookie", "t=2"),
+            ("Proxy-Authorization", "Basic y"), ("Accept", "*/*"),
+        ]
+        let redacted = RequestRecord.loggedHeaders(fields, logSecrets: false).map(\.value)
+        #expect(redacted == ["a.test", "[redacted]", "[redacted]", "[redacted]", "[redacted]", "*/*"])
+        #expect(RequestRecord.loggedHeaders(fields, logSecrets: true).map(\.value) == fields.map(\.value))
+    }
+
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+}
