@@ -17,7 +17,9 @@ public final class TestNginx {
     ///   - directory: where the certificates are (`NAME.pem`, `NAME.key`); nginx's files go in a
     ///     subdirectory.
     ///   - certificates: one virtual host per name.
-    public init(directory: String, certificates: [String], body: String = "hello from nginx\n") throws {
+    ///   - locations: more directives for every virtual host's `server` block (locations of its own:
+    ///     files to serve, headers to add).
+    public init(directory: String, certificates: [String], body: String = "hello from nginx\n", locations: String = "") throws {
         guard FileManager.default.isExecutableFile(atPath: Self.executable) else {
             throw ProcessLaunch.Failure(
                 message: "nginx is not installed (\(Self.executable)): run `make deps`, which installs the Makefile's APT_PACKAGES")
@@ -42,6 +44,7 @@ public final class TestNginx {
                     # What a current deployment sets: 1.22's default still has TLS 1.0 and lacks 1.3.
                     ssl_protocols TLSv1.2 TLSv1.3;
                     location / { default_type text/plain; return 200 "\(body)"; }
+                    \(locations)
                 }
             """
         }
