@@ -14,7 +14,11 @@ RUN_CA_DIR   ?= .build/ca
 APT_PACKAGES := libssl-dev libevent-dev zlib1g-dev openssl curl python3 util-linux systemd logrotate nginx
 
 # What bench-proxy needs besides APT_PACKAGES: the upstream, the two peer proxies, the load client.
-BENCH_PACKAGES := nginx squid tinyproxy-bin python3 procps
+# squid-openssl is Debian's squid built with OpenSSL (the same squid 5 otherwise): bench-intercept's
+# ssl-bump needs it, and it conflicts with the package squid, so every bench uses it.
+BENCH_PACKAGES := nginx squid-openssl tinyproxy-bin python3 python3-venv procps
+# bench-intercept's own Python environment, for mitmproxy (PyPI), under .build (make clean removes it).
+BENCH_VENV   ?= .build/bench-venv
 # Our own Swift code builds without a warning: -Xswiftc reaches every target, but SwiftPM builds
 # remote packages (swift-argument-parser) with -suppress-warnings and leaves this flag out for them.
 # `make build` and `make test` pass the same flags, so they share one debug build.
@@ -22,7 +26,7 @@ WERROR       := -Xswiftc -warnings-as-errors
 # Extra flags for the benchmarks' release builds, e.g. SWIFT_BUILD_FLAGS="--scratch-path .build-bench".
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all deps build test run bench bench-policy bench-proxy bench-hostile release install uninstall clean
+.PHONY: all deps build test run bench bench-policy bench-proxy bench-hostile bench-intercept bench-venv release install uninstall clean
 
 all: build
 
@@ -102,6 +106,26 @@ bench-hostile: deps
 	$(SWIFT) build -c release --product atsproxy $(SWIFT_BUILD_FLAGS)
 	ulimit -n 65536 2>/dev/null || ulimit -n "$$(ulimit -Hn)"; \
 	  ATSPROXY="$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --show-bin-path)/atsproxy" python3 bench/hostile-bench/hostile.py
+
+# atsproxy --inspect intercept against mitmdump and squid's ssl-bump, with atsproxy's tunnel mode as
+# the reference: CPU per new intercepted request, time a new host's leaf adds, bulk throughput, memory
+# per idle intercepted connection; then bench-proxy's tunnel-mode run (bench/proxy-bench/README.md,
+# "Intercept mode"). About 5 minutes. A peer that cannot be installed or run is reported as SKIP.
+bench-intercept: deps bench-venv
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(BENCH_PACKAGES)"
+	$(SWIFT) build -c release --product atsproxy $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build -c release --product atsproxyctl $(SWIFT_BUILD_FLAGS)
+	ulimit -n 65536 2>/dev/null || ulimit -n "$$(ulimit -Hn)"; \
+	  bin="$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --show-bin-path)"; \
+	  ATSPROXY="$$bin/atsproxy" ATSPROXYCTL="$$bin/atsproxyctl" MITMDUMP="$(abspath $(BENCH_VENV))/bin/mitmdump" \
+	  python3 bench/proxy-bench/intercept.py
+
+# mitmproxy from PyPI in its own virtual environment; a failure leaves mitmdump's rows SKIP, not the run.
+bench-venv:
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="python3 python3-venv"
+	@[ -x $(BENCH_VENV)/bin/mitmdump ] || { \
+	  python3 -m venv $(BENCH_VENV) && $(BENCH_VENV)/bin/pip install --quiet mitmproxy; } || \
+	  echo "make: mitmproxy could not be installed into $(BENCH_VENV): the benchmark will skip mitmdump" >&2
 
 # Release builds of the two executables (make install builds them first).
 release: deps

@@ -45,7 +45,7 @@ need curl curl
 need openssl openssl
 need "$PYTHON" python3
 need nginx nginx
-need squid squid
+need squid squid-openssl
 need tinyproxy tinyproxy-bin
 [ -x "$ATSPROXY" ] || die "no atsproxy binary at $ATSPROXY: build it with 'swift build -c release --product atsproxy' or set ATSPROXY"
 
