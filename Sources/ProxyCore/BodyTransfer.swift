@@ -12,6 +12,9 @@ struct BodyTransfer {
     }
 
     private var state: State
+    /// The body's own bytes found so far: what ``bodyBytes(bufferedIn:)`` returned, less a chunked
+    /// body's framing (its size lines, CRLFs and trailers).
+    private(set) var payloadBytes: Int64 = 0
 
     init(_ framing: BodyFraming, kind: HTTPMessageKind) {
         switch framing {
@@ -40,15 +43,18 @@ struct BodyTransfer {
         case .done:
             return 0
         case .untilClose:
+            payloadBytes += Int64(available)
             return available
         case .remaining(let remaining):
             let count = Int(min(remaining, UInt64(available)))
             state = UInt64(count) == remaining ? .done : .remaining(remaining - UInt64(count))
+            payloadBytes += Int64(count)
             return count
         case .chunked(var scanner):
             state = .done  // Lets the scanner be mutated without a copy of its state.
             let scan = try scanner.scan(source.peek(maximum: 256 * 1024))
             state = scan.finished ? .done : .chunked(scanner)
+            payloadBytes += Int64(scan.payload)
             return scan.consumed
         }
     }

@@ -95,9 +95,8 @@ final class PlainHTTPExchange {
                     : end(.requestRefused(error))
             }
             guard count > 0 else { break }
-            let moved = Int64(client.moveInput(to: origin, maximum: count))
-            tally.bytesUp += moved
-            tally.requestBodyBytes += moved
+            tally.bytesUp += Int64(client.moveInput(to: origin, maximum: count))
+            tally.requestBodyBytes = requestBody.payloadBytes
         }
         if requestBody.isFinished {
             if tally.requestSentAt == nil { tally.requestSentAt = MonotonicClock.nowMilliseconds() }
@@ -199,9 +198,8 @@ final class PlainHTTPExchange {
                 return end(.aborted(reason: "the origin's response body: \(error.reason)"))
             }
             guard count > 0 else { break }
-            let moved = Int64(origin.moveInput(to: client, maximum: count))
-            tally.bytesDown += moved
-            tally.responseBodyBytes += moved
+            tally.bytesDown += Int64(origin.moveInput(to: client, maximum: count))
+            tally.responseBodyBytes = body.payloadBytes
         }
         responseBody = body
         if body.isFinished {
@@ -314,7 +312,7 @@ struct ExchangeTally {
     var status: Int?
     /// The final response's head as the origin sent it.
     var response: ResponseHead?
-    /// The heads as forwarded, and the body bytes (their framing's payload) each way.
+    /// The heads as forwarded, and the bodies' own bytes each way (a chunked body's without its framing).
     var requestHeadBytes: Int64 = -1
     var responseHeadBytes: Int64 = -1
     var requestBodyBytes: Int64 = 0

@@ -21,9 +21,28 @@ struct HTTPChunkedBodyTests {
         let input = HTTPTestSupport.bytes(body + "GET http://next/ HTTP/1.1\r\n\r\n")
         var scanner = ChunkedBodyScanner()
         let scan = try scanner.scan(input)
-        #expect(scan == ChunkScan(consumed: body.utf8.count, finished: true))
+        #expect(scan.consumed == body.utf8.count && scan.finished)
         #expect(scanner.isFinished)
         #expect(try scanner.scan(input) == ChunkScan(consumed: 0, finished: true))
+    }
+
+    /// Bodies and their own bytes, the chunk data without sizes, extensions, CRLFs and trailers:
+    /// what the request log counts.
+    static let payloads: [(body: String, payload: Int)] = [
+        ("0\r\n\r\n", 0),
+        ("5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n", 11),
+        ("0005\r\nhe\r\nl\r\n0\r\n\r\n", 5),
+        ("5;name=value\r\nhello\r\n0;last\r\n\r\n", 5),
+        ("3\r\nabc\r\n0;x=1\r\nTrailer-A: 1\r\n\r\n", 3),
+    ]
+
+    @Test("the payload counts chunk data only, in one piece or byte by byte", arguments: payloads)
+    func payload(_ body: String, _ payload: Int) throws {
+        var whole = ChunkedBodyScanner()
+        #expect(try whole.scan(HTTPTestSupport.bytes(body)).payload == payload)
+        var pieces = ChunkedBodyScanner()
+        let total = try HTTPTestSupport.bytes(body).reduce(0) { sum, byte in try sum + pieces.scan([byte]).payload }
+        #expect(total == payload)
     }
 
     @Test("valid bodies fed byte by byte finish at the last byte and not before", arguments: validBodies)
@@ -59,7 +78,7 @@ struct HTTPChunkedBodyTests {
         var scanner = ChunkedBodyScanner()
         #expect(try scanner.scan(HTTPTestSupport.bytes("100000\r\n")) == ChunkScan(consumed: 8, finished: false))
         let data = [UInt8](repeating: 0x0D, count: 0x100000)
-        #expect(try scanner.scan(data) == ChunkScan(consumed: data.count, finished: false))
+        #expect(try scanner.scan(data) == ChunkScan(consumed: data.count, finished: false, payload: data.count))
         #expect(try scanner.scan(HTTPTestSupport.bytes("\r\n0\r\n\r\nrest")) == ChunkScan(consumed: 7, finished: true))
     }
 

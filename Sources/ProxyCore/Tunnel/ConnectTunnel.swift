@@ -291,6 +291,7 @@ final class ConnectTunnel {
             session.record?.action = .blocked
             return session.respond(TLSAlertDescription.handshakeFailure.fatalRecord)
         }
+        session.record?.action = .allowed
         reconnect(to: report.address)
     }
 
@@ -323,6 +324,7 @@ final class ConnectTunnel {
             session.record?.action = .blocked
             return session.respond(TLSAlertDescription.handshakeFailure.fatalRecord)
         }
+        session.record?.action = .allowed
         reconnect(to: report.address)
     }
 

@@ -5,9 +5,12 @@ public struct ChunkScan: Sendable, Hashable {
     public var consumed: Int
     /// The body ended (last chunk and trailer section included) within the consumed bytes.
     public var finished: Bool
+    /// How many of the consumed bytes are chunk data: the body's own bytes, without the framing.
+    public var payload: Int
 
-    public init(consumed: Int, finished: Bool) {
+    public init(consumed: Int, finished: Bool, payload: Int = 0) {
         self.consumed = consumed
         self.finished = finished
+        self.payload = payload
     }
 }

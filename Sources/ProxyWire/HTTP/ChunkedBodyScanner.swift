@@ -69,6 +69,7 @@ public struct ChunkedBodyScanner: Sendable {
     private mutating func scanBytes(_ bytes: some Collection<UInt8>) throws(HeadError) -> ChunkScan {
         if let failure { throw failure }
         var consumed = 0
+        var payload = 0
         var index = bytes.startIndex
         while index != bytes.endIndex {
             if case .finished = state { break }
@@ -78,6 +79,7 @@ public struct ChunkedBodyScanner: Sendable {
                 let take = Int(min(remaining, UInt64(available)))
                 bytes.formIndex(&index, offsetBy: take)
                 consumed += take
+                payload += take
                 remaining -= UInt64(take)
                 if remaining == 0 { state = .dataCarriageReturn }
                 continue
@@ -90,7 +92,7 @@ public struct ChunkedBodyScanner: Sendable {
                 throw error
             }
         }
-        return ChunkScan(consumed: consumed, finished: isFinished)
+        return ChunkScan(consumed: consumed, finished: isFinished, payload: payload)
     }
 
     private mutating func accept(_ byte: UInt8) -> HeadError? {
