@@ -36,6 +36,10 @@ long CProxyShims_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) {
     return SSL_CTX_set_session_cache_mode(ctx, mode);
 }
 
+long CProxyShims_SSL_CTX_release_buffers(SSL_CTX *ctx) {
+    return SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+}
+
 uint64_t CProxyShims_SSL_OP_NO_TICKET(void) { return SSL_OP_NO_TICKET; }
 
 uint64_t CProxyShims_SSL_OP_CIPHER_SERVER_PREFERENCE(void) { return SSL_OP_CIPHER_SERVER_PREFERENCE; }

@@ -47,6 +47,9 @@ public final class TLSClientContext: @unchecked Sendable {
         // OpenSSL refuses a Certificate message over 100 KiB; servers with long chains or many names
         // send more, and an iPhone accepts them. 256 KiB still bounds what one handshake costs.
         _ = CProxyShims_SSL_CTX_set_max_cert_list(context, 256 * 1024)
+        // The upstream leg of an intercepted tunnel is mostly idle: its record buffers are freed
+        // between records, as the device leg's are (TLSServerContext).
+        _ = CProxyShims_SSL_CTX_release_buffers(context)
         ERR_clear_error()
     }
 

@@ -68,6 +68,9 @@ public final class TLSServerContext: @unchecked Sendable {
         _ = CProxyShims_SSL_CTX_set_session_cache_mode(context, Int(SSL_SESS_CACHE_OFF))
         // Without a callback OpenSSL does not acknowledge the client's server_name; real servers do.
         _ = CProxyShims_SSL_CTX_set_tlsext_servername_callback(context) { _, _, _ in SSL_TLSEXT_ERR_OK }
+        // An intercepted tunnel holds two sessions for as long as the device keeps it open, mostly
+        // idle: their record buffers are freed between records (a malloc per record in exchange).
+        _ = CProxyShims_SSL_CTX_release_buffers(context)
         // HTTP/1.1 when the client offers it; no ALPN otherwise (not a refusal: a client that offers
         // only other protocols is never given to an intercepting server, see ``selectHTTP1``).
         SSL_CTX_set_alpn_select_cb(context, selectHTTP1, nil)

@@ -47,6 +47,10 @@ long CProxyShims_SSL_CTX_set_max_cert_list(SSL_CTX *ctx, long size);
 /// SSL_CTX_set_session_cache_mode: a macro over SSL_CTX_ctrl (SSL_SESS_CACHE_OFF for the device side).
 long CProxyShims_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode);
 
+/// SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS): SSL_CTX_set_mode is a macro over SSL_CTX_ctrl
+/// (an idle session's record buffers, about 34 KiB, are freed until it reads or writes again).
+long CProxyShims_SSL_CTX_release_buffers(SSL_CTX *ctx);
+
 /// SSL_OP_NO_TICKET: SSL_OP_BIT(14), a function-like macro the Swift importer skips.
 uint64_t CProxyShims_SSL_OP_NO_TICKET(void);
 

@@ -126,7 +126,8 @@ final class TLSByteStream: ByteStream {
     /// holds must be decrypted without waiting for a byte that may never come.
     private func tookPlaintext() {
         if plaintextStart == plaintext.count {
-            plaintext.removeAll(keepingCapacity: plaintext.capacity <= 2 * Self.highWater)
+            // Storage is given back once read: an idle tunnel holds no plaintext buffer.
+            plaintext = []
             plaintextStart = 0
         }
         guard reading, availableBytes < Self.highWater, peerEnd == nil, !failed else { return }
