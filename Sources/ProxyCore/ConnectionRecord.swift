@@ -70,6 +70,9 @@ public struct ConnectionRecord: Sendable {
     public var clientAlert: String?
     /// How many request lines an intercepted connection produced.
     public var requests: Int?
+    /// Intercept mode: whether the proxy's upstream handshake resumed a session of an earlier
+    /// connection (its `tls` facts are then those of the full handshake that made the session).
+    public var upstreamResumed: Bool?
 
     /// What intercept mode did with a connection.
     public enum InspectOutcome: String, Sendable {
@@ -153,6 +156,7 @@ public struct ConnectionRecord: Sendable {
         sink.add("intercept_failed", string: interceptFailed)
         sink.add("client_alert", string: clientAlert)
         sink.add("requests", requests.map { .int(Int64($0)) })
+        sink.add("upstream_resumed", upstreamResumed.map { .bool($0) })
     }
 
     /// The version and suite the device negotiated, as the log's `observed` object.

@@ -135,6 +135,7 @@ public final class ProxyServer {
     /// Intercept mode's shared parts (nil: no CA, intercept mode off) and this loop's leaves.
     let interceptService: InterceptService?
     private(set) lazy var leafSource: (any LeafSource)? = interceptService?.makeLeafSource()
+    private(set) lazy var upstreamSessions: UpstreamSessionCache? = interceptService.map { _ in UpstreamSessionCache() }
 
     public convenience init(
         base: EventBase, listen addresses: [SocketAddress], settings: ProxySettings,

@@ -39,6 +39,8 @@ protocol SessionEnvironment: AnyObject {
     var interceptService: InterceptService? { get }
     /// This loop's minted certificates (nil without an intercept service).
     var leafSource: (any LeafSource)? { get }
+    /// This loop's resumable upstream sessions of intercepted tunnels (nil: none kept).
+    var upstreamSessions: UpstreamSessionCache? { get }
     /// The TLS client context of `profile`: one per profile, shared by every loop.
     func upstreamContext(for profile: ClientProfile) throws(TLSError) -> TLSClientContext
     /// A one-shot timer on the loop (nil: no memory for one).

@@ -111,6 +111,40 @@ struct InterceptProcessTests {
         #expect(daemon.terminate() == 0)
     }
 
+    @Test("a second connection to the same server resumes the proxy's upstream session: the same facts and verdict, upstream_resumed true; an expired server is judged non-compliant on resumption too", arguments: [false, true])
+    func resumption(expired: Bool) throws {
+        let host = expired ? "expired-resume.intercept.test" : "resume.intercept.test"
+        let fixture: InterceptFixture
+        let port: UInt16
+        var keep: [AnyObject] = []
+        if expired {
+            let (expiredFixture, server) = try Self.expiredServer(host)
+            (fixture, port) = (expiredFixture, server.port)
+            keep.append(server)
+        } else {
+            fixture = try InterceptFixture(names: [host])
+            try fixture.leaf("leaf", for: [host])
+            let nginx = try TestNginx(directory: fixture.directory, certificates: ["leaf"])
+            (port) = nginx.ports[0]
+            keep.append(nginx)
+        }
+        let daemon = try fixture.daemon(expired ? ["--mode", "report"] : [])
+        for _ in 0..<3 {
+            let curl = try fixture.curl(daemon, ["-o", "/dev/null", "https://\(host):\(port)/"])
+            #expect(curl.status == 0, "\(curl.standardError)")
+        }
+        let connections = daemon.lines("connection", atLeast: 3)
+        try #require(connections.count == 3, "\(connections)")
+        // The first is a full handshake; the server's ticket lets the next ones resume.
+        #expect(connections.map { $0["upstream_resumed"] as? Bool } == [false, true, true], "\(connections)")
+        #expect(Set(connections.map { $0.compliant }).count == 1 && connections[0].compliant == !expired)
+        #expect(Set(connections.map { $0.violationNames }).count == 1, "the same violations on resumption")
+        let certificates = connections.map { jsonValue($0, "tls", "certificates") as? [[String: Any]] }
+        #expect(certificates.allSatisfy { $0?.first?["subject"] as? String == certificates[0]?.first?["subject"] as? String })
+        #expect(daemon.terminate() == 0)
+        withExtendedLifetime(keep) {}
+    }
+
     @Test("uploads: a POST body with Expect: 100-continue and a chunked one reach the origin byte-exact; a Connection: close response is relayed whole")
     func uploadsAndClose() throws {
         let host = "origin.intercept.test"

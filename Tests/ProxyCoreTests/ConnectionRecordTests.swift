@@ -77,6 +77,7 @@ struct ConnectionRecordTests {
             ("intercept_failed", .null),
             ("client_alert", .null),
             ("requests", .null),
+            ("upstream_resumed", .null),
         ]
         guard case .object(let fields) = json else {
             Issue.record("not an object: \(json.serialized)")

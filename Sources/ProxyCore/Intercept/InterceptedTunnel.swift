@@ -35,6 +35,12 @@ final class InterceptedTunnel {
     let requirements: Requirements
     private var state: State
     private var deadline: Timer?
+    /// Where this server's resumable session is kept, and the one offered (the facts of the full
+    /// handshake that made it come with it).
+    private let sessionKey: UpstreamSessionCache.Key
+    private let offered: UpstreamSessionCache.Entry?
+    /// The facts the verdict was taken from: kept with the session when the tunnel ends.
+    private var judged: ProbeReport?
 
     private var session: ClientSession { tunnel.session }
     private var settings: ProxySettings { session.settings }
@@ -53,6 +59,10 @@ final class InterceptedTunnel {
         let stream = try TLSStream(role: .client(serverName: hello.serverName), context: context, transport: StreamTransport(upstream))
         // HTTP/1.1 is what the proxy relays; the device is offered the same.
         try stream.offerApplicationProtocols(["http/1.1"])
+        sessionKey = UpstreamSessionCache.Key(
+            host: tunnel.host, port: tunnel.port, serverName: hello.serverName, profile: .ats(for: requirements))
+        offered = tunnel.session.environment.upstreamSessions?.entry(for: sessionKey, now: MonotonicClock.nowMilliseconds())
+        if let offered { stream.offer(offered.session) }
         state = .upstreamHandshake(stream)
     }
 
@@ -81,7 +91,10 @@ final class InterceptedTunnel {
     func close() {
         deadline?.cancel()
         deadline = nil
-        if case .relaying(let exchanges) = state { exchanges.close() }
+        if case .relaying(let exchanges) = state {
+            keepSession(of: exchanges.origin.tls)
+            exchanges.close()
+        }
         state = .done
         upstream.close()
     }
@@ -101,10 +114,23 @@ final class InterceptedTunnel {
             return tunnel.judgeDeferred(upstream: upstream)
         }
         upstream.setReading(false)
-        let outcome = stream.outcome(now: Int64(time(nil)))
-        guard let observed = outcome.observed else { return upstreamLost("the handshake ended without a result") }
-        let report = ProbeReport(observed: observed, address: upstreamAddress)
+        let now = Int64(time(nil))
+        let report: ProbeReport
+        var observed: ObservedConnection
+        if stream.wasResumed, let offered, let full = offered.report.observed {
+            // No certificates in a resumed handshake: the full one's facts (and their log form,
+            // serialized once), judged as of now.
+            report = offered.report
+            observed = full
+            observed.evaluationTime = now
+        } else {
+            guard let facts = stream.outcome(now: now).observed else { return upstreamLost("the handshake ended without a result") }
+            report = ProbeReport(observed: facts, address: upstreamAddress)
+            observed = facts
+        }
+        judged = report
         session.record?.noteProbe(report)
+        session.record?.upstreamResumed = stream.wasResumed
         let verdict = settings.policy.verdict(for: requirements, observed: observed, atsHandshakeFailure: nil)
         if requirements.host.description == tunnel.host {
             session.record?.verdict = verdict
@@ -214,6 +240,17 @@ final class InterceptedTunnel {
         }
         session.record?.upstreamError = words
         session.finish()
+    }
+
+    /// Keeps the upstream session for the next connection to this server, with the facts it was
+    /// judged by; a server that declined the offered one has it forgotten.
+    private func keepSession(of stream: TLSStream) {
+        guard let cache = session.environment.upstreamSessions else { return }
+        guard let judged, let resumable = stream.resumableSession else {
+            if offered != nil { cache.remove(sessionKey) }
+            return
+        }
+        cache.store(resumable, report: judged, for: sessionKey, now: MonotonicClock.nowMilliseconds())
     }
 
     /// The alert a peer sent, as OpenSSL words it in its error queue ("tlsv1 alert unknown ca",

@@ -318,6 +318,7 @@ final class ScriptedEnvironment: SessionEnvironment {
     // Intercept mode is not scripted: its tests run a real daemon with real TLS.
     var interceptService: InterceptService? { nil }
     var leafSource: (any LeafSource)? { nil }
+    var upstreamSessions: UpstreamSessionCache? { nil }
     func upstreamContext(for profile: ClientProfile) throws(TLSError) -> TLSClientContext {
         try TLSClientContext(profile: profile, anchors: TrustAnchors(systemRoots: false))
     }

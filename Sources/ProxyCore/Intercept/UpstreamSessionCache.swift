@@ -1,0 +1,60 @@
+import ATSPolicy
+import TLSInspection
+
+/// The TLS sessions of intercepted tunnels' upstream legs, per event loop (no lock), with the facts
+/// of the full handshake that made each: a later connection to the same server, as the same client
+/// profile and SNI, offers the session, and when the server resumes it, the verdict is taken from
+/// those facts (a resumed handshake sends no certificates), judged anew with the policy of the
+/// moment. An iPhone resumes its sessions the same way. Bounded; entries live at most ``lifetime``.
+final class UpstreamSessionCache {
+    struct Key: Hashable {
+        var host: String
+        var port: UInt16
+        var serverName: String?
+        var profile: ClientProfile
+    }
+
+    struct Entry {
+        let session: TLSSession
+        /// The full handshake's facts, and the address it reached.
+        let report: ProbeReport
+        /// When it was stored (``MonotonicClock`` milliseconds).
+        let storedAt: Int64
+    }
+
+    private var entries: [Key: Entry] = [:]
+    /// Insertion order, for eviction: oldest first.
+    private var order: [Key] = []
+    let capacity: Int
+    /// How long a session is offered after the full handshake that made it.
+    static let lifetimeMilliseconds: Int64 = 300_000
+
+    init(capacity: Int = 1024) { self.capacity = capacity }
+
+    var count: Int { entries.count }
+
+    /// The entry for `key`, unless it is older than its lifetime (then dropped).
+    func entry(for key: Key, now: Int64) -> Entry? {
+        guard let entry = entries[key] else { return nil }
+        guard now - entry.storedAt < Self.lifetimeMilliseconds else {
+            remove(key)
+            return nil
+        }
+        return entry
+    }
+
+    /// Keeps `session` with the facts of the handshake that made it (an older entry is replaced).
+    func store(_ session: TLSSession, report: ProbeReport, for key: Key, now: Int64) {
+        if entries[key] == nil {
+            order.append(key)
+            if order.count > capacity { remove(order[0]) }
+        }
+        entries[key] = Entry(session: session, report: report, storedAt: now)
+    }
+
+    /// Forgets `key`: its server refused the session, or its facts no longer hold.
+    func remove(_ key: Key) {
+        guard entries.removeValue(forKey: key) != nil else { return }
+        if let index = order.firstIndex(of: key) { order.remove(at: index) }
+    }
+}
