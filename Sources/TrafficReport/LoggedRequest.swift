@@ -207,28 +207,14 @@ public enum Timestamp {
             return nil
         }
         guard index == bytes.count else { return nil }
-        let days = daysFromCivil(year: year, month: month, day: day)
-        let seconds = days * 86_400 + hour * 3600 + minute * 60 + min(second, 59) - offsetMinutes * 60
-        return seconds * 1000 + fraction
+        let seconds = DateFormat.seconds(
+            year: Int(year), month: Int(month), day: Int(day), hour: Int(hour), minute: Int(minute), second: Int(min(second, 59)))
+        return (seconds - offsetMinutes * 60) * 1000 + fraction
     }
 
-    /// `2026-11-24T15:04:05.123Z`: UTC with milliseconds, as HAR's `startedDateTime` wants ISO 8601.
-    public static func iso8601(milliseconds: Int64) -> String {
-        let (seconds, millis) = floorDivide(milliseconds, 1000)
-        let (days, secondOfDay) = floorDivide(seconds, 86_400)
-        let (year, month, day) = civilFromDays(days)
-        func pad(_ value: Int64, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):"
-            + "\(pad(secondOfDay % 3600 / 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(millis, 3))Z"
-    }
-
-    private static func floorDivide(_ a: Int64, _ b: Int64) -> (Int64, Int64) {
-        let quotient = a / b - ((a % b < 0) ? 1 : 0)
-        return (quotient, a - quotient * b)
-    }
+    /// `2026-11-24T15:04:05.123Z`: UTC with milliseconds, as HAR's `startedDateTime` wants ISO 8601
+    /// (the log's own timestamp format).
+    public static func iso8601(milliseconds: Int64) -> String { DateFormat.rfc3339(milliseconds: milliseconds) }
 
     private static func daysIn(month: Int64, year: Int64) -> Int64 {
         switch month {
@@ -236,27 +222,5 @@ public enum Timestamp {
         case 4, 6, 9, 11: 30
         default: 31
         }
-    }
-
-    /// Howard Hinnant's days_from_civil: days since 1970-01-01 of a proleptic Gregorian date.
-    private static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    private static func civilFromDays(_ days: Int64) -> (Int64, Int64, Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

@@ -48,8 +48,14 @@ public enum PropertyListWriter {
 
     private static func indentation(_ depth: Int) -> String { String(repeating: "\t", count: depth) }
 
-    /// The three characters XML text cannot hold as they are (`>` is escaped too, as Apple's writer does).
-    static func escaped(_ text: String) -> String {
+    private static func escaped(_ text: String) -> String { ElementText.escaped(text) }
+}
+
+/// Text made safe inside an XML or HTML element.
+public enum ElementText {
+    /// The three characters element text cannot hold as they are (`>` is escaped too, as Apple's
+    /// plist writer does).
+    public static func escaped(_ text: String) -> String {
         guard text.contains(where: { $0 == "&" || $0 == "<" || $0 == ">" }) else { return text }
         var result = ""
         for character in text {

@@ -27,41 +27,22 @@ extension ProxyResponse {
             <style>body{font:16px/1.5 -apple-system,system-ui,sans-serif;margin:1.5em;max-width:40em}\
             code{background:#f2f2f2;padding:0 .2em}li{margin:.6em 0}</style></head><body>
             <h1>Blocked by App Transport Security</h1>
-            <p>An iPhone app would not be able to load <code>\(HTMLText.escape(url))</code>: \
-            ATS refuses the connection to <code>\(HTMLText.escape(host))</code>.</p>
+            <p>An iPhone app would not be able to load <code>\(ElementText.escaped(url))</code>: \
+            ATS refuses the connection to <code>\(ElementText.escaped(host))</code>.</p>
             <ul>
 
             """
         for violation in verdict.violations {
-            body += "<li><strong>\(HTMLText.escape(violation.kind.name))</strong>: \(HTMLText.escape(violation.explanation)).<br>"
-            body += "Allowed by: <code>\(HTMLText.escape(violation.allowedBy ?? "no Info.plist key; the server must change"))</code></li>\n"
+            body += "<li><strong>\(ElementText.escaped(violation.kind.name))</strong>: \(ElementText.escaped(violation.explanation)).<br>"
+            body += "Allowed by: <code>\(ElementText.escaped(violation.allowedBy ?? "no Info.plist key; the server must change"))</code></li>\n"
         }
         body += "</ul>\n"
-        if let error = verdict.error { body += "<p>The app would see <code>\(HTMLText.escape(error.description))</code>.</p>\n" }
+        if let error = verdict.error { body += "<p>The app would see <code>\(ElementText.escaped(error.description))</code>.</p>\n" }
         body += "<p><small>atsproxy, intercept mode</small></p>\n</body></html>\n"
         let bytes = Array(body.utf8)
         var response = "HTTP/1.1 403 Forbidden\r\n"
         for (name, value) in headers { response += "\(name): \(value)\r\n" }
         response += "Content-Type: text/html; charset=utf-8\r\nContent-Length: \(bytes.count)\r\nConnection: close\r\n\r\n"
         return Array(response.utf8) + bytes
-    }
-}
-
-/// Text made safe for HTML element content and attribute values.
-enum HTMLText {
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
     }
 }

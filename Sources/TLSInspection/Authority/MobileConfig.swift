@@ -1,4 +1,5 @@
 internal import COpenSSL
+import ATSPolicy
 
 /// An iOS configuration profile that installs a CA certificate as a root: an XML property list with
 /// one `com.apple.security.root` payload (Apple's device-management schema; intercept-anchors.md §2.2).
@@ -25,7 +26,7 @@ struct MobileConfig {
             refuse the proxy's certificates. Remove the profile when you no longer use the proxy.
             """
         let fingerprintPrefix = digest.prefix(8).map(X509Certificate.hexByte).joined()
-        let payload: [(String, PlistValue)] = [
+        let payload: [(String, PropertyListValue)] = [
             ("PayloadType", .string("com.apple.security.root")),
             ("PayloadVersion", .integer(1)),
             ("PayloadIdentifier", .string("\(Self.profileIdentifier).root.\(fingerprintPrefix)")),
@@ -35,7 +36,7 @@ struct MobileConfig {
             ("PayloadCertificateFileName", .string("atsproxy-ca.cer")),
             ("PayloadContent", .data(der)),
         ]
-        let profile: [(String, PlistValue)] = [
+        let profile: [(String, PropertyListValue)] = [
             ("PayloadType", .string("Configuration")),
             ("PayloadVersion", .integer(1)),
             ("PayloadIdentifier", .string(Self.profileIdentifier)),
@@ -45,17 +46,10 @@ struct MobileConfig {
             ("PayloadOrganization", .string("atsproxy")),
             // No TargetDeviceType: 1 (iPhone/iPad) would skip a device picker when a watch is paired,
             // but would also stop a Mac from installing the same profile.
-            ("PayloadContent", .array([.dictionary(payload)])),
+            ("PayloadContent", .array([PropertyListNode(.dictionary(ordered: payload))])),
         ]
-        var xml = """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-            <plist version="1.0">
-
-            """
-        PlistValue.dictionary(profile).write(to: &xml, indent: "")
-        xml += "</plist>\n"
-        return Array(xml.utf8)
+        // The policy module's writer: Apple's XML form, every string escaped.
+        return Array(PropertyListWriter.document(.dictionary(ordered: profile)).utf8)
     }
 
     /// A UUID string from 16 bytes, marked as RFC 9562 version 8 (custom: here, from a digest).
@@ -72,67 +66,5 @@ struct MobileConfig {
         var length: UInt32 = 0
         _ = EVP_Digest(bytes, bytes.count, &digest, &length, EVP_sha256(), nil)
         return Array(digest.prefix(Int(length)))
-    }
-}
-
-/// The few property-list values a profile needs, written as XML with every string escaped.
-enum PlistValue {
-    case string(String)
-    case integer(Int)
-    case data([UInt8])
-    case array([PlistValue])
-    /// Keys in the order written.
-    case dictionary([(String, PlistValue)])
-
-    func write(to xml: inout String, indent: String) {
-        switch self {
-        case .string(let text): xml += "\(indent)<string>\(Self.escaped(text))</string>\n"
-        case .integer(let number): xml += "\(indent)<integer>\(number)</integer>\n"
-        case .data(let bytes):
-            xml += "\(indent)<data>\n"
-            let text = Self.base64(bytes)
-            var start = text.startIndex
-            while start < text.endIndex {
-                let end = text.index(start, offsetBy: 64, limitedBy: text.endIndex) ?? text.endIndex
-                xml += "\(indent)\(text[start..<end])\n"
-                start = end
-            }
-            xml += "\(indent)</data>\n"
-        case .array(let values):
-            xml += "\(indent)<array>\n"
-            for value in values { value.write(to: &xml, indent: indent + "\t") }
-            xml += "\(indent)</array>\n"
-        case .dictionary(let entries):
-            xml += "\(indent)<dict>\n"
-            for (key, value) in entries {
-                xml += "\(indent)\t<key>\(Self.escaped(key))</key>\n"
-                value.write(to: &xml, indent: indent + "\t")
-            }
-            xml += "\(indent)</dict>\n"
-        }
-    }
-
-    /// Text safe inside an XML element: the five predefined entities.
-    static func escaped(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&apos;"
-            default: result.append(character)
-            }
-        }
-        return result
-    }
-
-    /// Standard base64 with padding, no line breaks (EVP_EncodeBlock).
-    static func base64(_ bytes: [UInt8]) -> String {
-        guard !bytes.isEmpty else { return "" }
-        var output = [UInt8](repeating: 0, count: (bytes.count + 2) / 3 * 4 + 1)
-        let length = EVP_EncodeBlock(&output, bytes, Int32(bytes.count))
-        return String(decoding: output.prefix(Int(length)), as: UTF8.self)
     }
 }
