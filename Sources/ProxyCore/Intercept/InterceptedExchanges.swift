@@ -23,6 +23,8 @@ final class InterceptedExchanges: ExchangeOwner {
     /// The request in progress: its line, and when its first byte came (``MonotonicClock``).
     var current: (record: RequestRecord, startedAt: Int64)?
     private var requests = 0
+    /// Between requests: the device's bytes are a request head, however many reads it takes.
+    private var awaitingHead = false
     private(set) var clientEnded = false
     private var ended = false
     /// The bytes inside the TLS are not HTTP: each side's end, passed on, while they are relayed.
@@ -64,19 +66,20 @@ final class InterceptedExchanges: ExchangeOwner {
 
     private func awaitHead() {
         parser = RequestHeadParser(origin: requestOrigin)
+        awaitingHead = true
         device.setTimeouts(read: nil, write: nil)
         // Between requests the device may wait as long as the idle timeout.
         watchIdle([device]) { [unowned self] _ in end() }
         device.onReadable = { [unowned self] _ in readHead() }
         device.onEvent = { [unowned self] _, _ in end() }
         if device.availableBytes > 0 { readHead() }
-        guard current == nil, !ended else { return }
+        guard awaitingHead, !ended else { return }
         if clientEnded { return end() }
         device.setReading(true)
     }
 
     private func readHead() {
-        guard current == nil else { return }
+        guard awaitingHead else { return }
         while device.availableBytes > 0 {
             let bytes = device.peek(maximum: 16 * 1024)
             let firstChunk = current == nil
@@ -87,16 +90,19 @@ final class InterceptedExchanges: ExchangeOwner {
             // The first bytes may be some other protocol spoken over TLS: relayed as they come.
             // (Judged on the connection's first chunk: one that ends mid-line is read as HTTP.)
             if requests == 0, firstChunk, RequestLineDetection.start(of: bytes) == .notRequestLine {
+                awaitingHead = false
                 return relayStream(upgradedTo: nil)
             }
             switch parser.consume(bytes) {
             case .needMoreData:
                 device.discardInput(bytes.count)
             case .failed(let error):
+                awaitingHead = false
                 return refuse(status: error.status, reason: error.statusPhrase, body: error.reason, logged: "bad request: \(error.reason)")
             case .complete(let head, let leftover):
                 device.discardInput(bytes.count - leftover.count)
                 device.setReading(false)
+                awaitingHead = false
                 return started(head)
             }
         }

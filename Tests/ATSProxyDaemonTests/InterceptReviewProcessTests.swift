@@ -1,0 +1,66 @@
+import Foundation
+import TLSTestSupport
+import Testing
+
+/// Intercept mode driven by a scripted TLS client (Python's ssl through the daemon's CONNECT): the
+/// request written in pieces with pauses, and the end of the device's session as the client sees
+/// it (close_notify or a truncation).
+@Suite("Intercept mode, scripted clients", .startsProcesses(timeLimit: .seconds(60)))
+struct InterceptReviewProcessTests {
+    /// Connects through `daemon` to `host:port`, trusting the interception CA, writes `pieces` one
+    /// TLS record each 0.3 s apart, and reads until the session ends: the output starts with
+    /// "END clean", "END truncated" or "END timeout" (10 s of silence), then what was read.
+    static func scriptedClient(_ fixture: InterceptFixture, _ daemon: DaemonProcess, host: String, port: UInt16, _ pieces: [String])
+        throws -> CommandResult
+    {
+        let path = fixture.factory.path("client.py")
+        try script.write(toFile: path, atomically: true, encoding: .utf8)
+        return try runCommand(
+            "/usr/bin/python3", ["-u", path, String(daemon.port), host, String(port), fixture.caPEM] + pieces, timeLimit: 30)
+    }
+
+    static let script = #"""
+import socket, ssl, sys, time
+proxy, host, port, cafile = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
+raw = socket.create_connection(("127.0.0.1", proxy), timeout=10)
+raw.sendall(f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+head = b""
+while b"\r\n\r\n" not in head:
+    head += raw.recv(1)
+context = ssl.create_default_context(cafile=cafile)
+tls = context.wrap_socket(raw, server_hostname=host, suppress_ragged_eofs=False)
+for piece in sys.argv[5:]:
+    tls.sendall(piece.replace("\\r", "\r").replace("\\n", "\n").encode())
+    time.sleep(0.3)
+data = b""
+try:
+    while True:
+        chunk = tls.recv(65536)
+        if not chunk:
+            print("END clean")
+            break
+        data += chunk
+except ssl.SSLEOFError:
+    print("END truncated")
+except socket.timeout:
+    print("END timeout")
+sys.stdout.write(data.decode("latin-1"))
+"""#
+
+    @Test("a request head that comes in two TLS records, apart: answered, one request line")
+    func headInTwoRecords() throws {
+        let host = "split.intercept.test"
+        let fixture = try InterceptFixture(names: [host])
+        try fixture.leaf("leaf", for: [host])
+        let origin = try TestHTTPOrigin(
+            directory: fixture.directory, certificate: fixture.factory.path("leaf.pem"), key: fixture.factory.path("leaf.key"))
+        let daemon = try fixture.daemon()
+        let result = try Self.scriptedClient(fixture, daemon, host: host, port: origin.port, [
+            "GET /split HTTP/1.1\\r\\nHost: \(host)\\r\\n", "Connection: close\\r\\n\\r\\n",
+        ])
+        #expect(result.standardOutput.contains("hello from the origin, /split"), "\(result.standardOutput) \(result.standardError)")
+        let requests = daemon.lines("request", atLeast: 1)
+        #expect(requests.map { $0["status"] as? Int } == [200], "\(requests)")
+        #expect(daemon.terminate() == 0)
+    }
+}
