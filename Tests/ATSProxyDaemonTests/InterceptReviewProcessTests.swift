@@ -28,6 +28,7 @@ head = b""
 while b"\r\n\r\n" not in head:
     head += raw.recv(1)
 context = ssl.create_default_context(cafile=cafile)
+context.options &= ~ssl.OP_IGNORE_UNEXPECTED_EOF  # A truncation is an error, told apart from close_notify.
 tls = context.wrap_socket(raw, server_hostname=host, suppress_ragged_eofs=False)
 for piece in sys.argv[5:]:
     tls.sendall(piece.replace("\\r", "\r").replace("\\n", "\n").encode())
@@ -40,8 +41,8 @@ try:
             print("END clean")
             break
         data += chunk
-except ssl.SSLEOFError:
-    print("END truncated")
+except (ssl.SSLEOFError, ssl.SSLError) as error:
+    print("END truncated" if "EOF" in str(error) else f"END error {error}")
 except socket.timeout:
     print("END timeout")
 sys.stdout.write(data.decode("latin-1"))
@@ -61,6 +62,21 @@ sys.stdout.write(data.decode("latin-1"))
         #expect(result.standardOutput.contains("hello from the origin, /split"), "\(result.standardOutput) \(result.standardError)")
         let requests = daemon.lines("request", atLeast: 1)
         #expect(requests.map { $0["status"] as? Int } == [200], "\(requests)")
+        #expect(daemon.terminate() == 0)
+    }
+
+    @Test("an origin that ends a close-delimited body without close_notify (a truncation): the device sees a truncation too, not a clean end")
+    func truncationPassedOn() throws {
+        let host = "truncated.intercept.test"
+        let fixture = try InterceptFixture(names: [host])
+        try fixture.leaf("leaf", for: [host])
+        // Python's ssl server closes its connections without close_notify.
+        let origin = try TestHTTPOrigin(
+            directory: fixture.directory, certificate: fixture.factory.path("leaf.pem"), key: fixture.factory.path("leaf.key"))
+        let daemon = try fixture.daemon()
+        let result = try Self.scriptedClient(fixture, daemon, host: host, port: origin.port, ["GET /close HTTP/1.1\\r\\nHost: \(host)\\r\\n\\r\\n"])
+        #expect(result.standardOutput.contains("until the origin closes"), "\(result.standardOutput) \(result.standardError)")
+        #expect(result.standardOutput.hasPrefix("END truncated"), "\(result.standardOutput)")
         #expect(daemon.terminate() == 0)
     }
 }

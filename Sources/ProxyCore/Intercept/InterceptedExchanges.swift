@@ -58,6 +58,9 @@ final class InterceptedExchanges: ExchangeOwner {
         guard !ended else { return }
         ended = true
         session.record?.requests = requests
+        // An end without close_notify (or a broken session) on one leg is not made clean on the other.
+        if origin.endedCleanly == false || origin.failure != nil { device.passOnTruncation() }
+        if device.endedCleanly == false || device.failure != nil { origin.passOnTruncation() }
         device.close()
         origin.close()
     }
