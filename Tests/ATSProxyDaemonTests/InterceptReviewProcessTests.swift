@@ -8,7 +8,7 @@ import Testing
 @Suite("Intercept mode, scripted clients", .startsProcesses(timeLimit: .seconds(60)))
 struct InterceptReviewProcessTests {
     /// Connects through `daemon` to `host:port`, trusting the interception CA, writes `pieces` one
-    /// TLS record each 0.3 s apart, and reads until the session ends: the output starts with
+    /// TLS record each 0.3 s apart ("@sleep S": a pause of S seconds instead), and reads until the session ends: the output starts with
     /// "END clean", "END truncated" or "END timeout" (10 s of silence), then what was read.
     static func scriptedClient(_ fixture: InterceptFixture, _ daemon: DaemonProcess, host: String, port: UInt16, _ pieces: [String])
         throws -> CommandResult
@@ -31,6 +31,9 @@ context = ssl.create_default_context(cafile=cafile)
 context.options &= ~ssl.OP_IGNORE_UNEXPECTED_EOF  # A truncation is an error, told apart from close_notify.
 tls = context.wrap_socket(raw, server_hostname=host, suppress_ragged_eofs=False)
 for piece in sys.argv[5:]:
+    if piece.startswith("@sleep "):
+        time.sleep(float(piece[7:]))
+        continue
     tls.sendall(piece.replace("\\r", "\r").replace("\\n", "\n").encode())
     time.sleep(0.3)
 data = b""
@@ -77,6 +80,24 @@ sys.stdout.write(data.decode("latin-1"))
         let result = try Self.scriptedClient(fixture, daemon, host: host, port: origin.port, ["GET /close HTTP/1.1\\r\\nHost: \(host)\\r\\n\\r\\n"])
         #expect(result.standardOutput.contains("until the origin closes"), "\(result.standardOutput) \(result.standardError)")
         #expect(result.standardOutput.hasPrefix("END truncated"), "\(result.standardOutput)")
+        #expect(daemon.terminate() == 0)
+    }
+
+    @Test("the origin closes its kept-alive connection while the device is idle: the device's connection ends too, and its next request gets no 502")
+    func originClosesBetweenRequests() throws {
+        let host = "keepalive.intercept.test"
+        let fixture = try InterceptFixture(names: [host])
+        try fixture.leaf("leaf", for: [host])
+        let nginx = try TestNginx(
+            directory: fixture.directory, certificates: ["leaf"],
+            locations: "location = /short { keepalive_timeout 1s; return 200 \"short\\n\"; }")
+        let daemon = try fixture.daemon()
+        let request = "GET /short HTTP/1.1\\r\\nHost: \(host)\\r\\n\\r\\n"
+        let result = try Self.scriptedClient(fixture, daemon, host: host, port: nginx.ports[0], [request, "@sleep 3", request])
+        #expect(result.standardOutput.contains("short"), "\(result.standardOutput) \(result.standardError)")
+        #expect(!result.standardOutput.contains("502"), "\(result.standardOutput)")
+        let requests = daemon.lines("request", atLeast: 1)
+        #expect(requests.map { $0["status"] as? Int } == [200], "\(requests)")
         #expect(daemon.terminate() == 0)
     }
 }

@@ -75,6 +75,14 @@ final class InterceptedExchanges: ExchangeOwner {
         watchIdle([device]) { [unowned self] _ in end() }
         device.onReadable = { [unowned self] _ in readHead() }
         device.onEvent = { [unowned self] _, _ in end() }
+        if blocked == nil {
+            // The origin serves this device only: when it closes its kept-alive connection (its idle
+            // timeout), the device's ends too, so its next request goes on a new one, not to a 502.
+            // Bytes before a request are no HTTP response either.
+            origin.onReadable = { [unowned self] _ in originBetweenRequests() }
+            origin.onEvent = { [unowned self] _, _ in originBetweenRequests() }
+            origin.setReading(true)
+        }
         if device.availableBytes > 0 { readHead() }
         guard awaitingHead, !ended else { return }
         if clientEnded { return end() }
@@ -109,6 +117,13 @@ final class InterceptedExchanges: ExchangeOwner {
                 return started(head)
             }
         }
+    }
+
+    /// The origin spoke or ended while no request was in flight: the connection cannot carry
+    /// another exchange.
+    private func originBetweenRequests() {
+        guard awaitingHead else { return }
+        end()
     }
 
     private var facts: RequestRecord.ConnectionFacts {
