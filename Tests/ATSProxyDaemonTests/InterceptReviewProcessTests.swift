@@ -10,23 +10,25 @@ struct InterceptReviewProcessTests {
     /// Connects through `daemon` to `host:port`, trusting the interception CA, writes `pieces` one
     /// TLS record each 0.3 s apart ("@sleep S": a pause of S seconds instead), and reads until the session ends: the output starts with
     /// "END clean", "END truncated" or "END timeout" (10 s of silence), then what was read.
-    static func scriptedClient(_ fixture: InterceptFixture, _ daemon: DaemonProcess, host: String, port: UInt16, _ pieces: [String])
+    /// (With no daemon, straight to the server at 127.0.0.1:`port`, trusting the test root.)
+    static func scriptedClient(_ fixture: InterceptFixture, _ daemon: DaemonProcess?, host: String, port: UInt16, _ pieces: [String])
         throws -> CommandResult
     {
         let path = fixture.factory.path("client.py")
         try script.write(toFile: path, atomically: true, encoding: .utf8)
         return try runCommand(
-            "/usr/bin/python3", ["-u", path, String(daemon.port), host, String(port), fixture.caPEM] + pieces, timeLimit: 30)
+            "/usr/bin/python3", ["-u", path, String(daemon?.port ?? 0), host, String(port), daemon == nil ? fixture.factory.path("root.pem") : fixture.caPEM] + pieces, timeLimit: 30)
     }
 
     static let script = #"""
 import socket, ssl, sys, time
 proxy, host, port, cafile = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
-raw = socket.create_connection(("127.0.0.1", proxy), timeout=10)
-raw.sendall(f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
-head = b""
-while b"\r\n\r\n" not in head:
-    head += raw.recv(1)
+raw = socket.create_connection(("127.0.0.1", proxy or port), timeout=10)
+if proxy:
+    raw.sendall(f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += raw.recv(1)
 context = ssl.create_default_context(cafile=cafile)
 context.options &= ~ssl.OP_IGNORE_UNEXPECTED_EOF  # A truncation is an error, told apart from close_notify.
 tls = context.wrap_socket(raw, server_hostname=host, suppress_ragged_eofs=False)
@@ -98,6 +100,29 @@ sys.stdout.write(data.decode("latin-1"))
         #expect(!result.standardOutput.contains("502"), "\(result.standardOutput)")
         let requests = daemon.lines("request", atLeast: 1)
         #expect(requests.map { $0["status"] as? Int } == [200], "\(requests)")
+        #expect(daemon.terminate() == 0)
+    }
+
+    @Test("request_head_bytes and response_head_bytes are the heads as received (docs/request-log.md), not as forwarded with Via")
+    func headBytesAsReceived() throws {
+        let host = "heads.intercept.test"
+        let fixture = try InterceptFixture(names: [host])
+        try fixture.leaf("leaf", for: [host])
+        let nginx = try TestNginx(directory: fixture.directory, certificates: ["leaf"])
+        let daemon = try fixture.daemon()
+        let head = "GET / HTTP/1.1\r\nHost: \(host)\r\nKeep-Alive: timeout=5\r\nConnection: close\r\n\r\n"
+        let piece = head.replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
+        let direct = try Self.scriptedClient(fixture, nil, host: host, port: nginx.ports[0], [piece])
+        let originHead = try #require(direct.standardOutput.components(separatedBy: "\r\n\r\n").first, "\(direct.standardError)")
+        // Less the "END …" line the script prints first.
+        let originHeadBytes = originHead.utf8.count + 4 - (originHead.split(separator: "\n", maxSplits: 1).first!.utf8.count + 1)
+        let proxied = try Self.scriptedClient(fixture, daemon, host: host, port: nginx.ports[0], [piece])
+        #expect(proxied.standardOutput.contains("HTTP/1.1 200"), "\(proxied.standardOutput) \(proxied.standardError)")
+        let line = try #require(daemon.lines("request", atLeast: 1).first)
+        #expect(line["request_head_bytes"] as? Int == head.utf8.count, "\(line)")
+        // The proxy keeps its origin connection (Connection is hop-by-hop), so nginx answered it
+        // "Connection: keep-alive" where it told the direct client "Connection: close".
+        #expect(line["response_head_bytes"] as? Int == originHeadBytes + "keep-alive".count - "close".count, "\(line) \(direct.standardOutput)")
         #expect(daemon.terminate() == 0)
     }
 }

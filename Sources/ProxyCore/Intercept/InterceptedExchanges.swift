@@ -25,6 +25,8 @@ final class InterceptedExchanges: ExchangeOwner {
     private var requests = 0
     /// Between requests: the device's bytes are a request head, however many reads it takes.
     private var awaitingHead = false
+    /// The bytes of the request head being read, as the device sent them.
+    private var headBytes: Int64 = 0
     private(set) var clientEnded = false
     private var ended = false
     /// The bytes inside the TLS are not HTTP: each side's end, passed on, while they are relayed.
@@ -70,6 +72,7 @@ final class InterceptedExchanges: ExchangeOwner {
     private func awaitHead() {
         parser = RequestHeadParser(origin: requestOrigin)
         awaitingHead = true
+        headBytes = 0
         device.setTimeouts(read: nil, write: nil)
         // Between requests the device may wait as long as the idle timeout.
         watchIdle([device]) { [unowned self] _ in end() }
@@ -107,11 +110,13 @@ final class InterceptedExchanges: ExchangeOwner {
             switch parser.consume(bytes) {
             case .needMoreData:
                 device.discardInput(bytes.count)
+                headBytes += Int64(bytes.count)
             case .failed(let error):
                 awaitingHead = false
                 return refuse(status: error.status, reason: error.statusPhrase, body: error.reason, logged: "bad request: \(error.reason)")
             case .complete(let head, let leftover):
                 device.discardInput(bytes.count - leftover.count)
+                headBytes += Int64(bytes.count - leftover.count)
                 device.setReading(false)
                 awaitingHead = false
                 return started(head)
@@ -139,6 +144,7 @@ final class InterceptedExchanges: ExchangeOwner {
         current?.record.method = head.method
         current?.record.url = head.target.description
         current?.record.httpVersion = head.version == .http1_0 ? "HTTP/1.0" : "HTTP/1.1"
+        current?.record.requestHeadBytes = headBytes
         if settings.intercept.logHeaders {
             current?.record.requestHeaders = RequestRecord.loggedHeaders(
                 head.headers.fields.map { ($0.name, $0.value) }, logSecrets: settings.intercept.logSecrets)
@@ -180,7 +186,6 @@ final class InterceptedExchanges: ExchangeOwner {
             line.contentType = tally.response?.headers.values(for: "Content-Type").first
             line.requestBodyBytes = tally.requestBodyBytes
             line.responseBodyBytes = tally.responseBodyBytes
-            line.requestHeadBytes = tally.requestHeadBytes
             line.responseHeadBytes = tally.responseHeadBytes
             line.sendMilliseconds = max(0, (tally.requestSentAt ?? startedAt) - startedAt)
             line.timeToFirstByteMilliseconds = tally.firstResponseByteAt.map { max(0, $0 - startedAt) }
