@@ -26,6 +26,8 @@ final class PlainHTTPExchange {
     /// Whether the client connection may send another request after this response.
     private var clientReusable = false
     private var reported = false
+    /// The bytes of the response head being read, as the origin sent them.
+    private var responseHeadBytes: Int64 = 0
     /// The origin connection serves this client only (an intercepted TLS connection): when it
     /// cannot serve another request, neither can the client's, which is told so.
     private let originIsDedicated: Bool
@@ -79,7 +81,6 @@ final class PlainHTTPExchange {
         if let upgradeRequested { Self.append(["Connection: Upgrade", "Upgrade: \(upgradeRequested)"], to: &bytes) }
         origin.write(bytes)
         tally.bytesUp += Int64(bytes.count)
-        tally.requestHeadBytes = Int64(bytes.count)
         pumpRequestBody()
         if !requestBody.isFinished { client.setReading(true) }
     }
@@ -125,10 +126,12 @@ final class PlainHTTPExchange {
             switch responseParser.consume(bytes) {
             case .needMoreData:
                 origin.discardInput(bytes.count)
+                responseHeadBytes += Int64(bytes.count)
             case .failed(let error):
                 return end(.failedBeforeResponse(status: 502, reason: "the origin's response: \(error.reason)"))
             case .complete(let response, let leftover):
                 origin.discardInput(bytes.count - leftover.count)
+                responseHeadBytes += Int64(bytes.count - leftover.count)
                 guard startResponse(response) else { return }
             }
         }
@@ -150,7 +153,7 @@ final class PlainHTTPExchange {
             client.write(bytes)
             tally.status = 101
             tally.response = response
-            tally.responseHeadBytes = Int64(bytes.count)
+            tally.responseHeadBytes = responseHeadBytes
             tally.bytesDown += Int64(bytes.count)
             end(.upgraded(protocol: chosen))
             return false
@@ -160,6 +163,7 @@ final class PlainHTTPExchange {
             client.write(bytes)
             tally.bytesDown += Int64(bytes.count)
             responseParser = ResponseHeadParser()
+            responseHeadBytes = 0
             return true
         }
         let framing: BodyFraming
@@ -181,7 +185,7 @@ final class PlainHTTPExchange {
         client.write(bytes)
         tally.status = response.status
         tally.response = response
-        tally.responseHeadBytes = Int64(bytes.count)
+        tally.responseHeadBytes = responseHeadBytes
         tally.bytesDown += Int64(bytes.count)
         responseBody = body
         return true
@@ -312,8 +316,8 @@ struct ExchangeTally {
     var status: Int?
     /// The final response's head as the origin sent it.
     var response: ResponseHead?
-    /// The heads as forwarded, and the bodies' own bytes each way (a chunked body's without its framing).
-    var requestHeadBytes: Int64 = -1
+    /// The response head as the origin sent it (the final one's), and the bodies' own bytes each
+    /// way (a chunked body's without its framing).
     var responseHeadBytes: Int64 = -1
     var requestBodyBytes: Int64 = 0
     var responseBodyBytes: Int64 = 0

@@ -52,6 +52,7 @@ extension InterceptedExchanges {
         case .endOfStream:
             pump(up: up)
             if up { streamEnds.device = true } else { streamEnds.origin = true }
+            if (up ? device : origin).endedCleanly == false { (up ? origin : device).passOnTruncation() }
             (up ? origin : device).shutdownWrite()
             guard streamEnds.device, streamEnds.origin else { return }
             logCurrent(error: nil)

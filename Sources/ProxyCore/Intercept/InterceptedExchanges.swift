@@ -23,6 +23,10 @@ final class InterceptedExchanges: ExchangeOwner {
     /// The request in progress: its line, and when its first byte came (``MonotonicClock``).
     var current: (record: RequestRecord, startedAt: Int64)?
     private var requests = 0
+    /// Between requests: the device's bytes are a request head, however many reads it takes.
+    private var awaitingHead = false
+    /// The bytes of the request head being read, as the device sent them.
+    private var headBytes: Int64 = 0
     private(set) var clientEnded = false
     private var ended = false
     /// The bytes inside the TLS are not HTTP: each side's end, passed on, while they are relayed.
@@ -56,6 +60,9 @@ final class InterceptedExchanges: ExchangeOwner {
         guard !ended else { return }
         ended = true
         session.record?.requests = requests
+        // An end without close_notify (or a broken session) on one leg is not made clean on the other.
+        if origin.endedCleanly == false || origin.failure != nil { device.passOnTruncation() }
+        if device.endedCleanly == false || device.failure != nil { origin.passOnTruncation() }
         device.close()
         origin.close()
     }
@@ -64,19 +71,29 @@ final class InterceptedExchanges: ExchangeOwner {
 
     private func awaitHead() {
         parser = RequestHeadParser(origin: requestOrigin)
+        awaitingHead = true
+        headBytes = 0
         device.setTimeouts(read: nil, write: nil)
         // Between requests the device may wait as long as the idle timeout.
         watchIdle([device]) { [unowned self] _ in end() }
         device.onReadable = { [unowned self] _ in readHead() }
         device.onEvent = { [unowned self] _, _ in end() }
+        if blocked == nil {
+            // The origin serves this device only: when it closes its kept-alive connection (its idle
+            // timeout), the device's ends too, so its next request goes on a new one, not to a 502.
+            // Bytes before a request are no HTTP response either.
+            origin.onReadable = { [unowned self] _ in originBetweenRequests() }
+            origin.onEvent = { [unowned self] _, _ in originBetweenRequests() }
+            origin.setReading(true)
+        }
         if device.availableBytes > 0 { readHead() }
-        guard current == nil, !ended else { return }
+        guard awaitingHead, !ended else { return }
         if clientEnded { return end() }
         device.setReading(true)
     }
 
     private func readHead() {
-        guard current == nil else { return }
+        guard awaitingHead else { return }
         while device.availableBytes > 0 {
             let bytes = device.peek(maximum: 16 * 1024)
             let firstChunk = current == nil
@@ -87,19 +104,31 @@ final class InterceptedExchanges: ExchangeOwner {
             // The first bytes may be some other protocol spoken over TLS: relayed as they come.
             // (Judged on the connection's first chunk: one that ends mid-line is read as HTTP.)
             if requests == 0, firstChunk, RequestLineDetection.start(of: bytes) == .notRequestLine {
+                awaitingHead = false
                 return relayStream(upgradedTo: nil)
             }
             switch parser.consume(bytes) {
             case .needMoreData:
                 device.discardInput(bytes.count)
+                headBytes += Int64(bytes.count)
             case .failed(let error):
+                awaitingHead = false
                 return refuse(status: error.status, reason: error.statusPhrase, body: error.reason, logged: "bad request: \(error.reason)")
             case .complete(let head, let leftover):
                 device.discardInput(bytes.count - leftover.count)
+                headBytes += Int64(bytes.count - leftover.count)
                 device.setReading(false)
+                awaitingHead = false
                 return started(head)
             }
         }
+    }
+
+    /// The origin spoke or ended while no request was in flight: the connection cannot carry
+    /// another exchange.
+    private func originBetweenRequests() {
+        guard awaitingHead else { return }
+        end()
     }
 
     private var facts: RequestRecord.ConnectionFacts {
@@ -115,6 +144,7 @@ final class InterceptedExchanges: ExchangeOwner {
         current?.record.method = head.method
         current?.record.url = head.target.description
         current?.record.httpVersion = head.version == .http1_0 ? "HTTP/1.0" : "HTTP/1.1"
+        current?.record.requestHeadBytes = headBytes
         if settings.intercept.logHeaders {
             current?.record.requestHeaders = RequestRecord.loggedHeaders(
                 head.headers.fields.map { ($0.name, $0.value) }, logSecrets: settings.intercept.logSecrets)
@@ -156,7 +186,6 @@ final class InterceptedExchanges: ExchangeOwner {
             line.contentType = tally.response?.headers.values(for: "Content-Type").first
             line.requestBodyBytes = tally.requestBodyBytes
             line.responseBodyBytes = tally.responseBodyBytes
-            line.requestHeadBytes = tally.requestHeadBytes
             line.responseHeadBytes = tally.responseHeadBytes
             line.sendMilliseconds = max(0, (tally.requestSentAt ?? startedAt) - startedAt)
             line.timeToFirstByteMilliseconds = tally.firstResponseByteAt.map { max(0, $0 - startedAt) }

@@ -32,6 +32,8 @@ final class TLSByteStream: ByteStream {
     private var failed = false
     /// Why the session failed, when it did.
     private(set) var failure: TLSStreamError?
+    /// The other leg's peer ended without close_notify: this leg ends without one too.
+    private var passesOnTruncation = false
 
     /// The most plaintext buffered before the transport stops reading.
     static let highWater = 64 * 1024
@@ -227,9 +229,14 @@ final class TLSByteStream: ByteStream {
 
     func setTimeouts(read: Duration?, write: Duration?) { transport.setTimeouts(read: read, write: write) }
 
+    /// A truncation on the other leg is passed on as one: from now on ``shutdownWrite()`` and
+    /// ``close()`` end the socket without close_notify, so the peer cannot take a cut-off stream
+    /// (a body delimited by the connection's end) for a whole one.
+    func passOnTruncation() { passesOnTruncation = true }
+
     /// close_notify, then the socket's half-close once it is written.
     func shutdownWrite() {
-        tls.shutdown()
+        if !passesOnTruncation { tls.shutdown() }
         transport.shutdownWrite()
     }
 
@@ -237,7 +244,7 @@ final class TLSByteStream: ByteStream {
     /// truncation), then closes the socket.
     func close() {
         guard transport.isOpen else { return }
-        if !failed { tls.shutdown() }
+        if !failed, !passesOnTruncation { tls.shutdown() }
         onReadable = nil
         onDrained = nil
         onEvent = nil
