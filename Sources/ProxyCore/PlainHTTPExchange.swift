@@ -45,7 +45,9 @@ final class PlainHTTPExchange {
         requestFraming: BodyFraming, originIsDedicated: Bool = false, relaysUpgrades: Bool = false
     ) {
         self.originIsDedicated = originIsDedicated
-        upgradeRequested = relaysUpgrades ? Self.upgrade(asked: head) : nil
+        // A request with a body is not upgraded: the switch would come after bytes of another protocol.
+        let bodiless = if case .none = requestFraming { true } else { false }
+        upgradeRequested = relaysUpgrades && bodiless ? Self.upgrade(asked: head) : nil
         self.owner = owner
         self.origin = origin
         self.address = address
@@ -268,7 +270,7 @@ final class PlainHTTPExchange {
     }
 
     /// The protocol a request asks to switch to: its Upgrade value, when its Connection field lists
-    /// `upgrade` (RFC 9110 §7.8) and it has no body to send first.
+    /// `upgrade` (RFC 9110 §7.8); the caller passes only requests without a body.
     private static func upgrade(asked head: RequestHead) -> String? {
         let connection = head.headers.values(for: "Connection").flatMap { $0.split(separator: ",") }
         guard connection.contains(where: { $0.lowercased().split(separator: " ").first == "upgrade" }),

@@ -266,6 +266,8 @@ public final class ProxyServer {
         case .settingsChanged(let settings, let classes, let applied):
             self.settings = settings
             if classes.count == listenerClasses.count { listenerClasses = classes }
+            // Sessions judged under the old settings (hosts table, client classes) are not offered again.
+            upstreamSessions?.removeAll()
             applied()
         case .drain:
             draining = true

@@ -43,13 +43,20 @@ final class UpstreamSessionCache {
         return entry
     }
 
-    /// Keeps `session` with the facts of the handshake that made it (an older entry is replaced).
+    /// Keeps `session` with the facts of the handshake that made it (an older entry is replaced);
+    /// `now` is when that handshake was made, which its lifetime counts from.
     func store(_ session: TLSSession, report: ProbeReport, for key: Key, now: Int64) {
         if entries[key] == nil {
             order.append(key)
             if order.count > capacity { remove(order[0]) }
         }
         entries[key] = Entry(session: session, report: report, storedAt: now)
+    }
+
+    /// Forgets every session: a reload may have changed the hosts table or what is trusted.
+    func removeAll() {
+        entries = [:]
+        order = []
     }
 
     /// Forgets `key`: its server refused the session, or its facts no longer hold.
