@@ -13,25 +13,27 @@ extension InterceptedExchanges {
         } else {
             current?.record.kind = .tlsStream
         }
+        // A page-style block has no origin: nothing to relay to.
+        guard let origin else { return end() }
         device.setTimeouts(read: nil, write: nil)
         origin.setTimeouts(read: nil, write: nil)
         watchIdle([device, origin]) { [unowned self] ending in
             logCurrent(error: closedReason(ending))
             end()
         }
-        device.onReadable = { [unowned self] _ in pump(up: true) }
-        origin.onReadable = { [unowned self] _ in pump(up: false) }
-        device.onEvent = { [unowned self] _, event in streamEvent(event, up: true) }
-        origin.onEvent = { [unowned self] _, event in streamEvent(event, up: false) }
+        device.onReadable = { [unowned self] _ in pump(up: true, origin) }
+        origin.onReadable = { [unowned self] _ in pump(up: false, origin) }
+        device.onEvent = { [unowned self] _, event in streamEvent(event, up: true, origin) }
+        origin.onEvent = { [unowned self] _, event in streamEvent(event, up: false, origin) }
         device.setReading(true)
         origin.setReading(true)
         // What came with the last head (a WebSocket's first frames) is buffered already.
-        pump(up: true)
-        pump(up: false)
+        pump(up: true, origin)
+        pump(up: false, origin)
     }
 
     /// Moves what one side has to the other: `up` is device to origin.
-    private func pump(up: Bool) {
+    private func pump(up: Bool, _ origin: TLSByteStream) {
         let (source, target) = up ? (device, origin) : (origin, device)
         let moved = Int64(source.moveInput(to: target, maximum: .max))
         if up {
@@ -47,10 +49,10 @@ extension InterceptedExchanges {
         }
     }
 
-    private func streamEvent(_ event: ConnectionEvent, up: Bool) {
+    private func streamEvent(_ event: ConnectionEvent, up: Bool, _ origin: TLSByteStream) {
         switch event {
         case .endOfStream:
-            pump(up: up)
+            pump(up: up, origin)
             if up { streamEnds.device = true } else { streamEnds.origin = true }
             if (up ? device : origin).endedCleanly == false { (up ? origin : device).passOnTruncation() }
             (up ? origin : device).shutdownWrite()

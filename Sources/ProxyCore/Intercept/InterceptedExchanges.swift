@@ -14,8 +14,10 @@ import ProxyWire
 final class InterceptedExchanges: ExchangeOwner {
     unowned let tunnel: ConnectTunnel
     let device: TLSByteStream
-    let origin: TLSByteStream
-    let address: SocketAddress
+    /// The origin's session; nil for a page-style block made without one (the proxy's own
+    /// handshake was refused), which answers every request itself.
+    let origin: TLSByteStream?
+    let address: SocketAddress?
     let requestOrigin: RequestOrigin
     let blocked: Verdict?
     private var parser: RequestHeadParser
@@ -37,7 +39,7 @@ final class InterceptedExchanges: ExchangeOwner {
     var settings: ProxySettings { session.settings }
 
     init(
-        tunnel: ConnectTunnel, device: TLSByteStream, origin: TLSByteStream, address: SocketAddress, requestOrigin: RequestOrigin,
+        tunnel: ConnectTunnel, device: TLSByteStream, origin: TLSByteStream?, address: SocketAddress?, requestOrigin: RequestOrigin,
         blocked: Verdict?
     ) {
         self.tunnel = tunnel
@@ -50,8 +52,8 @@ final class InterceptedExchanges: ExchangeOwner {
     }
 
     func start() {
-        origin.onReadable = nil
-        origin.onEvent = nil
+        origin?.onReadable = nil
+        origin?.onEvent = nil
         awaitHead()
     }
 
@@ -61,10 +63,12 @@ final class InterceptedExchanges: ExchangeOwner {
         ended = true
         session.record?.requests = requests
         // An end without close_notify (or a broken session) on one leg is not made clean on the other.
-        if origin.endedCleanly == false || origin.failure != nil { device.passOnTruncation() }
-        if device.endedCleanly == false || device.failure != nil { origin.passOnTruncation() }
+        if let origin {
+            if origin.endedCleanly == false || origin.failure != nil { device.passOnTruncation() }
+            if device.endedCleanly == false || device.failure != nil { origin.passOnTruncation() }
+        }
         device.close()
-        origin.close()
+        origin?.close()
     }
 
     // MARK: - Request heads
@@ -78,7 +82,7 @@ final class InterceptedExchanges: ExchangeOwner {
         watchIdle([device]) { [unowned self] _ in end() }
         device.onReadable = { [unowned self] _ in readHead() }
         device.onEvent = { [unowned self] _, _ in end() }
-        if blocked == nil {
+        if blocked == nil, let origin {
             // The origin serves this device only: when it closes its kept-alive connection (its idle
             // timeout), the device's ends too, so its next request goes on a new one, not to a 502.
             // Bytes before a request are no HTTP response either.
@@ -103,7 +107,7 @@ final class InterceptedExchanges: ExchangeOwner {
             }
             // The first bytes may be some other protocol spoken over TLS: relayed as they come.
             // (Judged on the connection's first chunk: one that ends mid-line is read as HTTP.)
-            if requests == 0, firstChunk, RequestLineDetection.start(of: bytes) == .notRequestLine {
+            if requests == 0, firstChunk, origin != nil, RequestLineDetection.start(of: bytes) == .notRequestLine {
                 awaitingHead = false
                 return relayStream(upgradedTo: nil)
             }
@@ -135,7 +139,7 @@ final class InterceptedExchanges: ExchangeOwner {
         let record = session.record
         return RequestRecord.ConnectionFacts(
             connectionID: session.id, client: session.peer, host: tunnel.host, port: tunnel.port,
-            serverNameIndication: record?.serverNameIndication, upstreamAddress: address.description,
+            serverNameIndication: record?.serverNameIndication, upstreamAddress: address?.description,
             verdict: record?.serverNameVerdict ?? record?.verdict, action: record?.action ?? .allowed)
     }
 
@@ -156,6 +160,7 @@ final class InterceptedExchanges: ExchangeOwner {
         } catch {
             return refuse(status: error.status, reason: error.statusPhrase, body: error.reason, logged: "bad request: \(error.reason)")
         }
+        guard let origin, let address else { return end() }  // Only a page-style block has none.
         let exchange = PlainHTTPExchange(
             owner: self, origin: origin, address: address, key: OriginKey(host: requestOrigin.host, port: requestOrigin.port),
             head: head, requestFraming: framing, originIsDedicated: true,

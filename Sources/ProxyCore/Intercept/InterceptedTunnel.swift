@@ -22,14 +22,16 @@ final class InterceptedTunnel {
         case upstreamHandshake(TLSStream)
         /// The verdict is in; the device's handshake is under way. `blocked`: a page-style block,
         /// whose requests all get the 403 page.
-        case deviceHandshake(device: TLSStream, origin: TLSStream, blocked: Verdict?)
+        /// No `origin` for a page-style block of a server that refused the proxy's own handshake.
+        case deviceHandshake(device: TLSStream, origin: TLSStream?, blocked: Verdict?)
         case relaying(InterceptedExchanges)
         case done
     }
 
     unowned let tunnel: ConnectTunnel
-    let upstream: any ByteStream
-    let upstreamAddress: SocketAddress
+    /// The upstream connection; nil for a page-style block with no upstream TLS behind it.
+    let upstream: (any ByteStream)?
+    let upstreamAddress: SocketAddress?
     let hello: ClientHello
     /// The policy's answer for the name the device's TLS is for.
     let requirements: Requirements
@@ -66,6 +68,24 @@ final class InterceptedTunnel {
         state = .upstreamHandshake(stream)
     }
 
+    /// A page-style block for a server whose verdict came from the probes (it refused the proxy's
+    /// own handshake): the device's handshake completes with a minted leaf and each request gets
+    /// the 403 page; nothing goes upstream.
+    init(pageFor verdict: Verdict, tunnel: ConnectTunnel, hello: ClientHello, requirements: Requirements) {
+        self.tunnel = tunnel
+        upstream = nil
+        upstreamAddress = nil
+        self.hello = hello
+        self.requirements = requirements
+        sessionKey = UpstreamSessionCache.Key(host: tunnel.host, port: tunnel.port, serverName: hello.serverName, profile: .ats(for: requirements))
+        offered = nil
+        state = .done
+        pageVerdict = verdict
+    }
+
+    /// Set for a page-style block made without an upstream (``init(pageFor:tunnel:hello:requirements:)``).
+    private var pageVerdict: Verdict?
+
     /// The name the device's certificate is minted for, and its requests' origin.
     private var serverName: String { hello.serverName ?? tunnel.host }
 
@@ -74,6 +94,8 @@ final class InterceptedTunnel {
         client.setReading(false)
         deadline = session.environment.makeTimer { [unowned self] in timedOut() }
         deadline?.schedule(after: settings.handshakeTimeout)
+        if let pageVerdict { return startDeviceHandshake(origin: nil, blocked: pageVerdict) }
+        guard let upstream else { return }
         upstream.setTimeouts(read: nil, write: nil)
         upstream.onReadable = { [unowned self] _ in advanceUpstream() }
         upstream.onEvent = { [unowned self] _, event in
@@ -92,17 +114,17 @@ final class InterceptedTunnel {
         deadline?.cancel()
         deadline = nil
         if case .relaying(let exchanges) = state {
-            keepSession(of: exchanges.origin.tls)
+            if let origin = exchanges.origin { keepSession(of: origin.tls) }
             exchanges.close()
         }
         state = .done
-        upstream.close()
+        upstream?.close()
     }
 
     // MARK: - The upstream handshake, judged
 
     private func advanceUpstream() {
-        guard case .upstreamHandshake(let stream) = state else { return }
+        guard case .upstreamHandshake(let stream) = state, let upstream else { return }
         do {
             guard try stream.handshake() == .complete else { return }
         } catch {
@@ -177,7 +199,7 @@ final class InterceptedTunnel {
 
     // MARK: - The device's handshake
 
-    private func startDeviceHandshake(origin: TLSStream, blocked: Verdict?) {
+    private func startDeviceHandshake(origin: TLSStream?, blocked: Verdict?) {
         guard let service = session.environment.interceptService, let leaves = session.environment.leafSource else {
             return upstreamLost("intercept mode has no CA")
         }
@@ -216,7 +238,7 @@ final class InterceptedTunnel {
         deadline = nil
         let exchanges = InterceptedExchanges(
             tunnel: tunnel, device: TLSByteStream(transport: client, tls: device),
-            origin: TLSByteStream(transport: upstream, tls: origin), address: upstreamAddress,
+            origin: origin.flatMap { origin in upstream.map { TLSByteStream(transport: $0, tls: origin) } }, address: upstreamAddress,
             requestOrigin: RequestOrigin(scheme: "https", host: serverName, port: tunnel.port), blocked: blocked)
         state = .relaying(exchanges)
         exchanges.start()

@@ -209,6 +209,7 @@ extension ConnectTunnel {
             session.record?.upstreamError = "starting the upstream TLS handshake: \(error)"
             return session.finish()
         }
+        interceptedHello = (hello, named)
         state = .intercepting(intercepted)
         intercepted.start()
     }

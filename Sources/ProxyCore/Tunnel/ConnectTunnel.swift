@@ -67,6 +67,9 @@ final class ConnectTunnel {
     private(set) var interceptPlanned = false
     /// The address the upstream connection reached.
     private(set) var upstreamAddress: SocketAddress?
+    /// The ClientHello intercept mode took, and its name's requirements: a page-style block of a
+    /// server that refused the proxy's handshake answers the device with them.
+    var interceptedHello: (hello: ClientHello, requirements: Requirements)?
 
     var client: any ByteStream { session.client }
     var settings: ProxySettings { session.settings }
@@ -289,6 +292,13 @@ final class ConnectTunnel {
             // Nothing of the device's handshake has reached the server; the device's TLS stack
             // reports a failed handshake, as an iPhone app's would.
             session.record?.action = .blocked
+            if settings.intercept.blockStyle == .page, let (hello, named) = interceptedHello {
+                // Unless intercept mode was asked for a page: its own leaf, then the 403 page.
+                session.record?.inspect = .intercept
+                let page = InterceptedTunnel(pageFor: verdict, tunnel: self, hello: hello, requirements: named)
+                state = .intercepting(page)
+                return page.start()
+            }
             return session.respond(TLSAlertDescription.handshakeFailure.fatalRecord)
         }
         session.record?.action = .allowed
