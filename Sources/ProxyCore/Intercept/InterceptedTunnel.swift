@@ -272,12 +272,7 @@ final class InterceptedTunnel {
             if offered != nil { cache.remove(sessionKey) }
             return
         }
-        // A resumed session's facts are as old as the full handshake that made them: it keeps that
-        // handshake's time, so a server is seen in full at least every lifetime, however often it
-        // is resumed (TLS 1.3 servers issue a new ticket on each resumption).
-        let now = MonotonicClock.nowMilliseconds()
-        let madeAt = stream.wasResumed ? (offered?.storedAt ?? now) : now
-        cache.store(resumable, report: judged, for: sessionKey, now: madeAt)
+        cache.keep(resumable, report: judged, resumed: stream.wasResumed, for: sessionKey, now: MonotonicClock.nowMilliseconds())
     }
 
     /// The alert a peer sent, as OpenSSL words it in its error queue ("tlsv1 alert unknown ca",

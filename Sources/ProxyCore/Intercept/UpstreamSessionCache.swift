@@ -5,8 +5,11 @@ import TLSInspection
 /// of the full handshake that made each: a later connection to the same server, as the same client
 /// profile and SNI, offers the session, and when the server resumes it, the verdict is taken from
 /// those facts (a resumed handshake sends no certificates), judged anew with the policy of the
-/// moment. An iPhone resumes its sessions the same way. Bounded; entries live at most ``lifetime``.
-final class UpstreamSessionCache {
+/// moment. An iPhone resumes its sessions the same way. Bounded; an entry lives at most
+/// ``lifetimeMilliseconds`` from the full handshake, however often it is resumed.
+///
+/// Generic over the session only so that tests can hold plain objects; the proxy keeps ``TLSSession``s.
+final class SessionCache<Session: AnyObject> {
     struct Key: Hashable {
         var host: String
         var port: UInt16
@@ -15,7 +18,7 @@ final class UpstreamSessionCache {
     }
 
     struct Entry {
-        let session: TLSSession
+        let session: Session
         /// The full handshake's facts, and the address it reached.
         let report: ProbeReport
         /// When it was stored (``MonotonicClock`` milliseconds).
@@ -27,7 +30,7 @@ final class UpstreamSessionCache {
     private var order: [Key] = []
     let capacity: Int
     /// How long a session is offered after the full handshake that made it.
-    static let lifetimeMilliseconds: Int64 = 300_000
+    static var lifetimeMilliseconds: Int64 { 300_000 }
 
     init(capacity: Int = 1024) { self.capacity = capacity }
 
@@ -43,9 +46,17 @@ final class UpstreamSessionCache {
         return entry
     }
 
-    /// Keeps `session` with the facts of the handshake that made it (an older entry is replaced);
-    /// `now` is when that handshake was made, which its lifetime counts from.
-    func store(_ session: TLSSession, report: ProbeReport, for key: Key, now: Int64) {
+    /// Keeps `session` for `key` when its connection ends. After a full handshake (`resumed`
+    /// false) it comes with that handshake's facts, `report`, and its lifetime starts `now`. After
+    /// a resumption it replaces the entry's session (TLS 1.3 servers issue a new ticket each time)
+    /// but keeps the entry's facts and time: facts are never older than the lifetime. A resumed
+    /// session whose entry is gone is not kept (how old its facts are is not known).
+    func keep(_ session: Session, report: ProbeReport, resumed: Bool, for key: Key, now: Int64) {
+        if resumed {
+            guard let entry = entries[key] else { return }
+            entries[key] = Entry(session: session, report: entry.report, storedAt: entry.storedAt)
+            return
+        }
         if entries[key] == nil {
             order.append(key)
             if order.count > capacity { remove(order[0]) }
@@ -65,3 +76,6 @@ final class UpstreamSessionCache {
         if let index = order.firstIndex(of: key) { order.remove(at: index) }
     }
 }
+
+/// The upstream sessions of intercepted tunnels.
+typealias UpstreamSessionCache = SessionCache<TLSSession>
