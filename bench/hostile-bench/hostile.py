@@ -439,6 +439,40 @@ def main():
     print(f"\ngoals met {count['PASS']}, missed {count['FAIL']}, skipped {count['SKIP']} (a benchmark, not a test)")
 
 
+
+def start_nginx(processes, work, www, address, port, extra_http=""):
+    """nginx serving `www` over TLS 1.2/1.3 on address:port with the run's chain.pem and leaf.key
+    (made by make_certificates), logging nothing; `extra_http` is added to its http block. Returns
+    once it listens. intercept.py uses it too."""
+    os.makedirs(os.path.join(work, "nginx"), exist_ok=True)
+    with open(os.path.join(work, "nginx.conf"), "w") as f:
+        f.write(f"""worker_processes 1;
+worker_rlimit_nofile 65536;
+daemon off;
+pid {work}/nginx/nginx.pid;
+error_log {work}/nginx.err error;
+events {{ worker_connections 65536; }}
+http {{
+    access_log off;
+    client_body_temp_path {work}/nginx/body;
+    proxy_temp_path {work}/nginx/proxy;
+    fastcgi_temp_path {work}/nginx/fastcgi;
+    uwsgi_temp_path {work}/nginx/uwsgi;
+    scgi_temp_path {work}/nginx/scgi;
+{extra_http}    server {{
+        listen {address}:{port} ssl;
+        ssl_certificate {work}/chain.pem;
+        ssl_certificate_key {work}/leaf.key;
+        ssl_protocols TLSv1.2 TLSv1.3;
+        root {www};
+    }}
+}}
+""")
+    nginx = processes.start("nginx", ["nginx", "-p", f"{work}/nginx", "-c", f"{work}/nginx.conf", "-e", f"{work}/nginx.err"],
+                            stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "nginx.err"), "a"))
+    wait_for_port(port, "nginx", nginx, work)
+    return nginx
+
 def run(work, processes, has_handshake_flag, handshake_timeout):
     report = Report()
     say(f"scratch directory {work}")
@@ -455,32 +489,7 @@ def run(work, processes, has_handshake_flag, handshake_timeout):
     with open(os.path.join(www, "big"), "wb") as f:
         f.truncate(SIZE_MIB * 1048576)  # sparse: from the page cache
     good_port = free_port()
-    with open(os.path.join(work, "nginx.conf"), "w") as f:
-        f.write(f"""worker_processes 1;
-worker_rlimit_nofile 65536;
-daemon off;
-pid {work}/nginx/nginx.pid;
-error_log {work}/nginx.err error;
-events {{ worker_connections 65536; }}
-http {{
-    access_log off;
-    client_body_temp_path {work}/nginx/body;
-    proxy_temp_path {work}/nginx/proxy;
-    fastcgi_temp_path {work}/nginx/fastcgi;
-    uwsgi_temp_path {work}/nginx/uwsgi;
-    scgi_temp_path {work}/nginx/scgi;
-    server {{
-        listen {GOOD_ADDRESS}:{good_port} ssl;
-        ssl_certificate {work}/chain.pem;
-        ssl_certificate_key {work}/leaf.key;
-        ssl_protocols TLSv1.2 TLSv1.3;
-        root {www};
-    }}
-}}
-""")
-    nginx = processes.start("nginx", ["nginx", "-p", f"{work}/nginx", "-c", f"{work}/nginx.conf", "-e", f"{work}/nginx.err"],
-                            stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "nginx.err"), "a"))
-    wait_for_port(good_port, "nginx", nginx, work)
+    start_nginx(processes, work, www, GOOD_ADDRESS, good_port)
 
     # --- the hostile upstreams ---
     upstreams = processes.start("upstreams", [sys.executable, os.path.join(HERE, "upstreams.py"),

@@ -108,35 +108,8 @@ def start_nginx(work, processes):
     with open(os.path.join(www, "big"), "wb") as f:
         f.truncate(SIZE_MIB * 1048576)  # sparse: from the page cache
     port = hostile.free_port()
-    with open(os.path.join(work, "nginx.conf"), "w") as f:
-        f.write(f"""worker_processes 1;
-worker_rlimit_nofile 65536;
-daemon off;
-pid {work}/nginx/nginx.pid;
-error_log {work}/nginx.err error;
-events {{ worker_connections 65536; }}
-http {{
-    access_log off;
-    client_body_temp_path {work}/nginx/body;
-    proxy_temp_path {work}/nginx/proxy;
-    fastcgi_temp_path {work}/nginx/fastcgi;
-    uwsgi_temp_path {work}/nginx/uwsgi;
-    scgi_temp_path {work}/nginx/scgi;
-    keepalive_timeout 600s;
-    keepalive_requests 100000;
-    client_header_timeout 600s;
-    server {{
-        listen 127.0.0.1:{port} ssl;
-        ssl_certificate {work}/chain.pem;
-        ssl_certificate_key {work}/leaf.key;
-        ssl_protocols TLSv1.2 TLSv1.3;
-        root {www};
-    }}
-}}
-""")
-    nginx = processes.start("nginx", ["nginx", "-p", f"{work}/nginx", "-c", f"{work}/nginx.conf", "-e", f"{work}/nginx.err"],
-                            stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "nginx.err"), "a"))
-    hostile.wait_for_port(port, "nginx", nginx, work)
+    hostile.start_nginx(processes, work, www, "127.0.0.1", port, extra_http=(
+        "    keepalive_timeout 600s;\n    keepalive_requests 100000;\n    client_header_timeout 600s;\n"))
     return port
 
 
