@@ -1,6 +1,7 @@
 import ATSPolicy
 import Foundation
 @testable import ProxyCore
+import TLSInspection
 import Testing
 
 /// The small rules of intercept mode, table by table: `--passthrough` patterns, the alert names a
@@ -89,4 +90,23 @@ struct InterceptUnitTests {
 
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
+}
+
+/// The loop's leaf source compares names without case, as host names are.
+@Suite("Intercept mode's leaf source")
+struct InterceptLeafSourceTests {
+    @Test("Example.COM and example.com get one leaf; an IP literal with no SNI gets its own")
+    func caseInsensitive() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("leaf-source-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let authority = try CertificateAuthority.create(in: directory)
+        let cache = LeafCache(minter: try LeafMinter(authority: authority))
+        let now = Int64(Date().timeIntervalSince1970)
+        let upper = try cache.credentials(serverName: "Example.COM", connectHost: "example.com", now: now)
+        let lower = try cache.credentials(serverName: "example.com", connectHost: "example.com", now: now)
+        #expect(upper.chain[0] === lower.chain[0])
+        #expect(cache.mints == 1)
+        _ = try cache.credentials(serverName: nil, connectHost: "192.0.2.7", now: now)
+        #expect(cache.mints == 2)
+    }
 }

@@ -54,6 +54,7 @@ public final class ClientRejections: Sendable {
 extension LeafCache: LeafSource {
     /// The device's SNI as a DNS name; without one, the CONNECT's host (an IP address gets an IP SAN).
     public func credentials(serverName: String?, connectHost: String, now: Int64) throws(TLSError) -> ServerCredentials {
-        try credentials(for: serverName.map(LeafName.dns) ?? LeafName(host: connectHost), now: now)
+        // Names are compared without case: Example.com and example.com share one leaf.
+        try credentials(for: serverName.map { LeafName.dns($0.lowercased()) } ?? LeafName(host: connectHost), now: now)
     }
 }

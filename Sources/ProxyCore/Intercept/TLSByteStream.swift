@@ -101,11 +101,13 @@ final class TLSByteStream: ByteStream {
     private func deliver() {
         guard transport.isOpen else { return }
         if reading, availableBytes > 0 { onReadable?(self) }
-        guard transport.isOpen, availableBytes == 0 || !reading else { return }
-        if failed, !endReported {
+        guard transport.isOpen, !endReported else { return }
+        if failed {
+            // A broken session ends now, whatever plaintext its reader has left unread (a failed
+            // write, say, while the reader waits for room to pass bytes on).
             endReported = true
             onEvent?(self, .error(EPROTO))
-        } else if peerEnd != nil, !endReported, availableBytes == 0 {
+        } else if peerEnd != nil, availableBytes == 0 {
             endReported = true
             reading = false
             onEvent?(self, .endOfStream)
