@@ -11,7 +11,9 @@ INSPECT      ?= tunnel
 RUN_CA_DIR   ?= .build/ca
 # systemd gives systemd-analyze and logrotate gives logrotate, both for the tests that check the
 # unit and the logrotate snippet; systemd-sysusers (in systemd) creates the service's user.
-APT_PACKAGES := libssl-dev libevent-dev zlib1g-dev openssl curl python3 util-linux systemd logrotate nginx
+# libqrencode-dev draws the onboarding QR codes; zbar-tools (zbarimg) decodes them in the tests, and
+# qrencode (the library's own command) is what the terminal drawing is compared with.
+APT_PACKAGES := libssl-dev libevent-dev zlib1g-dev libqrencode-dev openssl curl python3 util-linux systemd logrotate nginx zbar-tools qrencode
 
 # What bench-proxy needs besides APT_PACKAGES: the upstream, the two peer proxies, the load client.
 # squid-openssl is Debian's squid built with OpenSSL (the same squid 5 otherwise): bench-intercept's

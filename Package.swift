@@ -69,6 +69,12 @@ let package = Package(
         // One-line C wrappers for the OpenSSL macros Swift cannot import.
         .target(name: "CProxyShims", dependencies: ["COpenSSL"]),
         .target(name: "TLSInspection", dependencies: ["ATSPolicy", "COpenSSL", "CProxyShims"]),
+        // libqrencode, as Debian ships it: QR codes of the onboarding URL (a library made for it,
+        // not an encoder of our own).
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        // Getting devices onto the proxy: QR codes for now; the onboarding pages and PAC come next.
+        .target(name: "Onboarding", dependencies: ["CQREncode"]),
+        .testTarget(name: "OnboardingTests", dependencies: ["Onboarding", "TLSTestSupport"]),
         .executableTarget(name: "policy-bench", dependencies: ["ATSPolicy"], path: "bench/policy-bench"),
         .testTarget(name: "ATSPolicyTests", dependencies: ["ATSPolicy", "TLSTestSupport"], exclude: ["Fixtures"]),
         // COpenSSL for SHA-256: the splice tests check 64 MiB byte for byte.
