@@ -382,15 +382,7 @@ def phase_idle(proxy, port):
             raise Failure(f"{proxy.name}: {len(errors)} of {TUNNELS} connections failed, first: {errors[0]}")
         time.sleep(2.0)
         rss_after, fds_after = load.rss_kib(proxy.pid), load.open_fds(proxy.pid)
-        alive = 0
-        for s in held:
-            s.setblocking(False)
-            try:
-                alive += 1 if s.recv(1) else 0
-            except (BlockingIOError, ssl.SSLWantReadError):
-                alive += 1
-            except OSError:
-                pass
+        alive = load.count_alive(held)
     finally:
         for s in held:
             try:

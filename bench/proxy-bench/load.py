@@ -217,6 +217,21 @@ def command_cpu(args):
     }))
 
 
+
+def count_alive(held):
+    """How many of the held sockets are still open: one the proxy (or upstream) closed reads EOF at
+    once; a live one would block. Leaves them non-blocking. intercept.py counts its connections too."""
+    alive = 0
+    for s in held:
+        s.setblocking(False)
+        try:
+            alive += 1 if s.recv(1) else 0
+        except (BlockingIOError, ssl.SSLWantReadError):
+            alive += 1
+        except OSError:
+            pass
+    return alive
+
 def command_idle(args):
     proxy, target, context = address(args.proxy), address(args.target), client_context(args.cafile)
     held, lock = [], threading.Lock()
@@ -237,16 +252,7 @@ def command_idle(args):
         fail(f"{args.proxy}: {len(errors)} of {args.tunnels} tunnels failed, first: {errors[0]}")
     time.sleep(args.settle)
     rss_after, fds_after, threads_after = rss_kib(args.pid), open_fds(args.pid), threads(args.pid)
-    # Still open? A tunnel the proxy (or upstream) closed reads EOF at once; a live one would block.
-    alive = 0
-    for s in held:
-        s.setblocking(False)
-        try:
-            alive += 1 if s.recv(1) else 0
-        except (BlockingIOError, ssl.SSLWantReadError):
-            alive += 1
-        except OSError:
-            pass
+    alive = count_alive(held)
     for s in held:
         s.close()
     print(json.dumps({
