@@ -15,14 +15,26 @@ enum ProxyResponse {
     /// 403 for a connection ATS would refuse: the violations by name and Apple's error in headers,
     /// one line per violation in words with the Info.plist key that would allow it.
     static func blocked(_ verdict: Verdict, host: String) -> [UInt8] {
-        var lines = ["atsproxy blocked this connection to \(host): App Transport Security would refuse it.", ""]
+        text(
+            status: 403, reason: "Forbidden", headers: blockedHeaders(verdict),
+            body: blockedText(verdict, opening: "atsproxy blocked this connection to \(host): App Transport Security would refuse it."))
+    }
+
+    /// The `X-ATS-*` headers of a blocked connection: the violations by name, Apple's error.
+    static func blockedHeaders(_ verdict: Verdict) -> [(String, String)] {
+        var headers = [("X-ATS-Violations", verdict.violations.map(\.kind.name).joined(separator: ","))]
+        if let error = verdict.error { headers.append(("X-ATS-Error", error.description)) }
+        return headers
+    }
+
+    /// `opening`, then each violation in words with the Info.plist key that would allow it.
+    static func blockedText(_ verdict: Verdict, opening: String) -> String {
+        var lines = [opening, ""]
         for violation in verdict.violations {
             lines.append("\(violation.kind.name): \(violation.explanation).")
             lines.append("  allowed by: \(violation.allowedBy ?? "no Info.plist key; the server must change")")
         }
-        var headers = [("X-ATS-Violations", verdict.violations.map(\.kind.name).joined(separator: ","))]
-        if let error = verdict.error { headers.append(("X-ATS-Error", error.description)) }
-        return text(status: 403, reason: "Forbidden", headers: headers, body: lines.joined(separator: "\n") + "\n")
+        return lines.joined(separator: "\n") + "\n"
     }
 
     /// 403 for a CONNECT to a server that does not speak TLS, where ATS forbids cleartext to it: the

@@ -7,17 +7,11 @@ extension ProxyResponse {
     /// can read: HTML for a browser (its Accept field asks for text/html), text otherwise, naming
     /// each violation and the Info.plist key that would allow it. The connection closes after it.
     static func blockedPage(_ verdict: Verdict, host: String, url: String, head: RequestHead) -> [UInt8] {
-        var headers = [("X-ATS-Violations", verdict.violations.map(\.kind.name).joined(separator: ","))]
-        if let error = verdict.error { headers.append(("X-ATS-Error", error.description)) }
-        headers.append(("Cache-Control", "no-store"))
+        let headers = blockedHeaders(verdict) + [("Cache-Control", "no-store")]
         let wantsHTML = head.headers.values(for: "Accept").contains { $0.lowercased().contains("text/html") }
         guard wantsHTML else {
-            var lines = ["atsproxy blocked \(url): App Transport Security would refuse the connection to \(host).", ""]
-            for violation in verdict.violations {
-                lines.append("\(violation.kind.name): \(violation.explanation).")
-                lines.append("  allowed by: \(violation.allowedBy ?? "no Info.plist key; the server must change")")
-            }
-            return text(status: 403, reason: "Forbidden", headers: headers, body: lines.joined(separator: "\n") + "\n")
+            let opening = "atsproxy blocked \(url): App Transport Security would refuse the connection to \(host)."
+            return text(status: 403, reason: "Forbidden", headers: headers, body: blockedText(verdict, opening: opening))
         }
         var body = """
             <!doctype html>
