@@ -70,24 +70,28 @@ final class TLSByteStream: ByteStream {
     private func decrypt() {
         guard !failed, peerEnd == nil else { return }
         while availableBytes < Self.highWater {
-            let before = plaintext.count
-            plaintext.append(contentsOf: repeatElement(0, count: Self.recordSize))
-            let outcome: Result<TLSStream.PlaintextRead, TLSStreamError> = plaintext.withUnsafeMutableBytes { buffer in
-                let space = UnsafeMutableRawBufferPointer(rebasing: buffer[before...])
-                do throws(TLSStreamError) { return .success(try tls.read(into: space)) } catch { return .failure(error) }
+            // A record's plaintext lands in stack space and only what OpenSSL wrote is kept: no
+            // buffer is zeroed and trimmed per read.
+            let outcome: Result<TLSStream.PlaintextRead, TLSStreamError> = withUnsafeTemporaryAllocation(
+                byteCount: Self.recordSize, alignment: 1
+            ) { space in
+                do throws(TLSStreamError) {
+                    let read = try tls.read(into: space)
+                    if case .bytes(let count) = read { plaintext.append(contentsOf: space.prefix(count)) }
+                    return .success(read)
+                } catch {
+                    return .failure(error)
+                }
             }
             switch outcome {
-            case .success(.bytes(let count)):
-                plaintext.removeSubrange((before + count)...)
+            case .success(.bytes):
+                continue
             case .success(.needsBytes):
-                plaintext.removeSubrange(before...)
                 return
             case .success(.ended(let clean)):
-                plaintext.removeSubrange(before...)
                 peerEnd = clean
                 return
             case .failure(let error):
-                plaintext.removeSubrange(before...)
                 failure = error
                 failed = true
                 return
