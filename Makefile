@@ -13,7 +13,14 @@ RUN_CA_DIR   ?= .build/ca
 # unit and the logrotate snippet; systemd-sysusers (in systemd) creates the service's user.
 # libqrencode-dev draws the onboarding QR codes; zbar-tools (zbarimg) decodes them in the tests, and
 # qrencode (the library's own command) is what the terminal drawing is compared with.
-APT_PACKAGES := libssl-dev libevent-dev zlib1g-dev libqrencode-dev openssl curl python3 util-linux systemd logrotate nginx zbar-tools qrencode
+# chromium and chromium-driver are the real browser the web tests drive headless (Selenium, from
+# the test venv below); python3-venv makes that venv.
+APT_PACKAGES := libssl-dev libevent-dev zlib1g-dev libqrencode-dev openssl curl python3 python3-venv util-linux systemd \
+	logrotate nginx zbar-tools qrencode chromium chromium-driver
+# The tests' own Python packages (PyPI), in a virtual environment under .build: Selenium drives
+# chromium for the web tests; prometheus-client's parser reads /metrics as Prometheus would.
+TEST_VENV    ?= .build/test-venv
+TEST_PYTHON_PACKAGES := selenium prometheus-client
 
 # What bench-proxy needs besides APT_PACKAGES: the upstream, the two peer proxies, the load client.
 # squid-openssl is Debian's squid built with OpenSSL (the same squid 5 otherwise): bench-intercept's
@@ -28,7 +35,7 @@ WERROR       := -Xswiftc -warnings-as-errors
 # Extra flags for the benchmarks' release builds, e.g. SWIFT_BUILD_FLAGS="--scratch-path .build-bench".
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all deps build test run bench bench-policy bench-proxy bench-hostile bench-intercept bench-venv release install uninstall clean
+.PHONY: all deps test-venv build test run bench bench-policy bench-proxy bench-hostile bench-intercept bench-venv release install uninstall clean
 
 all: build
 
@@ -54,6 +61,11 @@ deps:
 	  fi; \
 	fi
 
+# The tests find it at .build/test-venv/bin/python3 (ATSPROXY_TEST_PYTHON overrides).
+test-venv: deps
+	@$(TEST_VENV)/bin/python3 -c "import selenium, prometheus_client" 2>/dev/null || { \
+	  python3 -m venv $(TEST_VENV) && $(TEST_VENV)/bin/pip install --quiet $(TEST_PYTHON_PACKAGES); }
+
 build: deps
 	$(SWIFT) build $(WERROR)
 
@@ -63,7 +75,7 @@ build: deps
 # it is (--force-resolved-versions: a Package.swift whose dependencies no longer match it fails here
 # instead of being resolved anew). The release build comes first so that the test summary is the
 # last thing printed.
-test: deps
+test: deps test-venv
 	$(SWIFT) build -c release --force-resolved-versions
 	$(SWIFT) build --build-tests --force-resolved-versions $(WERROR)
 	$(SWIFT) test --skip-build --disable-xctest

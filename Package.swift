@@ -31,6 +31,8 @@ let package = Package(
                 "ATSPolicy", "ATSPolicyArguments", "ControlProtocol", "TLSInspection", "ProxyWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 "TrafficReport",
+                // `onboard`: the onboarding URL's QR code in the terminal.
+                "Onboarding",
             ]
         ),
         .executableTarget(name: "atsproxyctl", dependencies: ["ATSProxyCtl"]),
@@ -59,6 +61,7 @@ let package = Package(
             name: "ATSProxyDaemon",
             dependencies: [
                 "ATSPolicy", "ATSPolicyArguments", "ControlProtocol", "EventLoop", "ProxyCore", "TLSInspection",
+                "Onboarding", "LiveView", "ProxyWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -72,9 +75,14 @@ let package = Package(
         // libqrencode, as Debian ships it: QR codes of the onboarding URL (a library made for it,
         // not an encoder of our own).
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
-        // Getting devices onto the proxy: QR codes for now; the onboarding pages and PAC come next.
-        .target(name: "Onboarding", dependencies: ["CQREncode"]),
-        .testTarget(name: "OnboardingTests", dependencies: ["Onboarding", "TLSTestSupport"]),
+        // Getting devices onto the proxy: the onboarding pages, the PAC file, the CA downloads and the
+        // QR codes of their URL. Pure Swift over ProxyWire's local request and response.
+        .target(name: "Onboarding", dependencies: ["CQREncode", "ProxyWire"]),
+        // The web listener's live view: the daemon's own log lines gathered per host, with the
+        // report's narrowest NSAppTransportSecurity for what was seen.
+        .target(name: "LiveView", dependencies: ["ATSPolicy", "TrafficReport", "ProxyWire"]),
+        .testTarget(name: "LiveViewTests", dependencies: ["LiveView", "ATSPolicy", "TrafficReport", "ProxyWire"]),
+        .testTarget(name: "OnboardingTests", dependencies: ["Onboarding", "ProxyWire", "TLSTestSupport"]),
         .executableTarget(name: "policy-bench", dependencies: ["ATSPolicy"], path: "bench/policy-bench"),
         .testTarget(name: "ATSPolicyTests", dependencies: ["ATSPolicy", "TLSTestSupport"], exclude: ["Fixtures"]),
         // COpenSSL for SHA-256: the splice tests check 64 MiB byte for byte.

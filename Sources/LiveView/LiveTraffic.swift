@@ -1,0 +1,2 @@
+/// What the live view has gathered from the daemon's log lines (being written).
+public struct LiveTraffic {}

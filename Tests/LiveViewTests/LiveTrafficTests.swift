@@ -1,0 +1,6 @@
+import LiveView
+import Testing
+
+@Suite struct LiveTrafficTests {
+    @Test func starts() { _ = LiveTraffic() }
+}
