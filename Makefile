@@ -9,6 +9,12 @@ RUN_CONTROL_SOCKET ?= .build/control.sock
 # the CA in RUN_CA_DIR, made on first use.
 INSPECT      ?= tunnel
 RUN_CA_DIR   ?= .build/ca
+# make run's proxy address. LISTEN=0.0.0.0:8080 puts it on the LAN for a phone: clients from the
+# private ranges (RUN_ALLOW_CLIENTS) are then allowed too, and the start-up banner shows a QR code
+# of the onboarding page for each of this machine's addresses. The live view is on WEB_LISTEN.
+LISTEN       ?= 127.0.0.1:8080
+WEB_LISTEN   ?= 127.0.0.1:8081
+RUN_ALLOW_CLIENTS ?= 127.0.0.0/8 ::1/128 10.0.0.0/8 172.16.0.0/12 192.168.0.0/16 fc00::/7
 # systemd gives systemd-analyze and logrotate gives logrotate, both for the tests that check the
 # unit and the logrotate snippet; systemd-sysusers (in systemd) creates the service's user.
 # libqrencode-dev draws the onboarding QR codes; zbar-tools (zbarimg) decodes them in the tests, and
@@ -80,20 +86,18 @@ test: deps test-venv
 	$(SWIFT) build --build-tests --force-resolved-versions $(WERROR)
 	$(SWIFT) test --skip-build --disable-xctest
 
-# Builds a release binary and starts the proxy on 127.0.0.1:8080 with the default policy (override
-# with POLICY=path), logging one JSON line per connection to the terminal. Ctrl-C stops it.
-# INSPECT=intercept terminates TLS with a CA of its own (made in RUN_CA_DIR on first run), and says
-# where the CA certificate is and how to trust it on an iPhone.
+# Builds a release binary and starts the proxy on LISTEN (127.0.0.1:8080) with the default policy
+# (override with POLICY=path), logging one JSON line per connection to the terminal, the live view
+# on WEB_LISTEN. Ctrl-C stops it. The CA in RUN_CA_DIR is made on first run, so the onboarding page
+# can offer it; INSPECT=intercept also terminates TLS with it.
 run: deps
 	$(SWIFT) build -c release --product atsproxy
 	$(SWIFT) build -c release --product atsproxyctl
-	@if [ "$(INSPECT)" = intercept ]; then \
-		if [ ! -f $(RUN_CA_DIR)/ca.pem ]; then .build/release/atsproxyctl ca init --dir $(RUN_CA_DIR) >/dev/null || exit 2; fi; \
-		.build/release/atsproxyctl ca show --dir $(RUN_CA_DIR); \
-		echo; \
-	fi
-	.build/release/atsproxy --listen 127.0.0.1:8080 --policy $(POLICY) --control-socket $(RUN_CONTROL_SOCKET) \
-		--inspect $(INSPECT) --ca-dir $(RUN_CA_DIR)
+	@if [ ! -f $(RUN_CA_DIR)/ca.pem ]; then .build/release/atsproxyctl ca init --dir $(RUN_CA_DIR) >/dev/null || exit 2; fi
+	@if [ "$(INSPECT)" = intercept ]; then .build/release/atsproxyctl ca show --dir $(RUN_CA_DIR); echo; fi
+	.build/release/atsproxy --listen $(LISTEN) --policy $(POLICY) --control-socket $(RUN_CONTROL_SOCKET) \
+		--inspect $(INSPECT) --ca-dir $(RUN_CA_DIR) --web-listen $(WEB_LISTEN) \
+		$$(case "$(LISTEN)" in 127.*|\[::1\]*|localhost*) ;; *) for range in $(RUN_ALLOW_CLIENTS); do printf -- '--allow-client %s ' $$range; done;; esac)
 
 # The benchmarks, one after the other (release builds; not tests).
 bench: bench-policy bench-proxy bench-hostile

@@ -29,6 +29,9 @@ public enum ConfigKey: String, CaseIterable, Sendable {
     case logHeaders = "log-headers"
     case logSecrets = "log-secrets"
     case caDir = "ca-dir"
+    case webListen = "web-listen"
+    case webToken = "web-token"
+    case pacHosts = "pac-hosts"
 
     /// The key as written in the file, and as the flag without its `--`.
     public var name: String { rawValue }
@@ -39,7 +42,7 @@ public enum ConfigKey: String, CaseIterable, Sendable {
     /// Whether each line of this key adds a value (as each flag does) instead of being an error.
     public var isRepeatable: Bool {
         switch self {
-        case .listen, .caFile, .clientClass, .allowClient, .allowDestination, .passthrough: true
+        case .listen, .caFile, .clientClass, .allowClient, .allowDestination, .passthrough, .pacHosts: true
         default: false
         }
     }
@@ -50,10 +53,10 @@ public enum ConfigKey: String, CaseIterable, Sendable {
         switch self {
         case .policy, .mode, .verdictTTL, .verdictCacheSize, .allowClient, .allowDestination, .osProfile, .cipherProfile, .clientClass,
             .hostsFile, .shutdownTimeout, .headTimeout, .connectTimeout, .handshakeTimeout, .idleTimeout, .inspect, .blockStyle,
-            .passthrough, .logHeaders, .logSecrets:
+            .passthrough, .logHeaders, .logSecrets, .webToken, .pacHosts:
             true
         // The CA is read at start: a new one would need every loop's minted leaves dropped.
-        case .listen, .threads, .controlSocket, .logFile, .caFile, .systemRoots, .caDir:
+        case .listen, .threads, .controlSocket, .logFile, .caFile, .systemRoots, .caDir, .webListen:
             false
         }
     }

@@ -209,6 +209,9 @@ extension DaemonConfiguration {
         case .logHeaders: intercept.logHeaders != other.intercept.logHeaders
         case .logSecrets: intercept.logSecrets != other.intercept.logSecrets
         case .caDir: caDir != other.caDir
+        case .webListen: webListen != other.webListen
+        case .webToken: webToken != other.webToken
+        case .pacHosts: pacHosts != other.pacHosts
         }
     }
 
@@ -240,5 +243,6 @@ extension DaemonConfiguration {
         caFiles = running.caFiles
         systemRoots = running.systemRoots
         caDir = running.caDir
+        webListen = running.webListen
     }
 }

@@ -59,6 +59,9 @@ extension DaemonCommand {
         layer.logHeaders = logHeaders.map { $0 == .on }
         layer.logSecrets = logSecrets.map { $0 == .on }
         layer.caDir = caDir
+        layer.webListen = try parsed(.webListen, webListen.map { [$0] } ?? [], SettingValue.webListen).first
+        layer.webToken = try parsed(.webToken, webToken.map { [$0] } ?? [], SettingValue.webToken).first
+        layer.pacHosts = try parsed(.pacHosts, pacHosts, SettingValue.hostPattern)
 
         for key in ConfigKey.allCases where layer.gives(key) { layer.origins[key] = .commandLine }
         return layer

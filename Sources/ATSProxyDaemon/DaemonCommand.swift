@@ -161,6 +161,23 @@ public struct DaemonCommand: ParsableCommand, Sendable {
         help: "The directory of ca.pem and ca.key that intercept mode mints certificates with (atsproxyctl ca init makes them) (default \(Defaults.caDir)).")
     var caDir: String?
 
+    @Option(
+        name: .customLong("web-listen"),
+        help: ArgumentHelp(
+            "Where the live view and /metrics are served: ADDR:PORT, or off (default \(Defaults.webListen)).",
+            discussion: "Beyond loopback, --web-token is required. When the default address is taken, the proxy starts without it and says so."))
+    var webListen: String?
+
+    @Option(
+        name: .customLong("web-token"),
+        help: "A secret web clients beyond loopback must present: open http://HOST:PORT/?token=TOKEN once (a cookie keeps it), or send Authorization: Bearer TOKEN.")
+    var webToken: String?
+
+    @Option(
+        name: .customLong("pac-hosts"),
+        help: "A host the PAC file (/proxy.pac) sends to the proxy, api.example.com or *.example.com (repeatable; default every host but Apple's own services).")
+    var pacHosts: [String] = []
+
     public init() {}
 
     public typealias OnOff = ATSPolicyArguments.OnOff

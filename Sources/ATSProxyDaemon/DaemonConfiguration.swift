@@ -45,6 +45,16 @@ public struct DaemonConfiguration: Sendable {
     public var intercept: InterceptSettings
     /// Where the intercept CA's `ca.pem` and `ca.key` are.
     public var caDir: String
+    /// Where the live view and `/metrics` are served (``WebListenSetting``).
+    public var webListen: WebListenSetting
+    /// Whether `web-listen` was given (a default that cannot bind is skipped with a warning; a
+    /// given one that cannot bind stops the start).
+    public var webListenGiven: Bool
+    /// What a web client beyond loopback must present (`?token=`, a cookie, or a bearer header);
+    /// required when the web listener is not on loopback.
+    public var webToken: String?
+    /// `--pac-hosts`: the hosts the PAC file sends to the proxy (empty: every host but Apple's own).
+    public var pacHosts: [HostPattern]
     /// Where each setting that was given came from (a repeated key: its first line); a key missing
     /// here took its default.
     public var origins: [ConfigKey: SettingOrigin]
@@ -70,6 +80,8 @@ public struct DaemonConfiguration: Sendable {
         public static let inspect = InspectMode.tunnel
         public static let blockStyle = BlockStyle.abort
         public static let caDir = CertificateAuthority.defaultDirectory
+        public static let webListen = "127.0.0.1:8081"
+        static let webListenAddress = try! SocketAddress(parsing: webListen)
         /// One event-loop thread per online core.
         public static var threads: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
     }
@@ -116,6 +128,16 @@ public struct DaemonConfiguration: Sendable {
         intercept.logSecrets = settings.logSecrets ?? false
         self.intercept = intercept
         caDir = settings.caDir ?? Defaults.caDir
+        webListen = settings.webListen ?? .address(Defaults.webListenAddress)
+        webListenGiven = settings.webListen != nil
+        webToken = settings.webToken
+        pacHosts = settings.pacHosts
+        if case .address(let address) = webListen, !address.isLoopback, webToken == nil {
+            throw ConfigurationError(
+                .conflictingValues, origin: settings.origins[.webListen] ?? .commandLine, key: ConfigKey.webListen.name,
+                reason: "\(address) is reachable beyond this machine: give web-token too (for example --web-token $(openssl rand -hex 16)), "
+                    + "which clients beyond loopback must present")
+        }
     }
 
     /// Client classes given neither once for all nor once per listener, named where they were given

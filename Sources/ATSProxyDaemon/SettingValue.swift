@@ -16,6 +16,24 @@ enum SettingValue {
         }
     }
 
+    /// `--web-listen`: ADDR:PORT, or `off`.
+    static func webListen(_ text: String) throws(InvalidValue) -> WebListenSetting {
+        if text == "off" { return .off }
+        do { return .address(try SocketAddress(parsing: text)) } catch {
+            throw InvalidValue(reason: "not ADDR:PORT (for example 127.0.0.1:8081 or 0.0.0.0:8081) or off")
+        }
+    }
+
+    /// `--web-token`: what a client beyond loopback must present. At least 16 characters, printable
+    /// ASCII without spaces, so that it fits a URL's query and a header as it is.
+    static func webToken(_ text: String) throws(InvalidValue) -> String {
+        guard text.count >= 16 else { throw InvalidValue(reason: "too short: a token has at least 16 characters (try: openssl rand -hex 16)") }
+        guard text.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) && !"&=#%+".unicodeScalars.contains($0) }) else {
+            throw InvalidValue(reason: "only printable ASCII without spaces or any of & = # % + (try: openssl rand -hex 16)")
+        }
+        return text
+    }
+
     static func clientRange(_ text: String) throws(InvalidValue) -> AddressRange {
         do { return try AddressRange(parsing: text) } catch {
             throw InvalidValue(reason: "\(error) (a CIDR range, for example 192.168.1.0/24)")
@@ -83,6 +101,21 @@ extension SettingValue {
     static func hostPattern(_ text: String) throws(InvalidValue) -> HostPattern {
         do { return try HostPattern(parsing: text) } catch {
             throw InvalidValue(reason: "\(error) (for example api.example.com or *.example.com)")
+        }
+    }
+}
+
+/// `web-listen`: the web listener's address, or none.
+public enum WebListenSetting: Sendable, Equatable, CustomStringConvertible {
+    public static func == (a: WebListenSetting, b: WebListenSetting) -> Bool { a.description == b.description }
+
+    case address(SocketAddress)
+    case off
+
+    public var description: String {
+        switch self {
+        case .address(let address): address.description
+        case .off: "off"
         }
     }
 }

@@ -33,6 +33,9 @@ struct SettingsLayer {
     var logHeaders: Bool?
     var logSecrets: Bool?
     var caDir: String?
+    var webListen: WebListenSetting?
+    var webToken: String?
+    var pacHosts: [HostPattern] = []
     /// Where each given setting came from (its first line, for a repeated key), for errors that
     /// involve two settings.
     var origins: [ConfigKey: SettingOrigin] = [:]
@@ -69,6 +72,9 @@ struct SettingsLayer {
         case .logHeaders: logHeaders != nil
         case .logSecrets: logSecrets != nil
         case .caDir: caDir != nil
+        case .webListen: webListen != nil
+        case .webToken: webToken != nil
+        case .pacHosts: !pacHosts.isEmpty
         }
     }
 
@@ -103,6 +109,9 @@ struct SettingsLayer {
         merged.logHeaders = logHeaders ?? lower.logHeaders
         merged.logSecrets = logSecrets ?? lower.logSecrets
         merged.caDir = caDir ?? lower.caDir
+        merged.webListen = webListen ?? lower.webListen
+        merged.webToken = webToken ?? lower.webToken
+        merged.pacHosts = pacHosts.isEmpty ? lower.pacHosts : pacHosts
         // Only keys a layer gives have an origin in it, so the upper one wins where both do.
         merged.origins = lower.origins.merging(origins) { _, upper in upper }
         return merged
@@ -155,6 +164,9 @@ extension SettingsLayer {
         case .logHeaders: logHeaders = try SettingValue.choice(text, DaemonCommand.OnOff.self) == .on
         case .logSecrets: logSecrets = try SettingValue.choice(text, DaemonCommand.OnOff.self) == .on
         case .caDir: caDir = text
+        case .webListen: webListen = try SettingValue.webListen(text)
+        case .webToken: webToken = try SettingValue.webToken(text)
+        case .pacHosts: pacHosts.append(try SettingValue.hostPattern(text))
         }
     }
 }

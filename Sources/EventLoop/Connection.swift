@@ -99,6 +99,9 @@ public final class Connection: ByteStream {
 
     /// Wraps an accepted (or otherwise connected) socket; the connection owns it from here on.
     /// Reading is on.
+    /// The local address of the socket: the proxy's own address as the peer reached it.
+    public var localAddress: SocketAddress? { descriptor >= 0 ? SocketAddress.local(of: descriptor) : nil }
+
     public init(base: EventBase, descriptor: Int32) throws(EventError) {
         self.base = base
         phase = .open

@@ -27,7 +27,7 @@ final class ClientSession: ExchangeOwner {
 
     /// The record of the request or tunnel in progress; written to the log when it ends.
     var record: ConnectionRecord?
-    private var parser = RequestHeadParser()
+    private var parser = ClientSession.newParser()
     /// Whether any byte of the current head has arrived (an idle keep-alive client just goes away).
     private var headStarted = false
     /// When the current head's first byte arrived (``MonotonicClock``): the head must be complete
@@ -41,6 +41,12 @@ final class ClientSession: ExchangeOwner {
 
     /// The CONNECT in progress: the last thing a session does.
     var tunnel: ConnectTunnel?
+    /// TLS to the proxy's own pages (a CONNECT to the onboarding host, or TLS straight to the
+    /// listener): also the last thing a session does.
+    var siteSession: SiteTLSSession?
+    /// The proxy's address as this client reached it (the listener's, or the interface's for a
+    /// wildcard listener): what the onboarding pages and PAC file tell the device to use.
+    var localAddress: () -> SocketAddress? = { nil }
 
     // The plain-HTTP path's state.
     var exchange: PlainHTTPExchange?
@@ -100,7 +106,7 @@ final class ClientSession: ExchangeOwner {
     /// Listens for the next request head, and reads any bytes of it already buffered. Once its first
     /// byte is in, the head must be complete within the head timeout (``readHead()``).
     func awaitHead(_ wait: HeadWait) {
-        parser = RequestHeadParser()
+        parser = Self.newParser()
         headStarted = false
         switch wait {
         case .firstRequest:
@@ -126,6 +132,9 @@ final class ClientSession: ExchangeOwner {
     private func readHead() {
         while client.availableBytes > 0 {
             let bytes = client.peek(maximum: 16 * 1024)
+            // A TLS record where a request should start: a browser opened https:// on the
+            // listener's own address (iOS fetches a PAC URL over HTTPS first).
+            if !headStarted, bytes.first == TLSContentType.handshake { return startDirectTLS() }
             if !headStarted {
                 headStarted = true
                 headStartedAt = MonotonicClock.nowMilliseconds()
@@ -143,7 +152,7 @@ final class ClientSession: ExchangeOwner {
             case .complete(let head, let leftover):
                 client.discardInput(bytes.count - leftover.count)
                 client.setReading(false)
-                parser = RequestHeadParser()  // Frees what the parser buffered for a tunnel's lifetime.
+                parser = Self.newParser()  // Frees what the parser buffered for a tunnel's lifetime.
                 return route(head)
             }
         }
@@ -160,6 +169,10 @@ final class ClientSession: ExchangeOwner {
     }
 
     private func route(_ head: RequestHead) {
+        if let arrival = siteArrival(of: head) { return serveSite(head, arrival: arrival) }
+        if case .authority(OnboardingHost.name, let port) = head.target, head.method == "CONNECT" {
+            return connectToSite(port: port)
+        }
         let now = ProxyServer.nowMilliseconds()
         switch head.target {
         case .absolute("http", let host, let port, _):
@@ -450,6 +463,8 @@ final class ClientSession: ExchangeOwner {
         // The tunnel first: a splicing relay's byte counts go into the record it closes.
         tunnel?.close()
         tunnel = nil
+        siteSession?.close()
+        siteSession = nil
         writeRecord()
         originDial?.cancel()
         originDial = nil

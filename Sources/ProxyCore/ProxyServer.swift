@@ -1,6 +1,7 @@
 import ATSPolicy
 import EventLoop
 import Glibc
+import ProxyWire
 import Synchronization
 import TLSInspection
 
@@ -44,6 +45,9 @@ public struct ProxySettings: Sendable {
     public var hosts: HostsTable?
     /// `--inspect` and the settings of intercept mode.
     public var intercept = InterceptSettings()
+    /// The proxy's own pages (onboarding, PAC, CA downloads), answered for the onboarding host
+    /// through the proxy and for requests sent straight to a listener; nil: such requests get 404.
+    public var onboarding: (any LocalSite & Sendable)?
 
     public init(
         policy: TransportSecurityPolicy, mode: EnforcementMode = .enforce, clientClass: ClientClass = .urlsession,
@@ -110,6 +114,8 @@ public final class ProxyServer {
     let log: LogWriter
     let resolver: DNSResolver
     let statistics: ProxyStatistics
+    /// Where logged lines also go for the live view (nil: no web listener).
+    let feed: TrafficFeed?
     /// Every loop's view of the listeners, which requests must not be sent back to.
     let listening: ListeningAddresses
     private var listeners: [Listener] = []
@@ -158,9 +164,10 @@ public final class ProxyServer {
         base: EventBase, endpoints: [ListenEndpoint], listens: Bool = true, balancer: LoopBalancer? = nil,
         settings: ProxySettings, probes: ProbeService, cache: VerdictCache<VerdictKey, ProbeReport>, log: LogWriter,
         resolver: DNSResolver, statistics: ProxyStatistics = ProxyStatistics(), listening: ListeningAddresses,
-        intercept: InterceptService? = nil
+        intercept: InterceptService? = nil, feed: TrafficFeed? = nil
     ) throws(EventError) {
         interceptService = intercept
+        self.feed = feed
         self.base = base
         self.listening = listening
         self.statistics = statistics
@@ -214,6 +221,7 @@ public final class ProxyServer {
         let session = ClientSession(
             id: id, environment: self, client: connection, peer: client, address: address,
             allowed: settings.allows(client: address), clientClass: listenerClasses[listener] ?? settings.clientClass)
+        session.localAddress = { [unowned connection] in connection.localAddress }
         sessions[id] = session
         statistics.connectionOpened()
         load.connectionOpened()
@@ -345,7 +353,9 @@ extension ProxyServer: SessionEnvironment {
     }
 
     func log(_ record: ConnectionRecord) {
-        log.write(line: record.logLine)
+        let line = record.logLine
+        feed?.append(line)
+        log.write(line: line)
         statistics.logged(record)
     }
 
@@ -355,5 +365,9 @@ extension ProxyServer: SessionEnvironment {
 
     func makeTimer(_ onFire: @escaping () -> Void) -> Timer? { try? Timer(base: base, onFire: onFire) }
 
-    func log(request: RequestRecord) { log.write(line: request.logLine) }
+    func log(request: RequestRecord) {
+        let line = request.logLine
+        feed?.append(line)
+        log.write(line: line)
+    }
 }

@@ -43,16 +43,25 @@ struct ClientFuzzTests {
     /// - a complete head is routed: an absolute http:// URL is refused (400, not a host; 403, ATS
     ///   requires HTTPS for it; its body framing's status) or forwarded to a port where nothing
     ///   listens (502); a CONNECT is refused (400) or its upstream is unreachable (502); any other
-    ///   target is not a proxy request (400). Undamaged, localhost:1 leaves one answer.
+    ///   target is not a proxy request (400). A request for the proxy's own pages (origin-form, or
+    ///   for the onboarding host) gets 404, as this proxy serves none; a CONNECT to the onboarding
+    ///   host 503 (no CA); a TLS record first (TLS to the listener itself) a close without an answer.
+    ///   Undamaged, localhost:1 leaves one answer.
     static func allowedStatuses(_ input: [UInt8]) -> Set<Int> {
-        var parser = RequestHeadParser()
+        if input.first == 22 { return [] }
+        var parser = RequestHeadParser(origin: RequestOrigin(scheme: "http", host: OnboardingHost.name, port: 80))
         switch parser.consume(input) {
         case .failed(let error):
             return [error.status]
         case .needMoreData:
             return []
         case .complete(let head, _):
+            if head.arrivedInOriginForm { return [404] }
             switch head.target {
+            case .absolute("http", OnboardingHost.name, _, _):
+                return [404]
+            case .authority(OnboardingHost.name, _) where head.method == "CONNECT":
+                return [503]
             case .absolute("http", let host, let port, _):
                 // localhost:1 as written: cleartext is allowed there, so only framing or the
                 // unreachable port can answer. A damaged host or port may be refused instead.

@@ -7,12 +7,16 @@ public struct RequestHead: Sendable, Hashable {
     public let version: HTTPVersion
     /// Editable, so the proxy can add or remove fields before ``headForOrigin(via:)``.
     public var headers: HTTPHeaders
+    /// Whether the request line's target was origin-form (`GET /path`), made absolute with the
+    /// parser's origin: a request sent to the proxy as to a web server, or inside intercepted TLS.
+    public let arrivedInOriginForm: Bool
 
-    init(method: String, target: RequestTarget, version: HTTPVersion, headers: HTTPHeaders) {
+    init(method: String, target: RequestTarget, version: HTTPVersion, headers: HTTPHeaders, arrivedInOriginForm: Bool = false) {
         self.method = method
         self.target = target
         self.version = version
         self.headers = headers
+        self.arrivedInOriginForm = arrivedInOriginForm
     }
 
     /// Builds the head from a scanned request line, applying the checks that need the whole head.
@@ -24,7 +28,7 @@ public struct RequestHead: Sendable, Hashable {
         if let origin, line.method != "CONNECT", line.target.first == UInt8(ascii: "/") {
             try Self.checkHostFields(headers, knownValid: nil)
             target = try RequestTargetParser.parseOriginForm(line.target, origin: origin, host: headers.values(for: "Host").first)
-            self.init(method: line.method, target: target, version: line.version, headers: headers)
+            self.init(method: line.method, target: target, version: line.version, headers: headers, arrivedInOriginForm: true)
             return
         }
         target = try RequestTargetParser.parse(method: line.method, target: line.target)

@@ -67,11 +67,11 @@ enum TLSRegistryNames {
 }
 
 /// The record content types the scanner reacts to (RFC 8446 §5.1).
-enum TLSContentType {
-    static let changeCipherSpec: UInt8 = 20
-    static let alert: UInt8 = 21
-    static let handshake: UInt8 = 22
-    static let applicationData: UInt8 = 23
+public enum TLSContentType {
+    public static let changeCipherSpec: UInt8 = 20
+    public static let alert: UInt8 = 21
+    public static let handshake: UInt8 = 22
+    public static let applicationData: UInt8 = 23
 }
 
 /// The handshake message types the scanner looks for (RFC 8446 §4).

@@ -1,0 +1,92 @@
+import ATSPolicy
+import EventLoop
+import ProxyWire
+import TLSInspection
+
+/// The proxy's own pages on a proxy listener: `http://atsproxy.test/…` through the proxy, a
+/// browser pointed at the listener's own address, and TLS to either (``SiteTLSSession``). None of
+/// these is a connection the device's app makes, so none is judged or logged.
+extension ClientSession {
+    /// The parser for a client's next head: origin-form targets (`GET /`, a browser sent straight
+    /// to the listener) are taken, made absolute against the onboarding host, and marked
+    /// (``RequestHead/arrivedInOriginForm``).
+    static func newParser() -> RequestHeadParser {
+        RequestHeadParser(origin: RequestOrigin(scheme: "http", host: OnboardingHost.name, port: 80))
+    }
+
+    /// How `head` reaches the proxy's own pages, or nil when it is a request to proxy.
+    func siteArrival(of head: RequestHead) -> LocalRequest.Arrival? {
+        if head.arrivedInOriginForm { return .direct(secure: false) }
+        if case .absolute("http", OnboardingHost.name, _, _) = head.target { return .proxied(secure: false) }
+        return nil
+    }
+
+    /// The address the client reached the proxy at, as `host:port` for the pages and the PAC file.
+    var listenerText: String {
+        localAddress().map { address in
+            let host = address.withAddressBytes { IPAddress(networkBytes: $0) }
+            return host.map { "\(HostIdentity.address($0).urlForm):\(address.port)" } ?? address.description
+        } ?? "127.0.0.1"
+    }
+
+    /// Answers one request for the proxy's pages, then waits for the client's next request (which
+    /// may be one to proxy) as after any keep-alive exchange.
+    func serveSite(_ head: RequestHead, arrival: LocalRequest.Arrival) {
+        guard let site = settings.onboarding else {
+            return respond(ProxyResponse.text(status: 404, reason: "Not Found", body: "this proxy serves no pages\n"))
+        }
+        let framing = try? head.bodyFraming()
+        guard framing == BodyFraming.none || framing == .contentLength(0) else {
+            return respond(ProxyResponse.text(status: 413, reason: "Content Too Large", body: "atsproxy's pages take no request body\n"))
+        }
+        guard case .absolute(_, _, _, let pathAndQuery) = head.target else { return }
+        let request = LocalRequest(
+            method: head.method, pathAndQuery: pathAndQuery, headers: head.headers, client: clientAddress, arrival: arrival,
+            listener: listenerText)
+        let response: LocalResponse
+        switch site.reply(to: request) {
+        case .response(let answer): response = answer
+        case .eventStream: response = .notFound(request.path)  // Streams are the web listener's.
+        }
+        let keepAlive = head.isKeepAlive && !environment.isDraining && !clientEnded
+        client.write(response.serialized(headOnly: head.method == "HEAD", keepAlive: keepAlive))
+        if keepAlive {
+            awaitHead(.nextRequest)
+        } else {
+            closeAfterFlush(within: settings.idleTimeout)
+        }
+    }
+
+    /// `CONNECT atsproxy.test:port`: the pages over TLS, with a leaf the proxy's CA mints for the
+    /// onboarding host (so a trusted CA shows at `https://atsproxy.test/check`, and Safari's
+    /// upgrade of the typed name to https works).
+    func connectToSite(port: UInt16) {
+        guard settings.onboarding != nil, environment.leafSource != nil else {
+            return respond(ProxyResponse.text(
+                status: 503, reason: "Service Unavailable",
+                body: "atsproxy has no CA, so it cannot answer https://\(OnboardingHost.name): make one with "
+                    + "`atsproxyctl ca init` and restart the proxy, or use http://\(OnboardingHost.name)/\n"))
+        }
+        client.write(ProxyResponse.connectionEstablished)
+        startSiteTLS(serverName: OnboardingHost.name, arrival: .proxied(secure: true))
+    }
+
+    /// TLS straight to the listener: the pages over TLS with a leaf for the address the client
+    /// reached (an IP SAN), when there is a CA; otherwise the connection is closed, as a server
+    /// that does not speak TLS would, and the client falls back to http (as iOS does for PAC).
+    func startDirectTLS() {
+        guard settings.onboarding != nil, environment.leafSource != nil else { return finish() }
+        let host = listenerText
+        let name = host.hasPrefix("[") ? String(host.dropFirst().prefix { $0 != "]" }) : String(host.prefix { $0 != ":" })
+        startSiteTLS(serverName: nil, connectHost: name, arrival: .direct(secure: true))
+    }
+
+    private func startSiteTLS(serverName: String?, connectHost: String = OnboardingHost.name, arrival: LocalRequest.Arrival) {
+        guard let site = settings.onboarding else { return finish() }
+        // No CA, or no leaf: the client sees its handshake end, as with a server it cannot use.
+        guard let tls = try? SiteTLSSession(session: self, site: site, serverName: serverName, connectHost: connectHost, arrival: arrival)
+        else { return finish() }
+        siteSession = tls
+        tls.start()
+    }
+}

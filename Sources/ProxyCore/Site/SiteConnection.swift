@@ -1,0 +1,212 @@
+import EventLoop
+import ProxyWire
+
+/// One connection to the proxy's own pages: over TLS to the onboarding host (a CONNECT to
+/// `atsproxy.test`, or TLS straight to a listener) or to the web listener. Reads request heads and
+/// answers each from its ``LocalSite``, keeping the connection for the next (HTTP/1.1 keep-alive,
+/// pipelined requests answered in order), or turns it into a server-sent event stream.
+///
+/// Only GET and HEAD without a body are served: a request with a body is answered 413 and the
+/// connection closed, so no body is ever parsed. A head must be complete within the head timeout of
+/// its first byte; an idle connection closes after the idle timeout. Loop-confined; `onClose` runs
+/// once, when the connection is closed for any reason.
+public final class SiteConnection {
+    public struct Limits: Sendable {
+        public var headTimeout: Duration
+        public var idleTimeout: Duration
+        /// How many bytes of events may wait for a slow stream reader before it is dropped.
+        public var eventBacklog: Int
+
+        public init(headTimeout: Duration, idleTimeout: Duration, eventBacklog: Int = 1 << 20) {
+            self.headTimeout = headTimeout
+            self.idleTimeout = idleTimeout
+            self.eventBacklog = eventBacklog
+        }
+    }
+
+    enum State {
+        case awaitingHead(RequestHeadParser)
+        /// Subscribed to a channel of `hub`: events are written as they come; the client's bytes are discarded.
+        case streaming(channel: String)
+        /// The last answer is being written; nothing more is read.
+        case closing
+        case closed
+    }
+
+    let stream: any ByteStream
+    let site: any LocalSite
+    /// The client's address as the request's `client`, and how it arrived.
+    let client: String
+    let arrival: LocalRequest.Arrival
+    let listener: String
+    let limits: Limits
+    /// Where event streams subscribe; nil: a site asking for one gets a 404.
+    let hub: EventStreamHub?
+    private let onClose: (SiteConnection) -> Void
+    private var state: State = .closed
+    /// The origin origin-form targets are read against (only their path matters here).
+    private let origin: RequestOrigin
+    /// Checks each request before the site sees it (the web listener's token); nil lets all through.
+    let gate: ((LocalRequest) -> GateDecision)?
+
+    public init(
+        stream: any ByteStream, site: any LocalSite, client: String, arrival: LocalRequest.Arrival, listener: String,
+        limits: Limits, hub: EventStreamHub? = nil, gate: ((LocalRequest) -> GateDecision)? = nil,
+        onClose: @escaping (SiteConnection) -> Void
+    ) {
+        self.stream = stream
+        self.site = site
+        self.client = client
+        self.arrival = arrival
+        self.listener = listener
+        self.limits = limits
+        self.hub = hub
+        self.gate = gate
+        self.onClose = onClose
+        origin = RequestOrigin(scheme: arrival.isSecure ? "https" : "http", host: OnboardingHost.name, port: arrival.isSecure ? 443 : 80)
+    }
+
+    /// Starts reading requests (bytes already buffered included).
+    public func start() {
+        state = .awaitingHead(RequestHeadParser(origin: origin))
+        stream.onReadable = { [unowned self] _ in readable() }
+        stream.onEvent = { [unowned self] _, event in
+            // A client that half-closed after its requests still gets their answers.
+            if event == .endOfStream, stream.pendingOutputBytes > 0, case .awaitingHead = state { return closeAfterFlush() }
+            close()
+        }
+        stream.onDrained = nil
+        stream.setTimeouts(read: limits.headTimeout, write: limits.idleTimeout)
+        stream.setReading(true)
+        if stream.availableBytes > 0 { readable() }
+    }
+
+    public var isOpen: Bool {
+        if case .closed = state { return false }
+        return true
+    }
+
+    private func readable() {
+        switch state {
+        case .awaitingHead: readHeads()
+        case .streaming, .closing: stream.discardInput(stream.availableBytes)
+        case .closed: break
+        }
+    }
+
+    private func readHeads() {
+        while case .awaitingHead(var parser) = state, stream.availableBytes > 0 {
+            let bytes = stream.peek(maximum: 16 * 1024)
+            let result = parser.consume(bytes)
+            state = .awaitingHead(parser)
+            switch result {
+            case .needMoreData:
+                stream.discardInput(bytes.count)
+                // The rest of the head must come within the head timeout of its first byte.
+                stream.setTimeouts(read: limits.headTimeout, write: limits.idleTimeout)
+            case .failed(let error):
+                return answerAndClose(.text(error.reason + "\n", status: error.status, reason: error.statusPhrase))
+            case .complete(let head, let leftover):
+                stream.discardInput(bytes.count - leftover.count)
+                state = .awaitingHead(RequestHeadParser(origin: origin))
+                answer(head)
+            }
+        }
+    }
+
+    private func answer(_ head: RequestHead) {
+        let pathAndQuery: String
+        switch head.target {
+        case .absolute(_, _, _, let path): pathAndQuery = path
+        case .authority: return answerAndClose(.methodNotAllowed(head.method))
+        }
+        let framing = try? head.bodyFraming()
+        guard framing == BodyFraming.none || framing == .contentLength(0) else {
+            return answerAndClose(.text("atsproxy's pages take no request body\n", status: 413, reason: "Content Too Large"))
+        }
+        let request = LocalRequest(
+            method: head.method, pathAndQuery: pathAndQuery, headers: head.headers, client: client, arrival: arrival,
+            listener: listener)
+        var extraHeaders: [(name: String, value: String)] = []
+        switch gate?(request) {
+        case .refuse(let refusal)?: return answerAndClose(refusal)
+        case .pass(let headers)?: extraHeaders = headers
+        case nil: break
+        }
+        switch site.reply(to: request) {
+        case .response(var response):
+            response.headers += extraHeaders
+            let keepAlive = head.isKeepAlive
+            stream.write(response.serialized(headOnly: head.method == "HEAD", keepAlive: keepAlive))
+            if keepAlive {
+                // Waiting for the next request: the idle limit, not the head limit.
+                stream.setTimeouts(read: limits.idleTimeout, write: limits.idleTimeout)
+            } else {
+                closeAfterFlush()
+            }
+        case .eventStream(let channel, let retry):
+            guard let hub else { return answerAndClose(.notFound(request.path)) }
+            state = .streaming(channel: channel)
+            let fields = extraHeaders.map { "\($0.name): \($0.value)\r\n" }.joined()
+            stream.write(Array(("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
+                + "Connection: close\r\n\(fields)\r\nretry: \(retry)\n\n").utf8))
+            // The stream stays open as long as the client keeps it; a reader that takes no byte
+            // of its backlog for the idle timeout is dropped.
+            stream.setTimeouts(read: nil, write: limits.idleTimeout)
+            hub.subscribe(self, to: channel)
+        }
+    }
+
+    /// Writes one event's bytes; a reader that has let more than the backlog pile up is closed.
+    func send(event bytes: [UInt8]) {
+        guard case .streaming = state else { return }
+        guard stream.pendingOutputBytes + bytes.count <= limits.eventBacklog else { return close() }
+        stream.write(bytes)
+    }
+
+    private func answerAndClose(_ response: LocalResponse) {
+        stream.write(response.serialized(keepAlive: false))
+        closeAfterFlush()
+    }
+
+    /// Closes once everything written has reached the client (or the write limit passes).
+    private func closeAfterFlush() {
+        stream.setReading(false)
+        stream.onReadable = nil
+        guard stream.pendingOutputBytes > 0 else { return close() }
+        if case .streaming(let channel) = state { hub?.unsubscribe(self, from: channel) }
+        state = .closing
+        stream.setDrainedMark(0)
+        stream.onDrained = { [unowned self] _ in close() }
+        stream.onEvent = { [unowned self] _, _ in close() }
+    }
+
+    /// Closes the connection (idempotent).
+    public func close() {
+        if case .closed = state { return }
+        if case .streaming(let channel) = state { hub?.unsubscribe(self, from: channel) }
+        state = .closed
+        stream.onReadable = nil
+        stream.onEvent = nil
+        stream.onDrained = nil
+        stream.close()
+        onClose(self)
+    }
+}
+
+extension LocalRequest.Arrival {
+    var isSecure: Bool {
+        switch self {
+        case .proxied(let secure), .direct(let secure): secure
+        case .web: false
+        }
+    }
+}
+
+/// What a gate says of a request before the site answers it.
+public enum GateDecision {
+    /// Answer it, with these fields added to the response (a cookie that keeps a token).
+    case pass(addHeaders: [(name: String, value: String)])
+    /// Answer this instead, and close.
+    case refuse(LocalResponse)
+}

@@ -1,0 +1,74 @@
+import EventLoop
+import Glibc
+import ProxyWire
+import TLSInspection
+
+/// TLS from a client to the proxy's own pages: the handshake with a leaf minted by the proxy's CA,
+/// then a ``SiteConnection`` over the session's plaintext. The handshake must finish within the
+/// head timeout. Loop-confined; owned by its ``ClientSession``, which ends when the pages'
+/// connection closes.
+final class SiteTLSSession {
+    enum State {
+        case handshake(TLSStream)
+        case serving(SiteConnection)
+        case done
+    }
+
+    unowned let session: ClientSession
+    let site: any LocalSite & Sendable
+    let arrival: LocalRequest.Arrival
+    private var state: State
+
+    /// Nil when there is no CA (no intercept service); throws when a leaf cannot be minted.
+    init?(
+        session: ClientSession, site: any LocalSite & Sendable, serverName: String?, connectHost: String,
+        arrival: LocalRequest.Arrival
+    ) throws(TLSError) {
+        guard let service = session.environment.interceptService, let leaves = session.environment.leafSource else { return nil }
+        let credentials = try leaves.credentials(serverName: serverName, connectHost: connectHost, now: Int64(time(nil)))
+        self.session = session
+        self.site = site
+        self.arrival = arrival
+        state = .handshake(
+            try TLSStream(role: .server(credentials: credentials), context: service.deviceContext, transport: StreamTransport(session.client)))
+    }
+
+    func start() {
+        let client = session.client
+        client.setTimeouts(read: session.settings.headTimeout, write: session.settings.headTimeout)
+        client.onReadable = { [unowned self] _ in advance() }
+        client.onEvent = { [unowned self] _, event in
+            if event == .endOfStream { advance() } else { session.finish() }
+        }
+        client.setReading(true)
+        advance()
+    }
+
+    private func advance() {
+        guard case .handshake(let tls) = state else { return }
+        do {
+            guard try tls.handshake() == .complete else { return }
+        } catch {
+            // A device that does not trust the CA aborts here: nothing to answer.
+            state = .done
+            return session.finish()
+        }
+        let settings = session.settings
+        let pages = SiteConnection(
+            stream: TLSByteStream(transport: session.client, tls: tls), site: site, client: session.clientAddress, arrival: arrival,
+            listener: session.listenerText,
+            limits: SiteConnection.Limits(headTimeout: settings.headTimeout, idleTimeout: settings.idleTimeout)
+        ) { [unowned self] _ in
+            state = .done
+            session.finish()
+        }
+        state = .serving(pages)
+        pages.start()
+    }
+
+    func close() {
+        let current = state
+        state = .done
+        if case .serving(let pages) = current { pages.close() }
+    }
+}

@@ -1,0 +1,39 @@
+import Synchronization
+
+/// The log lines of the proxy loops on their way to the live view: every loop appends each line it
+/// logs; the web listener's loop takes them a few times a second. Bounded: when the web side falls
+/// behind, the oldest lines are dropped and counted, so a stalled view never grows the proxy's memory.
+public final class TrafficFeed: Sendable {
+    private struct Queue {
+        var lines: [[UInt8]] = []
+        var dropped = 0
+    }
+
+    private let queue = Mutex(Queue())
+    /// The most lines waiting to be taken.
+    public let capacity: Int
+
+    public init(capacity: Int = 10_000) { self.capacity = max(1, capacity) }
+
+    /// Adds one log line (without its newline), from any loop.
+    public func append(_ line: [UInt8]) {
+        queue.withLock { queue in
+            if queue.lines.count >= capacity {
+                // Dropping half at once keeps the cost of dropping off the per-line path.
+                let excess = queue.lines.count - capacity / 2
+                queue.lines.removeFirst(excess)
+                queue.dropped += excess
+            }
+            queue.lines.append(line)
+        }
+    }
+
+    /// Takes every waiting line, oldest first, and how many were dropped since the last take.
+    public func take() -> (lines: [[UInt8]], dropped: Int) {
+        queue.withLock { queue in
+            let taken = (queue.lines, queue.dropped)
+            queue = Queue()
+            return taken
+        }
+    }
+}
