@@ -2,26 +2,38 @@ import ATSProxyCtl
 import Foundation
 import Testing
 
-/// README's examples are real output: each ```console block that runs `atsproxyctl` must print today
-/// exactly what README shows.
-@Suite("README examples")
+/// The documents' examples are real output: each ```console block of README.md or docs/*.md that runs
+/// `atsproxyctl` must print today exactly what the document shows.
+@Suite("README and docs/ examples")
 struct ReadmeExamplesTests {
     struct Example: CustomTestStringConvertible, Sendable {
+        var document: String
         var command: String
         var expected: String
-        var testDescription: String { command }
+        var testDescription: String { "\(document): \(command)" }
+    }
+
+    /// README.md and every Markdown file in docs/, relative to the repository.
+    static func documents() throws -> [String] {
+        let docs = try FileManager.default.contentsOfDirectory(atPath: repositoryRoot + "/docs")
+            .filter { $0.hasSuffix(".md") }.sorted().map { "docs/" + $0 }
+        return ["README.md"] + docs
     }
 
     static func examples() throws -> [Example] {
-        let readme = try String(contentsOfFile: repositoryRoot + "/README.md", encoding: .utf8)
+        try documents().flatMap { try examples(in: $0) }
+    }
+
+    static func examples(in document: String) throws -> [Example] {
+        let text = try String(contentsOfFile: repositoryRoot + "/" + document, encoding: .utf8)
         var examples: [Example] = []
         var lines: [String]? = nil
-        for line in readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
             if line == "```console" {
                 lines = []
             } else if line == "```", let block = lines {
                 if let first = block.first, first.hasPrefix("$ atsproxyctl ") {
-                    examples.append(Example(command: String(first.dropFirst(2)), expected: block.dropFirst().joined(separator: "\n")))
+                    examples.append(Example(document: document, command: String(first.dropFirst(2)), expected: block.dropFirst().joined(separator: "\n")))
                 }
                 lines = nil
             } else if lines != nil {
@@ -31,7 +43,7 @@ struct ReadmeExamplesTests {
         return examples
     }
 
-    @Test("README shows at least the check and explain examples")
+    @Test("the documents show at least the check, explain and report examples")
     func found() throws {
         let commands = try Self.examples().map(\.command)
         #expect(commands.contains { $0.hasPrefix("atsproxyctl check") })
@@ -39,7 +51,7 @@ struct ReadmeExamplesTests {
         #expect(commands.contains { $0.hasPrefix("atsproxyctl report") && $0.contains("--policy") })
     }
 
-    @Test("each example prints what README shows", arguments: try examples())
+    @Test("each example prints what its document shows", arguments: try examples())
     func example(_ example: Example) {
         let fixtures = repositoryRoot + "/Tests/ATSProxyCtlTests/Fixtures/"
         let directory = fixtures + "readme/"
