@@ -19,10 +19,12 @@ RUN_ALLOW_CLIENTS ?= 127.0.0.0/8 ::1/128 10.0.0.0/8 172.16.0.0/12 192.168.0.0/16
 # unit and the logrotate snippet; systemd-sysusers (in systemd) creates the service's user.
 # libqrencode-dev draws the onboarding QR codes; zbar-tools (zbarimg) decodes them in the tests, and
 # qrencode (the library's own command) is what the terminal drawing is compared with.
+# groff-base and mandoc render the man pages make install installs, and zsh and fish check its
+# completions (InstallTests); nodejs runs the PAC file's JavaScript in the onboarding tests.
 # chromium and chromium-driver are the real browser the web tests drive headless (Selenium, from
 # the test venv below); python3-venv makes that venv.
 APT_PACKAGES := libssl-dev libevent-dev zlib1g-dev libqrencode-dev openssl curl python3 python3-venv util-linux systemd \
-	logrotate nginx zbar-tools qrencode chromium chromium-driver
+	logrotate nginx zbar-tools qrencode chromium chromium-driver groff-base mandoc zsh fish nodejs
 # The tests' own Python packages (PyPI), in a virtual environment under .build: Selenium drives
 # chromium for the web tests; prometheus-client's parser reads /metrics as Prometheus would.
 TEST_VENV    ?= .build/test-venv
