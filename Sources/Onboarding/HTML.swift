@@ -18,6 +18,14 @@ enum HTML {
         return out
     }
 
+    /// A paragraph of plain text in which `code` spans are written between backquotes (the form the
+    /// terminal shows), as HTML: escaped, the spans in `<code>`.
+    static func withCode(_ text: String) -> String {
+        text.split(separator: "`", omittingEmptySubsequences: false).enumerated().map { index, part in
+            index % 2 == 1 ? "<code>\(escaped(String(part)))</code>" : escaped(String(part))
+        }.joined()
+    }
+
     /// A whole HTML5 document: `title` is escaped here, `body` is markup the caller built (with its
     /// values escaped).
     static func document(title: String, body: String) -> String {

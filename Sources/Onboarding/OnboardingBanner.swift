@@ -23,7 +23,7 @@ public struct OnboardingBanner: Sendable {
     /// (``QRCode/terminalText``).
     public var text: String {
         guard !addresses.isEmpty else {
-            return "Onboarding: no address a phone can reach. \(HowTo.listenOnLAN)\n"
+            return "Onboarding: \(HowTo.listenOnLAN)\n"
         }
         var text = """
             Onboarding: on the iPhone, scan a code with the camera (or open its URL in Safari) and follow \

@@ -40,16 +40,26 @@ struct OnboardingPage {
         return """
             <section class="todo"><h2>1. Use the proxy</h2>
             <p>This device (<code>\(client)</code>) reaches atsproxy at <code>\(address)</code>, but is not using it as its proxy yet.</p>
-            <p>On the iPhone: Settings → Wi-Fi → ⓘ next to this network → Configure Proxy, then either</p>
+            <p>On the iPhone: Settings → Wi-Fi → (i) next to this network → Configure Proxy, then either</p>
             <ul>
             <li><strong>Manual</strong>: Server <code>\(HTML.escaped(listener.host))</code>, Port <code>\(HTML.escaped(listener.port))</code>, Authentication off; or</li>
-            <li><strong>Automatic</strong>: URL <code>http://\(address)/proxy.pac</code> (add <code>?hosts=api.example.com,*.example.net</code> to send only those hosts to the proxy).</li>
+            <li><strong>Automatic</strong>: URL <code>http://\(address)/proxy.pac</code> (\(pacScope)).</li>
             </ul>
             <p>Tap Save, then open <a href="http://\(OnboardingHost.name)/">http://\(OnboardingHost.name)/</a>: there this step shows as done.</p>
             <p>Settings seem ignored? Turn off any VPN; on iOS 16, forget the network and join it again.</p>
             </section>
 
             """
+    }
+
+    /// Which hosts the PAC file sends to the proxy, and how to choose others.
+    private var pacScope: String {
+        let query = "<code>?hosts=api.example.com,*.example.net</code>"
+        guard !configuration.pacHosts.isEmpty else {
+            return "it sends every host to the proxy but Apple's own services; add \(query) to send only those hosts"
+        }
+        let hosts = configuration.pacHosts.map { "<code>\(HTML.escaped($0.description))</code>" }.joined(separator: ", ")
+        return "it sends only \(hosts) to the proxy; \(query) picks other hosts"
     }
 
     /// Step 2: the CA's downloads and the two switches, or why none is needed, or how to make one.
@@ -63,7 +73,7 @@ struct OnboardingPage {
                 """
         }
         guard let authority = configuration.authority else {
-            return text + "<p>\(HTML.escaped(HowTo.makeCA))</p>\n</section>\n\n"
+            return text + "<p>\(HTML.withCode(HowTo.makeCA))</p>\n</section>\n\n"
         }
         let subject = HTML.escaped(authority.subject)
         text += """
@@ -111,7 +121,7 @@ struct OnboardingPage {
     private var otherDevices: String {
         var text = "<section><h2>Another device</h2>\n"
         guard !codes.isEmpty else {
-            return text + "<p>\(HTML.escaped(HowTo.listenOnLAN))</p>\n</section>\n\n"
+            return text + "<p>\(HTML.withCode(HowTo.listenOnLAN))</p>\n</section>\n\n"
         }
         text += "<p>Scan with the iPhone's camera to open this page there:</p>\n"
         for code in codes {

@@ -11,6 +11,9 @@ import ProxyWire
 /// | `/proxy.pac` | the PAC script (``ProxyAutoConfig``) for the listener the request came to |
 /// | `/status.json` | `{"proxied":…,"secure":…,"client":…}` (``StatusJSON``) |
 ///
+/// Every route answers every arrival alike (the pages word themselves by it): iOS fetches a PAC URL
+/// over HTTPS before HTTP, and Safari may upgrade `atsproxy.test` to https.
+///
 /// It answers GET and HEAD (the same response: the serving connection leaves out a HEAD's body),
 /// 405 with `Allow` for other methods, and 404 naming the path for other paths. Every response
 /// carries `X-ATSProxy: onboarding`, so a client can tell the proxy answered, and

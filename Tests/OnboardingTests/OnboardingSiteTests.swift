@@ -41,7 +41,7 @@ struct OnboardingSiteTests {
         if !proxied {
             #expect(page.contains("Server <code>192.168.1.20</code>, Port <code>8080</code>"))
             #expect(page.contains("URL <code>http://192.168.1.20:8080/proxy.pac</code>"))
-            #expect(page.contains("Settings → Wi-Fi → ⓘ next to this network → Configure Proxy"))
+            #expect(page.contains("Settings → Wi-Fi → (i) next to this network → Configure Proxy"))
             #expect(page.contains("<a href=\"http://atsproxy.test/\">"))
         }
     }
@@ -98,7 +98,7 @@ struct OnboardingSiteTests {
         let lonely = Fixture.body(Fixture.response(none, Fixture.request("/")))
         #expect(!lonely.contains("<svg "))
         #expect(lonely.contains("loopback only"))
-        #expect(lonely.contains("--listen 0.0.0.0:8080 --allow-client 192.168.0.0/16"))
+        #expect(lonely.contains("<code>--listen 0.0.0.0:8080 --allow-client 192.168.0.0/16</code>"))
     }
 
     @Test("the live view is linked when there is one")
@@ -190,5 +190,17 @@ struct OnboardingSiteTests {
         #expect(object["client"] as? String == client)
         #expect(object["proxied"] as? Bool == true)
         #expect(object.count == 3)
+    }
+}
+
+extension OnboardingSiteTests {
+    @Test("the Automatic option says which hosts the PAC file sends to the proxy")
+    func pacScope() throws {
+        let every = Fixture.body(Fixture.response(site, Fixture.request("/", arrival: .direct(secure: false))))
+        #expect(every.contains("it sends every host to the proxy but Apple's own services"))
+        let hosts = try PACHostPattern.list("api.example.com,*.b.example")
+        let some = OnboardingSite(configuration: Fixture.configuration(pacHosts: hosts))
+        let page = Fixture.body(Fixture.response(some, Fixture.request("/", arrival: .direct(secure: false))))
+        #expect(page.contains("it sends only <code>api.example.com</code>, <code>*.b.example</code> to the proxy"))
     }
 }
