@@ -138,8 +138,12 @@ extension Daemon {
         // `atsproxyctl reload` has returned is judged by them. A loop too busy to take them within
         // two seconds still takes them, a moment later.
         let applied = DispatchSemaphore(value: 0)
+        onboarding = onboardingSite(for: next)
+        web?.access = WebAccess(token: next.webToken)
+        webSite?.live.context = livePolicyContext
         broadcast(.settingsChanged(
-            next.proxySettings(policy: loaded.policy, hosts: freshHosts), listenerClasses: next.listeners.map(\.clientClass),
+            next.proxySettings(policy: loaded.policy, hosts: freshHosts, onboarding: onboarding),
+            listenerClasses: next.listeners.map(\.clientClass),
             applied: { applied.signal() }))
         let deadline = DispatchTime.now() + .seconds(2)
         for _ in loops {

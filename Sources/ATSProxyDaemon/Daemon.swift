@@ -3,6 +3,7 @@ import ATSPolicy
 import ControlProtocol
 import EventLoop
 import Glibc
+import Onboarding
 import ProxyCore
 import TLSInspection
 
@@ -33,6 +34,16 @@ final class Daemon {
     var probes: ProbeService?
     /// Intercept mode's CA and leaves, read at start (nil: no CA in --ca-dir).
     var intercept: InterceptService?
+    /// The CA read at start, whose certificate the onboarding pages offer (nil: none in --ca-dir).
+    var authority: CertificateAuthority?
+    /// The proxy's own pages as the loops have them (rebuilt on reload).
+    var onboarding: OnboardingSite?
+    /// The live view and /metrics (nil: web-listen off, or its default address was taken).
+    var web: WebListener?
+    /// The live view and metrics the web listener serves (nil with it).
+    var webSite: WebSite?
+    /// What the loops log, on its way to the live view.
+    let feed = TrafficFeed()
     /// Spreads clients from the listening loop over all loops.
     let balancer = LoopBalancer()
     var boundListeners: [String] = []
@@ -92,19 +103,32 @@ final class Daemon {
                 reason: "\(error)")
         }
 
-        do { intercept = try configuration.interceptService() } catch { throw configuration.unusableFile(.caDir, error) }
+        do {
+            authority = try configuration.loadAuthority()
+            intercept = try authority.map { authority throws(CertificateAuthorityError) in
+                try configuration.interceptService(authority: authority)
+            }
+        } catch {
+            throw configuration.unusableFile(.caDir, error)
+        }
         let probes = ProbeService(anchors: anchors)
         self.probes = probes
         try startLoops(probes: probes)
+        // The pages name the addresses the listeners really bound (port 0 included): in place on
+        // every loop before systemd hears the proxy is ready.
+        installOnboarding()
+        try startWebListener(base: base)
         pthread_sigmask(SIG_UNBLOCK, &handled, nil)
         Daemon.say(
             "atsproxy listening on \(boundListeners.joined(separator: ", ")) with \(loops.count) thread\(loops.count == 1 ? "" : "s"), "
                 + "\(configuration.mode.rawValue) mode, \(inspectDescription), policy \(policy.description), "
                 + "\(policy.policy.settings.osProfile.rawValue) profile; control socket \(control.path)")
+        Daemon.say(OnboardingBanner(addresses: deviceAddresses).text)
         // Only now, with every listener bound, may systemd start what depends on the proxy.
         tell(.ready, .mainPID(), .status(statusLine))
 
         base.run()
+        web?.close()
         for loop in loops { loop.thread.stop() }
         withExtendedLifetime((signals, control)) {}
         Daemon.say("atsproxy stopped")
@@ -120,6 +144,7 @@ final class Daemon {
         let endpoints = configuration.listeners
         let settings = configuration.proxySettings(policy: policy.policy, hosts: hosts)
         let (cache, log, statistics, balancer, intercept) = (cache, log, statistics, balancer, intercept)
+        let feed: TrafficFeed? = configuration.webListen == .off ? nil : feed
         let listening = ListeningAddresses()
         for index in 0..<configuration.threads {
             // The first loop listens and hands clients to the others when it is busy (LoopBalancer).
@@ -131,7 +156,7 @@ final class Daemon {
                     let server = try ProxyServer(
                         base: base, endpoints: endpoints, listens: listens, balancer: balancer, settings: settings,
                         probes: probes, cache: cache, log: log, resolver: resolver, statistics: statistics,
-                        listening: listening, intercept: intercept)
+                        listening: listening, intercept: intercept, feed: feed)
                     return (keepAlive: server, info: (server.addresses, server.messages))
                 }
                 guard let messages = info.1 else { throw EventError("starting a proxy loop", errno: 0) }

@@ -1,5 +1,6 @@
 import ATSPolicy
 import ProxyCore
+import ProxyWire
 import TLSInspection
 
 /// What the settings name, read from disk: the policy, the trust anchors, the hosts table.
@@ -35,13 +36,17 @@ extension DaemonConfiguration {
     /// What every event loop shares, for `policy`.
     /// - Parameter hosts: the table read from ``hostsFile`` (``hostsTable()``), read by the caller
     ///   once per load or reload.
-    public func proxySettings(policy: TransportSecurityPolicy, hosts: HostsTable?) -> ProxySettings {
+    /// - Parameter onboarding: the proxy's own pages (``Daemon/onboardingSite(for:)``).
+    public func proxySettings(
+        policy: TransportSecurityPolicy, hosts: HostsTable?, onboarding: (any LocalSite & Sendable)? = nil
+    ) -> ProxySettings {
         var settings = ProxySettings(
             policy: policy, mode: mode, clientClass: clientClass, headTimeout: headTimeout, connectTimeout: connectTimeout,
             handshakeTimeout: handshakeTimeout, idleTimeout: idleTimeout, allowedClients: allowedClients)
         settings.allowedDestinations = allowedDestinations
         settings.hosts = hosts
         settings.intercept = intercept
+        settings.onboarding = onboarding
         return settings
     }
 
@@ -57,13 +62,23 @@ extension DaemonConfiguration {
     /// `--inspect intercept` is set; otherwise read when the CA is there, so that a reload may turn
     /// intercept mode on, and nil when it is not.
     public func interceptService() throws(CertificateAuthorityError) -> InterceptService? {
-        let authority: CertificateAuthority
+        try loadAuthority().map { authority throws(CertificateAuthorityError) in try interceptService(authority: authority) }
+    }
+
+    /// The CA in ``caDir``: required (an error naming the file) in intercept mode; otherwise nil
+    /// when it is missing or unusable (tunnel mode needs none; the onboarding page then says how
+    /// to make one).
+    public func loadAuthority() throws(CertificateAuthorityError) -> CertificateAuthority? {
         do {
-            authority = try CertificateAuthority.load(from: caDir)
+            return try CertificateAuthority.load(from: caDir)
         } catch {
             guard intercept.mode == .intercept else { return nil }
             throw error
         }
+    }
+
+    /// Intercept mode's leaves and device context, minted with `authority`.
+    public func interceptService(authority: CertificateAuthority) throws(CertificateAuthorityError) -> InterceptService {
         do {
             let minter = try LeafMinter(authority: authority)
             let context = try TLSServerContext()
