@@ -15,7 +15,8 @@ public struct ATSProxyCtlCommand: ParsableCommand {
         version: ATSProxyVersion.current,
         subcommands: [
             CheckCommand.self, ExplainCommand.self, DiagnoseCommand.self, ReportCommand.self, HarCommand.self,
-            StatusCommand.self, ReloadCommand.self, StatsCommand.self, FlushCacheCommand.self, ReopenLogsCommand.self,
+            StatusCommand.self, ReloadCommand.self, StatsCommand.self, MetricsCommand.self, FlushCacheCommand.self,
+            ReopenLogsCommand.self,
             CACommand.self,
         ]
     )

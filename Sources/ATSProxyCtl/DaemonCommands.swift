@@ -155,3 +155,27 @@ struct ReopenLogsCommand: ParsableCommand, DaemonQuery {
         }
     }
 }
+
+/// `atsproxyctl metrics`: the daemon's counters in Prometheus's text format, as the web listener's
+/// `/metrics` serves them, read through the control socket (for scripts and CI without the web
+/// listener, or a node_exporter textfile).
+struct MetricsCommand: ParsableCommand, DaemonQuery {
+    static let configuration = CommandConfiguration(
+        commandName: "metrics",
+        abstract: "Print the daemon's metrics in Prometheus's text format (what GET /metrics serves).",
+        discussion: """
+            Connections by action and by violation, intercepted requests, probes and their latency \
+            histogram, the verdict cache, bytes, open connections per loop, leaves minted, reloads and \
+            log write errors; every name starts with atsproxy_. With --json, the control socket's \
+            answer, the text in its "text" field.
+
+            """ + DaemonCommandHelp.footer("metrics") + """
+
+              atsproxyctl metrics --socket .build/control.sock > /var/lib/node_exporter/atsproxy.prom
+            """)
+    static let command = ControlCommand.metrics
+
+    @OptionGroup var socket: ControlSocketOptions
+
+    func describe(_ answer: JSONValue, to output: Output) { output.write(answer["text"]?.stringValue ?? "") }
+}

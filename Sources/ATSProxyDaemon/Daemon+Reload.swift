@@ -79,6 +79,7 @@ extension Daemon {
         var outcome = ReloadOutcome(trigger: trigger, at: WallClock.nowMilliseconds(), previousSHA256: policy.file?.sha256)
         defer {
             lastReload = outcome
+            reloads[ReloadResult(outcome), default: 0] += 1
             Daemon.say(outcome.summary)
             tell(.ready, .status(outcome.succeeded ? statusLine : "\(statusLine); last reload refused"))
         }

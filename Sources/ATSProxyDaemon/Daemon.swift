@@ -48,6 +48,8 @@ final class Daemon {
     let balancer = LoopBalancer()
     var boundListeners: [String] = []
     var lastReload: ReloadOutcome?
+    /// Reloads since start, by result (for the metrics).
+    var reloads: [ReloadResult: Int] = [:]
     private var base: EventBase?
     private var shutdown: Shutdown?
 
@@ -181,6 +183,7 @@ final class Daemon {
         case .reload: return reload(trigger: .controlSocket).json
         case .status: return statusJSON
         case .stats: return statsJSON
+        case .metrics: return metricsJSON
         case .flushCache:
             let dropped = cache.count
             cache.removeAll()

@@ -82,7 +82,7 @@ extension DaemonConfiguration {
         do {
             let minter = try LeafMinter(authority: authority)
             let context = try TLSServerContext()
-            return InterceptService(deviceContext: context) { LeafCache(minter: minter) }
+            return InterceptService(deviceContext: context, leaves: minter.statistics) { LeafCache(minter: minter) }
         } catch {
             throw CertificateAuthorityError(path: authority.directory, problem: .openSSL(error))
         }

@@ -15,6 +15,9 @@ public enum ControlCommand: String, Sendable, CaseIterable {
     case status
     /// The counters alone, for monitoring.
     case stats
+    /// Every counter and gauge in Prometheus's text format, as the answer's `"text"` (what the
+    /// web listener's `GET /metrics` serves), for scripts and CI without the web listener.
+    case metrics
     /// Forget every cached verdict: the next connection to each host is probed again.
     case flushCache = "flush-cache"
     /// Open the log file again (after logrotate moved it).

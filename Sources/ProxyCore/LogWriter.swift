@@ -5,6 +5,7 @@ import Synchronization
 /// `write(2)` under a lock, so lines from different loops never interleave.
 public final class LogWriter: Sendable {
     private let descriptor: Mutex<Int32>
+    private let failedWrites = Atomic<Int>(0)
     /// The file logged to; nil for standard output.
     public let path: String?
 
@@ -41,6 +42,9 @@ public final class LogWriter: Sendable {
         if path != nil { descriptor.withLock { _ = close($0) } }
     }
 
+    /// Lines that could not be written whole since start (write(2) failed part-way or at once).
+    public var writeErrors: Int { failedWrites.load(ordering: .relaxed) }
+
     public func write(line: String) { write(line: Array(line.utf8)) }
 
     /// Writes one line (its newline added) with a single write(2) under the lock, so lines from
@@ -54,7 +58,11 @@ public final class LogWriter: Sendable {
             while offset < bytes.count {
                 let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
                 if written < 0, errno == EINTR { continue }
-                guard written > 0 else { return }
+                guard written > 0 else {
+                    // The line is lost (a full disk, a closed stdout): nobody to tell but the metrics.
+                    failedWrites.add(1, ordering: .relaxed)
+                    return
+                }
                 offset += written
             }
         }

@@ -238,14 +238,19 @@ public final class ProxyServer {
     /// the answer (a failure report when no probe slot is free).
     func startProbe(_ key: VerdictKey, rules: DestinationRules, completion: @escaping (ProbeReport) -> Void) {
         let slot = UpstreamSlot(host: key.host, port: key.port)
+        let counts = statistics.probes
         if let busy = probes.reserve(slot) {
+            counts.probeNotStarted()
             return completion(ProbeReport(upstreamFailure: .handshake(reason: "not probed: \(busy)")))
         }
         let run = VerdictProbeRun(
             key: key, service: probes, base: base, resolver: resolver, settings: settings, rules: rules)
         let id = ObjectIdentifier(run)
         probeRuns[id] = (run, slot)
+        counts.probeStarted()
+        let began = ContinuousClock.now
         run.start { [weak self] report in
+            counts.probeFinished(report, after: ContinuousClock.now - began)
             if let self, probeRuns.removeValue(forKey: id) != nil { probes.release(slot) }
             completion(report)
         }
@@ -256,6 +261,7 @@ public final class ProxyServer {
     private func cancelProbes() {
         let runs = probeRuns.values
         probeRuns = [:]
+        statistics.probes.probesCancelled(runs.count)
         for (run, slot) in runs {
             run.cancel()
             probes.release(slot)
@@ -369,5 +375,6 @@ extension ProxyServer: SessionEnvironment {
         let line = request.logLine
         feed?.append(line)
         log.write(line: line)
+        statistics.logged(request: request)
     }
 }

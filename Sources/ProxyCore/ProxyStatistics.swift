@@ -1,3 +1,4 @@
+import ATSPolicy
 import Synchronization
 
 /// Counters every loop updates and `status` reads: connections open and accepted, and what was
@@ -11,6 +12,10 @@ public final class ProxyStatistics: Sendable {
     private let denied = Atomic<Int>(0)
     private let bytesUp = Atomic<Int>(0)
     private let bytesDown = Atomic<Int>(0)
+    private let violations = LabeledCounts<String>()
+    private let requests = LabeledCounts<RequestClass>()
+    /// The verdict probes of every loop.
+    public let probes = ProbeStatistics()
 
     public init() {}
 
@@ -58,5 +63,48 @@ public final class ProxyStatistics: Sendable {
         }
         bytesUp.add(Int(record.bytesUp), ordering: .relaxed)
         bytesDown.add(Int(record.bytesDown), ordering: .relaxed)
+        // Most lines have no violation: they take no lock.
+        let names = record.violationNames
+        if !names.isEmpty { violations.add(names) }
+    }
+
+    /// Logged connections per violation name (a line naming a violation twice counts once).
+    public var violationCounts: [String: Int] { violations.snapshot }
+
+    /// Intercept mode's logged HTTP requests, by their connection's action and their status class.
+    public var requestCounts: [RequestClass: Int] { requests.snapshot }
+
+    /// Counts an intercepted HTTP request's line; the `tls_stream` lines (bytes that were not
+    /// HTTP) are not requests and are not counted.
+    func logged(request: RequestRecord) {
+        guard request.kind == .request else { return }
+        requests.add(RequestClass(action: request.connection.action, status: request.status))
+    }
+}
+
+/// What a request is counted by: its connection's action and the class of its status.
+public struct RequestClass: Sendable, Hashable {
+    public var action: ConnectionRecord.Action
+    /// `1xx` to `5xx`, `none` when no response came (the upstream failed), `other` beyond.
+    public var statusClass: String
+
+    public init(action: ConnectionRecord.Action, status: Int?) {
+        self.action = action
+        guard let status else {
+            statusClass = "none"
+            return
+        }
+        statusClass = (100...599).contains(status) ? "\(status / 100)xx" : "other"
+    }
+}
+
+extension ConnectionRecord {
+    /// The names of the violations the line lists, each once, in order.
+    var violationNames: [String] {
+        let first = verdict?.violations ?? [], second = serverNameVerdict?.violations ?? []
+        guard !first.isEmpty || !second.isEmpty else { return [] }
+        var names: [String] = []
+        for violation in first + second where !names.contains(violation.kind.name) { names.append(violation.kind.name) }
+        return names
     }
 }

@@ -24,6 +24,7 @@ struct HelpTests {
         Subcommand(name: "status", options: ["--socket", "--json"]),
         Subcommand(name: "reload", options: ["--socket", "--json"]),
         Subcommand(name: "stats", options: ["--socket", "--json"]),
+        Subcommand(name: "metrics", options: ["--socket", "--json"]),
         Subcommand(name: "flush-cache", options: ["--socket", "--json"]),
         Subcommand(name: "reopen-logs", options: ["--socket", "--json"]),
         Subcommand(name: "ca", options: ["init", "export", "show"]),

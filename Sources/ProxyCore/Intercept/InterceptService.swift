@@ -16,9 +16,16 @@ public final class InterceptService: Sendable {
     public let deviceContext: TLSServerContext
     let makeLeafSource: @Sendable () -> any LeafSource
     public let rejections = ClientRejections()
+    /// The leaves minted and the leaf caches' hits, across the loops (the metrics read them).
+    public let leaves: LeafStatistics
 
-    public init(deviceContext: TLSServerContext, makeLeafSource: @escaping @Sendable () -> any LeafSource) {
+    /// - Parameter leaves: the counters of the minter behind `makeLeafSource`'s caches.
+    public init(
+        deviceContext: TLSServerContext, leaves: LeafStatistics = LeafStatistics(),
+        makeLeafSource: @escaping @Sendable () -> any LeafSource
+    ) {
         self.deviceContext = deviceContext
+        self.leaves = leaves
         self.makeLeafSource = makeLeafSource
     }
 }

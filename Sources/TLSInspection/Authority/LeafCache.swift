@@ -40,6 +40,7 @@ public final class LeafCache {
             let leaf = slots[slot].leaf
             let halfLife = leaf.notBefore + (leaf.notAfter - leaf.notBefore) / 2
             if now >= leaf.notBefore && now < halfLife {
+                minter.statistics.cacheHit()
                 moveToNewest(slot)
                 return leaf.credentials
             }

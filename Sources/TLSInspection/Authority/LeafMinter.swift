@@ -22,6 +22,8 @@ public struct LeafMinter: Sendable {
     public let authority: CertificateAuthority
     /// The key of every leaf this minter makes; never the CA's.
     public let leafKey: PrivateKey
+    /// What this minter and the caches over it have done, counted across every loop.
+    public let statistics = LeafStatistics()
 
     /// Leaves start this far in the past, for devices whose clocks run behind.
     public static let backdate: Int64 = 2 * 86_400
@@ -70,7 +72,9 @@ public struct LeafMinter: Sendable {
         try draft.addExtension(NID_ext_key_usage, "serverAuth")
         try draft.addExtension(NID_authority_key_identifier, "keyid:always", issuer: authority.certificate)
         let leaf = try draft.sign(with: authority.key)
-        return MintedLeaf(
+        let minted = MintedLeaf(
             credentials: try ServerCredentials(chain: [leaf], key: leafKey), notBefore: notBefore, notAfter: notAfter)
+        statistics.leafMinted()
+        return minted
     }
 }
