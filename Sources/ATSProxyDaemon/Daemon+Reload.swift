@@ -2,6 +2,7 @@ import ATSPolicy
 import ControlProtocol
 import Dispatch
 import EventLoop
+import LiveView
 import ProxyCore
 import TLSInspection
 

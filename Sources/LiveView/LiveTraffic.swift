@@ -1,2 +1,111 @@
-/// What the live view has gathered from the daemon's log lines (being written).
-public struct LiveTraffic { public init() {} }
+import ATSPolicy
+import TrafficReport
+
+/// What the live view has gathered from the daemon's log lines, in bounded memory: the report's
+/// per-host tally (at most ``Limits/hosts`` hosts), each host's last-seen time and devices, and the
+/// most recent connections with their request lines.
+///
+/// A value owned by one thread, the web listener's loop: the daemon hands it each line it writes.
+public struct LiveTraffic: Sendable {
+    /// How much is kept. Everything beyond is counted, never stored.
+    public struct Limits: Sendable, Equatable {
+        /// Connections kept with their request lines, newest first.
+        public var recentConnections: Int
+        /// Hosts tallied: lines about further hosts are counted as dropped.
+        public var hosts: Int
+        /// Device addresses kept per host.
+        public var clientsPerHost: Int
+        /// Request lines kept per recent connection.
+        public var requestsPerConnection: Int
+
+        public init(recentConnections: Int = 1_000, hosts: Int = 5_000, clientsPerHost: Int = 16, requestsPerConnection: Int = 50) {
+            self.recentConnections = recentConnections
+            self.hosts = hosts
+            self.clientsPerHost = clientsPerHost
+            self.requestsPerConnection = requestsPerConnection
+        }
+    }
+
+    public let limits: Limits
+    /// Increases whenever a line is ingested: what was shown under another version is stale.
+    public private(set) var version: UInt64 = 0
+    /// The report's per-host tally of every line (within ``Limits/hosts``).
+    public private(set) var tally: HostTrafficTally
+    /// Last seen and devices, for each host of ``tally``.
+    public private(set) var activity: [HostIdentity: HostActivity] = [:]
+    private var ring: ConnectionRing
+    /// Lines ingested (empty lines aside).
+    public private(set) var lines = 0
+    /// Lines that were not JSON, or not a connection, request or tls_stream record.
+    public private(set) var unparsedLines = 0
+    /// Why the latest of them was refused.
+    public private(set) var lastUnparsedReason: String?
+
+    public init(limits: Limits = Limits()) {
+        self.limits = limits
+        tally = HostTrafficTally(maximumHosts: limits.hosts)
+        ring = ConnectionRing(capacity: limits.recentConnections, requestsPerConnection: limits.requestsPerConnection)
+    }
+
+    /// The recent connections, newest first (open ones, with only request lines, included).
+    public var recentConnections: [RecentConnection] { ring.newestFirst }
+    /// Connections forgotten to stay within ``Limits/recentConnections``.
+    public var evictedConnections: Int { ring.evicted }
+    /// Connections with request lines in and no connection line yet (still open, or their line lost).
+    public var openConnections: Int { ring.openCount }
+
+    /// Takes one of the daemon's log lines as written (a trailing newline is allowed): a connection
+    /// line, a request line or a `tls_stream` line. Anything else is counted in ``unparsedLines``.
+    public mutating func ingest(line: [UInt8]) {
+        var end = line.endIndex
+        while end > line.startIndex, line[end - 1] == UInt8(ascii: "\n") || line[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        guard end > line.startIndex else { return }
+        lines += 1
+        version += 1
+        let value: JSONValue
+        do {
+            value = try JSONValue(parsing: line[line.startIndex..<end])
+        } catch {
+            refuse(error.description)
+            return
+        }
+        let kind = value.objectValue == nil ? nil : LoggedRequest.kind(of: value)
+        do throws(LogRecordError) {
+            switch kind {
+            case "connection": ingest(connection: try LoggedConnection(json: value), json: value)
+            case let kind? where LoggedRequest.Kind(rawValue: kind) != nil: ingest(request: try LoggedRequest(json: value))
+            default: throw LogRecordError("\"kind\" is not connection, request or tls_stream", record: "log record")
+            }
+        } catch {
+            refuse(error.description)
+        }
+    }
+
+    private mutating func ingest(connection record: LoggedConnection, json: JSONValue) {
+        let details = ConnectionDetails(json: json)
+        let connection = ring.add(record, details: details, connectionID: json["connection_id"]?.intValue)
+        for host in tally.add(record) {
+            var seen = activity[host] ?? HostActivity()
+            seen.note(timestamp: record.timestamp, client: details.client, clientLimit: limits.clientsPerHost)
+            // The requests that came before the connection line count as sightings too.
+            for request in connection.requests {
+                seen.note(timestamp: request.timestamp, client: request.client, clientLimit: limits.clientsPerHost)
+            }
+            activity[host] = seen
+        }
+    }
+
+    private mutating func ingest(request: LoggedRequest) {
+        ring.add(request)
+        tally.add(request)
+        // Hosts the tally holds already; a host still waiting for its connection line is noted then.
+        if let host = try? HostIdentity(parsing: request.host), activity[host] != nil {
+            activity[host]?.note(timestamp: request.timestamp, client: request.client, clientLimit: limits.clientsPerHost)
+        }
+    }
+
+    private mutating func refuse(_ reason: String) {
+        unparsedLines += 1
+        lastUnparsedReason = String(reason.prefix(300))
+    }
+}

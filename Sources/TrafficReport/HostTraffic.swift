@@ -92,35 +92,14 @@ public struct HostTraffic: Sendable {
 extension LogCollection {
     /// The records grouped by host (the request host, and a differing SNI host), in first-seen order.
     /// Lines that are not loads (malformed heads, requests that were not proxy requests) and lines whose
-    /// host is not a valid host name are left out.
+    /// host is not a valid host name are left out. Request lines count only for hosts the connection
+    /// lines named: a request line alone (its connection's line torn or in another file) adds no host,
+    /// and so changes no assessment. The same tally as the live view's (``HostTrafficTally``).
     public var hostTraffic: [HostTraffic] {
-        var byHost: [HostIdentity: Int] = [:]
-        var hosts: [HostTraffic] = []
-        func index(for name: String) -> Int? {
-            guard let host = try? HostIdentity(parsing: name) else { return nil }
-            if let existing = byHost[host] { return existing }
-            byHost[host] = hosts.count
-            hosts.append(HostTraffic(host: host))
-            return hosts.count - 1
-        }
-        for record in records where record.isLoad {
-            let request = index(for: record.host)
-            if let request {
-                hosts[request].count(record)
-                hosts[request].noteRequest(record)
-            }
-            if let check = record.serverNameCheck, let named = index(for: check.host), named != request {
-                hosts[named].count(record)
-                hosts[named].noteServerName(check)
-            }
-        }
-        // Requests only for hosts the connection lines named: a request line alone (its connection's
-        // line torn or in another file) adds no host, and so changes no assessment.
-        for request in requests where request.kind == .request {
-            guard let host = try? HostIdentity(parsing: request.host), let existing = byHost[host] else { continue }
-            hosts[existing].requests += 1
-        }
-        return hosts
+        var tally = HostTrafficTally()
+        for record in records { tally.add(record) }
+        for request in requests { tally.add(request) }
+        return tally.hosts
     }
 
     /// Whether any request line (`"kind":"request"`) was read: `report` shows request counts then.

@@ -1,0 +1,32 @@
+/// What the live view knows of a host beyond the report's tally: when it was last seen (by a
+/// connection or a request line) and which devices used it, at most a few of them.
+public struct HostActivity: Sendable, Equatable {
+    /// The latest `ts` of its lines (RFC 3339 UTC, which sorts as text).
+    public private(set) var lastSeen: String?
+    /// Device addresses (no port) in first-seen order, at most the live view's limit.
+    public private(set) var clients: [String] = []
+    /// Whether more devices than ``clients`` used it.
+    public private(set) var moreClients = false
+
+    init() {}
+
+    mutating func note(timestamp: String?, client: String?, clientLimit: Int) {
+        if let timestamp, lastSeen.map({ timestamp > $0 }) ?? true { lastSeen = timestamp }
+        guard let client = client.map(Self.address), !client.isEmpty, !clients.contains(client) else { return }
+        if clients.count < clientLimit {
+            clients.append(client)
+        } else {
+            moreClients = true
+        }
+    }
+
+    /// `192.168.1.23:50312` → `192.168.1.23`, `[2001:db8::1]:50312` → `2001:db8::1`: a device, not a
+    /// connection (the log's `client` is address and port).
+    static func address(_ client: String) -> String {
+        if client.hasPrefix("["), let close = client.firstIndex(of: "]") {
+            return String(client[client.index(after: client.startIndex)..<close])
+        }
+        if let colon = client.lastIndex(of: ":"), client.firstIndex(of: ":") == colon { return String(client[..<colon]) }
+        return client
+    }
+}

@@ -1,0 +1,78 @@
+import ATSPolicy
+import TrafficReport
+
+/// The live view's state as one JSON object: what `/api/state.json` answers and each `update`
+/// event carries, and what the page's script renders.
+extension LiveSnapshot {
+    public var json: JSONValue {
+        .object([
+            ("version", .int(Int64(clamping: version))),
+            ("policy", .string(context.description)),
+            ("client_class", .string(context.clientClass.rawValue)),
+            ("os_profile", .string(context.settings.osProfile.releases)),
+            ("hosts", .array(rows.map(Self.json))),
+            ("plist", .string(infoPlistFragment)),
+            ("entries", .int(report.entries.count)),
+            ("unused", .array(unused.map(Self.json))),
+            ("lines", .int(traffic.lines)),
+            ("recent_connections", .int(traffic.recentConnections.count)),
+            ("unparsed_lines", .int(traffic.unparsedLines)),
+            ("last_unparsed", .optional(traffic.lastUnparsedReason)),
+            ("open_connections", .int(traffic.openConnections)),
+            // The page's sentences, worded once here so the script shows what the server rendered.
+            ("summary", .string(LivePage.summary(self))),
+            ("dropped_text", .string(LivePage.dropped(self))),
+            ("nothing_unused", .string(LivePage.nothingUnused)),
+            (
+                "dropped",
+                .object([
+                    ("host_lines", .int(traffic.tally.droppedLines)),
+                    ("host_requests", .int(traffic.tally.droppedRequests)),
+                    ("connections", .int(traffic.evictedConnections)),
+                ])
+            ),
+            (
+                "limits",
+                .object([
+                    ("hosts", .int(traffic.limits.hosts)), ("recent_connections", .int(traffic.limits.recentConnections)),
+                    ("clients_per_host", .int(traffic.limits.clientsPerHost)),
+                ])
+            ),
+        ])
+    }
+
+    static func json(_ row: HostRow) -> JSONValue {
+        let traffic = row.traffic
+        return .object([
+            ("host", .string(row.name)),
+            ("verdict", .string(row.verdict.rawValue)),
+            ("verdict_text", .string(row.verdict.label)),
+            ("status", .string(row.assessment.disposition.rawValue)),
+            ("connections", .int(traffic.connections)),
+            ("requests", .int(traffic.requests)),
+            ("allowed", .int(traffic.allowed)),
+            ("blocked", .int(traffic.blocked)),
+            ("failed", .int(traffic.failed)),
+            ("last_seen", .optional(row.activity.lastSeen)),
+            ("clients", .strings(row.activity.clients)),
+            ("more_clients", .bool(row.activity.moreClients)),
+            ("violations", .array(row.violations.map(json))),
+            ("entry", .optional(row.entryKey)),
+        ])
+    }
+
+    static func json(_ advice: ViolationAdvice) -> JSONValue {
+        .object([
+            ("name", .string(advice.name)), ("explanation", .string(advice.explanation)),
+            ("allowed_by", .optional(advice.allowedBy)), ("no_key", .optional(advice.noKey)),
+        ])
+    }
+
+    static func json(_ key: UnusedKey) -> JSONValue {
+        .object([
+            ("path", .string(key.path)), ("value", .optional(key.value)), ("action", .string(key.action.rawValue)),
+            ("replacement", .optional(key.replacement)), ("reason", .string(key.reason)),
+            ("text", .string(LivePage.unused(key))),
+        ])
+    }
+}

@@ -1,0 +1,96 @@
+import ATSPolicy
+import ProxyWire
+
+/// The web listener's live view: the daemon's log lines gathered (``LiveTraffic``) and shown
+/// against the daemon's current policy.
+///
+/// Belongs to the web listener's loop alone (not `Sendable`): the daemon calls ``ingest(line:)``
+/// with each line it logs, sets ``context`` when it reloads its policy, answers requests with
+/// ``reply(to:)`` and, a few times a second, writes ``eventPayload()`` (when not nil) to every
+/// open `traffic` event stream.
+///
+/// Routes (GET and HEAD; 405 for other methods, 404 for other paths):
+/// - `/`: the page, filtered by `?client=&host=&verdict=`;
+/// - `/host?name=HOST`: one host's connections, requests and explanation;
+/// - `/api/state.json`: the state as JSON (``LiveSnapshot/json``);
+/// - `/events`: the `traffic` event stream (``LocalReply/eventStream(channel:retryMilliseconds:)``).
+public final class LiveViewSite: LocalSite {
+    /// The event stream's channel: the server writes ``eventPayload()`` to its streams.
+    public static let channel = "traffic"
+
+    public private(set) var traffic: LiveTraffic
+    /// The policy the traffic is judged against; setting it (on reload) updates every view.
+    public var context: LivePolicyContext {
+        didSet { policyChanges += 1 }
+    }
+    private var policyChanges: UInt64 = 0
+    private var cached: LiveSnapshot?
+    /// The version of the last event payload given out.
+    private var sentVersion: UInt64?
+
+    public init(context: LivePolicyContext, limits: LiveTraffic.Limits = LiveTraffic.Limits()) {
+        self.context = context
+        traffic = LiveTraffic(limits: limits)
+    }
+
+    /// Increases with every line ingested and every policy set.
+    public var version: UInt64 { traffic.version &+ policyChanges }
+
+    /// One of the daemon's log lines, as written.
+    public func ingest(line: [UInt8]) { traffic.ingest(line: line) }
+
+    /// The state now, judged once per version.
+    public var snapshot: LiveSnapshot {
+        if let cached, cached.version == version { return cached }
+        let snapshot = LiveSnapshot(version: version, traffic: traffic, context: context)
+        cached = snapshot
+        return snapshot
+    }
+
+    /// One server-sent event, `event: update` with the state's JSON on one `data:` line, or nil when
+    /// nothing changed since the last payload given out.
+    public func eventPayload() -> [UInt8]? {
+        let snapshot = self.snapshot
+        guard sentVersion != snapshot.version else { return nil }
+        sentVersion = snapshot.version
+        // JSONValue escapes every control character and U+2028/9: the data is one line.
+        return Array("event: update\ndata: ".utf8) + snapshot.json.serializedBytes + Array("\n\n".utf8)
+    }
+
+    public func reply(to request: LocalRequest) -> LocalReply {
+        let known = ["/", "/host", "/api/state.json", "/events"]
+        guard known.contains(request.path) else { return .response(LocalResponse.notFound(request.path)) }
+        guard request.method == "GET" || request.method == "HEAD" else {
+            return .response(LocalResponse.methodNotAllowed(request.method))
+        }
+        switch request.path {
+        case "/events":
+            // HEAD gets the stream's head without holding a connection open.
+            guard request.method == "GET" else { return .response(LocalResponse(contentType: "text/event-stream", body: [])) }
+            return .eventStream(channel: Self.channel, retryMilliseconds: 1000)
+        case "/api/state.json":
+            return .response(LocalResponse.json(snapshot.json.serialized))
+        case "/host":
+            return .response(hostPage(request.queryValue("name") ?? ""))
+        default:
+            return .response(page(LivePage(snapshot: snapshot, filter: HostFilter(request)).html))
+        }
+    }
+
+    private func hostPage(_ name: String) -> LocalResponse {
+        guard let host = try? HostIdentity(parsing: name) else {
+            return page(HTML.page(title: "Not a host", body: "<p>\(HTML.escaped(name)) is not a host name. <a href=\"/\">All hosts</a></p>\n"), status: 404)
+        }
+        let hostPage = HostPage(host: host, snapshot: snapshot)
+        guard hostPage.hasAnything else {
+            return page(HTML.page(title: "Not seen", body: "<p>atsproxy has seen no traffic to \(HTML.escaped(host.description)). <a href=\"/\">All hosts</a></p>\n"), status: 404)
+        }
+        return page(hostPage.html)
+    }
+
+    private func page(_ html: String, status: Int = 200) -> LocalResponse {
+        var response = LocalResponse.html(html, status: status, reason: status == 200 ? "OK" : "Not Found")
+        response.headers.append(("Content-Security-Policy", HTML.contentSecurityPolicy))
+        return response
+    }
+}
