@@ -98,7 +98,9 @@ let package = Package(
                 // atsproxyctl's commands, run in-process against the real daemon's control socket.
                 "ATSProxyCtl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            // Browser/: the Python that drives chromium for the web tests.
+            exclude: ["Browser"]
         ),
         .testTarget(name: "ProxyWireTests", dependencies: ["ProxyWire", "TLSTestSupport"], exclude: ["Fixtures"]),
         // Real certificates and real openssl servers for the tests that need them.

@@ -44,6 +44,8 @@ final class DaemonProcess {
             }
             let control = arguments.contains("--control-socket") ? [] : ["--control-socket", controlSocket]
             flags = ["--log-file", logPath] + control
+            // Every daemon's own live view, on a port of its own: tests run side by side.
+            if !arguments.contains("--web-listen") { flags += ["--web-listen", "127.0.0.1:0"] }
         }
         let command = wrapper + [Self.executable] + arguments + flags
         process.executableURL = URL(fileURLWithPath: command[0])
@@ -70,6 +72,12 @@ final class DaemonProcess {
     }
 
     var port: UInt16 { ports[0] }
+
+    /// The web listener's port, from the line the daemon says it on ("… live view and /metrics: http://127.0.0.1:PORT/").
+    var webPort: UInt16? {
+        guard let line = standardError.split(separator: "\n").first(where: { $0.contains("live view and /metrics: ") }) else { return nil }
+        return UInt16(line.split(separator: ":").last?.trimmingCharacters(in: CharacterSet(charactersIn: "/ ")) ?? "")
+    }
 
     /// Sends SIGTERM and returns the exit status, waiting at most `timeout` seconds (see
     /// ``exitStatus(within:_:sourceLocation:)``).

@@ -1,0 +1,80 @@
+"""Drives Debian's chromium, headless, through Selenium against a running atsproxy, for the web
+tests in WebBrowserProcessTests.swift. Prints one JSON object of what the browser saw; the Swift
+test asserts on it. Screenshots at a phone's width go to --out.
+
+Usage: pages.py --proxy PORT --web PORT --out DIR
+Between loading the live view and watching for the blocked host, it prints "READY" and waits for
+a line on standard input: the test makes the blocked connection then, and the time from that line
+to the host's row appearing is measured in the browser's own process.
+"""
+import argparse, json, sys, time
+
+from selenium import webdriver
+from selenium.common.exceptions import WebDriverException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+
+PHONE = (390, 844)
+
+
+def browser(proxy_port):
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     f"--window-size={PHONE[0]},{PHONE[1]}", f"--proxy-server=http://127.0.0.1:{proxy_port}",
+                     # atsproxy.test through the proxy; loopback (the listener itself) straight.
+                     "--proxy-bypass-list=<-loopback>;127.0.0.1:*", "--ignore-certificate-errors"]:
+        options.add_argument(argument)
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def page(driver, url, out, name):
+    driver.get(url)
+    driver.save_screenshot(f"{out}/{name}.png")
+    return {"title": driver.title, "text": driver.find_element(By.TAG_NAME, "body").text, "url": driver.current_url}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--proxy", type=int, required=True)
+    parser.add_argument("--web", type=int, required=True)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    seen = {}
+    driver = browser(args.proxy)
+    try:
+        seen["through_proxy"] = page(driver, "http://atsproxy.test/", args.out, "onboarding-through-proxy")
+        seen["direct"] = page(driver, f"http://127.0.0.1:{args.proxy}/", args.out, "onboarding-direct")
+        seen["check"] = page(driver, "https://atsproxy.test/check", args.out, "check")
+        # The PAC file as the browser fetched it, run by the browser's own JavaScript engine.
+        driver.get(f"http://127.0.0.1:{args.proxy}/proxy.pac")
+        script = driver.find_element(By.TAG_NAME, "body").text
+        urls = {"https://api.example.com/v1": "api.example.com", "https://gateway.icloud.com/": "gateway.icloud.com",
+                "http://atsproxy.test/": "atsproxy.test", "https://api.example.com./": "api.example.com."}
+        seen["pac"] = {url: driver.execute_script(script + "\nreturn FindProxyForURL(arguments[0], arguments[1]);", url, host)
+                       for url, host in urls.items()}
+        # The live view: loaded, then watched while the test makes a blocked connection.
+        driver.get(f"http://127.0.0.1:{args.web}/")
+        print("READY", flush=True)
+        sys.stdin.readline()
+        started = time.monotonic()
+        found = None
+        while time.monotonic() - started < 10:
+            rows = driver.find_elements(By.CSS_SELECTOR, "#hosts tr")
+            texts = [row.text for row in rows]
+            if any("blocked.test" in text for text in texts):
+                found = time.monotonic() - started
+                break
+            time.sleep(0.05)
+        time.sleep(0.3)  # The plist panel comes with the same update; let it settle.
+        driver.save_screenshot(f"{args.out}/live-view.png")
+        seen["live"] = {"seconds": found, "rows": [row.text for row in driver.find_elements(By.CSS_SELECTOR, "#hosts tr")],
+                        "plist": driver.find_element(By.ID, "plist").text, "reloaded": driver.execute_script("return performance.navigation.type")}
+    except WebDriverException as error:
+        seen["error"] = str(error)
+    finally:
+        driver.quit()
+    print(json.dumps(seen), flush=True)
+
+
+main()
