@@ -22,7 +22,11 @@ public struct ViolationAdvice: Sendable, Equatable {
         return traffic.violationNames.map { name in
             var advice = ViolationAdvice(name: name, explanation: traffic.violations[name] ?? "")
             if let blocker = assessment.blockers.first(where: { $0.violation == name }) {
-                advice.noKey = blocker.reason
+                // The blocker's reason repeats the logged explanation first: shown once is enough.
+                let repeated = advice.explanation + "; "
+                advice.noKey =
+                    !advice.explanation.isEmpty && blocker.reason.hasPrefix(repeated)
+                    ? String(blocker.reason.dropFirst(repeated.count)) : blocker.reason
                 return advice
             }
             if assessment.isLocal {

@@ -72,6 +72,8 @@ public struct HostTrafficTally: Sendable {
         if let existing = index[host] { return existing }
         guard hosts.count < maximumHosts else {
             droppedLines += 1
+            // Its waiting request lines will never count: say so, and free their place.
+            droppedRequests += waitingRequests.removeValue(forKey: host) ?? 0
             return nil
         }
         index[host] = hosts.count

@@ -72,6 +72,11 @@ import TrafficReport
         guard case .request(let third) = try Self.parse(requestLine("g.example.com", id: 5)) else { return }
         tally.add(third)
         #expect(tally.droppedRequests == 1)
+        // A connection line for a waiting host beyond the cap drops its waiting requests too.
+        guard case .connection(let late) = try Self.parse(logLine("e.example.com")) else { return }
+        tally.add(late)
+        #expect(tally.droppedRequests == 3)
+        #expect(tally.droppedLines == 3)
     }
 }
 
