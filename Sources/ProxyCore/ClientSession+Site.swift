@@ -17,7 +17,13 @@ extension ClientSession {
     /// How `head` reaches the proxy's own pages, or nil when it is a request to proxy.
     func siteArrival(of head: RequestHead) -> LocalRequest.Arrival? {
         if head.arrivedInOriginForm { return .direct(secure: false) }
-        if case .absolute("http", OnboardingHost.name, _, _) = head.target { return .proxied(secure: false) }
+        guard case .absolute("http", let host, let port, _) = head.target else { return nil }
+        if host == OnboardingHost.name { return .proxied(secure: false) }
+        // A device already using the proxy that opens the proxy's own address (the QR code's URL)
+        // sends it to the proxy: that is a request for the pages, not a loop to refuse.
+        if let address = IPAddress(host), case .proxyItself? = destinations.vet(address, port: port ?? 80) {
+            return .proxied(secure: false)
+        }
         return nil
     }
 

@@ -20,6 +20,7 @@ struct WebBrowserProcessTests {
         "chromium: onboarding through the proxy and direct, the check, the PAC file, the live view live with report's plist",
         .enabled(if: browserAvailable, "chromium, chromedriver or the test venv is missing: make test installs them"))
     func pagesInChromium() throws {
+        signal(SIGPIPE, SIG_IGN)  // A browser that died early must fail the test, not kill the run.
         let fixture = try InterceptFixture(names: [])
         let daemon = try fixture.daemon(intercept: false, ["--ca-dir", fixture.caDir, "--pac-hosts", "*.example.com"])
         let web = try #require(daemon.webPort, "no live view line in: \(daemon.standardError)")
@@ -84,6 +85,10 @@ struct WebBrowserProcessTests {
         #expect(!panel.isEmpty)
         #expect(report.standardOutput.contains(panel), "panel:\n\(panel)\nreport:\n\(report.standardOutput)")
         #expect(panel.contains("blocked.test"))
+        // /metrics on the same listener, as Prometheus scrapes it.
+        let scraped = try runCommand("/usr/bin/curl", ["-sS", "--max-time", "10", "http://127.0.0.1:\(web)/metrics"])
+        let metrics = try PrometheusScrape(parsing: scraped.standardOutput)
+        #expect(metrics.families.contains { $0.name == "atsproxy_connections" || $0.name == "atsproxy_connections_total" })
         for name in ["onboarding-through-proxy", "onboarding-direct", "check", "live-view"] {
             #expect(FileManager.default.fileExists(atPath: "\(screenshots)/\(name).png"))
         }
