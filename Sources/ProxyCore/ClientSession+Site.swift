@@ -77,11 +77,14 @@ extension ClientSession {
         startSiteTLS(serverName: OnboardingHost.name, arrival: .proxied(secure: true))
     }
 
+    /// Whether TLS straight to the listener is answered: with pages and a CA to mint their leaf.
+    /// Without them a ClientHello is a bad request head (400), and the client falls back to http
+    /// (as iOS does for a PAC URL).
+    var servesPagesOverTLS: Bool { settings.onboarding != nil && environment.leafSource != nil }
+
     /// TLS straight to the listener: the pages over TLS with a leaf for the address the client
-    /// reached (an IP SAN), when there is a CA; otherwise the connection is closed, as a server
-    /// that does not speak TLS would, and the client falls back to http (as iOS does for PAC).
+    /// reached (an IP SAN).
     func startDirectTLS() {
-        guard settings.onboarding != nil, environment.leafSource != nil else { return finish() }
         let host = listenerText
         let name = host.hasPrefix("[") ? String(host.dropFirst().prefix { $0 != "]" }) : String(host.prefix { $0 != ":" })
         startSiteTLS(serverName: nil, connectHost: name, arrival: .direct(secure: true))

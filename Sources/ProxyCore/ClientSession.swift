@@ -134,7 +134,7 @@ final class ClientSession: ExchangeOwner {
             let bytes = client.peek(maximum: 16 * 1024)
             // A TLS record where a request should start: a browser opened https:// on the
             // listener's own address (iOS fetches a PAC URL over HTTPS first).
-            if !headStarted, bytes.first == TLSContentType.handshake { return startDirectTLS() }
+            if !headStarted, bytes.first == TLSContentType.handshake, servesPagesOverTLS { return startDirectTLS() }
             if !headStarted {
                 headStarted = true
                 headStartedAt = MonotonicClock.nowMilliseconds()

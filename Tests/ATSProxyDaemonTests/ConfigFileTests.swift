@@ -67,7 +67,7 @@ struct ConfigFileTests {
         ("allow-destination = 127.0.0.0/8\nallow-destination = localhost/8", .badValue,
          ":4: key 'allow-destination': \"localhost\" is not an IP address (a CIDR range, for example 127.0.0.0/8)"),
         ("mode = report\nthreads = 2\nmode = enforce", .repeatedKey,
-         ":5: key 'mode': given again (first on line 3); only listen, ca-file, client-class, allow-client, allow-destination, passthrough may repeat"),
+         ":5: key 'mode': given again (first on line 3); only listen, ca-file, client-class, allow-client, allow-destination, passthrough, pac-hosts may repeat"),
         ("listen = 127.0.0.1:1\nlisten = 127.0.0.1:2\nlisten = 127.0.0.1:3\nclient-class = webkit\nclient-class = media",
          .conflictingValues,
          ":6: key 'client-class': given 2 times for 3 listen addresses: give it once for all, or once per listen line in the same order"),
