@@ -15,7 +15,7 @@ public struct ATSProxyCtlCommand: ParsableCommand {
         version: ATSProxyVersion.current,
         subcommands: [
             CheckCommand.self, ExplainCommand.self, DiagnoseCommand.self, ReportCommand.self, HarCommand.self,
-            StatusCommand.self, ReloadCommand.self, StatsCommand.self, MetricsCommand.self, FlushCacheCommand.self,
+            StatusCommand.self, OnboardCommand.self, ReloadCommand.self, StatsCommand.self, MetricsCommand.self, FlushCacheCommand.self,
             ReopenLogsCommand.self,
             CACommand.self,
         ]

@@ -66,6 +66,7 @@ enum DaemonReport {
         facts.append("loaded \(policy?["loaded_at"]?.stringValue ?? "?")")
         row("", facts.joined(separator: ", "), output)
         row("", "\(domains(policy)); \(policy?["os_profile"]?.stringValue ?? "?") profile", output)
+        onboarding(answer["onboarding"], to: output)
         counters(answer, to: output)
         if let reload = answer["last_reload"], !reload.isNull {
             let when = "\(reload["at"]?.stringValue ?? "?") (\(reload["trigger"]?.stringValue ?? "?"))"
@@ -77,6 +78,14 @@ enum DaemonReport {
         row("Config file", answer["config_file"]?.stringValue ?? "none (flags only)", output)
         row("Control", answer["control_socket"]?.stringValue ?? "?", output)
         row("Log", answer["log_file"]?.stringValue ?? "standard output", output)
+    }
+
+    /// Where devices are set up, and the live view. An older daemon sends nothing: no rows.
+    static func onboarding(_ onboarding: JSONValue?, to output: Output) {
+        guard let onboarding, !onboarding.isNull else { return }
+        let urls = strings(onboarding["urls"])
+        row("Onboarding", urls.isEmpty ? "loopback only: no address a phone can reach (see atsproxyctl onboard)" : urls.joined(separator: ", "), output)
+        row("Live view", onboarding["live_view"]?.stringValue ?? "off", output)
     }
 
     /// Tunnel or intercept mode; in intercept mode, the CA and the hosts not intercepted. An older

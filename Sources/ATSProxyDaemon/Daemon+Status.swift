@@ -2,6 +2,7 @@ import ATSPolicy
 import ControlProtocol
 import Glibc
 import ProxyCore
+import ProxyWire
 import TLSInspection
 
 /// `status` (what an operator needs at a glance) and `stats` (the counters, for monitoring).
@@ -20,6 +21,7 @@ extension Daemon {
                 ("threads", .int(loops.count)),
                 ("mode", .string(configuration.mode.rawValue)),
                 ("inspect", inspectJSON),
+                ("onboarding", onboardingJSON),
                 ("config_file", .optional(configuration.configFile)),
                 ("control_socket", .string(configuration.controlSocket)),
                 ("log_file", .optional(log.path)),
@@ -27,6 +29,18 @@ extension Daemon {
             ] + counterFields(cache: verdictCacheFields(full: false)) + [
                 ("last_reload", lastReload.map(Self.reloadSummary) ?? .null)
             ])
+    }
+
+    /// Where devices are set up: the addresses a phone can reach, their onboarding URLs, and the
+    /// live view's URL (null when it is off).
+    private var onboardingJSON: JSONValue {
+        let addresses = deviceAddresses
+        return .object([
+            ("addresses", .strings(addresses)),
+            ("urls", .strings(addresses.map { "http://\($0)/" })),
+            ("host", .string("http://\(OnboardingHost.name)/")),
+            ("live_view", .optional(webURL)),
+        ])
     }
 
     /// Intercept mode at a glance: the mode, the CA, `--passthrough`, and the hosts passed through

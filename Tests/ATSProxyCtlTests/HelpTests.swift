@@ -22,6 +22,7 @@ struct HelpTests {
         Subcommand(name: "report", options: ["--policy", "--client", "--json", "--os-profile"]),
         Subcommand(name: "har", options: ["--host", "--since"]),
         Subcommand(name: "status", options: ["--socket", "--json"]),
+        Subcommand(name: "onboard", options: ["--socket", "--json"]),
         Subcommand(name: "reload", options: ["--socket", "--json"]),
         Subcommand(name: "stats", options: ["--socket", "--json"]),
         Subcommand(name: "metrics", options: ["--socket", "--json"]),
