@@ -57,7 +57,8 @@ enum HTML {
         """
     }
 
-    /// Small, readable on a phone: the tables scroll sideways rather than squeeze.
+    /// Small, readable on a phone: the hosts table (class `cards`) becomes one card per host on a
+    /// narrow screen; other tables scroll sideways rather than squeeze.
     static let style = """
         body{font:15px/1.45 -apple-system,system-ui,sans-serif;margin:1em;color:#222}\
         h1{font-size:1.3em}h2{font-size:1.1em;margin-top:1.5em}\
@@ -67,7 +68,12 @@ enum HTML {
         code{background:#f4f4f4;padding:0 .2em}.v-blocked{color:#b00020;font-weight:600}\
         .v-not_compliant{color:#a15c00;font-weight:600}.v-failed{color:#555}.v-allowed{color:#1b6e1b}\
         form{display:flex;flex-wrap:wrap;gap:.5em;align-items:end}label{display:flex;flex-direction:column;font-size:.9em}\
-        .note{color:#555;font-size:.9em}ul.violations{margin:0;padding-left:1.1em}
+        .note{color:#555;font-size:.9em}ul.violations{margin:0;padding-left:1.1em}\
+        @media (max-width:640px){.cards thead{display:none}.cards,.cards tbody,.cards tr,.cards td{display:block}\
+        .cards tr{border:1px solid #ddd;border-radius:8px;margin:.6em 0;padding:.3em .2em}.cards td{border:none;padding:.15em .5em}\
+        .cards td.n{text-align:left}.cards td:nth-child(n+4)::before{color:#555;font-size:.9em}\
+        .cards td:nth-child(4)::before{content:"Requests: "}.cards td:nth-child(5)::before{content:"Connections: "}\
+        .cards td:nth-child(6)::before{content:"Last seen: "}.cards td:nth-child(7)::before{content:"Clients: "}}
         """
 
     /// The `Content-Security-Policy` of every page: the inline style and script only, requests to

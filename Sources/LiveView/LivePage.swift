@@ -16,7 +16,7 @@ struct LivePage {
         body += "<p class=\"note\" id=\"summary\">\(HTML.escaped(Self.summary(snapshot)))</p>\n"
         body += "<p class=\"note\" id=\"dropped\">\(HTML.escaped(Self.dropped(snapshot)))</p>\n"
         body += form
-        body += "<div class=\"scroll\"><table>\n<thead><tr><th>Host</th><th>Verdict</th><th>Violations</th>"
+        body += "<div class=\"scroll\"><table class=\"cards\">\n<thead><tr><th>Host</th><th>Verdict</th><th>Violations</th>"
         body += "<th>Requests</th><th>Connections</th><th>Last seen</th><th>Clients</th></tr></thead>\n<tbody id=\"hosts\">\n"
         for row in rows { body += Self.row(row) }
         body += "</tbody></table></div>\n"
