@@ -87,6 +87,8 @@ struct LivePage {
         let traffic = snapshot.traffic
         var text = "\(traffic.lines) log lines, \(snapshot.rows.count) hosts, \(traffic.recentConnections.count) recent connections"
         text += " (\(traffic.openConnections) with requests and no connection line yet)"
+        let open = traffic.openConnectionRecords.count
+        if open > 0 { text += "; \(open) tunnel\(open == 1 ? "" : "s") open, shown in the table, in the plist once \(open == 1 ? "it ends" : "they end")" }
         if traffic.unparsedLines > 0 { text += "; \(traffic.unparsedLines) lines not understood" }
         return text + "."
     }

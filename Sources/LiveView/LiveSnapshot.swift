@@ -35,9 +35,15 @@ public struct LiveSnapshot: Sendable {
         report = TrafficReport(
             traffic: traffic.tally.hosts, settings: context.settings, clientClass: context.clientClass,
             currentPolicy: context.policy)
-        let report = self.report
-        rows = report.assessments.map { assessment in
-            let key = report.entryKey[assessment.host]
+        // The table includes tunnels still open; the plist panel, like `report`, only what was logged.
+        let shown =
+            traffic.openConnectionRecords.isEmpty
+            ? report
+            : TrafficReport(
+                traffic: traffic.tallyWithOpenConnections.hosts, settings: context.settings, clientClass: context.clientClass,
+                currentPolicy: context.policy)
+        rows = shown.assessments.map { assessment in
+            let key = shown.entryKey[assessment.host]
             return HostRow(
                 assessment: assessment, verdict: HostVerdict(assessment.traffic),
                 activity: traffic.activity[assessment.host] ?? HostActivity(),

@@ -18,6 +18,9 @@ public struct LiveTraffic: Sendable {
         /// Request lines kept per recent connection.
         public var requestsPerConnection: Int
 
+        /// Connections judged and still open (``openConnectionRecords``): past it, the oldest is forgotten.
+        public var openConnections: Int = 5_000
+
         public init(recentConnections: Int = 1_000, hosts: Int = 5_000, clientsPerHost: Int = 16, requestsPerConnection: Int = 50) {
             self.recentConnections = recentConnections
             self.hosts = hosts
@@ -34,6 +37,13 @@ public struct LiveTraffic: Sendable {
     /// Last seen and devices, for each host of ``tally``.
     public private(set) var activity: [HostIdentity: HostActivity] = [:]
     private var ring: ConnectionRing
+    /// Tunnels judged and still relaying (their `connection_open` line is in, their connection line
+    /// not yet), by connection id, with the order they opened in: shown in the hosts table, never in
+    /// the report's tally, so the plist panel stays what `report` makes of the log.
+    public private(set) var openConnectionRecords: [Int64: LoggedConnection] = [:]
+    private var openOrder: [Int64] = []
+    /// Open connections forgotten to stay within ``Limits/openConnections``.
+    public private(set) var forgottenOpenConnections = 0
     /// Lines ingested (empty lines aside).
     public private(set) var lines = 0
     /// Lines that were not JSON, or not a connection, request or tls_stream record.
@@ -72,7 +82,14 @@ public struct LiveTraffic: Sendable {
         let kind = value.objectValue == nil ? nil : LoggedRequest.kind(of: value)
         do throws(LogRecordError) {
             switch kind {
-            case "connection": ingest(connection: try LoggedConnection(json: value), json: value)
+            case "connection":
+                if let id = value["connection_id"]?.intValue, openConnectionRecords.removeValue(forKey: id) != nil {
+                    openOrder.removeAll { $0 == id }
+                }
+                ingest(connection: try LoggedConnection(json: value), json: value)
+            case "connection_open":
+                lines -= 1  // Not a log line: the daemon's note of a tunnel still open.
+                ingest(opened: try LoggedConnection(json: value), json: value)
             case let kind? where LoggedRequest.Kind(rawValue: kind) != nil: ingest(request: try LoggedRequest(json: value))
             default: throw LogRecordError("\"kind\" is not connection, request or tls_stream", record: "log record")
             }
@@ -93,6 +110,29 @@ public struct LiveTraffic: Sendable {
             }
             activity[host] = seen
         }
+    }
+
+    private mutating func ingest(opened record: LoggedConnection, json: JSONValue) {
+        guard let id = json["connection_id"]?.intValue else { return }
+        if openConnectionRecords.updateValue(record, forKey: id) == nil { openOrder.append(id) }
+        if openOrder.count > limits.openConnections {
+            openConnectionRecords[openOrder.removeFirst()] = nil
+            forgottenOpenConnections += 1
+        }
+        // Seen now: a host's row shows from its first judged connection.
+        if let host = try? HostIdentity(parsing: record.host), activity[host] != nil || activity.count < limits.hosts {
+            activity[host, default: HostActivity()].note(
+                timestamp: record.timestamp, client: ConnectionDetails(json: json).client, clientLimit: limits.clientsPerHost)
+        }
+    }
+
+    /// The tally with the open connections added: what the hosts table shows (each open one
+    /// counted once, as its connection line will count it).
+    public var tallyWithOpenConnections: HostTrafficTally {
+        guard !openConnectionRecords.isEmpty else { return tally }
+        var shown = tally
+        for id in openOrder { if let record = openConnectionRecords[id] { _ = shown.add(record) } }
+        return shown
     }
 
     private mutating func ingest(request: LoggedRequest) {

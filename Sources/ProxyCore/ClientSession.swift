@@ -408,6 +408,13 @@ final class ClientSession: ExchangeOwner {
         }
     }
 
+    /// Tells the live view of the tunnel judged and now relaying (its line comes when it ends).
+    func noteOpened() {
+        guard var record else { return }
+        record.connectionID = id
+        environment.noteOpened(record)
+    }
+
     /// Writes the current record to the log, once.
     func writeRecord() {
         guard var record else { return }

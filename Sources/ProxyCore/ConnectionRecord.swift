@@ -117,10 +117,19 @@ public struct ConnectionRecord: Sendable {
         return writer.finish()
     }
 
+    /// The line's fields as they stand while the connection is still open, as kind
+    /// `connection_open`: never logged, only fed to the live view, so a long-lived tunnel shows
+    /// from its verdict on instead of from its end.
+    public var openLine: [UInt8] {
+        var writer = JSONObjectWriter(reservingCapacity: 512 + probedBytes.count)
+        write(to: &writer, kind: "connection_open")
+        return writer.finish()
+    }
+
     private static let nullBytes = Array("null".utf8)
 
     /// The log contract's fields, in order.
-    private func write(to sink: inout some JSONObjectSink) {
+    private func write(to sink: inout some JSONObjectSink, kind: String = "connection") {
         let verdicts = self.verdicts
         // The verdict that decides what is logged as `rule` and `error`: the first non-compliant one.
         let deciding = verdicts.first { !$0.isCompliant } ?? verdict
@@ -149,7 +158,7 @@ public struct ConnectionRecord: Sendable {
         sink.add("bytes_up", int: bytesUp)
         sink.add("bytes_down", int: bytesDown)
         sink.add("duration_ms", int: durationMilliseconds)
-        sink.add("kind", string: "connection")
+        sink.add("kind", string: kind)
         sink.add("connection_id", int: Int64(connectionID))
         sink.add("inspect", string: inspect?.rawValue)
         sink.add("passthrough", string: passthrough?.rawValue)

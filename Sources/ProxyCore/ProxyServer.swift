@@ -371,6 +371,8 @@ extension ProxyServer: SessionEnvironment {
 
     func makeTimer(_ onFire: @escaping () -> Void) -> Timer? { try? Timer(base: base, onFire: onFire) }
 
+    func noteOpened(_ record: ConnectionRecord) { feed?.append(record.openLine) }
+
     func log(request: RequestRecord) {
         let line = request.logLine
         feed?.append(line)

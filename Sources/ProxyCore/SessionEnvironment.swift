@@ -32,6 +32,8 @@ protocol SessionEnvironment: AnyObject {
 
     /// Writes one finished request or tunnel to the log and the counters.
     func log(_ record: ConnectionRecord)
+    /// A tunnel was judged and now relays: the live view may show it before it ends (nothing is logged).
+    func noteOpened(_ record: ConnectionRecord)
 
     // MARK: Intercept mode
 

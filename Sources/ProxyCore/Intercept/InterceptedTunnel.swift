@@ -241,6 +241,7 @@ final class InterceptedTunnel {
             origin: origin.flatMap { origin in upstream.map { TLSByteStream(transport: $0, tls: origin) } }, address: upstreamAddress,
             requestOrigin: RequestOrigin(scheme: "https", host: serverName, port: tunnel.port), blocked: blocked)
         state = .relaying(exchanges)
+        session.noteOpened()
         exchanges.start()
     }
 

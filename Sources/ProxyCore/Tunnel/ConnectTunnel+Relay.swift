@@ -13,6 +13,7 @@ import ProxyWire
 extension ConnectTunnel {
     func startRelaying(_ upstream: any ByteStream) {
         state = .relaying(upstream: upstream)
+        session.noteOpened()
         client.setTimeouts(read: nil, write: nil)
         session.watchIdle([client, upstream]) { [unowned self] ending in
             session.record?.upstreamError = session.closedReason(ending)

@@ -302,6 +302,10 @@ final class ScriptedEnvironment: SessionEnvironment {
 
     func log(_ record: ConnectionRecord) { records.append(record) }
 
+    /// Tunnels that began relaying, as the live view hears of them.
+    var opened: [ConnectionRecord] = []
+    func noteOpened(_ record: ConnectionRecord) { opened.append(record) }
+
     func sessionEnded(_ id: UInt64) { ended.append(id) }
 
     /// A session for a loopback client on `client`, started.

@@ -1,0 +1,59 @@
+import ATSProxyCtl
+import Foundation
+import TLSTestSupport
+import Testing
+
+/// The live view against the real daemon: a tunnel that stays open shows from its verdict on, not
+/// from its end, in both inspect modes; its connection line then counts it once.
+@Suite(.startsProcesses(timeLimit: .seconds(60)))
+struct LiveViewProcessTests {
+    static func state(_ port: UInt16) throws -> [String: Any] {
+        let result = try runCommand("/usr/bin/curl", ["-sS", "--max-time", "10", "http://127.0.0.1:\(port)/api/state.json"])
+        return try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+    }
+
+    static func host(_ name: String, in state: [String: Any]) -> [String: Any]? {
+        (state["hosts"] as? [[String: Any]])?.first { $0["host"] as? String == name }
+    }
+
+    @Test("a tunnel held open is listed within a second of its verdict; once it ends, one connection", arguments: [false, true])
+    func openTunnelShows(intercept: Bool) throws {
+        let host = "held.live.test"
+        let fixture = try InterceptFixture(names: [host])
+        try fixture.leaf("leaf", for: [host])
+        let server = try TestTLSServer(directory: fixture.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
+        let daemon = try fixture.daemon(intercept: intercept)
+        let web = try #require(daemon.webPort)
+
+        // openssl s_client keeps the tunnel open as long as its input is.
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        client.arguments = [
+            "s_client", "-proxy", "127.0.0.1:\(daemon.port)", "-connect", "\(host):\(server.port)", "-servername", host, "-no_ign_eof",
+        ] + (intercept ? ["-CAfile", fixture.caPEM] : [])
+        let input = Pipe()
+        client.standardInput = input
+        client.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        client.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try client.run()
+        defer { if client.isRunning { client.terminate() } }
+
+        var shown: [String: Any]?
+        let deadline = Date().addingTimeInterval(5)
+        while shown == nil, Date() < deadline {
+            shown = Self.host(host, in: try Self.state(web))
+            if shown == nil { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        let row = try #require(shown, "the open tunnel to \(host) never showed")
+        #expect(row["verdict"] as? String == "allowed", "\(row)")
+        #expect(daemon.logLines(atLeast: 0).isEmpty, "nothing is logged while the tunnel is open")
+
+        try input.fileHandleForWriting.close()
+        client.waitUntilExit()
+        _ = daemon.lines("connection", atLeast: 1)
+        Thread.sleep(forTimeInterval: 0.6)  // The view takes the log's lines every quarter second.
+        let after = try #require(Self.host(host, in: try Self.state(web)))
+        #expect(after["connections"] as? Int == 1, "\(after)")
+        #expect(daemon.terminate() == 0)
+    }
+}

@@ -1,0 +1,52 @@
+import ATSPolicy
+import Foundation
+@testable import LiveView
+import ProxyWire
+import Testing
+import TrafficReport
+
+/// Tunnels still open (`connection_open` lines, which the daemon feeds the view but never logs):
+/// shown in the table from their verdict on, counted once when their connection line comes, and
+/// never in the plist panel, which stays what `report` makes of the log.
+@Suite struct OpenConnectionTests {
+    static func opened(_ host: String, id: Int, violations: [String] = [], explanations: [String] = []) -> String {
+        connectionLine(host, id: id, violations: violations, explanations: explanations)
+            .replacingOccurrences(of: "\"kind\":\"connection\"", with: "\"kind\":\"connection_open\"")
+    }
+
+    @Test("an open tunnel shows in the table at once, with its verdict and violations; the plist panel leaves it out")
+    func shownWhileOpen() throws {
+        let open = Self.opened("slow.example", id: 7, violations: ["tls_version"], explanations: ["the server negotiated TLS 1.1"])
+        #expect(open.contains("connection_open"))
+        let site = liveSite([connectionLine("done.example", id: 1), open])
+        #expect(listedHosts(site.page("/")).sorted() == ["done.example", "slow.example"])
+        let snapshot = site.snapshot
+        let row = try #require(snapshot.rows.first { $0.name == "slow.example" })
+        #expect(row.traffic.connections == 1)
+        #expect(row.violations.map(\.name) == ["tls_version"])
+        #expect(snapshot.infoPlistFragment == batchReport([connectionLine("done.example", id: 1)], context: context()).report.infoPlistFragment)
+        #expect(!snapshot.infoPlistFragment.contains("slow.example"))
+        #expect(site.traffic.lines == 1)
+        #expect(site.page("/").contains("1 tunnel open"))
+    }
+
+    @Test("its connection line replaces it: one connection counted, and the panel then includes it")
+    func replacedByItsLine() throws {
+        let final = connectionLine("slow.example", id: 7, violations: ["tls_version"], explanations: ["the server negotiated TLS 1.1"])
+        let site = liveSite([Self.opened("slow.example", id: 7, violations: ["tls_version"]), final])
+        #expect(site.traffic.openConnectionRecords.isEmpty)
+        let row = try #require(site.snapshot.rows.first { $0.name == "slow.example" })
+        #expect(row.traffic.connections == 1)
+        #expect(site.snapshot.infoPlistFragment == batchReport([final], context: context()).report.infoPlistFragment)
+    }
+
+    @Test("open tunnels are bounded: past the limit the oldest is forgotten and counted")
+    func bounded() {
+        var limits = LiveTraffic.Limits()
+        limits.openConnections = 3
+        let site = liveSite((1...5).map { Self.opened("h\($0).example", id: $0) }, limits: limits)
+        #expect(site.traffic.openConnectionRecords.count == 3)
+        #expect(Set(site.traffic.openConnectionRecords.keys) == [3, 4, 5])
+        #expect(site.traffic.forgottenOpenConnections == 2)
+    }
+}
