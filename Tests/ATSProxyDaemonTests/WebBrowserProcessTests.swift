@@ -24,7 +24,8 @@ struct WebBrowserProcessTests {
         let fixture = try InterceptFixture(names: [])
         let daemon = try fixture.daemon(intercept: false, ["--ca-dir", fixture.caDir, "--pac-hosts", "*.example.com"])
         let web = try #require(daemon.webPort, "no live view line in: \(daemon.standardError)")
-        let screenshots = fixture.directory + "/screenshots"
+        // Kept after the run, for a person to look at: .build/test-output/screenshots.
+        let screenshots = Repository.path(".build/test-output/screenshots")
         try FileManager.default.createDirectory(atPath: screenshots, withIntermediateDirectories: true)
 
         let browser = Process()
@@ -68,6 +69,21 @@ struct WebBrowserProcessTests {
         #expect((direct?["text"] as? String)?.contains("127.0.0.1:\(daemon.port)") == true)
         #expect((json["check"] as? [String: Any])?["text"].map { "\($0)".localizedCaseInsensitiveContains("trusted") } == true)
 
+        // The downloads as chromium received them: the types iOS and browsers act on, the CA's own bytes.
+        let downloads = json["downloads"] as? [[String]] ?? []
+        #expect(downloads.count == 3, "\(json["downloads"] ?? "")")
+        let types = Dictionary(downloads.map { ($0[0], $0[1]) }, uniquingKeysWith: { first, _ in first })
+        #expect(types["/ca.cer"] == "application/pkix-cert")
+        #expect(types["/ca.mobileconfig"] == "application/x-apple-aspen-config")
+        if let der = downloads.first(where: { $0[0] == "/ca.cer" }).flatMap({ Data(base64Encoded: $0[2]) }) {
+            try der.write(to: URL(fileURLWithPath: fixture.directory + "/browser.cer"))
+            let served = try fixture.x509(fixture.directory + "/browser.cer", ["-inform", "DER", "-fingerprint", "-sha256"])
+            #expect(served == (try fixture.x509(fixture.caPEM, ["-fingerprint", "-sha256"])))
+        }
+        if let pem = downloads.first(where: { $0[0] == "/ca.pem" }).flatMap({ Data(base64Encoded: $0[2]) }) {
+            #expect(pem == (try Data(contentsOf: URL(fileURLWithPath: fixture.caPEM))))
+        }
+
         let pac = json["pac"] as? [String: String] ?? [:]
         #expect(pac["https://api.example.com/v1"] == "PROXY 127.0.0.1:\(daemon.port)")
         #expect(pac["https://api.example.com./"] == "PROXY 127.0.0.1:\(daemon.port)")
@@ -89,7 +105,9 @@ struct WebBrowserProcessTests {
         let scraped = try runCommand("/usr/bin/curl", ["-sS", "--max-time", "10", "http://127.0.0.1:\(web)/metrics"])
         let metrics = try PrometheusScrape(parsing: scraped.standardOutput)
         #expect(metrics.families.contains { $0.name == "atsproxy_connections" || $0.name == "atsproxy_connections_total" })
-        for name in ["onboarding-through-proxy", "onboarding-direct", "check", "live-view"] {
+        let hostPage = live["host_page"] as? [String: Any]
+        #expect((hostPage?["text"] as? String)?.contains("NSExceptionAllowsInsecureHTTPLoads") == true, "\(hostPage ?? [:])")
+        for name in ["onboarding-through-proxy", "onboarding-direct", "check", "live-view", "live-view-host"] {
             #expect(FileManager.default.fileExists(atPath: "\(screenshots)/\(name).png"))
         }
         #expect(daemon.terminate() == 0)

@@ -63,6 +63,14 @@ def main():
             f"http://127.0.0.1:{args.proxy}/proxy.pac")
         urls = {"https://api.example.com/v1": "api.example.com", "https://gateway.icloud.com/": "gateway.icloud.com",
                 "http://atsproxy.test/": "atsproxy.test", "https://api.example.com./": "api.example.com."}
+        # The CA downloads as the browser receives them: content type and bytes (base64).
+        seen["downloads"] = driver.execute_async_script(
+            "var done = arguments[arguments.length - 1];"
+            "Promise.all(['/ca.cer', '/ca.pem', '/ca.mobileconfig'].map(function (path) {"
+            "  return fetch(path).then(function (r) { return r.arrayBuffer().then(function (b) {"
+            "    var bytes = new Uint8Array(b), text = ''; for (var i = 0; i < bytes.length; i++) text += String.fromCharCode(bytes[i]);"
+            "    return [path, r.headers.get('content-type'), btoa(text)]; }); });"
+            "})).then(done, function (e) { done('' + e); });")
         seen["pac"] = {url: driver.execute_script(script + "\nreturn FindProxyForURL(arguments[0], arguments[1]);", url, host)
                        for url, host in urls.items()}
         # The live view: loaded, then watched while the test makes a blocked connection.
@@ -82,6 +90,7 @@ def main():
         seen["live"] = {"seconds": found, "rows": rows_text(driver),
                         "plist": driver.execute_script("return document.getElementById('plist').textContent"),
                         "reloaded": driver.execute_script("return performance.navigation.type")}
+        seen["live"]["host_page"] = page(driver, f"http://127.0.0.1:{args.web}/host?name=blocked.test", args.out, "live-view-host")
     except WebDriverException as error:
         seen["error"] = str(error)
     finally:
