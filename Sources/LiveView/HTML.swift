@@ -1,22 +1,10 @@
+import ProxyWire
+
 /// HTML made from logged strings, which come from the network (host names, errors, URLs): every one
 /// goes through ``escaped(_:)`` before it reaches a page.
 enum HTML {
     /// Text safe in an element and in a quoted attribute: `& < > " '` as references.
-    static func escaped(_ text: String) -> String {
-        var result = ""
-        result.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&#39;"
-            default: result.append(character)
-            }
-        }
-        return result
-    }
+    static func escaped(_ text: String) -> String { HTMLText.escaped(text) }
 
     /// A query value percent-encoded (only unreserved characters left as they are), for a link.
     static func queryValue(_ text: String) -> String {

@@ -1,22 +1,10 @@
+import ProxyWire
+
 /// The pages' HTML: an escaper for every value that is not ours, and the document around a page's
 /// body (one inline style sheet, no script, nothing fetched from elsewhere).
 enum HTML {
     /// `text` safe as element content and as a double- or single-quoted attribute value.
-    static func escaped(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
+    static func escaped(_ text: String) -> String { HTMLText.escaped(text) }
 
     /// A paragraph of plain text in which `code` spans are written between backquotes (the form the
     /// terminal shows), as HTML: escaped, the spans in `<code>`.
