@@ -142,6 +142,7 @@ extension Daemon {
         let applied = DispatchSemaphore(value: 0)
         onboarding = onboardingSite(for: next)
         web?.access = WebAccess(token: next.webToken)
+        web?.limits = SiteConnection.Limits(headTimeout: next.headTimeout, idleTimeout: next.idleTimeout)
         webSite?.live.context = livePolicyContext
         broadcast(.settingsChanged(
             next.proxySettings(policy: loaded.policy, hosts: freshHosts, onboarding: onboarding),

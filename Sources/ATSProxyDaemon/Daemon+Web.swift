@@ -20,8 +20,9 @@ extension Daemon {
                     // The feed drops lines only when this loop has not taken them for seconds.
                     if dropped > 0 { Daemon.say("atsproxy: the live view fell behind and missed \(dropped) log lines") }
                 },
-                update: { site.live.eventPayload() })
+                update: { site.live.eventPayload() }, welcome: { site.live.eventPayload(current: true) })
             webSite = site
+            if let bound = web?.address { listening.include(bound) }
         } catch {
             guard configuration.webListenGiven else {
                 return Daemon.say("atsproxy: the live view is off: \(error) (choose another address with --web-listen, or off)")

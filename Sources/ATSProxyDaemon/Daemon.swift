@@ -42,6 +42,8 @@ final class Daemon {
     var web: WebListener?
     /// The live view and metrics the web listener serves (nil with it).
     var webSite: WebSite?
+    /// Every listener of the process, which no request may be sent to (the loops' and the web's).
+    let listening = ListeningAddresses()
     /// What the loops log, on its way to the live view.
     let feed = TrafficFeed()
     /// Spreads clients from the listening loop over all loops.
@@ -118,8 +120,9 @@ final class Daemon {
         try startLoops(probes: probes)
         // The pages name the addresses the listeners really bound (port 0 included): in place on
         // every loop before systemd hears the proxy is ready.
-        installOnboarding()
+        // The web listener first: the pages link to it when a phone can reach it.
         try startWebListener(base: base)
+        installOnboarding()
         pthread_sigmask(SIG_UNBLOCK, &handled, nil)
         Daemon.say(
             "atsproxy listening on \(boundListeners.joined(separator: ", ")) with \(loops.count) thread\(loops.count == 1 ? "" : "s"), "
@@ -145,9 +148,8 @@ final class Daemon {
     private func startLoops(probes: ProbeService) throws {
         let endpoints = configuration.listeners
         let settings = configuration.proxySettings(policy: policy.policy, hosts: hosts)
-        let (cache, log, statistics, balancer, intercept) = (cache, log, statistics, balancer, intercept)
+        let (cache, log, statistics, balancer, intercept, listening) = (cache, log, statistics, balancer, intercept, listening)
         let feed: TrafficFeed? = configuration.webListen == .off ? nil : feed
-        let listening = ListeningAddresses()
         for index in 0..<configuration.threads {
             // The first loop listens and hands clients to the others when it is busy (LoopBalancer).
             let listens = index == 0

@@ -11,10 +11,18 @@ struct WebAccess: Sendable {
     var token: String?
 
     func decide(_ request: LocalRequest) -> GateDecision {
-        if let address = IPAddress(request.client)?.unmapped, ProxySettings.loopback.contains(where: { $0.contains(address) }) {
+        if let address = IPAddress(request.client)?.unmapped, ProxySettings.loopback.contains(where: { $0.contains(address) }),
+            Self.namesThisMachine(request.headers.first("Host"))
+        {
             return .pass(addHeaders: [])
         }
         guard let token else {
+            if IPAddress(request.client).map({ address in ProxySettings.loopback.contains { $0.contains(address.unmapped) } }) == true {
+                return .refuse(.text(
+                    "this web listener answers to an address of this machine (127.0.0.1, [::1], localhost), not to "
+                        + "\(request.headers.first("Host") ?? "no Host"): a page of another site may be reading it through DNS rebinding\n",
+                    status: 403, reason: "Forbidden"))
+            }
             return .refuse(.text(
                 "this web listener serves this machine only: start atsproxy with --web-token to let \(request.client) in\n",
                 status: 403, reason: "Forbidden"))
@@ -35,6 +43,20 @@ struct WebAccess: Sendable {
             status: 401, reason: "Unauthorized")
         refusal.headers.append(("WWW-Authenticate", "Bearer realm=\"atsproxy\""))
         return .refuse(refusal)
+    }
+
+    /// Whether a loopback client's Host names this machine (an IP address or localhost), as a
+    /// browser's does for `http://127.0.0.1:8081/`. A page of another site whose name was made to
+    /// resolve to 127.0.0.1 (DNS rebinding) sends its own name instead, and gets nothing without
+    /// the token. No Host (HTTP/1.0 tools) is taken as this machine.
+    static func namesThisMachine(_ host: String?) -> Bool {
+        guard var host = host?.lowercased(), !host.isEmpty else { return true }
+        if host.hasPrefix("[") {
+            return host.firstIndex(of: "]").map { IPAddress(host[host.index(after: host.startIndex)..<$0]) != nil } ?? false
+        }
+        if let colon = host.lastIndex(of: ":") { host = String(host[..<colon]) }
+        if host.hasSuffix(".") { host.removeLast() }
+        return host == "localhost" || host.hasSuffix(".localhost") || IPAddress(host) != nil
     }
 
     private static func cookie(in request: LocalRequest) -> String? {

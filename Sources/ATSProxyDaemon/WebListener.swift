@@ -1,5 +1,6 @@
 import ATSPolicy
 import EventLoop
+import Glibc
 import ProxyCore
 import ProxyWire
 
@@ -13,6 +14,9 @@ final class WebListener {
     static let tick: Duration = .milliseconds(250)
     /// A comment line every so often keeps idle streams from being cut by the idle limit or NATs.
     static let heartbeatTicks = 60
+    /// The most connections served at once; more are closed as they come, so that clients that
+    /// hold connections open cannot take the descriptors the proxy needs.
+    static let maximumConnections = 256
 
     private let base: EventBase
     private var listener: Listener?
@@ -35,7 +39,8 @@ final class WebListener {
     ///   - update: the event for open streams when the view changed, else nil.
     init(
         base: EventBase, address: SocketAddress, site: any LocalSite, feed: TrafficFeed, access: WebAccess,
-        limits: SiteConnection.Limits, ingest: @escaping ([[UInt8]], Int) -> Void, update: @escaping () -> [UInt8]?
+        limits: SiteConnection.Limits, ingest: @escaping ([[UInt8]], Int) -> Void, update: @escaping () -> [UInt8]?,
+        welcome: @escaping () -> [UInt8]?
     ) throws(EventError) {
         self.base = base
         self.site = site
@@ -49,9 +54,13 @@ final class WebListener {
         }
         clock = try EventLoop.Timer(base: base) { [unowned self] in tock() }
         clock?.schedule(after: Self.tick)
+        hub.welcome = { channel in channel == Self.trafficChannel ? welcome() : nil }
+        // Only now is anyone there to take the loops' lines.
+        feed.isEnabled = true
     }
 
     private func accept(_ descriptor: Int32, peer: SocketAddress) {
+        guard connections.count < Self.maximumConnections else { return _ = Glibc.close(descriptor) }
         guard let connection = try? Connection(base: base, descriptor: descriptor), let address else { return }
         let client = peer.ipAddress.map(\.description) ?? peer.description
         let pages = SiteConnection(
@@ -82,6 +91,7 @@ final class WebListener {
     func close() {
         clock?.cancel()
         listener = nil
+        feed.isEnabled = false
         hub.closeAll()
         for connection in Array(connections.values) { connection.close() }
     }

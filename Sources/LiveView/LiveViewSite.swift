@@ -49,10 +49,14 @@ public final class LiveViewSite: LocalSite {
 
     /// One server-sent event, `event: update` with the state's JSON on one `data:` line, or nil when
     /// nothing changed since the last payload given out.
-    public func eventPayload() -> [UInt8]? {
+    /// - Parameter current: the current state's event whether or not it changed (for a stream
+    ///   that has just opened), leaving what the open streams were last sent as it is.
+    public func eventPayload(current: Bool = false) -> [UInt8]? {
         let snapshot = self.snapshot
-        guard sentVersion != snapshot.version else { return nil }
-        sentVersion = snapshot.version
+        if !current {
+            guard sentVersion != snapshot.version else { return nil }
+            sentVersion = snapshot.version
+        }
         // JSONValue escapes every control character and U+2028/9: the data is one line.
         return Array("event: update\ndata: ".utf8) + snapshot.json.serializedBytes + Array("\n\n".utf8)
     }

@@ -18,19 +18,31 @@ extension ClientSession {
     func siteArrival(of head: RequestHead) -> LocalRequest.Arrival? {
         if head.arrivedInOriginForm { return .direct(secure: false) }
         guard case .absolute("http", let host, let port, _) = head.target else { return nil }
-        if host == OnboardingHost.name { return .proxied(secure: false) }
+        if Self.isOnboardingHost(host) { return .proxied(secure: false) }
         // A device already using the proxy that opens the proxy's own address (the QR code's URL)
         // sends it to the proxy: that is a request for the pages, not a loop to refuse.
-        if let address = IPAddress(host), case .proxyItself? = destinations.vet(address, port: port ?? 80) {
+        if let address = IPAddress(host), case .proxyItself? = destinations.vet(address, port: port ?? 80),
+            localAddress()?.port == port ?? 80
+        {
             return .proxied(secure: false)
         }
         return nil
     }
 
-    /// The address the client reached the proxy at, as `host:port` for the pages and the PAC file.
+    /// The onboarding host, with or without the trailing dot of an absolute name.
+    static func isOnboardingHost(_ host: String) -> Bool {
+        host == OnboardingHost.name || host == OnboardingHost.name + "."
+    }
+
+    /// How many bytes of page answers may wait for a client before its next request is read: a
+    /// client that pipelines requests and reads nothing holds no more than this.
+    static let pageBacklog = 64 * 1024
+
+    /// The address the client reached the proxy at, as `host:port` for the pages and the PAC file
+    /// (an IPv4 client of a dual-stack listener in IPv4 form, as the device dialled it).
     var listenerText: String {
         localAddress().map { address in
-            let host = address.withAddressBytes { IPAddress(networkBytes: $0) }
+            let host = address.withAddressBytes { IPAddress(networkBytes: $0) }?.unmapped
             return host.map { "\(HostIdentity.address($0).urlForm):\(address.port)" } ?? address.description
         } ?? "127.0.0.1"
     }
@@ -47,7 +59,7 @@ extension ClientSession {
         }
         guard case .absolute(_, _, _, let pathAndQuery) = head.target else { return }
         let request = LocalRequest(
-            method: head.method, pathAndQuery: pathAndQuery, headers: head.headers, client: clientAddress, arrival: arrival,
+            method: head.method, pathAndQuery: pathAndQuery, headers: head.headers, client: deviceAddress, arrival: arrival,
             listener: listenerText)
         let response: LocalResponse
         switch site.reply(to: request) {
@@ -56,12 +68,26 @@ extension ClientSession {
         }
         let keepAlive = head.isKeepAlive && !environment.isDraining && !clientEnded
         client.write(response.serialized(headOnly: head.method == "HEAD", keepAlive: keepAlive))
-        if keepAlive {
-            awaitHead(.nextRequest)
-        } else {
-            closeAfterFlush(within: settings.idleTimeout)
+        guard keepAlive else { return closeAfterFlush(within: settings.idleTimeout) }
+        // The next request is read on a later turn of the loop, not from here: a thousand
+        // pipelined requests must not become a thousand nested calls.
+        awaitHead(.nextRequest, readingBuffered: false)
+        if client.pendingOutputBytes > Self.pageBacklog {
+            // Answers pile up unread: read nothing more until they are taken.
+            client.setReading(false)
+            client.setDrainedMark(0)
+            client.onDrained = { [unowned self] _ in
+                client.onDrained = nil
+                client.setReading(true)
+                if client.availableBytes > 0 { client.noteReadable() }
+            }
+        } else if client.availableBytes > 0 {
+            client.noteReadable()
         }
     }
+
+    /// The client's address as the pages show it: an IPv4 client of a dual-stack listener in IPv4 form.
+    var deviceAddress: String { IPAddress(clientAddress)?.unmapped.description ?? clientAddress }
 
     /// `CONNECT atsproxy.test:port`: the pages over TLS, with a leaf the proxy's CA mints for the
     /// onboarding host (so a trusted CA shows at `https://atsproxy.test/check`, and Safari's

@@ -105,7 +105,9 @@ final class ClientSession: ExchangeOwner {
 
     /// Listens for the next request head, and reads any bytes of it already buffered. Once its first
     /// byte is in, the head must be complete within the head timeout (``readHead()``).
-    func awaitHead(_ wait: HeadWait) {
+    /// - Parameter readingBuffered: false to leave buffered bytes for a later turn of the loop
+    ///   (after a page answered at once, so pipelined requests do not recurse).
+    func awaitHead(_ wait: HeadWait, readingBuffered: Bool = true) {
         parser = Self.newParser()
         headStarted = false
         switch wait {
@@ -117,9 +119,17 @@ final class ClientSession: ExchangeOwner {
         }
         client.onReadable = { [unowned self] _ in readHead() }
         client.onEvent = { [unowned self] _, event in
-            if event == .timeout, headStarted { requestTimedOut() } else { finish() }
+            if event == .timeout, headStarted {
+                requestTimedOut()
+            } else if event == .endOfStream, !headStarted, client.pendingOutputBytes > 0 || client.availableBytes > 0 {
+                // A client that half-closed after pipelined requests still gets every answer.
+                clientEnded = true
+                if client.availableBytes > 0 { client.noteReadable() } else { closeAfterFlush(within: settings.idleTimeout) }
+            } else {
+                finish()
+            }
         }
-        if client.availableBytes > 0 { readHead() }
+        if readingBuffered, client.availableBytes > 0 { readHead() }
         // A buffered head was complete and is being handled, or was answered and the session ended.
         guard record == nil, !finished else { return }
         // A client that half-closed has nothing more to say once its buffered requests are answered.
@@ -170,7 +180,7 @@ final class ClientSession: ExchangeOwner {
 
     private func route(_ head: RequestHead) {
         if let arrival = siteArrival(of: head) { return serveSite(head, arrival: arrival) }
-        if case .authority(OnboardingHost.name, let port) = head.target, head.method == "CONNECT" {
+        if case .authority(let host, let port) = head.target, head.method == "CONNECT", Self.isOnboardingHost(host) {
             return connectToSite(port: port)
         }
         let now = ProxyServer.nowMilliseconds()

@@ -371,7 +371,10 @@ extension ProxyServer: SessionEnvironment {
 
     func makeTimer(_ onFire: @escaping () -> Void) -> Timer? { try? Timer(base: base, onFire: onFire) }
 
-    func noteOpened(_ record: ConnectionRecord) { feed?.append(record.openLine) }
+    func noteOpened(_ record: ConnectionRecord) {
+        guard let feed, feed.isEnabled else { return }  // The line is built only for a live view.
+        feed.append(record.openLine)
+    }
 
     func log(request: RequestRecord) {
         let line = request.logLine

@@ -10,13 +10,22 @@ public final class TrafficFeed: Sendable {
     }
 
     private let queue = Mutex(Queue())
+    private let enabled = Atomic<Bool>(false)
     /// The most lines waiting to be taken.
     public let capacity: Int
+
+    /// Whether lines are kept: only while the live view is there to take them (set once the web
+    /// listener is bound), so a proxy without one takes no lock and holds no line.
+    public var isEnabled: Bool {
+        get { enabled.load(ordering: .relaxed) }
+        set { enabled.store(newValue, ordering: .relaxed) }
+    }
 
     public init(capacity: Int = 10_000) { self.capacity = max(1, capacity) }
 
     /// Adds one log line (without its newline), from any loop.
     public func append(_ line: [UInt8]) {
+        guard isEnabled else { return }
         queue.withLock { queue in
             if queue.lines.count >= capacity {
                 // Dropping half at once keeps the cost of dropping off the per-line path.

@@ -57,9 +57,9 @@ struct ClientFuzzTests {
         case .complete(let head, _):
             if head.arrivedInOriginForm { return [404] }
             switch head.target {
-            case .absolute("http", OnboardingHost.name, _, _):
+            case .absolute("http", let host, _, _) where host == OnboardingHost.name || host == OnboardingHost.name + ".":
                 return [404]
-            case .authority(OnboardingHost.name, _) where head.method == "CONNECT":
+            case .authority(let host, _) where head.method == "CONNECT" && (host == OnboardingHost.name || host == OnboardingHost.name + "."):
                 return [503]
             case .absolute("http", let host, let port, _):
                 // localhost:1 as written: cleartext is allowed there, so only framing or the

@@ -2,6 +2,9 @@
 /// to. Loop-confined, like the connections it holds (which unsubscribe when they close).
 public final class EventStreamHub {
     private var channels: [String: [ObjectIdentifier: SiteConnection]] = [:]
+    /// The event a stream gets as soon as it opens on a channel (the current state), so that a
+    /// page that subscribes late, or reconnects, is not left stale until the next change.
+    public var welcome: ((String) -> [UInt8]?)?
 
     public init() {}
 
@@ -10,6 +13,7 @@ public final class EventStreamHub {
 
     func subscribe(_ connection: SiteConnection, to channel: String) {
         channels[channel, default: [:]][ObjectIdentifier(connection)] = connection
+        if let event = welcome?(channel) { connection.send(event: event) }
     }
 
     func unsubscribe(_ connection: SiteConnection, from channel: String) {

@@ -14,13 +14,17 @@ public final class SiteConnection {
     public struct Limits: Sendable {
         public var headTimeout: Duration
         public var idleTimeout: Duration
-        /// How many bytes of events may wait for a slow stream reader before it is dropped.
+        /// How many bytes of events may wait for a slow stream reader before it is dropped (one
+        /// event is always sent to a reader that has taken everything, however large).
         public var eventBacklog: Int
+        /// How many bytes of answers may wait for a client before its next request is read.
+        public var answerBacklog: Int
 
-        public init(headTimeout: Duration, idleTimeout: Duration, eventBacklog: Int = 1 << 20) {
+        public init(headTimeout: Duration, idleTimeout: Duration, eventBacklog: Int = 4 << 20, answerBacklog: Int = 64 * 1024) {
             self.headTimeout = headTimeout
             self.idleTimeout = idleTimeout
             self.eventBacklog = eventBacklog
+            self.answerBacklog = answerBacklog
         }
     }
 
@@ -71,8 +75,18 @@ public final class SiteConnection {
         state = .awaitingHead(RequestHeadParser(origin: origin))
         stream.onReadable = { [unowned self] _ in readable() }
         stream.onEvent = { [unowned self] _, event in
-            // A client that half-closed after its requests still gets their answers.
-            if event == .endOfStream, stream.pendingOutputBytes > 0, case .awaitingHead = state { return closeAfterFlush() }
+            guard case .awaitingHead = state else { return close() }
+            // A head begun and not finished in time gets 408, as on the proxy's listener.
+            if event == .timeout, headStartedAt != nil {
+                return answerAndClose(.text("no complete request head in time\n", status: 408, reason: "Request Timeout"))
+            }
+            // A client that half-closed after its requests still gets their answers: those still
+            // buffered (waiting for the client to take earlier ones) are answered first.
+            if event == .endOfStream {
+                clientEnded = true
+                if stream.availableBytes > 0 { return }
+                return stream.pendingOutputBytes > 0 ? closeAfterFlush() : close()
+            }
             close()
         }
         stream.onDrained = nil
@@ -94,24 +108,38 @@ public final class SiteConnection {
         }
     }
 
+    /// When the head being read began (``MonotonicClock``), nil between requests: a head must be
+    /// complete within the head timeout of its first byte, however its bytes trickle in.
+    private var headStartedAt: Int64?
+    /// The client half-closed: what it sent is answered, then the connection closes.
+    private var clientEnded = false
+
     private func readHeads() {
         while case .awaitingHead(var parser) = state, stream.availableBytes > 0 {
+            // Answers pile up unread: read nothing more until the client takes them.
+            if stream.pendingOutputBytes > limits.answerBacklog { return pauseForBacklog() }
             let bytes = stream.peek(maximum: 16 * 1024)
+            if headStartedAt == nil { headStartedAt = MonotonicClock.nowMilliseconds() }
             let result = parser.consume(bytes)
             state = .awaitingHead(parser)
             switch result {
             case .needMoreData:
                 stream.discardInput(bytes.count)
-                // The rest of the head must come within the head timeout of its first byte.
-                stream.setTimeouts(read: limits.headTimeout, write: limits.idleTimeout)
+                let left = limits.headTimeout.milliseconds - (MonotonicClock.nowMilliseconds() - (headStartedAt ?? 0))
+                guard left > 0 else {
+                    return answerAndClose(.text("no complete request head in time\n", status: 408, reason: "Request Timeout"))
+                }
+                stream.setTimeouts(read: .milliseconds(left), write: limits.idleTimeout)
             case .failed(let error):
                 return answerAndClose(.text(error.reason + "\n", status: error.status, reason: error.statusPhrase))
             case .complete(let head, let leftover):
                 stream.discardInput(bytes.count - leftover.count)
+                headStartedAt = nil
                 state = .awaitingHead(RequestHeadParser(origin: origin))
                 answer(head)
             }
         }
+        if clientEnded, stream.availableBytes == 0, case .awaitingHead = state { closeAfterFlush() }
     }
 
     private func answer(_ head: RequestHead) {
@@ -157,10 +185,22 @@ public final class SiteConnection {
         }
     }
 
+    private func pauseForBacklog() {
+        stream.setReading(false)
+        stream.setDrainedMark(0)
+        stream.onDrained = { [unowned self] connection in
+            connection.onDrained = nil
+            guard case .awaitingHead = state else { return }
+            connection.setReading(true)
+            readHeads()
+        }
+    }
+
     /// Writes one event's bytes; a reader that has let more than the backlog pile up is closed.
     func send(event bytes: [UInt8]) {
         guard case .streaming = state else { return }
-        guard stream.pendingOutputBytes + bytes.count <= limits.eventBacklog else { return close() }
+        let pending = stream.pendingOutputBytes
+        guard pending == 0 || pending + bytes.count <= limits.eventBacklog else { return close() }
         stream.write(bytes)
     }
 

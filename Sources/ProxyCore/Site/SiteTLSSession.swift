@@ -55,7 +55,7 @@ final class SiteTLSSession {
         }
         let settings = session.settings
         let pages = SiteConnection(
-            stream: TLSByteStream(transport: session.client, tls: tls), site: site, client: session.clientAddress, arrival: arrival,
+            stream: TLSByteStream(transport: session.client, tls: tls), site: site, client: session.deviceAddress, arrival: arrival,
             listener: session.listenerText,
             limits: SiteConnection.Limits(headTimeout: settings.headTimeout, idleTimeout: settings.idleTimeout)
         ) { [unowned self] _ in
