@@ -30,6 +30,16 @@ final class WebListener {
     var limits: SiteConnection.Limits
     private var clock: EventLoop.Timer?
     private var ticks = 0
+    /// The tick of the last update written, and its size: a large state (each update is the whole
+    /// of it) is sent less often, so a busy proxy's view costs each reader and this loop a bounded rate.
+    private var lastUpdateTick = Int.min / 2
+    private var lastUpdateBytes = 0
+
+    /// Ticks between updates for a state of `bytes`: every tick up to 128 KiB, every second up to
+    /// 1 MiB, every two seconds beyond.
+    static func updateInterval(bytes: Int) -> Int {
+        bytes <= 128 * 1024 ? 1 : bytes <= 1 << 20 ? 4 : 8
+    }
 
     /// The address bound (with the port the kernel chose for port 0).
     var address: SocketAddress? { listener?.address }
@@ -77,8 +87,11 @@ final class WebListener {
         let (lines, dropped) = feed.take()
         if !lines.isEmpty || dropped > 0 { ingest(lines, dropped) }
         if hub.subscribers(of: Self.trafficChannel) > 0 {
-            if let event = update() {
+            let due = ticks - lastUpdateTick >= Self.updateInterval(bytes: lastUpdateBytes)
+            if due, let event = update() {
                 hub.publish(event, on: Self.trafficChannel)
+                lastUpdateTick = ticks
+                lastUpdateBytes = event.count
             } else if ticks % Self.heartbeatTicks == 0 {
                 hub.publish(Array(": still here\n\n".utf8), on: Self.trafficChannel)
             }
