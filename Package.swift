@@ -76,8 +76,8 @@ let package = Package(
         // not an encoder of our own).
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         // Getting devices onto the proxy: the onboarding pages, the PAC file, the CA downloads and the
-        // QR codes of their URL. Pure Swift over ProxyWire's local request and response.
-        .target(name: "Onboarding", dependencies: ["CQREncode", "ProxyWire"]),
+        // QR codes of their URL. Pure Swift over ProxyWire's local request and response (ATSPolicy for its JSON writer).
+        .target(name: "Onboarding", dependencies: ["ATSPolicy", "CQREncode", "ProxyWire"]),
         // The web listener's live view: the daemon's own log lines gathered per host, with the
         // report's narrowest NSAppTransportSecurity for what was seen.
         .target(name: "LiveView", dependencies: ["ATSPolicy", "TrafficReport", "ProxyWire"]),
