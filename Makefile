@@ -15,6 +15,7 @@ RUN_CA_DIR   ?= .build/ca
 LISTEN       ?= 127.0.0.1:8080
 WEB_LISTEN   ?= 127.0.0.1:8081
 RUN_ALLOW_CLIENTS ?= 127.0.0.0/8 ::1/128 10.0.0.0/8 172.16.0.0/12 192.168.0.0/16 fc00::/7
+RUN_ALLOW_FLAGS = $(if $(filter 127.% localhost% [::1]%,$(LISTEN)),,$(foreach range,$(RUN_ALLOW_CLIENTS),--allow-client $(range)))
 # systemd gives systemd-analyze and logrotate gives logrotate, both for the tests that check the
 # unit and the logrotate snippet; systemd-sysusers (in systemd) creates the service's user.
 # libqrencode-dev draws the onboarding QR codes; zbar-tools (zbarimg) decodes them in the tests, and
@@ -98,8 +99,7 @@ run: deps
 	@if [ ! -f $(RUN_CA_DIR)/ca.pem ]; then .build/release/atsproxyctl ca init --dir $(RUN_CA_DIR) >/dev/null || exit 2; fi
 	@if [ "$(INSPECT)" = intercept ]; then .build/release/atsproxyctl ca show --dir $(RUN_CA_DIR); echo; fi
 	.build/release/atsproxy --listen $(LISTEN) --policy $(POLICY) --control-socket $(RUN_CONTROL_SOCKET) \
-		--inspect $(INSPECT) --ca-dir $(RUN_CA_DIR) --web-listen $(WEB_LISTEN) \
-		$$(case "$(LISTEN)" in 127.*|\[::1\]*|localhost*) ;; *) for range in $(RUN_ALLOW_CLIENTS); do printf -- '--allow-client %s ' $$range; done;; esac)
+		--inspect $(INSPECT) --ca-dir $(RUN_CA_DIR) --web-listen $(WEB_LISTEN) $(RUN_ALLOW_FLAGS)
 
 # The benchmarks, one after the other (release builds; not tests).
 bench: bench-policy bench-proxy bench-hostile
