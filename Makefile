@@ -22,10 +22,11 @@ RUN_ALLOW_FLAGS = $(if $(filter 127.% localhost% [::1]%,$(LISTEN)),,$(foreach ra
 # qrencode (the library's own command) is what the terminal drawing is compared with.
 # groff-base and mandoc render the man pages make install installs, and zsh and fish check its
 # completions (InstallTests); nodejs runs the PAC file's JavaScript in the onboarding tests.
-# chromium and chromium-driver are the real browser the web tests drive headless (Selenium, from
+# chromium and chromium-driver are the real browser (libnss3-tools: certutil, which trusts the CA in a
+# test HOME's NSS store as a phone's trust switch does); the web tests drive headless (Selenium, from
 # the test venv below); python3-venv makes that venv.
 APT_PACKAGES := libssl-dev libevent-dev zlib1g-dev libqrencode-dev openssl curl python3 python3-venv util-linux systemd \
-	logrotate nginx zbar-tools qrencode chromium chromium-driver groff-base mandoc zsh fish nodejs
+	logrotate nginx zbar-tools qrencode chromium chromium-driver libnss3-tools groff-base mandoc zsh fish nodejs
 # The tests' own Python packages (PyPI), in a virtual environment under .build: Selenium drives
 # chromium for the web tests; prometheus-client's parser reads /metrics as Prometheus would.
 TEST_VENV    ?= .build/test-venv

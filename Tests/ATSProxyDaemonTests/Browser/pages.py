@@ -7,7 +7,7 @@ Between loading the live view and watching for the blocked host, it prints "READ
 a line on standard input: the test makes the blocked connection then, and the time from that line
 to the host's row appearing is measured in the browser's own process.
 """
-import argparse, json, sys, time
+import argparse, json, os, subprocess, sys, tempfile, time
 
 from selenium import webdriver
 from selenium.common.exceptions import WebDriverException
@@ -17,18 +17,31 @@ from selenium.webdriver.common.by import By
 PHONE = (390, 844)
 
 
-def browser(proxy_port):
+def home_trusting(ca):
+    """A HOME whose NSS database (where chromium on Linux keeps user-trusted roots) trusts `ca`
+    for websites, as the phone does once its trust switch is on; with ca None, trusts nothing extra."""
+    home = tempfile.mkdtemp(prefix="atsproxy-chromium-")
+    database = "sql:" + os.path.join(home, ".pki", "nssdb")
+    os.makedirs(database[4:])
+    subprocess.run(["certutil", "-d", database, "-N", "--empty-password"], check=True)
+    if ca:
+        subprocess.run(["certutil", "-d", database, "-A", "-n", "atsproxy CA", "-t", "C,,", "-i", ca], check=True)
+    return home
+
+
+def browser(proxy_port, home):
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                      f"--window-size={PHONE[0]},{PHONE[1]}", f"--proxy-server=http://127.0.0.1:{proxy_port}",
                      # atsproxy.test goes through the proxy; loopback (the listener itself) straight, as
-                     # chromium always sends it; the CA is not in chromium's store, hence the flag.
-                     "--ignore-certificate-errors",
+                     # chromium always sends it. Certificates are checked for real: the CA is trusted
+                     # only in the HOME given.
                      # chromium's own background loads would go through the proxy too.
                      "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]:
         options.add_argument(argument)
-    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    service = Service("/usr/bin/chromedriver", env=dict(os.environ, HOME=home))
+    return webdriver.Chrome(service=service, options=options)
 
 
 def rows_text(driver):
@@ -47,9 +60,18 @@ def main():
     parser.add_argument("--proxy", type=int, required=True)
     parser.add_argument("--web", type=int, required=True)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--ca", required=True)
     args = parser.parse_args()
     seen = {}
-    driver = browser(args.proxy)
+    # Without the CA trusted, https://atsproxy.test/check must not load.
+    untrusting = browser(args.proxy, home_trusting(None))
+    try:
+        seen["check_untrusted"] = page(untrusting, "https://atsproxy.test/check", args.out, "check-untrusted")
+    except WebDriverException as error:
+        seen["check_untrusted"] = {"error": str(error).split("\n")[0]}
+    finally:
+        untrusting.quit()
+    driver = browser(args.proxy, home_trusting(args.ca))
     try:
         seen["through_proxy"] = page(driver, "http://atsproxy.test/", args.out, "onboarding-through-proxy")
         seen["direct"] = page(driver, f"http://127.0.0.1:{args.proxy}/", args.out, "onboarding-direct")
