@@ -44,8 +44,10 @@ final class DaemonProcess {
             }
             let control = arguments.contains("--control-socket") ? [] : ["--control-socket", controlSocket]
             flags = ["--log-file", logPath] + control
-            // Every daemon's own live view, on a port of its own: tests run side by side.
-            if !arguments.contains("--web-listen") { flags += ["--web-listen", "127.0.0.1:0"] }
+            // Every daemon's own live view, on a port of its own: tests run side by side. Not with a
+            // config file, whose own web-listen line a flag would hide from reloads (a file without
+            // one takes the default; when that is taken, the daemon starts without a live view).
+            if !arguments.contains("--web-listen"), !arguments.contains("--config") { flags += ["--web-listen", "127.0.0.1:0"] }
         }
         let command = wrapper + [Self.executable] + arguments + flags
         process.executableURL = URL(fileURLWithPath: command[0])
