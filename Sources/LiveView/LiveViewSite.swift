@@ -39,6 +39,12 @@ public final class LiveViewSite: LocalSite {
     /// One of the daemon's log lines, as written.
     public func ingest(line: [UInt8]) { traffic.ingest(line: line) }
 
+    /// Takes a batch of lines in the order written, skipping the `connection_open` lines of
+    /// connections that also ended within the batch (``LineBatch``).
+    public func ingest(lines: [[UInt8]]) {
+        for line in LineBatch.worthParsing(lines) { traffic.ingest(line: line) }
+    }
+
     /// The state now, judged once per version.
     public var snapshot: LiveSnapshot {
         if let cached, cached.version == version { return cached }

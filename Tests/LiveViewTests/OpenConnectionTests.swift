@@ -50,3 +50,43 @@ import TrafficReport
         #expect(site.traffic.forgottenOpenConnections == 2)
     }
 }
+
+/// The batch scan that spares parsing the open lines of connections that ended in the same batch.
+@Suite struct LineBatchTests {
+    static func bytes(_ line: String) -> [UInt8] { Array(line.utf8) }
+
+    @Test("open lines of connections ended in the batch are skipped; others, and every other line, are kept in order")
+    func skipsOnlyWhatEnded() {
+        let lines = [
+            OpenConnectionTests.opened("a.example", id: 1), OpenConnectionTests.opened("b.example", id: 2),
+            requestLine("a.example", id: 1), connectionLine("a.example", id: 1),
+        ].map(Self.bytes)
+        let kept = LineBatch.worthParsing(lines)
+        #expect(kept == [lines[1], lines[2], lines[3]])
+    }
+
+    @Test("a batch fed whole gives the same view as its lines one by one")
+    func sameView() {
+        let lines = [
+            OpenConnectionTests.opened("a.example", id: 1), connectionLine("a.example", id: 1),
+            OpenConnectionTests.opened("b.example", id: 2, violations: ["tls_version"]),
+        ]
+        let one = liveSite(lines)
+        let batch = LiveViewSite(context: context())
+        batch.ingest(lines: lines.map(Self.bytes))
+        #expect(batch.snapshot.rows.map(\.name) == one.snapshot.rows.map(\.name))
+        #expect(batch.snapshot.rows.map(\.traffic.connections) == one.snapshot.rows.map(\.traffic.connections))
+        #expect(batch.traffic.openConnectionRecords.keys.sorted() == [2])
+    }
+
+    @Test("connection ids are read after the writer's markers only", arguments: [
+        (#"{"kind":"connection_open","connection_id":42,"x":1}"#, true, Int64?.some(42)),
+        (#"{"kind":"connection","connection_id":7}"#, false, Int64?.some(7)),
+        (#"{"kind":"connection","connection_id":null}"#, false, Int64?.none),
+        (#"{"connection_id":7,"kind":"connection"}"#, false, Int64?.none),
+    ])
+    func ids(line: String, open: Bool, expected: Int64?) {
+        let marker = open ? Array(#""kind":"connection_open","connection_id":"#.utf8) : Array(#""kind":"connection","connection_id":"#.utf8)
+        #expect(LineBatch.connectionID(in: Array(line.utf8), after: marker) == expected)
+    }
+}
