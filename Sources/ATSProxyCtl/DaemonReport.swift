@@ -118,6 +118,10 @@ enum DaemonReport {
                 + ((requests?["denied"]?.intValue).map { ", \($0) denied" } ?? ""), output)
         let bytes = answer["bytes"]
         row("Bytes", "\(bytes?["up"]?.intValue ?? 0) up, \(bytes?["down"]?.intValue ?? 0) down", output)
+        // Shown only when lines were lost (an older daemon sends nothing).
+        if let lost = answer["log_write_errors"]?.intValue, lost > 0 {
+            row("Log", "\(lost) line\(lost == 1 ? "" : "s") could not be written (see the daemon's stderr)", output)
+        }
         verdictCache(answer["verdict_cache"], to: output)
     }
 

@@ -86,6 +86,8 @@ extension Daemon {
                 ])
             ),
             ("bytes", .object([("up", .int(counts.bytesUp)), ("down", .int(counts.bytesDown))])),
+            // Lines lost to a log that could not be written (a full disk), since start.
+            ("log_write_errors", .int(log.writeErrors)),
             ("verdict_cache", cache),
         ]
     }

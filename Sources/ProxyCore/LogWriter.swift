@@ -4,20 +4,30 @@ import Synchronization
 /// Appends one JSON object per line to standard output or a file, from any thread: each line is one
 /// `write(2)` under a lock, so lines from different loops never interleave.
 public final class LogWriter: Sendable {
-    private let descriptor: Mutex<Int32>
+    /// The descriptor, and what the last writes left behind.
+    private struct State {
+        var fd: Int32
+        /// A write failed part-way: the file ends in a piece of a line, which the next line must
+        /// not be glued to (it starts with a newline instead, so the piece stands alone and is skipped).
+        var torn = false
+        /// Lines lost since the failure was said on stderr; nil while writes succeed.
+        var lostSinceReport: Int?
+    }
+
+    private let descriptor: Mutex<State>
     private let failedWrites = Atomic<Int>(0)
     /// The file logged to; nil for standard output.
     public let path: String?
 
     /// Logs to standard output.
     public init() {
-        descriptor = Mutex(STDOUT_FILENO)
+        descriptor = Mutex(State(fd: STDOUT_FILENO))
         path = nil
     }
 
     /// Logs to `path`, appending; created with mode 0640 when missing.
     public init(path: String) throws(LogError) {
-        descriptor = Mutex(try LogWriter.open(path))
+        descriptor = Mutex(State(fd: try LogWriter.open(path)))
         self.path = path
     }
 
@@ -33,13 +43,17 @@ public final class LogWriter: Sendable {
     public func reopen() throws(LogError) {
         guard let path else { return }
         let fresh = try LogWriter.open(path)
-        let failure: Int32? = descriptor.withLock { fd in dup2(fresh, fd) < 0 ? errno : nil }
+        let failure: Int32? = descriptor.withLock { state in
+            guard dup2(fresh, state.fd) >= 0 else { return errno }
+            state.torn = false  // A new file: nothing to end.
+            return nil
+        }
         close(fresh)
         if let failure { throw LogError(path: path, reason: String(cString: strerror(failure))) }
     }
 
     deinit {
-        if path != nil { descriptor.withLock { _ = close($0) } }
+        if path != nil { descriptor.withLock { _ = close($0.fd) } }
     }
 
     /// Lines that could not be written whole since start (write(2) failed part-way or at once).
@@ -53,19 +67,40 @@ public final class LogWriter: Sendable {
     public func write(line: consuming [UInt8]) {
         var bytes = line
         bytes.append(UInt8(ascii: "\n"))
-        descriptor.withLock { fd in
+        descriptor.withLock { state in
+            if state.torn { bytes.insert(UInt8(ascii: "\n"), at: 0) }
             var offset = 0
             while offset < bytes.count {
-                let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+                let written = bytes.withUnsafeBytes { Glibc.write(state.fd, $0.baseAddress! + offset, $0.count - offset) }
                 if written < 0, errno == EINTR { continue }
                 guard written > 0 else {
-                    // The line is lost (a full disk, a closed stdout): nobody to tell but the metrics.
+                    let code = written < 0 ? errno : ENOSPC
                     failedWrites.add(1, ordering: .relaxed)
+                    if offset > 0 { state.torn = true }
+                    // Said once per burst of failures, not once per line.
+                    if let lost = state.lostSinceReport {
+                        state.lostSinceReport = lost + 1
+                    } else {
+                        state.lostSinceReport = 1
+                        say("atsproxy: cannot write the log \(path ?? "(standard output)"): \(String(cString: strerror(code))); "
+                            + "lines are lost until it can (counted as log write errors in atsproxyctl stats and /metrics)")
+                    }
                     return
                 }
                 offset += written
             }
+            state.torn = false
+            if let lost = state.lostSinceReport {
+                state.lostSinceReport = nil
+                say("atsproxy: the log \(path ?? "(standard output)") is written again; \(lost) line\(lost == 1 ? " was" : "s were") lost")
+            }
         }
+    }
+
+    /// A line on stderr (the operator's channel; stdout may be the log itself).
+    private func say(_ message: String) {
+        var text = Array((message + "\n").utf8)
+        _ = text.withUnsafeMutableBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
 }
 
