@@ -12,6 +12,8 @@ public final class Listener {
     public static let exhaustionPause: Duration = .milliseconds(200)
     /// How many pauses there have been, for status reports and tests.
     public private(set) var pauses = 0
+    /// Told of each pause with the errno that caused it (the owner says so, once per burst).
+    public var onPause: ((Int32) -> Void)?
     /// The errno of the last failed accept().
     public private(set) var lastAcceptError: Int32 = 0
     /// The address actually bound (with the port the kernel chose for port 0).
@@ -78,6 +80,7 @@ public final class Listener {
         lastAcceptError = code
         evconnlistener_disable(raw)
         resume?.schedule(after: Listener.exhaustionPause)
+        onPause?(code)
     }
 }
 

@@ -185,10 +185,11 @@ public final class ProxyServer {
         balancer?.join(load: load, inbox: inbox.poster)
         guard listens else { return }
         for (index, endpoint) in endpoints.enumerated() {
-            listeners.append(
-                try Listener(base: base, address: endpoint.address) { [weak self] descriptor, peer in
-                    self?.accept(descriptor, peer: peer, listener: index)
-                })
+            let listener = try Listener(base: base, address: endpoint.address) { [weak self] descriptor, peer in
+                self?.accept(descriptor, peer: peer, listener: index)
+            }
+            listener.onPause = { [weak self] code in self?.acceptingPaused(errno: code) }
+            listeners.append(listener)
         }
         listening.publish(listeners.map(\.address))
     }
@@ -226,6 +227,21 @@ public final class ProxyServer {
         statistics.connectionOpened()
         load.connectionOpened()
         session.start()
+    }
+
+    /// When accepting last paused for want of descriptors was said (``MonotonicClock``).
+    private var exhaustionSaidAt: Int64?
+
+    /// Accepting paused (out of descriptors): said on stderr once per burst (again only after a
+    /// minute), with what to do, since every new client waits meanwhile.
+    private func acceptingPaused(errno code: Int32) {
+        let now = MonotonicClock.nowMilliseconds()
+        if let said = exhaustionSaidAt, now - said < 60_000 { return }
+        exhaustionSaidAt = now
+        let reason = String(cString: strerror(code))
+        var text = Array(("atsproxy: cannot accept clients (\(reason)): new clients wait until descriptors are free; "
+            + "\(statistics.openConnections) connections are open. Raise the open-file limit (LimitNOFILE= in the unit, ulimit -n)\n").utf8)
+        _ = text.withUnsafeMutableBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
 
     func sessionEnded(_ id: UInt64) {

@@ -132,6 +132,9 @@ struct DaemonProcessTests {
         let spent = daemon.cpuSeconds - before
         // Spinning on accept() would burn the whole 1.5 s of a core.
         #expect(spent < 0.5, "the daemon used \(spent) s of CPU while out of descriptors")
+        // Said on stderr once for the burst, not once per pause.
+        let said = daemon.standardError.components(separatedBy: "cannot accept clients (Too many open files)").count - 1
+        #expect(said == 1, "\(daemon.standardError)")
 
         for descriptor in held { close(descriptor) }
         held = []
