@@ -114,3 +114,35 @@ struct HTTPHeadLimitsTests {
         #expect(error?.reason.contains("more than 100 header lines") == true)
     }
 }
+
+@Suite("The method token's length")
+struct HTTPMethodLengthTests {
+    @Test("a method up to 32 characters is taken; one longer gets 501, however its bytes arrive", arguments: [
+        (32, false, true), (33, false, false), (200, false, false), (33, true, false), (32, true, true),
+    ])
+    func methodLength(length: Int, byteByByte: Bool, accepted: Bool) throws {
+        let head = HTTPTestSupport.bytes(String(repeating: "M", count: length) + " http://e.example/ HTTP/1.1\r\nHost: e.example\r\n\r\n")
+        var parser = RequestHeadParser()
+        var result = HeadParseResult<RequestHead>.needMoreData
+        if byteByByte {
+            for byte in head {
+                result = parser.consume([byte])
+                if case .needMoreData = result { continue }
+                break
+            }
+        } else {
+            result = parser.consume(head)
+        }
+        switch result {
+        case .complete(let parsed, _):
+            #expect(accepted)
+            #expect(parsed.method.count == length)
+        case .failed(let error):
+            #expect(!accepted)
+            #expect(error.status == 501)
+            #expect(error.reason.contains("longer than 32 characters"))
+        case .needMoreData:
+            Issue.record("no answer for a \(length)-character method")
+        }
+    }
+}

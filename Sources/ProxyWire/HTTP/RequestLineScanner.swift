@@ -66,12 +66,19 @@ struct RequestLineScanner: StartLineScanner {
         }
     }
 
+    /// The longest method taken: the longest registered one (`UPDATEREDIRECTREF`, 17) with room to
+    /// spare. RFC 9112 §3: "A server that receives a method longer than any that it implements
+    /// SHOULD respond with a 501 (Not Implemented) status code."
+    static let maximumMethodLength = 32
+
     private mutating func acceptMethodByte(_ byte: UInt8) -> HeadError? {
         if HTTPSyntax.isTokenCharacter(byte) {
             bytes.append(byte)
-            return nil
+            return bytes.count > Self.maximumMethodLength ? Self.methodTooLong : nil
         }
         if byte == HTTPSyntax.space, !bytes.isEmpty {
+            // A run of token bytes may have been stored whole: its length is checked here.
+            if bytes.count > Self.maximumMethodLength { return Self.methodTooLong }
             methodLength = bytes.count
             part = .target
             return nil
@@ -96,6 +103,9 @@ struct RequestLineScanner: StartLineScanner {
             return .success(RequestLine(method: method, target: bytes[methodLength...], version: parsed))
         }
     }
+
+    static let methodTooLong = HeadError.notImplemented(
+        .request, "the method is longer than \(maximumMethodLength) characters, longer than any method there is")
 
     /// The first byte of a request cannot start a method: say what the client most likely sent.
     static func notHTTPReason(firstByte byte: UInt8) -> String {
