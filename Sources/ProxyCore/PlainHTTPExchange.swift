@@ -140,6 +140,11 @@ final class PlainHTTPExchange {
         if responseStarted { pumpResponseBody() }
     }
 
+    /// The most interim (1xx) responses passed on for one request: RFC 9110 §15.2 sets no limit, and
+    /// an origin that sent them without end would hold the exchange (and the client's buffer) for ever.
+    static let maximumInterimResponses = 16
+    private var interimResponses = 0
+
     /// Forwards a response head; an interim (1xx) one is passed on and the next head awaited.
     /// Returns false when the exchange ended instead.
     private func startResponse(_ response: ResponseHead) -> Bool {
@@ -161,6 +166,13 @@ final class PlainHTTPExchange {
             return false
         }
         if (100...199).contains(response.status) {
+            interimResponses += 1
+            guard interimResponses <= Self.maximumInterimResponses else {
+                end(.failedBeforeResponse(
+                    status: 502,
+                    reason: "the origin sent more than \(Self.maximumInterimResponses) interim (1xx) responses to one request"))
+                return false
+            }
             let bytes = response.serialized(addingVia: Self.via)
             client.write(bytes)
             tally.bytesDown += Int64(bytes.count)

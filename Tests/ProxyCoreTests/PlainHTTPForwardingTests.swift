@@ -118,6 +118,18 @@ struct PlainHTTPForwardingTests {
         #expect(result.standardOutput.hasSuffix("after the hints\n"))
     }
 
+    @Test("16 interim responses are passed on; an origin that sends more gets the client a 502 naming the limit")
+    func interimLimit() throws {
+        let setup = try Self.setUp()
+        defer { setup.proxy.stop() }
+        let sixteen = try setup.curl(["-D", "-", setup.url("/hints?count=16")])
+        #expect(sixteen.standardOutput.components(separatedBy: "102 Processing").count - 1 == 16)
+        #expect(sixteen.standardOutput.hasSuffix("after the hints\n"))
+        let more = try setup.curl(["-D", "-", setup.url("/hints?count=17")])
+        #expect(more.standardOutput.contains("HTTP/1.1 502 Bad Gateway"), "\(more.standardOutput)")
+        #expect(more.standardOutput.contains("more than 16 interim (1xx) responses"))
+    }
+
     @Test("a large body arrives byte for byte")
     func largeBody() throws {
         let setup = try Self.setUp()

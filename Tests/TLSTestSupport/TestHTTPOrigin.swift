@@ -121,6 +121,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif path == "/continue":
             self.wfile.write(b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n")
             self.send(200, b"after the hints\n")
+        elif path == "/hints":
+            # count interim responses before the final one
+            self.wfile.write(b"HTTP/1.1 102 Processing\r\n\r\n" * int(params.get("count", "1")))
+            self.send(200, b"after the hints\n")
         else:
             self.send(200, f"hello from the origin, {self.path}\n".encode())
 
