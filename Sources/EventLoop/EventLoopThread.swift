@@ -38,6 +38,9 @@ public final class EventLoopThread: @unchecked Sendable {
         loop.ready.wait()
         if let failure = loop.failure {
             pthread_join(loop.thread, nil)
+            // Joined here: the loop's deinit must not join it a second time (undefined behaviour,
+            // which AddressSanitizer stops the process for).
+            loop.stopped = true
             throw failure
         }
         guard let info = loop.info as? Info else { throw EventError("starting the event loop", errno: 0) }
@@ -51,7 +54,12 @@ public final class EventLoopThread: @unchecked Sendable {
         // A loopbreak that lands before the loop starts dispatching is forgotten, so repeat it until
         // the thread is done.
         while finished.wait(timeout: .now() + .milliseconds(20)) == .timedOut { stopper?.stop() }
-        pthread_join(thread, nil)
+        // The last reference may be dropped on the loop's own thread, which cannot join itself.
+        if pthread_equal(thread, pthread_self()) != 0 {
+            pthread_detach(thread)
+        } else {
+            pthread_join(thread, nil)
+        }
     }
 
     deinit { stop() }
