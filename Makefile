@@ -1,5 +1,7 @@
 # atsproxy: `make run` and `make test` work on a fresh Debian machine with Swift installed.
 
+# bash: the fuzz recipe reads PIPESTATUS.
+SHELL        := /bin/bash
 SWIFT        ?= swift
 POLICY       ?= config/ats-defaults.plist
 PREFIX       ?= /usr/local
@@ -45,7 +47,7 @@ WERROR       := -Xswiftc -warnings-as-errors
 # Extra flags for the benchmarks' release builds, e.g. SWIFT_BUILD_FLAGS="--scratch-path .build-bench".
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all deps test-venv build test test-sanitize run bench bench-policy bench-proxy bench-hostile bench-intercept bench-venv release install uninstall clean
+.PHONY: all deps test-venv build test test-sanitize fuzz run bench bench-policy bench-proxy bench-hostile bench-intercept bench-venv release install uninstall clean
 
 all: build
 
@@ -88,7 +90,30 @@ test: deps test-venv
 	$(SWIFT) build -c release --force-resolved-versions
 	$(SWIFT) build --build-tests --force-resolved-versions $(WERROR)
 	$(SWIFT) test --skip-build --disable-xctest
+	@$(MAKE) --no-print-directory fuzz
 	@$(MAKE) --no-print-directory test-sanitize
+
+# The fuzz targets (Fuzz/), each run by libFuzzer for FUZZ_SECONDS (CI: 60) over its seed corpus,
+# with AddressSanitizer: a crash, a memory error or a leak stops the run and leaves the input that
+# caused it in .build/fuzz-crashes (add it to the seeds, and a test, once fixed). New inputs the
+# fuzzer finds go to .build/fuzz-corpus, not into the repository.
+FUZZ_SECONDS ?= 60
+FUZZ_SCRATCH ?= .build/fuzz
+FUZZ_TARGETS := fuzz-http-heads:Fuzz/Corpus/http-heads \
+	fuzz-tls-hello:Tests/ProxyWireTests/Fixtures/tls \
+	fuzz-plist:Tests/ATSPolicyTests/Fixtures/plist,Tests/ATSPolicyTests/Fixtures/policies,Tests/ATSPolicyTests/Fixtures/mistakes \
+	fuzz-log-lines:Tests/ATSProxyCtlTests/Fixtures/report,Tests/ATSProxyCtlTests/Fixtures/har
+fuzz: deps
+	@set -e; mkdir -p .build/fuzz-crashes; for entry in $(FUZZ_TARGETS); do \
+	  target=$${entry%%:*}; seeds=$$(echo $${entry#*:} | tr , ' '); \
+	  $(SWIFT) build -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING --scratch-path $(FUZZ_SCRATCH) --product $$target; \
+	  mkdir -p .build/fuzz-corpus/$$target; \
+	  echo "make: $$target for $(FUZZ_SECONDS) s over $$seeds"; \
+	  $(FUZZ_SCRATCH)/debug/$$target -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -artifact_prefix=.build/fuzz-crashes/$$target- .build/fuzz-corpus/$$target $$seeds 2>&1 | \
+	    grep -E '^(stat::number_of_executed_units|stat::new_units_added|Done|==[0-9]+==|SUMMARY|artifact_prefix)' ; \
+	  test $${PIPESTATUS[0]} -eq 0 || { echo "make: $$target failed: see .build/fuzz-crashes" >&2; exit 1; }; \
+	done
 
 # Every test again under AddressSanitizer, leak detection on, daemons included (they are the ASan
 # binary too, and a report makes one exit non-zero, which its test checks): a memory error or a leak

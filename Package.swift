@@ -84,6 +84,14 @@ let package = Package(
         .testTarget(name: "LiveViewTests", dependencies: ["LiveView", "ATSPolicy", "TrafficReport", "ProxyWire"]),
         .testTarget(name: "OnboardingTests", dependencies: ["Onboarding", "ProxyWire", "TLSTestSupport"]),
         .executableTarget(name: "policy-bench", dependencies: ["ATSPolicy"], path: "bench/policy-bench"),
+        // Fuzz targets for the parsers of outside bytes (Fuzz/, `make fuzz`): libFuzzer runs them in a
+        // build with -sanitize=fuzzer,address -DFUZZING; an ordinary build makes each a replayer of
+        // the files it is given, which the tests run over the seed corpora.
+        .target(name: "FuzzDriver", path: "Fuzz/FuzzDriver"),
+        .executableTarget(name: "fuzz-http-heads", dependencies: ["FuzzDriver", "ProxyWire"], path: "Fuzz/fuzz-http-heads"),
+        .executableTarget(name: "fuzz-tls-hello", dependencies: ["FuzzDriver", "ProxyWire"], path: "Fuzz/fuzz-tls-hello"),
+        .executableTarget(name: "fuzz-plist", dependencies: ["FuzzDriver", "ATSPolicy"], path: "Fuzz/fuzz-plist"),
+        .executableTarget(name: "fuzz-log-lines", dependencies: ["FuzzDriver", "TrafficReport"], path: "Fuzz/fuzz-log-lines"),
         .testTarget(name: "ATSPolicyTests", dependencies: ["ATSPolicy", "TLSTestSupport"], exclude: ["Fixtures"]),
         // COpenSSL for SHA-256: the splice tests check 64 MiB byte for byte.
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "COpenSSL"]),
