@@ -90,7 +90,7 @@ test: deps test-venv
 	$(SWIFT) build -c release --force-resolved-versions
 	$(SWIFT) build --build-tests --force-resolved-versions $(WERROR)
 	$(SWIFT) test --skip-build --disable-xctest
-	@$(MAKE) --no-print-directory fuzz
+	@$(MAKE) --no-print-directory fuzz FUZZ_SEED=1
 	@$(MAKE) --no-print-directory test-sanitize
 
 # The fuzz targets (Fuzz/), each run by libFuzzer for FUZZ_SECONDS (CI: 60) over its seed corpus,
@@ -98,6 +98,9 @@ test: deps test-venv
 # caused it in .build/fuzz-crashes (add it to the seeds, and a test, once fixed). New inputs the
 # fuzzer finds go to .build/fuzz-corpus, not into the repository.
 FUZZ_SECONDS ?= 60
+# libFuzzer's random seed; 0 picks one. make test uses 1, so that CI's run explores the inputs a
+# local `make test` explored, and a crash it finds is one anyone can reproduce.
+FUZZ_SEED    ?= 0
 FUZZ_SCRATCH ?= .build/fuzz
 FUZZ_TARGETS := fuzz-http-heads:Fuzz/Corpus/http-heads \
 	fuzz-tls-hello:Tests/ProxyWireTests/Fixtures/tls \
@@ -109,7 +112,7 @@ fuzz: deps
 	  $(SWIFT) build -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING --scratch-path $(FUZZ_SCRATCH) --product $$target; \
 	  mkdir -p .build/fuzz-corpus/$$target; \
 	  echo "make: $$target for $(FUZZ_SECONDS) s over $$seeds"; \
-	  $(FUZZ_SCRATCH)/debug/$$target -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	  $(FUZZ_SCRATCH)/debug/$$target -max_total_time=$(FUZZ_SECONDS) -seed=$(FUZZ_SEED) -print_final_stats=1 \
 	    -artifact_prefix=.build/fuzz-crashes/$$target- .build/fuzz-corpus/$$target $$seeds 2>&1 | \
 	    grep -E '^(stat::number_of_executed_units|stat::new_units_added|Done|==[0-9]+==|SUMMARY|artifact_prefix)' ; \
 	  test $${PIPESTATUS[0]} -eq 0 || { echo "make: $$target failed: see .build/fuzz-crashes" >&2; exit 1; }; \
