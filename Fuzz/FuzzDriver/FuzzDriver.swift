@@ -18,6 +18,11 @@ public enum FuzzDriver {
     }
     #endif
 
+    /// The ordinary build's `main`: replays the files named on the command line and says how many.
+    public static func replayCommandLine(_ input: OneInput) {
+        print("\(replay(Array(CommandLine.arguments.dropFirst()), input)) inputs")
+    }
+
     /// Runs `input` on every file named in `paths` (directories: every file in them); returns the
     /// number of inputs run. A crash is the failure, as under libFuzzer.
     public static func replay(_ paths: [String], _ input: OneInput) -> Int {

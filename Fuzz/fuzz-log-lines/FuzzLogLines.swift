@@ -18,6 +18,6 @@ func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<C
 }
 #else
 @main enum Replay {
-    static func main() { print("\(FuzzDriver.replay(Array(CommandLine.arguments.dropFirst()), fuzzLogLines)) inputs") }
+    static func main() { FuzzDriver.replayCommandLine(fuzzLogLines) }
 }
 #endif

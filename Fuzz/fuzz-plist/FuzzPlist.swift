@@ -17,6 +17,6 @@ func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<C
 }
 #else
 @main enum Replay {
-    static func main() { print("\(FuzzDriver.replay(Array(CommandLine.arguments.dropFirst()), fuzzPlist)) inputs") }
+    static func main() { FuzzDriver.replayCommandLine(fuzzPlist) }
 }
 #endif

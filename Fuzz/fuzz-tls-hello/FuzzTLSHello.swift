@@ -26,6 +26,6 @@ func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<C
 }
 #else
 @main enum Replay {
-    static func main() { print("\(FuzzDriver.replay(Array(CommandLine.arguments.dropFirst()), fuzzTLSHello)) inputs") }
+    static func main() { FuzzDriver.replayCommandLine(fuzzTLSHello) }
 }
 #endif
