@@ -49,13 +49,16 @@ let package = Package(
         // link the combined libevent as well as libevent_core, two copies of the loop internals.
         .systemLibrary(name: "CLibevent", pkgConfig: "libevent_core", providers: [.apt(["libevent-dev"])]),
         // Swift over libevent: event bases, listeners, buffered connections, timers.
-        .target(name: "EventLoop", dependencies: ["CLibevent", "CSplice"]),
+        .target(name: "EventLoop", dependencies: ["CLibevent", "CSplice", "POSIX"]),
+        // What several modules need of the system, in one home: the lock (a pthread mutex, which
+        // ThreadSanitizer sees).
+        .target(name: "POSIX"),
         // splice(2), pipe2(2) and the pipe-size fcntls, which Glibc declares only under _GNU_SOURCE.
         .target(name: "CSplice"),
         // Pure-Swift wire parsers for the proxy: HTTP/1.1 heads and bodies, TLS hellos seen in transit.
         .target(name: "ProxyWire"),
         // The proxy itself: connection records, verdict cache, request handling.
-        .target(name: "ProxyCore", dependencies: ["ATSPolicy", "EventLoop", "ProxyWire", "TLSInspection"]),
+        .target(name: "ProxyCore", dependencies: ["ATSPolicy", "EventLoop", "ProxyWire", "TLSInspection", "POSIX"]),
         // The daemon's command and its run loop, in a library so tests can drive it.
         .target(
             name: "ATSProxyDaemon",
@@ -71,7 +74,7 @@ let package = Package(
         // Swift over OpenSSL: certificate facts, chain verification, the ATS-shaped probe.
         // One-line C wrappers for the OpenSSL macros Swift cannot import.
         .target(name: "CProxyShims", dependencies: ["COpenSSL"]),
-        .target(name: "TLSInspection", dependencies: ["ATSPolicy", "COpenSSL", "CProxyShims"]),
+        .target(name: "TLSInspection", dependencies: ["ATSPolicy", "COpenSSL", "CProxyShims", "POSIX"]),
         // libqrencode, as Debian ships it: QR codes of the onboarding URL (a library made for it,
         // not an encoder of our own).
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
@@ -94,15 +97,15 @@ let package = Package(
         .executableTarget(name: "fuzz-log-lines", dependencies: ["FuzzDriver", "TrafficReport"], path: "Fuzz/fuzz-log-lines"),
         .testTarget(name: "ATSPolicyTests", dependencies: ["ATSPolicy", "TLSTestSupport"], exclude: ["Fixtures"]),
         // COpenSSL for SHA-256: the splice tests check 64 MiB byte for byte.
-        .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "COpenSSL"]),
+        .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "COpenSSL", "POSIX"]),
         // ProxyWire: the request parser is the fuzz test's oracle for what the proxy must answer.
         .testTarget(
             name: "ProxyCoreTests",
-            dependencies: ["ProxyCore", "ATSPolicy", "EventLoop", "ProxyWire", "TLSInspection", "TLSTestSupport"]),
+            dependencies: ["ProxyCore", "ATSPolicy", "EventLoop", "ProxyWire", "TLSInspection", "TLSTestSupport", "POSIX"]),
         .testTarget(
             name: "ATSProxyDaemonTests",
             dependencies: [
-                "ATSProxyDaemon", "ATSPolicy", "EventLoop", "ProxyCore", "TLSTestSupport",
+                "ATSProxyDaemon", "ATSPolicy", "EventLoop", "ProxyCore", "TLSTestSupport", "POSIX",
                 // atsproxyctl's commands, run in-process against the real daemon's control socket.
                 "ATSProxyCtl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

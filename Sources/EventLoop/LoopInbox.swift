@@ -1,5 +1,5 @@
 internal import CLibevent
-import Synchronization
+import POSIX
 
 /// Messages to a loop from other threads (a probe finished, a reload happened): posted from anywhere,
 /// handled on the loop's thread by the handler given at creation.
@@ -53,7 +53,7 @@ final class InboxState<Message: Sendable>: Sendable {
         let raw: OpaquePointer
     }
 
-    private let guarded = Mutex(Guarded())
+    private let guarded = Locked(Guarded())
 
     func open(_ event: OpaquePointer) {
         let handle = EventHandle(raw: event)

@@ -1,4 +1,5 @@
 import Glibc
+import POSIX
 import Synchronization
 
 /// Appends one JSON object per line to standard output or a file, from any thread: each line is one
@@ -14,20 +15,20 @@ public final class LogWriter: Sendable {
         var lostSinceReport: Int?
     }
 
-    private let descriptor: Mutex<State>
+    private let descriptor: Locked<State>
     private let failedWrites = Atomic<Int>(0)
     /// The file logged to; nil for standard output.
     public let path: String?
 
     /// Logs to standard output.
     public init() {
-        descriptor = Mutex(State(fd: STDOUT_FILENO))
+        descriptor = Locked(State(fd: STDOUT_FILENO))
         path = nil
     }
 
     /// Logs to `path`, appending; created with mode 0640 when missing.
     public init(path: String) throws(LogError) {
-        descriptor = Mutex(State(fd: try LogWriter.open(path)))
+        descriptor = Locked(State(fd: try LogWriter.open(path)))
         self.path = path
     }
 

@@ -1,4 +1,5 @@
 import EventLoop
+import POSIX
 import Synchronization
 
 /// How many connections one proxy loop is serving, kept by the loop, read by the accepting loop.
@@ -38,7 +39,7 @@ public final class LoopBalancer: Sendable {
 
     /// How many connections the accepting loop serves before it hands new ones to less busy loops.
     public let keepBelow: Int
-    private let members = Mutex<[Member]>([])
+    private let members = Locked<[Member]>([])
 
     public static let defaultKeepBelow = 32
 

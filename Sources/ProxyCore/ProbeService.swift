@@ -1,6 +1,6 @@
 import ATSPolicy
 import EventLoop
-import Synchronization
+import POSIX
 import TLSInspection
 
 /// What the probes found out about one upstream, for one set of requirements. A class, immutable:
@@ -124,7 +124,7 @@ public final class ProbeService: Sendable {
     let prober: UpstreamProber
     private let maximumInFlight: Int
     private let maximumPerUpstream: Int
-    private let slots = Mutex(Slots())
+    private let slots = Locked(Slots())
 
     private struct Slots: ~Copyable {
         var total = 0

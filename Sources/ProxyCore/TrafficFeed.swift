@@ -1,3 +1,4 @@
+import POSIX
 import Synchronization
 
 /// The log lines of the proxy loops on their way to the live view: every loop appends each line it
@@ -9,7 +10,7 @@ public final class TrafficFeed: Sendable {
         var dropped = 0
     }
 
-    private let queue = Mutex(Queue())
+    private let queue = Locked(Queue())
     private let enabled = Atomic<Bool>(false)
     /// The most lines waiting to be taken.
     public let capacity: Int

@@ -1,3 +1,4 @@
+import POSIX
 import Synchronization
 
 /// Probe results shared by every event loop, kept for a time to live and up to a capacity, with
@@ -22,7 +23,7 @@ import Synchronization
 /// Every operation is O(1) (amortised, through the dictionary); the entries live in the slots of
 /// one array on doubly linked lists by index (``VerdictCacheStorage``).
 ///
-/// Thread-safe: all state is behind one `Mutex`, and waiters are called outside it.
+/// Thread-safe: all state is behind one `Locked`, and waiters are called outside it.
 public final class VerdictCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     public typealias Waiter = @Sendable (Value) -> Void
 
@@ -72,13 +73,13 @@ public final class VerdictCache<Key: Hashable & Sendable, Value: Sendable>: Send
         var staleInFlight: Set<Key> = []
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let timeToLiveMilliseconds: Atomic<Int64>
 
     /// - Parameter capacity: the most entries held (at least 1).
     public init(timeToLiveMilliseconds: Int64, capacity: Int = VerdictCache.defaultCapacity) {
         self.timeToLiveMilliseconds = Atomic(timeToLiveMilliseconds)
-        state = Mutex(State(capacity: max(1, capacity)))
+        state = Locked(State(capacity: max(1, capacity)))
     }
 
     /// How long a value stays fresh, in milliseconds; a reload may change it (for values stored after).

@@ -1,5 +1,5 @@
 public import ATSPolicy
-import Synchronization
+import POSIX
 
 /// What the probes behind one verdict found out about an upstream, for one set of requirements.
 public struct VerdictProbe: Sendable {
@@ -34,7 +34,7 @@ public final class UpstreamProber: Sendable {
     private let timeout: Duration
     /// One configured SSL_CTX per client profile, built on first use: creating a context loads the
     /// trust store, which every probe would otherwise repeat. Contexts are safe to share once set up.
-    private let contexts = Mutex<[ClientProfile: TLSClientContext]>([:])
+    private let contexts = Locked<[ClientProfile: TLSClientContext]>([:])
 
     /// - Parameter hosts: `--hosts-file`, consulted before the system resolver.
     public init(anchors: TrustAnchors, hosts: HostsTable? = nil, timeout: Duration = .seconds(10)) {

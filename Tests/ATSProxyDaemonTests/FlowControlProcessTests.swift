@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import POSIX
 import TLSTestSupport
 import Testing
 
@@ -27,9 +27,9 @@ struct FlowControlProcessTests {
 
     /// A counter shared between a test and the threads that move its bytes.
     final class Progress: Sendable {
-        private let bytes = Mutex(0)
-        private let resumed = Mutex(false)
-        private let verified = Mutex<Int?>(nil)
+        private let bytes = Locked(0)
+        private let resumed = Locked(false)
+        private let verified = Locked<Int?>(nil)
 
         var count: Int { bytes.withLock { $0 } }
         func set(_ value: Int) { bytes.withLock { $0 = value } }

@@ -1,4 +1,5 @@
 import Foundation
+import POSIX
 import Synchronization
 import TLSTestSupport
 import Testing
@@ -32,7 +33,7 @@ struct HandshakeDeadlineProcessTests {
         let before = try #require(Self.threads(of: daemon.process))
 
         let proxyPort = daemon.port
-        let answers = Mutex<[String]>([])
+        let answers = Locked<[String]>([])
         let peak = Atomic<Int>(0)
         let group = DispatchGroup()
         for server in servers {

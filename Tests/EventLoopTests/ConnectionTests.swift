@@ -1,7 +1,7 @@
 import Dispatch
 import EventLoop
 import Glibc
-import Synchronization
+import POSIX
 import Testing
 
 /// Two connected Unix stream sockets, non-blocking on neither side: `[0]` for a Connection, `[1]`
@@ -41,7 +41,7 @@ struct ConnectionTests {
         defer { close(theirs) }
         sendAll(theirs, Array("CONNECT example.com:443 HTTP/1.1\r\n\r\n".utf8))
         shutdown(theirs, Int32(SHUT_WR))
-        let events = Mutex<[String]>([])
+        let events = Locked<[String]>([])
         let ended = DispatchSemaphore(value: 0)
         let (loop, available) = try EventLoopThread.start { base in
             let connection = try Connection(base: base, descriptor: ours)
@@ -66,7 +66,7 @@ struct ConnectionTests {
     func drainAfterImmediateWrite() throws {
         let (ours, theirs) = try socketPair()
         defer { close(theirs) }
-        let order = Mutex<[String]>([])
+        let order = Locked<[String]>([])
         let (loop, pendingAfterWrite) = try EventLoopThread.start { base in
             let connection = try Connection(base: base, descriptor: ours)
             connection.setReading(false)
@@ -131,7 +131,7 @@ struct ConnectionTests {
         let closedPort = UInt16(bigEndian: address.sin_port)
         close(probe)
 
-        let results = Mutex<[String]>([])
+        let results = Locked<[String]>([])
         let done = DispatchSemaphore(value: 0)
         let (loop, _) = try EventLoopThread.start { base in
             var accepted: [Connection] = []
@@ -171,7 +171,7 @@ struct ConnectionTests {
 
     @Test("the resolver answers from /etc/hosts and numeric hosts with every address, and a cancelled lookup never answers")
     func lookUp() throws {
-        let answers = Mutex<[String]>([])
+        let answers = Locked<[String]>([])
         let done = DispatchSemaphore(value: 0)
         let (loop, _) = try EventLoopThread.start { base in
             let resolver = try DNSResolver(base: base)

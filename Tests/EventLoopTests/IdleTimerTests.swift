@@ -1,7 +1,7 @@
 import Dispatch
 import EventLoop
 import Glibc
-import Synchronization
+import POSIX
 import Testing
 
 /// The idle timer on real sockets: it fires only once no byte has moved through what it watches,
@@ -18,8 +18,8 @@ struct IdleTimerTests {
         private let stamp = Stamp()
 
         final class Stamp: Sendable {
-            let time = Mutex<ContinuousClock.Instant?>(nil)
-            let ending = Mutex<IdleTimer.Ending?>(nil)
+            let time = Locked<ContinuousClock.Instant?>(nil)
+            let ending = Locked<IdleTimer.Ending?>(nil)
         }
 
         var firedTime: ContinuousClock.Instant? { stamp.time.withLock { $0 } }

@@ -1,6 +1,7 @@
 import Dispatch
 import EventLoop
 import Glibc
+import POSIX
 import Synchronization
 import Testing
 
@@ -8,13 +9,13 @@ import Testing
 struct LoopInboxTests {
     @Test("messages posted from many threads are all handled, on the loop's thread, in order per sender")
     func crossThread() throws {
-        let received = Mutex<[Int: [Int]]>([:])
+        let received = Locked<[Int: [Int]]>([:])
         let wrongThread = Atomic<Int>(0)
         let done = DispatchSemaphore(value: 0)
         let total = 8 * 500
         let (loop, poster) = try EventLoopThread.start { base in
             let loopThread = pthread_self()
-            let count = Mutex(0)
+            let count = Locked(0)
             let inbox = try LoopInbox<(sender: Int, sequence: Int)>(base: base) { message in
                 if pthread_equal(pthread_self(), loopThread) == 0 { wrongThread.add(1, ordering: .relaxed) }
                 received.withLock { $0[message.sender, default: []].append(message.sequence) }

@@ -1,6 +1,7 @@
 import Dispatch
 @testable import EventLoop
 import Glibc
+import POSIX
 import Synchronization
 import Testing
 
@@ -19,7 +20,7 @@ struct SpliceRelayTests {
         let (loop, report) = try startRelay(first: first, second: second, method: method)
         defer { loop.stop() }
         let total = 64 << 20
-        let results = Mutex<[String: [UInt8]]>([:])
+        let results = Locked<[String: [UInt8]]>([:])
         let group = DispatchGroup()
         let work: [(String, @Sendable () -> [UInt8])] = [
             ("sent up", { @Sendable in sendPattern(peerA, total: total, seed: 1) }),
@@ -53,7 +54,7 @@ struct SpliceRelayTests {
         let total = 64 << 20
         let sent = Atomic<Int>(0)
         let sender = DispatchGroup()
-        let sentHash = Mutex<[UInt8]>([])
+        let sentHash = Locked<[UInt8]>([])
         onThread(sender) {
             // Counted per 64 KiB, to see where the sender blocks.
             var hash = SHA256Stream()
@@ -191,7 +192,7 @@ struct SpliceRelayTests {
         let (loop, report) = try startRelay(first: first, second: second, refusingAfter: 1 << 20)
         defer { loop.stop() }
         let total = 16 << 20
-        let results = Mutex<[[UInt8]]>([])
+        let results = Locked<[[UInt8]]>([])
         let group = DispatchGroup()
         onThread(group) {
             let hash = sendPattern(peerA, total: total, seed: 3)
@@ -217,7 +218,7 @@ struct SpliceRelayTests {
         defer { loop.stop() }
         let total = 64 << 20
         let group = DispatchGroup()
-        let sent = Mutex<[UInt8]>([])
+        let sent = Locked<[UInt8]>([])
         onThread(group) {
             let hash = sendPattern(peerA, total: total, seed: 4)
             sent.withLock { $0 = hash }

@@ -1,7 +1,7 @@
 import ATSPolicy
 import Foundation
 import ProxyCore
-import Synchronization
+import POSIX
 import TLSTestSupport
 import Testing
 
@@ -14,7 +14,7 @@ struct ConnectTimeoutTests {
     final class StuckListener: Sendable {
         let port: UInt16
         private let descriptor: Int32
-        private let fillers = Mutex<[Int32]>([])
+        private let fillers = Locked<[Int32]>([])
 
         init(accepting: Int) throws {
             let (descriptor, port) = try #require(bindLoopback(listening: 0), "listen: \(String(cString: strerror(errno)))")

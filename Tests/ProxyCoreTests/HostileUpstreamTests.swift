@@ -1,6 +1,7 @@
 import ATSPolicy
 import Foundation
 import ProxyCore
+import POSIX
 import Synchronization
 import TLSTestSupport
 import Testing
@@ -130,7 +131,7 @@ struct HostileUpstreamTests {
         let good = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
         let proxy = try Self.startProxy(factory)
         defer { proxy.stop() }
-        let silentAnswered = Mutex<[ContinuousClock.Instant]>([])
+        let silentAnswered = Locked<[ContinuousClock.Instant]>([])
         let group = DispatchGroup()
         for server in silent {
             DispatchQueue.global().async(group: group) {

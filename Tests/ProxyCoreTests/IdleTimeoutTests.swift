@@ -1,7 +1,7 @@
 import ATSPolicy
 import Foundation
 import ProxyCore
-import Synchronization
+import POSIX
 import TLSTestSupport
 import Testing
 
@@ -167,7 +167,7 @@ struct IdleTimeoutTests {
     /// Anything else (the proxy's TLS probe) gets a 400: it speaks cleartext.
     final class SilentUpstream: Sendable {
         final class Stamp: Sendable {
-            let time = Mutex<ContinuousClock.Instant?>(nil)
+            let time = Locked<ContinuousClock.Instant?>(nil)
         }
 
         let server: RawTCPServer

@@ -1,7 +1,7 @@
 import ATSPolicy
 import Foundation
 import ProxyCore
-import Synchronization
+import POSIX
 import TLSTestSupport
 import Testing
 
@@ -12,7 +12,7 @@ import Testing
 struct TunnelHalfCloseTests {
     /// What the upstream saw and did, in order, for the test to check after the fact.
     final class Journal: Sendable {
-        private let entries = Mutex<[String]>([])
+        private let entries = Locked<[String]>([])
         func note(_ entry: String) { entries.withLock { $0.append(entry) } }
         var all: [String] { entries.withLock { $0 } }
 

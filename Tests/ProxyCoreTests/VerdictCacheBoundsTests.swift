@@ -1,4 +1,4 @@
-import Synchronization
+import POSIX
 import Testing
 
 @testable import ProxyCore
@@ -91,7 +91,7 @@ struct VerdictCacheBoundsTests {
     @Test("probes in flight are never evicted, and their waiters get the answer")
     func inFlightSurvivesPressure() {
         let cache = Cache(timeToLiveMilliseconds: 60_000, capacity: 2)
-        let received = Mutex<[Int]>([])
+        let received = Locked<[Int]>([])
         guard case .probe = cache.lookup("slow", now: 0, waiter: { _ in }) else {
             Issue.record("first lookup must probe")
             return
@@ -175,7 +175,7 @@ struct VerdictCacheBoundsTests {
     @Test("a time to live of 0 caches nothing but still answers the waiters")
     func zeroTimeToLive() {
         let cache = Cache(timeToLiveMilliseconds: 0, capacity: 10)
-        let received = Mutex<[Int]>([])
+        let received = Locked<[Int]>([])
         _ = cache.lookup("a", now: 0, waiter: { _ in })
         _ = cache.lookup("a", now: 0, waiter: { value in received.withLock { $0.append(value) } })
         cache.complete("a", with: 5, now: 0)
@@ -200,7 +200,7 @@ struct VerdictCacheStaleInFlightTests {
         let cache = VerdictCache<String, Int>(timeToLiveMilliseconds: 1000)
         #expect(Self.said(cache.lookup("old", now: 0, waiter: { _ in })) == "probe")
         #expect(Self.said(cache.lookup("kept", now: 0, waiter: { _ in })) == "probe")
-        let answered = Mutex<[Int]>([])
+        let answered = Locked<[Int]>([])
         let joined = cache.lookup("old", now: 0, waiter: { value in answered.withLock { $0.append(value) } })
         #expect(Self.said(joined) == "waiting")
         cache.removeAll(includingInFlight: true) { $0 == "old" }

@@ -1,5 +1,6 @@
 import Dispatch
 import ProxyCore
+import POSIX
 import Synchronization
 import Testing
 
@@ -51,7 +52,7 @@ struct VerdictCacheTests {
     func abandon() {
         let cache = VerdictCache<String, Int>(timeToLiveMilliseconds: 60_000)
         _ = cache.lookup("a", now: 0, waiter: { _ in })
-        let received = Mutex<[Int]>([])
+        let received = Locked<[Int]>([])
         _ = cache.lookup("a", now: 0, waiter: { value in received.withLock { $0.append(value) } })
         cache.abandon("a", answering: -1)
         #expect(received.withLock { $0 } == [-1])

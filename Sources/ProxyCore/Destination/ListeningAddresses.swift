@@ -1,11 +1,11 @@
 import EventLoop
-import Synchronization
+import POSIX
 
 /// The addresses the proxy's listeners are bound to (with the ports the kernel chose for port 0),
 /// shared by every loop: only the listening loop binds them, and every loop's sessions must
 /// refuse a request addressed to them (``DestinationRules``).
 public final class ListeningAddresses: Sendable {
-    private let addresses = Mutex<[SocketAddress]>([])
+    private let addresses = Locked<[SocketAddress]>([])
 
     public init() {}
 

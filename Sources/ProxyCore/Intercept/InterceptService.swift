@@ -1,4 +1,4 @@
-import Synchronization
+import POSIX
 import TLSInspection
 
 /// Finds the certificate a device is shown for a host: minted on first use and kept. One per
@@ -34,7 +34,7 @@ public final class InterceptService: Sendable {
 /// passed through (judged by a probe, relayed unread), and the status lists it. Touched only when
 /// a device rejects a certificate and once per intercepted CONNECT, under a lock shared by loops.
 public final class ClientRejections: Sendable {
-    private let state = Mutex<[String: Int]>([:])
+    private let state = Locked<[String: Int]>([:])
 
     public init() {}
 

@@ -1,4 +1,4 @@
-import Synchronization
+import POSIX
 
 /// A histogram at one moment: how many observations fell in each bucket (not cumulative; the
 /// writer adds them up), their count and their sum.
@@ -35,18 +35,18 @@ public struct HistogramSnapshot: Sendable, Equatable {
     }
 }
 
-/// Durations in seconds, observed from any thread. Under a `Mutex` rather than one atomic per
+/// Durations in seconds, observed from any thread. Under a `Locked` rather than one atomic per
 /// bucket so that a scrape reads the buckets, the count and the sum of the same moment (a
 /// histogram whose `_count` disagrees with its `+Inf` bucket is malformed). One observation per
 /// probe, not per connection, so the lock is never contended in practice.
 public final class DurationHistogram: Sendable {
-    private let state: Mutex<HistogramSnapshot>
+    private let state: Locked<HistogramSnapshot>
 
     /// Probe latencies: 5 ms (a handshake on the same host) to 10 s (the default handshake
     /// timeout), roughly ×2 apart.
     public static let probeBounds: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
-    public init(upperBounds: [Double]) { state = Mutex(HistogramSnapshot(upperBounds: upperBounds)) }
+    public init(upperBounds: [Double]) { state = Locked(HistogramSnapshot(upperBounds: upperBounds)) }
 
     public func observe(_ duration: Duration) {
         let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18

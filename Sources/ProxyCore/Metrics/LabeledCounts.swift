@@ -1,11 +1,11 @@
-import Synchronization
+import POSIX
 
 /// Counts by a label whose values are not known in advance (violation names, a request's action and
-/// status class), from any thread: a dictionary under a `Mutex`, held for one increment. Where the
+/// status class), from any thread: a dictionary under a `Locked`, held for one increment. Where the
 /// values are few and fixed, plain atomics serve (``ProxyStatistics``); these are touched once per
 /// logged line at most, beside the log writer's own lock, so the extra lock costs nothing felt.
 public final class LabeledCounts<Key: Hashable & Sendable>: Sendable {
-    private let counts = Mutex<[Key: Int]>([:])
+    private let counts = Locked<[Key: Int]>([:])
 
     public init() {}
 

@@ -3,7 +3,7 @@ import Dispatch
 import Foundation
 @testable import EventLoop
 import Glibc
-import Synchronization
+import POSIX
 import Testing
 
 /// A connected loopback TCP pair: `[0]` for a Connection, `[1]` for the test thread (blocking, with
@@ -155,7 +155,7 @@ final class RelayReport: Sendable {
         var loopCPU = 0.0
     }
 
-    let state = Mutex(State())
+    let state = Locked(State())
     let ended = DispatchSemaphore(value: 0)
 
     var snapshot: State { state.withLock { $0 } }

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
-import Synchronization
+import POSIX
 import TLSTestSupport
 import Testing
 
@@ -10,8 +10,8 @@ import Testing
 /// tell whether a tunnel carried anything to the server.
 final class CountingForwarder: Sendable {
     private final class Counts: Sendable {
-        let received = Mutex<[Int]>([])
-        let ended = Mutex<Set<Int>>([])
+        let received = Locked<[Int]>([])
+        let ended = Locked<Set<Int>>([])
     }
 
     private let counts = Counts()
@@ -96,7 +96,7 @@ final class SpeaksFirstServer: Sendable {
     }
 
     private final class SentBox: Sendable {
-        let total = Mutex<Int>(0)
+        let total = Locked<Int>(0)
         func add(_ count: Int) { total.withLock { $0 += count } }
     }
 
