@@ -53,6 +53,8 @@ let package = Package(
         // What several modules need of the system, in one home: the lock (a pthread mutex, which
         // ThreadSanitizer sees).
         .target(name: "POSIX"),
+        // glibc's <malloc.h> (malloc_trim), which the Glibc module leaves out: a module map only.
+        .systemLibrary(name: "CMalloc"),
         // splice(2), pipe2(2) and the pipe-size fcntls, which Glibc declares only under _GNU_SOURCE.
         .target(name: "CSplice"),
         // Pure-Swift wire parsers for the proxy: HTTP/1.1 heads and bodies, TLS hellos seen in transit.
@@ -64,7 +66,7 @@ let package = Package(
             name: "ATSProxyDaemon",
             dependencies: [
                 "ATSPolicy", "ATSPolicyArguments", "ControlProtocol", "EventLoop", "ProxyCore", "TLSInspection",
-                "Onboarding", "LiveView", "ProxyWire",
+                "Onboarding", "LiveView", "ProxyWire", "CMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

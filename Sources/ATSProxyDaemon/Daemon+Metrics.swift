@@ -24,6 +24,14 @@ extension Daemon {
         text.counter(
             "atsproxy_log_write_errors_total", help: "Log lines lost because write(2) failed (a full disk, a closed output).",
             log.writeErrors)
+        text.gauge(
+            "atsproxy_resident_memory_bytes", help: "The daemon's resident memory (VmRSS).", Double(ResidentMemory.bytes()))
+        text.counter(
+            "atsproxy_memory_trims_total", help: "Times the memory of a burst of connections was returned to the system (malloc_trim).",
+            memory?.trims ?? 0)
+        text.counter(
+            "atsproxy_memory_trimmed_bytes_total", help: "Resident bytes those trims returned (RSS before minus after).",
+            memory?.bytesReturned ?? 0)
         return text.output
     }
 

@@ -52,6 +52,8 @@ final class Daemon {
     var lastReload: ReloadOutcome?
     /// Reloads since start, by result (for the metrics).
     var reloads: [ReloadResult: Int] = [:]
+    /// Returns a burst's memory to the system once it is over (nil until run() starts it).
+    var memory: MemoryTrimmer?
     private var base: EventBase?
     private var shutdown: Shutdown?
 
@@ -123,6 +125,8 @@ final class Daemon {
         // The web listener first: the pages link to it when a phone can reach it.
         try startWebListener(base: base)
         installOnboarding()
+        let statistics = statistics
+        memory = try MemoryTrimmer(base: base) { statistics.openConnections }
         pthread_sigmask(SIG_UNBLOCK, &handled, nil)
         Daemon.say(
             "atsproxy listening on \(boundListeners.joined(separator: ", ")) with \(loops.count) thread\(loops.count == 1 ? "" : "s"), "

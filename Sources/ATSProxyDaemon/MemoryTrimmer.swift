@@ -1,0 +1,59 @@
+import CMalloc
+import EventLoop
+import Glibc
+import ProxyCore
+
+/// Hands the memory of a burst of connections back to the system once the burst is over: glibc
+/// keeps freed memory in each thread's arena, so without this the daemon's RSS after a burst stays
+/// at the burst's height (measured in docs/performance.md, "Memory after a burst").
+///
+/// Runs on the main loop: every ``interval`` it reads the open connections and, when
+/// ``BurstWatch`` says a burst has ended, calls `malloc_trim(0)`, which returns the free pages
+/// of every arena (glibc 2.8 and later). The loops never wait for it beyond an arena's lock.
+final class MemoryTrimmer {
+    /// How often the open connections are read.
+    static let interval: Duration = .seconds(5)
+
+    private var watch = BurstWatch()
+    private var clock: EventLoop.Timer?
+    private let openConnections: () -> Int
+    /// Trims done since start, and the resident bytes they returned (RSS before minus after).
+    private(set) var trims = 0
+    private(set) var bytesReturned = 0
+
+    /// Starts watching on `base`; `openConnections` is read on the main loop every ``interval``.
+    init(base: EventBase, openConnections: @escaping () -> Int) throws(EventError) {
+        self.openConnections = openConnections
+        clock = try EventLoop.Timer(base: base) { [unowned self] in tick() }
+        clock?.schedule(after: Self.interval)
+    }
+
+    private func tick() {
+        if watch.observe(open: openConnections()) { trim() }
+        clock?.schedule(after: Self.interval)
+    }
+
+    /// Returns free memory to the system now, and counts what it gave back.
+    func trim() {
+        let before = ResidentMemory.bytes()
+        malloc_trim(0)
+        let after = ResidentMemory.bytes()
+        trims += 1
+        bytesReturned += max(0, before - after)
+    }
+}
+
+/// The process's resident set, from /proc/self/statm (its second field, in pages); 0 if unreadable.
+enum ResidentMemory {
+    static func bytes() -> Int {
+        let descriptor = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return 0 }
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: 128)
+        let count = read(descriptor, &buffer, buffer.count)
+        guard count > 0 else { return 0 }
+        let fields = buffer[..<count].split(separator: UInt8(ascii: " "))
+        guard fields.count > 1, let pages = Int(String(decoding: fields[1], as: UTF8.self)) else { return 0 }
+        return pages * sysconf(Int32(_SC_PAGESIZE))
+    }
+}
