@@ -1,7 +1,8 @@
 /// Decides when a burst of connections has ended, so that the memory it used can be handed back
-/// to the system (``MemoryTrimmer``): fed the number of open connections at a steady interval,
-/// it answers true once the count has fallen from a peak by at least ``minimumDrop`` and to at
-/// most half of it, then starts watching for the next peak.
+/// to the system (``MemoryTrimmer``): fed at a steady interval the connections open now and the
+/// most that were open since the last time (a burst shorter than the interval still counts), it
+/// answers true once the count has fallen from a peak by at least ``minimumDrop`` and to at most
+/// half of it, then starts watching for the next peak.
 ///
 /// Why a drop and not a level: the memory glibc keeps after a burst is the burst's, whatever the
 /// level before it; a daemon that sits at 2,000 tunnels all day has nothing to give back until
@@ -16,9 +17,10 @@ struct BurstWatch: Equatable {
 
     init(minimumDrop: Int = 256) { self.minimumDrop = minimumDrop }
 
-    /// Notes `open` connections now; true when a burst has just ended and memory should be trimmed.
-    mutating func observe(open: Int) -> Bool {
-        peak = max(peak, open)
+    /// Notes `open` connections now and at most `peakSinceLast` since the last call; true when a
+    /// burst has just ended and memory should be trimmed.
+    mutating func observe(open: Int, peakSinceLast: Int = 0) -> Bool {
+        peak = max(peak, open, peakSinceLast)
         guard peak - open >= minimumDrop, open <= peak / 2 else { return false }
         peak = open
         return true

@@ -125,8 +125,7 @@ final class Daemon {
         // The web listener first: the pages link to it when a phone can reach it.
         try startWebListener(base: base)
         installOnboarding()
-        let statistics = statistics
-        memory = try MemoryTrimmer(base: base) { statistics.openConnections }
+        memory = try MemoryTrimmer(base: base, statistics: statistics)
         pthread_sigmask(SIG_UNBLOCK, &handled, nil)
         Daemon.say(
             "atsproxy listening on \(boundListeners.joined(separator: ", ")) with \(loops.count) thread\(loops.count == 1 ? "" : "s"), "

@@ -7,7 +7,8 @@ import ProxyCore
 /// keeps freed memory in each thread's arena, so without this the daemon's RSS after a burst stays
 /// at the burst's height (measured in docs/performance.md, "Memory after a burst").
 ///
-/// Runs on the main loop: every ``interval`` it reads the open connections and, when
+/// Runs on the main loop: every ``interval`` it reads the open connections (and the most open
+/// since the last time) and, when
 /// ``BurstWatch`` says a burst has ended, calls `malloc_trim(0)`, which returns the free pages
 /// of every arena (glibc 2.8 and later). The loops never wait for it beyond an arena's lock.
 final class MemoryTrimmer {
@@ -16,20 +17,21 @@ final class MemoryTrimmer {
 
     private var watch = BurstWatch()
     private var clock: EventLoop.Timer?
-    private let openConnections: () -> Int
+    private let statistics: ProxyStatistics
     /// Trims done since start, and the resident bytes they returned (RSS before minus after).
     private(set) var trims = 0
     private(set) var bytesReturned = 0
 
-    /// Starts watching on `base`; `openConnections` is read on the main loop every ``interval``.
-    init(base: EventBase, openConnections: @escaping () -> Int) throws(EventError) {
-        self.openConnections = openConnections
+    /// Starts watching on `base`: the connections `statistics` counts are read every ``interval``.
+    init(base: EventBase, statistics: ProxyStatistics) throws(EventError) {
+        self.statistics = statistics
         clock = try EventLoop.Timer(base: base) { [unowned self] in tick() }
         clock?.schedule(after: Self.interval)
     }
 
     private func tick() {
-        if watch.observe(open: openConnections()) { trim() }
+        let peak = statistics.takePeakOpenConnections()
+        if watch.observe(open: statistics.openConnections, peakSinceLast: peak) { trim() }
         clock?.schedule(after: Self.interval)
     }
 

@@ -6,6 +6,8 @@ import Synchronization
 public final class ProxyStatistics: Sendable {
     private let accepted = Atomic<Int>(0)
     private let open = Atomic<Int>(0)
+    /// The most connections open at once since ``takePeakOpenConnections()`` last read it.
+    private let peakOpen = Atomic<Int>(0)
     private let allowed = Atomic<Int>(0)
     private let blocked = Atomic<Int>(0)
     private let failed = Atomic<Int>(0)
@@ -47,9 +49,22 @@ public final class ProxyStatistics: Sendable {
     /// Client connections open now (what a graceful stop waits for).
     public var openConnections: Int { open.load(ordering: .relaxed) }
 
+    /// The most connections open at once since the last call (or the start), then starts again
+    /// from the number open now: a reader that samples now and then still sees a burst that came
+    /// and went between two samples.
+    public func takePeakOpenConnections() -> Int {
+        peakOpen.exchange(open.load(ordering: .relaxed), ordering: .relaxed)
+    }
+
     func connectionOpened() {
         accepted.add(1, ordering: .relaxed)
-        open.add(1, ordering: .relaxed)
+        let now = open.add(1, ordering: .relaxed).newValue
+        var peak = peakOpen.load(ordering: .relaxed)
+        while now > peak {
+            let (exchanged, original) = peakOpen.compareExchange(expected: peak, desired: now, ordering: .relaxed)
+            if exchanged { break }
+            peak = original
+        }
     }
 
     func connectionClosed() { open.subtract(1, ordering: .relaxed) }

@@ -22,3 +22,12 @@ import Testing
         #expect(trimmed == expected)
     }
 }
+
+extension BurstWatchTests {
+    @Test("a burst that came and went between two looks is seen through the peak since the last look")
+    func burstBetweenLooks() {
+        var watch = BurstWatch()
+        let looks = [(0, 0), (0, 3000), (0, 0), (100, 200)].map { watch.observe(open: $0.0, peakSinceLast: $0.1) }
+        #expect(looks == [false, true, false, false])
+    }
+}

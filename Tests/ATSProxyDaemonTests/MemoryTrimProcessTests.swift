@@ -33,4 +33,22 @@ struct MemoryTrimProcessTests {
         #expect((scrape.value("atsproxy_resident_memory_bytes") ?? 0) > 1_000_000, "\(scrape.text)")
         #expect(scrape.value("atsproxy_memory_trimmed_bytes_total") != nil)
     }
+
+    @Test("a burst shorter than the 5 s between looks (300 connections for half a second) is still followed by a trim")
+    func shortBurst() throws {
+        let factory = try CertificateFactory()
+        defer { withExtendedLifetime(factory) {} }
+        let daemon = try DaemonProcess(directory: factory.directory, ["--listen", "127.0.0.1:0", "--threads", "2"])
+        var clients: [Int32] = []
+        for _ in 0..<300 {
+            let client = try #require(connectLoopback(port: daemon.port))
+            clients.append(client)
+            _ = Array("GET http://example.test/ HTTP/1.1\r\n".utf8).withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
+        Thread.sleep(forTimeInterval: 0.5)
+        for client in clients { close(client) }
+        let metrics = { try? PrometheusScrape(socket: daemon.controlSocket) }
+        #expect(eventually(timeout: 20) { (metrics()?.value("atsproxy_memory_trims_total") ?? 0) >= 1 }, "no trim after the burst")
+        #expect(metrics()?.value("atsproxy_connections_accepted_total") == 300)
+    }
 }

@@ -255,11 +255,16 @@ def command_idle(args):
     alive = count_alive(held)
     for s in held:
         s.close()
+    # What the proxy keeps once the burst is over: atsproxy returns a burst's memory within two of
+    # its 5 s checks (MemoryTrimmer); the others keep what their allocator keeps.
+    time.sleep(args.after)
+    rss_closed, fds_closed = rss_kib(args.pid), open_fds(args.pid)
     print(json.dumps({
         "tunnels": args.tunnels, "alive": alive, "open_s": round(wall, 2),
         "rss_before_kib": rss_before, "rss_after_kib": rss_after,
         "kib_per_tunnel": (rss_after - rss_before) / args.tunnels,
-        "fds_before": fds_before, "fds_after": fds_after,
+        "rss_closed_kib": rss_closed, "kib_kept_per_tunnel": (rss_closed - rss_before) / args.tunnels,
+        "fds_before": fds_before, "fds_after": fds_after, "fds_closed": fds_closed,
         "threads_before": threads_before, "threads_after": threads_after,
     }))
 
@@ -335,12 +340,15 @@ def command_report(args):
     out.append(f"3. Resident memory per idle tunnel ({first['tunnels']} tunnels held, each CONNECT + 200 + "
                f"TLS handshake; VmRSS growth / tunnels)")
     out.append(f"   {'':10} {'KiB/tunnel':>10} {'RSS before':>11} {'RSS after':>10} {'fds':>12} {'threads':>10} "
-               f"{'alive':>6}")
+               f"{'alive':>6} {'kept KiB/tunnel':>16}")
     for n in names:
         r = m[n][0]
+        # kept: what is still resident once the tunnels closed and `--after` seconds passed (a
+        # burst's memory given back, or kept for the next one); older results files have no figure.
+        kept = f"{r['kib_kept_per_tunnel']:16.1f}" if "kib_kept_per_tunnel" in r else f"{'-':>16}"
         out.append(f"   {n:10} {r['kib_per_tunnel']:10.1f} {r['rss_before_kib']:9d}Ki {r['rss_after_kib']:8d}Ki "
                    f"{r['fds_before']:>5}->{r['fds_after']:<5} {r['threads_before']:>4}->{r['threads_after']:<4} "
-                   f"{r['alive']:>6}")
+                   f"{r['alive']:>6} {kept}")
 
     ratio = {n: median[n] / median["direct"] for n in names}
     cpu = {n: cpu_round[n]["cpu_ms_per_request"] for n in names}
@@ -385,6 +393,8 @@ def main():
     sub.choices["cpu"].add_argument("--path", default="/small")
     sub.choices["idle"].add_argument("--tunnels", type=int, default=1000)
     sub.choices["idle"].add_argument("--settle", type=float, default=1.0)
+    sub.choices["idle"].add_argument("--after", type=float, default=12.0,
+                                     help="seconds after closing the tunnels before RSS is read again")
     sub.choices["idle"].add_argument("--no-handshake", dest="handshake", action="store_false")
     report = sub.add_parser("report")
     report.add_argument("results")
