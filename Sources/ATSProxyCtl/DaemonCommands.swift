@@ -92,7 +92,7 @@ struct ReloadCommand: ParsableCommand, DaemonQuery {
 
     @OptionGroup var socket: ControlSocketOptions
 
-    func describe(_ answer: JSONValue, to output: Output) { DaemonReport.reload(answer, to: output) }
+    func describe(_ answer: JSONValue, to output: Output) { DaemonAnswerText.reload(answer, to: output) }
 }
 
 /// `atsproxyctl status`: what an operator needs at a glance.
@@ -105,7 +105,7 @@ struct StatusCommand: ParsableCommand, DaemonQuery {
 
     @OptionGroup var socket: ControlSocketOptions
 
-    func describe(_ answer: JSONValue, to output: Output) { DaemonReport.status(answer, to: output) }
+    func describe(_ answer: JSONValue, to output: Output) { DaemonAnswerText.status(answer, to: output) }
 }
 
 /// `atsproxyctl stats`: the counters, for monitoring (`--json` for machines).
@@ -118,7 +118,7 @@ struct StatsCommand: ParsableCommand, DaemonQuery {
 
     @OptionGroup var socket: ControlSocketOptions
 
-    func describe(_ answer: JSONValue, to output: Output) { DaemonReport.counters(answer, to: output) }
+    func describe(_ answer: JSONValue, to output: Output) { DaemonAnswerText.counters(answer, to: output) }
 }
 
 /// `atsproxyctl flush-cache`: forget every cached verdict.

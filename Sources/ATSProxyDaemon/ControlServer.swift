@@ -9,7 +9,7 @@ import Glibc
 final class ControlServer {
     let path: String
     private var listener: Listener?
-    private var connections: [ObjectIdentifier: Connection] = [:]
+    private var connections: [ObjectIdentifier: SocketStream] = [:]
     private let base: EventBase
     private let handle: (ControlCommand) -> JSONValue
     /// Whether this server bound the socket file at `path`, and so may remove it. Until then the file
@@ -43,7 +43,7 @@ final class ControlServer {
     }
 
     private func accept(_ descriptor: Int32) {
-        guard let connection = try? Connection(base: base, descriptor: descriptor) else { return }
+        guard let connection = try? SocketStream(base: base, descriptor: descriptor) else { return }
         let id = ObjectIdentifier(connection)
         connections[id] = connection
         connection.setTimeouts(read: Self.requestTimeout, write: Self.requestTimeout)

@@ -25,7 +25,7 @@ final class Daemon {
 
     // Set up by run(), before any command can arrive.
     var policy = LoadedPolicy.defaults(TransportSecurityPolicy())
-    var cache = VerdictCache<VerdictKey, ProbeReport>(timeToLiveMilliseconds: 0)
+    var cache = VerdictCache<VerdictKey, ProbeResult>(timeToLiveMilliseconds: 0)
     var log = LogWriter()
     /// `--hosts-file` as last read (at start, and by every reload that was applied).
     var hosts: HostsTable?

@@ -70,7 +70,7 @@ public struct DaemonConfiguration: Sendable {
         public static let clientClass = ClientClass.urlsession
         public static let allowedClients = ProxySettings.loopback
         public static let verdictTTLSeconds = 300
-        public static let verdictCacheSize = VerdictCache<VerdictKey, ProbeReport>.defaultCapacity
+        public static let verdictCacheSize = VerdictCache<VerdictKey, ProbeResult>.defaultCapacity
         public static let controlSocket = "/run/atsproxy/control.sock"
         public static let shutdownTimeoutSeconds = 30
         public static let headTimeoutSeconds = 10

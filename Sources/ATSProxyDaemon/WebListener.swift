@@ -71,7 +71,7 @@ final class WebListener {
 
     private func accept(_ descriptor: Int32, peer: SocketAddress) {
         guard connections.count < Self.maximumConnections else { return _ = Glibc.close(descriptor) }
-        guard let connection = try? Connection(base: base, descriptor: descriptor), let address else { return }
+        guard let connection = try? SocketStream(base: base, descriptor: descriptor), let address else { return }
         let client = peer.ipAddress.map(\.description) ?? peer.description
         let pages = SiteConnection(
             stream: connection, site: site, client: client, arrival: .web, listener: address.description, limits: limits, hub: hub,

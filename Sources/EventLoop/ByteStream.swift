@@ -1,6 +1,6 @@
 /// A two-way byte stream as the proxy's sessions use one: an input buffer filled by the peer, an
 /// output buffer drained to it, reading that can be paused (backpressure), half-close, time limits,
-/// and callbacks for what happened. A socket on an event loop (``Connection``) in the proxy; a
+/// and callbacks for what happened. A socket on an event loop (``SocketStream``) in the proxy; a
 /// scripted stream in tests, which drive a session with no socket, no loop and no sleep.
 ///
 /// Callbacks run only from the stream's own loop (or from the test driving it), never from inside
@@ -60,7 +60,7 @@ public protocol ByteStream: AnyObject {
 
     var onReadable: ((any ByteStream) -> Void)? { get set }
     var onDrained: ((any ByteStream) -> Void)? { get set }
-    var onEvent: ((any ByteStream, ConnectionEvent) -> Void)? { get set }
+    var onEvent: ((any ByteStream, StreamEvent) -> Void)? { get set }
 }
 
 extension ByteStream {

@@ -8,7 +8,7 @@ private let threadingReady: Bool = evthread_use_pthreads() == 0
 /// that runs it; everything created on it (listeners, connections, timers) belongs there too.
 public final class EventBase {
     let raw: OpaquePointer
-    /// Where connections on this base read first (see `Connection.receive()`): one buffer for all,
+    /// Where connections on this base read first (see `SocketStream.receive()`): one buffer for all,
     /// since they all run on this base's thread, one callback at a time; nothing stays in it
     /// between reads.
     let readScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)

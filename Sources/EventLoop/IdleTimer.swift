@@ -7,7 +7,7 @@
 /// still while it flows on average. Such a stall ends the watch only after the stall limit.
 ///
 /// One timer event, armed for the limit and re-armed only when it comes due, never per byte: each
-/// ``Connection`` notes when it last read or wrote (``Connection/lastActivity``), and the check at
+/// ``SocketStream`` notes when it last read or wrote (``SocketStream/lastActivity``), and the check at
 /// the due time either fires or waits for what is left of the limit after the latest of those.
 /// A flowing connection so costs one check per limit, an idle one exactly one.
 ///

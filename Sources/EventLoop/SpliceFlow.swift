@@ -7,8 +7,8 @@ import Glibc
 /// it alive until the events are freed).
 final class SpliceFlow {
     unowned let relay: SpliceRelay
-    let source: Connection
-    let target: Connection
+    let source: SocketStream
+    let target: SocketStream
     /// Nil on the copy path (by request, by fallback, or once stopped).
     private(set) var pipe: SplicePipe?
     /// Bytes in the pipe.
@@ -38,7 +38,7 @@ final class SpliceFlow {
     static let copyHighWater = 256 * 1024
     static let copyLowWater = 64 * 1024
 
-    init(relay: SpliceRelay, source: Connection, target: Connection) {
+    init(relay: SpliceRelay, source: SocketStream, target: SocketStream) {
         self.relay = relay
         self.source = source
         self.target = target
@@ -53,7 +53,7 @@ final class SpliceFlow {
             source.moveInput(to: target)
         }
         sourceDone = source.inputEnded
-        // Queued bytes may not have been written yet (``Connection/queue(_:)`` waits for a flush).
+        // Queued bytes may not have been written yet (``SocketStream/queue(_:)`` waits for a flush).
         target.flush()
         flushing = target.pendingOutputBytes > 0
         if flushing { target.setDrainedMark(0) }

@@ -1,18 +1,18 @@
 internal import CLibevent
 import Glibc
 
-/// Moves the bytes of two open ``Connection``s both ways with `splice(2)`, socket → pipe → socket,
+/// Moves the bytes of two open ``SocketStream``s both ways with `splice(2)`, socket → pipe → socket,
 /// so that they never enter user space: a judged tunnel then costs the proxy a few system calls per
 /// 64 KiB and no memory of its own. As HAProxy does (`raw_sock_to_pipe`, `raw_sock_from_pipe`).
 ///
 /// Contract:
-/// - ``start()`` takes over both connections: their reading, and their ``Connection/onReadable``,
-///   ``Connection/onDrained`` and ``Connection/onEvent`` callbacks, until the relay ends. Bytes
+/// - ``start()`` takes over both connections: their reading, and their ``SocketStream/onReadable``,
+///   ``SocketStream/onDrained`` and ``SocketStream/onEvent`` callbacks, until the relay ends. Bytes
 ///   already in a connection's input, and bytes already queued in the other's output, are delivered
 ///   first, in order: nothing is spliced to a socket until its output buffer has drained.
 /// - Backpressure: a direction reads its source only while its pipe has room. A pipe full of bytes
 ///   its destination will not take stops the reading, so a slow reader never makes memory grow;
-///   those bytes count as waiting (``Connection/hasBytesWaiting``) for the idle timer's stall check.
+///   those bytes count as waiting (``SocketStream/hasBytesWaiting``) for the idle timer's stall check.
 /// - Half-close: an end of stream from one side is passed on as `shutdown(SHUT_WR)` on the other
 ///   once everything before it has been delivered; the other direction goes on.
 /// - ``onEnd`` runs once, from the loop, never from inside a method of this class or of the
@@ -22,7 +22,7 @@ import Glibc
 /// - Where the kernel refuses to splice a socket (EINVAL, ENOSYS: a socket type without splice
 ///   support), that direction falls back to the connections' own evbuffer copies, after handing on
 ///   what the pipe already held. So does every direction when no pipe could be made.
-/// - ``Connection/lastActivity`` is kept up to date for both connections, and the byte counters
+/// - ``SocketStream/lastActivity`` is kept up to date for both connections, and the byte counters
 ///   (``bytesToSecond``, ``bytesToFirst``) count what each direction delivered, the bytes that were
 ///   buffered at the start included.
 /// - SIGPIPE must be ignored by the process (the daemon does): a splice into a socket whose peer has
@@ -43,14 +43,14 @@ public final class SpliceRelay {
         /// Both directions ended, and each end was passed on.
         case finished
         /// A socket error or a time limit on `side`.
-        case failed(Side, ConnectionEvent)
+        case failed(Side, StreamEvent)
     }
 
     /// How the bytes move.
     public enum Method: Sendable, Equatable {
         /// splice(2) through a pipe, falling back to copies where the kernel refuses.
         case splice
-        /// The connections' evbuffer copies (``Connection/moveInput(to:)``), as the fallback does.
+        /// The connections' evbuffer copies (``SocketStream/moveInput(to:)``), as the fallback does.
         case copy
     }
 
@@ -60,8 +60,8 @@ public final class SpliceRelay {
     /// What a bulk direction's pipe grows to unless told otherwise (``SplicePipe/grownCapacity``).
     public static var defaultGrownPipeCapacity: Int { SplicePipe.grownCapacity }
 
-    public let first: Connection
-    public let second: Connection
+    public let first: SocketStream
+    public let second: SocketStream
     /// Runs once when the relay ends (see the type's contract).
     public var onEnd: ((SpliceRelay, Ending) -> Void)?
 
@@ -90,7 +90,7 @@ public final class SpliceRelay {
     ///     (a bulk transfer), while all grown pipes of the process stay within
     ///     ``SplicePipe/growthBudget``; at or below `pipeCapacity`, pipes keep their size.
     public init(
-        first: Connection, second: Connection, method: Method = .splice, pipeCapacity: Int = SpliceRelay.defaultPipeCapacity,
+        first: SocketStream, second: SocketStream, method: Method = .splice, pipeCapacity: Int = SpliceRelay.defaultPipeCapacity,
         grownPipeCapacity: Int = SpliceRelay.defaultGrownPipeCapacity
     ) {
         self.first = first
@@ -168,7 +168,7 @@ public final class SpliceRelay {
     private func flow(from source: any ByteStream) -> SpliceFlow? { flows.first { $0.source === source } }
     private func flow(to target: any ByteStream) -> SpliceFlow? { flows.first { $0.target === target } }
 
-    private func connection(_ connection: any ByteStream, reported event: ConnectionEvent) {
+    private func connection(_ connection: any ByteStream, reported event: StreamEvent) {
         switch event {
         case .connected: return
         case .endOfStream: flow(from: connection)?.sourceEnded()
@@ -186,7 +186,7 @@ public final class SpliceRelay {
     }
 
     /// The first failure ends the relay: nothing more moves, and it is reported from the loop.
-    func fail(_ side: Side, _ event: ConnectionEvent) {
+    func fail(_ side: Side, _ event: StreamEvent) {
         guard ending == nil, !closed else { return }
         ending = .failed(side, event)
         for flow in flows { flow.stop() }

@@ -228,11 +228,11 @@ final class ClientSession: ExchangeOwner {
     /// Looks the verdict for `key` up (cache, a probe in flight, or a new probe with this client's
     /// destination rules); it comes back through ``probeFinished(_:)`` on this loop.
     func lookUpVerdict(_ key: VerdictKey) {
-        environment.lookUpVerdict(key, rules: destinations, session: id) { [weak self] report in self?.probeFinished(report) }
+        environment.lookUpVerdict(key, rules: destinations, session: id) { [weak self] result in self?.probeFinished(result) }
     }
 
     /// A verdict for this session's tunnel.
-    func probeFinished(_ report: ProbeReport) { tunnel?.verdictArrived(report) }
+    func probeFinished(_ result: ProbeResult) { tunnel?.verdictArrived(result) }
 
     // MARK: - Plain HTTP
 

@@ -43,7 +43,7 @@ public struct ConnectionRecord: Sendable {
     /// What the ATS-shaped (or, after it failed, the permissive) probe saw, as the log's `tls` value
     /// (built once per probe rather than once per connection); set with ``noteProbe(_:)``.
     private var probedObserved: ObservedConnection?
-    /// The same, serialized once per probe (``ProbeReport/tlsLogBytes``): the biggest part of a log
+    /// The same, serialized once per probe (``ProbeResult/tlsLogBytes``): the biggest part of a log
     /// line, and the same for every connection that reuses the probe.
     private var probedBytes: [UInt8] = ConnectionRecord.nullBytes
     /// The version and suite the device itself negotiated, read from the tunnel's hellos.
@@ -93,9 +93,9 @@ public struct ConnectionRecord: Sendable {
     }
 
     /// Records what the probe behind this connection's verdict saw.
-    public mutating func noteProbe(_ report: ProbeReport) {
-        probedObserved = report.observed
-        probedBytes = report.tlsLogBytes
+    public mutating func noteProbe(_ result: ProbeResult) {
+        probedObserved = result.observed
+        probedBytes = result.tlsLogBytes
     }
 
     /// The verdicts that were reached, the request's host first.

@@ -229,7 +229,7 @@ final class PlainHTTPExchange {
 
     // MARK: - Events
 
-    private func originEvent(_ event: ConnectionEvent) {
+    private func originEvent(_ event: StreamEvent) {
         switch event {
         case .connected:
             return  // Connected before the exchange began.
@@ -243,7 +243,7 @@ final class PlainHTTPExchange {
             // The exchange sets no limit of its own on the origin (the idle timer watches it).
             failOrAbort("the origin connection timed out")
         case .error(let code):
-            failOrAbort(ConnectionEvent.error(code).description)
+            failOrAbort(StreamEvent.error(code).description)
         }
     }
 
@@ -261,7 +261,7 @@ final class PlainHTTPExchange {
         end(responseStarted ? .aborted(reason: reason) : .failedBeforeResponse(status: 502, reason: reason))
     }
 
-    private func clientEvent(_ event: ConnectionEvent) {
+    private func clientEvent(_ event: StreamEvent) {
         guard event == .endOfStream, requestBody.isFinished else {
             return end(.aborted(reason: "the client went away before the exchange was over"))
         }

@@ -4,9 +4,9 @@ import POSIX
 import TLSInspection
 
 /// What the probes found out about one upstream, for one set of requirements. A class, immutable:
-/// the verdict cache holds a reference, and reports with the same facts share one (many names
-/// served by one server, or a client naming random SNIs, cost one report, not one per name).
-public final class ProbeReport: Sendable {
+/// the verdict cache holds a reference, and results with the same facts share one (many names
+/// served by one server, or a client naming random SNIs, cost one result, not one per name).
+public final class ProbeResult: Sendable {
     /// The facts of the ATS-shaped handshake, or of the permissive one when the ATS-shaped one failed.
     public let observed: ObservedConnection?
     /// Why the ATS-shaped handshake failed, when it did (the permissive probe then says why in facts).
@@ -20,11 +20,11 @@ public final class ProbeReport: Sendable {
     /// is about that server, not another address of the same name.
     public let address: SocketAddress?
     /// Set when the client the probe ran for may not reach an address of the name: nothing was
-    /// sent to it. Such a report also carries an `upstreamFailure` (so it is never cached), and
+    /// sent to it. Such a result also carries an `upstreamFailure` (so it is never cached), and
     /// says nothing about another client, whose own rules decide.
     public let refusal: DestinationRefusal?
     /// `observed` as the log's `tls` value, serialized once per probe for every connection that
-    /// reuses this report from the verdict cache (``ConnectionRecord/logLine`` splices it in). Only
+    /// reuses this result from the verdict cache (``ConnectionRecord/logLine`` splices it in). Only
     /// the bytes are kept: a value tree as well cost each cache entry about as much again.
     public let tlsLogBytes: [UInt8]
 
@@ -37,7 +37,7 @@ public final class ProbeReport: Sendable {
             cleartextUpstream: cleartextUpstream, address: address, refusal: nil, tlsLogBytes: nil)
     }
 
-    /// - Parameter tlsLogBytes: `observed`'s log form when another report has it already.
+    /// - Parameter tlsLogBytes: `observed`'s log form when another result has it already.
     init(
         observed: ObservedConnection?, atsHandshakeFailure: HandshakeFailure?, upstreamFailure: ProbeFailure?,
         cleartextUpstream: String?, address: SocketAddress?, refusal: DestinationRefusal?, tlsLogBytes: [UInt8]?
@@ -51,7 +51,7 @@ public final class ProbeReport: Sendable {
         self.tlsLogBytes = tlsLogBytes ?? (observed.map(ConnectionRecord.tlsJSON) ?? .null).serializedBytes
     }
 
-    /// The report of a probe that did not start: the client may not reach the name's address.
+    /// the result of a probe that did not start: the client may not reach the name's address.
     convenience init(refusal: DestinationRefusal, host: String, port: UInt16) {
         self.init(
             observed: nil, atsHandshakeFailure: nil,
@@ -60,20 +60,20 @@ public final class ProbeReport: Sendable {
     }
 
     /// Whether `other` saw the same facts (the same server's certificates and handshake).
-    func hasSameFacts(as other: ProbeReport) -> Bool {
+    func hasSameFacts(as other: ProbeResult) -> Bool {
         observed != nil && tlsLogBytes == other.tlsLogBytes && observed == other.observed
     }
 
     /// Whether `other` says all this one says: the same facts, address and failures.
-    func isSame(as other: ProbeReport) -> Bool {
+    func isSame(as other: ProbeResult) -> Bool {
         hasSameFacts(as: other) && address?.description == other.address?.description
             && atsHandshakeFailure == other.atsHandshakeFailure && upstreamFailure == other.upstreamFailure
             && cleartextUpstream == other.cleartextUpstream && refusal == nil && other.refusal == nil
     }
 
-    /// This report, holding `other`'s storage for the facts they share (``hasSameFacts(as:)``).
-    func sharingFacts(with other: ProbeReport) -> ProbeReport {
-        ProbeReport(
+    /// This result, holding `other`'s storage for the facts they share (``hasSameFacts(as:)``).
+    func sharingFacts(with other: ProbeResult) -> ProbeResult {
+        ProbeResult(
             observed: other.observed, atsHandshakeFailure: atsHandshakeFailure, upstreamFailure: upstreamFailure,
             cleartextUpstream: cleartextUpstream, address: address, refusal: refusal, tlsLogBytes: other.tlsLogBytes)
     }

@@ -89,7 +89,7 @@ public struct ListenEndpoint: Sendable {
 
 /// A message to a loop: a probe's answer for one of its sessions, or an order from the daemon.
 public enum ProxyMessage: Sendable {
-    case probeFinished(session: UInt64, report: ProbeReport)
+    case probeFinished(session: UInt64, result: ProbeResult)
     /// A reload: connections accepted from now on are judged by these settings; open ones keep theirs.
     /// `listenerClasses` gives each listener's own client class (nil: the settings'), in order.
     /// `applied` runs on the loop once they are in force, so the reload can answer only then.
@@ -110,7 +110,7 @@ public final class ProxyServer {
     /// The settings new connections get; replaced by a reload (``ProxyMessage/settingsChanged(_:)``).
     private(set) var settings: ProxySettings
     let probes: ProbeService
-    let cache: VerdictCache<VerdictKey, ProbeReport>
+    let cache: VerdictCache<VerdictKey, ProbeResult>
     let log: LogWriter
     let resolver: DNSResolver
     let statistics: ProxyStatistics
@@ -129,9 +129,9 @@ public final class ProxyServer {
     /// Verdict probes under way on this loop. They belong to the loop, not to the session that
     /// started them: others may be waiting for the same verdict, and it is cached when it comes.
     private var probeRuns: [ObjectIdentifier: (run: VerdictProbeRun, slot: UpstreamSlot)] = [:]
-    /// The last few distinct probe reports, whose facts later identical ones share
+    /// The last few distinct probe results, whose facts later identical ones share
     /// (``sharingRecentFacts(_:)``).
-    var recentReports: [ProbeReport] = []
+    var recentResults: [ProbeResult] = []
     /// Session numbers, unique across the loops of the process: the log's `connection_id`.
     private static let sessionNumbers = Atomic<UInt64>(1)
     /// This loop's connection count, which the balancer reads.
@@ -145,7 +145,7 @@ public final class ProxyServer {
 
     public convenience init(
         base: EventBase, listen addresses: [SocketAddress], settings: ProxySettings,
-        probes: ProbeService, cache: VerdictCache<VerdictKey, ProbeReport>, log: LogWriter, resolver: DNSResolver,
+        probes: ProbeService, cache: VerdictCache<VerdictKey, ProbeResult>, log: LogWriter, resolver: DNSResolver,
         statistics: ProxyStatistics = ProxyStatistics()
     ) throws(EventError) {
         try self.init(
@@ -162,7 +162,7 @@ public final class ProxyServer {
     ///     addresses there, so that every loop refuses requests addressed to them.
     public init(
         base: EventBase, endpoints: [ListenEndpoint], listens: Bool = true, balancer: LoopBalancer? = nil,
-        settings: ProxySettings, probes: ProbeService, cache: VerdictCache<VerdictKey, ProbeReport>, log: LogWriter,
+        settings: ProxySettings, probes: ProbeService, cache: VerdictCache<VerdictKey, ProbeResult>, log: LogWriter,
         resolver: DNSResolver, statistics: ProxyStatistics = ProxyStatistics(), listening: ListeningAddresses,
         intercept: InterceptService? = nil, feed: TrafficFeed? = nil
     ) throws(EventError) {
@@ -208,9 +208,9 @@ public final class ProxyServer {
     }
 
     private func serve(_ descriptor: Int32, peer: SocketAddress, listener: Int) {
-        let connection: Connection
+        let connection: SocketStream
         do {
-            connection = try Connection(base: base, descriptor: descriptor)
+            connection = try SocketStream(base: base, descriptor: descriptor)
         } catch {
             return  // Connection closed the descriptor; nothing else to undo.
         }
@@ -251,13 +251,13 @@ public final class ProxyServer {
     }
 
     /// Probes `key` on this loop, within the service's limits; `completion` runs from the loop with
-    /// the answer (a failure report when no probe slot is free).
-    func startProbe(_ key: VerdictKey, rules: DestinationRules, completion: @escaping (ProbeReport) -> Void) {
+    /// the answer (a failure result when no probe slot is free).
+    func startProbe(_ key: VerdictKey, rules: DestinationRules, completion: @escaping (ProbeResult) -> Void) {
         let slot = UpstreamSlot(host: key.host, port: key.port)
         let counts = statistics.probes
         if let busy = probes.reserve(slot) {
             counts.probeNotStarted()
-            return completion(ProbeReport(upstreamFailure: .handshake(reason: "not probed: \(busy)")))
+            return completion(ProbeResult(upstreamFailure: .handshake(reason: "not probed: \(busy)")))
         }
         let run = VerdictProbeRun(
             key: key, service: probes, base: base, resolver: resolver, settings: settings, rules: rules)
@@ -265,10 +265,10 @@ public final class ProxyServer {
         probeRuns[id] = (run, slot)
         counts.probeStarted()
         let began = ContinuousClock.now
-        run.start { [weak self] report in
-            counts.probeFinished(report, after: ContinuousClock.now - began)
+        run.start { [weak self] result in
+            counts.probeFinished(result, after: ContinuousClock.now - began)
             if let self, probeRuns.removeValue(forKey: id) != nil { probes.release(slot) }
-            completion(report)
+            completion(result)
         }
     }
 
@@ -291,8 +291,8 @@ public final class ProxyServer {
 
     private func handle(_ message: ProxyMessage) {
         switch message {
-        case .probeFinished(let id, let report):
-            sessions[id]?.probeFinished(report)
+        case .probeFinished(let id, let result):
+            sessions[id]?.probeFinished(result)
         case .settingsChanged(let settings, let classes, let applied):
             self.settings = settings
             if classes.count == listenerClasses.count { listenerClasses = classes }
@@ -326,7 +326,7 @@ extension ProxyServer: SessionEnvironment {
         completion: @escaping (Result<(any ByteStream, SocketAddress), UpstreamDialer.DialFailure>) -> Void
     ) -> any UpstreamDial {
         let dialer = UpstreamDialer(base: base, resolver: resolver, hosts: hosts, timeout: timeout, vet: rules.vet)
-        let finished: (Result<(Connection, SocketAddress), UpstreamDialer.DialFailure>) -> Void = { result in
+        let finished: (Result<(SocketStream, SocketAddress), UpstreamDialer.DialFailure>) -> Void = { result in
             completion(result.map { ($0.0, $0.1) })
         }
         if let address {
@@ -337,41 +337,41 @@ extension ProxyServer: SessionEnvironment {
         return dialer
     }
 
-    func lookUpVerdict(_ key: VerdictKey, rules: DestinationRules, session: UInt64, deliver: @escaping (ProbeReport) -> Void) {
+    func lookUpVerdict(_ key: VerdictKey, rules: DestinationRules, session: UInt64, deliver: @escaping (ProbeResult) -> Void) {
         guard let poster = messages else { return }
         let cache = self.cache
-        switch cache.lookup(key, now: ProxyServer.nowMilliseconds(), waiter: { report in
-            poster.post(.probeFinished(session: session, report: report))
+        switch cache.lookup(key, now: ProxyServer.nowMilliseconds(), waiter: { result in
+            poster.post(.probeFinished(session: session, result: result))
         }) {
-        case .hit(let report):
-            deliver(report)
+        case .hit(let result):
+            deliver(result)
         case .waiting:
             return
         case .probe:
-            startProbe(key, rules: rules) { [weak self] report in
+            startProbe(key, rules: rules) { [weak self] result in
                 // Unreachable upstreams are not cached: the next request tries again. Nor are
                 // refusals (they carry an upstream failure): they hold for this client's rules only.
-                if report.upstreamFailure != nil {
-                    cache.abandon(key, answering: report)
+                if result.upstreamFailure != nil {
+                    cache.abandon(key, answering: result)
                 } else {
-                    let report = self?.sharingRecentFacts(report) ?? report
-                    cache.complete(key, with: report, now: ProxyServer.nowMilliseconds())
+                    let result = self?.sharingRecentFacts(result) ?? result
+                    cache.complete(key, with: result, now: ProxyServer.nowMilliseconds())
                 }
-                poster.post(.probeFinished(session: session, report: report))
+                poster.post(.probeFinished(session: session, result: result))
             }
         }
     }
 
     /// `report`, sharing the facts' storage with a recent report that saw the same server (the
     /// last few distinct ones are kept, per loop).
-    func sharingRecentFacts(_ report: ProbeReport) -> ProbeReport {
-        if let same = recentReports.first(where: report.isSame) { return same }
-        if let recent = recentReports.first(where: report.hasSameFacts) { return report.sharingFacts(with: recent) }
-        if report.observed != nil {
-            recentReports.insert(report, at: 0)
-            if recentReports.count > 16 { recentReports.removeLast() }
+    func sharingRecentFacts(_ result: ProbeResult) -> ProbeResult {
+        if let same = recentResults.first(where: result.isSame) { return same }
+        if let recent = recentResults.first(where: result.hasSameFacts) { return result.sharingFacts(with: recent) }
+        if result.observed != nil {
+            recentResults.insert(result, at: 0)
+            if recentResults.count > 16 { recentResults.removeLast() }
         }
-        return report
+        return result
     }
 
     func log(_ record: ConnectionRecord) {

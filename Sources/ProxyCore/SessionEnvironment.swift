@@ -28,7 +28,7 @@ protocol SessionEnvironment: AnyObject {
     /// Finds the verdict for `key`: from the cache, by joining a probe in flight, or by starting
     /// one with `rules`. `deliver` runs once with the report, from the loop (at once on a hit),
     /// unless the session has ended by then.
-    func lookUpVerdict(_ key: VerdictKey, rules: DestinationRules, session: UInt64, deliver: @escaping (ProbeReport) -> Void)
+    func lookUpVerdict(_ key: VerdictKey, rules: DestinationRules, session: UInt64, deliver: @escaping (ProbeResult) -> Void)
 
     /// Writes one finished request or tunnel to the log and the counters.
     func log(_ record: ConnectionRecord)

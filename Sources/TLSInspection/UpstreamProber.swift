@@ -2,7 +2,7 @@ public import ATSPolicy
 import POSIX
 
 /// What the probes behind one verdict found out about an upstream, for one set of requirements.
-public struct VerdictProbe: Sendable {
+public struct UpstreamProbeResult: Sendable {
     /// The facts of the ATS-shaped handshake, or of the permissive one when the ATS-shaped one failed.
     public var observed: ObservedConnection?
     /// Why the ATS-shaped handshake failed, when it did (the permissive probe then says why in facts).
@@ -46,23 +46,23 @@ public final class UpstreamProber: Sendable {
     /// Probes `host:port` as the ATS client for `requirements` would, then permissively if that
     /// failed, in this thread. `serverName` overrides the SNI the requirements' host implies.
     public func verdictProbe(host: String, port: UInt16, serverName: String? = nil, requirements: Requirements)
-        -> VerdictProbe
+        -> UpstreamProbeResult
     {
         let serverName = serverName ?? Self.impliedServerName(requirements)
         let ats: ProbeOutcome
         do {
             ats = try handshake(host: host, port: port, serverName: serverName, profile: .ats(for: requirements))
         } catch {
-            return VerdictProbe(upstreamFailure: .handshake(reason: error.description))
+            return UpstreamProbeResult(upstreamFailure: .handshake(reason: error.description))
         }
-        if let observed = ats.observed { return VerdictProbe(observed: observed, peerCertificates: ats.peerCertificates) }
-        if case .notTLS(let reason)? = ats.failure { return VerdictProbe(cleartextUpstream: reason) }
-        guard case .handshake(let reason)? = ats.failure else { return VerdictProbe(upstreamFailure: ats.failure) }
+        if let observed = ats.observed { return UpstreamProbeResult(observed: observed, peerCertificates: ats.peerCertificates) }
+        if case .notTLS(let reason)? = ats.failure { return UpstreamProbeResult(cleartextUpstream: reason) }
+        guard case .handshake(let reason)? = ats.failure else { return UpstreamProbeResult(upstreamFailure: ats.failure) }
         let failure = HandshakeFailure(reason: reason, serverClosedWithoutAlert: ats.serverClosedWithoutAlert)
         guard let permissive = try? handshake(host: host, port: port, serverName: serverName, profile: .permissive) else {
-            return VerdictProbe(atsHandshakeFailure: failure, upstreamFailure: .handshake(reason: reason))
+            return UpstreamProbeResult(atsHandshakeFailure: failure, upstreamFailure: .handshake(reason: reason))
         }
-        return VerdictProbe(
+        return UpstreamProbeResult(
             observed: permissive.observed, atsHandshakeFailure: failure,
             upstreamFailure: permissive.observed == nil ? .handshake(reason: reason) : nil,
             peerCertificates: permissive.peerCertificates)

@@ -9,7 +9,7 @@ final class EchoServer {
 
     init(base: EventBase) throws {
         listener = try Listener(base: base, address: try SocketAddress(parsing: "127.0.0.1:0")) { descriptor, _ in
-            guard let connection = try? Connection(base: base, descriptor: descriptor) else { return }
+            guard let connection = try? SocketStream(base: base, descriptor: descriptor) else { return }
             connection.onReadable = { $0.moveInput(to: $0) }
             connection.onEvent = { connection, event in
                 if event == .endOfStream {

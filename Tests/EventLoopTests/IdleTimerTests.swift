@@ -27,7 +27,7 @@ struct IdleTimerTests {
 
         init(
             limit: Duration, stallLimit: Duration? = nil, stopAtOnce: Bool = false,
-            prepare: @escaping @Sendable (Connection) -> Void = { _ in }
+            prepare: @escaping @Sendable (SocketStream) -> Void = { _ in }
         ) throws {
             var pair: [Int32] = [0, 0]
             guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { throw EventError("socketpair") }
@@ -35,7 +35,7 @@ struct IdleTimerTests {
             let ours = pair[0]
             let (stamp, fired) = (stamp, fired)
             (loop, _) = try EventLoopThread.start { base in
-                let connection = try Connection(base: base, descriptor: ours)
+                let connection = try SocketStream(base: base, descriptor: ours)
                 connection.onReadable = { $0.discardInput($0.availableBytes) }
                 prepare(connection)
                 let timer = try IdleTimer(base: base)
@@ -56,9 +56,9 @@ struct IdleTimerTests {
     }
 
     final class Holder {
-        let connection: Connection
+        let connection: SocketStream
         let timer: IdleTimer
-        init(_ connection: Connection, _ timer: IdleTimer) {
+        init(_ connection: SocketStream, _ timer: IdleTimer) {
             self.connection = connection
             self.timer = timer
         }

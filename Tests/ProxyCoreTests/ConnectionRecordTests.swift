@@ -19,7 +19,7 @@ struct ConnectionRecordTests {
             startedAt: 1_770_000_000_042, client: "127.0.0.1:50312", method: "CONNECT", scheme: .https,
             host: "legacy.example.com", port: 443, action: .blocked)
         record.verdict = policy.verdict(for: requirements, observed: observed)
-        record.noteProbe(ProbeReport(observed: observed))
+        record.noteProbe(ProbeResult(observed: observed))
         record.serverNameIndication = "legacy.example.com"
         record.deviceVersion = .tls12
         record.deviceCipher = CipherSuite(id: 0xC02F)

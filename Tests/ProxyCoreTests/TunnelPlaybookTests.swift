@@ -27,7 +27,7 @@ struct TunnelPlaybookTests {
         environment.playbook.run()
         let verdict = try #require(environment.verdicts.first)
         #expect(verdict.key.host == host && verdict.key.port == 443)
-        verdict.answer(ProbeReport(observed: compliantFacts(for: host), address: upstreamAddress))
+        verdict.answer(ProbeResult(observed: compliantFacts(for: host), address: upstreamAddress))
         environment.playbook.run()
         let dial = try #require(environment.dials.first)
         #expect(dial.address?.description == "203.0.113.7:443", "the tunnel goes to the address the verdict judged")
@@ -50,7 +50,7 @@ struct TunnelPlaybookTests {
         #expect(client.delivered.isEmpty)
         #expect(environment.dials.isEmpty)
         try #require(environment.verdicts.count == 1)
-        environment.verdicts[0].answer(ProbeReport(observed: compliantFacts(for: Self.host), address: Self.upstreamAddress))
+        environment.verdicts[0].answer(ProbeResult(observed: compliantFacts(for: Self.host), address: Self.upstreamAddress))
         environment.playbook.run()
         let upstream = ScriptedStream("upstream", playbook: environment.playbook)
         try #require(environment.dials.first).connect(upstream, address: Self.upstreamAddress)
@@ -95,7 +95,7 @@ struct TunnelPlaybookTests {
         let second = try #require(environment.verdicts.count == 2 ? environment.verdicts[1] : nil)
         #expect(second.key.serverName == "other.example.net")
         // The certificate is for api.example.com only: a name mismatch, which ATS refuses.
-        second.answer(ProbeReport(observed: compliantFacts(for: Self.host), address: Self.upstreamAddress))
+        second.answer(ProbeResult(observed: compliantFacts(for: Self.host), address: Self.upstreamAddress))
         environment.playbook.run()
         #expect(environment.dials.count == 1, "no reconnect for a refused name")
         #expect(!client.isOpen)
@@ -123,7 +123,7 @@ struct TunnelPlaybookTests {
         address: String, held hello: [UInt8]
     ) throws {
         let judged = try SocketAddress(parsing: address)
-        verdict.answer(ProbeReport(observed: compliantFacts(for: host), address: judged))
+        verdict.answer(ProbeResult(observed: compliantFacts(for: host), address: judged))
         environment.playbook.run()
         let reconnect = try #require(environment.dials.count == 2 ? environment.dials[1] : nil)
         #expect(reconnect.address?.description == address, "the address that probe judged")
@@ -236,7 +236,7 @@ struct TunnelPlaybookTests {
         client.peerSends(TestClientHello(serverName: Self.host).records())
         env.playbook.run()
         // The certificate names another host: a trust failure ATS refuses even with arbitrary loads.
-        try #require(env.verdicts.first).answer(ProbeReport(observed: compliantFacts(for: "elsewhere.example.org"), address: Self.upstreamAddress))
+        try #require(env.verdicts.first).answer(ProbeResult(observed: compliantFacts(for: "elsewhere.example.org"), address: Self.upstreamAddress))
         env.playbook.run()
         #expect(env.dials.count == 1, "no reconnect")
         #expect(client.delivered.suffix(7) == [0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 40])
@@ -300,7 +300,7 @@ struct TunnelPlaybookTests {
         client.peerSends(hello)
         environment.playbook.run()
         try #require(environment.verdicts.first)
-            .answer(ProbeReport(observed: compliantFacts(for: Self.host), address: Self.upstreamAddress))
+            .answer(ProbeResult(observed: compliantFacts(for: Self.host), address: Self.upstreamAddress))
         environment.playbook.run()
         let second = ScriptedStream("second upstream", playbook: environment.playbook)
         try #require(environment.dials.count == 2 ? environment.dials[1] : nil).connect(second, address: Self.upstreamAddress)
@@ -318,7 +318,7 @@ struct TunnelPlaybookTests {
         environment.playbook.run()
         // A LAN client's probe was refused 127.0.0.1, which this loopback client may reach.
         let refusal = DestinationRefusal.local(.loopback, .init(address: try #require(IPAddress("127.0.0.1")), port: 443))
-        try #require(environment.verdicts.first).answer(ProbeReport(refusal: refusal, host: Self.host, port: 443))
+        try #require(environment.verdicts.first).answer(ProbeResult(refusal: refusal, host: Self.host, port: 443))
         environment.playbook.run()
         #expect(environment.verdicts.count == 2, "looked up again with this client's rules")
         #expect(client.isOpen)

@@ -68,7 +68,7 @@ struct Diagnosis {
         let prober: UpstreamProber
         /// Verdict probes and responses already had, shared by the tests and their hops: the server
         /// gives the same answer to the same ClientHello and request.
-        private var hopProbes: [String: VerdictProbe] = [:]
+        private var hopProbes: [String: UpstreamProbeResult] = [:]
         private var responses: [String: Result<[UInt8], LoadFailure>] = [:]
 
         init(target: DiagnoseTarget, settings: PolicySettings, prober: UpstreamProber) {

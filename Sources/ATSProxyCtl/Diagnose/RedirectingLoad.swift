@@ -107,12 +107,12 @@ struct HopFetcher {
     let prober: UpstreamProber
     let policy: TransportSecurityPolicy
     /// Verdict probes already made, by ``probeKey(host:port:profile:)``.
-    var probes: [String: VerdictProbe]
+    var probes: [String: UpstreamProbeResult]
     /// Response heads already had, by URL and (for https) client profile.
     var responses: [String: Result<[UInt8], LoadFailure>]
 
     init(
-        prober: UpstreamProber, policy: TransportSecurityPolicy, probes: [String: VerdictProbe] = [:],
+        prober: UpstreamProber, policy: TransportSecurityPolicy, probes: [String: UpstreamProbeResult] = [:],
         responses: [String: Result<[UInt8], LoadFailure>] = [:]
     ) {
         self.prober = prober

@@ -49,7 +49,7 @@ extension InterceptedExchanges {
         }
     }
 
-    private func streamEvent(_ event: ConnectionEvent, up: Bool, _ origin: TLSByteStream) {
+    private func streamEvent(_ event: StreamEvent, up: Bool, _ origin: TLSByteStream) {
         switch event {
         case .endOfStream:
             pump(up: up, origin)

@@ -42,7 +42,7 @@ final class InterceptedTunnel {
     private let sessionKey: UpstreamSessionCache.Key
     private let offered: UpstreamSessionCache.Entry?
     /// The facts the verdict was taken from: kept with the session when the tunnel ends.
-    private var judged: ProbeReport?
+    private var judged: ProbeResult?
 
     private var session: ClientSession { tunnel.session }
     private var settings: ProxySettings { session.settings }
@@ -137,21 +137,21 @@ final class InterceptedTunnel {
         }
         upstream.setReading(false)
         let now = Int64(time(nil))
-        let report: ProbeReport
+        let result: ProbeResult
         var observed: ObservedConnection
-        if stream.wasResumed, let offered, let full = offered.report.observed {
+        if stream.wasResumed, let offered, let full = offered.result.observed {
             // No certificates in a resumed handshake: the full one's facts (and their log form,
             // serialized once), judged as of now.
-            report = offered.report
+            result = offered.result
             observed = full
             observed.evaluationTime = now
         } else {
             guard let facts = stream.outcome(now: now).observed else { return upstreamLost("the handshake ended without a result") }
-            report = ProbeReport(observed: facts, address: upstreamAddress)
+            result = ProbeResult(observed: facts, address: upstreamAddress)
             observed = facts
         }
-        judged = report
-        session.record?.noteProbe(report)
+        judged = result
+        session.record?.noteProbe(result)
         session.record?.upstreamResumed = stream.wasResumed
         let verdict = settings.policy.verdict(for: requirements, observed: observed, atsHandshakeFailure: nil)
         if requirements.host.description == tunnel.host {
@@ -273,7 +273,7 @@ final class InterceptedTunnel {
             if offered != nil { cache.remove(sessionKey) }
             return
         }
-        cache.keep(resumable, report: judged, resumed: stream.wasResumed, for: sessionKey, now: MonotonicClock.nowMilliseconds())
+        cache.keep(resumable, result: judged, resumed: stream.wasResumed, for: sessionKey, now: MonotonicClock.nowMilliseconds())
     }
 
     /// The alert a peer sent, as OpenSSL words it in its error queue ("tlsv1 alert unknown ca",

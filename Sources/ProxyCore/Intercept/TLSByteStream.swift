@@ -14,7 +14,7 @@ import TLSInspection
 /// - Reading: records are decrypted as ciphertext arrives, into a plaintext buffer of at most
 ///   ``highWater`` bytes; beyond it the transport stops reading (backpressure), and resumes once
 ///   the reader takes bytes. Callbacks run from the loop, as the transport's own do.
-/// - Ends: the peer's close_notify is an ``ConnectionEvent/endOfStream`` after the last plaintext
+/// - Ends: the peer's close_notify is an ``StreamEvent/endOfStream`` after the last plaintext
 ///   (``inputEnded``; ``endedCleanly`` true); a connection that ends without one, a truncation, is
 ///   an end of stream too, with ``endedCleanly`` false. ``shutdownWrite()`` sends close_notify then
 ///   half-closes the socket. A TLS failure (a bad record, an alert) is `.error(EPROTO)`, with
@@ -42,7 +42,7 @@ final class TLSByteStream: ByteStream {
 
     var onReadable: ((any ByteStream) -> Void)?
     var onDrained: ((any ByteStream) -> Void)?
-    var onEvent: ((any ByteStream, ConnectionEvent) -> Void)?
+    var onEvent: ((any ByteStream, StreamEvent) -> Void)?
 
     init(transport: any ByteStream, tls: TLSStream) {
         self.transport = transport
@@ -118,7 +118,7 @@ final class TLSByteStream: ByteStream {
         }
     }
 
-    private func transportEvent(_ event: ConnectionEvent) {
+    private func transportEvent(_ event: StreamEvent) {
         switch event {
         case .endOfStream:
             // The TLS layer reads the end from the transport: a close_notify before it or not.

@@ -20,7 +20,7 @@ final class SessionCache<Session: AnyObject> {
     struct Entry {
         let session: Session
         /// The full handshake's facts, and the address it reached.
-        let report: ProbeReport
+        let result: ProbeResult
         /// When it was stored (``MonotonicClock`` milliseconds).
         let storedAt: Int64
     }
@@ -51,17 +51,17 @@ final class SessionCache<Session: AnyObject> {
     /// a resumption it replaces the entry's session (TLS 1.3 servers issue a new ticket each time)
     /// but keeps the entry's facts and time: facts are never older than the lifetime. A resumed
     /// session whose entry is gone is not kept (how old its facts are is not known).
-    func keep(_ session: Session, report: ProbeReport, resumed: Bool, for key: Key, now: Int64) {
+    func keep(_ session: Session, result: ProbeResult, resumed: Bool, for key: Key, now: Int64) {
         if resumed {
             guard let entry = entries[key] else { return }
-            entries[key] = Entry(session: session, report: entry.report, storedAt: entry.storedAt)
+            entries[key] = Entry(session: session, result: entry.result, storedAt: entry.storedAt)
             return
         }
         if entries[key] == nil {
             order.append(key)
             if order.count > capacity { remove(order[0]) }
         }
-        entries[key] = Entry(session: session, report: report, storedAt: now)
+        entries[key] = Entry(session: session, result: result, storedAt: now)
     }
 
     /// Forgets every session: a reload may have changed the hosts table or what is trusted.

@@ -3,7 +3,7 @@ import Synchronization
 /// The verdict probes of every loop: started, not started (no slot free), finished by outcome, and
 /// how long the finished ones took. Updated once per probe (a cache miss), never per connection.
 public final class ProbeStatistics: Sendable {
-    /// How a started probe ended, from its report.
+    /// How a started probe ended, from its result.
     public enum Outcome: String, Sendable, CaseIterable {
         /// The ATS-shaped handshake completed: a verdict from its facts.
         case completed
@@ -15,17 +15,17 @@ public final class ProbeStatistics: Sendable {
         case destinationRefused = "destination_refused"
         /// No connection or no handshake: DNS, refused, reset, timed out.
         case unreachable
-        /// Stopped before it ended (the loop closed everything): no report, no duration.
+        /// Stopped before it ended (the loop closed everything): no result, no duration.
         case cancelled
 
-        init(_ report: ProbeReport) {
-            if report.refusal != nil {
+        init(_ result: ProbeResult) {
+            if result.refusal != nil {
                 self = .destinationRefused
-            } else if report.atsHandshakeFailure != nil {
+            } else if result.atsHandshakeFailure != nil {
                 self = .atsRefused
-            } else if report.cleartextUpstream != nil {
+            } else if result.cleartextUpstream != nil {
                 self = .notTLS
-            } else if report.upstreamFailure != nil || report.observed == nil {
+            } else if result.upstreamFailure != nil || result.observed == nil {
                 self = .unreachable
             } else {
                 self = .completed
@@ -36,7 +36,7 @@ public final class ProbeStatistics: Sendable {
     private let started = Atomic<Int>(0)
     private let notStarted = Atomic<Int>(0)
     private let outcomes = LabeledCounts<Outcome>()
-    /// Seconds from the start of a probe to its report, for those that finished (not cancelled).
+    /// Seconds from the start of a probe to its result, for those that finished (not cancelled).
     public let durations = DurationHistogram(upperBounds: DurationHistogram.probeBounds)
 
     public init() {}
@@ -55,8 +55,8 @@ public final class ProbeStatistics: Sendable {
 
     func probeNotStarted() { notStarted.add(1, ordering: .relaxed) }
 
-    func probeFinished(_ report: ProbeReport, after duration: Duration) {
-        outcomes.add(Outcome(report))
+    func probeFinished(_ result: ProbeResult, after duration: Duration) {
+        outcomes.add(Outcome(result))
         durations.observe(duration)
     }
 

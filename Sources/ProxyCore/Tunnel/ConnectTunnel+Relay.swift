@@ -68,7 +68,7 @@ extension ConnectTunnel {
     private func spliceOnceJudged(_ upstream: any ByteStream) {
         guard inspection.serverScanner == nil, !inspection.clientEnded, !inspection.upstreamEnded,
             (session.record.map { $0.bytesUp + $0.bytesDown } ?? 0) >= Self.spliceThreshold,
-            let clientSocket = client as? Connection, let upstreamSocket = upstream as? Connection
+            let clientSocket = client as? SocketStream, let upstreamSocket = upstream as? SocketStream
         else { return }
         let relay = SpliceRelay(first: clientSocket, second: upstreamSocket)
         state = .splicing(upstream: upstream, relay: relay)
@@ -95,7 +95,7 @@ extension ConnectTunnel {
 
     // MARK: - Ends
 
-    func clientEvent(_ event: ConnectionEvent) {
+    func clientEvent(_ event: StreamEvent) {
         // Only the device's deadline for its first bytes sets a limit on the client here.
         if event == .timeout, case .classifying = state { return firstBytesTimedOut() }
         guard event == .endOfStream else { return session.finish() }
@@ -108,7 +108,7 @@ extension ConnectTunnel {
         }
     }
 
-    func upstreamEvent(_ event: ConnectionEvent) {
+    func upstreamEvent(_ event: StreamEvent) {
         guard event == .endOfStream, let upstream else { return session.finish() }
         inspection.upstreamEnded = true
         upstream.setReading(false)

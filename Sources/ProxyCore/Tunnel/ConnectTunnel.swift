@@ -138,51 +138,51 @@ final class ConnectTunnel {
     }
 
     /// A verdict arrived: for the CONNECT's host, or for the ClientHello's server name.
-    func verdictArrived(_ report: ProbeReport) {
+    func verdictArrived(_ result: ProbeResult) {
         switch state {
-        case .awaitingVerdict: connectVerdict(report)
-        case .awaitingServerNameVerdict(let name, let named): serverNameVerdict(report, name: name, requirements: named)
-        case .awaitingDeferredVerdict: deferredVerdict(report)
+        case .awaitingVerdict: connectVerdict(result)
+        case .awaitingServerNameVerdict(let name, let named): serverNameVerdict(result, name: name, requirements: named)
+        case .awaitingDeferredVerdict: deferredVerdict(result)
         default: return
         }
     }
 
     // MARK: - The CONNECT's verdict
 
-    private func connectVerdict(_ report: ProbeReport) {
-        if retriedOthersRefusal(report, key: VerdictKey(host: host, port: port, requirements: requirements)) { return }
-        if let refusal = report.refusal { return session.deny(refusal) }
+    private func connectVerdict(_ result: ProbeResult) {
+        if retriedOthersRefusal(result, key: VerdictKey(host: host, port: port, requirements: requirements)) { return }
+        if let refusal = result.refusal { return session.deny(refusal) }
         // A cached verdict may come from another client's probe (a loopback client's, which may
         // reach 127.0.0.1): the address it judged must be one this client may reach.
-        if let address = report.address, let refusal = session.destinations.vet(address) { return session.deny(refusal) }
-        session.record?.noteProbe(report)
-        session.record?.upstreamAddress = report.address?.description
-        if let reason = report.cleartextUpstream {
+        if let address = result.address, let refusal = session.destinations.vet(address) { return session.deny(refusal) }
+        session.record?.noteProbe(result)
+        session.record?.upstreamAddress = result.address?.description
+        if let reason = result.cleartextUpstream {
             // No TLS to judge: the device's own first bytes decide (the `cleartext` rule, or a TLS
             // handshake that would fail against this server).
             inspection.upstreamSpeaksCleartext = reason
             if refusesCleartextUpstream(reason) { return }
             session.record?.action = .allowed
-            return openUpstream(address: report.address)
+            return openUpstream(address: result.address)
         }
-        guard let observed = report.observed else {
+        guard let observed = result.observed else {
             session.record?.action = .failed
-            let reason = report.upstreamFailure?.description ?? "the upstream could not be reached"
+            let reason = result.upstreamFailure?.description ?? "the upstream could not be reached"
             session.record?.upstreamError = reason
-            let timedOut = report.upstreamFailure?.isTimeout == true
+            let timedOut = result.upstreamFailure?.isTimeout == true
             return session.respond(ProxyResponse.text(
                 status: timedOut ? 504 : 502, reason: timedOut ? "Gateway Timeout" : "Bad Gateway",
                 body: "atsproxy could not reach \(host):\(port): \(reason)\n"))
         }
         let verdict = settings.policy.verdict(
-            for: requirements, observed: observed, atsHandshakeFailure: report.atsHandshakeFailure)
+            for: requirements, observed: observed, atsHandshakeFailure: result.atsHandshakeFailure)
         session.record?.verdict = verdict
         if !verdict.isCompliant, settings.mode == .enforce {
             session.record?.action = .blocked
             return session.respond(ProxyResponse.blocked(verdict, host: host))
         }
         session.record?.action = .allowed
-        openUpstream(address: report.address)
+        openUpstream(address: result.address)
     }
 
     /// The probe found a server that does not speak TLS (`reason`: what it sent instead, often a
@@ -252,8 +252,8 @@ final class ConnectTunnel {
     /// A refusal from a probe that ran for another client (this one joined it in flight) says
     /// nothing of this client, whose own rules decide: where they allow the address, the verdict is
     /// looked up again, once, with them. Returns whether it was.
-    private func retriedOthersRefusal(_ report: ProbeReport, key: VerdictKey) -> Bool {
-        guard let refusal = report.refusal, !verdictRetried,
+    private func retriedOthersRefusal(_ result: ProbeResult, key: VerdictKey) -> Bool {
+        guard let refusal = result.refusal, !verdictRetried,
             session.destinations.vet(refusal.destination.address, port: refusal.destination.port) == nil
         else { return false }
         verdictRetried = true
@@ -263,30 +263,30 @@ final class ConnectTunnel {
 
     /// The 200 has gone: a refusal can only close the tunnel, before any byte of the device's
     /// handshake reached the server.
-    private func deferredVerdict(_ report: ProbeReport) {
-        if retriedOthersRefusal(report, key: VerdictKey(host: host, port: port, requirements: requirements)) { return }
-        let refusal = report.refusal.map(\.destination).flatMap { session.destinations.vet($0.address, port: $0.port) }
-            ?? report.address.flatMap { session.destinations.vet($0) }
+    private func deferredVerdict(_ result: ProbeResult) {
+        if retriedOthersRefusal(result, key: VerdictKey(host: host, port: port, requirements: requirements)) { return }
+        let refusal = result.refusal.map(\.destination).flatMap { session.destinations.vet($0.address, port: $0.port) }
+            ?? result.address.flatMap { session.destinations.vet($0) }
         if let refusal {
             session.record?.action = .denied
             session.record?.upstreamAddress = refusal.destination.description
             session.record?.upstreamError = refusal.sentence(client: session.clientAddress)
             return session.finish()
         }
-        session.record?.noteProbe(report)
-        session.record?.upstreamAddress = report.address?.description
-        if let reason = report.cleartextUpstream {
+        session.record?.noteProbe(result)
+        session.record?.upstreamAddress = result.address?.description
+        if let reason = result.cleartextUpstream {
             session.record?.action = .failed
             session.record?.upstreamError = "the device started TLS, but the server does not speak TLS: \(reason)"
             return session.finish()
         }
-        guard let observed = report.observed else {
+        guard let observed = result.observed else {
             session.record?.action = .failed
-            session.record?.upstreamError = report.upstreamFailure?.description ?? "the upstream could not be reached"
+            session.record?.upstreamError = result.upstreamFailure?.description ?? "the upstream could not be reached"
             return session.finish()
         }
         let verdict = settings.policy.verdict(
-            for: requirements, observed: observed, atsHandshakeFailure: report.atsHandshakeFailure)
+            for: requirements, observed: observed, atsHandshakeFailure: result.atsHandshakeFailure)
         session.record?.verdict = verdict
         if !verdict.isCompliant, settings.mode == .enforce {
             // Nothing of the device's handshake has reached the server; the device's TLS stack
@@ -302,7 +302,7 @@ final class ConnectTunnel {
             return session.respond(TLSAlertDescription.handshakeFailure.fatalRecord)
         }
         session.record?.action = .allowed
-        reconnect(to: report.address)
+        reconnect(to: result.address)
     }
 
     // MARK: - The ClientHello's server name
@@ -318,16 +318,16 @@ final class ConnectTunnel {
         session.lookUpVerdict(VerdictKey(host: host, port: port, serverName: name, requirements: named))
     }
 
-    private func serverNameVerdict(_ report: ProbeReport, name: String, requirements named: Requirements) {
+    private func serverNameVerdict(_ result: ProbeResult, name: String, requirements named: Requirements) {
         let key = VerdictKey(host: host, port: port, serverName: name, requirements: named)
-        if retriedOthersRefusal(report, key: key) { return }
-        guard let observed = report.observed else {
-            session.record?.action = report.refusal == nil ? .failed : .denied
+        if retriedOthersRefusal(result, key: key) { return }
+        guard let observed = result.observed else {
+            session.record?.action = result.refusal == nil ? .failed : .denied
             session.record?.upstreamError = "probing the ClientHello's server name \(named.host): "
-                + (report.upstreamFailure?.description ?? report.cleartextUpstream ?? "no answer")
+                + (result.upstreamFailure?.description ?? result.cleartextUpstream ?? "no answer")
             return session.finish()
         }
-        let verdict = settings.policy.verdict(for: named, observed: observed, atsHandshakeFailure: report.atsHandshakeFailure)
+        let verdict = settings.policy.verdict(for: named, observed: observed, atsHandshakeFailure: result.atsHandshakeFailure)
         session.record?.serverNameVerdict = verdict
         if !verdict.isCompliant, settings.mode == .enforce {
             // Nothing of the device's handshake has reached the server.
@@ -335,7 +335,7 @@ final class ConnectTunnel {
             return session.respond(TLSAlertDescription.handshakeFailure.fatalRecord)
         }
         session.record?.action = .allowed
-        reconnect(to: report.address)
+        reconnect(to: result.address)
     }
 
     /// Opens the upstream connection again after the server name's probe, then relays: to the

@@ -11,7 +11,7 @@ import TLSInspection
 /// outcome; ``cancel()`` ends it without a completion.
 final class HandshakeProbe {
     private let base: EventBase
-    private let connection: Connection
+    private let connection: SocketStream
     private let stream: TLSStream
     private let deadline: Int64
     private let handshakeLimit: Duration
@@ -24,7 +24,7 @@ final class HandshakeProbe {
     ///   - deadline: when the handshake must be complete (``MonotonicClock`` milliseconds).
     ///   - handshakeLimit: the limit behind `deadline`, for the words of a timeout.
     init(
-        base: EventBase, connection: Connection, context: TLSClientContext, serverName: String?, deadline: Int64, handshakeLimit: Duration
+        base: EventBase, connection: SocketStream, context: TLSClientContext, serverName: String?, deadline: Int64, handshakeLimit: Duration
     ) throws(TLSError) {
         self.base = base
         self.connection = connection

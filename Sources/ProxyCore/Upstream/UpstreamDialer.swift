@@ -15,7 +15,7 @@ import TLSInspection
 /// dropping it stops the lookup or the connect under way, and the completion then never runs.
 final class UpstreamDialer {
     /// A connected socket and the address it reached, or why none could be reached.
-    typealias Completion = (Result<(Connection, SocketAddress), DialFailure>) -> Void
+    typealias Completion = (Result<(SocketStream, SocketAddress), DialFailure>) -> Void
 
     /// Why no connection was made.
     enum DialFailure: Error {
@@ -38,7 +38,7 @@ final class UpstreamDialer {
     private enum State {
         case idle
         case resolving(AddressLookup)
-        case connecting(Connection)
+        case connecting(SocketStream)
         case done
     }
 
@@ -107,9 +107,9 @@ final class UpstreamDialer {
             let reason = errors.isEmpty ? "no address" : errors.joined(separator: "; ")
             return completion(.failure(.unreachable(.connect(host: host, port: port, reason: reason), timedOut: timedOut)))
         }
-        let connection: Connection
+        let connection: SocketStream
         do {
-            connection = try Connection(base: base, connectingTo: address)
+            connection = try SocketStream(base: base, connectingTo: address)
         } catch {
             state = .done
             return completion(.failure(.unreachable(.connect(host: host, port: port, reason: error.description), timedOut: false)))

@@ -19,10 +19,10 @@ final class VerdictProbeRun {
     private let handshakeTimeout: Duration
     private var handshake: HandshakeProbe?
     private var deadline: Int64 = 0
-    private var completion: ((ProbeReport) -> Void)?
+    private var completion: ((ProbeResult) -> Void)?
 
     /// - Parameter rules: where the client that asked for the verdict may be connected; an address
-    ///   they refuse gets no byte, and the report says so (``ProbeReport/refusal``).
+    ///   they refuse gets no byte, and the report says so (``ProbeResult/refusal``).
     init(
         key: VerdictKey, service: ProbeService, base: EventBase, resolver: DNSResolver, settings: ProxySettings,
         rules: DestinationRules
@@ -38,14 +38,14 @@ final class VerdictProbeRun {
     private var serverName: String? { key.sentServerName }
 
     /// Starts; `completion` runs once, from the loop, unless the run is cancelled first.
-    func start(completion: @escaping (ProbeReport) -> Void) {
+    func start(completion: @escaping (ProbeResult) -> Void) {
         self.completion = completion
         dialer.dial(host: key.host, port: key.port) { [unowned self] result in
             switch result {
             case .failure(.refused(let refusal)):
-                finish(ProbeReport(refusal: refusal, host: key.host, port: key.port))
+                finish(ProbeResult(refusal: refusal, host: key.host, port: key.port))
             case .failure(.unreachable(let failure, _)):
-                finish(ProbeReport(upstreamFailure: failure))
+                finish(ProbeResult(upstreamFailure: failure))
             case .success(let (connection, address)):
                 deadline = MonotonicClock.nowMilliseconds() + handshakeTimeout.milliseconds
                 handshake(connection, address: address, profile: key.profile) { [unowned self] outcome in
@@ -64,25 +64,25 @@ final class VerdictProbeRun {
     }
 
     private func atsHandshakeEnded(_ outcome: ProbeOutcome, address: SocketAddress) {
-        if let observed = outcome.observed { return finish(ProbeReport(observed: observed, address: address)) }
+        if let observed = outcome.observed { return finish(ProbeResult(observed: observed, address: address)) }
         guard let failure = outcome.failure else {
-            return finish(ProbeReport(upstreamFailure: .handshake(reason: "the handshake ended without a result")))
+            return finish(ProbeResult(upstreamFailure: .handshake(reason: "the handshake ended without a result")))
         }
         switch failure {
         case .notTLS(let reason):
-            finish(ProbeReport(cleartextUpstream: reason, address: address))
+            finish(ProbeResult(cleartextUpstream: reason, address: address))
         case .handshake(let reason):
             let refusal = HandshakeFailure(reason: reason, serverClosedWithoutAlert: outcome.serverClosedWithoutAlert)
             explain(refusal, address: address)
         default:
-            finish(ProbeReport(upstreamFailure: failure, address: address))
+            finish(ProbeResult(upstreamFailure: failure, address: address))
         }
     }
 
     /// The permissive handshake, to the same address, by the same deadline: its facts say why the
     /// ATS-shaped one was refused. If it cannot complete either, the refusal is all there is.
     private func explain(_ refusal: HandshakeFailure, address: SocketAddress) {
-        let unexplained = ProbeReport(
+        let unexplained = ProbeResult(
             atsHandshakeFailure: refusal, upstreamFailure: .handshake(reason: refusal.reason), address: address)
         let left = deadline - MonotonicClock.nowMilliseconds()
         guard left > 0 else { return finish(unexplained) }
@@ -91,13 +91,13 @@ final class VerdictProbeRun {
             guard case .success(let (connection, _)) = result else { return finish(unexplained) }
             handshake(connection, address: address, profile: .permissive) { [unowned self] outcome in
                 guard let observed = outcome.observed else { return finish(unexplained) }
-                finish(ProbeReport(observed: observed, atsHandshakeFailure: refusal, address: address))
+                finish(ProbeResult(observed: observed, atsHandshakeFailure: refusal, address: address))
             }
         }
     }
 
     private func handshake(
-        _ connection: Connection, address: SocketAddress, profile: ClientProfile, then: @escaping (ProbeOutcome) -> Void
+        _ connection: SocketStream, address: SocketAddress, profile: ClientProfile, then: @escaping (ProbeOutcome) -> Void
     ) {
         let probe: HandshakeProbe
         do {
@@ -106,7 +106,7 @@ final class VerdictProbeRun {
                 serverName: serverName, deadline: deadline, handshakeLimit: handshakeTimeout)
         } catch {
             connection.close()
-            return finish(ProbeReport(upstreamFailure: .handshake(reason: error.description), address: address))
+            return finish(ProbeResult(upstreamFailure: .handshake(reason: error.description), address: address))
         }
         handshake = probe
         probe.start { [unowned self] outcome in
@@ -115,9 +115,9 @@ final class VerdictProbeRun {
         }
     }
 
-    private func finish(_ report: ProbeReport) {
+    private func finish(_ result: ProbeResult) {
         let completion = self.completion
         cancel()
-        completion?(report)
+        completion?(result)
     }
 }

@@ -6,7 +6,7 @@ import Glibc
 import POSIX
 import Testing
 
-/// A connected loopback TCP pair: `[0]` for a Connection, `[1]` for the test thread (blocking, with
+/// A connected loopback TCP pair: `[0]` for a SocketStream, `[1]` for the test thread (blocking, with
 /// a 20 s receive limit so a broken relay fails the test instead of hanging it).
 func loopbackPair() throws -> (Int32, Int32) {
     let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -170,12 +170,12 @@ final class RelayReport: Sendable {
 func startRelay(
     first: Int32, second: Int32, method: SpliceRelay.Method = .splice, refusingAfter: Int? = nil,
     pipeCapacity: Int = SpliceRelay.defaultPipeCapacity,
-    setUp: @escaping @Sendable (Connection, Connection) -> Void = { _, _ in }
+    setUp: @escaping @Sendable (SocketStream, SocketStream) -> Void = { _, _ in }
 ) throws -> (EventLoopThread, RelayReport) {
     let report = RelayReport()
     let (loop, _) = try EventLoopThread.start { base in
-        let a = try Connection(base: base, descriptor: first)
-        let b = try Connection(base: base, descriptor: second)
+        let a = try SocketStream(base: base, descriptor: first)
+        let b = try SocketStream(base: base, descriptor: second)
         setUp(a, b)
         let relay = SpliceRelay(first: a, second: b, method: method, pipeCapacity: pipeCapacity)
         relay.refusesSplicingAfter = refusingAfter

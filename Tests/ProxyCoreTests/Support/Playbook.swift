@@ -52,7 +52,7 @@ final class ScriptedStream: ByteStream {
 
     var onReadable: ((any ByteStream) -> Void)?
     var onDrained: ((any ByteStream) -> Void)?
-    var onEvent: ((any ByteStream, ConnectionEvent) -> Void)?
+    var onEvent: ((any ByteStream, StreamEvent) -> Void)?
 
     init(_ name: String, playbook: Playbook) {
         self.name = name
@@ -259,16 +259,16 @@ final class ScriptedEnvironment: SessionEnvironment {
     /// A verdict the test answers with ``answer(_:)``.
     final class VerdictRequest {
         let key: VerdictKey
-        private let deliver: (ProbeReport) -> Void
+        private let deliver: (ProbeResult) -> Void
         private let playbook: Playbook
 
-        fileprivate init(key: VerdictKey, deliver: @escaping (ProbeReport) -> Void, playbook: Playbook) {
+        fileprivate init(key: VerdictKey, deliver: @escaping (ProbeResult) -> Void, playbook: Playbook) {
             self.key = key
             self.deliver = deliver
             self.playbook = playbook
         }
 
-        func answer(_ report: ProbeReport) { playbook.later { [deliver] in deliver(report) } }
+        func answer(_ result: ProbeResult) { playbook.later { [deliver] in deliver(result) } }
     }
 
     private(set) var dials: [Dial] = []
@@ -296,7 +296,7 @@ final class ScriptedEnvironment: SessionEnvironment {
         return dial
     }
 
-    func lookUpVerdict(_ key: VerdictKey, rules: DestinationRules, session: UInt64, deliver: @escaping (ProbeReport) -> Void) {
+    func lookUpVerdict(_ key: VerdictKey, rules: DestinationRules, session: UInt64, deliver: @escaping (ProbeResult) -> Void) {
         verdicts.append(VerdictRequest(key: key, deliver: deliver, playbook: playbook))
     }
 

@@ -34,7 +34,7 @@ struct TestProxy {
         settings.hosts = hosts
         configure(&settings)
         let probes = ProbeService(anchors: anchors)
-        let cache = VerdictCache<VerdictKey, ProbeReport>(timeToLiveMilliseconds: 300_000)
+        let cache = VerdictCache<VerdictKey, ProbeResult>(timeToLiveMilliseconds: 300_000)
         let balancer = loopCount > 1 ? LoopBalancer(keepBelow: keepBelow) : nil
         let endpoints = [ListenEndpoint(address: try SocketAddress(parsing: "\(listenHost):0"))]
         let listening = ListeningAddresses()

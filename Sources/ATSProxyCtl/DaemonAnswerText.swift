@@ -1,7 +1,7 @@
 import ATSPolicy
 
 /// The daemon's JSON answers, in words.
-enum DaemonReport {
+enum DaemonAnswerText {
     static func reload(_ answer: JSONValue, to output: Output) {
         let policy = answer["policy"]
         output.line("Reloaded: policy \(policy?["path"]?.stringValue ?? "(the ATS defaults)")")

@@ -4,7 +4,7 @@ import Glibc
 import POSIX
 import Testing
 
-/// Two connected Unix stream sockets, non-blocking on neither side: `[0]` for a Connection, `[1]`
+/// Two connected Unix stream sockets, non-blocking on neither side: `[0]` for a SocketStream, `[1]`
 /// for the test thread.
 private func socketPair() throws -> (Int32, Int32) {
     var descriptors: [Int32] = [0, 0]
@@ -44,7 +44,7 @@ struct ConnectionTests {
         let events = Locked<[String]>([])
         let ended = DispatchSemaphore(value: 0)
         let (loop, available) = try EventLoopThread.start { base in
-            let connection = try Connection(base: base, descriptor: ours)
+            let connection = try SocketStream(base: base, descriptor: ours)
             connection.onReadable = { _ in events.withLock { $0.append("readable") } }
             connection.onEvent = { connection, event in
                 events.withLock { $0.append("\(event)") }
@@ -59,7 +59,7 @@ struct ConnectionTests {
         defer { loop.stop() }
         #expect(available == 36)
         #expect(ended.wait(timeout: .now() + 10) == .success)
-        #expect(events.withLock { $0 } == ["returned", "\(ConnectionEvent.endOfStream)"])
+        #expect(events.withLock { $0 } == ["returned", "\(StreamEvent.endOfStream)"])
     }
 
     @Test("a write the socket takes at once still reports the drain, from the loop")
@@ -68,7 +68,7 @@ struct ConnectionTests {
         defer { close(theirs) }
         let order = Locked<[String]>([])
         let (loop, pendingAfterWrite) = try EventLoopThread.start { base in
-            let connection = try Connection(base: base, descriptor: ours)
+            let connection = try SocketStream(base: base, descriptor: ours)
             connection.setReading(false)
             connection.write(Array("answer\n".utf8))
             let pending = connection.pendingOutputBytes
@@ -94,7 +94,7 @@ struct ConnectionTests {
         let payload = (0..<4_194_304).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 12) }
         let drained = DispatchSemaphore(value: 0)
         let (loop, pendingAfterWrite) = try EventLoopThread.start { base in
-            let connection = try Connection(base: base, descriptor: ours)
+            let connection = try SocketStream(base: base, descriptor: ours)
             connection.setReading(false)
             connection.write(payload)
             let pending = connection.pendingOutputBytes
@@ -134,9 +134,9 @@ struct ConnectionTests {
         let results = Locked<[String]>([])
         let done = DispatchSemaphore(value: 0)
         let (loop, _) = try EventLoopThread.start { base in
-            var accepted: [Connection] = []
+            var accepted: [SocketStream] = []
             let listener = try Listener(base: base, address: try SocketAddress(parsing: "127.0.0.1:0")) { descriptor, _ in
-                guard let connection = try? Connection(base: base, descriptor: descriptor) else { return }
+                guard let connection = try? SocketStream(base: base, descriptor: descriptor) else { return }
                 accepted.append(connection)
                 connection.onReadable = { connection in
                     results.withLock { $0.append("server read " + String(decoding: connection.read(), as: UTF8.self)) }
@@ -144,14 +144,14 @@ struct ConnectionTests {
                     done.signal()
                 }
             }
-            let outgoing = try Connection(base: base, connectingTo: listener.address)
+            let outgoing = try SocketStream(base: base, connectingTo: listener.address)
             outgoing.setTimeouts(read: nil, write: .seconds(5))
             outgoing.write(Array("ping".utf8))
             outgoing.onEvent = { connection, event in
                 results.withLock { $0.append("outgoing \(event)") }
                 if event != .connected { connection.close() }
             }
-            let refused = try Connection(base: base, connectingTo: try SocketAddress(parsing: "127.0.0.1:\(closedPort)"))
+            let refused = try SocketStream(base: base, connectingTo: try SocketAddress(parsing: "127.0.0.1:\(closedPort)"))
             refused.setTimeouts(read: nil, write: .seconds(5))
             refused.onEvent = { connection, event in
                 results.withLock { $0.append("refused \(event)") }
@@ -166,7 +166,7 @@ struct ConnectionTests {
         let seen = results.withLock { $0 }
         #expect(seen.contains("outgoing connected"))
         #expect(seen.contains("server read ping"))
-        #expect(seen.contains("refused \(ConnectionEvent.error(ECONNREFUSED))"))
+        #expect(seen.contains("refused \(StreamEvent.error(ECONNREFUSED))"))
     }
 
     @Test("the resolver answers from /etc/hosts and numeric hosts with every address, and a cancelled lookup never answers")

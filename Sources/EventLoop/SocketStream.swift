@@ -1,8 +1,8 @@
 internal import CLibevent
 import Glibc
 
-/// What happened to a connection besides data arriving.
-public enum ConnectionEvent: Sendable, Equatable, CustomStringConvertible {
+/// What happened to a byte stream (a ``SocketStream``, or a TLS session over one) besides data arriving.
+public enum StreamEvent: Sendable, Equatable, CustomStringConvertible {
     /// An outgoing connect completed.
     case connected
     /// The peer closed its side.
@@ -43,7 +43,7 @@ public enum ConnectionEvent: Sendable, Equatable, CustomStringConvertible {
 ///
 /// The C callbacks' context is this object, retained from creation until ``close()``, so a callback
 /// can never see a freed connection.
-public final class Connection: ByteStream {
+public final class SocketStream: ByteStream {
     private enum Phase {
         /// An outgoing connection with no socket yet (its socket could not be made; the failure is
         /// being reported).
@@ -70,7 +70,7 @@ public final class Connection: ByteStream {
     private var noticeEvent: OpaquePointer?
     /// ``noteReadable()`` asked for an ``onReadable`` call from the notice event.
     private var readableNoticeDue = false
-    private var retainedForCallbacks: Unmanaged<Connection>?
+    private var retainedForCallbacks: Unmanaged<SocketStream>?
 
     private var reading = true
     private var readArmed = false
@@ -90,12 +90,12 @@ public final class Connection: ByteStream {
 
     // What the notice event reports, in this order.
     private var connectedNoticeDue = false
-    private var failureNotice: ConnectionEvent?
+    private var failureNotice: StreamEvent?
     private var drainedNoticeDue = false
 
     public var onReadable: ((any ByteStream) -> Void)?
     public var onDrained: ((any ByteStream) -> Void)?
-    public var onEvent: ((any ByteStream, ConnectionEvent) -> Void)?
+    public var onEvent: ((any ByteStream, StreamEvent) -> Void)?
 
     /// Wraps an accepted (or otherwise connected) socket; the connection owns it from here on.
     /// Reading is on.
@@ -161,7 +161,7 @@ public final class Connection: ByteStream {
 
     deinit {
         // Unreachable while open: the callbacks' retain keeps the object alive until close().
-        precondition(retainedForCallbacks == nil, "a Connection must be closed before it is released")
+        precondition(retainedForCallbacks == nil, "a SocketStream must be closed before it is released")
     }
 
     public var isOpen: Bool { phase != .closed }
@@ -214,7 +214,7 @@ public final class Connection: ByteStream {
     /// (evbuffer chains are handed over), and writes what `other`'s socket takes at once: the
     /// relay's hot path.
     public func moveInput(to other: any ByteStream) {
-        guard let other = other as? Connection else { return other.write(read()) }
+        guard let other = other as? SocketStream else { return other.write(read()) }
         guard let input, let target = other.output else { return }
         evbuffer_add_buffer(target, input)
         other.flushNow()
@@ -224,7 +224,7 @@ public final class Connection: ByteStream {
     /// where whole chains fit; returns how many moved. For bodies whose length the proxy tracks.
     @discardableResult
     public func moveInput(to other: any ByteStream, maximum: Int) -> Int {
-        guard let other = other as? Connection else {
+        guard let other = other as? SocketStream else {
             let bytes = read(maximum: maximum)
             other.write(bytes)
             return bytes.count
@@ -397,7 +397,7 @@ public final class Connection: ByteStream {
     /// arrived and no more, so many small reads queued for a slow reader do not take a large chain
     /// each. When that read fills the scratch buffer, a bulk transfer is under way and the rest is
     /// read straight into the input's own space (64 KiB chains, filled), without the copy.
-    private func receive() -> (count: Int, end: ConnectionEvent?) {
+    private func receive() -> (count: Int, end: StreamEvent?) {
         guard let input, descriptor >= 0 else { return (0, nil) }
         let scratch = base.readScratch
         let first = recv(descriptor, scratch.baseAddress, scratch.count, 0)
@@ -406,9 +406,9 @@ public final class Connection: ByteStream {
         evbuffer_add(input, scratch.baseAddress, first)
         guard first == scratch.count else { return (first, nil) }
         var total = first
-        var end: ConnectionEvent?
+        var end: StreamEvent?
         withUnsafeTemporaryAllocation(of: iovec.self, capacity: 2) { vectors in
-            while total < Connection.maximumReadPerCallback {
+            while total < SocketStream.maximumReadPerCallback {
                 let count = Int(evbuffer_reserve_space(input, 65_536, vectors.baseAddress, 2))
                 guard count > 0 else { return }
                 // On Linux <event2/buffer.h> defines evbuffer_iovec as struct iovec: readv takes them as they are.
@@ -433,14 +433,14 @@ public final class Connection: ByteStream {
     }
 
     /// What a read that returned `result` (0 or -1) means: nil when there is just nothing more yet.
-    private static func ending(_ result: Int) -> ConnectionEvent? {
+    private static func ending(_ result: Int) -> StreamEvent? {
         if result == 0 { return .endOfStream }
         let code = errno
         return code == EAGAIN || code == EWOULDBLOCK || code == EINTR ? nil : .error(code)
     }
 
     /// An end of stream or a read error stops reading (as a bufferevent does), and is reported.
-    private func stopReading(reporting end: ConnectionEvent) {
+    private func stopReading(reporting end: StreamEvent) {
         reading = false
         if end == .endOfStream { inputEnded = true }
         disarmRead()
@@ -498,10 +498,10 @@ public final class Connection: ByteStream {
         guard let output else { return .wouldBlock }
         let maximumVectors = 64
         let sent: Int = withUnsafeTemporaryAllocation(of: iovec.self, capacity: maximumVectors) { vectors in
-            let filled = Int(evbuffer_peek(output, Connection.maximumWritePerCall, nil, vectors.baseAddress, Int32(maximumVectors)))
+            let filled = Int(evbuffer_peek(output, SocketStream.maximumWritePerCall, nil, vectors.baseAddress, Int32(maximumVectors)))
             let count = min(filled, maximumVectors)
             // The last extent may run past the limit; it is cut to it.
-            var left = Connection.maximumWritePerCall
+            var left = SocketStream.maximumWritePerCall
             for index in 0..<count {
                 vectors[index].iov_len = min(vectors[index].iov_len, left)
                 left -= vectors[index].iov_len
@@ -633,8 +633,8 @@ public final class Connection: ByteStream {
     }
 }
 
-private func connection(_ context: UnsafeMutableRawPointer?) -> Connection? {
-    context.map { Unmanaged<Connection>.fromOpaque($0).takeUnretainedValue() }
+private func connection(_ context: UnsafeMutableRawPointer?) -> SocketStream? {
+    context.map { Unmanaged<SocketStream>.fromOpaque($0).takeUnretainedValue() }
 }
 
 // The callbacks hold the connection for the whole call: a callback that closes it drops the retain
