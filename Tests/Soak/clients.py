@@ -239,7 +239,8 @@ def tunnel_blocked(client, rng, op):
 
 
 def tunnel_stalled_upstream(client, rng, op):
-    """CONNECT to an upstream that never answers the handshake, or drips it: 504 at the handshake timeout."""
+    """CONNECT to an upstream that never answers the handshake, or drips it: 504 at the handshake
+    timeout (10 s)."""
     role = rng.choice(["silent", "drip"])
     sock, status, head = client.connect_tunnel(op, role)
     with sock:
