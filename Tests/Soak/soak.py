@@ -302,7 +302,8 @@ def run(results, work, processes):
     lines, requests = check_log(results, daemon, load.ops, accepted)
     counts = maintenance.counts
     print()
-    print(f"soak summary: {soaked:.0f} s, {accepted} connections, {requests} requests, {lines} log lines, "
+    print(f"soak summary: {soaked:.0f} s after a {WARMUP_SECONDS}-s warm-up (the counts include it): "
+          f"{accepted} connections, {requests} requests, {lines} log lines, "
           f"{counts['reloads']} reloads, {counts['rotations']} rotations, {counts['cache flushes']} cache flushes")
     print(f"soak summary: RSS {baseline['rss_kib'] / 1024:.1f} MiB after warm-up, {end['rss_kib'] / 1024:.1f} MiB "
           f"at the end; fds {baseline['fds']} -> {end['fds']}; threads {baseline['threads']} -> {end['threads']}")
