@@ -146,9 +146,12 @@ class Daemon:
             return f.read()
 
     def control(self, command, *extra):
-        """`atsproxyctl COMMAND --socket S [extra]`: (exit status, output)."""
-        done = subprocess.run([self.atsproxyctl, command, "--socket", self.socket, *extra], capture_output=True,
-                              text=True, timeout=30)
+        """`atsproxyctl COMMAND --socket S [extra]`: (exit status, output); status None after 30 s unanswered."""
+        try:
+            done = subprocess.run([self.atsproxyctl, command, "--socket", self.socket, *extra], capture_output=True,
+                                  text=True, timeout=30)
+        except subprocess.TimeoutExpired:
+            return None, f"atsproxyctl {command}: no answer in 30 s"
         return done.returncode, done.stdout + done.stderr
 
     def stats(self):

@@ -78,7 +78,9 @@ class Load:
     def start(self):
         self.stop.clear()
         self.round += 1
-        self.threads = [threading.Thread(target=self.work, args=(random.Random(f"{SEED}/{self.round}/{index}"),))
+        # Daemon threads: a worker stuck past every deadline fails the run (finish) instead of hanging it.
+        self.threads = [threading.Thread(target=self.work, args=(random.Random(f"{SEED}/{self.round}/{index}"),),
+                                         daemon=True)
                         for index in range(WORKERS)]
         for thread in self.threads:
             thread.start()
