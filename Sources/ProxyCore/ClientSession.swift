@@ -38,6 +38,8 @@ final class ClientSession: ExchangeOwner {
     /// The client half-closed: what it has sent is answered, then the connection closes.
     var clientEnded = false
     private var finished = false
+    /// Answered and half-closed, dropping what the client still sends (``linger()``).
+    private var lingering = false
 
     /// The CONNECT in progress: the last thing a session does.
     var tunnel: ConnectTunnel?
@@ -174,7 +176,13 @@ final class ClientSession: ExchangeOwner {
         client.setTimeouts(read: .milliseconds(left), write: settings.idleTimeout)
     }
 
+    /// The head did not complete in time: a 408, and a line in the log as for any other request
+    /// the proxy could not read (a client counts on one line per connection it opened).
     private func requestTimedOut() {
+        record = ConnectionRecord(
+            startedAt: ProxyServer.nowMilliseconds(), client: peer, method: "-", scheme: .http, host: "-", port: 0,
+            action: .failed)
+        record?.upstreamError = "request timeout: no complete request head within \(settings.headTimeout.logText)"
         respond(ProxyResponse.text(status: 408, reason: "Request Timeout", body: "no complete request head in time\n"))
     }
 
@@ -392,31 +400,62 @@ final class ClientSession: ExchangeOwner {
 
     // MARK: - Ending
 
-    /// Sends the proxy's own response, then closes once it is written: the client has as long to
-    /// read it as it had to send a head.
+    /// Sends the proxy's own response, then closes once it is written (lingering: ``linger()``): the
+    /// client has as long to read it as it had to send a head.
     func respond(_ bytes: [UInt8]) {
         client.setReading(false)
         tunnel?.close()
         client.write(bytes)
-        closeAfterFlush(within: settings.headTimeout)
+        closeAfterFlush(within: settings.headTimeout, lingering: true)
     }
 
     /// Closes once everything queued for the client is written, or once no byte of it has been
-    /// taken for `limit`.
-    func closeAfterFlush(within limit: Duration) {
+    /// taken for `limit`; `lingering`, through ``linger()``.
+    func closeAfterFlush(within limit: Duration, lingering: Bool = false) {
         idleTimer?.stop()
         client.setTimeouts(read: nil, write: limit)
         client.setReading(false)
         client.onReadable = nil
-        guard client.pendingOutputBytes > 0 else { return finish() }
+        let done = { [unowned self] in lingering ? linger() : finish() }
+        guard client.pendingOutputBytes > 0 else { return done() }
         client.setDrainedMark(0)
-        client.onDrained = { [unowned self] _ in finish() }
+        client.onDrained = { _ in done() }
         // A client that half-closed after its request still reads the answer: only a real error or
         // a timeout ends the session before the response is written.
         client.onEvent = { [unowned self] _, event in
             if event != .endOfStream { finish() }
         }
     }
+
+    /// Ends a connection the proxy answered while the client may still be sending (a head too
+    /// large, a bad one, one that took too long): half-closes, then reads and drops what comes until
+    /// the client closes, for at most ``Self.lingerLimit``. Closing with unread bytes would make the
+    /// kernel send a reset, which can reach the client before the answer and destroy it (RFC 9112
+    /// §9.6; nginx's lingering_close). The log line is written first: the lingering is not the
+    /// request's.
+    private func linger() {
+        lingering = true
+        writeRecord()
+        client.shutdownWrite()
+        client.discardInput(client.availableBytes)
+        let deadline = MonotonicClock.nowMilliseconds() + Self.lingerLimit.milliseconds
+        var dropped = 0
+        client.setTimeouts(read: Self.lingerReadLimit, write: nil)
+        client.onDrained = nil
+        client.onReadable = { [unowned self] stream in
+            dropped += stream.availableBytes
+            stream.discardInput(stream.availableBytes)
+            if dropped > Self.lingerByteLimit || MonotonicClock.nowMilliseconds() >= deadline { finish() }
+        }
+        // The client's close, a read timeout or an error: done.
+        client.onEvent = { [unowned self] _, _ in finish() }
+        client.setReading(true)
+    }
+
+    /// How long a lingering close waits in all, for one read, and how much it drops, at most.
+    static let lingerLimit: Duration = .seconds(5)
+    static let lingerReadLimit: Duration = .seconds(2)
+    static let lingerByteLimit = 1 << 20
 
     /// Tells the live view of the tunnel judged and now relaying (its line comes when it ends).
     func noteOpened() {
@@ -463,6 +502,7 @@ final class ClientSession: ExchangeOwner {
     /// A graceful stop began: a client between requests goes now; one in the middle of a request
     /// or tunnel finishes it, then goes (``exchangeFinished(keepClient:keepOrigin:)`` checks).
     func drain() {
+        if lingering { return finish() }
         guard record == nil, exchange == nil, !headStarted else { return }
         finish()
     }
