@@ -15,8 +15,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
+        // JSON (values, a parser, a writer, JSON lines) and RFC 3339 timestamps: pure Swift, no C
+        // module and no Foundation, shared by the policy, the log's writer and its readers.
+        .target(name: "TextFormats"),
+        .testTarget(name: "TextFormatsTests", dependencies: ["TextFormats", "TLSTestSupport"]),
         // Pure Swift: no C module, so the policy and its CLI build without libevent or OpenSSL.
-        .target(name: "ATSPolicy"),
+        .target(name: "ATSPolicy", dependencies: ["TextFormats"]),
         // The policy's settings as command-line values, shared by both executables.
         .target(
             name: "ATSPolicyArguments",
@@ -25,7 +29,7 @@ let package = Package(
         // The control CLI's commands live in a library so tests run them without a process.
         .target(
             name: "ATSProxyCtl",
-            dependencies: [
+            dependencies: ["TextFormats", 
                 // TLSInspection for diagnose's handshakes: OpenSSL, but no libevent. ProxyWire (pure
                 // Swift) reads the response heads of diagnose's loads.
                 "ATSPolicy", "ATSPolicyArguments", "ControlProtocol", "TLSInspection", "ProxyWire",
@@ -43,8 +47,8 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // `atsproxyctl report`: the proxy's JSON logs (plain or gzip) read back, judged per host, and
         // turned into the narrowest NSAppTransportSecurity that lets the observed traffic through.
-        .target(name: "TrafficReport", dependencies: ["ATSPolicy", "CZlib"]),
-        .testTarget(name: "TrafficReportTests", dependencies: ["TrafficReport", "ATSPolicy", "TLSTestSupport"]),
+        .target(name: "TrafficReport", dependencies: ["TextFormats", "ATSPolicy", "CZlib"]),
+        .testTarget(name: "TrafficReportTests", dependencies: ["TextFormats", "TrafficReport", "ATSPolicy", "TLSTestSupport"]),
         // libevent, as Debian ships it. pkgConfig only contributes flags: libevent_openssl.pc would
         // link the combined libevent as well as libevent_core, two copies of the loop internals.
         .systemLibrary(name: "CLibevent", pkgConfig: "libevent_core", providers: [.apt(["libevent-dev"])]),
@@ -60,11 +64,11 @@ let package = Package(
         // Pure-Swift wire parsers for the proxy: HTTP/1.1 heads and bodies, TLS hellos seen in transit.
         .target(name: "ProxyWire"),
         // The proxy itself: connection records, verdict cache, request handling.
-        .target(name: "ProxyCore", dependencies: ["ATSPolicy", "EventLoop", "ProxyWire", "TLSInspection", "POSIX"]),
+        .target(name: "ProxyCore", dependencies: ["TextFormats", "ATSPolicy", "EventLoop", "ProxyWire", "TLSInspection", "POSIX"]),
         // The daemon's command and its run loop, in a library so tests can drive it.
         .target(
             name: "ATSProxyDaemon",
-            dependencies: [
+            dependencies: ["TextFormats", 
                 "ATSPolicy", "ATSPolicyArguments", "ControlProtocol", "EventLoop", "ProxyCore", "TLSInspection",
                 "Onboarding", "LiveView", "ProxyWire", "CMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -82,11 +86,11 @@ let package = Package(
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         // Getting devices onto the proxy: the onboarding pages, the PAC file, the CA downloads and the
         // QR codes of their URL. Pure Swift over ProxyWire's local request and response (ATSPolicy for its JSON writer).
-        .target(name: "Onboarding", dependencies: ["ATSPolicy", "CQREncode", "ProxyWire"]),
+        .target(name: "Onboarding", dependencies: ["TextFormats", "ATSPolicy", "CQREncode", "ProxyWire"]),
         // The web listener's live view: the daemon's own log lines gathered per host, with the
         // report's narrowest NSAppTransportSecurity for what was seen.
-        .target(name: "LiveView", dependencies: ["ATSPolicy", "TrafficReport", "ProxyWire"]),
-        .testTarget(name: "LiveViewTests", dependencies: ["LiveView", "ATSPolicy", "TrafficReport", "ProxyWire"]),
+        .target(name: "LiveView", dependencies: ["TextFormats", "ATSPolicy", "TrafficReport", "ProxyWire"]),
+        .testTarget(name: "LiveViewTests", dependencies: ["TextFormats", "LiveView", "ATSPolicy", "TrafficReport", "ProxyWire"]),
         .testTarget(name: "OnboardingTests", dependencies: ["Onboarding", "ProxyWire", "TLSTestSupport"]),
         .executableTarget(name: "policy-bench", dependencies: ["ATSPolicy"], path: "bench/policy-bench"),
         // Fuzz targets for the parsers of outside bytes (Fuzz/, `make fuzz`): libFuzzer runs them in a
@@ -97,13 +101,13 @@ let package = Package(
         .executableTarget(name: "fuzz-tls-hello", dependencies: ["FuzzDriver", "ProxyWire"], path: "Fuzz/fuzz-tls-hello"),
         .executableTarget(name: "fuzz-plist", dependencies: ["FuzzDriver", "ATSPolicy"], path: "Fuzz/fuzz-plist"),
         .executableTarget(name: "fuzz-log-lines", dependencies: ["FuzzDriver", "TrafficReport"], path: "Fuzz/fuzz-log-lines"),
-        .testTarget(name: "ATSPolicyTests", dependencies: ["ATSPolicy", "TLSTestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "ATSPolicyTests", dependencies: ["TextFormats", "ATSPolicy", "TLSTestSupport"], exclude: ["Fixtures"]),
         // COpenSSL for SHA-256: the splice tests check 64 MiB byte for byte.
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "COpenSSL", "POSIX"]),
         // ProxyWire: the request parser is the fuzz test's oracle for what the proxy must answer.
         .testTarget(
             name: "ProxyCoreTests",
-            dependencies: ["ProxyCore", "ATSPolicy", "EventLoop", "ProxyWire", "TLSInspection", "TLSTestSupport", "POSIX"]),
+            dependencies: ["TextFormats", "ProxyCore", "ATSPolicy", "EventLoop", "ProxyWire", "TLSInspection", "TLSTestSupport", "POSIX"]),
         .testTarget(
             name: "ATSProxyDaemonTests",
             dependencies: [
@@ -120,7 +124,7 @@ let package = Package(
         .target(name: "TLSTestSupport", path: "Tests/TLSTestSupport"),
         .testTarget(name: "TLSInspectionTests", dependencies: ["TLSInspection", "ATSPolicy", "TLSTestSupport"]),
         .testTarget(
-            name: "ATSProxyCtlTests", dependencies: ["ATSProxyCtl", "ATSPolicy", "TLSTestSupport"], exclude: ["Fixtures"]),
+            name: "ATSProxyCtlTests", dependencies: ["TextFormats", "ATSProxyCtl", "ATSPolicy", "TLSTestSupport"], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,3 +1,4 @@
+import TextFormats
 import ATSPolicy
 
 /// The daemon's JSON answers, in words.

@@ -1,3 +1,4 @@
+import TextFormats
 import ATSPolicy
 import TrafficReport
 

@@ -1,3 +1,5 @@
+import TextFormats
+
 public import ATSPolicy
 
 /// What the proxy did with one connection or request: one JSON line in the log.

@@ -1,3 +1,4 @@
+import TextFormats
 import ATSPolicy
 
 /// Request lines turned into a HAR 1.2 document (`atsproxyctl har`): one entry per request, one

@@ -1,3 +1,4 @@
+import TextFormats
 import ATSPolicy
 
 /// Every connection record of several log files (the current one and its rotated, possibly

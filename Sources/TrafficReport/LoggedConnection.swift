@@ -1,3 +1,4 @@
+import TextFormats
 import ATSPolicy
 
 /// What `report` reads from one line of the proxy's JSON log (the contract of ProxyCore's

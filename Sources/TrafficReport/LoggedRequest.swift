@@ -1,3 +1,4 @@
+import TextFormats
 import ATSPolicy
 
 /// One request line of intercept mode (`"kind":"request"` or `"tls_stream"`, the contract in

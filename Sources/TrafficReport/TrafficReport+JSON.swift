@@ -1,3 +1,4 @@
+import TextFormats
 import ATSPolicy
 
 /// The report as one JSON object: `{"hosts", "suggested", "unfixable", "unused", "missing", …}`.

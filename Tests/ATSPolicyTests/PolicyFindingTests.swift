@@ -1,3 +1,4 @@
+import TextFormats
 @testable import ATSPolicy
 import Testing
 
@@ -228,7 +229,7 @@ struct PolicyFindingTests {
             + String(repeating: "<true/>", count: 50_000) + "</array></dict></plist>"
         let policy = try PolicyLoader.load(bytes: Array(xml.utf8), file: "long.plist")
         let finding = try #require(policy.findings.first)
-        #expect(finding.location == ATSPolicy.SourceLocation(line: 1, column: 57))
+        #expect(finding.location == TextFormats.SourceLocation(line: 1, column: 57))
     }
 
     @Test("findings carry the XML line of the value at fault")

@@ -1,8 +1,9 @@
+import TextFormats
 import ATSPolicy
 import Foundation
 import Testing
 // Swift Testing has a SourceLocation too; this file means the parser's.
-import struct ATSPolicy.SourceLocation
+import struct TextFormats.SourceLocation
 import TLSTestSupport
 
 // MARK: - Helpers

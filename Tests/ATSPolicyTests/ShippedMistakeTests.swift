@@ -1,3 +1,4 @@
+import TextFormats
 @testable import ATSPolicy
 import Foundation
 import Testing

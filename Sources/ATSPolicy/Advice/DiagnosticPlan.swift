@@ -1,3 +1,5 @@
+import TextFormats
+
 /// One load `atsproxyctl diagnose` makes: an ATS dictionary, as `nscurl --ats-diagnostics` tries them.
 public struct DiagnosticTest: Sendable {
     /// The heading nscurl prints above a group of tests.

@@ -1,3 +1,5 @@
+import TextFormats
+
 /// The keys of one `NSExceptionDomains` entry that atsproxy proposes (`diagnose`'s conclusion,
 /// `report`'s suggestion): only the relaxations a host needs, nothing written at its default.
 public struct SuggestedException: Sendable, Hashable {

@@ -1,3 +1,5 @@
+import TextFormats
+
 /// What a policy allows, in plain words, for `atsproxyctl check` (and later `status`).
 public struct PolicySummary: Sendable {
     public var lines: [String]

@@ -1,3 +1,5 @@
+import TextFormats
+
 extension TransportSecurityPolicy {
     /// Judges what was observed against a host's requirements: compliant, or every violation.
     ///

@@ -1,3 +1,5 @@
+import TextFormats
+
 /// An IPv4 or IPv6 address, parsed from the textual forms a URL or an exception key uses.
 ///
 /// Apple compares exception keys with hosts as text; atsproxy normalises both sides instead, so

@@ -1,3 +1,5 @@
+import TextFormats
+
 // The JSON forms of policy answers. They are part of atsproxy's contract: `explain --json`, `check
 // --json` and the proxy's log use them, so fields are only ever added, never renamed.
 

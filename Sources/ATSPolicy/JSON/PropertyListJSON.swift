@@ -1,3 +1,5 @@
+import TextFormats
+
 extension PropertyListValue {
     /// The value as JSON: dictionaries keep their order, data is Base64, dates are RFC 3339 strings.
     public var json: JSONValue {

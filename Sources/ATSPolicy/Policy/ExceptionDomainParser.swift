@@ -1,3 +1,5 @@
+import TextFormats
+
 extension PolicyParser {
     mutating func parseExceptionDomains(
         _ entry: PropertyListEntry, at path: PolicyKeyPath, into table: inout ExceptionTable

@@ -1,3 +1,5 @@
+import TextFormats
+
 /// A place in the policy file, written so that domain keys with dots stay unambiguous:
 /// `NSAppTransportSecurity.NSExceptionDomains["example.com"].NSIncludesSubdomains`.
 public struct PolicyKeyPath: Sendable, Hashable, CustomStringConvertible {

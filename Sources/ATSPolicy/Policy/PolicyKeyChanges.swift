@@ -1,3 +1,5 @@
+import TextFormats
+
 /// What changed between two versions of a policy file, key by key: what `atsproxyctl reload`
 /// prints so an operator sees that the edit they meant is the one that took effect.
 ///

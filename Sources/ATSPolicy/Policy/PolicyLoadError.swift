@@ -1,3 +1,5 @@
+import TextFormats
+
 /// Why a policy file could not be used at all. (Problems inside a policy that loads are
 /// ``Finding``s; a policy that fails to load never replaces a working one.)
 public struct PolicyLoadError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -1,3 +1,5 @@
+import TextFormats
+
 extension TransportSecurityPolicy {
     /// Reads a parsed plist: a whole app Info.plist (its `NSAppTransportSecurity` is used; absent
     /// means the ATS defaults) or a file whose root dictionary is the ATS dictionary itself.

@@ -1,3 +1,5 @@
+import TextFormats
+
 /// Reads a binary property list (`bplist00`).
 ///
 /// Layout: the 8-byte magic, the objects, an offset table with the offset of each object,

@@ -1,3 +1,5 @@
+import TextFormats
+
 /// Why a property list could not be read, and where.
 ///
 /// The location is a line and column for XML files and a byte offset for binary ones, so

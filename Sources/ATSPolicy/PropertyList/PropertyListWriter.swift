@@ -1,3 +1,5 @@
+import TextFormats
+
 /// Writes property lists as Apple's XML format, tab-indented as Xcode writes Info.plist files, so a
 /// suggested `NSAppTransportSecurity` can be pasted into an app's Info.plist as it is.
 public enum PropertyListWriter {

@@ -1,3 +1,5 @@
+import TextFormats
+
 /// Builds a ``PropertyListNode`` tree from the tokens of an XML property list.
 ///
 /// Containers are kept on an explicit stack instead of the call stack, so no input can

@@ -1,3 +1,5 @@
+import TextFormats
+
 /// A run of character data: raw text, a CDATA section, or the character that one entity or
 /// character reference stands for.
 struct XMLText {

@@ -1,3 +1,5 @@
+import TextFormats
+
 public import ATSPolicy
 
 /// One HTTP request inside an intercepted connection: one JSON line in the log, beside its

@@ -1,4 +1,4 @@
-import ATSPolicy
+import TextFormats
 import Testing
 
 @Suite("JSON Lines")

@@ -1,4 +1,4 @@
-import ATSPolicy
+import TextFormats
 import Testing
 
 /// The error parsing `bytes` throws, or `nil` if it parses.

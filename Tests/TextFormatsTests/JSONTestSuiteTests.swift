@@ -1,4 +1,4 @@
-import ATSPolicy
+import TextFormats
 import Testing
 
 // A representative set of Nicolas Seriot's JSONTestSuite cases (github.com/nst/JSONTestSuite),

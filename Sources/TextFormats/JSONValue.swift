@@ -193,7 +193,8 @@ public enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral, Expressi
         return Array(("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).utf8)
     }
 
-    static func writeString(_ value: String, to out: inout String) {
+    /// Appends `value` as a JSON string literal (quoted and escaped) to `out`.
+    public static func writeString(_ value: String, to out: inout String) {
         var bytes: [UInt8] = []
         writeString(value, to: &bytes)
         out += String(decoding: bytes, as: UTF8.self)

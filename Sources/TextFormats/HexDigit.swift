@@ -1,6 +1,6 @@
 /// The value of one ASCII hex digit (either case), or nil: IPv6 groups and JSON's \\uXXXX escapes.
-enum HexDigit {
-    static func value(_ byte: UInt8) -> UInt8? {
+package enum HexDigit {
+    package static func value(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10

@@ -1,7 +1,7 @@
 import Testing
 import TLSTestSupport
 
-@testable import ATSPolicy
+@testable import TextFormats
 
 /// The log line is written by `JSONObjectWriter` and read back as the value `JSONObjectBuilder`
 /// collects: the two must give the same bytes for every member kind.
