@@ -13,7 +13,7 @@ struct PropertyListOracleTests {
     static let seeds = seedDirectories.flatMap(OracleInputs.files(in:))
 
     /// A value both parsers' results are converted into. Dictionaries hold the last value of a
-    /// repeated key, as CoreFoundation keeps it.
+    /// repeated key, as our `lookup` and Foundation's XML parser keep it.
     indirect enum Tree: Equatable, CustomStringConvertible {
         case dictionary([String: Tree])
         case array([Tree])
@@ -120,9 +120,10 @@ struct PropertyListOracleTests {
     /// these ways is a failure.
     enum Difference: String, CaseIterable {
         /// A binary plist that repeats a key: Foundation on Linux keeps the first value, we keep
-        /// the last, as CoreFoundation's XML parser does and as our `lookup` documents (and
-        /// `atsproxyctl check` reports the repeat). Xcode never writes a repeated key in a binary
-        /// plist; the XML twins of the same fixtures agree.
+        /// the last, as Foundation's XML parser does and as our `lookup` documents (and
+        /// `atsproxyctl check` reports the repeat). A binary plist written from a dictionary cannot
+        /// repeat a key; the XML twins of the same fixtures agree. (Which one iOS keeps is not
+        /// settled here: worth checking on a device.)
         case binaryRepeatedKeyKeepsFirst
         /// A binary ASCII string object with a byte above 0x7F: Foundation reads it as Latin-1, we
         /// refuse it (the format says ASCII; writers store other text as UTF-16 objects).
@@ -138,16 +139,16 @@ struct PropertyListOracleTests {
         /// with the fixture's own prologue back, both read the same value.
         case xmlPrologue
         /// Text between a tag's name and its `>` (`<string   <string>`, `<plist version=#1.0">`):
-        /// Foundation skips it unread, as CoreFoundation does; we refuse it, since Xcode writes no
-        /// attributes but `<plist version="1.0">` and such a file is damaged.
+        /// Foundation skips it unread; we refuse it, since Xcode writes no attributes but
+        /// `<plist version="1.0">` and such a file is damaged.
         case xmlInsideTag
         /// An odd number of quotes before the DOCTYPE's first `>` (a quoted `>`, or a quote added or
         /// lost): we read its quoted strings as XML says, so a `>` inside quotes does not end it;
-        /// Foundation ends it at the first `>`, as CoreFoundation's DTD skipper does. So one of
-        /// the two meets stray text or no end. (Xcode's DOCTYPE is fixed text.)
+        /// Foundation ends it at the first `>`. So one of the two meets stray text or no end.
+        /// (Xcode's DOCTYPE is fixed text.)
         case doctypeQuotes
-        /// Base64 with a wrong length or padding inside `<data>`: Foundation decodes what it can,
-        /// as CoreFoundation does; we refuse it (Xcode always writes whole groups, so the file is
+        /// Base64 with a wrong length or padding inside `<data>`: Foundation decodes what it can;
+        /// we refuse it (Xcode always writes whole groups, so the file is
         /// damaged and `check` says where).
         case xmlBase64
         /// Content after `</plist>`: Foundation stops reading there, we refuse the stray content;
