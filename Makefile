@@ -98,7 +98,8 @@ test: deps test-venv
 # The fuzz targets (Fuzz/), each run by libFuzzer for FUZZ_SECONDS (CI: 60) over its seed corpus,
 # with AddressSanitizer: a crash, a memory error or a leak stops the run and leaves the input that
 # caused it in .build/fuzz-crashes (add it to the seeds, and a test, once fixed). New inputs the
-# fuzzer finds go to .build/fuzz-corpus, not into the repository.
+# fuzzer finds go to .build/fuzz-corpus, not into the repository. Fuzz/Dictionaries/<name>.dict,
+# when there is one, gives libFuzzer the target's tokens (-dict=).
 FUZZ_SECONDS ?= 60
 # libFuzzer's random seed; 0 picks one. make test uses 1, so that CI's run explores the inputs a
 # local `make test` explored, and a crash it finds is one anyone can reproduce.
@@ -107,16 +108,20 @@ FUZZ_SCRATCH ?= .build/fuzz
 FUZZ_TARGETS := fuzz-http-heads:Fuzz/Corpus/http-heads \
 	fuzz-tls-hello:Tests/ProxyWireTests/Fixtures/tls \
 	fuzz-plist:Tests/ATSPolicyTests/Fixtures/plist,Tests/ATSPolicyTests/Fixtures/policies,Tests/ATSPolicyTests/Fixtures/mistakes \
-	fuzz-log-lines:Tests/ATSProxyCtlTests/Fixtures/report,Tests/ATSProxyCtlTests/Fixtures/har
+	fuzz-log-lines:Tests/ATSProxyCtlTests/Fixtures/report,Tests/ATSProxyCtlTests/Fixtures/har \
+	fuzz-config:Fuzz/Corpus/config \
+	fuzz-hosts-file:Fuzz/Corpus/hosts-file \
+	fuzz-control:Fuzz/Corpus/control
 fuzz: deps
 	@set -e; mkdir -p .build/fuzz-crashes; for entry in $(FUZZ_TARGETS); do \
 	  target=$${entry%%:*}; seeds=$$(echo $${entry#*:} | tr , ' '); \
+	  dict=Fuzz/Dictionaries/$${target#fuzz-}.dict; dict=$$(test -f $$dict && echo -dict=$$dict || true); \
 	  $(SWIFT) build -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING --scratch-path $(FUZZ_SCRATCH) --product $$target; \
 	  mkdir -p .build/fuzz-corpus/$$target; \
-	  echo "make: $$target for $(FUZZ_SECONDS) s over $$seeds"; \
-	  $(FUZZ_SCRATCH)/debug/$$target -max_total_time=$(FUZZ_SECONDS) -seed=$(FUZZ_SEED) -print_final_stats=1 \
+	  echo "make: $$target for $(FUZZ_SECONDS) s over $$seeds $$dict"; \
+	  $(FUZZ_SCRATCH)/debug/$$target -max_total_time=$(FUZZ_SECONDS) -seed=$(FUZZ_SEED) -print_final_stats=1 $$dict \
 	    -artifact_prefix=.build/fuzz-crashes/$$target- .build/fuzz-corpus/$$target $$seeds 2>&1 | \
-	    grep -E '^(stat::number_of_executed_units|stat::new_units_added|Done|==[0-9]+==|SUMMARY|artifact_prefix)' ; \
+	    grep -E '^(stat::number_of_executed_units|stat::new_units_added|Done|==[0-9]+==|SUMMARY|artifact_prefix)|Precondition failed|Fatal error' ; \
 	  test $${PIPESTATUS[0]} -eq 0 || { echo "make: $$target failed: see .build/fuzz-crashes" >&2; exit 1; }; \
 	done
 

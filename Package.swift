@@ -43,6 +43,7 @@ let package = Package(
         // The control socket's commands and a blocking client: shared by the daemon and atsproxyctl,
         // pure Swift (no libevent, no OpenSSL) so atsproxyctl stays small.
         .target(name: "ControlProtocol", dependencies: ["ATSPolicy"]),
+        .testTarget(name: "ControlProtocolTests", dependencies: ["ControlProtocol"]),
         // zlib, as Debian ships it: logrotate compresses the rotated logs that `report` reads.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // `atsproxyctl report`: the proxy's JSON logs (plain or gzip) read back, judged per host, and
@@ -101,6 +102,9 @@ let package = Package(
         .executableTarget(name: "fuzz-tls-hello", dependencies: ["FuzzDriver", "ProxyWire"], path: "Fuzz/fuzz-tls-hello"),
         .executableTarget(name: "fuzz-plist", dependencies: ["FuzzDriver", "ATSPolicy"], path: "Fuzz/fuzz-plist"),
         .executableTarget(name: "fuzz-log-lines", dependencies: ["FuzzDriver", "TrafficReport"], path: "Fuzz/fuzz-log-lines"),
+        .executableTarget(name: "fuzz-config", dependencies: ["FuzzDriver", "ATSProxyDaemon"], path: "Fuzz/fuzz-config"),
+        .executableTarget(name: "fuzz-hosts-file", dependencies: ["FuzzDriver", "TLSInspection"], path: "Fuzz/fuzz-hosts-file"),
+        .executableTarget(name: "fuzz-control", dependencies: ["FuzzDriver", "ControlProtocol", "ATSPolicy"], path: "Fuzz/fuzz-control"),
         .testTarget(name: "ATSPolicyTests", dependencies: ["TextFormats", "ATSPolicy", "TLSTestSupport"], exclude: ["Fixtures"]),
         // COpenSSL for SHA-256: the splice tests check 64 MiB byte for byte.
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "COpenSSL", "POSIX"]),

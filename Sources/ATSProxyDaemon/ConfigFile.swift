@@ -27,7 +27,15 @@ public struct ConfigFile: Sendable {
 
     /// Reads and parses `path`.
     public static func read(path: String) throws(ConfigurationError) -> ConfigFile {
-        try ConfigFile(path: path, text: try readText(path))
+        try ConfigFile(path: path, bytes: try readBytes(path))
+    }
+
+    /// Parses `bytes`, a whole file as read from `path` (UTF-8, a malformed sequence read as U+FFFD).
+    public init(path: String, bytes: some Collection<UInt8>) throws(ConfigurationError) {
+        guard bytes.count <= Self.maximumSize else {
+            throw ConfigurationError(.unreadableFile, origin: .file(path: path, line: nil), key: nil, reason: "larger than 1 MiB: not a config file")
+        }
+        try self.init(path: path, text: String(decoding: bytes, as: UTF8.self))
     }
 
     /// Parses `text` as the contents of `path`.
@@ -118,7 +126,7 @@ public struct ConfigFile: Sendable {
 
     // MARK: - Reading
 
-    private static func readText(_ path: String) throws(ConfigurationError) -> String {
+    private static func readBytes(_ path: String) throws(ConfigurationError) -> [UInt8] {
         func failure(_ reason: String) -> ConfigurationError {
             ConfigurationError(.unreadableFile, origin: .file(path: path, line: nil), key: nil, reason: reason)
         }
@@ -136,7 +144,7 @@ public struct ConfigFile: Sendable {
                 break
             }
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return bytes
     }
 }
 

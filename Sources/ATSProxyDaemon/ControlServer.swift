@@ -54,21 +54,17 @@ final class ControlServer {
     }
 
     private func readRequest(_ connection: any ByteStream) {
-        let bytes = connection.peek(maximum: ControlCommand.maximumRequestBytes + 1)
-        guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) else {
-            if bytes.count > ControlCommand.maximumRequestBytes {
-                answer(connection, Self.refusal(command: nil, "the request line is longer than \(ControlCommand.maximumRequestBytes) bytes"))
-            }
+        switch ControlRequest(parsing: connection.peek(maximum: ControlCommand.maximumRequestBytes + 1)) {
+        case .incomplete:
             return
-        }
-        // Surrounding blanks and a CR (a client that sends CRLF) are not part of the name.
-        let isBlank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") }
-        let name = String(decoding: bytes[..<newline].drop(while: isBlank).reversed().drop(while: isBlank).reversed(), as: UTF8.self)
-        guard let command = ControlCommand(rawValue: name) else {
+        case .tooLong:
+            answer(connection, Self.refusal(command: nil, "the request line is longer than \(ControlCommand.maximumRequestBytes) bytes"))
+        case .unknown(let name):
             let known = ControlCommand.allCases.map(\.rawValue).joined(separator: ", ")
-            return answer(connection, Self.refusal(command: nil, "unknown command \"\(name)\"; the commands are: \(known)"))
+            answer(connection, Self.refusal(command: nil, "unknown command \"\(name)\"; the commands are: \(known)"))
+        case .command(let command):
+            answer(connection, handle(command))
         }
-        answer(connection, handle(command))
     }
 
     private func answer(_ connection: any ByteStream, _ response: JSONValue) {

@@ -20,9 +20,13 @@ public struct HostsTable: Sendable, Equatable {
     public init(path: String, text: String) throws(ReadError) {
         self.path = path
         var seen: Set<String> = []
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).map(String.init)
+        // Split as bytes, as glibc reads /etc/hosts: as Characters, "\r\n" is one grapheme that is
+        // neither "\n" nor "\r", so a CRLF file would be one line, and a space followed by a
+        // combining mark would not separate.
+        for (index, rawLine) in Array(text.utf8).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.prefix { $0 != UInt8(ascii: "#") }
+            let fields = line.split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") })
+                .map { String(decoding: $0, as: UTF8.self) }
             guard let address = fields.first else { continue }
             guard HostsTable.isNumericAddress(address) else {
                 throw ReadError(path: path, line: index + 1, reason: "\"\(address)\" is not an IPv4 or IPv6 address")
@@ -67,6 +71,9 @@ public struct HostsTable: Sendable, Equatable {
     }
 
     private static func isNumericAddress(_ text: String) -> Bool {
+        // inet_pton reads up to the first NUL: "::\0junk" would pass as "::" and be kept whole,
+        // so the dialer would be handed something other than what was checked.
+        guard !text.utf8.contains(0) else { return false }
         var v4 = in_addr()
         var v6 = in6_addr()
         return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1

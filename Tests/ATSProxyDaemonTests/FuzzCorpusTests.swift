@@ -1,3 +1,4 @@
+import ATSProxyDaemon
 import Foundation
 import TLSTestSupport
 import Testing
@@ -11,6 +12,9 @@ import Testing
         ("fuzz-tls-hello", ["Tests/ProxyWireTests/Fixtures/tls"]),
         ("fuzz-plist", ["Tests/ATSPolicyTests/Fixtures/plist", "Tests/ATSPolicyTests/Fixtures/policies", "Tests/ATSPolicyTests/Fixtures/mistakes"]),
         ("fuzz-log-lines", ["Tests/ATSProxyCtlTests/Fixtures/report", "Tests/ATSProxyCtlTests/Fixtures/har"]),
+        ("fuzz-config", ["Fuzz/Corpus/config"]),
+        ("fuzz-hosts-file", ["Fuzz/Corpus/hosts-file"]),
+        ("fuzz-control", ["Fuzz/Corpus/control"]),
     ]
 
     @Test("every seed of every fuzz target runs through it without a crash", arguments: Self.targets.map(\.target))
@@ -22,5 +26,13 @@ import Testing
         #expect(result.status == 0, "\(result.standardError)")
         let count = Int(result.standardOutput.split(separator: " ").first ?? "") ?? 0
         #expect(count > 0, "\(result.standardOutput)")
+    }
+
+    @Test("fuzz-config's dictionary names every config key, so a new key is fuzzed as a token too")
+    func configDictionary() throws {
+        let dictionary = try String(contentsOfFile: Repository.path("Fuzz/Dictionaries/config.dict"), encoding: .utf8)
+        let tokens = Set(dictionary.split(separator: "\n").filter { $0.hasPrefix("\"") }.map { String($0.dropFirst().dropLast()) })
+        let missing = ConfigKey.allCases.map(\.name).filter { !tokens.contains($0) }
+        #expect(missing.isEmpty, "add to Fuzz/Dictionaries/config.dict: \(missing)")
     }
 }

@@ -72,6 +72,14 @@ struct BinaryPropertyListParser {
             guard let tableStart = Int(exactly: number(at: 24)),
                   tableStart > headerSize, !tableSize.overflow, tableSize.partialValue <= start - tableStart
             else { throw fail("offset table is out of bounds", at: start + 24) }
+            // ...and end where the trailer starts, as CoreFoundation requires (its file length must
+            // be the header, objects, table and trailer exactly): bytes inserted or appended shift
+            // every offset, and iOS refuses such a file rather than read shifted objects.
+            guard tableSize.partialValue == start - tableStart else {
+                throw fail(
+                    "\(start - tableStart - tableSize.partialValue) bytes between the offset table and the trailer: "
+                        + "the file is damaged (bytes inserted or appended)", at: tableStart + tableSize.partialValue)
+            }
             offsetTableStart = tableStart
         }
     }
