@@ -5,13 +5,13 @@
 /// libFuzzer brings its own `main`, which SwiftPM's executables cannot have (it renames theirs to
 /// `<product>_main`): each target defines that name and calls ``run(_:_:_:)``, which hands over
 /// to libFuzzer's `LLVMFuzzerRunDriver`.
-public enum FuzzDriver {
+package enum FuzzDriver {
     /// One input, as libFuzzer passes it.
-    public typealias OneInput = @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
+    package typealias OneInput = @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
 
     #if FUZZING
     /// Runs libFuzzer with the process's arguments (its options, then corpus directories).
-    public static func run(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ input: OneInput) -> Int32 {
+    package static func run(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ input: OneInput) -> Int32 {
         var count = argc
         var arguments = argv
         return LLVMFuzzerRunDriver(&count, &arguments, input)
@@ -19,13 +19,13 @@ public enum FuzzDriver {
     #endif
 
     /// The ordinary build's `main`: replays the files named on the command line and says how many.
-    public static func replayCommandLine(_ input: OneInput) {
+    package static func replayCommandLine(_ input: OneInput) {
         print("\(replay(Array(CommandLine.arguments.dropFirst()), input)) inputs")
     }
 
     /// Runs `input` on every file named in `paths` (directories: every file in them); returns the
     /// number of inputs run. A crash is the failure, as under libFuzzer.
-    public static func replay(_ paths: [String], _ input: OneInput) -> Int {
+    package static func replay(_ paths: [String], _ input: OneInput) -> Int {
         var count = 0
         for path in paths {
             for file in files(at: path) {

@@ -1,5 +1,5 @@
-public import ArgumentParser
-public import ATSPolicy
+import ArgumentParser
+import ATSPolicy
 
 // The policy's setting enums as command-line values, in one place for atsproxy and atsproxyctl
 // (a conformance declared twice would clash wherever both are linked).
@@ -11,8 +11,8 @@ extension CTEnforcement: ExpressibleByArgument {}
 extension URLScheme: ExpressibleByArgument {}
 
 /// A setting that is on or off (`--system-roots on`), shared by both executables.
-public enum OnOff: String, CaseIterable, ExpressibleByArgument, Sendable {
+package enum OnOff: String, CaseIterable, ExpressibleByArgument, Sendable {
     case on, off
 
-    public var isOn: Bool { self == .on }
+    package var isOn: Bool { self == .on }
 }

@@ -3,8 +3,8 @@ import ControlProtocol
 import ATSPolicy
 
 /// `atsproxyctl`: the control and policy CLI of atsproxy.
-public struct ATSProxyCtlCommand: ParsableCommand {
-    public static let configuration = CommandConfiguration(
+package struct ATSProxyCtlCommand: ParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "atsproxyctl",
         abstract: "Check, explain and diagnose App Transport Security policies, and control atsproxy.",
         discussion: """
@@ -21,21 +21,21 @@ public struct ATSProxyCtlCommand: ParsableCommand {
         ]
     )
 
-    public init() {}
+    package init() {}
 }
 
 /// Runs `atsproxyctl` with `arguments` (without the program name), the way `main` does.
-public enum ATSProxyCtl {
-    public struct Result: Sendable {
-        public var exitCode: Int32
-        public var standardOutput: String
-        public var standardError: String
+package enum ATSProxyCtl {
+    package struct Result: Sendable {
+        package var exitCode: Int32
+        package var standardOutput: String
+        package var standardError: String
         /// Standard output as written, for binary output (`ca export --format der`).
-        public var standardOutputBytes: [UInt8]
+        package var standardOutputBytes: [UInt8]
     }
 
     /// Parses and runs a command with buffered output: what tests call.
-    public static func run(_ arguments: [String]) -> Result {
+    package static func run(_ arguments: [String]) -> Result {
         let output = Output()
         let code = run(arguments, output: output)
         return Result(
@@ -44,7 +44,7 @@ public enum ATSProxyCtl {
     }
 
     /// Parses and runs a command, writing to `output`.
-    public static func run(_ arguments: [String], output: Output) -> Int32 {
+    package static func run(_ arguments: [String], output: Output) -> Int32 {
         if let message = unknownSubcommand(in: arguments) {
             output.error(message)
             return ExitStatus.badInput

@@ -1,23 +1,23 @@
 import Foundation
 
 /// Where a command writes: the terminal in the real binary, buffers in tests.
-public final class Output {
+package final class Output {
     /// What was written to standard output: bytes, since `ca export --format der` is binary.
-    public private(set) var standardOutputBytes: [UInt8] = []
-    public private(set) var standardError = ""
+    package private(set) var standardOutputBytes: [UInt8] = []
+    package private(set) var standardError = ""
     /// Standard output as UTF-8 text (what every command but a binary export writes).
-    public var standardOutput: String { String(decoding: standardOutputBytes, as: UTF8.self) }
+    package var standardOutput: String { String(decoding: standardOutputBytes, as: UTF8.self) }
     private let streaming: Bool
 
     /// - Parameter streaming: write straight to the process's stdout and stderr instead of buffering.
-    public init(streaming: Bool = false) { self.streaming = streaming }
+    package init(streaming: Bool = false) { self.streaming = streaming }
 
-    public func line(_ text: String = "") { write(text + "\n") }
+    package func line(_ text: String = "") { write(text + "\n") }
 
-    public func write(_ text: String) { write(bytes: Array(text.utf8)) }
+    package func write(_ text: String) { write(bytes: Array(text.utf8)) }
 
     /// Writes `bytes` unchanged: binary output.
-    public func write(bytes: [UInt8]) {
+    package func write(bytes: [UInt8]) {
         if streaming {
             FileHandle.standardOutput.write(Data(bytes))
         } else {
@@ -25,7 +25,7 @@ public final class Output {
         }
     }
 
-    public func error(_ text: String) {
+    package func error(_ text: String) {
         if streaming {
             FileHandle.standardError.write(Data((text + "\n").utf8))
         } else {

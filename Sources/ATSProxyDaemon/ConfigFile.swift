@@ -11,27 +11,27 @@ import Glibc
 ///
 /// Parsed here rather than with a package: the format is a few lines of rules, and every package
 /// adds to each CI run, which builds from a fresh clone.
-public struct ConfigFile: Sendable {
-    public struct Entry: Sendable, Equatable {
-        public var key: ConfigKey
-        public var value: String
-        public var line: Int
+package struct ConfigFile: Sendable {
+    package struct Entry: Sendable, Equatable {
+        package var key: ConfigKey
+        package var value: String
+        package var line: Int
     }
 
     /// The file as named (on the command line), used in every error.
-    public let path: String
-    public let entries: [Entry]
+    package let path: String
+    package let entries: [Entry]
 
     /// A config file is a few dozen lines; anything this large is the wrong file.
     static let maximumSize = 1 << 20
 
     /// Reads and parses `path`.
-    public static func read(path: String) throws(ConfigurationError) -> ConfigFile {
+    package static func read(path: String) throws(ConfigurationError) -> ConfigFile {
         try ConfigFile(path: path, bytes: try readBytes(path))
     }
 
     /// Parses `bytes`, a whole file as read from `path` (UTF-8, a malformed sequence read as U+FFFD).
-    public init(path: String, bytes: some Collection<UInt8>) throws(ConfigurationError) {
+    package init(path: String, bytes: some Collection<UInt8>) throws(ConfigurationError) {
         guard bytes.count <= Self.maximumSize else {
             throw ConfigurationError(.unreadableFile, origin: .file(path: path, line: nil), key: nil, reason: "larger than 1 MiB: not a config file")
         }
@@ -39,7 +39,7 @@ public struct ConfigFile: Sendable {
     }
 
     /// Parses `text` as the contents of `path`.
-    public init(path: String, text: String) throws(ConfigurationError) {
+    package init(path: String, text: String) throws(ConfigurationError) {
         self.path = path
         var entries: [Entry] = []
         var firstLine: [ConfigKey: Int] = [:]
@@ -64,7 +64,7 @@ public struct ConfigFile: Sendable {
     }
 
     /// The values of `key`, in file order.
-    public func entries(for key: ConfigKey) -> [Entry] { entries.filter { $0.key == key } }
+    package func entries(for key: ConfigKey) -> [Entry] { entries.filter { $0.key == key } }
 
     /// `value` if absolute, else relative to the file's directory: the file moves with what it names.
     func resolvingPath(_ value: String) -> String {

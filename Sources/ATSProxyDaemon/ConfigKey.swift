@@ -1,7 +1,7 @@
 import ATSPolicy
 
 /// A setting of the daemon: a key in the config file and the flag of the same name.
-public enum ConfigKey: String, CaseIterable, Sendable {
+package enum ConfigKey: String, CaseIterable, Sendable {
     case listen
     case policy
     case mode
@@ -34,13 +34,13 @@ public enum ConfigKey: String, CaseIterable, Sendable {
     case pacHosts = "pac-hosts"
 
     /// The key as written in the file, and as the flag without its `--`.
-    public var name: String { rawValue }
+    package var name: String { rawValue }
 
     /// The flag as written on the command line.
-    public var flag: String { "--" + rawValue }
+    package var flag: String { "--" + rawValue }
 
     /// Whether each line of this key adds a value (as each flag does) instead of being an error.
-    public var isRepeatable: Bool {
+    package var isRepeatable: Bool {
         switch self {
         case .listen, .caFile, .clientClass, .allowClient, .allowDestination, .passthrough, .pacHosts: true
         default: false
@@ -49,7 +49,7 @@ public enum ConfigKey: String, CaseIterable, Sendable {
 
     /// Whether a changed value takes effect when the daemon reloads; the others need a restart,
     /// because they are bound into sockets, threads, open files or the probes' trust store at start.
-    public var takesEffectOnReload: Bool {
+    package var takesEffectOnReload: Bool {
         switch self {
         case .policy, .mode, .verdictTTL, .verdictCacheSize, .allowClient, .allowDestination, .osProfile, .cipherProfile, .clientClass,
             .hostsFile, .shutdownTimeout, .headTimeout, .connectTimeout, .handshakeTimeout, .idleTimeout, .inspect, .blockStyle,

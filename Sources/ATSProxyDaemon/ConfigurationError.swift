@@ -1,8 +1,8 @@
 /// A setting the daemon cannot use, from the config file or the command line, with the place to fix
 /// it: `/etc/atsproxy/atsproxy.conf:12: key 'mode': "enforec" is not one of: enforce, report`, or
 /// `--threads 0: must be between 1 and 256` for a flag.
-public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: String, Sendable, Equatable {
+package struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Kind: String, Sendable, Equatable {
         /// The config file is missing, unreadable, a directory or too large.
         case unreadableFile = "unreadable_file"
         case unknownKey = "unknown_key"
@@ -19,15 +19,15 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
         case unusableFile = "unusable_file"
     }
 
-    public var kind: Kind
-    public var origin: SettingOrigin
+    package var kind: Kind
+    package var origin: SettingOrigin
     /// The key (or, for a flag, the setting it names); nil for errors about the whole file.
-    public var key: String?
+    package var key: String?
     /// A flag's value as given, shown after the flag; nil for the file, whose line says it.
-    public var value: String?
-    public var reason: String
+    package var value: String?
+    package var reason: String
 
-    public init(_ kind: Kind, origin: SettingOrigin, key: String?, value: String? = nil, reason: String) {
+    package init(_ kind: Kind, origin: SettingOrigin, key: String?, value: String? = nil, reason: String) {
         self.kind = kind
         self.origin = origin
         self.key = key
@@ -36,7 +36,7 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
     }
 
     /// File, line and key first, as compilers print them, so editors and people find the spot.
-    public var description: String {
+    package var description: String {
         switch origin {
         case .file(let path, let line):
             let place = line.map { "\(path):\($0)" } ?? path
@@ -49,12 +49,12 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
 }
 
 /// Where a setting's value came from.
-public enum SettingOrigin: Sendable, Equatable, CustomStringConvertible {
+package enum SettingOrigin: Sendable, Equatable, CustomStringConvertible {
     case commandLine
     /// A line of a config file (nil: the file as a whole).
     case file(path: String, line: Int?)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .commandLine: "the command line"
         case .file(let path, let line): line.map { "\(path):\($0)" } ?? path

@@ -4,7 +4,7 @@ extension DaemonCommand {
     /// The settings: the config file's (re-read on every call, so a reload sees its changes),
     /// overridden by the flags, with the defaults for the rest. Throws instead of exiting, so a
     /// reload that meets a broken file can keep the settings it has.
-    public func resolveConfiguration() throws(ConfigurationError) -> DaemonConfiguration {
+    package func resolveConfiguration() throws(ConfigurationError) -> DaemonConfiguration {
         let flags = try commandLineSettings()
         let file = try config.map { path throws(ConfigurationError) in try SettingsLayer(file: ConfigFile.read(path: path)) }
         return try DaemonConfiguration(file.map(flags.overriding) ?? flags, configFile: config)

@@ -12,8 +12,8 @@ extension BlockStyle: ExpressibleByArgument {}
 ///
 /// Every setting is optional here, so that a flag left out can fall back to the config file;
 /// ``resolveConfiguration()`` merges the flags, the file and the defaults in one place.
-public struct DaemonCommand: ParsableCommand, Sendable {
-    public static let configuration = CommandConfiguration(
+package struct DaemonCommand: ParsableCommand, Sendable {
+    package static let configuration = CommandConfiguration(
         commandName: "atsproxy",
         abstract: "An HTTPS proxy that judges every connection by App Transport Security, as an iPhone app would.",
         discussion: """
@@ -178,17 +178,17 @@ public struct DaemonCommand: ParsableCommand, Sendable {
         help: "A host the PAC file (/proxy.pac) sends to the proxy, api.example.com or *.example.com (repeatable; default every host but Apple's own services).")
     var pacHosts: [String] = []
 
-    public init() {}
+    package init() {}
 
-    public typealias OnOff = ATSPolicyArguments.OnOff
+    package typealias OnOff = ATSPolicyArguments.OnOff
 
     /// Checks the flags alone, so a bad one is refused before anything is read; the config file is
     /// checked by ``resolveConfiguration()``.
-    public func validate() throws {
+    package func validate() throws {
         _ = try commandLineSettings()
     }
 
-    public func run() throws {
+    package func run() throws {
         let configuration = try resolveConfiguration()
         if checkConfig {
             print(try ConfigurationCheck(configuration).summary())
@@ -202,6 +202,6 @@ public struct DaemonCommand: ParsableCommand, Sendable {
 }
 
 /// The daemon's entry point for the executable (ArgumentParser's `main()` with its exit codes).
-public enum DaemonMain {
-    public static func main() { DaemonCommand.main() }
+package enum DaemonMain {
+    package static func main() { DaemonCommand.main() }
 }

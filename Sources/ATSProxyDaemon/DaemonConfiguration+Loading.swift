@@ -5,30 +5,30 @@ import TLSInspection
 
 /// What the settings name, read from disk: the policy, the trust anchors, the hosts table.
 extension DaemonConfiguration {
-    public var policySettings: PolicySettings {
+    package var policySettings: PolicySettings {
         PolicySettings(osProfile: osProfile, cipherProfile: cipherProfile, clientClass: clientClass)
     }
 
     /// The policy file, parsed with the configured profiles; nil when the settings name none (the
     /// ATS defaults apply).
-    public func loadPolicyFile() throws(PolicyLoadError) -> PolicyLoader.Loaded? {
+    package func loadPolicyFile() throws(PolicyLoadError) -> PolicyLoader.Loaded? {
         guard let policyFile else { return nil }
         return try PolicyLoader.load(path: policyFile, settings: policySettings)
     }
 
     /// The policy to judge by, and how the start-up line names it.
-    public func loadPolicy() throws(PolicyLoadError) -> (policy: TransportSecurityPolicy, description: String) {
+    package func loadPolicy() throws(PolicyLoadError) -> (policy: TransportSecurityPolicy, description: String) {
         guard let loaded = try loadPolicyFile() else {
             return (TransportSecurityPolicy(settings: policySettings), "the ATS defaults")
         }
         return (loaded.policy, "\(loaded.path) (sha256 \(loaded.sha256.prefix(12)))")
     }
 
-    public func trustAnchors() throws(TLSError) -> TrustAnchors {
+    package func trustAnchors() throws(TLSError) -> TrustAnchors {
         try TrustAnchors.loading(caFiles: caFiles, systemRoots: systemRoots)
     }
 
-    public func hostsTable() throws(HostsTable.ReadError) -> HostsTable? {
+    package func hostsTable() throws(HostsTable.ReadError) -> HostsTable? {
         guard let hostsFile else { return nil }
         return try HostsTable.load(path: hostsFile)
     }
@@ -37,7 +37,7 @@ extension DaemonConfiguration {
     /// - Parameter hosts: the table read from ``hostsFile`` (``hostsTable()``), read by the caller
     ///   once per load or reload.
     /// - Parameter onboarding: the proxy's own pages (``Daemon/onboardingSite(for:)``).
-    public func proxySettings(
+    package func proxySettings(
         policy: TransportSecurityPolicy, hosts: HostsTable?, onboarding: (any LocalSite & Sendable)? = nil
     ) -> ProxySettings {
         var settings = ProxySettings(
@@ -52,7 +52,7 @@ extension DaemonConfiguration {
 
     /// A file the setting `key` names could not be used: the setting's line (or flag), then the
     /// file's own error with its line or key path.
-    public func unusableFile(_ key: ConfigKey, _ error: any Error) -> ConfigurationError {
+    package func unusableFile(_ key: ConfigKey, _ error: any Error) -> ConfigurationError {
         ConfigurationError(.unusableFile, origin: origins[key] ?? .commandLine, key: key.name, reason: "\(error)")
     }
 }
@@ -61,14 +61,14 @@ extension DaemonConfiguration {
     /// Intercept mode's CA and leaves, from ``caDir``: required (an error naming the file) when
     /// `--inspect intercept` is set; otherwise read when the CA is there, so that a reload may turn
     /// intercept mode on, and nil when it is not.
-    public func interceptService() throws(CertificateAuthorityError) -> InterceptService? {
+    package func interceptService() throws(CertificateAuthorityError) -> InterceptService? {
         try loadAuthority().map { authority throws(CertificateAuthorityError) in try interceptService(authority: authority) }
     }
 
     /// The CA in ``caDir``: required (an error naming the file) in intercept mode; otherwise nil
     /// when it is missing or unusable (tunnel mode needs none; the onboarding page then says how
     /// to make one).
-    public func loadAuthority() throws(CertificateAuthorityError) -> CertificateAuthority? {
+    package func loadAuthority() throws(CertificateAuthorityError) -> CertificateAuthority? {
         do {
             return try CertificateAuthority.load(from: caDir)
         } catch {
@@ -78,7 +78,7 @@ extension DaemonConfiguration {
     }
 
     /// Intercept mode's leaves and device context, minted with `authority`.
-    public func interceptService(authority: CertificateAuthority) throws(CertificateAuthorityError) -> InterceptService {
+    package func interceptService(authority: CertificateAuthority) throws(CertificateAuthorityError) -> InterceptService {
         do {
             let minter = try LeafMinter(authority: authority)
             let context = try TLSServerContext()

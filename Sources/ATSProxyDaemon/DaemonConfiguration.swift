@@ -7,83 +7,83 @@ import TLSInspection
 /// Every setting of the daemon once the config file, the flags and the defaults are merged: what
 /// the daemon runs with. Built by ``DaemonCommand/resolveConfiguration()``; a value, so a reload can
 /// build a new one and compare.
-public struct DaemonConfiguration: Sendable {
+package struct DaemonConfiguration: Sendable {
     /// The `--config` file the settings were read from; nil when there is none.
-    public var configFile: String?
+    package var configFile: String?
     /// The listeners in order, each with the client class its clients stand for.
-    public var listeners: [ListenEndpoint]
+    package var listeners: [ListenEndpoint]
     /// The policy file; nil for the ATS defaults.
-    public var policyFile: String?
-    public var mode: EnforcementMode
+    package var policyFile: String?
+    package var mode: EnforcementMode
     /// Extra trust anchors (PEM), treated as user-installed roots.
-    public var caFiles: [String]
+    package var caFiles: [String]
     /// Whether the OS store stands in for Apple's system roots.
-    public var systemRoots: Bool
-    public var hostsFile: String?
+    package var systemRoots: Bool
+    package var hostsFile: String?
     /// Where the JSON log is appended; nil for standard output.
-    public var logFile: String?
-    public var osProfile: OSProfile
-    public var cipherProfile: CipherProfile
+    package var logFile: String?
+    package var osProfile: OSProfile
+    package var cipherProfile: CipherProfile
     /// The client class of every listener unless each names its own.
-    public var clientClass: ClientClass
-    public var allowedClients: [AddressRange]
+    package var clientClass: ClientClass
+    package var allowedClients: [AddressRange]
     /// `--allow-destination`: local ranges every client may reach (``ProxySettings/allowedDestinations``).
-    public var allowedDestinations: [AddressRange]
-    public var verdictTTL: Duration
+    package var allowedDestinations: [AddressRange]
+    package var verdictTTL: Duration
     /// The most verdicts cached, probes in flight included (``VerdictCache/capacity``).
-    public var verdictCacheSize: Int
-    public var threads: Int
-    public var controlSocket: String
+    package var verdictCacheSize: Int
+    package var threads: Int
+    package var controlSocket: String
     /// How long a graceful stop lets tunnels drain.
-    public var shutdownTimeout: Duration
-    public var headTimeout: Duration
-    public var connectTimeout: Duration
+    package var shutdownTimeout: Duration
+    package var headTimeout: Duration
+    package var connectTimeout: Duration
     /// How long a probe's TLS handshake may take in all (``ProxySettings/handshakeTimeout``).
-    public var handshakeTimeout: Duration
-    public var idleTimeout: Duration
+    package var handshakeTimeout: Duration
+    package var idleTimeout: Duration
     /// `--inspect` and the rest of intercept mode's settings (``ProxySettings/intercept``).
-    public var intercept: InterceptSettings
+    package var intercept: InterceptSettings
     /// Where the intercept CA's `ca.pem` and `ca.key` are.
-    public var caDir: String
+    package var caDir: String
     /// Where the live view and `/metrics` are served (``WebListenSetting``).
-    public var webListen: WebListenSetting
+    package var webListen: WebListenSetting
     /// Whether `web-listen` was given (a default that cannot bind is skipped with a warning; a
     /// given one that cannot bind stops the start).
-    public var webListenGiven: Bool
+    package var webListenGiven: Bool
     /// What a web client beyond loopback must present (`?token=`, a cookie, or a bearer header);
     /// required when the web listener is not on loopback.
-    public var webToken: String?
+    package var webToken: String?
     /// `--pac-hosts`: the hosts the PAC file sends to the proxy (empty: every host but Apple's own).
-    public var pacHosts: [HostPattern]
+    package var pacHosts: [HostPattern]
     /// Where each setting that was given came from (a repeated key: its first line); a key missing
     /// here took its default.
-    public var origins: [ConfigKey: SettingOrigin]
+    package var origins: [ConfigKey: SettingOrigin]
 
     /// The defaults, in one place: what the daemon uses for a setting neither the file nor a flag gives.
-    public enum Defaults {
-        public static let listen = "127.0.0.1:8080"
+    package enum Defaults {
+        package static let listen = "127.0.0.1:8080"
         static let listenAddress = try! SocketAddress(parsing: listen)
-        public static let mode = EnforcementMode.enforce
-        public static let systemRoots = true
-        public static let osProfile = OSProfile.ios17
-        public static let cipherProfile = CipherProfile.current
-        public static let clientClass = ClientClass.urlsession
-        public static let allowedClients = ProxySettings.loopback
-        public static let verdictTTLSeconds = 300
-        public static let verdictCacheSize = VerdictCache<VerdictKey, ProbeResult>.defaultCapacity
-        public static let controlSocket = "/run/atsproxy/control.sock"
-        public static let shutdownTimeoutSeconds = 30
-        public static let headTimeoutSeconds = 10
-        public static let connectTimeoutSeconds = 10
-        public static let handshakeTimeoutSeconds = 10
-        public static let idleTimeoutSeconds = 300
-        public static let inspect = InspectMode.tunnel
-        public static let blockStyle = BlockStyle.abort
-        public static let caDir = CertificateAuthority.defaultDirectory
-        public static let webListen = "127.0.0.1:8081"
+        package static let mode = EnforcementMode.enforce
+        package static let systemRoots = true
+        package static let osProfile = OSProfile.ios17
+        package static let cipherProfile = CipherProfile.current
+        package static let clientClass = ClientClass.urlsession
+        package static let allowedClients = ProxySettings.loopback
+        package static let verdictTTLSeconds = 300
+        package static let verdictCacheSize = VerdictCache<VerdictKey, ProbeResult>.defaultCapacity
+        package static let controlSocket = "/run/atsproxy/control.sock"
+        package static let shutdownTimeoutSeconds = 30
+        package static let headTimeoutSeconds = 10
+        package static let connectTimeoutSeconds = 10
+        package static let handshakeTimeoutSeconds = 10
+        package static let idleTimeoutSeconds = 300
+        package static let inspect = InspectMode.tunnel
+        package static let blockStyle = BlockStyle.abort
+        package static let caDir = CertificateAuthority.defaultDirectory
+        package static let webListen = "127.0.0.1:8081"
         static let webListenAddress = try! SocketAddress(parsing: webListen)
         /// One event-loop thread per online core.
-        public static var threads: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+        package static var threads: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
     }
 
     /// The merged settings with the defaults filled in; fails when client classes and listeners do

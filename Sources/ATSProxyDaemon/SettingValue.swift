@@ -106,13 +106,13 @@ extension SettingValue {
 }
 
 /// `web-listen`: the web listener's address, or none.
-public enum WebListenSetting: Sendable, Equatable, CustomStringConvertible {
-    public static func == (a: WebListenSetting, b: WebListenSetting) -> Bool { a.description == b.description }
+package enum WebListenSetting: Sendable, Equatable, CustomStringConvertible {
+    package static func == (a: WebListenSetting, b: WebListenSetting) -> Bool { a.description == b.description }
 
     case address(SocketAddress)
     case off
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .address(let address): address.description
         case .off: "off"

@@ -7,11 +7,11 @@ import Glibc
 ///
 /// Sendable because it holds only the parsed address: each message opens, sends on and closes its
 /// own socket (as libsystemd does), so threads never share a descriptor.
-public struct SystemdNotifier: Sendable {
+package struct SystemdNotifier: Sendable {
     /// Why a message did not reach systemd. The daemon reports these and carries on: losing the
     /// notify socket (systemd re-executing, a test that stopped listening) is no reason to stop
     /// proxying.
-    public enum Failure: Error, Equatable, CustomStringConvertible {
+    package enum Failure: Error, Equatable, CustomStringConvertible {
         /// `$NOTIFY_SOCKET` is neither an absolute path nor `@abstract` (systemd 254's `vsock:`
         /// addresses, for example), or too long for `sun_path`.
         case unsupportedAddress(String)
@@ -21,7 +21,7 @@ public struct SystemdNotifier: Sendable {
         /// EAGAIN when systemd did not read within `sendTimeoutSeconds`.
         case send(Int32)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .unsupportedAddress(let text): "NOTIFY_SOCKET=\(text) is not an absolute path or @abstract name"
             case .socket(let code): "socket: \(String(cString: strerror(code)))"
@@ -31,27 +31,27 @@ public struct SystemdNotifier: Sendable {
     }
 
     /// One `KEY=VALUE` line of a message.
-    public struct Field: Sendable, Equatable, CustomStringConvertible {
-        public let key: String
-        public let value: String
+    package struct Field: Sendable, Equatable, CustomStringConvertible {
+        package let key: String
+        package let value: String
 
         /// A field; newlines in `value` become spaces, since a newline would start another field.
-        public init(_ key: String, _ value: String) {
+        package init(_ key: String, _ value: String) {
             self.key = key
             self.value = String(value.map { $0.isNewline ? " " : $0 })
         }
 
-        public var description: String { "\(key)=\(value)" }
+        package var description: String { "\(key)=\(value)" }
 
-        public static let ready = Field("READY", "1")
+        package static let ready = Field("READY", "1")
         /// Send with ``monotonicNow()`` (systemd 253+ wants it), and READY=1 when the reload is done.
-        public static let reloading = Field("RELOADING", "1")
-        public static let stopping = Field("STOPPING", "1")
-        public static func status(_ text: String) -> Field { Field("STATUS", text) }
-        public static func mainPID(_ pid: pid_t = getpid()) -> Field { Field("MAINPID", "\(pid)") }
+        package static let reloading = Field("RELOADING", "1")
+        package static let stopping = Field("STOPPING", "1")
+        package static func status(_ text: String) -> Field { Field("STATUS", text) }
+        package static func mainPID(_ pid: pid_t = getpid()) -> Field { Field("MAINPID", "\(pid)") }
         /// CLOCK_MONOTONIC now, in microseconds: systemd ≥ 253 wants it next to RELOADING=1 for
         /// Type=notify-reload, to tell this reload from an earlier one.
-        public static func monotonicNow() -> Field {
+        package static func monotonicNow() -> Field {
             var now = timespec()
             clock_gettime(CLOCK_MONOTONIC, &now)
             return Field("MONOTONIC_USEC", "\(Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000)")
@@ -60,13 +60,13 @@ public struct SystemdNotifier: Sendable {
 
     /// How long a send may wait for systemd to make room in the socket's queue. Bounded so that a
     /// wedged manager cannot hold up the signal thread forever, generous so a busy one loses nothing.
-    public static let sendTimeoutSeconds = 5
+    package static let sendTimeoutSeconds = 5
 
     /// The raw `sockaddr_un` bytes and their length, or why there are none.
     private let address: Result<[UInt8], Failure>?
 
     /// A notifier for the socket in `value` (the text of `$NOTIFY_SOCKET`); nil or empty disables it.
-    public init(socket value: String?) {
+    package init(socket value: String?) {
         guard let value, !value.isEmpty else {
             address = nil
             return
@@ -75,15 +75,15 @@ public struct SystemdNotifier: Sendable {
     }
 
     /// A notifier for this process's `$NOTIFY_SOCKET`.
-    public static func fromEnvironment() -> SystemdNotifier {
+    package static func fromEnvironment() -> SystemdNotifier {
         SystemdNotifier(socket: getenv("NOTIFY_SOCKET").map { String(cString: $0) })
     }
 
     /// Whether a socket was named: false outside systemd, where every send is a no-op.
-    public var isEnabled: Bool { address != nil }
+    package var isEnabled: Bool { address != nil }
 
     /// Sends the fields as one datagram; does nothing when no socket was named.
-    public func notify(_ fields: [Field]) throws(Failure) {
+    package func notify(_ fields: [Field]) throws(Failure) {
         guard let address else { return }
         let bytes = try address.get()
         let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -102,7 +102,7 @@ public struct SystemdNotifier: Sendable {
         guard sent >= 0 else { throw .send(errno) }
     }
 
-    public func notify(_ fields: Field...) throws(Failure) { try notify(fields) }
+    package func notify(_ fields: Field...) throws(Failure) { try notify(fields) }
 
     /// `sockaddr_un` for an absolute path, or for `@name` in the abstract namespace (the `@` becomes
     /// a NUL and the length ends at the name, with no terminator: abstract names are byte strings).

@@ -2,8 +2,8 @@ import Glibc
 
 /// Sends one command to a daemon's control socket and returns its one-line answer (without the
 /// newline). Blocking, with a time limit: for `atsproxyctl` and tests, never for an event loop.
-public enum ControlClient {
-    public static func send(
+package enum ControlClient {
+    package static func send(
         _ command: ControlCommand, to socketPath: String, timeout: Duration = .seconds(30)
     ) throws(ControlClientError) -> [UInt8] {
         var address = sockaddr_un()
@@ -55,17 +55,17 @@ public enum ControlClient {
 }
 
 /// Why a control command got no answer.
-public struct ControlClientError: Error, Sendable, CustomStringConvertible {
-    public enum Problem: Sendable {
+package struct ControlClientError: Error, Sendable, CustomStringConvertible {
+    package enum Problem: Sendable {
         case unreachable(reason: String)
         case broken(reason: String)
         case timedOut(Duration)
     }
 
-    public var socketPath: String
-    public var problem: Problem
+    package var socketPath: String
+    package var problem: Problem
 
-    public var description: String {
+    package var description: String {
         switch problem {
         case .unreachable(let reason):
             "cannot reach atsproxy at \(socketPath): \(reason) (is the daemon running, and is this its --control-socket? "

@@ -7,7 +7,7 @@
 ///
 ///     $ printf 'status\n' | socat - UNIX-CONNECT:/run/atsproxy/control.sock
 ///     {"ok":true,"command":"status","version":"0.2.0",...}
-public enum ControlCommand: String, Sendable, CaseIterable {
+package enum ControlCommand: String, Sendable, CaseIterable {
     /// Re-read the config file and the policy; swap them in for new connections, or keep the
     /// running ones and say why not.
     case reload
@@ -24,10 +24,10 @@ public enum ControlCommand: String, Sendable, CaseIterable {
     case reopenLogs = "reopen-logs"
 
     /// The longest request line the daemon reads (a command and its newline, with room to spare).
-    public static let maximumRequestBytes = 256
+    package static let maximumRequestBytes = 256
 }
 
 /// atsproxy's version, shown by `status` and `--version`.
-public enum ATSProxyVersion {
-    public static let current = "0.2.0"
+package enum ATSProxyVersion {
+    package static let current = "0.2.0"
 }

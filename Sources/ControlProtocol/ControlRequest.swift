@@ -1,6 +1,6 @@
 /// What the bytes a control client has sent so far ask for: the server's half of the protocol
 /// (``ControlCommand``), without the socket, so the daemon and the fuzz target run the same code.
-public enum ControlRequest: Sendable, Equatable {
+package enum ControlRequest: Sendable, Equatable {
     /// No newline yet, and still short enough to wait for one.
     case incomplete
     /// More than ``ControlCommand/maximumRequestBytes`` bytes and no newline among them.
@@ -14,7 +14,7 @@ public enum ControlRequest: Sendable, Equatable {
     /// ``ControlCommand/maximumRequestBytes`` + 1 bytes). Only the first line counts; spaces, tabs
     /// and a CR around the name are dropped (a client may send CRLF), and anything after the first
     /// newline is ignored.
-    public init(parsing bytes: some Collection<UInt8>) {
+    package init(parsing bytes: some Collection<UInt8>) {
         let bytes = Array(bytes.prefix(ControlCommand.maximumRequestBytes + 1))
         guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) else {
             self = bytes.count > ControlCommand.maximumRequestBytes ? .tooLong : .incomplete

@@ -4,13 +4,13 @@ import Synchronization
 /// An accepted client socket on its way to another loop's thread: the single owner of the
 /// descriptor until a loop takes it, and the one place that closes it when none does (the message
 /// carrying it was dropped because the loop had stopped).
-public final class AcceptedSocket: Sendable {
+package final class AcceptedSocket: Sendable {
     private let descriptor: Atomic<Int32>
 
-    public init(_ descriptor: Int32) { self.descriptor = Atomic(descriptor) }
+    package init(_ descriptor: Int32) { self.descriptor = Atomic(descriptor) }
 
     /// The descriptor, once: the caller owns it from now on. Nil if it was taken already.
-    public func take() -> Int32? {
+    package func take() -> Int32? {
         let taken = descriptor.exchange(-1, ordering: .acquiringAndReleasing)
         return taken >= 0 ? taken : nil
     }

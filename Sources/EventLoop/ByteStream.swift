@@ -6,7 +6,7 @@
 /// Callbacks run only from the stream's own loop (or from the test driving it), never from inside
 /// one of its methods: a callback may close the stream, or write to another, without re-entering
 /// the one that called it.
-public protocol ByteStream: AnyObject {
+package protocol ByteStream: AnyObject {
     /// Bytes waiting in the input buffer.
     var availableBytes: Int { get }
     /// Bytes queued for the peer and not yet handed to it.
@@ -65,7 +65,7 @@ public protocol ByteStream: AnyObject {
 
 extension ByteStream {
     /// Takes the whole input.
-    public func read() -> [UInt8] { read(maximum: .max) }
+    package func read() -> [UInt8] { read(maximum: .max) }
     /// Looks at the whole input.
-    public func peek() -> [UInt8] { peek(maximum: .max) }
+    package func peek() -> [UInt8] { peek(maximum: .max) }
 }

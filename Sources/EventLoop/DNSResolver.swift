@@ -7,10 +7,10 @@ import Glibc
 /// The proxy's own `--hosts-file` is not loaded here: it is read once per load or reload into a
 /// table every loop shares (the proxy's upstream dialer consults it before this resolver), so a
 /// reload can replace it, which evdns's hosts entries cannot be.
-public final class DNSResolver {
+package final class DNSResolver {
     let raw: OpaquePointer
 
-    public init(base: EventBase) throws(EventError) {
+    package init(base: EventBase) throws(EventError) {
         guard let dns = evdns_base_new(base.raw, Int32(EVDNS_BASE_DISABLE_WHEN_INACTIVE)) else {
             throw EventError("evdns_base_new")
         }
@@ -28,7 +28,7 @@ public final class DNSResolver {
 
 /// One pending name lookup: ``cancel()`` it when its answer is no longer wanted (the completion
 /// then never runs).
-public final class AddressLookup {
+package final class AddressLookup {
     fileprivate var request: OpaquePointer?
     fileprivate var completion: ((Result<[SocketAddress], AddressLookupError>) -> Void)?
 
@@ -36,7 +36,7 @@ public final class AddressLookup {
         self.completion = completion
     }
 
-    public func cancel() {
+    package func cancel() {
         completion = nil
         if let request {
             self.request = nil
@@ -53,16 +53,16 @@ public final class AddressLookup {
 }
 
 /// Why a name did not resolve, in the resolver's words.
-public struct AddressLookupError: Error, Sendable, CustomStringConvertible {
-    public var reason: String
-    public var description: String { reason }
+package struct AddressLookupError: Error, Sendable, CustomStringConvertible {
+    package var reason: String
+    package var description: String { reason }
 }
 
 extension DNSResolver {
     /// Every TCP address for `host:port`, in the resolver's order (/etc/hosts, then DNS; a numeric host is its own answer), asynchronously: `completion` runs from the loop,
     /// possibly before this returns (a numeric address or a hosts entry), unless cancelled first.
     @discardableResult
-    public func lookUp(
+    package func lookUp(
         _ host: String, port: UInt16, completion: @escaping (Result<[SocketAddress], AddressLookupError>) -> Void
     ) -> AddressLookup {
         let lookup = AddressLookup(completion: completion)

@@ -6,14 +6,14 @@ private let threadingReady: Bool = evthread_use_pthreads() == 0
 
 /// One event base: the single owner of its `event_base`, freed in `deinit`. It belongs to the thread
 /// that runs it; everything created on it (listeners, connections, timers) belongs there too.
-public final class EventBase {
+package final class EventBase {
     let raw: OpaquePointer
     /// Where connections on this base read first (see `SocketStream.receive()`): one buffer for all,
     /// since they all run on this base's thread, one callback at a time; nothing stays in it
     /// between reads.
     let readScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
-    public init() throws(EventError) {
+    package init() throws(EventError) {
         guard threadingReady else { throw EventError("evthread_use_pthreads", errno: 0) }
         // The epoll changelist folds the several adds and deletes one descriptor sees in one loop
         // turn (enable reading, set a timeout, disable writing…) into one epoll_ctl. Its caveat,
@@ -32,12 +32,12 @@ public final class EventBase {
 
     /// Runs callbacks until the loop is stopped, even while nothing is pending (a loop that only
     /// waits for inbox messages from other threads has no event to wait on in libevent's eyes).
-    public func run() {
+    package func run() {
         event_base_loop(raw, EVLOOP_NO_EXIT_ON_EMPTY)
     }
 
     /// A handle that may stop this loop from any thread.
-    public var stopper: LoopStopper { LoopStopper(base: raw) }
+    package var stopper: LoopStopper { LoopStopper(base: raw) }
 }
 
 /// Stops a running loop from another thread.
@@ -45,8 +45,8 @@ public final class EventBase {
 /// `@unchecked Sendable`: it holds only the base's pointer and calls `event_base_loopbreak`, which is
 /// thread-safe once libevent uses pthreads (``EventBase`` makes sure of that). The base must outlive
 /// every use, which the loop's owner guarantees by stopping the loop before releasing the base.
-public struct LoopStopper: @unchecked Sendable {
+package struct LoopStopper: @unchecked Sendable {
     let base: OpaquePointer
 
-    public func stop() { event_base_loopbreak(base) }
+    package func stop() { event_base_loopbreak(base) }
 }

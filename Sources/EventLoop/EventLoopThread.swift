@@ -9,7 +9,7 @@ import Glibc
 /// `@unchecked Sendable` because the only state touched from two threads is written before the
 /// `ready` semaphore is signalled and read after it is waited on, and ``stop()`` uses libevent's
 /// thread-safe loopbreak.
-public final class EventLoopThread: @unchecked Sendable {
+package final class EventLoopThread: @unchecked Sendable {
     private let body: @Sendable (EventBase) throws -> (AnyObject, any Sendable)
     private let ready = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
@@ -23,7 +23,7 @@ public final class EventLoopThread: @unchecked Sendable {
 
     /// Starts a loop; `setup` runs on its thread, returns what must stay alive with the loop and the
     /// information the caller needs. Throws what setup threw.
-    public static func start<Info: Sendable>(
+    package static func start<Info: Sendable>(
         _ setup: @escaping @Sendable (EventBase) throws -> (keepAlive: AnyObject, info: Info)
     ) throws -> (EventLoopThread, Info) {
         let loop = EventLoopThread { base in
@@ -48,7 +48,7 @@ public final class EventLoopThread: @unchecked Sendable {
     }
 
     /// Stops the loop and waits for its thread to finish (everything it owned is released there).
-    public func stop() {
+    package func stop() {
         guard !stopped else { return }
         stopped = true
         // A loopbreak that lands before the loop starts dispatching is forgotten, so repeat it until

@@ -12,9 +12,9 @@
 /// A flowing connection so costs one check per limit, an idle one exactly one.
 ///
 /// Loop-confined, like the connections it watches. The single owner of its ``Timer``.
-public final class IdleTimer {
+package final class IdleTimer {
     /// Why the watch ended.
-    public enum Ending: Sendable, Equatable {
+    package enum Ending: Sendable, Equatable {
         /// No byte moved, and none waited, for the limit.
         case idle
         /// Bytes waited for a reader that took none of them for the stall limit.
@@ -29,17 +29,17 @@ public final class IdleTimer {
     private var watched: [any ByteStream] = []
     private var onIdle: ((Ending) -> Void)?
 
-    public init(base: EventBase) throws(EventError) {
+    package init(base: EventBase) throws(EventError) {
         timer = try Timer(base: base) { [unowned self] in comeDue() }
     }
 
     /// Whether it is watching (started and neither stopped nor fired).
-    public var isWatching: Bool { onIdle != nil }
+    package var isWatching: Bool { onIdle != nil }
 
     /// Watches `connections` from now on (replacing what it watched before): `onIdle` runs once, from
     /// the loop, when none of them has moved a byte for `limit` with none waiting, or when bytes have
     /// waited for a reader that took none for `stallLimit` (at least `limit`).
-    public func start(
+    package func start(
         limit: Duration, stallLimit: Duration, watching connections: [any ByteStream], onIdle: @escaping (Ending) -> Void
     ) {
         self.limit = max(1, limit.milliseconds)
@@ -51,7 +51,7 @@ public final class IdleTimer {
     }
 
     /// Stops watching; nothing fires.
-    public func stop() {
+    package func stop() {
         timer?.cancel()
         watched = []
         onIdle = nil

@@ -3,28 +3,28 @@ import Glibc
 
 /// A listening socket on an event base: the single owner of its `evconnlistener` (which closes the
 /// socket), freed in `deinit`. Each accepted connection is handed to `onAccept` on the loop's thread.
-public final class Listener {
+package final class Listener {
     private var raw: OpaquePointer?
     private let onAccept: (Int32, SocketAddress) -> Void
     /// Re-enables accepting after a pause for lack of descriptors.
     private var resume: Timer?
     /// How long accepting pauses when the process is out of descriptors (EMFILE, ENFILE, ENOBUFS).
-    public static let exhaustionPause: Duration = .milliseconds(200)
+    package static let exhaustionPause: Duration = .milliseconds(200)
     /// How many pauses there have been, for status reports and tests.
-    public private(set) var pauses = 0
+    package private(set) var pauses = 0
     /// Told of each pause with the errno that caused it (the owner says so, once per burst).
-    public var onPause: ((Int32) -> Void)?
+    package var onPause: ((Int32) -> Void)?
     /// The errno of the last failed accept().
-    public private(set) var lastAcceptError: Int32 = 0
+    package private(set) var lastAcceptError: Int32 = 0
     /// The address actually bound (with the port the kernel chose for port 0).
-    public private(set) var address: SocketAddress
+    package private(set) var address: SocketAddress
 
     /// The accept queue: libevent's default (-1) is 128, and a burst of clients beyond it (a
     /// phone's apps reconnecting at once, or 400 CONNECTs in the hostile bench) has its SYNs
     /// dropped and retried a second later. The kernel caps it at net.core.somaxconn.
     static let backlog: Int32 = 4096
 
-    public init(base: EventBase, address: SocketAddress, onAccept: @escaping (Int32, SocketAddress) -> Void) throws(EventError) {
+    package init(base: EventBase, address: SocketAddress, onAccept: @escaping (Int32, SocketAddress) -> Void) throws(EventError) {
         self.onAccept = onAccept
         self.address = address
         var bind = address.storage
@@ -43,7 +43,7 @@ public final class Listener {
     }
 
     /// Listens on a socket already bound (a Unix-domain socket, say); the listener owns and closes it.
-    public init(
+    package init(
         base: EventBase, boundDescriptor descriptor: Int32, onAccept: @escaping (Int32, SocketAddress) -> Void
     ) throws(EventError) {
         self.onAccept = onAccept

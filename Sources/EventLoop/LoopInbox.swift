@@ -5,12 +5,12 @@ import POSIX
 /// handled on the loop's thread by the handler given at creation.
 ///
 /// The inbox itself belongs to the loop; ``poster`` is the Sendable handle other threads keep.
-public final class LoopInbox<Message: Sendable> {
+package final class LoopInbox<Message: Sendable> {
     private let shared: InboxState<Message>
     private let handler: (Message) -> Void
 
     /// Creates the inbox on `base` (on the loop's thread); `handler` runs there for each message.
-    public init(base: EventBase, handler: @escaping (Message) -> Void) throws(EventError) {
+    package init(base: EventBase, handler: @escaping (Message) -> Void) throws(EventError) {
         self.handler = handler
         shared = InboxState()
         // The inbox outlives its event (deinit frees the event first), so an unretained context is safe.
@@ -22,7 +22,7 @@ public final class LoopInbox<Message: Sendable> {
     deinit { shared.close() }
 
     /// The handle to post with, from any thread.
-    public var poster: InboxPoster<Message> { InboxPoster(shared: shared) }
+    package var poster: InboxPoster<Message> { InboxPoster(shared: shared) }
 
     fileprivate func drain() {
         for message in shared.takeAll() { handler(message) }
@@ -30,13 +30,13 @@ public final class LoopInbox<Message: Sendable> {
 }
 
 /// Posts to a ``LoopInbox`` from any thread. Posting after the inbox is gone does nothing.
-public struct InboxPoster<Message: Sendable>: Sendable {
+package struct InboxPoster<Message: Sendable>: Sendable {
     fileprivate let shared: InboxState<Message>
 
     /// Queues `message` and wakes the loop (libevent's event_active is thread-safe with pthreads on).
     /// Returns false when the inbox no longer exists.
     @discardableResult
-    public func post(_ message: Message) -> Bool { shared.post(message) }
+    package func post(_ message: Message) -> Bool { shared.post(message) }
 }
 
 /// The queue and the wake-up event, behind one lock shared by the inbox and its posters. The event

@@ -7,8 +7,8 @@ import Glibc
 /// the time of every read and write; it ticks every few milliseconds, the clock libevent's own
 /// timeouts run on (without `EVENT_BASE_FLAG_PRECISE_TIMER`), which is what these times are
 /// compared against.
-public enum MonotonicClock {
-    public static func nowMilliseconds() -> Int64 {
+package enum MonotonicClock {
+    package static func nowMilliseconds() -> Int64 {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
         return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
@@ -17,7 +17,7 @@ public enum MonotonicClock {
 
 extension Duration {
     /// The duration in whole milliseconds (timeouts, time to live).
-    public var milliseconds: Int64 {
+    package var milliseconds: Int64 {
         let (seconds, attoseconds) = components
         return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }

@@ -5,11 +5,11 @@ import Glibc
 /// anything a callback may: reload a policy, start a shutdown. The single owner of its `event`.
 ///
 /// The signal must be unblocked on the thread that runs the base and blocked on every other.
-public final class SignalEvent {
+package final class SignalEvent {
     private var raw: OpaquePointer?
     private let onSignal: () -> Void
 
-    public init(base: EventBase, signal number: Int32, onSignal: @escaping () -> Void) throws(EventError) {
+    package init(base: EventBase, signal number: Int32, onSignal: @escaping () -> Void) throws(EventError) {
         self.onSignal = onSignal
         // evsignal_new(base, signum, cb, arg) is a macro for event_new(base, signum, EV_SIGNAL|EV_PERSIST, cb, arg).
         let context = Unmanaged.passUnretained(self).toOpaque()

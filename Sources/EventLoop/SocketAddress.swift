@@ -2,11 +2,11 @@ internal import CLibevent
 import Glibc
 
 /// An IPv4 or IPv6 socket address, parsed the way `--listen` takes it: `127.0.0.1:8080`, `[::1]:8080`.
-public struct SocketAddress: Sendable, CustomStringConvertible {
+package struct SocketAddress: Sendable, CustomStringConvertible {
     var storage = sockaddr_storage()
     var length: Int32
 
-    public init(parsing text: String) throws(EventError) {
+    package init(parsing text: String) throws(EventError) {
         // libevent refuses port 0, which tests and `--listen 127.0.0.1:0` use to let the kernel pick:
         // parse with port 1, then clear it.
         let anyPort = text.hasSuffix(":0")
@@ -47,7 +47,7 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         return status == 0 ? SocketAddress(storage: storage, length: Int32(length)) : nil
     }
 
-    public var port: UInt16 {
+    package var port: UInt16 {
         var copy = storage
         return withUnsafePointer(to: &copy) { pointer in
             switch Int32(pointer.pointee.ss_family) {
@@ -60,7 +60,7 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
 
     /// The address in network byte order, 4 bytes for IPv4 and 16 for IPv6 (empty for any other
     /// family), lent to `body`: what an `IPAddress` is built from without printing and parsing it.
-    public func withAddressBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+    package func withAddressBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         var copy = storage
         return try withUnsafePointer(to: &copy) { pointer in
             switch Int32(pointer.pointee.ss_family) {
@@ -79,7 +79,7 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
     }
 
     /// The numeric host without brackets or port (`127.0.0.1`, `::1`), or nil if it cannot be printed.
-    public var host: String? {
+    package var host: String? {
         var copy = storage
         var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
         let status = withUnsafePointer(to: &copy) { pointer in
@@ -92,7 +92,7 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
     }
 
     /// `127.0.0.1:8080` or `[::1]:8080`.
-    public var description: String {
+    package var description: String {
         guard let host else { return "?" }
         return Int32(storage.ss_family) == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)"
     }

@@ -2,7 +2,7 @@ internal import CLibevent
 import Glibc
 
 /// What happened to a byte stream (a ``SocketStream``, or a TLS session over one) besides data arriving.
-public enum StreamEvent: Sendable, Equatable, CustomStringConvertible {
+package enum StreamEvent: Sendable, Equatable, CustomStringConvertible {
     /// An outgoing connect completed.
     case connected
     /// The peer closed its side.
@@ -12,7 +12,7 @@ public enum StreamEvent: Sendable, Equatable, CustomStringConvertible {
     /// A read or write time limit passed.
     case timeout
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .connected: "connected"
         case .endOfStream: "the peer closed the connection"
@@ -43,7 +43,7 @@ public enum StreamEvent: Sendable, Equatable, CustomStringConvertible {
 ///
 /// The C callbacks' context is this object, retained from creation until ``close()``, so a callback
 /// can never see a freed connection.
-public final class SocketStream: ByteStream {
+package final class SocketStream: ByteStream {
     private enum Phase {
         /// An outgoing connection with no socket yet (its socket could not be made; the failure is
         /// being reported).
@@ -82,7 +82,7 @@ public final class SocketStream: ByteStream {
     private var drainedMark = 0
     /// When a byte last moved through the socket, either way (``MonotonicClock``); a
     /// ``SpliceRelay`` moving this socket's bytes keeps it up to date too.
-    public internal(set) var lastActivity = MonotonicClock.nowMilliseconds()
+    package internal(set) var lastActivity = MonotonicClock.nowMilliseconds()
     /// Bytes a ``SpliceRelay`` holds in its pipe for this socket: waiting, as the output's are.
     var splicedBytesWaiting = 0
     /// The relay moving this socket's bytes, told when the connection closes under it.
@@ -93,16 +93,16 @@ public final class SocketStream: ByteStream {
     private var failureNotice: StreamEvent?
     private var drainedNoticeDue = false
 
-    public var onReadable: ((any ByteStream) -> Void)?
-    public var onDrained: ((any ByteStream) -> Void)?
-    public var onEvent: ((any ByteStream, StreamEvent) -> Void)?
+    package var onReadable: ((any ByteStream) -> Void)?
+    package var onDrained: ((any ByteStream) -> Void)?
+    package var onEvent: ((any ByteStream, StreamEvent) -> Void)?
 
     /// Wraps an accepted (or otherwise connected) socket; the connection owns it from here on.
     /// Reading is on.
     /// The local address of the socket: the proxy's own address as the peer reached it.
-    public var localAddress: SocketAddress? { descriptor >= 0 ? SocketAddress.local(of: descriptor) : nil }
+    package var localAddress: SocketAddress? { descriptor >= 0 ? SocketAddress.local(of: descriptor) : nil }
 
-    public init(base: EventBase, descriptor: Int32) throws(EventError) {
+    package init(base: EventBase, descriptor: Int32) throws(EventError) {
         self.base = base
         phase = .open
         guard evutil_make_socket_nonblocking(descriptor) == 0 else {
@@ -121,7 +121,7 @@ public final class SocketStream: ByteStream {
 
     /// Starts connecting to `address` (already resolved: ``DNSResolver/lookUp(_:port:completion:)``).
     /// ``onEvent`` reports `.connected` or the failure; the write time limit bounds the connect.
-    public init(base: EventBase, connectingTo address: SocketAddress) throws(EventError) {
+    package init(base: EventBase, connectingTo address: SocketAddress) throws(EventError) {
         self.base = base
         phase = .noSocket
         try setUp(descriptor: -1)
@@ -164,21 +164,21 @@ public final class SocketStream: ByteStream {
         precondition(retainedForCallbacks == nil, "a SocketStream must be closed before it is released")
     }
 
-    public var isOpen: Bool { phase != .closed }
+    package var isOpen: Bool { phase != .closed }
 
     /// The socket (-1 before a connect by name has one, and once closed), for a ``SpliceRelay``.
     var socket: Int32 { descriptor }
 
     /// Bytes waiting in the input buffer.
-    public var availableBytes: Int { input.map { evbuffer_get_length($0) } ?? 0 }
+    package var availableBytes: Int { input.map { evbuffer_get_length($0) } ?? 0 }
 
     /// Bytes not yet handed to the kernel.
-    public var pendingOutputBytes: Int { output.map { evbuffer_get_length($0) } ?? 0 }
+    package var pendingOutputBytes: Int { output.map { evbuffer_get_length($0) } ?? 0 }
 
     /// Whether bytes wait for the peer to take them: in the output buffer, or handed to the kernel
     /// and not yet acknowledged (`TIOCOUTQ`, one system call). A reader that pauses holds bytes like
     /// this; a connection where nothing is sent holds none.
-    public var hasBytesWaiting: Bool {
+    package var hasBytesWaiting: Bool {
         if pendingOutputBytes > 0 || splicedBytesWaiting > 0 { return true }
         guard descriptor >= 0 else { return false }
         var queued: Int32 = 0
@@ -186,10 +186,10 @@ public final class SocketStream: ByteStream {
     }
 
     /// Takes up to `maximum` bytes from the input buffer.
-    public func read(maximum: Int) -> [UInt8] { copyInput(maximum: maximum, removing: true) }
+    package func read(maximum: Int) -> [UInt8] { copyInput(maximum: maximum, removing: true) }
 
     /// Looks at the input without taking it.
-    public func peek(maximum: Int) -> [UInt8] { copyInput(maximum: maximum, removing: false) }
+    package func peek(maximum: Int) -> [UInt8] { copyInput(maximum: maximum, removing: false) }
 
     private func copyInput(maximum: Int, removing: Bool) -> [UInt8] {
         guard let input else { return [] }
@@ -204,7 +204,7 @@ public final class SocketStream: ByteStream {
     }
 
     /// Queues `bytes` and writes what the socket takes at once.
-    public func write(_ bytes: [UInt8]) {
+    package func write(_ bytes: [UInt8]) {
         guard let output, !bytes.isEmpty else { return }
         _ = bytes.withUnsafeBytes { evbuffer_add(output, $0.baseAddress, $0.count) }
         flushNow()
@@ -213,7 +213,7 @@ public final class SocketStream: ByteStream {
     /// Moves everything in this connection's input to `other`'s output without copying the bytes
     /// (evbuffer chains are handed over), and writes what `other`'s socket takes at once: the
     /// relay's hot path.
-    public func moveInput(to other: any ByteStream) {
+    package func moveInput(to other: any ByteStream) {
         guard let other = other as? SocketStream else { return other.write(read()) }
         guard let input, let target = other.output else { return }
         evbuffer_add_buffer(target, input)
@@ -223,7 +223,7 @@ public final class SocketStream: ByteStream {
     /// Moves at most `maximum` bytes of this connection's input to `other`'s output, without copying
     /// where whole chains fit; returns how many moved. For bodies whose length the proxy tracks.
     @discardableResult
-    public func moveInput(to other: any ByteStream, maximum: Int) -> Int {
+    package func moveInput(to other: any ByteStream, maximum: Int) -> Int {
         guard let other = other as? SocketStream else {
             let bytes = read(maximum: maximum)
             other.write(bytes)
@@ -236,37 +236,37 @@ public final class SocketStream: ByteStream {
     }
 
     /// Moves up to `buffer.count` bytes of the input into `buffer`; returns how many.
-    public func takeInput(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+    package func takeInput(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         guard let input, let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
         return max(0, Int(evbuffer_remove(input, base, buffer.count)))
     }
 
     /// Queues `bytes` without writing them yet: a producer that writes in pieces (TLS records)
     /// calls ``flush()`` once it is done, for one system call instead of one per piece.
-    public func queue(_ bytes: UnsafeRawBufferPointer) {
+    package func queue(_ bytes: UnsafeRawBufferPointer) {
         guard let output, let base = bytes.baseAddress, !bytes.isEmpty else { return }
         evbuffer_add(output, base, bytes.count)
     }
 
     /// Writes what the socket takes of the queued output now (the rest when it can).
-    public func flush() { flushNow() }
+    package func flush() { flushNow() }
 
     /// Whether the peer ended its side: reading stopped at its end of stream (reported through
     /// ``onEvent`` from the loop), and nothing more will arrive.
-    public private(set) var inputEnded = false
+    package private(set) var inputEnded = false
 
     /// Discards the first `count` bytes of the input (after a ``peek(maximum:)`` has looked at them).
-    public func discardInput(_ count: Int) {
+    package func discardInput(_ count: Int) {
         guard let input, count > 0 else { return }
         evbuffer_drain(input, count)
     }
 
     /// Whether reading is on: it is from creation until ``setReading(_:)`` turns it off, or an end
     /// of stream, an error or a read timeout does.
-    public var isReading: Bool { phase != .closed && reading }
+    package var isReading: Bool { phase != .closed && reading }
 
     /// Stops or resumes reading: backpressure, so a slow reader never makes memory grow.
-    public func setReading(_ enabled: Bool) {
+    package func setReading(_ enabled: Bool) {
         guard phase != .closed, enabled != reading else { return }
         reading = enabled
         if enabled { armRead() } else { disarmRead() }
@@ -276,14 +276,14 @@ public final class SocketStream: ByteStream {
     /// calling ``onReadable``: for a peer that has usually spoken already (a client sends its request
     /// with its connection), this saves a trip through the loop. An end of stream or an error found
     /// is reported through ``onEvent`` from the loop, as if the loop had found it.
-    public func readImmediately() {
+    package func readImmediately() {
         guard phase == .open, reading else { return }
         if let end = receive().end { stopReading(reporting: end) }
     }
 
     /// Calls ``onDrained`` once the output falls to `low` bytes (0: fully written); when it already
     /// is at or below, soon after this call (from the loop).
-    public func setDrainedMark(_ low: Int) {
+    package func setDrainedMark(_ low: Int) {
         guard phase != .closed else { return }
         drainedMark = low
         if pendingOutputBytes <= low { noteDrained() }
@@ -291,7 +291,7 @@ public final class SocketStream: ByteStream {
 
     /// Read and write time limits; nil removes them. The read limit runs while reading is on, the
     /// write limit while a connect is in progress or written bytes wait for the socket.
-    public func setTimeouts(read: Duration?, write: Duration?) {
+    package func setTimeouts(read: Duration?, write: Duration?) {
         guard phase != .closed else { return }
         readLimit = read.map(Glibc.timeval.init(duration:))
         writeLimit = write.map(Glibc.timeval.init(duration:))
@@ -304,14 +304,14 @@ public final class SocketStream: ByteStream {
     }
 
     /// Half-closes: no more writes from us once the output is flushed by the kernel.
-    public func shutdownWrite() {
+    package func shutdownWrite() {
         guard descriptor >= 0, phase != .closed else { return }
         shutdown(descriptor, Int32(SHUT_WR))
     }
 
     /// Frees the events and buffers, closes the socket and drops the callbacks' retain. Idempotent.
     /// A ``SpliceRelay`` on the socket stops first (its events leave the socket before it closes).
-    public func close() {
+    package func close() {
         guard phase != .closed else { return }
         if let relay {
             self.relay = nil
@@ -626,7 +626,7 @@ public final class SocketStream: ByteStream {
     /// Calls ``onReadable`` soon, from the loop, whatever the input holds: for a reader layered on
     /// the connection (a TLS session) that stopped taking bytes it already has, and must be told to
     /// take them again when no new byte will come to say so.
-    public func noteReadable() {
+    package func noteReadable() {
         guard phase != .closed else { return }
         readableNoticeDue = true
         notify()

@@ -32,14 +32,14 @@ import Glibc
 /// a write event on each destination, beside the connections' own, and a notice event), all freed
 /// in ``close()`` and only there: when the relay ends, when its owner closes it, or when either
 /// connection is closed under it. The C callbacks' context is retained from ``start()`` until then.
-public final class SpliceRelay {
+package final class SpliceRelay {
     /// Which connection something happened to.
-    public enum Side: Sendable, Equatable {
+    package enum Side: Sendable, Equatable {
         case first, second
     }
 
     /// How the relay ended.
-    public enum Ending: Sendable, Equatable {
+    package enum Ending: Sendable, Equatable {
         /// Both directions ended, and each end was passed on.
         case finished
         /// A socket error or a time limit on `side`.
@@ -47,7 +47,7 @@ public final class SpliceRelay {
     }
 
     /// How the bytes move.
-    public enum Method: Sendable, Equatable {
+    package enum Method: Sendable, Equatable {
         /// splice(2) through a pipe, falling back to copies where the kernel refuses.
         case splice
         /// The connections' evbuffer copies (``SocketStream/moveInput(to:)``), as the fallback does.
@@ -55,15 +55,15 @@ public final class SpliceRelay {
     }
 
     /// Each direction's pipe size unless told otherwise (``SplicePipe/defaultCapacity``).
-    public static var defaultPipeCapacity: Int { SplicePipe.defaultCapacity }
+    package static var defaultPipeCapacity: Int { SplicePipe.defaultCapacity }
 
     /// What a bulk direction's pipe grows to unless told otherwise (``SplicePipe/grownCapacity``).
-    public static var defaultGrownPipeCapacity: Int { SplicePipe.grownCapacity }
+    package static var defaultGrownPipeCapacity: Int { SplicePipe.grownCapacity }
 
-    public let first: SocketStream
-    public let second: SocketStream
+    package let first: SocketStream
+    package let second: SocketStream
     /// Runs once when the relay ends (see the type's contract).
-    public var onEnd: ((SpliceRelay, Ending) -> Void)?
+    package var onEnd: ((SpliceRelay, Ending) -> Void)?
 
     let base: EventBase
     let requestedMethod: Method
@@ -89,7 +89,7 @@ public final class SpliceRelay {
     ///   - grownPipeCapacity: what a direction's pipe grows to the first time the source fills it
     ///     (a bulk transfer), while all grown pipes of the process stay within
     ///     ``SplicePipe/growthBudget``; at or below `pipeCapacity`, pipes keep their size.
-    public init(
+    package init(
         first: SocketStream, second: SocketStream, method: Method = .splice, pipeCapacity: Int = SpliceRelay.defaultPipeCapacity,
         grownPipeCapacity: Int = SpliceRelay.defaultGrownPipeCapacity
     ) {
@@ -107,19 +107,19 @@ public final class SpliceRelay {
 
     /// Bytes delivered from the first connection to the second (a tunnel's bytes up, with the
     /// client first).
-    public var bytesToSecond: Int { flows.first?.moved ?? 0 }
+    package var bytesToSecond: Int { flows.first?.moved ?? 0 }
     /// Bytes delivered from the second connection to the first.
-    public var bytesToFirst: Int { flows.last?.moved ?? 0 }
+    package var bytesToFirst: Int { flows.last?.moved ?? 0 }
 
     /// Whether each direction splices (false: it copies, by request or by fallback), first → second
     /// then second → first; empty before ``start()``.
-    public var splicing: [Bool] { flows.map { $0.pipe != nil } }
+    package var splicing: [Bool] { flows.map { $0.pipe != nil } }
 
     /// Whether it has ended or been closed.
-    public var isClosed: Bool { closed }
+    package var isClosed: Bool { closed }
 
     /// Takes over both connections and starts moving bytes. Both must be open (connected).
-    public func start() {
+    package func start() {
         guard !started, !closed else { return }
         started = true
         let context = Unmanaged.passRetained(self)
@@ -141,7 +141,7 @@ public final class SpliceRelay {
 
     /// Stops moving bytes and frees the pipes and events, without calling ``onEnd``. The
     /// connections stay open, with no callbacks and reading off. Idempotent.
-    public func close() {
+    package func close() {
         guard !closed else { return }
         closed = true
         onEnd = nil

@@ -6,11 +6,11 @@ import Glibc
 /// ``schedule(after:)`` arms it (re-arming replaces the pending time), ``cancel()`` disarms it.
 /// The C callback's context is the timer itself, unretained: `deinit` frees the event first, so no
 /// callback can run on a freed timer.
-public final class Timer {
+package final class Timer {
     private var raw: OpaquePointer?
     private let onFire: () -> Void
 
-    public init(base: EventBase, onFire: @escaping () -> Void) throws(EventError) {
+    package init(base: EventBase, onFire: @escaping () -> Void) throws(EventError) {
         self.onFire = onFire
         // evtimer_new(base, cb, arg) is a macro for event_new(base, -1, 0, cb, arg).
         guard let event = event_new(base.raw, -1, 0, timerCallback, nil) else { throw EventError("event_new (timer)") }
@@ -23,14 +23,14 @@ public final class Timer {
     }
 
     /// Fires once after `delay`, unless cancelled or scheduled again first.
-    public func schedule(after delay: Duration) {
+    package func schedule(after delay: Duration) {
         guard let raw else { return }
         var time = timeval(duration: delay)
         // evtimer_add(ev, tv) is a macro for event_add(ev, tv).
         event_add(raw, &time)
     }
 
-    public func cancel() {
+    package func cancel() {
         guard let raw else { return }
         // evtimer_del(ev) is a macro for event_del(ev).
         event_del(raw)

@@ -2,10 +2,10 @@ import Glibc
 
 /// A listening Unix-domain stream socket at a path, for local control clients: created with the
 /// given permissions, refused when another process is listening there, and unlinked by its owner.
-public enum UnixSocketFile {
+package enum UnixSocketFile {
     /// Binds and listens at `path` with `permissions` (0660: the owner and its group), replacing a
     /// stale socket file left by a process that died, and returns the descriptor.
-    public static func listen(at path: String, permissions: mode_t) throws(EventError) -> Int32 {
+    package static func listen(at path: String, permissions: mode_t) throws(EventError) -> Int32 {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let pathBytes = Array(path.utf8)

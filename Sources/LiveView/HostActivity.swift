@@ -1,12 +1,12 @@
 /// What the live view knows of a host beyond the report's tally: when it was last seen (by a
 /// connection or a request line) and which devices used it, at most a few of them.
-public struct HostActivity: Sendable, Equatable {
+package struct HostActivity: Sendable, Equatable {
     /// The latest `ts` of its lines (RFC 3339 UTC, which sorts as text).
-    public private(set) var lastSeen: String?
+    package private(set) var lastSeen: String?
     /// Device addresses (no port) in first-seen order, at most the live view's limit.
-    public private(set) var clients: [String] = []
+    package private(set) var clients: [String] = []
     /// Whether more devices than ``clients`` used it.
-    public private(set) var moreClients = false
+    package private(set) var moreClients = false
 
     init() {}
 

@@ -1,7 +1,7 @@
 import TrafficReport
 
 /// What happened to a host's loads, worst first: one word for the table and its filter.
-public enum HostVerdict: String, Sendable, CaseIterable {
+package enum HostVerdict: String, Sendable, CaseIterable {
     /// At least one load was blocked (enforce mode).
     case blocked
     /// Loads broke ATS and were let through (report mode).
@@ -12,7 +12,7 @@ public enum HostVerdict: String, Sendable, CaseIterable {
     case allowed
 
     /// The verdict of a host's tally: blocked over not compliant over failed over allowed.
-    public init(_ traffic: HostTraffic) {
+    package init(_ traffic: HostTraffic) {
         if traffic.blocked > 0 {
             self = .blocked
         } else if !traffic.violations.isEmpty {
@@ -25,7 +25,7 @@ public enum HostVerdict: String, Sendable, CaseIterable {
     }
 
     /// In words, for the page.
-    public var label: String {
+    package var label: String {
         switch self {
         case .blocked: "blocked"
         case .notCompliant: "not compliant (let through in report mode)"

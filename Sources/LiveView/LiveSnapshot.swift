@@ -4,29 +4,29 @@ import TrafficReport
 
 /// One host of the live view: the report's judgement of its tally, the verdict of its loads, and
 /// when and by whom it was seen.
-public struct HostRow: Sendable {
-    public let assessment: HostAssessment
-    public let verdict: HostVerdict
-    public let activity: HostActivity
-    public let violations: [ViolationAdvice]
+package struct HostRow: Sendable {
+    package let assessment: HostAssessment
+    package let verdict: HostVerdict
+    package let activity: HostActivity
+    package let violations: [ViolationAdvice]
     /// The suggested `NSExceptionDomains` entry that covers it, when it needs one.
-    public let entryKey: String?
+    package let entryKey: String?
 
-    public var traffic: HostTraffic { assessment.traffic }
-    public var name: String { assessment.host.description }
+    package var traffic: HostTraffic { assessment.traffic }
+    package var name: String { assessment.host.description }
 }
 
 /// What every page, the JSON and the events show for one state of the traffic and the policy:
 /// computed once per version, since the report judges every host.
-public struct LiveSnapshot: Sendable {
+package struct LiveSnapshot: Sendable {
     /// The site's version of the state shown (``LiveViewSite/version``).
-    public let version: UInt64
+    package let version: UInt64
     /// The same report `atsproxyctl report --policy` makes of the same lines and settings.
-    public let report: TrafficReport
+    package let report: TrafficReport
     /// Every host, most recently seen first.
-    public let rows: [HostRow]
-    public let context: LivePolicyContext
-    public let traffic: LiveTraffic
+    package let rows: [HostRow]
+    package let context: LivePolicyContext
+    package let traffic: LiveTraffic
 
     init(version: UInt64, traffic: LiveTraffic, context: LivePolicyContext) {
         self.version = version
@@ -56,36 +56,36 @@ public struct LiveSnapshot: Sendable {
     }
 
     /// The narrowest `NSAppTransportSecurity` for everything seen: `report`'s Info.plist fragment.
-    public var infoPlistFragment: String { report.infoPlistFragment }
+    package var infoPlistFragment: String { report.infoPlistFragment }
 
     /// The daemon's policy's keys the traffic never needed.
-    public var unused: [UnusedKey] { report.unused ?? [] }
+    package var unused: [UnusedKey] { report.unused ?? [] }
 
-    public func row(_ host: HostIdentity) -> HostRow? { rows.first { $0.assessment.host == host } }
+    package func row(_ host: HostIdentity) -> HostRow? { rows.first { $0.assessment.host == host } }
 }
 
 /// The host table's filters, from the query (`?client=&host=&verdict=`); an empty one lets all through.
-public struct HostFilter: Sendable, Equatable {
+package struct HostFilter: Sendable, Equatable {
     /// A device address, matched exactly against the host's devices.
-    public var client = ""
+    package var client = ""
     /// Part of the host name, any case.
-    public var host = ""
+    package var host = ""
     /// A ``HostVerdict`` raw value.
-    public var verdict = ""
+    package var verdict = ""
 
-    public init(client: String = "", host: String = "", verdict: String = "") {
+    package init(client: String = "", host: String = "", verdict: String = "") {
         self.client = client.trimmingWhitespace
         self.host = host.trimmingWhitespace
         self.verdict = verdict.trimmingWhitespace
     }
 
-    public init(_ request: LocalRequest) {
+    package init(_ request: LocalRequest) {
         self.init(
             client: request.queryValue("client") ?? "", host: request.queryValue("host") ?? "",
             verdict: request.queryValue("verdict") ?? "")
     }
 
-    public func matches(_ row: HostRow) -> Bool {
+    package func matches(_ row: HostRow) -> Bool {
         (client.isEmpty || row.activity.clients.contains(client))
             && (host.isEmpty || row.name.lowercased().contains(host.lowercased()))
             && (verdict.isEmpty || row.verdict.rawValue == verdict)

@@ -5,7 +5,7 @@ import TrafficReport
 /// The live view's state as one JSON object: what `/api/state.json` answers and each `update`
 /// event carries, and what the page's script renders.
 extension LiveSnapshot {
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([
             ("version", .int(Int64(clamping: version))),
             ("policy", .string(context.description)),

@@ -7,22 +7,22 @@ import TrafficReport
 /// most recent connections with their request lines.
 ///
 /// A value owned by one thread, the web listener's loop: the daemon hands it each line it writes.
-public struct LiveTraffic: Sendable {
+package struct LiveTraffic: Sendable {
     /// How much is kept. Everything beyond is counted, never stored.
-    public struct Limits: Sendable, Equatable {
+    package struct Limits: Sendable, Equatable {
         /// Connections kept with their request lines, newest first.
-        public var recentConnections: Int
+        package var recentConnections: Int
         /// Hosts tallied: lines about further hosts are counted as dropped.
-        public var hosts: Int
+        package var hosts: Int
         /// Device addresses kept per host.
-        public var clientsPerHost: Int
+        package var clientsPerHost: Int
         /// Request lines kept per recent connection.
-        public var requestsPerConnection: Int
+        package var requestsPerConnection: Int
 
         /// Connections judged and still open (``openConnectionRecords``): past it, the oldest is forgotten.
-        public var openConnections: Int = 5_000
+        package var openConnections: Int = 5_000
 
-        public init(recentConnections: Int = 1_000, hosts: Int = 5_000, clientsPerHost: Int = 16, requestsPerConnection: Int = 50) {
+        package init(recentConnections: Int = 1_000, hosts: Int = 5_000, clientsPerHost: Int = 16, requestsPerConnection: Int = 50) {
             self.recentConnections = recentConnections
             self.hosts = hosts
             self.clientsPerHost = clientsPerHost
@@ -30,44 +30,44 @@ public struct LiveTraffic: Sendable {
         }
     }
 
-    public let limits: Limits
+    package let limits: Limits
     /// Increases whenever a line is ingested: what was shown under another version is stale.
-    public private(set) var version: UInt64 = 0
+    package private(set) var version: UInt64 = 0
     /// The report's per-host tally of every line (within ``Limits/hosts``).
-    public private(set) var tally: HostTrafficTally
+    package private(set) var tally: HostTrafficTally
     /// Last seen and devices, for each host of ``tally``.
-    public private(set) var activity: [HostIdentity: HostActivity] = [:]
+    package private(set) var activity: [HostIdentity: HostActivity] = [:]
     private var ring: ConnectionRing
     /// Tunnels judged and still relaying (their `connection_open` line is in, their connection line
     /// not yet), by connection id, with the order they opened in: shown in the hosts table, never in
     /// the report's tally, so the plist panel stays what `report` makes of the log.
-    public private(set) var openConnectionRecords: [Int64: LoggedConnection] = [:]
+    package private(set) var openConnectionRecords: [Int64: LoggedConnection] = [:]
     private var openOrder: [Int64] = []
     /// Open connections forgotten to stay within ``Limits/openConnections``.
-    public private(set) var forgottenOpenConnections = 0
+    package private(set) var forgottenOpenConnections = 0
     /// Lines ingested (empty lines aside).
-    public private(set) var lines = 0
+    package private(set) var lines = 0
     /// Lines that were not JSON, or not a connection, request or tls_stream record.
-    public private(set) var unparsedLines = 0
+    package private(set) var unparsedLines = 0
     /// Why the latest of them was refused.
-    public private(set) var lastUnparsedReason: String?
+    package private(set) var lastUnparsedReason: String?
 
-    public init(limits: Limits = Limits()) {
+    package init(limits: Limits = Limits()) {
         self.limits = limits
         tally = HostTrafficTally(maximumHosts: limits.hosts)
         ring = ConnectionRing(capacity: limits.recentConnections, requestsPerConnection: limits.requestsPerConnection)
     }
 
     /// The recent connections, newest first (open ones, with only request lines, included).
-    public var recentConnections: [RecentConnection] { ring.newestFirst }
+    package var recentConnections: [RecentConnection] { ring.newestFirst }
     /// Connections forgotten to stay within ``Limits/recentConnections``.
-    public var evictedConnections: Int { ring.evicted }
+    package var evictedConnections: Int { ring.evicted }
     /// Connections with request lines in and no connection line yet (still open, or their line lost).
-    public var openConnections: Int { ring.openCount }
+    package var openConnections: Int { ring.openCount }
 
     /// Takes one of the daemon's log lines as written (a trailing newline is allowed): a connection
     /// line, a request line or a `tls_stream` line. Anything else is counted in ``unparsedLines``.
-    public mutating func ingest(line: [UInt8]) {
+    package mutating func ingest(line: [UInt8]) {
         var end = line.endIndex
         while end > line.startIndex, line[end - 1] == UInt8(ascii: "\n") || line[end - 1] == UInt8(ascii: "\r") { end -= 1 }
         guard end > line.startIndex else { return }
@@ -129,7 +129,7 @@ public struct LiveTraffic: Sendable {
 
     /// The tally with the open connections added: what the hosts table shows (each open one
     /// counted once, as its connection line will count it).
-    public var tallyWithOpenConnections: HostTrafficTally {
+    package var tallyWithOpenConnections: HostTrafficTally {
         guard !openConnectionRecords.isEmpty else { return tally }
         var shown = tally
         for id in openOrder { if let record = openConnectionRecords[id] { _ = shown.add(record) } }

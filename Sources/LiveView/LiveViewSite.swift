@@ -15,13 +15,13 @@ import ProxyWire
 /// - `/host?name=HOST`: one host's connections, requests and explanation;
 /// - `/api/state.json`: the state as JSON (``LiveSnapshot/json``);
 /// - `/events`: the `traffic` event stream (``LocalReply/eventStream(channel:retryMilliseconds:)``).
-public final class LiveViewSite: LocalSite {
+package final class LiveViewSite: LocalSite {
     /// The event stream's channel: the server writes ``eventPayload()`` to its streams.
-    public static let channel = "traffic"
+    package static let channel = "traffic"
 
-    public private(set) var traffic: LiveTraffic
+    package private(set) var traffic: LiveTraffic
     /// The policy the traffic is judged against; setting it (on reload) updates every view.
-    public var context: LivePolicyContext {
+    package var context: LivePolicyContext {
         didSet { policyChanges += 1 }
     }
     private var policyChanges: UInt64 = 0
@@ -29,25 +29,25 @@ public final class LiveViewSite: LocalSite {
     /// The version of the last event payload given out.
     private var sentVersion: UInt64?
 
-    public init(context: LivePolicyContext, limits: LiveTraffic.Limits = LiveTraffic.Limits()) {
+    package init(context: LivePolicyContext, limits: LiveTraffic.Limits = LiveTraffic.Limits()) {
         self.context = context
         traffic = LiveTraffic(limits: limits)
     }
 
     /// Increases with every line ingested and every policy set.
-    public var version: UInt64 { traffic.version &+ policyChanges }
+    package var version: UInt64 { traffic.version &+ policyChanges }
 
     /// One of the daemon's log lines, as written.
-    public func ingest(line: [UInt8]) { traffic.ingest(line: line) }
+    package func ingest(line: [UInt8]) { traffic.ingest(line: line) }
 
     /// Takes a batch of lines in the order written, skipping the `connection_open` lines of
     /// connections that also ended within the batch (``LineBatch``).
-    public func ingest(lines: [[UInt8]]) {
+    package func ingest(lines: [[UInt8]]) {
         for line in LineBatch.worthParsing(lines) { traffic.ingest(line: line) }
     }
 
     /// The state now, judged once per version.
-    public var snapshot: LiveSnapshot {
+    package var snapshot: LiveSnapshot {
         if let cached, cached.version == version { return cached }
         let snapshot = LiveSnapshot(version: version, traffic: traffic, context: context)
         cached = snapshot
@@ -58,7 +58,7 @@ public final class LiveViewSite: LocalSite {
     /// nothing changed since the last payload given out.
     /// - Parameter current: the current state's event whether or not it changed (for a stream
     ///   that has just opened), leaving what the open streams were last sent as it is.
-    public func eventPayload(current: Bool = false) -> [UInt8]? {
+    package func eventPayload(current: Bool = false) -> [UInt8]? {
         let snapshot = self.snapshot
         if !current {
             guard sentVersion != snapshot.version else { return nil }
@@ -68,7 +68,7 @@ public final class LiveViewSite: LocalSite {
         return Array("event: update\ndata: ".utf8) + snapshot.json.serializedBytes + Array("\n\n".utf8)
     }
 
-    public func reply(to request: LocalRequest) -> LocalReply {
+    package func reply(to request: LocalRequest) -> LocalReply {
         let known = ["/", "/host", "/api/state.json", "/events"]
         guard known.contains(request.path) else { return .response(LocalResponse.notFound(request.path)) }
         guard request.method == "GET" || request.method == "HEAD" else {

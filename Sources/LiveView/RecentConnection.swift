@@ -5,31 +5,31 @@ import TrafficReport
 /// One connection of the recent ones: its connection line once the connection has ended, and the
 /// request (and `tls_stream`) lines logged inside it, joined by `connection_id`. The request lines
 /// come first: the daemon logs a connection when it ends.
-public struct RecentConnection: Sendable {
+package struct RecentConnection: Sendable {
     /// `connection_id`: nil on lines written before intercept mode, which join nothing.
-    public var connectionID: Int64?
+    package var connectionID: Int64?
     /// The connection line; nil while the connection is still open (only its request lines are in).
-    public var record: LoggedConnection?
+    package var record: LoggedConnection?
     /// What the live view shows of the connection line besides ``record``.
-    public var details: ConnectionDetails?
+    package var details: ConnectionDetails?
     /// The request lines kept, in the order they came (at most the live view's per-connection limit),
     /// without their headers: the view never shows them, and they are the bulk of a line.
-    public var requests: [LoggedRequest] = []
+    package var requests: [LoggedRequest] = []
     /// Request lines beyond the limit, counted only.
-    public var droppedRequests = 0
+    package var droppedRequests = 0
 
     /// Whether the connection line is in: the connection has ended.
-    public var isComplete: Bool { record != nil }
+    package var isComplete: Bool { record != nil }
 
     /// When the connection started, or its first request's time while it is open.
-    public var timestamp: String? { record?.timestamp ?? requests.first?.timestamp }
+    package var timestamp: String? { record?.timestamp ?? requests.first?.timestamp }
 
     /// The device's address, from whichever line says.
-    public var client: String? { details?.client ?? requests.first?.client }
+    package var client: String? { details?.client ?? requests.first?.client }
 
     /// Whether the connection concerns `host`: as its request host, its ClientHello's other name,
     /// or (while it is open) the host of its requests.
-    public func concerns(_ host: HostIdentity) -> Bool {
+    package func concerns(_ host: HostIdentity) -> Bool {
         if let record {
             if Self.same(record.host, host) { return true }
             if let check = record.serverNameCheck, Self.same(check.host, host) { return true }
@@ -44,20 +44,20 @@ public struct RecentConnection: Sendable {
 }
 
 /// The fields of a connection line the live view shows that the report does not read.
-public struct ConnectionDetails: Sendable, Equatable {
+package struct ConnectionDetails: Sendable, Equatable {
     /// `client`, `address:port` as logged.
-    public var client: String?
+    package var client: String?
     /// `status`: the origin's status for a forwarded http:// request.
-    public var status: Int?
-    public var bytesUp: Int64?
-    public var bytesDown: Int64?
-    public var durationMilliseconds: Int64?
+    package var status: Int?
+    package var bytesUp: Int64?
+    package var bytesDown: Int64?
+    package var durationMilliseconds: Int64?
     /// `inspect`: `intercept` or `passthrough` in intercept mode, nil in tunnel mode.
-    public var inspect: String?
+    package var inspect: String?
     /// `error.nsurl` and `error.ssl`: the error an app would have seen.
-    public var appleError: String?
+    package var appleError: String?
 
-    public init(json: JSONValue) {
+    package init(json: JSONValue) {
         client = json["client"]?.stringValue
         status = json["status"]?.intValue.map(Int.init)
         bytesUp = json["bytes_up"]?.intValue

@@ -3,15 +3,15 @@ import TrafficReport
 
 /// One violation logged for a host, in words, with what would allow it: the Info.plist key the
 /// report's suggestion sets for it, or why no key can (the report's blocker).
-public struct ViolationAdvice: Sendable, Equatable {
+package struct ViolationAdvice: Sendable, Equatable {
     /// The violation's name (`tls_version`).
-    public var name: String
+    package var name: String
     /// The explanation logged with its first occurrence.
-    public var explanation: String
+    package var explanation: String
     /// `NSExceptionDomains › legacy.example.com › NSExceptionMinimumTLSVersion = TLSv1.0`, when a key allows it.
-    public var allowedBy: String?
+    package var allowedBy: String?
     /// Why no Info.plist key allows it, when none does.
-    public var noKey: String?
+    package var noKey: String?
 
     /// The advice for each of the host's violations, in the vocabulary's order.
     /// - Parameter entryKey: the suggested entry that covers the host (a folded parent, or the host).

@@ -3,25 +3,25 @@ import ProxyWire
 /// What the daemon prints at start and `atsproxyctl onboard` prints: one line saying what to do,
 /// then for each address the QR code of `http://<address>/` and the URL as text; with no address a
 /// phone can reach, how to listen on the LAN instead.
-public struct OnboardingBanner: Sendable {
+package struct OnboardingBanner: Sendable {
     /// The proxy's addresses as "host:port"; loopback ones are left out (a phone cannot reach them).
-    public let addresses: [String]
+    package let addresses: [String]
 
-    public init(addresses: [String]) {
+    package init(addresses: [String]) {
         self.addresses = addresses.filter { !ListenerAddress($0).isLoopback }
     }
 
     /// The same addresses the onboarding site shows.
-    public init(configuration: OnboardingConfiguration) {
+    package init(configuration: OnboardingConfiguration) {
         self.init(addresses: configuration.addresses)
     }
 
     /// The onboarding URL of each address, `http://<address>/`.
-    public var urls: [String] { addresses.map { "http://\($0)/" } }
+    package var urls: [String] { addresses.map { "http://\($0)/" } }
 
     /// The banner, ending in a newline. QR codes are drawn light on dark, as `qrencode -t UTF8` does
     /// (``QRCode/terminalText``).
-    public var text: String {
+    package var text: String {
         guard !addresses.isEmpty else {
             return "Onboarding: \(HowTo.listenOnLAN)\n"
         }

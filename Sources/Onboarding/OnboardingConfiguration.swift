@@ -4,9 +4,9 @@
 ///
 /// Onboarding depends on neither TLSInspection nor the daemon: the daemon copies the CA's bytes and
 /// facts into ``CADownloads``.
-public struct OnboardingConfiguration: Sendable {
+package struct OnboardingConfiguration: Sendable {
     /// How the proxy treats TLS, as `--inspect` says.
-    public enum InspectMode: String, Sendable, Equatable {
+    package enum InspectMode: String, Sendable, Equatable {
         /// The device's TLS is relayed unread: no CA is needed on the device.
         case tunnel
         /// The proxy terminates the device's TLS with leaves minted by its CA: the device must trust it.
@@ -14,21 +14,21 @@ public struct OnboardingConfiguration: Sendable {
     }
 
     /// The CA certificate in the forms a device takes, with the facts the page shows beside it.
-    public struct CADownloads: Sendable, Equatable {
+    package struct CADownloads: Sendable, Equatable {
         /// The certificate as PEM text (`/ca.pem`).
-        public var pem: [UInt8]
+        package var pem: [UInt8]
         /// The certificate as DER (`/ca.cer`).
-        public var der: [UInt8]
+        package var der: [UInt8]
         /// The iOS configuration profile that installs it (`/ca.mobileconfig`).
-        public var mobileconfig: [UInt8]
+        package var mobileconfig: [UInt8]
         /// The certificate's SHA-256 fingerprint as colon-separated hex, as `atsproxyctl ca show` prints it.
-        public var sha256Fingerprint: String
+        package var sha256Fingerprint: String
         /// The certificate's subject, as text (the name iOS shows under Certificate Trust Settings).
-        public var subject: String
+        package var subject: String
         /// When the certificate expires, in seconds since 1970 (UTC).
-        public var notAfter: Int64
+        package var notAfter: Int64
 
-        public init(pem: [UInt8], der: [UInt8], mobileconfig: [UInt8], sha256Fingerprint: String, subject: String, notAfter: Int64) {
+        package init(pem: [UInt8], der: [UInt8], mobileconfig: [UInt8], sha256Fingerprint: String, subject: String, notAfter: Int64) {
             self.pem = pem
             self.der = der
             self.mobileconfig = mobileconfig
@@ -41,16 +41,16 @@ public struct OnboardingConfiguration: Sendable {
     /// The proxy's addresses a device can reach, as "host:port" ("[v6]:port" for IPv6): the URLs
     /// the page and the banner show and draw as QR codes. Empty when the proxy listens on loopback
     /// only; loopback addresses given here are dropped (a phone cannot reach them).
-    public var addresses: [String]
+    package var addresses: [String]
     /// The CA's downloads; nil when there is none (tunnel mode needs none).
-    public var authority: CADownloads?
+    package var authority: CADownloads?
     /// `--pac-hosts`: the only hosts `/proxy.pac` sends to the proxy; empty for every host.
-    public var pacHosts: [PACHostPattern]
-    public var inspectMode: InspectMode
+    package var pacHosts: [PACHostPattern]
+    package var inspectMode: InspectMode
     /// The live view's URL, linked from the page when set.
-    public var liveViewURL: String?
+    package var liveViewURL: String?
 
-    public init(
+    package init(
         addresses: [String], authority: CADownloads?, pacHosts: [PACHostPattern] = [], inspectMode: InspectMode,
         liveViewURL: String? = nil
     ) {

@@ -18,15 +18,15 @@ import ProxyWire
 /// 405 with `Allow` for other methods, and 404 naming the path for other paths. Every response
 /// carries `X-ATSProxy: onboarding`, so a client can tell the proxy answered, and
 /// `Cache-Control: no-store`. It never blocks: the QR codes are drawn once, here.
-public struct OnboardingSite: LocalSite, Sendable {
-    public let configuration: OnboardingConfiguration
+package struct OnboardingSite: LocalSite, Sendable {
+    package let configuration: OnboardingConfiguration
     /// `http://<address>/` and its QR code as SVG, per configured address.
     let codes: [(url: String, svg: String)]
 
     /// The header every response carries.
-    public static let marker = (name: "X-ATSProxy", value: "onboarding")
+    package static let marker = (name: "X-ATSProxy", value: "onboarding")
 
-    public init(configuration: OnboardingConfiguration) {
+    package init(configuration: OnboardingConfiguration) {
         self.configuration = configuration
         codes = configuration.addresses.map { address in
             let url = "http://\(address)/"
@@ -35,7 +35,7 @@ public struct OnboardingSite: LocalSite, Sendable {
         }
     }
 
-    public func reply(to request: LocalRequest) -> LocalReply {
+    package func reply(to request: LocalRequest) -> LocalReply {
         var response = respond(to: request)
         response.headers.append(Self.marker)
         return .response(response)

@@ -4,16 +4,16 @@
 ///
 /// `*.example.com` matches example.com itself as well as every name under it: an app that calls
 /// both would otherwise reach the apex DIRECT, skipping the ATS check without a word.
-public struct PACHostPattern: Sendable, Equatable, CustomStringConvertible {
+package struct PACHostPattern: Sendable, Equatable, CustomStringConvertible {
     /// The name or address, lowercased, without a trailing dot or IPv6 brackets.
-    public let host: String
+    package let host: String
     /// Whether the names under ``host`` match too (written `*.host`).
-    public let includesSubdomains: Bool
+    package let includesSubdomains: Bool
 
     /// A pattern the text can't be: why, in words.
-    public struct Invalid: Error, Equatable, CustomStringConvertible {
-        public let text: String
-        public var description: String {
+    package struct Invalid: Error, Equatable, CustomStringConvertible {
+        package let text: String
+        package var description: String {
             "\"\(text)\" is not a host pattern: write a name (api.example.com), an IP address, or *.example.com"
         }
     }
@@ -21,7 +21,7 @@ public struct PACHostPattern: Sendable, Equatable, CustomStringConvertible {
     /// Parses one pattern. Case and one trailing dot are ignored (iOS 10.2+ hands PAC files names
     /// with one); only letters, digits, "-", "_", "." and an IPv6 address's ":" are taken, so a
     /// pattern can never break out of the script's strings.
-    public init(_ text: String) throws(Invalid) {
+    package init(_ text: String) throws(Invalid) {
         var body = Substring(text.lowercased())
         let wildcard = body.hasPrefix("*.")
         if wildcard { body = body.dropFirst(2) }
@@ -42,7 +42,7 @@ public struct PACHostPattern: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A comma-separated list ("a.example,*.b.example"); blanks around and between items are skipped.
-    public static func list(_ text: String) throws(Invalid) -> [PACHostPattern] {
+    package static func list(_ text: String) throws(Invalid) -> [PACHostPattern] {
         var patterns: [PACHostPattern] = []
         for item in text.split(separator: ",") {
             let trimmed = item.trimmingBlanks
@@ -51,7 +51,7 @@ public struct PACHostPattern: Sendable, Equatable, CustomStringConvertible {
         return patterns
     }
 
-    public var description: String { includesSubdomains ? "*." + host : host }
+    package var description: String { includesSubdomains ? "*." + host : host }
 }
 
 extension Substring {

@@ -3,7 +3,7 @@ extension QRCode {
     /// For a terminal: two rows of modules per line with the half-block characters, the quiet zone
     /// included, light modules drawn (a terminal's background is usually dark, and a scanner needs
     /// dark modules on light). As `qrencode -t UTF8` draws it.
-    public var terminalText: String {
+    package var terminalText: String {
         let margin = Self.quietZone
         let range = -margin..<(size + margin)
         var text = ""
@@ -27,7 +27,7 @@ extension QRCode {
 
     /// For a web page: an SVG image, one path of dark modules on a white square with the quiet zone,
     /// `modulePixels` per module; crisp at any zoom, and small.
-    public func svg(modulePixels: Int = 6) -> String {
+    package func svg(modulePixels: Int = 6) -> String {
         let side = (size + 2 * Self.quietZone) * modulePixels
         var path = ""
         for row in 0..<size {
@@ -54,7 +54,7 @@ extension QRCode {
 
     /// A binary PGM image (netpbm's simplest grey format), `modulePixels` per module, the quiet zone
     /// included: what tools that read images (a decoder in a test) take without any library.
-    public func pgm(modulePixels: Int = 4) -> [UInt8] {
+    package func pgm(modulePixels: Int = 4) -> [UInt8] {
         let side = (size + 2 * Self.quietZone) * modulePixels
         var bytes = Array("P5\n\(side) \(side)\n255\n".utf8)
         bytes.reserveCapacity(bytes.count + side * side)

@@ -6,13 +6,13 @@ import Glibc
 /// cannot see, so every value it guards reads to TSan as a data race and `make test-sanitize`
 /// could not check our threads. A pthread mutex is what TSan intercepts, and uncontended it costs
 /// the same (one atomic exchange each way); swift-nio's `NIOLock` makes the same choice.
-public final class Locked<Value: ~Copyable>: @unchecked Sendable {
+package final class Locked<Value: ~Copyable>: @unchecked Sendable {
     // Allocated, never moved: a pthread_mutex_t must keep its address while in use.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 
     /// A lock guarding `value`.
-    public init(_ value: consuming Value) {
+    package init(_ value: consuming Value) {
         self.value = value
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -28,7 +28,7 @@ public final class Locked<Value: ~Copyable>: @unchecked Sendable {
 
     /// Runs `body` with the value, holding the lock; returns what `body` returns. `body` must not
     /// take this lock again (the mutex is not recursive).
-    public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+    package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)

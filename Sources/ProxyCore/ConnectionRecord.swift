@@ -1,47 +1,47 @@
 import TextFormats
 
-public import ATSPolicy
+import ATSPolicy
 
 /// What the proxy did with one connection or request: one JSON line in the log.
 ///
 /// The field names are the log contract (issue 3): fields may be added, never renamed.
-public struct ConnectionRecord: Sendable {
+package struct ConnectionRecord: Sendable {
     /// `blocked`: ATS would refuse the connection. `denied`: the proxy refuses the client or the
     /// destination whatever ATS says (`--allow-client`, `--allow-destination`, a loop), and the line
     /// says nothing about the app's ATS needs.
-    public enum Action: String, Sendable {
+    package enum Action: String, Sendable {
         case allowed, blocked, failed, denied
     }
 
-    public enum TunnelProtocol: String, Sendable {
+    package enum TunnelProtocol: String, Sendable {
         case tls, cleartext
     }
 
     /// When the connection was accepted, in milliseconds since 1970 (UTC).
-    public var startedAt: Int64
+    package var startedAt: Int64
     /// The client's address and port, `127.0.0.1:50312`.
-    public var client: String
+    package var client: String
     /// `CONNECT`, `GET`, …
-    public var method: String
-    public var scheme: URLScheme
-    public var host: String
-    public var port: UInt16
+    package var method: String
+    package var scheme: URLScheme
+    package var host: String
+    package var port: UInt16
     /// The server name the device's ClientHello carried, when there was one.
-    public var serverNameIndication: String?
+    package var serverNameIndication: String?
     /// The policy's answer for the host, known before any verdict: logged as `rule` even when the
     /// upstream could not be reached.
-    public var requirements: Requirements?
+    package var requirements: Requirements?
     /// The verdict for the request's host (CONNECT) or URL.
-    public var verdict: Verdict?
+    package var verdict: Verdict?
     /// The verdict for the ClientHello's server name, when it named another host than the CONNECT.
-    public var serverNameVerdict: Verdict?
+    package var serverNameVerdict: Verdict?
     /// What the device sent through a CONNECT tunnel: TLS, or cleartext (judged by the `cleartext` rule).
-    public var tunnelProtocol: TunnelProtocol?
+    package var tunnelProtocol: TunnelProtocol?
     /// Why the tunnel's first bytes, which looked like TLS, held no ClientHello the proxy could read
     /// (an empty or oversized record, a malformed or incomplete hello, an SNI that is not a host
     /// name). Nothing could be judged, so the connection is not compliant whatever its verdicts say.
-    public var helloUnreadable: String?
-    public var action: Action
+    package var helloUnreadable: String?
+    package var action: Action
     /// What the ATS-shaped (or, after it failed, the permissive) probe saw, as the log's `tls` value
     /// (built once per probe rather than once per connection); set with ``noteProbe(_:)``.
     private var probedObserved: ObservedConnection?
@@ -49,39 +49,39 @@ public struct ConnectionRecord: Sendable {
     /// line, and the same for every connection that reuses the probe.
     private var probedBytes: [UInt8] = ConnectionRecord.nullBytes
     /// The version and suite the device itself negotiated, read from the tunnel's hellos.
-    public var deviceVersion: TLSVersion?
-    public var deviceCipher: CipherSuite?
+    package var deviceVersion: TLSVersion?
+    package var deviceCipher: CipherSuite?
     /// The origin's status code, for a forwarded plain-HTTP request.
-    public var status: Int?
+    package var status: Int?
     /// The address the connection reached (or the probe judged), `203.0.113.7:443`.
-    public var upstreamAddress: String?
+    package var upstreamAddress: String?
     /// Why the upstream could not be reached, when it could not.
-    public var upstreamError: String?
-    public var bytesUp: Int64 = 0
-    public var bytesDown: Int64 = 0
-    public var durationMilliseconds: Int64 = 0
+    package var upstreamError: String?
+    package var bytesUp: Int64 = 0
+    package var bytesDown: Int64 = 0
+    package var durationMilliseconds: Int64 = 0
     /// The client connection's number in this daemon run, shared by its request lines.
-    public var connectionID: UInt64 = 0
+    package var connectionID: UInt64 = 0
     /// Intercept mode only: whether the TLS was terminated, or relayed as a tunnel.
-    public var inspect: InspectOutcome?
+    package var inspect: InspectOutcome?
     /// Why intercept mode relayed the connection as a tunnel.
-    public var passthrough: PassthroughReason?
+    package var passthrough: PassthroughReason?
     /// Why intercepting failed on the device's side (it aborted the minted handshake).
-    public var interceptFailed: String?
+    package var interceptFailed: String?
     /// The alert the device sent when it aborted the minted handshake.
-    public var clientAlert: String?
+    package var clientAlert: String?
     /// How many request lines an intercepted connection produced.
-    public var requests: Int?
+    package var requests: Int?
     /// Intercept mode: whether the proxy's upstream handshake resumed a session of an earlier
     /// connection (its `tls` facts are then those of the full handshake that made the session).
-    public var upstreamResumed: Bool?
+    package var upstreamResumed: Bool?
 
     /// What intercept mode did with a connection.
-    public enum InspectOutcome: String, Sendable {
+    package enum InspectOutcome: String, Sendable {
         case intercept, passthrough
     }
 
-    public init(
+    package init(
         startedAt: Int64, client: String, method: String, scheme: URLScheme, host: String, port: UInt16,
         action: Action
     ) {
@@ -95,7 +95,7 @@ public struct ConnectionRecord: Sendable {
     }
 
     /// Records what the probe behind this connection's verdict saw.
-    public mutating func noteProbe(_ result: ProbeResult) {
+    package mutating func noteProbe(_ result: ProbeResult) {
         probedObserved = result.observed
         probedBytes = result.tlsLogBytes
     }
@@ -104,7 +104,7 @@ public struct ConnectionRecord: Sendable {
     private var verdicts: [Verdict] { [verdict, serverNameVerdict].compactMap(\.self) }
 
     /// The log line as a value (what ``logLine`` holds).
-    public var json: JSONValue {
+    package var json: JSONValue {
         var builder = JSONObjectBuilder()
         write(to: &builder)
         return builder.value
@@ -113,7 +113,7 @@ public struct ConnectionRecord: Sendable {
     /// The log line (without its newline) as bytes, what is written: the same as
     /// `json.serializedBytes`, written without building the value, with the probe's `tls` value
     /// copied in already serialized rather than written again for every connection.
-    public var logLine: [UInt8] {
+    package var logLine: [UInt8] {
         var writer = JSONObjectWriter(reservingCapacity: 512 + probedBytes.count)
         write(to: &writer)
         return writer.finish()
@@ -122,7 +122,7 @@ public struct ConnectionRecord: Sendable {
     /// The line's fields as they stand while the connection is still open, as kind
     /// `connection_open`: never logged, only fed to the live view, so a long-lived tunnel shows
     /// from its verdict on instead of from its end.
-    public var openLine: [UInt8] {
+    package var openLine: [UInt8] {
         var writer = JSONObjectWriter(reservingCapacity: 512 + probedBytes.count)
         write(to: &writer, kind: "connection_open")
         return writer.finish()

@@ -4,7 +4,7 @@ import Synchronization
 
 /// Appends one JSON object per line to standard output or a file, from any thread: each line is one
 /// `write(2)` under a lock, so lines from different loops never interleave.
-public final class LogWriter: Sendable {
+package final class LogWriter: Sendable {
     /// The descriptor, and what the last writes left behind.
     private struct State {
         var fd: Int32
@@ -18,16 +18,16 @@ public final class LogWriter: Sendable {
     private let descriptor: Locked<State>
     private let failedWrites = Atomic<Int>(0)
     /// The file logged to; nil for standard output.
-    public let path: String?
+    package let path: String?
 
     /// Logs to standard output.
-    public init() {
+    package init() {
         descriptor = Locked(State(fd: STDOUT_FILENO))
         path = nil
     }
 
     /// Logs to `path`, appending; created with mode 0640 when missing.
-    public init(path: String) throws(LogError) {
+    package init(path: String) throws(LogError) {
         descriptor = Locked(State(fd: try LogWriter.open(path)))
         self.path = path
     }
@@ -41,7 +41,7 @@ public final class LogWriter: Sendable {
     /// Opens the log file's path again (after logrotate moved the file away) and carries on there.
     /// The new file takes over the old descriptor's number with dup2, under the lock, so no line is
     /// lost or split. Does nothing when logging to standard output. On failure the old file stays.
-    public func reopen() throws(LogError) {
+    package func reopen() throws(LogError) {
         guard let path else { return }
         let fresh = try LogWriter.open(path)
         let failure: Int32? = descriptor.withLock { state in
@@ -58,14 +58,14 @@ public final class LogWriter: Sendable {
     }
 
     /// Lines that could not be written whole since start (write(2) failed part-way or at once).
-    public var writeErrors: Int { failedWrites.load(ordering: .relaxed) }
+    package var writeErrors: Int { failedWrites.load(ordering: .relaxed) }
 
-    public func write(line: String) { write(line: Array(line.utf8)) }
+    package func write(line: String) { write(line: Array(line.utf8)) }
 
     /// Writes one line (its newline added) with a single write(2) under the lock, so lines from
     /// several loops never interleave. The line is consumed: the newline goes into its own storage
     /// (the log line is built with room to spare) rather than into a copy.
-    public func write(line: consuming [UInt8]) {
+    package func write(line: consuming [UInt8]) {
         var bytes = line
         bytes.append(UInt8(ascii: "\n"))
         descriptor.withLock { state in
@@ -105,8 +105,8 @@ public final class LogWriter: Sendable {
     }
 }
 
-public struct LogError: Error, Sendable, CustomStringConvertible {
-    public var path: String
-    public var reason: String
-    public var description: String { "cannot open the log file \(path): \(reason)" }
+package struct LogError: Error, Sendable, CustomStringConvertible {
+    package var path: String
+    package var reason: String
+    package var description: String { "cannot open the log file \(path): \(reason)" }
 }

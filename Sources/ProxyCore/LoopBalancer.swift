@@ -3,16 +3,16 @@ import POSIX
 import Synchronization
 
 /// How many connections one proxy loop is serving, kept by the loop, read by the accepting loop.
-public final class LoopLoad: Sendable {
+package final class LoopLoad: Sendable {
     private let open = Atomic<Int>(0)
     private let served = Atomic<Int>(0)
 
-    public init() {}
+    package init() {}
 
     /// Connections open on the loop now.
-    public var openConnections: Int { open.load(ordering: .relaxed) }
+    package var openConnections: Int { open.load(ordering: .relaxed) }
     /// Connections the loop has served since it started.
-    public var servedConnections: Int { served.load(ordering: .relaxed) }
+    package var servedConnections: Int { served.load(ordering: .relaxed) }
 
     func connectionOpened() {
         open.add(1, ordering: .relaxed)
@@ -31,19 +31,19 @@ public final class LoopLoad: Sendable {
 /// for each of their events, where one loop serving them all finds several events ready per wake-up.
 /// Measured on 2 cores with 8 clients at a time, spreading cost about a quarter more CPU per tunnel
 /// (bench/proxy-bench/README.md). Heavy load still spreads over every loop.
-public final class LoopBalancer: Sendable {
+package final class LoopBalancer: Sendable {
     private struct Member: Sendable {
         let load: LoopLoad
         let inbox: InboxPoster<ProxyMessage>
     }
 
     /// How many connections the accepting loop serves before it hands new ones to less busy loops.
-    public let keepBelow: Int
+    package let keepBelow: Int
     private let members = Locked<[Member]>([])
 
-    public static let defaultKeepBelow = 32
+    package static let defaultKeepBelow = 32
 
-    public init(keepBelow: Int = LoopBalancer.defaultKeepBelow) { self.keepBelow = keepBelow }
+    package init(keepBelow: Int = LoopBalancer.defaultKeepBelow) { self.keepBelow = keepBelow }
 
     /// Adds a loop (at its start, on any thread).
     func join(load: LoopLoad, inbox: InboxPoster<ProxyMessage>) {
@@ -51,7 +51,7 @@ public final class LoopBalancer: Sendable {
     }
 
     /// The loops' loads, in the order they joined (for `status`).
-    public var loads: [LoopLoad] { members.withLock { $0.map(\.load) } }
+    package var loads: [LoopLoad] { members.withLock { $0.map(\.load) } }
 
     /// Where a client accepted by the loop with `load` should be served: nil for that loop itself,
     /// or the inbox of a loop serving fewer connections.

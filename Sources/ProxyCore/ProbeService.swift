@@ -7,29 +7,29 @@ import TLSInspection
 /// What the probes found out about one upstream, for one set of requirements. A class, immutable:
 /// the verdict cache holds a reference, and results with the same facts share one (many names
 /// served by one server, or a client naming random SNIs, cost one result, not one per name).
-public final class ProbeResult: Sendable {
+package final class ProbeResult: Sendable {
     /// The facts of the ATS-shaped handshake, or of the permissive one when the ATS-shaped one failed.
-    public let observed: ObservedConnection?
+    package let observed: ObservedConnection?
     /// Why the ATS-shaped handshake failed, when it did (the permissive probe then says why in facts).
-    public let atsHandshakeFailure: HandshakeFailure?
+    package let atsHandshakeFailure: HandshakeFailure?
     /// Why the upstream could not be reached at all (DNS, refused, timeout): no verdict, a 502 or 504.
-    public let upstreamFailure: ProbeFailure?
+    package let upstreamFailure: ProbeFailure?
     /// Set when the upstream answered the ClientHello in some other protocol: no TLS verdict; the
     /// tunnel is judged by the device's own first bytes instead (the `cleartext` rule).
-    public let cleartextUpstream: String?
+    package let cleartextUpstream: String?
     /// The address the probes reached, which a tunnel on this verdict then connects to: the verdict
     /// is about that server, not another address of the same name.
-    public let address: SocketAddress?
+    package let address: SocketAddress?
     /// Set when the client the probe ran for may not reach an address of the name: nothing was
     /// sent to it. Such a result also carries an `upstreamFailure` (so it is never cached), and
     /// says nothing about another client, whose own rules decide.
-    public let refusal: DestinationRefusal?
+    package let refusal: DestinationRefusal?
     /// `observed` as the log's `tls` value, serialized once per probe for every connection that
     /// reuses this result from the verdict cache (``ConnectionRecord/logLine`` splices it in). Only
     /// the bytes are kept: a value tree as well cost each cache entry about as much again.
-    public let tlsLogBytes: [UInt8]
+    package let tlsLogBytes: [UInt8]
 
-    public convenience init(
+    package convenience init(
         observed: ObservedConnection? = nil, atsHandshakeFailure: HandshakeFailure? = nil, upstreamFailure: ProbeFailure? = nil,
         cleartextUpstream: String? = nil, address: SocketAddress? = nil
     ) {
@@ -84,19 +84,19 @@ public final class ProbeResult: Sendable {
 /// versions and suites) with the same SNI gives the same facts. The verdict itself is not cached:
 /// each connection judges the facts with its own requirements, so a key holds only what the probe
 /// depends on, which keeps each of the cache's entries small.
-public struct VerdictKey: Hashable, Sendable {
-    public var host: String
-    public var port: UInt16
+package struct VerdictKey: Hashable, Sendable {
+    package var host: String
+    package var port: UInt16
     /// The SNI the probe sends, when it is not the one the host implies (a device's ClientHello
     /// naming another host than its CONNECT).
-    public var serverName: String?
+    package var serverName: String?
     /// The SNI the probe sends: `serverName`, or the host's own name (none for an IP literal, as
     /// Apple's client sends none).
-    public var sentServerName: String?
+    package var sentServerName: String?
     /// The client the probe is: versions and suites, from the requirements.
-    public var profile: ClientProfile
+    package var profile: ClientProfile
 
-    public init(host: String, port: UInt16, serverName: String? = nil, requirements: Requirements) {
+    package init(host: String, port: UInt16, serverName: String? = nil, requirements: Requirements) {
         self.host = host
         self.port = port
         self.serverName = serverName
@@ -106,7 +106,7 @@ public struct VerdictKey: Hashable, Sendable {
 
     /// Hashes the host, port and server name only: keys for one host:port as another client are
     /// rare (another client class, a reload) and still told apart by `==`.
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(host)
         hasher.combine(port)
         hasher.combine(serverName)
@@ -121,7 +121,7 @@ public struct VerdictKey: Hashable, Sendable {
 /// (``VerdictProbeRun``): no threads, no blocking sockets. How many may run at once is bounded by
 /// memory (`maximumInFlight`, a few KiB each while they wait) and per upstream host and port
 /// (`maximumPerUpstream`), never by a thread count: a slow upstream holds only its own slots.
-public final class ProbeService: Sendable {
+package final class ProbeService: Sendable {
     let prober: UpstreamProber
     private let maximumInFlight: Int
     private let maximumPerUpstream: Int
@@ -132,7 +132,7 @@ public final class ProbeService: Sendable {
         var perUpstream: [UpstreamSlot: Int] = [:]
     }
 
-    public init(anchors: TrustAnchors, maximumInFlight: Int = 4096, maximumPerUpstream: Int = 64) {
+    package init(anchors: TrustAnchors, maximumInFlight: Int = 4096, maximumPerUpstream: Int = 64) {
         // The prober's contexts only: its blocking connects (and their hosts table) are not used here.
         prober = UpstreamProber(anchors: anchors)
         self.maximumInFlight = maximumInFlight
@@ -140,7 +140,7 @@ public final class ProbeService: Sendable {
     }
 
     /// Probes under way, on every loop.
-    public var inFlight: Int { slots.withLock { $0.total } }
+    package var inFlight: Int { slots.withLock { $0.total } }
 
     /// Takes a slot for a probe of `upstream`, or says why none is free.
     func reserve(_ upstream: UpstreamSlot) -> String? {

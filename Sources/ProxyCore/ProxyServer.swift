@@ -6,50 +6,50 @@ import Synchronization
 import TLSInspection
 
 /// Whether non-compliant connections are refused or only logged.
-public enum EnforcementMode: String, Sendable, CaseIterable {
+package enum EnforcementMode: String, Sendable, CaseIterable {
     case enforce
     case report
 }
 
 /// What every loop of the proxy shares: the policy, the mode and the time limits.
-public struct ProxySettings: Sendable {
-    public var policy: TransportSecurityPolicy
-    public var mode: EnforcementMode
+package struct ProxySettings: Sendable {
+    package var policy: TransportSecurityPolicy
+    package var mode: EnforcementMode
     /// The ATS client of listeners that do not name their own.
-    public var clientClass: ClientClass
+    package var clientClass: ClientClass
     /// From a client's first byte, how long its request head may take (then 408).
-    public var headTimeout: Duration
+    package var headTimeout: Duration
     /// How long a connection to an upstream may take to open.
-    public var connectTimeout: Duration
+    package var connectTimeout: Duration
     /// How long a probe's TLS handshake may take, from the moment its connection opened to the end
     /// of the handshake, however the server's bytes trickle in; a verdict's two handshakes share it.
-    public var handshakeTimeout: Duration
+    package var handshakeTimeout: Duration
     /// How long a tunnel or exchange may sit without a byte either way; also how long a keep-alive
     /// client may wait before its next request.
-    public var idleTimeout: Duration
+    package var idleTimeout: Duration
     /// Clients allowed to use the proxy; others get 403. Loopback only by default.
-    public var allowedClients: [AddressRange]
+    package var allowedClients: [AddressRange]
     /// `--allow-destination`: ranges of local addresses (loopback, link-local, unspecified,
     /// multicast) every client may reach; otherwise only loopback clients may
     /// (``DestinationRules``). Empty by default.
-    public var allowedDestinations: [AddressRange] = []
+    package var allowedDestinations: [AddressRange] = []
     /// How long bytes may wait for a reader that takes none of them before its tunnel or exchange
     /// is closed (when longer than the idle timeout). A paused reader is not idle; a reader that
     /// is alive but never reads again would otherwise hold its connections for ever, since TCP
     /// probes a zero window without end.
-    public var stallTimeout: Duration = .seconds(300)
+    package var stallTimeout: Duration = .seconds(300)
     /// `--hosts-file`, read once per load or reload and shared by every loop: names it lists are
     /// dialled at its addresses (``UpstreamDialer``), before /etc/hosts and DNS. A reload that
     /// re-reads it delivers the new table with the rest of the settings, so a session dials with
     /// the table of the settings it started with.
-    public var hosts: HostsTable?
+    package var hosts: HostsTable?
     /// `--inspect` and the settings of intercept mode.
-    public var intercept = InterceptSettings()
+    package var intercept = InterceptSettings()
     /// The proxy's own pages (onboarding, PAC, CA downloads), answered for the onboarding host
     /// through the proxy and for requests sent straight to a listener; nil: such requests get 404.
-    public var onboarding: (any LocalSite & Sendable)?
+    package var onboarding: (any LocalSite & Sendable)?
 
-    public init(
+    package init(
         policy: TransportSecurityPolicy, mode: EnforcementMode = .enforce, clientClass: ClientClass = .urlsession,
         headTimeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(10), handshakeTimeout: Duration = .seconds(10),
         idleTimeout: Duration = .seconds(300), allowedClients: [AddressRange] = ProxySettings.loopback
@@ -64,31 +64,31 @@ public struct ProxySettings: Sendable {
         self.allowedClients = allowedClients
     }
 
-    public static let loopback: [AddressRange] = [
+    package static let loopback: [AddressRange] = [
         try! AddressRange(parsing: "127.0.0.0/8"), try! AddressRange(parsing: "::1/128"),
     ]
 
     /// Whether a client at `address` may use the proxy (nil: not an IP address, refused). An IPv4
     /// client of an IPv6 listener (`::ffff:a.b.c.d`) is matched against IPv4 ranges.
-    public func allows(client address: IPAddress?) -> Bool {
+    package func allows(client address: IPAddress?) -> Bool {
         guard let address = address?.unmapped else { return false }
         return allowedClients.contains { $0.contains(address) }
     }
 }
 
 /// An address to accept clients on, and the ATS client its clients stand for (nil: the settings').
-public struct ListenEndpoint: Sendable {
-    public var address: SocketAddress
-    public var clientClass: ClientClass?
+package struct ListenEndpoint: Sendable {
+    package var address: SocketAddress
+    package var clientClass: ClientClass?
 
-    public init(address: SocketAddress, clientClass: ClientClass? = nil) {
+    package init(address: SocketAddress, clientClass: ClientClass? = nil) {
         self.address = address
         self.clientClass = clientClass
     }
 }
 
 /// A message to a loop: a probe's answer for one of its sessions, or an order from the daemon.
-public enum ProxyMessage: Sendable {
+package enum ProxyMessage: Sendable {
     case probeFinished(session: UInt64, result: ProbeResult)
     /// A reload: connections accepted from now on are judged by these settings; open ones keep theirs.
     /// `listenerClasses` gives each listener's own client class (nil: the settings'), in order.
@@ -105,7 +105,7 @@ public enum ProxyMessage: Sendable {
 
 /// The proxy on one event loop: accepts clients, keeps their sessions, and receives probe results.
 /// Loop-confined: created, used and released on its loop's thread.
-public final class ProxyServer {
+package final class ProxyServer {
     let base: EventBase
     /// The settings new connections get; replaced by a reload (``ProxyMessage/settingsChanged(_:)``).
     private(set) var settings: ProxySettings
@@ -124,7 +124,7 @@ public final class ProxyServer {
     private var draining = false
     private var inbox: LoopInbox<ProxyMessage>?
     /// The handle other threads (probes, the daemon) post to this loop with.
-    public private(set) var messages: InboxPoster<ProxyMessage>?
+    package private(set) var messages: InboxPoster<ProxyMessage>?
     private var sessions: [UInt64: ClientSession] = [:]
     /// Verdict probes under way on this loop. They belong to the loop, not to the session that
     /// started them: others may be waiting for the same verdict, and it is cached when it comes.
@@ -135,7 +135,7 @@ public final class ProxyServer {
     /// Session numbers, unique across the loops of the process: the log's `connection_id`.
     private static let sessionNumbers = Atomic<UInt64>(1)
     /// This loop's connection count, which the balancer reads.
-    public let load = LoopLoad()
+    package let load = LoopLoad()
     /// Shared by the loops of one proxy; nil: this loop serves everything it accepts.
     private let balancer: LoopBalancer?
     /// Intercept mode's shared parts (nil: no CA, intercept mode off) and this loop's leaves.
@@ -143,7 +143,7 @@ public final class ProxyServer {
     private(set) lazy var leafSource: (any LeafSource)? = interceptService?.makeLeafSource()
     private(set) lazy var upstreamSessions: UpstreamSessionCache? = interceptService.map { _ in UpstreamSessionCache() }
 
-    public convenience init(
+    package convenience init(
         base: EventBase, listen addresses: [SocketAddress], settings: ProxySettings,
         probes: ProbeService, cache: VerdictCache<VerdictKey, ProbeResult>, log: LogWriter, resolver: DNSResolver,
         statistics: ProxyStatistics = ProxyStatistics()
@@ -160,7 +160,7 @@ public final class ProxyServer {
     ///   - balancer: joined at start; spreads this loop's accepted clients over the loops.
     ///   - listening: shared by every loop of one proxy; the listening loop publishes its bound
     ///     addresses there, so that every loop refuses requests addressed to them.
-    public init(
+    package init(
         base: EventBase, endpoints: [ListenEndpoint], listens: Bool = true, balancer: LoopBalancer? = nil,
         settings: ProxySettings, probes: ProbeService, cache: VerdictCache<VerdictKey, ProbeResult>, log: LogWriter,
         resolver: DNSResolver, statistics: ProxyStatistics = ProxyStatistics(), listening: ListeningAddresses,
@@ -195,9 +195,9 @@ public final class ProxyServer {
     }
 
     /// The addresses clients connect to (with the port the kernel chose for port 0).
-    public var addresses: [SocketAddress] { listeners.map(\.address) }
+    package var addresses: [SocketAddress] { listeners.map(\.address) }
 
-    public var activeSessions: Int { sessions.count }
+    package var activeSessions: Int { sessions.count }
 
     private func accept(_ descriptor: Int32, peer: SocketAddress, listener: Int) {
         guard let destination = balancer?.destination(acceptedBy: load) else {

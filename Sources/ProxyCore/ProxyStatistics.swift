@@ -3,7 +3,7 @@ import Synchronization
 
 /// Counters every loop updates and `status` reads: connections open and accepted, and what was
 /// done with each logged request. Lock-free, so the per-connection path never waits on a reader.
-public final class ProxyStatistics: Sendable {
+package final class ProxyStatistics: Sendable {
     private let accepted = Atomic<Int>(0)
     private let open = Atomic<Int>(0)
     /// The most connections open at once since ``takePeakOpenConnections()`` last read it.
@@ -17,28 +17,28 @@ public final class ProxyStatistics: Sendable {
     private let violations = LabeledCounts<String>()
     private let requests = LabeledCounts<RequestClass>()
     /// The verdict probes of every loop.
-    public let probes = ProbeStatistics()
+    package let probes = ProbeStatistics()
 
-    public init() {}
+    package init() {}
 
     /// A point-in-time copy of the counters.
-    public struct Snapshot: Sendable, Equatable {
+    package struct Snapshot: Sendable, Equatable {
         /// Client connections accepted since start.
-        public var accepted: Int
+        package var accepted: Int
         /// Client connections open now.
-        public var open: Int
+        package var open: Int
         /// Logged requests and tunnels, by action.
-        public var allowed: Int
-        public var blocked: Int
-        public var failed: Int
+        package var allowed: Int
+        package var blocked: Int
+        package var failed: Int
         /// Refused by `--allow-client` or the destination rules.
-        public var denied: Int
+        package var denied: Int
         /// Bytes relayed, client to server and back, in logged requests.
-        public var bytesUp: Int
-        public var bytesDown: Int
+        package var bytesUp: Int
+        package var bytesDown: Int
     }
 
-    public var snapshot: Snapshot {
+    package var snapshot: Snapshot {
         Snapshot(
             accepted: accepted.load(ordering: .relaxed), open: open.load(ordering: .relaxed),
             allowed: allowed.load(ordering: .relaxed), blocked: blocked.load(ordering: .relaxed),
@@ -47,12 +47,12 @@ public final class ProxyStatistics: Sendable {
     }
 
     /// Client connections open now (what a graceful stop waits for).
-    public var openConnections: Int { open.load(ordering: .relaxed) }
+    package var openConnections: Int { open.load(ordering: .relaxed) }
 
     /// The most connections open at once since the last call (or the start), then starts again
     /// from the number open now: a reader that samples now and then still sees a burst that came
     /// and went between two samples.
-    public func takePeakOpenConnections() -> Int {
+    package func takePeakOpenConnections() -> Int {
         peakOpen.exchange(open.load(ordering: .relaxed), ordering: .relaxed)
     }
 
@@ -84,10 +84,10 @@ public final class ProxyStatistics: Sendable {
     }
 
     /// Logged connections per violation name (a line naming a violation twice counts once).
-    public var violationCounts: [String: Int] { violations.snapshot }
+    package var violationCounts: [String: Int] { violations.snapshot }
 
     /// Intercept mode's logged HTTP requests, by their connection's action and their status class.
-    public var requestCounts: [RequestClass: Int] { requests.snapshot }
+    package var requestCounts: [RequestClass: Int] { requests.snapshot }
 
     /// Counts an intercepted HTTP request's line; the `tls_stream` lines (bytes that were not
     /// HTTP) are not requests and are not counted.
@@ -98,12 +98,12 @@ public final class ProxyStatistics: Sendable {
 }
 
 /// What a request is counted by: its connection's action and the class of its status.
-public struct RequestClass: Sendable, Hashable {
-    public var action: ConnectionRecord.Action
+package struct RequestClass: Sendable, Hashable {
+    package var action: ConnectionRecord.Action
     /// `1xx` to `5xx`, `none` when no response came (the upstream failed), `other` beyond.
-    public var statusClass: String
+    package var statusClass: String
 
-    public init(action: ConnectionRecord.Action, status: Int?) {
+    package init(action: ConnectionRecord.Action, status: Int?) {
         self.action = action
         guard let status else {
             statusClass = "none"

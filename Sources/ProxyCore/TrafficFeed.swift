@@ -4,7 +4,7 @@ import Synchronization
 /// The log lines of the proxy loops on their way to the live view: every loop appends each line it
 /// logs; the web listener's loop takes them a few times a second. Bounded: when the web side falls
 /// behind, the oldest lines are dropped and counted, so a stalled view never grows the proxy's memory.
-public final class TrafficFeed: Sendable {
+package final class TrafficFeed: Sendable {
     private struct Queue {
         var lines: [[UInt8]] = []
         var dropped = 0
@@ -13,19 +13,19 @@ public final class TrafficFeed: Sendable {
     private let queue = Locked(Queue())
     private let enabled = Atomic<Bool>(false)
     /// The most lines waiting to be taken.
-    public let capacity: Int
+    package let capacity: Int
 
     /// Whether lines are kept: only while the live view is there to take them (set once the web
     /// listener is bound), so a proxy without one takes no lock and holds no line.
-    public var isEnabled: Bool {
+    package var isEnabled: Bool {
         get { enabled.load(ordering: .relaxed) }
         set { enabled.store(newValue, ordering: .relaxed) }
     }
 
-    public init(capacity: Int = 10_000) { self.capacity = max(1, capacity) }
+    package init(capacity: Int = 10_000) { self.capacity = max(1, capacity) }
 
     /// Adds one log line (without its newline), from any loop.
-    public func append(_ line: [UInt8]) {
+    package func append(_ line: [UInt8]) {
         guard isEnabled else { return }
         queue.withLock { queue in
             if queue.lines.count >= capacity {
@@ -39,7 +39,7 @@ public final class TrafficFeed: Sendable {
     }
 
     /// Takes every waiting line, oldest first, and how many were dropped since the last take.
-    public func take() -> (lines: [[UInt8]], dropped: Int) {
+    package func take() -> (lines: [[UInt8]], dropped: Int) {
         queue.withLock { queue in
             let taken = (queue.lines, queue.dropped)
             queue = Queue()

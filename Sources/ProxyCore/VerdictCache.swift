@@ -24,11 +24,11 @@ import Synchronization
 /// one array on doubly linked lists by index (``VerdictCacheStorage``).
 ///
 /// Thread-safe: all state is behind one `Locked`, and waiters are called outside it.
-public final class VerdictCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    public typealias Waiter = @Sendable (Value) -> Void
+package final class VerdictCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    package typealias Waiter = @Sendable (Value) -> Void
 
     /// What a lookup tells the caller to do.
-    public enum Lookup: Sendable {
+    package enum Lookup: Sendable {
         /// A fresh value: use it.
         case hit(Value)
         /// Nobody has it: probe, then call ``complete(_:with:now:)`` (or ``abandon(_:answering:)``).
@@ -38,31 +38,31 @@ public final class VerdictCache<Key: Hashable & Sendable, Value: Sendable>: Send
     }
 
     /// The cache's counters since it was made (a flush or a reload does not reset them).
-    public struct Statistics: Sendable, Equatable {
+    package struct Statistics: Sendable, Equatable {
         /// Entries held, probes in flight included.
-        public var entries = 0
+        package var entries = 0
         /// Probes under way: entries whose waiters wait for an answer.
-        public var inFlight = 0
-        public var capacity = 0
+        package var inFlight = 0
+        package var capacity = 0
         /// Lookups answered with a fresh value.
-        public var hits = 0
+        package var hits = 0
         /// Lookups that found nothing fresh and started a probe.
-        public var misses = 0
+        package var misses = 0
         /// Lookups that joined a probe already in flight.
-        public var joinedInFlight = 0
+        package var joinedInFlight = 0
         /// Finished entries dropped, least recently used first, to make room.
-        public var evictions = 0
+        package var evictions = 0
         /// Expired entries removed, by a lookup or by the sweep.
-        public var expiredRemovals = 0
+        package var expiredRemovals = 0
 
-        public init() {}
+        package init() {}
     }
 
     /// The most expired entries one lookup or store removes from the oldest end.
-    public static var sweepBudget: Int { 4 }
+    package static var sweepBudget: Int { 4 }
 
     /// The default ``capacity``: `--verdict-cache-size`'s default.
-    public static var defaultCapacity: Int { 10_000 }
+    package static var defaultCapacity: Int { 10_000 }
 
     private struct State: ~Copyable {
         var storage = VerdictCacheStorage<Key, Value>()
@@ -77,20 +77,20 @@ public final class VerdictCache<Key: Hashable & Sendable, Value: Sendable>: Send
     private let timeToLiveMilliseconds: Atomic<Int64>
 
     /// - Parameter capacity: the most entries held (at least 1).
-    public init(timeToLiveMilliseconds: Int64, capacity: Int = VerdictCache.defaultCapacity) {
+    package init(timeToLiveMilliseconds: Int64, capacity: Int = VerdictCache.defaultCapacity) {
         self.timeToLiveMilliseconds = Atomic(timeToLiveMilliseconds)
         state = Locked(State(capacity: max(1, capacity)))
     }
 
     /// How long a value stays fresh, in milliseconds; a reload may change it (for values stored after).
-    public var timeToLive: Int64 {
+    package var timeToLive: Int64 {
         get { timeToLiveMilliseconds.load(ordering: .relaxed) }
         set { timeToLiveMilliseconds.store(newValue, ordering: .relaxed) }
     }
 
     /// The most entries held (at least 1). A reload may change it: a smaller one evicts the least
     /// recently used finished entries down to it at once.
-    public var capacity: Int {
+    package var capacity: Int {
         get { state.withLock { $0.capacity } }
         set {
             state.withLock { state in
@@ -103,7 +103,7 @@ public final class VerdictCache<Key: Hashable & Sendable, Value: Sendable>: Send
     }
 
     /// Looks `key` up at `now` (milliseconds). On `.waiting`, `waiter` will be called exactly once.
-    public func lookup(_ key: Key, now: Int64, waiter: @escaping Waiter) -> Lookup {
+    package func lookup(_ key: Key, now: Int64, waiter: @escaping Waiter) -> Lookup {
         state.withLock { state in
             Self.sweep(&state, now: now)
             if let slot = state.storage.find(key) {
@@ -132,7 +132,7 @@ public final class VerdictCache<Key: Hashable & Sendable, Value: Sendable>: Send
 
     /// Stores the probe's answer as the most recently used entry and hands it to everyone who waited
     /// for it. With a time to live of 0 nothing is stored: the value would be expired already.
-    public func complete(_ key: Key, with value: Value, now: Int64) {
+    package func complete(_ key: Key, with value: Value, now: Int64) {
         let ttl = timeToLive
         let waiters: [Waiter] = state.withLock { state in
             Self.sweep(&state, now: now)
@@ -151,7 +151,7 @@ public final class VerdictCache<Key: Hashable & Sendable, Value: Sendable>: Send
     }
 
     /// Gives up on a probe without caching (its waiters get `value`, typically a failure, uncached).
-    public func abandon(_ key: Key, answering value: Value) {
+    package func abandon(_ key: Key, answering value: Value) {
         let waiters: [Waiter] = state.withLock { state in
             state.staleInFlight.remove(key)
             guard let slot = state.storage.find(key), case .inFlight = state.storage.slots[slot].content else { return [] }
@@ -162,7 +162,7 @@ public final class VerdictCache<Key: Hashable & Sendable, Value: Sendable>: Send
     }
 
     /// Drops every finished entry (probes in flight finish and are stored as usual).
-    public func removeAll() {
+    package func removeAll() {
         removeAll(where: { _ in true })
     }
 
@@ -170,7 +170,7 @@ public final class VerdictCache<Key: Hashable & Sendable, Value: Sendable>: Send
     /// `includingInFlight`, matching probes in flight are marked too: their answers go to their
     /// waiters but are not stored (they were started under what the caller found stale, such as a
     /// reload's old hosts file). O(n).
-    public func removeAll(includingInFlight: Bool = false, where predicate: (Key) -> Bool) {
+    package func removeAll(includingInFlight: Bool = false, where predicate: (Key) -> Bool) {
         state.withLock { state in
             if includingInFlight {
                 for (key, slot) in state.storage.index where predicate(key) {
@@ -188,10 +188,10 @@ public final class VerdictCache<Key: Hashable & Sendable, Value: Sendable>: Send
     }
 
     /// Entries held, fresh or not, probes in flight included (for `status`).
-    public var count: Int { state.withLock { $0.storage.count } }
+    package var count: Int { state.withLock { $0.storage.count } }
 
     /// The counters, with the entries and probes in flight now.
-    public var statistics: Statistics {
+    package var statistics: Statistics {
         state.withLock { state in
             var statistics = state.counters
             statistics.entries = state.storage.count

@@ -1,10 +1,10 @@
 internal import COpenSSL
 import Glibc
-public import ATSPolicy
+import ATSPolicy
 
 extension X509Certificate {
     /// What the ATS rules need to know about this certificate, as plain Swift values.
-    public var facts: CertificateFacts {
+    package var facts: CertificateFacts {
         let key = publicKey
         return CertificateFacts(
             subject: subject, keyType: key.type, keyBits: key.bits, signatureAlgorithm: signatureAlgorithmName,
@@ -54,8 +54,8 @@ extension X509Certificate {
         }
     }
 
-    public var notBefore: Int64 { X509Certificate.seconds(X509_get0_notBefore(raw)) }
-    public var notAfter: Int64 { X509Certificate.seconds(X509_get0_notAfter(raw)) }
+    package var notBefore: Int64 { X509Certificate.seconds(X509_get0_notBefore(raw)) }
+    package var notAfter: Int64 { X509Certificate.seconds(X509_get0_notAfter(raw)) }
 
     static func seconds(_ time: UnsafePointer<ASN1_TIME>?) -> Int64 {
         guard let time else { return 0 }
@@ -100,7 +100,7 @@ extension X509Certificate {
     }
 
     /// SHA-256 of the DER SubjectPublicKeyInfo: the `SPKI-SHA256-BASE64` of `NSPinnedDomains`.
-    public var spkiSHA256: SPKIHash? {
+    package var spkiSHA256: SPKIHash? {
         guard let publicKey = X509_get_X509_PUBKEY(raw) else { return nil }
         var buffer: UnsafeMutablePointer<UInt8>? = nil
         let length = i2d_X509_PUBKEY(publicKey, &buffer)
@@ -113,7 +113,7 @@ extension X509Certificate {
     }
 
     /// Subject equals issuer and the signature verifies with the certificate's own key.
-    public var isSelfSigned: Bool { X509_self_signed(raw, 1) == 1 }
+    package var isSelfSigned: Bool { X509_self_signed(raw, 1) == 1 }
 
     private static func string(_ text: UnsafeMutablePointer<ASN1_STRING>?) -> String? {
         guard let bytes = bytes(text) else { return nil }

@@ -4,7 +4,7 @@
 ///
 /// Calls come only from inside the stream's OpenSSL calls, on the stream's thread; none may call
 /// back into the stream.
-public protocol CiphertextTransport: AnyObject {
+package protocol CiphertextTransport: AnyObject {
     /// Moves up to `buffer.count` received bytes into `buffer`, oldest first.
     func receiveCiphertext(into buffer: UnsafeMutableRawBufferPointer) -> CiphertextRead
 
@@ -18,7 +18,7 @@ public protocol CiphertextTransport: AnyObject {
 }
 
 /// What a transport had for a read.
-public enum CiphertextRead: Equatable, Sendable {
+package enum CiphertextRead: Equatable, Sendable {
     /// This many bytes were moved (at least one).
     case bytes(Int)
     /// Nothing yet: more may come.

@@ -1,22 +1,22 @@
-public import ATSPolicy
+import ATSPolicy
 
 /// How a probe's TLS client presents itself: versions and suites.
-public struct ClientProfile: Sendable, Hashable {
-    public var minimumVersion: TLSVersion
-    public var maximumVersion: TLSVersion
-    public var tls12Suites: [CipherSuite]
-    public var tls13Suites: [CipherSuite]
+package struct ClientProfile: Sendable, Hashable {
+    package var minimumVersion: TLSVersion
+    package var maximumVersion: TLSVersion
+    package var tls12Suites: [CipherSuite]
+    package var tls13Suites: [CipherSuite]
     /// Security level 0 and every suite OpenSSL can speak: the diagnostic probe that finds out *why*
     /// an ATS-shaped handshake failed (spec, issue 3).
-    public var isPermissive: Bool
+    package var isPermissive: Bool
     /// Suites a permissive profile leaves out: the survey offers all but those a server already chose,
     /// to list every suite it accepts.
-    public var excludedSuites: Set<CipherSuite> = []
+    package var excludedSuites: Set<CipherSuite> = []
 
     /// The client an ATS app would be for a host: its floor and its suite list (spec §3.3, §3.4). Where
     /// ATS does not apply, Apple's default client list and TLS 1.0 upwards. Up to TLS 1.3, but iOS 9
     /// had no TLS 1.3 (it came with iOS 12.2), so its client stops at TLS 1.2.
-    public static func ats(for requirements: Requirements) -> ClientProfile {
+    package static func ats(for requirements: Requirements) -> ClientProfile {
         let minimum = requirements.minimumTLSVersion ?? .tls10
         let ceiling: TLSVersion = requirements.osProfile == .ios9 ? .tls12 : .tls13
         return ClientProfile(
@@ -25,13 +25,13 @@ public struct ClientProfile: Sendable, Hashable {
             isPermissive: false)
     }
 
-    public static let permissive = ClientProfile(
+    package static let permissive = ClientProfile(
         minimumVersion: .tls10, maximumVersion: .tls13, tls12Suites: [], tls13Suites: CipherProfile.allTLS13Suites,
         isPermissive: true)
 
     /// Every suite OpenSSL can speak at exactly `version` except `excluded`: the probes that list what a
     /// server accepts, one version at a time.
-    public static func survey(version: TLSVersion, excluding excluded: Set<CipherSuite> = []) -> ClientProfile {
+    package static func survey(version: TLSVersion, excluding excluded: Set<CipherSuite> = []) -> ClientProfile {
         ClientProfile(
             minimumVersion: version, maximumVersion: version, tls12Suites: [],
             tls13Suites: CipherProfile.allTLS13Suites.filter { !excluded.contains($0) }, isPermissive: true,

@@ -5,19 +5,19 @@ import Glibc
 /// Each line is an address followed by names; `#` starts a comment. The first line that names a
 /// host wins, as in /etc/hosts. Lines are checked when the file is read, so a typo is reported
 /// with its line number instead of silently leaving a name to DNS.
-public struct HostsTable: Sendable, Equatable {
+package struct HostsTable: Sendable, Equatable {
     /// The addresses for each name (lowercased, without a trailing dot), in file order.
     private var addresses: [String: [String]] = [:]
-    public let path: String
+    package let path: String
 
-    public struct ReadError: Error, CustomStringConvertible, Sendable {
-        public var path: String
-        public var line: Int?
-        public var reason: String
-        public var description: String { "\(path)\(line.map { ":\($0)" } ?? ""): \(reason)" }
+    package struct ReadError: Error, CustomStringConvertible, Sendable {
+        package var path: String
+        package var line: Int?
+        package var reason: String
+        package var description: String { "\(path)\(line.map { ":\($0)" } ?? ""): \(reason)" }
     }
 
-    public init(path: String, text: String) throws(ReadError) {
+    package init(path: String, text: String) throws(ReadError) {
         self.path = path
         var seen: Set<String> = []
         // Split as bytes, as glibc reads /etc/hosts: as Characters, "\r\n" is one grapheme that is
@@ -43,7 +43,7 @@ public struct HostsTable: Sendable, Equatable {
     }
 
     /// Reads and checks the file.
-    public static func load(path: String) throws(ReadError) -> HostsTable {
+    package static func load(path: String) throws(ReadError) -> HostsTable {
         guard let file = fopen(path, "r") else {
             throw ReadError(path: path, line: nil, reason: String(cString: strerror(errno)))
         }
@@ -60,9 +60,9 @@ public struct HostsTable: Sendable, Equatable {
     }
 
     /// The addresses listed for `host`, or nil when the file does not name it.
-    public func addresses(for host: String) -> [String]? { addresses[HostsTable.normalized(host)] }
+    package func addresses(for host: String) -> [String]? { addresses[HostsTable.normalized(host)] }
 
-    public var isEmpty: Bool { addresses.isEmpty }
+    package var isEmpty: Bool { addresses.isEmpty }
 
     private static func normalized(_ name: String) -> String {
         var name = name.lowercased()

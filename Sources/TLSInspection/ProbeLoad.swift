@@ -3,29 +3,29 @@ import Glibc
 
 /// Why a request sent after a connection opened (and, for https, after the handshake) got no
 /// complete response head.
-public struct LoadFailure: Error, Sendable, Equatable, CustomStringConvertible {
-    public var reason: String
-    public var description: String { reason }
+package struct LoadFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    package var reason: String
+    package var description: String { reason }
 }
 
 /// What loading one URL over one connection showed: the handshake for an https URL (nil for http),
 /// and the response head, when the connection (and the handshake) got that far.
-public struct LoadOutcome: Sendable {
-    public var handshake: ProbeOutcome?
+package struct LoadOutcome: Sendable {
+    package var handshake: ProbeOutcome?
     /// The response head's bytes, through its blank line; nil when no request was sent.
-    public var response: Result<[UInt8], LoadFailure>?
+    package var response: Result<[UInt8], LoadFailure>?
 }
 
 /// `atsproxyctl diagnose` loads the URL, as nscurl does: a request after the handshake, whose
 /// response (a redirect, say) decides as much as the handshake. Blocking, with the probe's time
 /// limit on every read and write; never on an event loop.
-public enum ProbeLoad {
+package enum ProbeLoad {
     /// The most of a response head read: a larger one is a failure, as it is for URLSession.
     static let maximumHead = 64 * 1024
 
     /// Connects, handshakes as `context` and, when the handshake completed, sends `request` and
     /// reads the response head.
-    public static func https(
+    package static func https(
         host: String, port: UInt16, serverName: String?, context: TLSClientContext, hosts: HostsTable? = nil,
         timeout: Duration = .seconds(10), request: [UInt8]
     ) -> LoadOutcome {
@@ -45,7 +45,7 @@ public enum ProbeLoad {
     }
 
     /// Connects and sends `request` in cleartext, then reads the response head.
-    public static func http(
+    package static func http(
         host: String, port: UInt16, hosts: HostsTable? = nil, timeout: Duration = .seconds(10), request: [UInt8]
     ) throws(ProbeFailure) -> Result<[UInt8], LoadFailure> {
         let connection = try TCPConnection.connect(host: host, port: port, hosts: hosts, timeout: timeout)

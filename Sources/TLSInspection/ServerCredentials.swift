@@ -4,7 +4,7 @@ internal import COpenSSL
 ///
 /// Immutable once read, so shared across threads: every server stream that presents it signs with
 /// it, and OpenSSL's signing does not modify the key.
-public final class PrivateKey: @unchecked Sendable {
+package final class PrivateKey: @unchecked Sendable {
     let raw: OpaquePointer
 
     /// Takes ownership of a key reference (the caller's reference moves here).
@@ -13,7 +13,7 @@ public final class PrivateKey: @unchecked Sendable {
     deinit { EVP_PKEY_free(raw) }
 
     /// The first private key in PEM text (PKCS #8 or a traditional RSA/EC key), unencrypted.
-    public convenience init(pem: [UInt8]) throws(TLSError) {
+    package convenience init(pem: [UInt8]) throws(TLSError) {
         let bio: OpaquePointer? = pem.withUnsafeBytes { BIO_new_mem_buf($0.baseAddress, Int32($0.count)) }
         guard let bio else { throw TLSError.drainingQueue("BIO_new_mem_buf") }
         defer { BIO_free(bio) }
@@ -30,12 +30,12 @@ public final class PrivateKey: @unchecked Sendable {
 /// Given to a ``TLSServerContext`` (every stream of the context presents it) or to one stream
 /// (``TLSStream/Role/server(credentials:)``): intercept mode presents a leaf minted for each host
 /// over one shared context.
-public struct ServerCredentials: Sendable {
-    public let chain: [X509Certificate]
-    public let key: PrivateKey
+package struct ServerCredentials: Sendable {
+    package let chain: [X509Certificate]
+    package let key: PrivateKey
 
     /// - Throws: when the chain is empty or the key is not the leaf's.
-    public init(chain: [X509Certificate], key: PrivateKey) throws(TLSError) {
+    package init(chain: [X509Certificate], key: PrivateKey) throws(TLSError) {
         guard let leaf = chain.first else {
             throw TLSError(operation: "making server credentials", openSSLErrors: ["the certificate chain is empty"])
         }
@@ -49,7 +49,7 @@ public struct ServerCredentials: Sendable {
     }
 
     /// Reads a PEM chain file (leaf first, then its intermediates) and a PEM key file.
-    public static func loading(chainFile: String, keyFile: String) throws(TLSError) -> ServerCredentials {
+    package static func loading(chainFile: String, keyFile: String) throws(TLSError) -> ServerCredentials {
         guard let chainPEM = FileBytes.read(chainFile) else {
             throw TLSError(operation: "reading certificate chain \(chainFile)", openSSLErrors: ["cannot read the file"])
         }

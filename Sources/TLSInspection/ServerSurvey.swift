@@ -1,43 +1,43 @@
-public import ATSPolicy
+import ATSPolicy
 
 /// What a server accepts and presents, found with a permissive client one TLS version at a time: the
 /// facts `atsproxyctl diagnose` shows beside its verdicts.
-public struct ServerSurvey: Sendable {
+package struct ServerSurvey: Sendable {
     /// One TLS version: the suites the server chose when offered everything, then everything but what
     /// it had already chosen, until it refused (its preference order, as far as it has one).
-    public struct VersionSupport: Sendable {
-        public var version: TLSVersion
-        public var suites: [CipherSuite]
+    package struct VersionSupport: Sendable {
+        package var version: TLSVersion
+        package var suites: [CipherSuite]
         /// Why the first handshake at this version failed, when the server does not speak it.
-        public var refusal: String?
+        package var refusal: String?
 
-        public var isAccepted: Bool { !suites.isEmpty }
+        package var isAccepted: Bool { !suites.isEmpty }
     }
 
     /// One certificate of the chain, with what a pin needs.
-    public struct Certificate: Sendable {
-        public var facts: CertificateFacts
-        public var issuer: String
+    package struct Certificate: Sendable {
+        package var facts: CertificateFacts
+        package var issuer: String
         /// Whether the server sent it (the anchor at the end of a path usually comes from the trust store).
-        public var sentByServer: Bool
+        package var sentByServer: Bool
     }
 
     /// TLS 1.0 to 1.3, lowest first.
-    public var versions: [VersionSupport]
+    package var versions: [VersionSupport]
     /// The chain of the handshake at the highest version: leaf first, the anchor last when trusted.
-    public var chain: [Certificate]
-    public var trust: ChainTrust?
+    package var chain: [Certificate]
+    package var trust: ChainTrust?
 
     /// The versions the server speaks, lowest first.
-    public var acceptedVersions: [TLSVersion] { versions.filter(\.isAccepted).map(\.version) }
+    package var acceptedVersions: [TLSVersion] { versions.filter(\.isAccepted).map(\.version) }
 
     /// At most this many suites are listed per version: a bound on handshakes against a server that
     /// answers every offer.
-    public static let suiteLimit = 48
+    package static let suiteLimit = 48
 
     /// Surveys `host:port`, sending `serverName` as SNI. Blocking: one handshake per accepted suite
     /// and one more per version.
-    public static func run(prober: UpstreamProber, host: String, port: UInt16, serverName: String?) -> ServerSurvey {
+    package static func run(prober: UpstreamProber, host: String, port: UInt16, serverName: String?) -> ServerSurvey {
         var versions: [VersionSupport] = []
         var best: ProbeOutcome?
         for version in TLSVersion.exceptionVersions {

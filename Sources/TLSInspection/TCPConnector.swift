@@ -1,7 +1,7 @@
 import Glibc
 
 /// Why a probe could not complete, in words a user can act on.
-public enum ProbeFailure: Error, Sendable, Equatable, CustomStringConvertible {
+package enum ProbeFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// The name did not resolve.
     case resolve(host: String, reason: String)
     /// No address accepted the connection.
@@ -20,14 +20,14 @@ public enum ProbeFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case connectionLost(reason: String)
 
     /// Whether time ran out (a gateway timeout, 504), rather than something failing (502).
-    public var isTimeout: Bool {
+    package var isTimeout: Bool {
         switch self {
         case .timeout, .deadline: true
         default: false
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .resolve(let host, let reason): "cannot resolve \(host): \(reason)"
         case .connect(let host, let port, let reason): "cannot connect to \(host) port \(port): \(reason)"

@@ -5,11 +5,11 @@ import ATSPolicy
 /// An `SSL_CTX` configured as one client profile with one set of anchors: the single owner of the
 /// context, freed in `deinit`. Contexts are reference-counted by OpenSSL and safe to share between
 /// threads once configured, which is why this may be cached and reused.
-public final class TLSClientContext: @unchecked Sendable {
+package final class TLSClientContext: @unchecked Sendable {
     let raw: OpaquePointer
     let anchors: TrustAnchors
 
-    public init(profile: ClientProfile, anchors: TrustAnchors) throws(TLSError) {
+    package init(profile: ClientProfile, anchors: TrustAnchors) throws(TLSError) {
         guard let method = TLS_client_method(), let context = SSL_CTX_new(method) else {
             throw TLSError.drainingQueue("SSL_CTX_new")
         }

@@ -2,12 +2,12 @@ internal import COpenSSL
 
 /// A failure of the TLS layer, with OpenSSL's error queue drained at the throw site so the message
 /// survives (as swift-nio-ssl's `buildErrorStack` does).
-public struct TLSError: Error, Sendable, CustomStringConvertible {
-    public var operation: String
+package struct TLSError: Error, Sendable, CustomStringConvertible {
+    package var operation: String
     /// OpenSSL's own messages, oldest first ("error:0A000086:SSL routines::certificate verify failed").
-    public var openSSLErrors: [String]
+    package var openSSLErrors: [String]
 
-    public var description: String {
+    package var description: String {
         openSSLErrors.isEmpty ? "\(operation) failed" : "\(operation) failed: " + openSSLErrors.joined(separator: "; ")
     }
 

@@ -1,23 +1,23 @@
 internal import COpenSSL
 internal import CProxyShims
 import Glibc
-public import ATSPolicy
+import ATSPolicy
 
 /// What one probe handshake showed.
-public struct ProbeOutcome: Sendable {
+package struct ProbeOutcome: Sendable {
     /// The facts of the completed handshake, or nil when it failed.
-    public var observed: ObservedConnection?
+    package var observed: ObservedConnection?
     /// Why the handshake or the connection failed, when it did.
-    public var failure: ProbeFailure?
+    package var failure: ProbeFailure?
     /// The certificates as the server sent them (leaf first), for display and pins.
-    public var peerCertificates: [X509Certificate]
+    package var peerCertificates: [X509Certificate]
     /// The certificates behind `observed.chain`: the path to an anchor, or what was sent when none was built.
-    public var path: [X509Certificate] = []
+    package var path: [X509Certificate] = []
     /// Whether the handshake failed because the server closed the connection with no alert: Apple's
     /// client names that differently from a refused handshake (``HandshakeFailure``).
-    public var serverClosedWithoutAlert = false
+    package var serverClosedWithoutAlert = false
 
-    public init(
+    package init(
         observed: ObservedConnection?, failure: ProbeFailure? = nil, peerCertificates: [X509Certificate],
         path: [X509Certificate] = [], serverClosedWithoutAlert: Bool = false
     ) {
@@ -31,10 +31,10 @@ public struct ProbeOutcome: Sendable {
 
 /// One blocking TLS handshake with a time limit, as a given client profile: the building block of
 /// the proxy's verdicts and of `atsproxyctl diagnose`. Runs on a probe thread, never on an event loop.
-public enum TLSProbe {
+package enum TLSProbe {
     /// Connects to `host:port`, sends `serverName` as SNI (nil for an IP literal, as Apple's client
     /// sends none), and handshakes with `context`.
-    public static func run(
+    package static func run(
         host: String, port: UInt16, serverName: String?, context: TLSClientContext, hosts: HostsTable? = nil,
         timeout: Duration = .seconds(10), now: Int64? = nil
     ) -> ProbeOutcome {
@@ -117,7 +117,7 @@ extension TLSStream {
     /// What the completed handshake showed, judged at `now` (seconds since 1970); the certificates
     /// the server sent even when the handshake failed. A client's view: on a server stream, whose
     /// peer sends no certificate to judge, nothing is observed.
-    public func outcome(now: Int64) -> ProbeOutcome {
+    package func outcome(now: Int64) -> ProbeOutcome {
         guard !isServer else { return ProbeOutcome(observed: nil, peerCertificates: []) }
         let facts = CompletedHandshake(ssl: ssl, anchors: anchors, verification: verification)
         guard isHandshakeComplete else { return ProbeOutcome(observed: nil, peerCertificates: facts.peerCertificates()) }

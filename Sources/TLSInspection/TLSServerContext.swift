@@ -19,25 +19,25 @@ import ATSPolicy
 /// The certificate is either the context's (``init(versions:credentials:)``) or each stream's
 /// (``TLSStream/Role/server(credentials:)``). Nothing here pauses a handshake; a ClientHello
 /// callback (`SSL_CTX_set_client_hello_cb`) can be added later without changing the streams.
-public final class TLSServerContext: @unchecked Sendable {
+package final class TLSServerContext: @unchecked Sendable {
     let raw: OpaquePointer
     /// The certificate streams present unless given their own.
-    public let credentials: ServerCredentials?
+    package let credentials: ServerCredentials?
 
     /// The TLS 1.2 suites offered: ATS's forward-secret list without its CBC suites.
-    public static let tls12Suites = CipherProfile.current.forwardSecretSuites.filter { suite in
+    package static let tls12Suites = CipherProfile.current.forwardSecretSuites.filter { suite in
         guard let name = suite.openSSLName else { return false }
         return name.contains("GCM") || name.contains("CHACHA20")
     }
     /// The TLS 1.3 suites offered.
-    public static let tls13Suites = CipherProfile.tls13Suites
+    package static let tls13Suites = CipherProfile.tls13Suites
     /// The key-exchange groups, most preferred first.
-    public static let groups = "X25519:P-256:P-384"
+    package static let groups = "X25519:P-256:P-384"
 
     /// - Parameters:
     ///   - versions: within TLS 1.2...1.3; narrower only to make a server a client must refuse.
     ///   - credentials: what every stream presents unless it brings its own; nil when each does.
-    public init(versions: ClosedRange<TLSVersion> = .tls12 ... .tls13, credentials: ServerCredentials? = nil) throws(TLSError) {
+    package init(versions: ClosedRange<TLSVersion> = .tls12 ... .tls13, credentials: ServerCredentials? = nil) throws(TLSError) {
         guard versions.lowerBound >= .tls12, versions.upperBound <= .tls13 else {
             throw TLSError(
                 operation: "making a server context", openSSLErrors: ["TLS 1.2 and 1.3 only, not \(versions)"])

@@ -5,20 +5,20 @@ import ATSPolicy
 /// the server, chain and trust included, is ``TLSStream/outcome(now:)``.)
 extension TLSStream {
     /// The version agreed on; nil until the handshake is complete.
-    public var negotiatedVersion: TLSVersion? {
+    package var negotiatedVersion: TLSVersion? {
         guard isHandshakeComplete else { return nil }
         return TLSVersion(wireValue: UInt16(truncatingIfNeeded: SSL_version(ssl)))
     }
 
     /// The suite agreed on; nil until the handshake is complete.
-    public var negotiatedCipher: CipherSuite? {
+    package var negotiatedCipher: CipherSuite? {
         guard isHandshakeComplete, let cipher = SSL_get_current_cipher(ssl) else { return nil }
         return CipherSuite(id: UInt16(truncatingIfNeeded: SSL_CIPHER_get_protocol_id(cipher)))
     }
 
     /// The SNI name: the one a client sends, or, on a server, the one its client sent (known once
     /// the ClientHello is read; nil when it sent none).
-    public var serverName: String? {
+    package var serverName: String? {
         SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name).map { String(cString: $0) }
     }
 }
@@ -27,7 +27,7 @@ extension TLSStream {
 extension TLSStream {
     /// Offers `protocols` (e.g. `["http/1.1"]`) in the ClientHello: a client stream, before its
     /// first ``handshake()``.
-    public func offerApplicationProtocols(_ protocols: [String]) throws(TLSError) {
+    package func offerApplicationProtocols(_ protocols: [String]) throws(TLSError) {
         let wire = ApplicationProtocols.wireList(protocols)
         // SSL_set_alpn_protos returns 0 on success, unlike most of OpenSSL.
         let result = wire.withUnsafeBufferPointer { SSL_set_alpn_protos(ssl, $0.baseAddress, UInt32($0.count)) }
@@ -35,7 +35,7 @@ extension TLSStream {
     }
 
     /// The protocol the handshake agreed on; nil when none was (or before the handshake completes).
-    public var selectedApplicationProtocol: String? {
+    package var selectedApplicationProtocol: String? {
         var data: UnsafePointer<UInt8>?
         var length: UInt32 = 0
         SSL_get0_alpn_selected(ssl, &data, &length)

@@ -17,9 +17,9 @@ import ATSPolicy
 /// only its `SSL`.
 ///
 /// Not thread-safe: one stream belongs to one event loop (or one test).
-public final class TLSStream {
+package final class TLSStream {
     /// What the stream is on its connection.
-    public enum Role: Sendable {
+    package enum Role: Sendable {
         /// The connecting side, sending `serverName` as SNI (nil: none, as for an IP literal). Made
         /// with a ``TLSClientContext``.
         case client(serverName: String?)
@@ -29,7 +29,7 @@ public final class TLSStream {
     }
 
     /// Where a handshake stands after a call to ``handshake()``.
-    public enum HandshakeProgress: Equatable, Sendable {
+    package enum HandshakeProgress: Equatable, Sendable {
         /// Both sides finished: the facts can be read, plaintext can flow.
         case complete
         /// OpenSSL waits for the peer's next bytes; call again when they arrive.
@@ -37,7 +37,7 @@ public final class TLSStream {
     }
 
     /// What a call to ``read(into:)`` found.
-    public enum PlaintextRead: Equatable, Sendable {
+    package enum PlaintextRead: Equatable, Sendable {
         /// This many plaintext bytes were written to the buffer (at least one).
         case bytes(Int)
         /// No whole record yet; call again when bytes arrive.
@@ -72,7 +72,7 @@ public final class TLSStream {
 
     /// A client stream over `transport`, ready for ``handshake()``.
     /// - Throws: for a `.server` role (which needs a ``TLSServerContext``), or when OpenSSL fails.
-    public convenience init(role: Role, context: TLSClientContext, transport: any CiphertextTransport) throws(TLSError) {
+    package convenience init(role: Role, context: TLSClientContext, transport: any CiphertextTransport) throws(TLSError) {
         guard case .client = role else {
             throw TLSError(operation: "making a TLS stream", openSSLErrors: ["a server stream needs a TLSServerContext"])
         }
@@ -83,7 +83,7 @@ public final class TLSStream {
     /// can be received.
     /// - Throws: for a `.client` role (which needs a ``TLSClientContext``), when neither the role
     ///   nor the context has credentials, or when OpenSSL fails.
-    public convenience init(role: Role, context: TLSServerContext, transport: any CiphertextTransport) throws(TLSError) {
+    package convenience init(role: Role, context: TLSServerContext, transport: any CiphertextTransport) throws(TLSError) {
         guard case .server(let credentials) = role else {
             throw TLSError(operation: "making a TLS stream", openSSLErrors: ["a client stream needs a TLSClientContext"])
         }
@@ -130,7 +130,7 @@ public final class TLSStream {
     }
 
     /// Whether the handshake has completed.
-    public var isHandshakeComplete: Bool {
+    package var isHandshakeComplete: Bool {
         switch phase {
         case .open, .peerEnded: true
         case .handshaking, .failed: false
@@ -141,7 +141,7 @@ public final class TLSStream {
     private var maySend: Bool { (phase == .open || phase == .peerEnded(clean: true)) && !sentCloseNotify }
 
     /// Takes the handshake as far as the received bytes allow.
-    public func handshake() throws(TLSStreamError) -> HandshakeProgress {
+    package func handshake() throws(TLSStreamError) -> HandshakeProgress {
         guard phase == .handshaking else {
             if phase == .failed { throw TLSStreamError(kind: .internalError, reason: "the session already failed") }
             return .complete
@@ -162,7 +162,7 @@ public final class TLSStream {
     /// `.needsBytes`: one call returns at most one record's plaintext, and more may be buffered
     /// (a TLS 1.3 server's session tickets are consumed here too). Reading goes on after our own
     /// ``shutdown()``, until the peer's end; once ended, every call answers `.ended` again.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(TLSStreamError) -> PlaintextRead {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(TLSStreamError) -> PlaintextRead {
         switch phase {
         case .handshaking: return .needsBytes
         case .failed: throw TLSStreamError(kind: .internalError, reason: "the session already failed")
@@ -192,7 +192,7 @@ public final class TLSStream {
     /// Encrypts and queues all of `bytes` (the transport never refuses a write). Refused before
     /// the handshake completes, after our ``shutdown()``, after a truncation or a failure; allowed
     /// after the peer's close_notify (its half-close).
-    public func write(_ bytes: UnsafeRawBufferPointer) throws(TLSStreamError) {
+    package func write(_ bytes: UnsafeRawBufferPointer) throws(TLSStreamError) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         guard maySend else {
             let why = sentCloseNotify ? "after close_notify was sent" : "on a session that is not open"
@@ -207,7 +207,7 @@ public final class TLSStream {
     /// Queues close_notify, once, and flushes it; nothing after a failure or a truncation (OpenSSL
     /// forbids it), and nothing before the handshake completed (the peer gets a plain close).
     /// Does not wait for the peer's: ``read(into:)`` reports it when it comes.
-    public func shutdown() {
+    package func shutdown() {
         guard maySend else { return }
         ERR_clear_error()
         _ = SSL_shutdown(ssl)

@@ -1,6 +1,6 @@
 /// Why a ``TLSStream`` failed, with OpenSSL's words drained from its queue at the point of failure.
-public struct TLSStreamError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: Sendable, Equatable {
+package struct TLSStreamError: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Kind: Sendable, Equatable {
         /// The handshake or a record was refused: an alert from the peer, no common version or
         /// suite, a bad record. Another client profile may succeed where this one failed.
         case refused
@@ -13,13 +13,13 @@ public struct TLSStreamError: Error, Sendable, Equatable, CustomStringConvertibl
         case internalError
     }
 
-    public var kind: Kind
-    public var reason: String
+    package var kind: Kind
+    package var reason: String
 
-    public init(kind: Kind, reason: String) {
+    package init(kind: Kind, reason: String) {
         self.kind = kind
         self.reason = reason
     }
 
-    public var description: String { reason }
+    package var description: String { reason }
 }

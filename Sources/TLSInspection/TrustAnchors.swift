@@ -2,20 +2,20 @@ internal import COpenSSL
 
 /// The roots a probe trusts: the OS store (Apple's "system roots" stand-in) and any `--ca-file`
 /// anchors, which ATS treats as user-installed roots (exempt from CT, 825-day limit).
-public struct TrustAnchors: Sendable {
-    public let systemRoots: Bool
-    public let userInstalled: [X509Certificate]
+package struct TrustAnchors: Sendable {
+    package let systemRoots: Bool
+    package let userInstalled: [X509Certificate]
     /// The anchors' encodings, computed once: every probe asks whether its root is one of them.
     private let userInstalledDER: Set<[UInt8]>
 
-    public init(systemRoots: Bool = true, userInstalled: [X509Certificate] = []) {
+    package init(systemRoots: Bool = true, userInstalled: [X509Certificate] = []) {
         self.systemRoots = systemRoots
         self.userInstalled = userInstalled
         self.userInstalledDER = Set(userInstalled.map(\.der))
     }
 
     /// Reads every certificate of each PEM file as a user-installed anchor.
-    public static func loading(caFiles: [String], systemRoots: Bool = true) throws(TLSError) -> TrustAnchors {
+    package static func loading(caFiles: [String], systemRoots: Bool = true) throws(TLSError) -> TrustAnchors {
         var anchors: [X509Certificate] = []
         for file in caFiles {
             guard let bytes = FileBytes.read(file) else {

@@ -1,20 +1,20 @@
-public import ATSPolicy
+import ATSPolicy
 import POSIX
 
 /// What the probes behind one verdict found out about an upstream, for one set of requirements.
-public struct UpstreamProbeResult: Sendable {
+package struct UpstreamProbeResult: Sendable {
     /// The facts of the ATS-shaped handshake, or of the permissive one when the ATS-shaped one failed.
-    public var observed: ObservedConnection?
+    package var observed: ObservedConnection?
     /// Why the ATS-shaped handshake failed, when it did (the permissive probe then says why in facts).
-    public var atsHandshakeFailure: HandshakeFailure?
+    package var atsHandshakeFailure: HandshakeFailure?
     /// Why the upstream could not be reached at all (DNS, refused, timeout): no verdict.
-    public var upstreamFailure: ProbeFailure?
+    package var upstreamFailure: ProbeFailure?
     /// Set when the upstream answered the ClientHello in some other protocol: no TLS verdict.
-    public var cleartextUpstream: String?
+    package var cleartextUpstream: String?
     /// The certificates as the server sent them, leaf first.
-    public var peerCertificates: [X509Certificate]
+    package var peerCertificates: [X509Certificate]
 
-    public init(
+    package init(
         observed: ObservedConnection? = nil, atsHandshakeFailure: HandshakeFailure? = nil, upstreamFailure: ProbeFailure? = nil,
         cleartextUpstream: String? = nil, peerCertificates: [X509Certificate] = []
     ) {
@@ -28,7 +28,7 @@ public struct UpstreamProbeResult: Sendable {
 
 /// Runs blocking probe handshakes against upstreams with one set of trust anchors: the proxy's
 /// verdicts and `atsproxyctl diagnose` both ask it. Safe to share between probe threads.
-public final class UpstreamProber: Sendable {
+package final class UpstreamProber: Sendable {
     private let anchors: TrustAnchors
     private let hosts: HostsTable?
     private let timeout: Duration
@@ -37,7 +37,7 @@ public final class UpstreamProber: Sendable {
     private let contexts = Locked<[ClientProfile: TLSClientContext]>([:])
 
     /// - Parameter hosts: `--hosts-file`, consulted before the system resolver.
-    public init(anchors: TrustAnchors, hosts: HostsTable? = nil, timeout: Duration = .seconds(10)) {
+    package init(anchors: TrustAnchors, hosts: HostsTable? = nil, timeout: Duration = .seconds(10)) {
         self.anchors = anchors
         self.hosts = hosts
         self.timeout = timeout
@@ -45,7 +45,7 @@ public final class UpstreamProber: Sendable {
 
     /// Probes `host:port` as the ATS client for `requirements` would, then permissively if that
     /// failed, in this thread. `serverName` overrides the SNI the requirements' host implies.
-    public func verdictProbe(host: String, port: UInt16, serverName: String? = nil, requirements: Requirements)
+    package func verdictProbe(host: String, port: UInt16, serverName: String? = nil, requirements: Requirements)
         -> UpstreamProbeResult
     {
         let serverName = serverName ?? Self.impliedServerName(requirements)
@@ -69,14 +69,14 @@ public final class UpstreamProber: Sendable {
     }
 
     /// Connects to `host:port` and closes again: whether a cleartext server is there at all.
-    public func checkConnection(host: String, port: UInt16) throws(ProbeFailure) {
+    package func checkConnection(host: String, port: UInt16) throws(ProbeFailure) {
         _ = try TCPConnection.connect(host: host, port: port, hosts: hosts, timeout: timeout)
     }
 
     /// Loads a URL from `host:port` as the ATS client for `requirements` does: the handshake (with the
     /// server name the requirements' host implies, as ``verdictProbe(host:port:serverName:requirements:)``
     /// sends), then `request` and the response head when the handshake completed.
-    public func load(host: String, port: UInt16, requirements: Requirements, request: [UInt8]) throws(TLSError)
+    package func load(host: String, port: UInt16, requirements: Requirements, request: [UInt8]) throws(TLSError)
         -> LoadOutcome
     {
         ProbeLoad.https(
@@ -85,17 +85,17 @@ public final class UpstreamProber: Sendable {
     }
 
     /// Apple's client sends no SNI for an IP literal.
-    public static func impliedServerName(_ requirements: Requirements) -> String? {
+    package static func impliedServerName(_ requirements: Requirements) -> String? {
         if case .name(let name) = requirements.host { name } else { nil }
     }
 
     /// Sends `request` to `host:port` in cleartext and reads the response head.
-    public func loadCleartext(host: String, port: UInt16, request: [UInt8]) throws(ProbeFailure) -> Result<[UInt8], LoadFailure> {
+    package func loadCleartext(host: String, port: UInt16, request: [UInt8]) throws(ProbeFailure) -> Result<[UInt8], LoadFailure> {
         try ProbeLoad.http(host: host, port: port, hosts: hosts, timeout: timeout, request: request)
     }
 
     /// One handshake as `profile`.
-    public func handshake(host: String, port: UInt16, serverName: String?, profile: ClientProfile) throws(TLSError)
+    package func handshake(host: String, port: UInt16, serverName: String?, profile: ClientProfile) throws(TLSError)
         -> ProbeOutcome
     {
         TLSProbe.run(
@@ -104,7 +104,7 @@ public final class UpstreamProber: Sendable {
 
     /// The shared context for `profile` (made on first use): every handshake as that client, on any
     /// thread or loop, uses the same one.
-    public func context(for profile: ClientProfile) throws(TLSError) -> TLSClientContext {
+    package func context(for profile: ClientProfile) throws(TLSError) -> TLSClientContext {
         if let cached = contexts.withLock({ $0[profile] }) { return cached }
         let made = try TLSClientContext(profile: profile, anchors: anchors)
         return contexts.withLock { cache in

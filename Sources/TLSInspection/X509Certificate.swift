@@ -7,7 +7,7 @@ import Glibc
 ///
 /// Immutable after creation (nothing here mutates the certificate), so it may be shared across
 /// threads: OpenSSL's const accessors are thread-safe on a certificate nobody modifies.
-public final class X509Certificate: @unchecked Sendable {
+package final class X509Certificate: @unchecked Sendable {
     let raw: OpaquePointer
 
     /// Takes ownership of a certificate reference (the caller's reference moves here).
@@ -22,7 +22,7 @@ public final class X509Certificate: @unchecked Sendable {
     deinit { X509_free(raw) }
 
     /// Every certificate in PEM text, in order (a chain file: leaf first).
-    public static func certificates(pem: [UInt8]) throws(TLSError) -> [X509Certificate] {
+    package static func certificates(pem: [UInt8]) throws(TLSError) -> [X509Certificate] {
         let bio: OpaquePointer? = pem.withUnsafeBytes { BIO_new_mem_buf($0.baseAddress, Int32($0.count)) }
         guard let bio else { throw TLSError.drainingQueue("BIO_new_mem_buf") }
         defer { BIO_free(bio) }
@@ -37,7 +37,7 @@ public final class X509Certificate: @unchecked Sendable {
     }
 
     /// A certificate from DER bytes.
-    public convenience init(der: [UInt8]) throws(TLSError) {
+    package convenience init(der: [UInt8]) throws(TLSError) {
         let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
             return d2i_X509(nil, &cursor, buffer.count)
@@ -47,7 +47,7 @@ public final class X509Certificate: @unchecked Sendable {
     }
 
     /// The DER encoding.
-    public var der: [UInt8] {
+    package var der: [UInt8] {
         var buffer: UnsafeMutablePointer<UInt8>? = nil
         let length = i2d_X509(raw, &buffer)
         guard length > 0, let buffer else { return [] }
@@ -56,8 +56,8 @@ public final class X509Certificate: @unchecked Sendable {
     }
 
     /// The subject in RFC 2253 form (`CN=example.com,O=Example`).
-    public var subject: String { X509Certificate.rfc2253(X509_get_subject_name(raw)) }
-    public var issuer: String { X509Certificate.rfc2253(X509_get_issuer_name(raw)) }
+    package var subject: String { X509Certificate.rfc2253(X509_get_subject_name(raw)) }
+    package var issuer: String { X509Certificate.rfc2253(X509_get_issuer_name(raw)) }
 
     static func rfc2253(_ name: OpaquePointer?) -> String {
         guard let name, let bio = BIO_new(BIO_s_mem()) else { return "" }

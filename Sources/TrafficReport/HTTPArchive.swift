@@ -6,9 +6,9 @@ import ATSPolicy
 ///
 /// What the log does not record, HAR's "unknown" stands for: `blocked`, `dns`, `connect` and `ssl`
 /// are -1 (the upstream TLS was set up at the CONNECT, before any request), a size not logged is -1.
-public enum HTTPArchive {
+package enum HTTPArchive {
     /// The HAR document for `requests` (`tls_stream` lines are left out), entries sorted by start.
-    public static func document(requests: [LoggedRequest], creatorVersion: String) -> JSONValue {
+    package static func document(requests: [LoggedRequest], creatorVersion: String) -> JSONValue {
         let exchanges = requests.enumerated().filter { $0.element.kind == .request }
             // Stable: equal times keep the order the lines were read in.
             .sorted { ($0.element.milliseconds, $0.offset) < ($1.element.milliseconds, $1.offset) }
@@ -82,12 +82,12 @@ public enum HTTPArchive {
     }
 
     /// The entry's `timings`: send, wait and receive never negative, whatever the log says.
-    public struct Timings: Sendable, Equatable {
-        public var send: Int64
-        public var wait: Int64
-        public var receive: Int64
+    package struct Timings: Sendable, Equatable {
+        package var send: Int64
+        package var wait: Int64
+        package var receive: Int64
 
-        public init(_ request: LoggedRequest) {
+        package init(_ request: LoggedRequest) {
             send = max(0, request.sendMilliseconds)
             if let firstByte = request.timeToFirstByte {
                 wait = max(0, firstByte - request.sendMilliseconds)
@@ -100,7 +100,7 @@ public enum HTTPArchive {
         }
 
         /// HAR's `time`: the sum of the timings that are not -1 (blocked, dns, connect, ssl are).
-        public var total: Int64 { send + wait + receive }
+        package var total: Int64 { send + wait + receive }
     }
 
     static func entry(_ request: LoggedRequest, pageref: String) -> JSONValue {
@@ -235,7 +235,7 @@ public enum HTTPArchive {
     }
 
     /// The URL's query as name/value pairs, percent-decoded (`+` is a space, as in a form).
-    public static func queryString(_ url: String) -> [(name: String, value: String)] {
+    package static func queryString(_ url: String) -> [(name: String, value: String)] {
         let url = withoutFragment(url)
         guard let mark = url.firstIndex(of: "?") else { return [] }
         return url[url.index(after: mark)...].split(separator: "&").map { pair in
@@ -246,7 +246,7 @@ public enum HTTPArchive {
 
     /// `%41` decoded, `+` a space; a `%` not followed by two hex digits is kept as it is, and bytes
     /// that are not UTF-8 become U+FFFD, so the output stays valid UTF-8.
-    public static func percentDecoded(_ text: Substring) -> String {
+    package static func percentDecoded(_ text: Substring) -> String {
         let bytes = Array(text.utf8)
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
@@ -275,7 +275,7 @@ public enum HTTPArchive {
     }
 
     /// `203.0.113.7:443` → `203.0.113.7`, `[2001:db8::1]:443` → `2001:db8::1`.
-    public static func serverAddress(_ upstream: String) -> String? {
+    package static func serverAddress(_ upstream: String) -> String? {
         if upstream.hasPrefix("["), let close = upstream.firstIndex(of: "]") {
             let address = upstream[upstream.index(after: upstream.startIndex)..<close]
             return address.isEmpty ? nil : String(address)
@@ -299,16 +299,16 @@ extension Substring {
 
 /// A `--host` pattern: an exact name (`api.example.com`) or `*.suffix` (`*.example.com`: every
 /// name under example.com, not example.com itself). Case and a trailing dot do not matter.
-public struct HostPattern: Sendable, Equatable, CustomStringConvertible {
-    public let description: String
+package struct HostPattern: Sendable, Equatable, CustomStringConvertible {
+    package let description: String
     private let name: String
     private let isSuffix: Bool
 
-    public struct Failure: Error, Sendable, CustomStringConvertible {
-        public var description: String
+    package struct Failure: Error, Sendable, CustomStringConvertible {
+        package var description: String
     }
 
-    public init(parsing text: String) throws(Failure) {
+    package init(parsing text: String) throws(Failure) {
         description = text
         let normalized = Self.normalize(text)
         if normalized.hasPrefix("*.") {
@@ -323,7 +323,7 @@ public struct HostPattern: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public func matches(_ host: String) -> Bool {
+    package func matches(_ host: String) -> Bool {
         let host = Self.normalize(host)
         return isSuffix ? host.hasSuffix("." + name) : host == name
     }

@@ -2,8 +2,8 @@ import ATSPolicy
 
 /// What one host needs from an app's ATS policy for its logged traffic to pass, and whether any
 /// policy can give it.
-public struct HostAssessment: Sendable {
-    public enum Disposition: String, Sendable {
+package struct HostAssessment: Sendable {
+    package enum Disposition: String, Sendable {
         /// Passes under the ATS defaults: no exception.
         case compliant
         /// Passes with the relaxations in ``HostAssessment/needs``.
@@ -18,25 +18,25 @@ public struct HostAssessment: Sendable {
     }
 
     /// A reason the host fails whatever the policy says.
-    public struct Blocker: Sendable, Equatable {
+    package struct Blocker: Sendable, Equatable {
         /// The violation name (`expired`, `untrusted_chain`, …).
-        public var violation: String
+        package var violation: String
         /// The log's explanation, and what would fix it instead of an ATS key.
-        public var reason: String
+        package var reason: String
     }
 
-    public let traffic: HostTraffic
-    public let isLocal: Bool
+    package let traffic: HostTraffic
+    package let isLocal: Bool
     /// The relaxations the traffic calls for (never `includesSubdomains`), whatever the disposition:
     /// `--policy` compares them with what an existing entry grants even for a local host.
-    public let needs: SuggestedException
+    package let needs: SuggestedException
     /// Why each relaxation is needed, in words, one per relaxation.
-    public let reasons: [String]
-    public let blockers: [Blocker]
+    package let reasons: [String]
+    package let blockers: [Blocker]
 
-    public var host: HostIdentity { traffic.host }
+    package var host: HostIdentity { traffic.host }
 
-    public var disposition: Disposition {
+    package var disposition: Disposition {
         if !blockers.isEmpty { return .unfixable }
         if isLocal { return .exempt }
         if !traffic.hasFacts { return .unreached }
@@ -52,11 +52,11 @@ public struct HostAssessment: Sendable {
 /// non-forward-secret suite is one the server chose among those offered. Violations fill in
 /// where the log has no facts (a ClientHello's server name is judged without its own `tls`), and
 /// certificate failures come from them alone (the log keeps too little of a certificate to judge it).
-public struct NeedsRules: Sendable {
-    public let settings: PolicySettings
+package struct NeedsRules: Sendable {
+    package let settings: PolicySettings
     private let defaults: TransportSecurityPolicy
 
-    public init(settings: PolicySettings) {
+    package init(settings: PolicySettings) {
         self.settings = settings
         defaults = TransportSecurityPolicy(settings: settings)
     }
@@ -76,7 +76,7 @@ public struct NeedsRules: Sendable {
         return probe.effectiveFloor(on: settings.osProfile) == .tls10
     }
 
-    public func assess(_ traffic: HostTraffic) -> HostAssessment {
+    package func assess(_ traffic: HostTraffic) -> HostAssessment {
         let isLocal = defaults.requirements(for: traffic.host, explaining: false).rule.kind == .local
         var needs = SuggestedException()
         var reasons: [String] = []

@@ -2,42 +2,42 @@ import ATSPolicy
 
 /// Everything the log says about one host, gathered from every line naming it: as the request
 /// (CONNECT or `http://`) host, or as the server name of a ClientHello that differed from it.
-public struct HostTraffic: Sendable {
-    public let host: HostIdentity
-    public internal(set) var connections = 0
+package struct HostTraffic: Sendable {
+    package let host: HostIdentity
+    package internal(set) var connections = 0
     /// HTTP requests logged inside its intercepted connections (request lines, intercept mode):
     /// counted apart, never as connections, and no part of the host's judgement.
-    public internal(set) var requests = 0
-    public internal(set) var allowed = 0
-    public internal(set) var blocked = 0
-    public internal(set) var failed = 0
+    package internal(set) var requests = 0
+    package internal(set) var allowed = 0
+    package internal(set) var blocked = 0
+    package internal(set) var failed = 0
     /// Lines where the host appeared only as a ClientHello's server name.
-    public internal(set) var asServerName = 0
-    public internal(set) var ports: Set<Int> = []
+    package internal(set) var asServerName = 0
+    package internal(set) var ports: Set<Int> = []
     /// Whether the device sent cleartext to it (`http://`, or plain bytes through a tunnel), whatever
     /// became of the request: a failed `http://` request still shows the app loads the host in clear.
-    public internal(set) var cleartextSeen = false
+    package internal(set) var cleartextSeen = false
     /// The TLS versions the probes saw, each with how many lines showed it.
-    public internal(set) var versions: [TLSVersion: Int] = [:]
+    package internal(set) var versions: [TLSVersion: Int] = [:]
     /// The suites the servers chose, by logged name, each with how many lines showed it.
-    public internal(set) var suites: [String: Int] = [:]
+    package internal(set) var suites: [String: Int] = [:]
     /// Every violation logged for the host, by name, with the first explanation given for it.
-    public internal(set) var violations: [String: String] = [:]
+    package internal(set) var violations: [String: String] = [:]
     /// Tunnels whose ClientHello the proxy could not read (`hello_unreadable`), and the first reason.
     /// No ATS key is involved: the client sent them; the host's needs come from its other facts.
-    public internal(set) var unreadableHellos = 0
-    public internal(set) var firstUnreadableHello: String?
-    public internal(set) var firstSeen: String?
-    public internal(set) var lastSeen: String?
+    package internal(set) var unreadableHellos = 0
+    package internal(set) var firstUnreadableHello: String?
+    package internal(set) var firstSeen: String?
+    package internal(set) var lastSeen: String?
 
     init(host: HostIdentity) { self.host = host }
 
     /// Whether any line shows what the host needs: a handshake's facts, cleartext or a violation.
     /// A host seen only in unreachable connections shows nothing.
-    public var hasFacts: Bool { cleartextSeen || !versions.isEmpty || !suites.isEmpty || !violations.isEmpty }
+    package var hasFacts: Bool { cleartextSeen || !versions.isEmpty || !suites.isEmpty || !violations.isEmpty }
 
     /// The violation names in the vocabulary's order (unknown names last, alphabetically).
-    public var violationNames: [String] {
+    package var violationNames: [String] {
         violations.keys.sorted { a, b in
             switch (ViolationKind(name: a), ViolationKind(name: b)) {
             case (let x?, let y?): x < y
@@ -95,7 +95,7 @@ extension LogCollection {
     /// host is not a valid host name are left out. Request lines count only for hosts the connection
     /// lines named: a request line alone (its connection's line torn or in another file) adds no host,
     /// and so changes no assessment. The same tally as the live view's (``HostTrafficTally``).
-    public var hostTraffic: [HostTraffic] {
+    package var hostTraffic: [HostTraffic] {
         var tally = HostTrafficTally()
         for record in records { tally.add(record) }
         for request in requests { tally.add(request) }
@@ -103,5 +103,5 @@ extension LogCollection {
     }
 
     /// Whether any request line (`"kind":"request"`) was read: `report` shows request counts then.
-    public var hasRequests: Bool { requests.contains { $0.kind == .request } }
+    package var hasRequests: Bool { requests.contains { $0.kind == .request } }
 }

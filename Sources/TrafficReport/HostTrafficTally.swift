@@ -10,32 +10,32 @@ import ATSPolicy
 ///
 /// With ``maximumHosts``, hosts beyond it are not kept: the lines about them are counted in
 /// ``droppedLines`` and ``droppedRequests``, and the hosts kept are judged as if those lines were absent.
-public struct HostTrafficTally: Sendable {
+package struct HostTrafficTally: Sendable {
     /// The most hosts kept (and the most hosts whose request lines wait for a connection line).
-    public let maximumHosts: Int
+    package let maximumHosts: Int
     /// Every host seen, in first-seen order (the order of the connection lines that named them).
-    public private(set) var hosts: [HostTraffic] = []
+    package private(set) var hosts: [HostTraffic] = []
     /// Connection lines (or their server-name halves) about hosts beyond ``maximumHosts``.
-    public private(set) var droppedLines = 0
+    package private(set) var droppedLines = 0
     /// Request lines about hosts beyond ``maximumHosts``, never counted.
-    public private(set) var droppedRequests = 0
+    package private(set) var droppedRequests = 0
     private var index: [HostIdentity: Int] = [:]
     /// Request lines for hosts no connection line has named yet.
     private var waitingRequests: [HostIdentity: Int] = [:]
 
-    public init(maximumHosts: Int = .max) {
+    package init(maximumHosts: Int = .max) {
         self.maximumHosts = max(0, maximumHosts)
     }
 
     /// The host's traffic so far, or nil when no connection line has named it.
-    public subscript(host: HostIdentity) -> HostTraffic? { index[host].map { hosts[$0] } }
+    package subscript(host: HostIdentity) -> HostTraffic? { index[host].map { hosts[$0] } }
 
     /// Counts a connection line for its request host and, when its ClientHello named another host,
     /// for that one. Lines that are not loads (``LoggedConnection/isLoad``) and hosts that are not
     /// valid host names are left out.
     /// - Returns: the hosts the line was counted for.
     @discardableResult
-    public mutating func add(_ record: LoggedConnection) -> [HostIdentity] {
+    package mutating func add(_ record: LoggedConnection) -> [HostIdentity] {
         guard record.isLoad else { return [] }
         var counted: [HostIdentity] = []
         let request = slot(for: record.host)
@@ -54,7 +54,7 @@ public struct HostTrafficTally: Sendable {
 
     /// Counts a request line (`"kind":"request"`; `tls_stream` lines are not requests) for its host,
     /// now or once a connection line names the host.
-    public mutating func add(_ request: LoggedRequest) {
+    package mutating func add(_ request: LoggedRequest) {
         guard request.kind == .request, let host = try? HostIdentity(parsing: request.host) else { return }
         if let existing = index[host] {
             hosts[existing].requests += 1

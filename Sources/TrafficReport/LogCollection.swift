@@ -8,44 +8,44 @@ import ATSPolicy
 /// A damaged line is skipped, not fatal: the last line of a log whose daemon crashed mid-write is
 /// half a JSON object, and one such line must not make a day's report impossible. Each skipped
 /// line is kept with its file, line and column so the command can warn about it.
-public struct LogCollection: Sendable {
-    public struct FileSummary: Sendable, Equatable {
-        public var path: String
-        public var wasCompressed: Bool
+package struct LogCollection: Sendable {
+    package struct FileSummary: Sendable, Equatable {
+        package var path: String
+        package var wasCompressed: Bool
         /// Connection records read from the file.
-        public var records: Int
+        package var records: Int
         /// Request lines (and `tls_stream` lines) read from the file.
-        public var requests: Int
+        package var requests: Int
         /// Why a compressed file was read only in part.
-        public var damage: String?
+        package var damage: String?
     }
 
-    public struct SkippedLine: Sendable, Equatable, CustomStringConvertible {
-        public var path: String
-        public var line: Int
+    package struct SkippedLine: Sendable, Equatable, CustomStringConvertible {
+        package var path: String
+        package var line: Int
         /// nil when the line is JSON but not a connection record.
-        public var column: Int?
-        public var reason: String
+        package var column: Int?
+        package var reason: String
         /// The line's `kind` (`connection` when it has none) when it is a JSON object, nil when it is
         /// not JSON or its `kind` is not a string: `har` warns only about the lines it would have read.
-        public var kind: String?
+        package var kind: String?
 
         /// `atsproxy.log:41:17: unterminated string`: the place first, as compilers print it.
-        public var description: String {
+        package var description: String {
             "\(path):\(line)" + (column.map { ":\($0)" } ?? "") + ": \(reason)"
         }
     }
 
-    public private(set) var records: [LoggedConnection] = []
+    package private(set) var records: [LoggedConnection] = []
     /// The request and `tls_stream` lines, in the order read.
-    public private(set) var requests: [LoggedRequest] = []
-    public private(set) var files: [FileSummary] = []
-    public private(set) var skipped: [SkippedLine] = []
+    package private(set) var requests: [LoggedRequest] = []
+    package private(set) var files: [FileSummary] = []
+    package private(set) var skipped: [SkippedLine] = []
 
-    public init() {}
+    package init() {}
 
     /// Reads each path in turn; stops at the first file that cannot be read at all.
-    public static func read(paths: [String]) throws(LogFileError) -> LogCollection {
+    package static func read(paths: [String]) throws(LogFileError) -> LogCollection {
         var collection = LogCollection()
         for path in paths {
             collection.add(try LogFile.read(path: path))
@@ -54,7 +54,7 @@ public struct LogCollection: Sendable {
     }
 
     /// Adds one file's records (for tests and callers holding the bytes already).
-    public mutating func add(_ file: LogFile) {
+    package mutating func add(_ file: LogFile) {
         var count = 0
         var requestCount = 0
         for line in JSONLines(file.bytes) {

@@ -4,15 +4,15 @@ import Foundation
 ///
 /// Compression is recognised by the gzip magic number, not by the name, so a rotated file that
 /// was renamed, or a plain file that happens to end in `.gz`, is still read right.
-public struct LogFile: Sendable {
-    public var path: String
-    public var bytes: [UInt8]
-    public var wasCompressed: Bool
+package struct LogFile: Sendable {
+    package var path: String
+    package var bytes: [UInt8]
+    package var wasCompressed: Bool
     /// Why a compressed file could be read only in part; the bytes before the damage are kept.
-    public var damage: String?
+    package var damage: String?
 
     /// A log already in memory (plain or gzip), named `path` in warnings.
-    public init(path: String, contents: [UInt8]) {
+    package init(path: String, contents: [UInt8]) {
         if GzipInflater.isGzip(contents) {
             let inflated = GzipInflater.inflate(contents)
             self.init(path: path, bytes: inflated.bytes, wasCompressed: true, damage: inflated.damage)
@@ -29,7 +29,7 @@ public struct LogFile: Sendable {
     }
 
     /// Reads `path`; a missing, unreadable or non-regular file is an error that names it.
-    public static func read(path: String) throws(LogFileError) -> LogFile {
+    package static func read(path: String) throws(LogFileError) -> LogFile {
         let attributes: [FileAttributeKey: Any]
         do {
             attributes = try FileManager.default.attributesOfItem(atPath: path)
@@ -56,14 +56,14 @@ public struct LogFile: Sendable {
 }
 
 /// A log file that cannot be read at all: `report` stops with exit status 2, naming it.
-public struct LogFileError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var path: String
-    public var reason: String
+package struct LogFileError: Error, Sendable, Equatable, CustomStringConvertible {
+    package var path: String
+    package var reason: String
 
-    public init(path: String, reason: String) {
+    package init(path: String, reason: String) {
         self.path = path
         self.reason = reason
     }
 
-    public var description: String { "\(path): \(reason)" }
+    package var description: String { "\(path): \(reason)" }
 }

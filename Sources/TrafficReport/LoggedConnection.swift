@@ -4,63 +4,63 @@ import ATSPolicy
 /// What `report` reads from one line of the proxy's JSON log (the contract of ProxyCore's
 /// `ConnectionRecord`). Only `host`, `scheme` and `action` are required; every other field may be
 /// null or absent, as it is for a connection that never reached its server.
-public struct LoggedConnection: Sendable, Equatable {
-    public enum Action: String, Sendable {
+package struct LoggedConnection: Sendable, Equatable {
+    package enum Action: String, Sendable {
         /// `denied`: the proxy refused the client or the destination (not an ATS judgement).
         case allowed, blocked, failed, denied
     }
 
     /// What the proxy's probe saw of the server (`tls`): the ATS-shaped handshake's version and
     /// suite, or, when that failed, the permissive one's (the server's best version, its chosen suite).
-    public struct ServerFacts: Sendable, Equatable {
-        public var version: TLSVersion?
+    package struct ServerFacts: Sendable, Equatable {
+        package var version: TLSVersion?
         /// The suite's name as logged (IANA), and the suite when the name is known.
-        public var cipherName: String?
-        public var cipher: CipherSuite?
+        package var cipherName: String?
+        package var cipher: CipherSuite?
     }
 
     /// The verdict for a ClientHello naming another host than the CONNECT (`sni_check`).
-    public struct ServerNameCheck: Sendable, Equatable {
-        public var host: String
-        public var violations: [String]
+    package struct ServerNameCheck: Sendable, Equatable {
+        package var host: String
+        package var violations: [String]
         /// The explanations of these violations (the tail of the line's `explanations`).
-        public var explanations: [String]
+        package var explanations: [String]
     }
 
-    public var timestamp: String?
+    package var timestamp: String?
     /// `CONNECT`, `GET`, …; `-` for a request head that could not be parsed.
-    public var method: String?
-    public var host: String
-    public var port: Int?
-    public var scheme: URLScheme
-    public var action: Action
+    package var method: String?
+    package var host: String
+    package var port: Int?
+    package var scheme: URLScheme
+    package var action: Action
     /// `rule.kind` as the daemon's policy decided it.
-    public var ruleKind: String?
+    package var ruleKind: String?
     /// The request host's violations and their explanations, in the same order.
-    public var violations: [String]
-    public var explanations: [String]
+    package var violations: [String]
+    package var explanations: [String]
     /// `tunnel`: `cleartext` when the device spoke plain HTTP (or a `ws://` socket) through a CONNECT.
-    public var tunnel: String?
-    public var server: ServerFacts?
-    public var serverNameCheck: ServerNameCheck?
-    public var upstreamError: String?
+    package var tunnel: String?
+    package var server: ServerFacts?
+    package var serverNameCheck: ServerNameCheck?
+    package var upstreamError: String?
     /// `hello_unreadable`: why the tunnel's ClientHello could not be read (blocked in enforce mode,
     /// relayed unjudged in report mode). The device's own bytes, not the server, were at fault.
-    public var helloUnreadable: String?
+    package var helloUnreadable: String?
 
     /// Whether the line is a load the app made: not a malformed head or a request that was not a
     /// proxy request at all (both logged with a placeholder host, and answered 400 by the proxy),
     /// and not one the proxy denied (a client or a destination it does not serve, which says
     /// nothing about what ATS needs).
-    public var isLoad: Bool {
+    package var isLoad: Bool {
         guard method != "-", host != "-", action != .denied else { return false }
         return !(upstreamError?.hasPrefix("not a proxy request") ?? false)
     }
 
     /// Whether the device sent cleartext to the host: an `http://` request, or plain bytes in a tunnel.
-    public var isCleartext: Bool { scheme == .http || tunnel == "cleartext" }
+    package var isCleartext: Bool { scheme == .http || tunnel == "cleartext" }
 
-    public init(json: JSONValue) throws(LogRecordError) {
+    package init(json: JSONValue) throws(LogRecordError) {
         guard json.objectValue != nil else { throw LogRecordError("the line is not a JSON object") }
         host = try Self.requiredString(json, "host")
         let schemeName = try Self.requiredString(json, "scheme")
@@ -128,15 +128,15 @@ public struct LoggedConnection: Sendable, Equatable {
 }
 
 /// A line that is JSON but not a connection (or request) record `report` and `har` can use.
-public struct LogRecordError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var reason: String
+package struct LogRecordError: Error, Sendable, Equatable, CustomStringConvertible {
+    package var reason: String
     /// What the line should have been: `connection record`, `request record`.
-    public var record: String
+    package var record: String
 
-    public init(_ reason: String, record: String = "connection record") {
+    package init(_ reason: String, record: String = "connection record") {
         self.reason = reason
         self.record = record
     }
 
-    public var description: String { "not a \(record): \(reason)" }
+    package var description: String { "not a \(record): \(reason)" }
 }

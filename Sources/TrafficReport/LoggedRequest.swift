@@ -7,8 +7,8 @@ import ATSPolicy
 /// Required: `ts` (RFC 3339), `connection_id` and `host`, and for a request `method`, `url`,
 /// `http_version`, `send_ms` and `duration_ms`; without one of those the line cannot make a HAR
 /// entry. Every other member may be null or absent and takes HAR's "unknown" (-1, "", []).
-public struct LoggedRequest: Sendable {
-    public enum Kind: String, Sendable {
+package struct LoggedRequest: Sendable {
+    package enum Kind: String, Sendable {
         /// An HTTP exchange.
         case request
         /// Bytes inside the TLS that were not HTTP: no method, URL or status.
@@ -16,57 +16,57 @@ public struct LoggedRequest: Sendable {
     }
 
     /// A header as logged (`{"name","value"}`); the value may be `[redacted]`.
-    public struct Header: Sendable, Equatable {
-        public var name: String
-        public var value: String
+    package struct Header: Sendable, Equatable {
+        package var name: String
+        package var value: String
     }
 
-    public var kind: Kind
+    package var kind: Kind
     /// `ts` as logged, and as milliseconds since 1970.
-    public var timestamp: String
-    public var milliseconds: Int64
-    public var connectionID: Int64
-    public var client: String?
-    public var host: String
-    public var port: Int?
-    public var upstream: String?
-    public var method: String
-    public var url: String
-    public var httpVersion: String
-    public var status: Int?
-    public var statusText: String?
-    public var contentType: String?
+    package var timestamp: String
+    package var milliseconds: Int64
+    package var connectionID: Int64
+    package var client: String?
+    package var host: String
+    package var port: Int?
+    package var upstream: String?
+    package var method: String
+    package var url: String
+    package var httpVersion: String
+    package var status: Int?
+    package var statusText: String?
+    package var contentType: String?
     /// -1 when not logged.
-    public var requestBodyBytes: Int64
-    public var responseBodyBytes: Int64
-    public var requestHeadBytes: Int64
-    public var responseHeadBytes: Int64
-    public var sendMilliseconds: Int64
-    public var timeToFirstByte: Int64?
-    public var durationMilliseconds: Int64
-    public var reused: Bool
+    package var requestBodyBytes: Int64
+    package var responseBodyBytes: Int64
+    package var requestHeadBytes: Int64
+    package var responseHeadBytes: Int64
+    package var sendMilliseconds: Int64
+    package var timeToFirstByte: Int64?
+    package var durationMilliseconds: Int64
+    package var reused: Bool
     /// The connection's verdict, as logged (null when absent): `compliant`, `action`, `rule`,
     /// `violations`, `error`.
-    public var compliant: JSONValue
-    public var action: JSONValue
-    public var rule: JSONValue
-    public var violations: JSONValue
-    public var error: JSONValue
-    public var upstreamError: String?
-    public var upgrade: String?
+    package var compliant: JSONValue
+    package var action: JSONValue
+    package var rule: JSONValue
+    package var violations: JSONValue
+    package var error: JSONValue
+    package var upstreamError: String?
+    package var upgrade: String?
     /// nil when headers were not logged (no `--log-headers`).
-    public var requestHeaders: [Header]?
-    public var responseHeaders: [Header]?
+    package var requestHeaders: [Header]?
+    package var responseHeaders: [Header]?
 
     /// The `kind` of a log line: `connection` when the member is absent (lines written before
     /// intercept mode have none), nil when it is not a string.
-    public static func kind(of json: JSONValue) -> String? {
+    package static func kind(of json: JSONValue) -> String? {
         guard let kind = json["kind"] else { return "connection" }
         if kind.isNull { return "connection" }
         return kind.stringValue
     }
 
-    public init(json: JSONValue) throws(LogRecordError) {
+    package init(json: JSONValue) throws(LogRecordError) {
         let what = "request record"
         guard json.objectValue != nil else { throw LogRecordError("the line is not a JSON object", record: what) }
         let kindName = try Self.string(json, "kind", what)
@@ -161,10 +161,10 @@ public struct LoggedRequest: Sendable {
 }
 
 /// RFC 3339 times as milliseconds since 1970 and back, without Foundation's formatters.
-public enum Timestamp {
+package enum Timestamp {
     /// `2026-11-24T15:04:05.123Z`, `2026-11-24T15:04:05Z`, `2026-11-24T16:04:05+01:00` (`t`, `z`
     /// and a space for `T` too); nil for anything else. Fractions beyond milliseconds are cut.
-    public static func milliseconds(rfc3339 text: String) -> Int64? {
+    package static func milliseconds(rfc3339 text: String) -> Int64? {
         let bytes = Array(text.utf8)
         func number(_ start: Int, _ count: Int) -> Int64? {
             guard start + count <= bytes.count else { return nil }
@@ -215,7 +215,7 @@ public enum Timestamp {
 
     /// `2026-11-24T15:04:05.123Z`: UTC with milliseconds, as HAR's `startedDateTime` wants ISO 8601
     /// (the log's own timestamp format).
-    public static func iso8601(milliseconds: Int64) -> String { DateFormat.rfc3339(milliseconds: milliseconds) }
+    package static func iso8601(milliseconds: Int64) -> String { DateFormat.rfc3339(milliseconds: milliseconds) }
 
     private static func daysIn(month: Int64, year: Int64) -> Int64 {
         switch month {

@@ -1,8 +1,8 @@
 import ATSPolicy
 
 /// A key of the current policy that the observed traffic never needed.
-public struct UnusedKey: Sendable, Equatable {
-    public enum Action: String, Sendable {
+package struct UnusedKey: Sendable, Equatable {
+    package enum Action: String, Sendable {
         /// Delete the entry or key: nothing observed relies on it.
         case delete
         /// Keep the key but raise the TLS floor to ``UnusedKey/replacement``: nothing needs it this low.
@@ -12,22 +12,22 @@ public struct UnusedKey: Sendable, Equatable {
     }
 
     /// `NSExceptionDomains › old.example.com › NSExceptionRequiresForwardSecrecy`.
-    public var path: String
+    package var path: String
     /// The value written in the policy, in plist spelling (`true`, `TLSv1.0`), or nil for a whole entry.
-    public var value: String?
-    public var action: Action
+    package var value: String?
+    package var action: Action
     /// The value to write instead, for ``Action/raise``.
-    public var replacement: String?
-    public var reason: String
+    package var replacement: String?
+    package var reason: String
 }
 
 /// A relaxation a host's traffic needs that the current policy does not grant it.
-public struct MissingKey: Sendable, Equatable {
-    public var host: String
+package struct MissingKey: Sendable, Equatable {
+    package var host: String
     /// Where the suggestion puts it: `NSExceptionDomains › legacy.example.com › NSExceptionMinimumTLSVersion`.
-    public var path: String
-    public var value: String
-    public var reason: String
+    package var path: String
+    package var value: String
+    package var reason: String
 }
 
 /// Compares a current policy with the traffic: its exceptions the traffic never needed, and what

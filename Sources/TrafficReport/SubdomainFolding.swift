@@ -1,18 +1,18 @@
 import ATSPolicy
 
 /// One `NSIncludesSubdomains` entry the report proposes in place of several exact ones.
-public struct SubdomainFold: Sendable, Equatable {
+package struct SubdomainFold: Sendable, Equatable {
     /// The parent domain: the entry's key.
-    public var domain: String
+    package var domain: String
     /// The relaxations every folded host needs (``SuggestedException/includesSubdomains`` set).
-    public var exception: SuggestedException
+    package var exception: SuggestedException
     /// The observed hosts the entry stands for, sorted.
-    public var hosts: [String]
+    package var hosts: [String]
     /// Observed hosts under the domain that need more and keep an exact entry of their own.
-    public var keptApart: [String]
+    package var keptApart: [String]
 
     /// Why the fold is honest, in words.
-    public var reason: String {
+    package var reason: String {
         var text = "\(hosts.count) hosts under \(domain) (\(hosts.joined(separator: ", "))) need exactly "
             + exception.summaryWithoutSubdomains + ", and no host seen under it needs less"
         if keptApart.count == 1 { text += "; \(keptApart[0]) needs more and keeps its own entry" }
@@ -22,9 +22,9 @@ public struct SubdomainFold: Sendable, Equatable {
 }
 
 /// A parent that was considered and refused, so the report can say why hosts were not folded.
-public struct RefusedFold: Sendable, Equatable {
-    public var domain: String
-    public var reason: String
+package struct RefusedFold: Sendable, Equatable {
+    package var domain: String
+    package var reason: String
 }
 
 /// Decides where `NSIncludesSubdomains` is the honest summary of several hosts.

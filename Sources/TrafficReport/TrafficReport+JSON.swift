@@ -6,7 +6,7 @@ extension TrafficReport {
     /// - Parameters:
     ///   - collection: the logs read, for the `files` and `skipped` fields.
     ///   - policyPath: the `--policy` file compared with, or nil.
-    public func json(collection: LogCollection, policyPath: String?) -> JSONValue {
+    package func json(collection: LogCollection, policyPath: String?) -> JSONValue {
         .object([
             ("policy", .optional(policyPath)),
             ("files", .array(collection.files.map(Self.json))),

@@ -3,24 +3,24 @@ import ATSPolicy
 /// A day of logged traffic turned into the narrowest `NSAppTransportSecurity` that lets it through:
 /// per-host judgements, the suggested entries, the hosts no key can fix and, against a current
 /// policy, its unneeded keys and the keys it lacks.
-public struct TrafficReport: Sendable {
+package struct TrafficReport: Sendable {
     /// Every host seen, sorted by name (addresses after names).
-    public let assessments: [HostAssessment]
-    public let folds: [SubdomainFold]
-    public let refusedFolds: [RefusedFold]
+    package let assessments: [HostAssessment]
+    package let folds: [SubdomainFold]
+    package let refusedFolds: [RefusedFold]
     /// The suggested `NSExceptionDomains` entries, sorted by key.
-    public let entries: [(domain: String, exception: SuggestedException)]
+    package let entries: [(domain: String, exception: SuggestedException)]
     /// The suggested entry that covers each host needing an exception.
-    public let entryKey: [HostIdentity: String]
+    package let entryKey: [HostIdentity: String]
     /// Compared with `--policy`: nil without one.
-    public let unused: [UnusedKey]?
-    public let missing: [MissingKey]?
+    package let unused: [UnusedKey]?
+    package let missing: [MissingKey]?
 
     /// - Parameters:
     ///   - settings: the policy settings the suggestion is for (OS and cipher profile, local networks).
     ///   - clientClass: which API the logged traffic stands for (the log does not record it).
     ///   - currentPolicy: the app's policy now, to compare with.
-    public init(
+    package init(
         traffic: [HostTraffic], settings: PolicySettings, clientClass: ClientClass = .urlsession,
         currentPolicy: TransportSecurityPolicy? = nil
     ) {
@@ -70,12 +70,12 @@ public struct TrafficReport: Sendable {
         }
     }
 
-    public var unfixable: [HostAssessment] { assessments.filter { $0.disposition == .unfixable } }
-    public var exempt: [HostAssessment] { assessments.filter { $0.disposition == .exempt } }
+    package var unfixable: [HostAssessment] { assessments.filter { $0.disposition == .unfixable } }
+    package var exempt: [HostAssessment] { assessments.filter { $0.disposition == .exempt } }
 
     /// The suggested `NSAppTransportSecurity` dictionary: only `NSExceptionDomains`, never a global key.
-    public var suggestedATS: PropertyListValue { SuggestedException.atsDictionary(entries) }
+    package var suggestedATS: PropertyListValue { SuggestedException.atsDictionary(entries) }
 
     /// The suggestion as XML to paste inside an Info.plist's top-level `<dict>`.
-    public var infoPlistFragment: String { SuggestedException.infoPlistFragment(entries) }
+    package var infoPlistFragment: String { SuggestedException.infoPlistFragment(entries) }
 }

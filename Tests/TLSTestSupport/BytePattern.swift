@@ -4,10 +4,10 @@ import Glibc
 /// transfer of any length arrives byte-exact without storing it: a random block of a prime length
 /// repeated, so no chunk size a relay uses lines up with it (a lost, repeated or reordered chunk
 /// shows as a mismatch).
-public struct BytePattern: Sendable {
+package struct BytePattern: Sendable {
     private let block: [UInt8]
 
-    public init(seed: UInt64 = 0x5EED, period: Int = 1_048_573) {
+    package init(seed: UInt64 = 0x5EED, period: Int = 1_048_573) {
         var generator = SplitMix64(seed: seed)
         var block = [UInt8](repeating: 0, count: period)
         for index in stride(from: 0, to: period, by: 8) {
@@ -18,7 +18,7 @@ public struct BytePattern: Sendable {
     }
 
     /// The `count` bytes at `offset` into the stream (at most one period at a time is cheap: it is a slice).
-    public func bytes(at offset: Int, count: Int) -> [UInt8] {
+    package func bytes(at offset: Int, count: Int) -> [UInt8] {
         var result: [UInt8] = []
         result.reserveCapacity(count)
         var position = offset % block.count
@@ -31,7 +31,7 @@ public struct BytePattern: Sendable {
     }
 
     /// Whether `chunk` is the stream's bytes at `offset`.
-    public func matches(_ chunk: UnsafeRawBufferPointer, at offset: Int) -> Bool {
+    package func matches(_ chunk: UnsafeRawBufferPointer, at offset: Int) -> Bool {
         var checked = 0
         var position = offset % block.count
         return block.withUnsafeBytes { pattern in
@@ -48,7 +48,7 @@ public struct BytePattern: Sendable {
     /// Sends `count` bytes of the stream from offset 0, calling `sent` with the running total after
     /// each send; false when the peer went away first.
     @discardableResult
-    public func send(_ count: Int, to descriptor: Int32, sent: (Int) -> Void = { _ in }) -> Bool {
+    package func send(_ count: Int, to descriptor: Int32, sent: (Int) -> Void = { _ in }) -> Bool {
         var offset = 0
         while offset < count {
             let chunk = bytes(at: offset, count: min(65_536, count - offset))
@@ -62,7 +62,7 @@ public struct BytePattern: Sendable {
     /// Receives exactly `count` bytes and checks them against the stream from `offset` (within
     /// `wait` seconds): the number of bytes that arrived and matched, stopping at the first mismatch,
     /// the peer's close or the deadline.
-    public func receive(_ count: Int, from descriptor: Int32, startingAt offset: Int = 0, wait: Double = 30) -> Int {
+    package func receive(_ count: Int, from descriptor: Int32, startingAt offset: Int = 0, wait: Double = 30) -> Int {
         var received = 0
         var buffer = [UInt8](repeating: 0, count: 256 * 1024)
         var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)

@@ -6,7 +6,7 @@ extension CertificateFactory {
     /// A certificate `name.pem` signed by `issuer`, valid from `notBefore` to `notAfter` (UTC, to the
     /// second). OpenSSL 3.0's `x509` can only count days from now, so this goes through `openssl ca`
     /// with a throwaway CA configuration in the factory's directory.
-    public func certificate(
+    package func certificate(
         _ name: String, issuer: String, notBefore: Date, notAfter: Date, key spec: String = "rsa:2048",
         digest: String = "sha256", subject: String? = nil,
         extensions: [String] = ["subjectAltName=DNS:localhost", "extendedKeyUsage=serverAuth"]
@@ -42,7 +42,7 @@ extension CertificateFactory {
 
     /// A self-signed certificate `name.pem` (key `name.key`) that is not a CA: a server that signs its
     /// own leaf.
-    public func selfSignedLeaf(
+    package func selfSignedLeaf(
         _ name: String, key spec: String = "rsa:2048", days: Int = 90,
         extensions: [String] = ["subjectAltName=DNS:localhost", "extendedKeyUsage=serverAuth"]
     ) throws {
@@ -56,14 +56,14 @@ extension CertificateFactory {
 
     /// base64(SHA-256(DER SubjectPublicKeyInfo)) of `name.key`: the `SPKI-SHA256-BASE64` value of
     /// NSPinnedDomains, computed with the openssl recipe Apple documents.
-    public func spkiSHA256Base64(key name: String) throws -> String {
+    package func spkiSHA256Base64(key name: String) throws -> String {
         let der = try openssl(["pkey", "-in", "\(name).key", "-pubout", "-outform", "DER"])
         return try openssl(["dgst", "-sha256", "-binary"], input: der).base64EncodedString()
     }
 
     /// Diffie-Hellman parameters `name.pem` (the RFC 7919 ffdhe2048 group, so nothing is generated) for
     /// an s_server that offers DHE suites (`-dhparam`).
-    public func dhParameters(_ name: String) throws {
+    package func dhParameters(_ name: String) throws {
         try openssl(["genpkey", "-genparam", "-algorithm", "DH", "-pkeyopt", "group:ffdhe2048", "-out", "\(name).pem"])
     }
 

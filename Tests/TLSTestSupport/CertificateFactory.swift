@@ -3,22 +3,22 @@ import Testing
 
 /// Mints real certificates with the `openssl` command line in a scratch directory: test servers and
 /// test chains are made at test time, never committed (keys included).
-public final class CertificateFactory {
-    public let directory: String
+package final class CertificateFactory {
+    package let directory: String
 
-    public init() throws {
+    package init() throws {
         directory = FileManager.default.temporaryDirectory.path + "/atsproxy-certs-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
 
-    public func path(_ name: String) -> String { directory + "/" + name }
+    package func path(_ name: String) -> String { directory + "/" + name }
 
     /// Runs openssl with `arguments` in the directory, `input` on its standard input; throws with
     /// its stderr on failure (a hung openssl is killed after a minute: see ``runCommand``).
     @discardableResult
-    public func openssl(_ arguments: [String], input: Data? = nil) throws -> Data {
+    package func openssl(_ arguments: [String], input: Data? = nil) throws -> Data {
         let result = try runCommand("/usr/bin/openssl", arguments, input: input, directory: directory)
         guard result.status == 0 else {
             throw FactoryError(message: "openssl \(arguments.joined(separator: " ")): " + result.standardError)
@@ -26,13 +26,13 @@ public final class CertificateFactory {
         return result.standardOutputBytes
     }
 
-    public struct FactoryError: Error, CustomStringConvertible {
-        public var message: String
-        public var description: String { message }
+    package struct FactoryError: Error, CustomStringConvertible {
+        package var message: String
+        package var description: String { message }
     }
 
     /// A key: "rsa:2048", "rsa:1024", "ec:P-256", "ed25519".
-    public func key(_ name: String, _ spec: String) throws {
+    package func key(_ name: String, _ spec: String) throws {
         let parts = spec.split(separator: ":").map(String.init)
         switch parts[0] {
         case "rsa": try openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(parts[1])", "-out", "\(name).key"])
@@ -42,7 +42,7 @@ public final class CertificateFactory {
     }
 
     /// A self-signed CA certificate `name.pem` with key `name.key`.
-    public func rootCA(_ name: String, key spec: String = "rsa:2048", digest: String = "sha256", days: Int = 3650) throws {
+    package func rootCA(_ name: String, key spec: String = "rsa:2048", digest: String = "sha256", days: Int = 3650) throws {
         try key(name, spec)
         try openssl([
             "req", "-x509", "-new", "-key", "\(name).key", "-\(digest)", "-days", "\(days)", "-subj", "/CN=\(name)",
@@ -52,7 +52,7 @@ public final class CertificateFactory {
     }
 
     /// A certificate `name.pem` signed by `issuer` (whose `.pem` and `.key` exist), with extensions.
-    public func certificate(
+    package func certificate(
         _ name: String, issuer: String, key spec: String = "rsa:2048", digest: String = "sha256", days: Int = 90,
         subject: String? = nil, extensions: [String] = ["subjectAltName=DNS:example.com", "extendedKeyUsage=serverAuth"],
         isCA: Bool = false
@@ -68,5 +68,5 @@ public final class CertificateFactory {
         ])
     }
 
-    public func pem(_ name: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path("\(name).pem")))) }
+    package func pem(_ name: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path("\(name).pem")))) }
 }

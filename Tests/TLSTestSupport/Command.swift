@@ -2,15 +2,15 @@ import Foundation
 import Testing
 
 /// The result of running a program to completion.
-public struct CommandResult: Sendable {
+package struct CommandResult: Sendable {
     /// The exit status; -1 when the program outlived its time limit and was killed.
-    public var status: Int32
-    public var standardOutput: String
-    public var standardError: String
+    package var status: Int32
+    package var standardOutput: String
+    package var standardError: String
     /// Standard output as bytes, for programs whose output is not text.
-    public var standardOutputBytes: Data
+    package var standardOutputBytes: Data
     /// Whether the program was still running at its time limit and was killed.
-    public var killed: Bool
+    package var killed: Bool
 }
 
 /// Runs `executable` with `arguments` (in `directory`, with `input` on its standard input), with
@@ -18,7 +18,7 @@ public struct CommandResult: Sendable {
 /// when it exits. A program still running after `timeLimit` seconds is killed and the test gets an
 /// issue: every caller expects its program to exit by itself, and a hung one must fail the test
 /// rather than hang the run.
-public func runCommand(
+package func runCommand(
     _ executable: String, _ arguments: [String], input: Data? = nil, directory: String? = nil, timeLimit: Double = 60,
     sourceLocation: SourceLocation = #_sourceLocation
 ) throws -> CommandResult {
@@ -65,7 +65,7 @@ public func runCommand(
 extension Process {
     /// Waits for the process to exit, at most `seconds`; if it is still running then, kills it with
     /// SIGKILL (which cannot be blocked or ignored) and reaps it. Returns whether it exited by itself.
-    public func waitUntilExit(killingAfter seconds: Double) -> Bool {
+    package func waitUntilExit(killingAfter seconds: Double) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         let exited = !isRunning

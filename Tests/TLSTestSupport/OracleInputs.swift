@@ -2,13 +2,13 @@ import Foundation
 
 /// The inputs of the differential oracles (the plist parser's and the JSON parser's against
 /// Foundation's): fixture files, and deterministic mutations of them.
-public enum OracleInputs {
+package enum OracleInputs {
     /// The repository's root.
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
     /// Every regular file directly in `directory` (relative to the repository), sorted by name.
-    public static func files(in directory: String) -> [URL] {
+    package static func files(in directory: String) -> [URL] {
         let url = repository.appendingPathComponent(directory)
         let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
         return names.sorted().map { url.appendingPathComponent($0) }.filter {
@@ -19,7 +19,7 @@ public enum OracleInputs {
 
     /// `count` variants of `inputs`, the same on every run: a flipped byte, a byte set to one the
     /// format cares about, a truncation, a deleted or a duplicated run of bytes.
-    public static func mutations(of inputs: [[UInt8]], count: Int, interesting: [UInt8]) -> [[UInt8]] {
+    package static func mutations(of inputs: [[UInt8]], count: Int, interesting: [UInt8]) -> [[UInt8]] {
         // A fixed seed: the same mutations on every machine and every run.
         var random = SplitMix64(seed: 0x5EED_0F_0AC1E)
         var result: [[UInt8]] = []
@@ -43,7 +43,7 @@ public enum OracleInputs {
 extension NSNumber {
     /// Whether Foundation made this number from a boolean (JSON's `true`), which bridges to Bool
     /// and Int alike: only its class tells.
-    public var isBoolean: Bool { String(describing: type(of: self)) == "__NSCFBoolean" }
+    package var isBoolean: Bool { String(describing: type(of: self)) == "__NSCFBoolean" }
     /// Whether it holds a floating-point value (`d` or `f`), not an integer.
-    public var isReal: Bool { ["d", "f"].contains(String(cString: objCType)) }
+    package var isReal: Bool { ["d", "f"].contains(String(cString: objCType)) }
 }

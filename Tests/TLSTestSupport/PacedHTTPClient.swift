@@ -7,9 +7,9 @@ import Testing
 /// curl's `--limit-rate` is no use for an idle timeout of a second: it reads whatever the kernel
 /// has buffered at full speed, then sleeps for as long as two seconds to bring its average down,
 /// and a connection where nothing moves for that long is idle by any definition.
-public enum PacedHTTPClient {
+package enum PacedHTTPClient {
     /// How the request reaches the origin through the proxy.
-    public enum Route: String, Sendable {
+    package enum Route: String, Sendable {
         /// CONNECT, then TLS inside the tunnel, trusting `caFile`.
         case tlsTunnel
         /// CONNECT, then plain HTTP inside the tunnel.
@@ -20,7 +20,7 @@ public enum PacedHTTPClient {
 
     /// GETs `path` from `localhost:originPort` and writes the body to `bodyPath`, reading
     /// `bytesPerSecond`. Standard output: `<status> <X-Content-SHA256 or None> <body length>`.
-    public static func download(
+    package static func download(
         route: Route, proxyPort: UInt16, originPort: UInt16, path: String, bytesPerSecond: Int, to bodyPath: String,
         caFile: String = "", directory: String
     ) throws -> CommandResult {
@@ -29,7 +29,7 @@ public enum PacedHTTPClient {
 
     /// POSTs the file at `bodyPath` to `path`, sending `bytesPerSecond`. Standard output:
     /// `<status> <response body>`.
-    public static func upload(
+    package static func upload(
         route: Route, proxyPort: UInt16, originPort: UInt16, path: String, bytesPerSecond: Int, from bodyPath: String,
         caFile: String = "", directory: String
     ) throws -> CommandResult {

@@ -1,17 +1,17 @@
 import Foundation
 
 /// Starting a test server as a process and waiting for the line that says it is ready.
-public enum ProcessLaunch {
-    public struct Failure: Error, CustomStringConvertible {
-        public var message: String
-        public var description: String { message }
+package enum ProcessLaunch {
+    package struct Failure: Error, CustomStringConvertible {
+        package var message: String
+        package var description: String { message }
     }
 
     /// Runs `process` with standard output and error going to `outputPath` (a file, never a pipe: a
     /// pipe nobody drains would stall a chatty server), then reads that file until `ready` finds
     /// what it waits for in it. A process that exits first, or is not ready within `timeout`
     /// seconds, is killed and reported with what it printed.
-    public static func start<Value>(
+    package static func start<Value>(
         _ process: Process, outputPath: String, name: String, timeout: Double = 20,
         ready: (String) -> Value?
     ) throws -> Value {
@@ -37,7 +37,7 @@ public enum ProcessLaunch {
     }
 
     /// The port in the first "<marker>PORT" of `text`, once the line is complete.
-    public static func port(after marker: String, in text: String) -> UInt16? {
+    package static func port(after marker: String, in text: String) -> UInt16? {
         guard let range = text.range(of: marker),
             let end = text[range.upperBound...].firstIndex(where: \.isNewline)
         else { return nil }

@@ -15,18 +15,18 @@ import Testing
 /// The limit cannot stop a synchronous body: it records an issue naming the test, so a hang
 /// that a bounded wait (``runCommand(_:_:input:directory:timeLimit:sourceLocation:)``,
 /// `DaemonProcess.terminate`) did not catch is at least attributed.
-public struct ProcessTestTrait: TestTrait, SuiteTrait, TestScoping {
-    public var timeLimit: Duration
+package struct ProcessTestTrait: TestTrait, SuiteTrait, TestScoping {
+    package var timeLimit: Duration
 
-    public var isRecursive: Bool { true }
+    package var isRecursive: Bool { true }
 
     /// Only test cases get a scope: a suite's or a parameterized test's own scope would hold a
     /// slot of the gate while its cases wait for one.
-    public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+    package func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
         testCase == nil ? nil : self
     }
 
-    public func provideScope(
+    package func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
         await ProcessTestGate.shared.enter()
@@ -57,7 +57,7 @@ public struct ProcessTestTrait: TestTrait, SuiteTrait, TestScoping {
 
 extension Trait where Self == ProcessTestTrait {
     /// See ``ProcessTestTrait``.
-    public static func startsProcesses(timeLimit: Duration) -> Self { ProcessTestTrait(timeLimit: timeLimit) }
+    package static func startsProcesses(timeLimit: Duration) -> Self { ProcessTestTrait(timeLimit: timeLimit) }
 }
 
 /// At most one process test body per core at once, as when they ran on the cooperative pool: more

@@ -2,14 +2,14 @@ import Glibc
 
 /// Sends `bytes` to 127.0.0.1:`port`, half-closes, and returns everything the server sent back
 /// before closing (at most 10 seconds).
-public func exchangeRaw(port: UInt16, _ bytes: [UInt8]) -> [UInt8] {
+package func exchangeRaw(port: UInt16, _ bytes: [UInt8]) -> [UInt8] {
     guard let descriptor = connectLoopback(port: port) else { return [] }
     defer { close(descriptor) }
     return exchangeRaw(connected: descriptor, bytes)
 }
 
 /// The same over a socket the caller connected (and closes).
-public func exchangeRaw(connected descriptor: Int32, _ bytes: [UInt8]) -> [UInt8] {
+package func exchangeRaw(connected descriptor: Int32, _ bytes: [UInt8]) -> [UInt8] {
     var limit = timeval(tv_sec: 10, tv_usec: 0)
     setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
     _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -28,12 +28,12 @@ public func exchangeRaw(connected descriptor: Int32, _ bytes: [UInt8]) -> [UInt8
 /// starts meanwhile (Process closes only the descriptors open when it prepares the spawn) would
 /// otherwise keep a copy, so closing this one would not reach the peer, and a daemon would count
 /// it among its own.
-public func testSocket() -> Int32 {
+package func testSocket() -> Int32 {
     socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
 }
 
 /// A TCP connection to 127.0.0.1:`port`, or nil; the caller closes it.
-public func connectLoopback(port: UInt16) -> Int32? {
+package func connectLoopback(port: UInt16) -> Int32? {
     let descriptor = testSocket()
     guard descriptor >= 0 else { return nil }
     var address = sockaddr_in()
@@ -54,7 +54,7 @@ public func connectLoopback(port: UInt16) -> Int32? {
 
 /// What the peer has sent within `wait` seconds: the bytes, `[]` when it closed, nil when it sent
 /// nothing and is still open.
-public func receiveAvailable(_ descriptor: Int32, wait: Double = 0) -> [UInt8]? {
+package func receiveAvailable(_ descriptor: Int32, wait: Double = 0) -> [UInt8]? {
     var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
     guard poll(&entry, 1, Int32(wait * 1000)) > 0 else { return nil }
     var chunk = [UInt8](repeating: 0, count: 65_536)
@@ -64,11 +64,11 @@ public func receiveAvailable(_ descriptor: Int32, wait: Double = 0) -> [UInt8]? 
 
 /// A TCP socket listening on 127.0.0.1 (a port the kernel picked) that never accepts: a server
 /// that can only tell whether anyone connected to it. Closed when the value goes away.
-public final class LoopbackListener {
-    public let port: UInt16
+package final class LoopbackListener {
+    package let port: UInt16
     private let descriptor: Int32
 
-    public init?() {
+    package init?() {
         guard let (descriptor, port) = bindLoopback(listening: 16) else { return nil }
         self.descriptor = descriptor
         self.port = port
@@ -77,7 +77,7 @@ public final class LoopbackListener {
     deinit { close(descriptor) }
 
     /// Whether a connection is waiting to be accepted, or arrives within `wait` seconds.
-    public func hasConnection(within wait: Double) -> Bool {
+    package func hasConnection(within wait: Double) -> Bool {
         var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         return poll(&entry, 1, Int32(wait * 1000)) > 0
     }
@@ -85,7 +85,7 @@ public final class LoopbackListener {
 
 /// A TCP socket bound to 127.0.0.1 on a port the kernel picks, and listening with `backlog` unless
 /// that is nil; nil when any step fails. The caller closes it.
-public func bindLoopback(listening backlog: Int32?) -> (descriptor: Int32, port: UInt16)? {
+package func bindLoopback(listening backlog: Int32?) -> (descriptor: Int32, port: UInt16)? {
     let descriptor = testSocket()
     guard descriptor >= 0 else { return nil }
     var address = sockaddr_in()

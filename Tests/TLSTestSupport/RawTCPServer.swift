@@ -5,11 +5,11 @@ import Glibc
 /// accepts, with the connected socket (closed after `handle` returns): for tests that need an
 /// upstream whose timing and flow they control exactly (one that goes silent, stops reading, or
 /// streams more than anyone should buffer). Stops accepting when the value goes away.
-public final class RawTCPServer: Sendable {
-    public let port: UInt16
+package final class RawTCPServer: Sendable {
+    package let port: UInt16
     private let listener: Int32
 
-    public init(handle: @escaping @Sendable (Int32) -> Void) throws {
+    package init(handle: @escaping @Sendable (Int32) -> Void) throws {
         guard let (descriptor, port) = bindLoopback(listening: 64) else {
             throw ProcessLaunch.Failure(message: "listening on 127.0.0.1: \(String(cString: strerror(errno)))")
         }
@@ -39,7 +39,7 @@ public final class RawTCPServer: Sendable {
 
 /// Sends all of `bytes` (blocking); false when the peer went away first.
 @discardableResult
-public func sendAll(_ descriptor: Int32, _ bytes: some Collection<UInt8>) -> Bool {
+package func sendAll(_ descriptor: Int32, _ bytes: some Collection<UInt8>) -> Bool {
     Array(bytes).withUnsafeBytes { buffer in
         var offset = 0
         while offset < buffer.count {
@@ -55,7 +55,7 @@ public func sendAll(_ descriptor: Int32, _ bytes: some Collection<UInt8>) -> Boo
 /// Reads until a blank line ends an HTTP head (at most 64 KiB, and within `wait` seconds): the head
 /// as text, and the bytes that came after it. Nil when the peer closed or stalled, and at once when
 /// its first byte is not a capital letter (a TLS ClientHello, say: no head is coming).
-public func receiveHead(_ descriptor: Int32, wait: Double = 10) -> (head: String, rest: [UInt8])? {
+package func receiveHead(_ descriptor: Int32, wait: Double = 10) -> (head: String, rest: [UInt8])? {
     let terminator: [UInt8] = Array("\r\n\r\n".utf8)
     let deadline = Date().addingTimeInterval(wait)
     var received: [UInt8] = []
@@ -73,7 +73,7 @@ public func receiveHead(_ descriptor: Int32, wait: Double = 10) -> (head: String
 
 /// Waits up to `wait` seconds for the peer to close: true once recv() sees the end (any bytes still
 /// arriving are read and dropped), false when the connection is still open at the end.
-public func awaitPeerClose(_ descriptor: Int32, wait: Double) -> Bool {
+package func awaitPeerClose(_ descriptor: Int32, wait: Double) -> Bool {
     let deadline = Date().addingTimeInterval(wait)
     while true {
         let left = deadline.timeIntervalSinceNow

@@ -3,13 +3,13 @@ import Foundation
 /// A kind of server ATS refuses, built with real certificates and an `openssl s_server`, with the one
 /// violation and the Apple error the proxy must name for it (spec, decisions table and §4; the names
 /// are `ViolationKind`'s).
-public enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringConvertible {
+package enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringConvertible {
     case tls10Only, tls11Only, rsaKeyExchangeOnly, dheOnly, tls13CCMOnly, finiteFieldGroupsOnly
     case rsa1024Leaf, sha1Leaf, sha1Intermediate
     case expired, notYetValid, otherHostName, commonNameOnly, selfSignedLeaf, unknownRoot
     case validity825Days, clientAuthEKUOnly, noEKUExtension
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .tls10Only: "TLS 1.0 only"
         case .tls11Only: "TLS 1.1 only"
@@ -37,7 +37,7 @@ public enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringConv
     }
 
     /// The violation's name in the log and in X-ATS-Violations.
-    public var violation: String {
+    package var violation: String {
         switch self {
         case .tls10Only, .tls11Only: "tls_version"
         case .rsaKeyExchangeOnly: "cipher_not_fs"
@@ -56,7 +56,7 @@ public enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringConv
     }
 
     /// Apple's error for it (spec §4): the outer NSURLErrorDomain code and the inner SSL status.
-    public var error: (nsurl: Int, ssl: Int?) {
+    package var error: (nsurl: Int, ssl: Int?) {
         switch self {
         case .tls10Only, .tls11Only: (-1200, -9836)  // errSSLPeerProtocolVersion
         case .rsaKeyExchangeOnly, .dheOnly, .tls13CCMOnly, .finiteFieldGroupsOnly: (-1200, -9824)  // errSSLPeerHandshakeFail
@@ -73,7 +73,7 @@ public enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringConv
 
     /// What the log's `tls` object must show of the server, where the kind is about the handshake
     /// or the chain: the version, the suite, the chain's subjects.
-    public var facts: (version: String?, cipher: String?, subjects: [String]?) {
+    package var facts: (version: String?, cipher: String?, subjects: [String]?) {
         switch self {
         case .tls10Only: ("TLSv1.0", "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", nil)
         case .tls11Only: ("TLSv1.1", "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", nil)
@@ -87,7 +87,7 @@ public enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringConv
 
     /// Makes the certificates in `factory` (root `root`, server `leaf` for `hostName`) and returns the
     /// s_server options.
-    public func serverArguments(_ factory: CertificateFactory, hostName: String = "localhost") throws -> [String] {
+    package func serverArguments(_ factory: CertificateFactory, hostName: String = "localhost") throws -> [String] {
         let named = ["subjectAltName=DNS:\(hostName)", "extendedKeyUsage=serverAuth"]
         let day: TimeInterval = 86_400
         let now = Date()
@@ -146,10 +146,10 @@ public enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringConv
 }
 
 /// A kind of server ATS accepts.
-public enum CompliantServer: String, CaseIterable, Sendable, CustomStringConvertible {
+package enum CompliantServer: String, CaseIterable, Sendable, CustomStringConvertible {
     case tls12ForwardSecret, tls13Only, ecdsaP256Leaf, validity800Days, validity824Days
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .tls12ForwardSecret: "TLS 1.2 with forward secrecy (ECDHE-RSA-AES128-GCM-SHA256)"
         case .tls13Only: "TLS 1.3 only"
@@ -160,9 +160,9 @@ public enum CompliantServer: String, CaseIterable, Sendable, CustomStringConvert
         }
     }
 
-    public var tlsVersion: String { self == .tls12ForwardSecret ? "TLSv1.2" : "TLSv1.3" }
+    package var tlsVersion: String { self == .tls12ForwardSecret ? "TLSv1.2" : "TLSv1.3" }
 
-    public func serverArguments(_ factory: CertificateFactory, hostName: String = "localhost") throws -> [String] {
+    package func serverArguments(_ factory: CertificateFactory, hostName: String = "localhost") throws -> [String] {
         let named = ["subjectAltName=DNS:\(hostName)", "extendedKeyUsage=serverAuth"]
         try factory.rootCA("root")
         var extra: [String] = []

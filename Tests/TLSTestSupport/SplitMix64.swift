@@ -1,13 +1,13 @@
 /// A small, seeded generator so random tests repeat exactly (SplitMix64, Steele et al. 2014): a
 /// failing fuzz, property or round-trip case names the seed that replays it. Shared by every test
 /// target that draws random cases.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
-    public var state: UInt64
+package struct SplitMix64: RandomNumberGenerator, Sendable {
+    package var state: UInt64
 
-    public init(state: UInt64) { self.state = state }
-    public init(seed: UInt64) { state = seed }
+    package init(state: UInt64) { self.state = state }
+    package init(seed: UInt64) { state = seed }
 
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

@@ -2,32 +2,32 @@
 /// send: one well over 64 KiB, or one broken in a chosen way. Each is a real TLS 1.3 offer
 /// (x25519 key share, RSA-PSS signatures, TLS_AES_128_GCM_SHA256) that `openssl s_server` answers
 /// with a ServerHello, unless it was broken on purpose.
-public struct TestClientHello: Sendable {
+package struct TestClientHello: Sendable {
     /// The largest ClientHello message (header included) OpenSSL's servers accept: 4 + 131,396.
-    public static let openSSLLimit = 4 + 131_396
+    package static let openSSLLimit = 4 + 131_396
     /// The largest hello these fields can make: both the suites (65,534 bytes) and the extensions
     /// (65,535) are full. Any real hello is smaller, so OpenSSL's limit is never the one that binds.
-    public static let largestPossible = 131_000
+    package static let largestPossible = 131_000
 
     /// The server_name host_name's bytes; nil sends no server_name extension.
-    public var serverName: [UInt8]? = Array("localhost".utf8)
+    package var serverName: [UInt8]? = Array("localhost".utf8)
     /// A second host_name entry in the server_name list (which RFC 6066 §3 forbids).
-    public var secondServerName: [UInt8]?
+    package var secondServerName: [UInt8]?
     /// Unassigned suite values sent after the real one, which a server skips: the way to grow a
     /// hello past what the extensions block (at most 65,535 bytes) can hold.
-    public var extraCipherSuites = 0
+    package var extraCipherSuites = 0
     /// The padding extension's (21, RFC 7685) length, when sent.
-    public var padding: Int?
+    package var padding: Int?
     /// Overrides the cipher_suites vector's length field (to break the hello).
-    public var cipherSuitesLengthOverride: Int?
+    package var cipherSuitesLengthOverride: Int?
 
-    public init() {}
+    package init() {}
 
-    public init(serverName: String?) { self.serverName = serverName.map { Array($0.utf8) } }
+    package init(serverName: String?) { self.serverName = serverName.map { Array($0.utf8) } }
 
     /// A hello of exactly `size` bytes (its 4-byte handshake header included), grown with cipher
     /// suites and padding; `size` must be at least 2 KiB.
-    public static func sized(_ size: Int) -> TestClientHello {
+    package static func sized(_ size: Int) -> TestClientHello {
         var hello = TestClientHello()
         let base = hello.message.count + 4  // the padding extension's own header
         let growth = size - base
@@ -40,18 +40,18 @@ public struct TestClientHello: Sendable {
     }
 
     /// The handshake message: msg_type 1, a 24-bit length, the body.
-    public var message: [UInt8] {
+    package var message: [UInt8] {
         let body = self.body
         return [1, UInt8(body.count >> 16 & 0xFF), UInt8(body.count >> 8 & 0xFF), UInt8(body.count & 0xFF)] + body
     }
 
     /// The message in handshake records of at most `fragment` bytes each (16,384: full records).
-    public func records(fragment: Int = 16_384) -> [UInt8] {
+    package func records(fragment: Int = 16_384) -> [UInt8] {
         TestClientHello.records(message, fragment: fragment)
     }
 
     /// `bytes` in handshake records of at most `fragment` bytes each, record version 3.1.
-    public static func records(_ bytes: [UInt8], fragment: Int = 16_384) -> [UInt8] {
+    package static func records(_ bytes: [UInt8], fragment: Int = 16_384) -> [UInt8] {
         stride(from: 0, to: bytes.count, by: fragment).flatMap { start in
             let part = bytes[start..<min(bytes.count, start + fragment)]
             return [22, 3, 1] + uint16(part.count) + part

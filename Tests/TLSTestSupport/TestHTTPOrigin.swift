@@ -17,12 +17,12 @@ import Foundation
 /// - `GET /stall?seconds=S`: no answer for S seconds.
 /// - `GET /stall-body?seconds=S`: a head promising 1000 bytes, 100 of them, then S seconds of silence.
 /// Every response carries `X-Origin-Connection: <n>`, the number of the TCP connection it came on.
-public final class TestHTTPOrigin {
-    public let port: UInt16
+package final class TestHTTPOrigin {
+    package let port: UInt16
     private let process: Process
 
     /// With `certificate` and `key` (PEM paths), the origin speaks HTTPS.
-    public init(directory: String, certificate: String? = nil, key: String? = nil) throws {
+    package init(directory: String, certificate: String? = nil, key: String? = nil) throws {
         let scriptPath = directory + "/origin-\(UUID().uuidString).py"
         try TestHTTPOrigin.script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
         process = Process()

@@ -6,12 +6,12 @@ import Foundation
 ///
 /// nginx comes from Debian's package, which `make deps` installs (the Makefile's APT_PACKAGES):
 /// when it is missing the start fails and says so; a test that needs it must not pass without it.
-public final class TestNginx {
+package final class TestNginx {
     /// Each virtual host's port, in the order of the certificates given.
-    public let ports: [UInt16]
+    package let ports: [UInt16]
     private let process: Process
 
-    public static let executable = "/usr/sbin/nginx"
+    package static let executable = "/usr/sbin/nginx"
 
     /// - Parameters:
     ///   - directory: where the certificates are (`NAME.pem`, `NAME.key`); nginx's files go in a
@@ -19,7 +19,7 @@ public final class TestNginx {
     ///   - certificates: one virtual host per name.
     ///   - locations: more directives for every virtual host's `server` block (locations of its own:
     ///     files to serve, headers to add).
-    public init(directory: String, certificates: [String], body: String = "hello from nginx\n", locations: String = "") throws {
+    package init(directory: String, certificates: [String], body: String = "hello from nginx\n", locations: String = "") throws {
         guard FileManager.default.isExecutableFile(atPath: Self.executable) else {
             throw ProcessLaunch.Failure(
                 message: "nginx is not installed (\(Self.executable)): run `make deps`, which installs the Makefile's APT_PACKAGES")

@@ -4,15 +4,15 @@ import Foundation
 /// quits at the end of its standard input), stopped when the value
 /// goes away. Debian's system OpenSSL settings (TLS 1.2 minimum, security level 2) are switched off
 /// with an empty OPENSSL_CONF, so a test can build the weak servers ATS must reject.
-public final class TestTLSServer {
-    public let port: UInt16
+package final class TestTLSServer {
+    package let port: UInt16
     private let process: Process
 
     /// - Parameters:
     ///   - arguments: s_server options besides -accept (certificate, key, versions, ciphers).
     ///   - host: the IPv4 address to listen on (another loopback address, 127.0.0.2, for a second
     ///     server at the same port); `port` 0 lets the kernel pick.
-    public init(directory: String, _ arguments: [String], host: String = "127.0.0.1", port requested: UInt16 = 0) throws {
+    package init(directory: String, _ arguments: [String], host: String = "127.0.0.1", port requested: UInt16 = 0) throws {
         let emptyConfig = directory + "/empty-openssl.cnf"
         guard FileManager.default.createFile(atPath: emptyConfig, contents: Data()) else {
             throw ServerError(message: "cannot create files in \(directory)")
@@ -40,8 +40,8 @@ public final class TestTLSServer {
         process.waitUntilExit()
     }
 
-    public struct ServerError: Error, CustomStringConvertible {
-        public var message: String
-        public var description: String { message }
+    package struct ServerError: Error, CustomStringConvertible {
+        package var message: String
+        package var description: String { message }
     }
 }

@@ -1,20 +1,20 @@
 /// A tunnel's first bytes that look like TLS but hold no ClientHello a proxy can read completely
 /// and correctly, with what the proxy must say about them: for the scanner's unit tests and the
 /// proxy's end-to-end ones alike.
-public struct UnreadableHello: Sendable, CustomStringConvertible {
-    public let name: String
+package struct UnreadableHello: Sendable, CustomStringConvertible {
+    package let name: String
     /// What the device sends after the 200 (then it waits, reading).
-    public let bytes: [UInt8]
+    package let bytes: [UInt8]
     /// Whether the device half-closes after sending: a hello cut short shows only at the end.
-    public let endsStream: Bool
+    package let endsStream: Bool
     /// A part of the reason the proxy logs (`hello_unreadable`) and the scanner reports.
-    public let reason: String
+    package let reason: String
     /// The fatal alert's description byte the device gets in enforce mode.
-    public let alert: UInt8
+    package let alert: UInt8
 
-    public var description: String { name }
+    package var description: String { name }
 
-    public init(name: String, bytes: [UInt8], endsStream: Bool, reason: String, alert: UInt8) {
+    package init(name: String, bytes: [UInt8], endsStream: Bool, reason: String, alert: UInt8) {
         self.name = name
         self.bytes = bytes
         self.endsStream = endsStream
@@ -22,7 +22,7 @@ public struct UnreadableHello: Sendable, CustomStringConvertible {
         self.alert = alert
     }
 
-    public static let all: [UnreadableHello] = [
+    package static let all: [UnreadableHello] = [
         UnreadableHello(
             name: "an empty handshake record before the hello",
             bytes: [22, 3, 1, 0, 0] + TestClientHello().records(), endsStream: false,

@@ -1,8 +1,8 @@
-public import ATSPolicy
+import ATSPolicy
 
 /// Why the proxy will not connect a client to an address: the address is on the proxy's host or
 /// its link (and the client is not on loopback), or it is the proxy's own listener.
-public enum DestinationRefusal: Sendable, Equatable, CustomStringConvertible {
+package enum DestinationRefusal: Sendable, Equatable, CustomStringConvertible {
     /// A local address (``LocalAddressKind``) a client that is not on loopback may not reach
     /// unless `--allow-destination` opens it.
     case local(LocalAddressKind, Endpoint)
@@ -11,29 +11,29 @@ public enum DestinationRefusal: Sendable, Equatable, CustomStringConvertible {
     case proxyItself(Endpoint, listener: Endpoint)
 
     /// An address and port, written as the log's `upstream` field writes them.
-    public struct Endpoint: Sendable, Equatable, CustomStringConvertible {
-        public var address: IPAddress
-        public var port: UInt16
+    package struct Endpoint: Sendable, Equatable, CustomStringConvertible {
+        package var address: IPAddress
+        package var port: UInt16
 
-        public init(address: IPAddress, port: UInt16) {
+        package init(address: IPAddress, port: UInt16) {
             self.address = address
             self.port = port
         }
 
-        public var description: String {
+        package var description: String {
             address.isIPv4 ? "\(address):\(port)" : "[\(address)]:\(port)"
         }
     }
 
     /// The refused address and port (the log's `upstream`).
-    public var destination: Endpoint {
+    package var destination: Endpoint {
         switch self {
         case .local(_, let endpoint), .proxyItself(let endpoint, _): endpoint
         }
     }
 
     /// What is wrong with the destination, in words.
-    public var description: String {
+    package var description: String {
         switch self {
         case .local(let kind, let endpoint):
             "\(endpoint), \(kind.phrase); see --allow-destination"
@@ -43,13 +43,13 @@ public enum DestinationRefusal: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The sentence the 403 and the log give: who was refused, where to, and why.
-    public func sentence(client: String) -> String {
+    package func sentence(client: String) -> String {
         "atsproxy does not connect clients from \(client) to \(description)"
     }
 }
 
 /// The kinds of address that reach the proxy's host or its link rather than the Internet.
-public enum LocalAddressKind: String, Sendable, CaseIterable {
+package enum LocalAddressKind: String, Sendable, CaseIterable {
     /// 127.0.0.0/8, ::1: services that listen only on the proxy host's loopback.
     case loopback
     /// 169.254.0.0/16, fe80::/10: the link (cloud metadata services live at 169.254.169.254).
@@ -80,7 +80,7 @@ public enum LocalAddressKind: String, Sendable, CaseIterable {
 
     /// The kind of `address` (IPv4-mapped IPv6 addresses judged as the IPv4 address they carry),
     /// or nil for any other address.
-    public init?(_ address: IPAddress) {
+    package init?(_ address: IPAddress) {
         let address = address.unmapped
         guard let kind = Self.ranges.first(where: { $0.range.contains(address) })?.kind else { return nil }
         self = kind

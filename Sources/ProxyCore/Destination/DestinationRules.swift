@@ -1,5 +1,5 @@
-public import ATSPolicy
-public import EventLoop
+import ATSPolicy
+import EventLoop
 
 /// Where one client may be connected: the vet every upstream address passes before the proxy
 /// sends it a byte (``UpstreamDialer``, and a cached verdict's address before a tunnel uses it).
@@ -13,18 +13,18 @@ public import EventLoop
 ///
 /// Addresses are judged as resolved, never by name, and IPv4-mapped IPv6 addresses as the IPv4
 /// address they carry, for the client and the destination alike.
-public struct DestinationRules: Sendable {
+package struct DestinationRules: Sendable {
     /// Whether the client is on the proxy's host (127.0.0.0/8 or ::1, mapped or not).
-    public var clientIsLoopback: Bool
+    package var clientIsLoopback: Bool
     /// `--allow-destination`: ranges every client may reach.
-    public var allowedDestinations: [AddressRange]
+    package var allowedDestinations: [AddressRange]
     /// The proxy's listeners, as bound.
-    public var listeners: [SocketAddress]
+    package var listeners: [SocketAddress]
     /// Whether an address is assigned to one of this host's interfaces; asked only when the
     /// destination's port is a wildcard listener's (``HostInterfaces`` reads them fresh).
-    public var isHostAddress: @Sendable (IPAddress) -> Bool
+    package var isHostAddress: @Sendable (IPAddress) -> Bool
 
-    public init(
+    package init(
         client: IPAddress?, allowedDestinations: [AddressRange], listeners: [SocketAddress],
         isHostAddress: @escaping @Sendable (IPAddress) -> Bool = { HostInterfaces.addresses().contains($0) }
     ) {
@@ -35,12 +35,12 @@ public struct DestinationRules: Sendable {
     }
 
     /// Why the proxy must not connect this client to `address`, or nil when it may.
-    public func vet(_ address: SocketAddress) -> DestinationRefusal? {
+    package func vet(_ address: SocketAddress) -> DestinationRefusal? {
         guard let ip = address.withAddressBytes({ IPAddress(networkBytes: $0) }) else { return nil }
         return vet(ip, port: address.port)
     }
 
-    public func vet(_ address: IPAddress, port: UInt16) -> DestinationRefusal? {
+    package func vet(_ address: IPAddress, port: UInt16) -> DestinationRefusal? {
         let address = address.unmapped
         let endpoint = DestinationRefusal.Endpoint(address: address, port: port)
         if let listener = listener(reachedBy: address, port: port) {

@@ -1,11 +1,11 @@
-public import ATSPolicy
+import ATSPolicy
 import Glibc
 
 /// The addresses assigned to this host's interfaces, read with `getifaddrs` each time they are
 /// asked for: only a request to a wildcard listener's port asks (``DestinationRules``), which is
 /// rare enough that a fresh read, which sees addresses added since start, costs nothing that matters.
-public enum HostInterfaces {
-    public static func addresses() -> [IPAddress] {
+package enum HostInterfaces {
+    package static func addresses() -> [IPAddress] {
         var list: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&list) == 0, let first = list else { return [] }
         defer { freeifaddrs(list) }

@@ -1,7 +1,7 @@
 import ATSPolicy
 
 /// How a CONNECT's TLS is looked at.
-public enum InspectMode: String, Sendable, CaseIterable {
+package enum InspectMode: String, Sendable, CaseIterable {
     /// Judged by a probe of the proxy's own; the device's bytes pass through unread.
     case tunnel
     /// Terminated with a minted certificate; the proxy's own upstream handshake is judged and every
@@ -10,7 +10,7 @@ public enum InspectMode: String, Sendable, CaseIterable {
 }
 
 /// What a device is told when intercept mode blocks its connection.
-public enum BlockStyle: String, Sendable, CaseIterable {
+package enum BlockStyle: String, Sendable, CaseIterable {
     /// Its handshake fails with a fatal alert, as the app's own connection would on an iPhone.
     case abort
     /// Its handshake completes, and each request gets a 403 page naming the violations.
@@ -20,17 +20,17 @@ public enum BlockStyle: String, Sendable, CaseIterable {
 /// A host name pattern for `--passthrough`: an exact name (`api.example.com`) or every name under a
 /// suffix (`*.example.com`, which does not match `example.com` itself). Names compare without case
 /// and without a trailing dot.
-public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
+package struct HostPattern: Sendable, Hashable, CustomStringConvertible {
     /// The name, or the suffix after `*.`, lowercased.
-    public let name: String
-    public let coversSubdomains: Bool
+    package let name: String
+    package let coversSubdomains: Bool
 
-    public enum ParseError: Error, Equatable, CustomStringConvertible {
+    package enum ParseError: Error, Equatable, CustomStringConvertible {
         case empty
         case misplacedWildcard(String)
         case notAHostName(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .empty: "an empty host pattern"
             case .misplacedWildcard(let text):
@@ -40,7 +40,7 @@ public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public init(parsing text: String) throws(ParseError) {
+    package init(parsing text: String) throws(ParseError) {
         var body = text.lowercased()
         if body.hasSuffix(".") { body.removeLast() }
         guard !body.isEmpty else { throw .empty }
@@ -53,38 +53,38 @@ public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
         name = body
     }
 
-    public func matches(_ host: String) -> Bool {
+    package func matches(_ host: String) -> Bool {
         var host = host.lowercased()
         if host.hasSuffix(".") { host.removeLast() }
         return coversSubdomains ? host.hasSuffix("." + name) : host == name
     }
 
-    public var description: String { coversSubdomains ? "*.\(name)" : name }
+    package var description: String { coversSubdomains ? "*.\(name)" : name }
 }
 
 /// Intercept mode's settings: part of ``ProxySettings``, so a reload applies them to new
 /// connections and open ones keep theirs.
-public struct InterceptSettings: Sendable {
-    public var mode: InspectMode = .tunnel
-    public var blockStyle: BlockStyle = .abort
+package struct InterceptSettings: Sendable {
+    package var mode: InspectMode = .tunnel
+    package var blockStyle: BlockStyle = .abort
     /// Hosts never intercepted (`--passthrough`): their tunnels are judged by a probe, as in tunnel mode.
-    public var passthrough: [HostPattern] = []
+    package var passthrough: [HostPattern] = []
     /// `--log-headers`: request and response headers on each request line.
-    public var logHeaders = false
+    package var logHeaders = false
     /// `--log-secrets`: credentials and cookies logged as they are, not redacted.
-    public var logSecrets = false
+    package var logSecrets = false
     /// How many times a device may abort the minted handshake for one host before that host is
     /// passed through (a pinning app, or a device that does not trust the CA).
-    public var rejectionsBeforePassthrough = 3
+    package var rejectionsBeforePassthrough = 3
 
-    public init() {}
+    package init() {}
 
     /// Whether `host` is one the settings say never to intercept.
-    public func passesThrough(_ host: String) -> Bool { passthrough.contains { $0.matches(host) } }
+    package func passesThrough(_ host: String) -> Bool { passthrough.contains { $0.matches(host) } }
 }
 
 /// Why intercept mode relayed a connection as a tunnel: the log's `passthrough` value.
-public enum PassthroughReason: String, Sendable {
+package enum PassthroughReason: String, Sendable {
     /// NSPinnedDomains pins the host: the app would reject any minted leaf.
     case pinned
     /// `--passthrough` names it.

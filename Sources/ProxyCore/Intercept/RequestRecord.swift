@@ -1,57 +1,57 @@
 import TextFormats
 
-public import ATSPolicy
+import ATSPolicy
 
 /// One HTTP request inside an intercepted connection: one JSON line in the log, beside its
 /// connection's line (docs/request-log.md is the contract; fields may be added, never renamed).
-public struct RequestRecord: Sendable {
-    public enum Kind: String, Sendable {
+package struct RequestRecord: Sendable {
+    package enum Kind: String, Sendable {
         case request
         /// Bytes inside the TLS that were not HTTP, relayed as they came.
         case tlsStream = "tls_stream"
     }
 
     /// What the request's connection line says, repeated so that each line stands alone.
-    public struct ConnectionFacts: Sendable {
-        public var connectionID: UInt64
-        public var client: String
-        public var host: String
-        public var port: UInt16
-        public var serverNameIndication: String?
-        public var upstreamAddress: String?
-        public var verdict: Verdict?
-        public var action: ConnectionRecord.Action
+    package struct ConnectionFacts: Sendable {
+        package var connectionID: UInt64
+        package var client: String
+        package var host: String
+        package var port: UInt16
+        package var serverNameIndication: String?
+        package var upstreamAddress: String?
+        package var verdict: Verdict?
+        package var action: ConnectionRecord.Action
     }
 
-    public var kind = Kind.request
+    package var kind = Kind.request
     /// When the request's first byte arrived, in milliseconds since 1970 (UTC).
-    public var startedAt: Int64
-    public var connection: ConnectionFacts
-    public var method: String?
-    public var url: String?
-    public var httpVersion: String?
-    public var status: Int?
-    public var statusText: String?
-    public var contentType: String?
-    public var requestBodyBytes: Int64 = 0
-    public var responseBodyBytes: Int64 = 0
-    public var requestHeadBytes: Int64 = -1
-    public var responseHeadBytes: Int64 = -1
+    package var startedAt: Int64
+    package var connection: ConnectionFacts
+    package var method: String?
+    package var url: String?
+    package var httpVersion: String?
+    package var status: Int?
+    package var statusText: String?
+    package var contentType: String?
+    package var requestBodyBytes: Int64 = 0
+    package var responseBodyBytes: Int64 = 0
+    package var requestHeadBytes: Int64 = -1
+    package var responseHeadBytes: Int64 = -1
     /// Milliseconds from ``startedAt`` until the whole request was sent upstream.
-    public var sendMilliseconds: Int64 = 0
+    package var sendMilliseconds: Int64 = 0
     /// Milliseconds from ``startedAt`` until the response head's first byte; nil without one.
-    public var timeToFirstByteMilliseconds: Int64?
-    public var durationMilliseconds: Int64 = 0
+    package var timeToFirstByteMilliseconds: Int64?
+    package var durationMilliseconds: Int64 = 0
     /// Whether an earlier request used the same connection.
-    public var reused: Bool
-    public var upstreamError: String?
+    package var reused: Bool
+    package var upstreamError: String?
     /// The protocol switched to after a 101.
-    public var upgrade: String?
+    package var upgrade: String?
     /// Logged only with `--log-headers` (nil otherwise), secrets already redacted.
-    public var requestHeaders: [(name: String, value: String)]?
-    public var responseHeaders: [(name: String, value: String)]?
+    package var requestHeaders: [(name: String, value: String)]?
+    package var responseHeaders: [(name: String, value: String)]?
 
-    public init(startedAt: Int64, connection: ConnectionFacts, reused: Bool) {
+    package init(startedAt: Int64, connection: ConnectionFacts, reused: Bool) {
         self.startedAt = startedAt
         self.connection = connection
         self.reused = reused
@@ -67,14 +67,14 @@ public struct RequestRecord: Sendable {
     }
 
     /// The line, without its newline.
-    public var logLine: [UInt8] {
+    package var logLine: [UInt8] {
         var writer = JSONObjectWriter(reservingCapacity: 768)
         write(to: &writer)
         return writer.finish()
     }
 
     /// The line as a value.
-    public var json: JSONValue {
+    package var json: JSONValue {
         var builder = JSONObjectBuilder()
         write(to: &builder)
         return builder.value

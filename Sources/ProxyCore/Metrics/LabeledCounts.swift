@@ -4,22 +4,22 @@ import POSIX
 /// status class), from any thread: a dictionary under a `Locked`, held for one increment. Where the
 /// values are few and fixed, plain atomics serve (``ProxyStatistics``); these are touched once per
 /// logged line at most, beside the log writer's own lock, so the extra lock costs nothing felt.
-public final class LabeledCounts<Key: Hashable & Sendable>: Sendable {
+package final class LabeledCounts<Key: Hashable & Sendable>: Sendable {
     private let counts = Locked<[Key: Int]>([:])
 
-    public init() {}
+    package init() {}
 
-    public func add(_ key: Key, _ amount: Int = 1) {
+    package func add(_ key: Key, _ amount: Int = 1) {
         counts.withLock { $0[key, default: 0] += amount }
     }
 
     /// Counts each of `keys` once, under one lock.
-    public func add(_ keys: some Sequence<Key>) {
+    package func add(_ keys: some Sequence<Key>) {
         counts.withLock { counts in
             for key in keys { counts[key, default: 0] += 1 }
         }
     }
 
     /// Every key counted so far, with its count.
-    public var snapshot: [Key: Int] { counts.withLock { $0 } }
+    package var snapshot: [Key: Int] { counts.withLock { $0 } }
 }

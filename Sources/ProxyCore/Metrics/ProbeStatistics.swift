@@ -2,9 +2,9 @@ import Synchronization
 
 /// The verdict probes of every loop: started, not started (no slot free), finished by outcome, and
 /// how long the finished ones took. Updated once per probe (a cache miss), never per connection.
-public final class ProbeStatistics: Sendable {
+package final class ProbeStatistics: Sendable {
     /// How a started probe ended, from its result.
-    public enum Outcome: String, Sendable, CaseIterable {
+    package enum Outcome: String, Sendable, CaseIterable {
         /// The ATS-shaped handshake completed: a verdict from its facts.
         case completed
         /// The server refused the ATS-shaped handshake (the permissive one may have said why).
@@ -37,16 +37,16 @@ public final class ProbeStatistics: Sendable {
     private let notStarted = Atomic<Int>(0)
     private let outcomes = LabeledCounts<Outcome>()
     /// Seconds from the start of a probe to its result, for those that finished (not cancelled).
-    public let durations = DurationHistogram(upperBounds: DurationHistogram.probeBounds)
+    package let durations = DurationHistogram(upperBounds: DurationHistogram.probeBounds)
 
-    public init() {}
+    package init() {}
 
     /// Probes started since the process started; each ends as one of ``outcomes`` or is under way.
-    public var startedCount: Int { started.load(ordering: .relaxed) }
+    package var startedCount: Int { started.load(ordering: .relaxed) }
     /// Probes that did not start because the limit of handshakes under way was reached.
-    public var notStartedCount: Int { notStarted.load(ordering: .relaxed) }
+    package var notStartedCount: Int { notStarted.load(ordering: .relaxed) }
     /// Probes ended, by outcome, every outcome listed (zero when none ended so).
-    public var finishedCounts: [Outcome: Int] {
+    package var finishedCounts: [Outcome: Int] {
         let counted = outcomes.snapshot
         return Dictionary(uniqueKeysWithValues: Outcome.allCases.map { ($0, counted[$0] ?? 0) })
     }

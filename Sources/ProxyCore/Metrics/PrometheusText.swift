@@ -11,40 +11,40 @@
 ///                  [(["action": "allowed"], 3), (["action": "blocked"], 1)])
 ///     text.gauge("atsproxy_connections_open", help: "Client connections open now.", 2)
 ///     let body = text.output
-public struct PrometheusText: Sendable {
+package struct PrometheusText: Sendable {
     /// The exposition so far.
-    public private(set) var output = ""
+    package private(set) var output = ""
     private var written: Set<String> = []
 
     /// The `Content-Type` a `/metrics` answer carries.
-    public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
+    package static let contentType = "text/plain; version=0.0.4; charset=utf-8"
 
-    public init() {}
+    package init() {}
 
     /// A counter family: each sample is a count since the process started, by its labels.
     ///
     /// - Precondition: `name` ends in `_total` and was not written before.
-    public mutating func counter(_ name: MetricName, help: String, _ samples: [(Labels, Int)]) {
+    package mutating func counter(_ name: MetricName, help: String, _ samples: [(Labels, Int)]) {
         precondition(name.description.hasSuffix("_total"), "a counter's name ends in _total: \(name)")
         family(name, type: "counter", help: help)
         for (labels, value) in samples { line(name.description, labels, Self.format(value)) }
     }
 
     /// A counter without labels.
-    public mutating func counter(_ name: MetricName, help: String, _ value: Int) {
+    package mutating func counter(_ name: MetricName, help: String, _ value: Int) {
         counter(name, help: help, [(Labels([]), value)])
     }
 
     /// A gauge family: each sample is a value now, by its labels.
     ///
     /// - Precondition: `name` was not written before.
-    public mutating func gauge(_ name: MetricName, help: String, _ samples: [(Labels, Double)]) {
+    package mutating func gauge(_ name: MetricName, help: String, _ samples: [(Labels, Double)]) {
         family(name, type: "gauge", help: help)
         for (labels, value) in samples { line(name.description, labels, Self.format(value)) }
     }
 
     /// A gauge without labels.
-    public mutating func gauge(_ name: MetricName, help: String, _ value: Double) {
+    package mutating func gauge(_ name: MetricName, help: String, _ value: Double) {
         gauge(name, help: help, [(Labels([]), value)])
     }
 
@@ -52,7 +52,7 @@ public struct PrometheusText: Sendable {
     /// `le="+Inf"`, `name_sum` and `name_count`.
     ///
     /// - Precondition: `name` does not end in `_bucket`, `_sum` or `_count` and was not written before.
-    public mutating func histogram(_ name: MetricName, help: String, _ histogram: HistogramSnapshot) {
+    package mutating func histogram(_ name: MetricName, help: String, _ histogram: HistogramSnapshot) {
         let base = name.description
         precondition(
             !["_bucket", "_sum", "_count"].contains { base.hasSuffix($0) }, "a histogram's own name has no sample suffix: \(name)")
@@ -111,17 +111,17 @@ public struct PrometheusText: Sendable {
 }
 
 /// A metric family's name: `[a-zA-Z_:][a-zA-Z0-9_:]*`.
-public struct MetricName: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringLiteral {
-    public let description: String
+package struct MetricName: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringLiteral {
+    package let description: String
 
     /// - Throws: when `name` is not a valid metric name.
-    public init(validating name: String) throws(PrometheusNameError) {
+    package init(validating name: String) throws(PrometheusNameError) {
         guard Self.isValid(name) else { throw PrometheusNameError(name: name, kind: .metric) }
         description = name
     }
 
     /// A name written in the program: an invalid one is a bug, stopped at the first use.
-    public init(stringLiteral name: String) {
+    package init(stringLiteral name: String) {
         guard Self.isValid(name) else { preconditionFailure("not a Prometheus metric name: \(name)") }
         description = name
     }
@@ -133,17 +133,17 @@ public struct MetricName: Sendable, Hashable, CustomStringConvertible, Expressib
 }
 
 /// A label's name: `[a-zA-Z_][a-zA-Z0-9_]*`, not starting with `__` (reserved for Prometheus itself).
-public struct LabelName: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringLiteral {
-    public let description: String
+package struct LabelName: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringLiteral {
+    package let description: String
 
     /// - Throws: when `name` is not a valid label name.
-    public init(validating name: String) throws(PrometheusNameError) {
+    package init(validating name: String) throws(PrometheusNameError) {
         guard Self.isValid(name) else { throw PrometheusNameError(name: name, kind: .label) }
         description = name
     }
 
     /// A name written in the program: an invalid one is a bug, stopped at the first use.
-    public init(stringLiteral name: String) {
+    package init(stringLiteral name: String) {
         guard Self.isValid(name) else { preconditionFailure("not a Prometheus label name: \(name)") }
         description = name
     }
@@ -161,33 +161,33 @@ private func isLetter(_ byte: UInt8) -> Bool {
 private func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
 
 /// A sample's labels, in the order written: `["action": "allowed", "status_class": "2xx"]`.
-public struct Labels: Sendable, ExpressibleByDictionaryLiteral {
-    public let pairs: [(name: LabelName, value: String)]
+package struct Labels: Sendable, ExpressibleByDictionaryLiteral {
+    package let pairs: [(name: LabelName, value: String)]
 
     /// - Precondition: no name repeats.
-    public init(_ pairs: [(name: LabelName, value: String)]) {
+    package init(_ pairs: [(name: LabelName, value: String)]) {
         precondition(Set(pairs.map(\.name)).count == pairs.count, "a label name repeats")
         self.pairs = pairs
     }
 
-    public init(dictionaryLiteral elements: (LabelName, String)...) {
+    package init(dictionaryLiteral elements: (LabelName, String)...) {
         self.init(elements.map { (name: $0.0, value: $0.1) })
     }
 }
 
 /// Why a name is not one Prometheus accepts.
-public struct PrometheusNameError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: String, Sendable { case metric, label }
+package struct PrometheusNameError: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Kind: String, Sendable { case metric, label }
 
-    public var name: String
-    public var kind: Kind
+    package var name: String
+    package var kind: Kind
 
-    public init(name: String, kind: Kind) {
+    package init(name: String, kind: Kind) {
         self.name = name
         self.kind = kind
     }
 
-    public var description: String {
+    package var description: String {
         switch kind {
         case .metric: "\(String(reflecting: name)) is not a metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)"
         case .label: "\(String(reflecting: name)) is not a label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __)"

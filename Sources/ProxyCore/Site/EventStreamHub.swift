@@ -1,15 +1,15 @@
 /// The open server-sent event streams of one loop, by channel: what a site's updates are written
 /// to. Loop-confined, like the connections it holds (which unsubscribe when they close).
-public final class EventStreamHub {
+package final class EventStreamHub {
     private var channels: [String: [ObjectIdentifier: SiteConnection]] = [:]
     /// The event a stream gets as soon as it opens on a channel (the current state), so that a
     /// page that subscribes late, or reconnects, is not left stale until the next change.
-    public var welcome: ((String) -> [UInt8]?)?
+    package var welcome: ((String) -> [UInt8]?)?
 
-    public init() {}
+    package init() {}
 
     /// How many streams are open on `channel`.
-    public func subscribers(of channel: String) -> Int { channels[channel]?.count ?? 0 }
+    package func subscribers(of channel: String) -> Int { channels[channel]?.count ?? 0 }
 
     func subscribe(_ connection: SiteConnection, to channel: String) {
         channels[channel, default: [:]][ObjectIdentifier(connection)] = connection
@@ -23,13 +23,13 @@ public final class EventStreamHub {
 
     /// Writes `event` (one whole server-sent event, ending in a blank line) to every stream on
     /// `channel`; a stream whose reader has fallen too far behind is closed instead.
-    public func publish(_ event: [UInt8], on channel: String) {
+    package func publish(_ event: [UInt8], on channel: String) {
         guard let streams = channels[channel] else { return }
         for connection in streams.values { connection.send(event: event) }
     }
 
     /// Closes every stream (the listener is stopping).
-    public func closeAll() {
+    package func closeAll() {
         let all = channels.values.flatMap(\.values)
         channels = [:]
         for connection in all { connection.close() }

@@ -10,17 +10,17 @@ import ProxyWire
 /// connection closed, so no body is ever parsed. A head must be complete within the head timeout of
 /// its first byte; an idle connection closes after the idle timeout. Loop-confined; `onClose` runs
 /// once, when the connection is closed for any reason.
-public final class SiteConnection {
-    public struct Limits: Sendable {
-        public var headTimeout: Duration
-        public var idleTimeout: Duration
+package final class SiteConnection {
+    package struct Limits: Sendable {
+        package var headTimeout: Duration
+        package var idleTimeout: Duration
         /// How many bytes of events may wait for a slow stream reader before it is dropped (one
         /// event is always sent to a reader that has taken everything, however large).
-        public var eventBacklog: Int
+        package var eventBacklog: Int
         /// How many bytes of answers may wait for a client before its next request is read.
-        public var answerBacklog: Int
+        package var answerBacklog: Int
 
-        public init(headTimeout: Duration, idleTimeout: Duration, eventBacklog: Int = 4 << 20, answerBacklog: Int = 64 * 1024) {
+        package init(headTimeout: Duration, idleTimeout: Duration, eventBacklog: Int = 4 << 20, answerBacklog: Int = 64 * 1024) {
             self.headTimeout = headTimeout
             self.idleTimeout = idleTimeout
             self.eventBacklog = eventBacklog
@@ -53,7 +53,7 @@ public final class SiteConnection {
     /// Checks each request before the site sees it (the web listener's token); nil lets all through.
     let gate: ((LocalRequest) -> GateDecision)?
 
-    public init(
+    package init(
         stream: any ByteStream, site: any LocalSite, client: String, arrival: LocalRequest.Arrival, listener: String,
         limits: Limits, hub: EventStreamHub? = nil, gate: ((LocalRequest) -> GateDecision)? = nil,
         onClose: @escaping (SiteConnection) -> Void
@@ -71,7 +71,7 @@ public final class SiteConnection {
     }
 
     /// Starts reading requests (bytes already buffered included).
-    public func start() {
+    package func start() {
         state = .awaitingHead(RequestHeadParser(origin: origin))
         stream.onReadable = { [unowned self] _ in readable() }
         stream.onEvent = { [unowned self] _, event in
@@ -95,7 +95,7 @@ public final class SiteConnection {
         if stream.availableBytes > 0 { readable() }
     }
 
-    public var isOpen: Bool {
+    package var isOpen: Bool {
         if case .closed = state { return false }
         return true
     }
@@ -222,7 +222,7 @@ public final class SiteConnection {
     }
 
     /// Closes the connection (idempotent).
-    public func close() {
+    package func close() {
         if case .closed = state { return }
         if case .streaming(let channel) = state { hub?.unsubscribe(self, from: channel) }
         state = .closed
@@ -244,7 +244,7 @@ extension LocalRequest.Arrival {
 }
 
 /// What a gate says of a request before the site answers it.
-public enum GateDecision {
+package enum GateDecision {
     /// Answer it, with these fields added to the response (a cookie that keeps a token).
     case pass(addHeaders: [(name: String, value: String)])
     /// Answer this instead, and close.

@@ -1,5 +1,5 @@
 /// How the end of a message body is found (RFC 9112 §6.3).
-public enum BodyFraming: Sendable, Hashable {
+package enum BodyFraming: Sendable, Hashable {
     /// No body follows the head.
     case none
     /// Exactly this many bytes follow.

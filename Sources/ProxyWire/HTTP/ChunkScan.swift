@@ -1,14 +1,14 @@
 /// What one call to ``ChunkedBodyScanner/scan(_:)`` found.
-public struct ChunkScan: Sendable, Hashable {
+package struct ChunkScan: Sendable, Hashable {
     /// How many of the given bytes, from the start, belong to the chunked body. Relay exactly
     /// these; when `finished`, the bytes after them start the next message.
-    public var consumed: Int
+    package var consumed: Int
     /// The body ended (last chunk and trailer section included) within the consumed bytes.
-    public var finished: Bool
+    package var finished: Bool
     /// How many of the consumed bytes are chunk data: the body's own bytes, without the framing.
-    public var payload: Int
+    package var payload: Int
 
-    public init(consumed: Int, finished: Bool, payload: Int = 0) {
+    package init(consumed: Int, finished: Bool, payload: Int = 0) {
         self.consumed = consumed
         self.finished = finished
         self.payload = payload

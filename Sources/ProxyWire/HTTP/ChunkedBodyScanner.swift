@@ -5,11 +5,11 @@
 /// as the scanner, so it is strict where parsers are known to disagree: every line ends with
 /// CRLF (a bare LF is refused, unlike in heads, which the proxy re-serialises), chunk extensions
 /// must follow the grammar exactly, and chunk-size and trailer lines are capped at 4096 bytes.
-public struct ChunkedBodyScanner: Sendable {
+package struct ChunkedBodyScanner: Sendable {
     /// Longest chunk-size line (with its extensions) and longest trailer field line, in bytes.
-    public static let maximumLineBytes = 4096
+    package static let maximumLineBytes = 4096
     /// Chunk sizes are refused past 2^62, and past 16 hex digits however many are leading zeros.
-    public static let maximumChunkSize: UInt64 = 1 << 62
+    package static let maximumChunkSize: UInt64 = 1 << 62
     static let maximumSizeDigits = 16
 
     private enum State: Sendable {
@@ -49,22 +49,22 @@ public struct ChunkedBodyScanner: Sendable {
     private var failure: HeadError?
 
     /// `kind` sets the status of errors: 400 for a request body, 502 for a response body.
-    public init(kind: HTTPMessageKind = .request) {
+    package init(kind: HTTPMessageKind = .request) {
         self.kind = kind
     }
 
     /// True once the whole body, trailers included, has been scanned.
-    public var isFinished: Bool {
+    package var isFinished: Bool {
         if case .finished = state { return true }
         return false
     }
 
     /// Scans the next bytes of the body. After the body ends, further calls consume nothing;
     /// after an error, they throw it again.
-    public mutating func scan(_ bytes: some Collection<UInt8>) throws(HeadError) -> ChunkScan { try scanBytes(bytes) }
+    package mutating func scan(_ bytes: some Collection<UInt8>) throws(HeadError) -> ChunkScan { try scanBytes(bytes) }
 
     /// Arrays, specialised (why: ``RequestHeadParser``'s overload for arrays).
-    public mutating func scan(_ bytes: [UInt8]) throws(HeadError) -> ChunkScan { try scanBytes(bytes) }
+    package mutating func scan(_ bytes: [UInt8]) throws(HeadError) -> ChunkScan { try scanBytes(bytes) }
 
     private mutating func scanBytes(_ bytes: some Collection<UInt8>) throws(HeadError) -> ChunkScan {
         if let failure { throw failure }

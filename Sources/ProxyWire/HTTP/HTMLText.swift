@@ -1,9 +1,9 @@
 /// Text for the proxy's own HTML pages (onboarding, live view): every value the page did not
 /// write itself (a client address, a host name, a logged error) goes through ``escaped(_:)``.
-public enum HTMLText {
+package enum HTMLText {
     /// `text` safe as element content and as a double- or single-quoted attribute value:
     /// `& < > " '` as character references.
-    public static func escaped(_ text: String) -> String {
+    package static func escaped(_ text: String) -> String {
         var result = ""
         result.reserveCapacity(text.utf8.count)
         for character in text {

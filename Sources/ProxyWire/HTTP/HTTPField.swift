@@ -3,11 +3,11 @@
 /// The value is kept as the bytes that arrived, so a value in Latin-1 or any other non-UTF-8
 /// encoding (obs-text, RFC 9110 §5.5) is forwarded unchanged; ``value`` decodes it as UTF-8,
 /// replacing invalid sequences, for reading.
-public struct HTTPField: Sendable, Hashable, CustomStringConvertible {
-    public var name: String
-    public var valueBytes: [UInt8]
+package struct HTTPField: Sendable, Hashable, CustomStringConvertible {
+    package var name: String
+    package var valueBytes: [UInt8]
 
-    public init(name: String, value: String) {
+    package init(name: String, value: String) {
         self.name = name
         self.valueBytes = Array(value.utf8)
     }
@@ -17,15 +17,15 @@ public struct HTTPField: Sendable, Hashable, CustomStringConvertible {
         self.valueBytes = valueBytes
     }
 
-    public var value: String {
+    package var value: String {
         get { String(decoding: valueBytes, as: UTF8.self) }
         set { valueBytes = Array(newValue.utf8) }
     }
 
     /// Whether this field is called `name`; field names are case-insensitive (RFC 9110 §5.1).
-    public func hasName(_ name: some StringProtocol) -> Bool {
+    package func hasName(_ name: some StringProtocol) -> Bool {
         HTTPSyntax.equalsIgnoringCase(self.name, name)
     }
 
-    public var description: String { "\(name): \(value)" }
+    package var description: String { "\(name): \(value)" }
 }

@@ -2,78 +2,78 @@
 ///
 /// Order and repetition are kept because both matter on the wire: repeated `Via` or `Set-Cookie`
 /// lines must be forwarded as they came (RFC 9110 §5.3). Lookups ignore case.
-public struct HTTPHeaders: Sendable, Hashable, RandomAccessCollection, CustomStringConvertible {
-    public private(set) var fields: [HTTPField]
+package struct HTTPHeaders: Sendable, Hashable, RandomAccessCollection, CustomStringConvertible {
+    package private(set) var fields: [HTTPField]
 
-    public init() {
+    package init() {
         fields = []
     }
 
-    public init(_ pairs: [(name: String, value: String)]) {
+    package init(_ pairs: [(name: String, value: String)]) {
         fields = pairs.map { HTTPField(name: $0.name, value: $0.value) }
     }
 
-    public init(fields: [HTTPField]) {
+    package init(fields: [HTTPField]) {
         self.fields = fields
     }
 
-    public var startIndex: Int { fields.startIndex }
-    public var endIndex: Int { fields.endIndex }
-    public subscript(position: Int) -> HTTPField {
+    package var startIndex: Int { fields.startIndex }
+    package var endIndex: Int { fields.endIndex }
+    package subscript(position: Int) -> HTTPField {
         get { fields[position] }
         set { fields[position] = newValue }
     }
 
     /// The value of every line called `name`, one element per line, not split at commas.
-    public func values(for name: some StringProtocol) -> [String] {
+    package func values(for name: some StringProtocol) -> [String] {
         fields.filter { $0.hasName(name) }.map(\.value)
     }
 
     /// The value of the first line called `name`.
-    public func first(_ name: some StringProtocol) -> String? {
+    package func first(_ name: some StringProtocol) -> String? {
         fields.first { $0.hasName(name) }?.value
     }
 
-    public func contains(_ name: some StringProtocol) -> Bool {
+    package func contains(_ name: some StringProtocol) -> Bool {
         fields.contains { $0.hasName(name) }
     }
 
     /// The elements of a list-valued field (RFC 9110 §5.6.1) over all its lines: split at commas,
     /// trimmed, empty elements dropped. For token lists such as Connection; it does not
     /// understand quoted strings.
-    public func listValues(for name: some StringProtocol) -> [String] {
+    package func listValues(for name: some StringProtocol) -> [String] {
         fields.filter { $0.hasName(name) }.flatMap { field in
             HTTPSyntax.listElements(field.valueBytes).filter { !$0.isEmpty }.map { String(decoding: $0, as: UTF8.self) }
         }
     }
 
     /// Appends a line at the end.
-    public mutating func add(name: String, value: String) {
+    package mutating func add(name: String, value: String) {
         fields.append(HTTPField(name: name, value: value))
     }
 
-    public mutating func add(_ field: HTTPField) {
+    package mutating func add(_ field: HTTPField) {
         fields.append(field)
     }
 
     /// Inserts a line at `index` (clamped to the valid range, so it never traps).
-    public mutating func insert(_ field: HTTPField, at index: Int) {
+    package mutating func insert(_ field: HTTPField, at index: Int) {
         fields.insert(field, at: Swift.min(Swift.max(index, 0), fields.count))
     }
 
     /// Removes every line called `name`.
-    public mutating func removeAll(_ name: some StringProtocol) {
+    package mutating func removeAll(_ name: some StringProtocol) {
         fields.removeAll { $0.hasName(name) }
     }
 
     /// Removes every line whose field matches `shouldRemove`.
-    public mutating func removeAll(where shouldRemove: (HTTPField) -> Bool) {
+    package mutating func removeAll(where shouldRemove: (HTTPField) -> Bool) {
         fields.removeAll(where: shouldRemove)
     }
 
     /// Gives the first line called `name` this value and removes the others, or appends a line
     /// when there is none.
-    public mutating func replaceOrAdd(name: String, value: String) {
+    package mutating func replaceOrAdd(name: String, value: String) {
         guard let index = fields.firstIndex(where: { $0.hasName(name) }) else {
             add(name: name, value: value)
             return
@@ -85,5 +85,5 @@ public struct HTTPHeaders: Sendable, Hashable, RandomAccessCollection, CustomStr
         }
     }
 
-    public var description: String { fields.map(\.description).joined(separator: "\n") }
+    package var description: String { fields.map(\.description).joined(separator: "\n") }
 }

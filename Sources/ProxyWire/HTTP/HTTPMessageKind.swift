@@ -3,7 +3,7 @@
 /// It decides the status a ``HeadError`` carries: a broken request is the client's fault and is
 /// answered with a 4xx/5xx naming the problem, while anything wrong in a response is answered to
 /// the client with 502 (RFC 9112 §6.3 rule 5: "the proxy MUST ... send a 502 (Bad Gateway)").
-public enum HTTPMessageKind: Sendable, Equatable {
+package enum HTTPMessageKind: Sendable, Equatable {
     case request
     case response
 

@@ -1,18 +1,18 @@
 /// An HTTP version from a start line: `HTTP/<major>.<minor>`, one digit each (RFC 9112 §2.3).
-public struct HTTPVersion: Sendable, Hashable, CustomStringConvertible {
-    public var major: Int
-    public var minor: Int
+package struct HTTPVersion: Sendable, Hashable, CustomStringConvertible {
+    package var major: Int
+    package var minor: Int
 
-    public init(major: Int, minor: Int) {
+    package init(major: Int, minor: Int) {
         self.major = major
         self.minor = minor
     }
 
-    public static let http1_0 = HTTPVersion(major: 1, minor: 0)
-    public static let http1_1 = HTTPVersion(major: 1, minor: 1)
+    package static let http1_0 = HTTPVersion(major: 1, minor: 0)
+    package static let http1_1 = HTTPVersion(major: 1, minor: 1)
 
     /// "HTTP/1.1"
-    public var description: String { "HTTP/\(major).\(minor)" }
+    package var description: String { "HTTP/\(major).\(minor)" }
 
     /// "1.1": the received-protocol of a Via field value (RFC 9110 §7.6.3 omits the name "HTTP").
     var viaProtocol: String { "\(major).\(minor)" }

@@ -3,17 +3,17 @@
 /// `status` is the status the proxy should answer its client with, and `reason` is one sentence
 /// fit for a plain-text body. For requests it is 400, 431, 501 or 505; every problem found in a
 /// response is 502, because the client did nothing wrong (RFC 9112 §6.3 rule 5).
-public struct HeadError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var status: Int
-    public var reason: String
+package struct HeadError: Error, Sendable, Equatable, CustomStringConvertible {
+    package var status: Int
+    package var reason: String
 
-    public init(status: Int, reason: String) {
+    package init(status: Int, reason: String) {
         self.status = status
         self.reason = reason
     }
 
     /// The standard reason phrase for `status`, for the proxy's own status line.
-    public var statusPhrase: String {
+    package var statusPhrase: String {
         switch status {
         case 400: "Bad Request"
         case 431: "Request Header Fields Too Large"
@@ -24,7 +24,7 @@ public struct HeadError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public var description: String { "\(status) \(statusPhrase): \(reason)" }
+    package var description: String { "\(status) \(statusPhrase): \(reason)" }
 
     /// Malformed syntax: 400 for a request, 502 for a response.
     static func malformed(_ kind: HTTPMessageKind, _ reason: String) -> HeadError {

@@ -2,14 +2,14 @@
 ///
 /// Both limits exist so a client (or an origin) cannot make the proxy hold unbounded memory
 /// while it waits for the empty line that ends a head.
-public struct HeadLimits: Sendable, Equatable {
+package struct HeadLimits: Sendable, Equatable {
     /// Every byte of the head counts: leading empty lines, the start line, each field line and
     /// the line ends, up to and including the empty line that ends the head.
-    public var maximumHeadBytes: Int
+    package var maximumHeadBytes: Int
     /// Field lines, not counting the start line or the final empty line.
-    public var maximumHeaderLines: Int
+    package var maximumHeaderLines: Int
 
-    public init(maximumHeadBytes: Int = 16_384, maximumHeaderLines: Int = 100) {
+    package init(maximumHeadBytes: Int = 16_384, maximumHeaderLines: Int = 100) {
         self.maximumHeadBytes = maximumHeadBytes
         self.maximumHeaderLines = maximumHeaderLines
     }

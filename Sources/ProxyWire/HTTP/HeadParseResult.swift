@@ -1,5 +1,5 @@
 /// What one call to a head parser's `consume` produced.
-public enum HeadParseResult<Head: Sendable>: Sendable {
+package enum HeadParseResult<Head: Sendable>: Sendable {
     /// The head is not complete yet; the parser keeps what it has seen.
     case needMoreData
     /// The head ended inside the bytes just given. `leftover` holds the bytes after its empty line

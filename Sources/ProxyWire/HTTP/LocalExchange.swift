@@ -1,16 +1,16 @@
 /// The name the proxy answers as itself, through the proxy (`http://atsproxy.test/`, and `https://`
 /// through CONNECT with a minted leaf): `.test` is reserved (RFC 6761 §6.2), so it can never be a
 /// real site, and a browser passes it to its proxy like any other name.
-public enum OnboardingHost {
-    public static let name = "atsproxy.test"
+package enum OnboardingHost {
+    package static let name = "atsproxy.test"
 }
 
 /// A request the proxy answers itself (its onboarding pages, PAC file, CA downloads, live view and
 /// metrics), as the site that answers it sees it: no socket, no parser state.
-public struct LocalRequest: Sendable {
+package struct LocalRequest: Sendable {
     /// How the request reached the proxy: what the onboarding page's "you are connected" step and
     /// the web listener's token check depend on.
-    public enum Arrival: Sendable, Equatable {
+    package enum Arrival: Sendable, Equatable {
         /// Through the proxy, for the onboarding host (`GET http://atsproxy.test/`, or inside a
         /// CONNECT to it when `secure`): the device really is using the proxy.
         case proxied(secure: Bool)
@@ -22,19 +22,19 @@ public struct LocalRequest: Sendable {
         case web
     }
 
-    public var method: String
+    package var method: String
     /// The path, percent-decoding left to the site; always starts with "/".
-    public var path: String
+    package var path: String
     /// The query's name=value pairs in order, percent- and plus-decoded.
-    public var query: [(name: String, value: String)]
-    public var headers: HTTPHeaders
+    package var query: [(name: String, value: String)]
+    package var headers: HTTPHeaders
     /// The client's address as the proxy saw it (no port).
-    public var client: String
-    public var arrival: Arrival
+    package var client: String
+    package var arrival: Arrival
     /// The proxy's listener the request arrived on, as "address:port" (the web listener's own for `.web`).
-    public var listener: String
+    package var listener: String
 
-    public init(
+    package init(
         method: String, path: String, query: [(name: String, value: String)] = [], headers: HTTPHeaders = HTTPHeaders(),
         client: String, arrival: Arrival, listener: String
     ) {
@@ -48,7 +48,7 @@ public struct LocalRequest: Sendable {
     }
 
     /// Splits a target's "/path?query" into the path and decoded query pairs.
-    public init(
+    package init(
         method: String, pathAndQuery: String, headers: HTTPHeaders = HTTPHeaders(), client: String, arrival: Arrival,
         listener: String
     ) {
@@ -61,18 +61,18 @@ public struct LocalRequest: Sendable {
     }
 
     /// The first value of the query parameter `name`.
-    public func queryValue(_ name: String) -> String? { query.first { $0.name == name }?.value }
+    package func queryValue(_ name: String) -> String? { query.first { $0.name == name }?.value }
 
     /// `application/x-www-form-urlencoded` pairs: `+` is a space, `%XX` a byte (invalid escapes kept
     /// as written; invalid UTF-8 repaired).
-    public static func decodeQuery(_ query: String) -> [(name: String, value: String)] {
+    package static func decodeQuery(_ query: String) -> [(name: String, value: String)] {
         query.split(separator: "&").map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             return (percentDecoded(parts[0]), parts.count > 1 ? percentDecoded(parts[1]) : "")
         }
     }
 
-    public static func percentDecoded(_ text: some StringProtocol) -> String {
+    package static func percentDecoded(_ text: some StringProtocol) -> String {
         var bytes: [UInt8] = []
         var input = Array(text.utf8)[...]
         while let byte = input.popFirst() {
@@ -102,14 +102,14 @@ public struct LocalRequest: Sendable {
 
 /// The proxy's own complete answer to a ``LocalRequest``: status, fields and body. The serving
 /// connection adds Content-Length, Date-free framing and Connection.
-public struct LocalResponse: Sendable {
-    public var status: Int
-    public var reason: String
+package struct LocalResponse: Sendable {
+    package var status: Int
+    package var reason: String
     /// Fields besides Content-Length and Connection, which ``serialized(headOnly:keepAlive:)`` writes.
-    public var headers: [(name: String, value: String)]
-    public var body: [UInt8]
+    package var headers: [(name: String, value: String)]
+    package var body: [UInt8]
 
-    public init(status: Int = 200, reason: String = "OK", headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+    package init(status: Int = 200, reason: String = "OK", headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.status = status
         self.reason = reason
         self.headers = headers
@@ -117,43 +117,43 @@ public struct LocalResponse: Sendable {
     }
 
     /// A response of `contentType` (never cached: the pages show live state and the CA may change).
-    public init(status: Int = 200, reason: String = "OK", contentType: String, body: [UInt8], headers: [(name: String, value: String)] = []) {
+    package init(status: Int = 200, reason: String = "OK", contentType: String, body: [UInt8], headers: [(name: String, value: String)] = []) {
         self.init(
             status: status, reason: reason,
             headers: [("Content-Type", contentType), ("Cache-Control", "no-store")] + headers, body: body)
     }
 
-    public static func html(_ page: String, status: Int = 200, reason: String = "OK") -> LocalResponse {
+    package static func html(_ page: String, status: Int = 200, reason: String = "OK") -> LocalResponse {
         LocalResponse(status: status, reason: reason, contentType: "text/html; charset=utf-8", body: Array(page.utf8))
     }
 
-    public static func text(_ text: String, status: Int = 200, reason: String = "OK") -> LocalResponse {
+    package static func text(_ text: String, status: Int = 200, reason: String = "OK") -> LocalResponse {
         LocalResponse(status: status, reason: reason, contentType: "text/plain; charset=utf-8", body: Array(text.utf8))
     }
 
-    public static func json(_ text: String, status: Int = 200, reason: String = "OK") -> LocalResponse {
+    package static func json(_ text: String, status: Int = 200, reason: String = "OK") -> LocalResponse {
         LocalResponse(status: status, reason: reason, contentType: "application/json", body: Array(text.utf8))
     }
 
-    public static func notFound(_ path: String) -> LocalResponse {
+    package static func notFound(_ path: String) -> LocalResponse {
         .text("atsproxy has no page at \(path)\n", status: 404, reason: "Not Found")
     }
 
     /// 405 with the methods the site answers.
-    public static func methodNotAllowed(_ method: String) -> LocalResponse {
+    package static func methodNotAllowed(_ method: String) -> LocalResponse {
         var response = LocalResponse.text("atsproxy's pages answer GET and HEAD, not \(method)\n", status: 405, reason: "Method Not Allowed")
         response.headers.append(("Allow", "GET, HEAD"))
         return response
     }
 
     /// The first value of field `name` (case-insensitive).
-    public func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         headers.first { $0.name.lowercased() == name.lowercased() }?.value
     }
 
     /// The response as bytes: status line, fields, Content-Length, Connection, then the body
     /// (left out for a HEAD request, whose Content-Length still says what a GET would get).
-    public func serialized(headOnly: Bool = false, keepAlive: Bool) -> [UInt8] {
+    package func serialized(headOnly: Bool = false, keepAlive: Bool) -> [UInt8] {
         var head = "HTTP/1.1 \(status) \(reason)\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         head += "Content-Length: \(body.count)\r\nConnection: \(keepAlive ? "keep-alive" : "close")\r\n\r\n"
@@ -163,7 +163,7 @@ public struct LocalResponse: Sendable {
 
 /// What a local site gives back: a whole response, or (the live view's updates) a stream of
 /// server-sent events that stays open.
-public enum LocalReply: Sendable {
+package enum LocalReply: Sendable {
     case response(LocalResponse)
     /// `text/event-stream`: the connection stays open and `channel`'s events are written as they
     /// come; `retry` tells the browser how soon to reconnect after a drop.
@@ -173,6 +173,6 @@ public enum LocalReply: Sendable {
 /// Answers the proxy's own requests. Called on the loop that serves the connection: it must not
 /// block. A site shared by the proxy loops (the onboarding pages) is also `Sendable`; the live view
 /// belongs to the web listener's loop alone.
-public protocol LocalSite {
+package protocol LocalSite {
     func reply(to request: LocalRequest) -> LocalReply
 }

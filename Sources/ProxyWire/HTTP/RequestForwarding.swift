@@ -13,7 +13,7 @@ extension RequestHead {
     /// - `Via: 1.1 <via>` is appended, or added to the last Via line (RFC 9110 §7.6.3).
     ///
     /// Call ``bodyFraming()`` first: a request it refuses must not be forwarded.
-    public func headForOrigin(via: String) -> [UInt8] {
+    package func headForOrigin(via: String) -> [UInt8] {
         var fields = ForwardedFields.prepare(headers, receivedVersion: version, via: via)
         if !hostFieldNamesTarget(fields) {
             fields.removeAll("Host")

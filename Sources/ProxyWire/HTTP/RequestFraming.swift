@@ -10,7 +10,7 @@ extension RequestHead {
     ///
     /// CONNECT has no content (RFC 9110 §9.3.6): the bytes after its head are the tunnel. One
     /// that declares a body anyway is refused rather than guessed at.
-    public func bodyFraming() throws(HeadError) -> BodyFraming {
+    package func bodyFraming() throws(HeadError) -> BodyFraming {
         if method == "CONNECT" {
             let length = try FramingFields.contentLength(in: headers, kind: .request)
             guard !headers.contains("Transfer-Encoding"), length ?? 0 == 0 else {
@@ -41,7 +41,7 @@ extension RequestHead {
     }
 
     /// Whether the client's connection stays open after this exchange (RFC 9112 §9.3).
-    public var isKeepAlive: Bool {
+    package var isKeepAlive: Bool {
         FramingFields.isKeepAlive(version: version, headers: headers)
     }
 }

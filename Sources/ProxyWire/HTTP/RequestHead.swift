@@ -1,15 +1,15 @@
 /// A parsed request head, as a client sent it to the proxy.
-public struct RequestHead: Sendable, Hashable {
+package struct RequestHead: Sendable, Hashable {
     /// A token (RFC 9110 §9.1); case-sensitive, and methods the proxy does not know are kept.
-    public let method: String
-    public let target: RequestTarget
+    package let method: String
+    package let target: RequestTarget
     /// 1.0 or 1.1.
-    public let version: HTTPVersion
+    package let version: HTTPVersion
     /// Editable, so the proxy can add or remove fields before ``headForOrigin(via:)``.
-    public var headers: HTTPHeaders
+    package var headers: HTTPHeaders
     /// Whether the request line's target was origin-form (`GET /path`), made absolute with the
     /// parser's origin: a request sent to the proxy as to a web server, or inside intercepted TLS.
-    public let arrivedInOriginForm: Bool
+    package let arrivedInOriginForm: Bool
 
     init(method: String, target: RequestTarget, version: HTTPVersion, headers: HTTPHeaders, arrivedInOriginForm: Bool = false) {
         self.method = method
@@ -61,14 +61,14 @@ public struct RequestHead: Sendable, Hashable {
 
 /// The server an intercepted connection's requests go to: what their origin-form targets
 /// (`GET /path`) are relative to.
-public struct RequestOrigin: Sendable, Hashable {
+package struct RequestOrigin: Sendable, Hashable {
     /// "https" inside TLS.
-    public var scheme: String
+    package var scheme: String
     /// The server's name (the SNI, or the CONNECT host), for a request with no Host field.
-    public var host: String
-    public var port: UInt16
+    package var host: String
+    package var port: UInt16
 
-    public init(scheme: String, host: String, port: UInt16) {
+    package init(scheme: String, host: String, port: UInt16) {
         self.scheme = scheme
         self.host = host
         self.port = port

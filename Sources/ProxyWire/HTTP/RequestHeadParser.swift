@@ -4,7 +4,7 @@
 /// ends the head, then `.complete` with the head and the bytes after it, and is then ready for
 /// the next request on the connection. Errors are found at the first byte that shows them;
 /// after one, the parser keeps returning it.
-public struct RequestHeadParser: Sendable {
+package struct RequestHeadParser: Sendable {
     private var scanner: HTTPHeadScanner<RequestLineScanner>
     private var failure: HeadError?
     /// Set for the requests inside an intercepted connection: origin-form targets are taken.
@@ -12,7 +12,7 @@ public struct RequestHeadParser: Sendable {
 
     /// - Parameter origin: the server the requests are sent to, when the parser reads them as that
     ///   server would (inside an intercepted TLS connection); nil for requests sent to the proxy.
-    public init(limits: HeadLimits = HeadLimits(), origin: RequestOrigin? = nil) {
+    package init(limits: HeadLimits = HeadLimits(), origin: RequestOrigin? = nil) {
         scanner = HTTPHeadScanner(limits: limits)
         self.origin = origin
     }
@@ -24,12 +24,12 @@ public struct RequestHeadParser: Sendable {
     }
 
     /// Feed the next bytes from the client. Keeps at most `maximumHeadBytes` internally.
-    public mutating func consume(_ bytes: some Collection<UInt8>) -> HeadParseResult<RequestHead> { parse(bytes) }
+    package mutating func consume(_ bytes: some Collection<UInt8>) -> HeadParseResult<RequestHead> { parse(bytes) }
 
     // The proxy's own buffers are arrays. A generic public method is not specialised in the
     // calling module, and its byte loop, run through Collection's witness table, cost ten times
     // as much; this overload runs the loop specialised for arrays.
-    public mutating func consume(_ bytes: [UInt8]) -> HeadParseResult<RequestHead> { parse(bytes) }
+    package mutating func consume(_ bytes: [UInt8]) -> HeadParseResult<RequestHead> { parse(bytes) }
 
     private mutating func parse(_ bytes: some Collection<UInt8>) -> HeadParseResult<RequestHead> {
         if let failure { return .failed(failure) }

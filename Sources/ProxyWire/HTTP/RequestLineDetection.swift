@@ -2,8 +2,8 @@
 /// the same scanner as the head parser. For a tunnel's first bytes: the head parser itself expects
 /// what a proxy is sent (absolute form or CONNECT), while a device talking to a cleartext server
 /// through a tunnel sends origin form.
-public enum RequestLineDetection {
-    public static func startsWithRequestLine(_ bytes: some Collection<UInt8>) -> Bool {
+package enum RequestLineDetection {
+    package static func startsWithRequestLine(_ bytes: some Collection<UInt8>) -> Bool {
         var scanner = RequestLineScanner()
         for byte in bytes {
             if byte == HTTPSyntax.carriageReturn || byte == HTTPSyntax.lineFeed {
@@ -16,7 +16,7 @@ public enum RequestLineDetection {
     }
 
     /// What the first bytes of a stream show so far.
-    public enum Start: Sendable, Equatable {
+    package enum Start: Sendable, Equatable {
         /// A whole request line.
         case requestLine
         /// A byte no request line can have where it is: the stream speaks something else.
@@ -27,7 +27,7 @@ public enum RequestLineDetection {
 
     /// Classifies the first bytes of a stream: for intercepted TLS, whose plaintext may be HTTP or
     /// some other protocol the device speaks over TLS.
-    public static func start(of bytes: some Collection<UInt8>) -> Start {
+    package static func start(of bytes: some Collection<UInt8>) -> Start {
         var scanner = RequestLineScanner()
         for byte in bytes {
             if byte == HTTPSyntax.carriageReturn || byte == HTTPSyntax.lineFeed {

@@ -3,7 +3,7 @@
 /// A forward proxy only accepts the two forms that name the origin (RFC 9112 §3.2.2, §3.2.3):
 /// `CONNECT host:port` for tunnels and an absolute `http://` or `https://` URL for everything
 /// else. Origin-form and asterisk-form are meant for origin servers and are refused.
-public enum RequestTarget: Sendable, Hashable, CustomStringConvertible {
+package enum RequestTarget: Sendable, Hashable, CustomStringConvertible {
     /// authority-form, CONNECT only. `host` is lowercased, IPv6 without brackets.
     case authority(host: String, port: UInt16)
     /// absolute-form. `scheme` is "http" or "https", lowercased; `port` is the explicit port or
@@ -11,14 +11,14 @@ public enum RequestTarget: Sendable, Hashable, CustomStringConvertible {
     case absolute(scheme: String, host: String, port: UInt16?, pathAndQuery: String)
 
     /// The host to connect to.
-    public var host: String {
+    package var host: String {
         switch self {
         case .authority(let host, _), .absolute(_, let host, _, _): host
         }
     }
 
     /// The port to connect to: the explicit one, or the scheme's default (80 or 443).
-    public var effectivePort: UInt16 {
+    package var effectivePort: UInt16 {
         switch self {
         case .authority(_, let port): port
         case .absolute(let scheme, _, let port, _): port ?? (scheme == "https" ? 443 : 80)
@@ -26,7 +26,7 @@ public enum RequestTarget: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The target as it is written in a request line.
-    public var description: String {
+    package var description: String {
         switch self {
         case .authority(let host, let port):
             HTTPAuthority.written(host: host, port: port)

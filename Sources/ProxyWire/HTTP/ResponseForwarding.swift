@@ -6,7 +6,7 @@ extension ResponseHead {
     /// ``RequestHead/headForOrigin(via:)``; Transfer-Encoding and Content-Length stay, except
     /// that Content-Length is dropped next to Transfer-Encoding (RFC 9112 §6.3 rule 3) and
     /// identical repeated values become one. `Via: 1.1 <via>` is appended.
-    public func serialized(addingVia via: String) -> [UInt8] {
+    package func serialized(addingVia via: String) -> [UInt8] {
         let fields = ForwardedFields.prepare(headers, receivedVersion: version, via: via)
         // The SP after the status is required even when the reason is empty (RFC 9112 §4).
         return HeadSerializer.serialize(startLine: "HTTP/1.1 \(status) \(reason)", headers: fields)

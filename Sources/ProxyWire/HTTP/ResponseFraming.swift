@@ -7,7 +7,7 @@ extension ResponseHead {
     /// - Rule 4: a final coding of chunked means chunked; any other means until close.
     /// - Rules 5–6: a valid Content-Length, else an invalid one is an error (502).
     /// - Rule 8: otherwise the body runs until the origin closes.
-    public func bodyFraming(requestMethod: String) throws(HeadError) -> BodyFraming {
+    package func bodyFraming(requestMethod: String) throws(HeadError) -> BodyFraming {
         if requestMethod == "HEAD" || (100...199).contains(status) || status == 204 || status == 304 {
             return .none
         }
@@ -24,7 +24,7 @@ extension ResponseHead {
     }
 
     /// Whether the origin's connection stays open after this response (RFC 9112 §9.3).
-    public var isKeepAlive: Bool {
+    package var isKeepAlive: Bool {
         FramingFields.isKeepAlive(version: version, headers: headers)
     }
 
@@ -34,7 +34,7 @@ extension ResponseHead {
     /// to perform request smuggling or response splitting") or Transfer-Encoding in HTTP/1.0
     /// (§6.1: "MUST ... close the connection after processing the message").
     /// ``BodyFraming/untilClose`` framing implies closing as well.
-    public var connectionMustClose: Bool {
+    package var connectionMustClose: Bool {
         guard isKeepAlive else { return true }
         guard headers.contains("Transfer-Encoding") else { return false }
         return headers.contains("Content-Length") || (version.major == 1 && version.minor == 0)

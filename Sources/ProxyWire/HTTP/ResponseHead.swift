@@ -1,13 +1,13 @@
 /// A parsed response head, as an origin (or upstream proxy) sent it.
-public struct ResponseHead: Sendable, Hashable {
+package struct ResponseHead: Sendable, Hashable {
     /// 1.0 or 1.1.
-    public let version: HTTPVersion
+    package let version: HTTPVersion
     /// 100–999.
-    public let status: Int
+    package let status: Int
     /// Possibly empty; carries no meaning (RFC 9112 §4).
-    public let reason: String
+    package let reason: String
     /// Editable, so the proxy can add or remove fields before ``serialized(addingVia:)``.
-    public var headers: HTTPHeaders
+    package var headers: HTTPHeaders
 
     init(version: HTTPVersion, status: Int, reason: String, headers: HTTPHeaders) {
         self.version = version

@@ -2,10 +2,10 @@
 ///
 /// Works like ``RequestHeadParser``. After an interim (1xx) response it is ready for the final
 /// one. Every error carries status 502, the answer the proxy owes its client.
-public struct ResponseHeadParser: Sendable {
+package struct ResponseHeadParser: Sendable {
     private var scanner: HTTPHeadScanner<StatusLineScanner>
 
-    public init(limits: HeadLimits = HeadLimits()) {
+    package init(limits: HeadLimits = HeadLimits()) {
         scanner = HTTPHeadScanner(limits: limits)
     }
 
@@ -15,10 +15,10 @@ public struct ResponseHeadParser: Sendable {
     }
 
     /// Feed the next bytes from the origin. Keeps at most `maximumHeadBytes` internally.
-    public mutating func consume(_ bytes: some Collection<UInt8>) -> HeadParseResult<ResponseHead> { parse(bytes) }
+    package mutating func consume(_ bytes: some Collection<UInt8>) -> HeadParseResult<ResponseHead> { parse(bytes) }
 
     /// Arrays, specialised (why: ``RequestHeadParser``'s overload for arrays).
-    public mutating func consume(_ bytes: [UInt8]) -> HeadParseResult<ResponseHead> { parse(bytes) }
+    package mutating func consume(_ bytes: [UInt8]) -> HeadParseResult<ResponseHead> { parse(bytes) }
 
     private mutating func parse(_ bytes: some Collection<UInt8>) -> HeadParseResult<ResponseHead> {
         switch scanner.consume(bytes) {

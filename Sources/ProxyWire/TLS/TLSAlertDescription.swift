@@ -1,7 +1,7 @@
 /// The fatal alerts the proxy sends a device whose ClientHello it refuses to pass on, unread or
 /// judged non-compliant after the tunnel opened (RFC 8446 §6.2), each chosen as a TLS server would for the same fault, so the device's TLS stack
 /// reports the right kind of error rather than an unexplained end of stream.
-public enum TLSAlertDescription: UInt8, Sendable, Equatable {
+package enum TLSAlertDescription: UInt8, Sendable, Equatable {
     /// A record of a kind that may not come here (an empty handshake record, RFC 8446 §5.1).
     case unexpectedMessage = 10
     /// A record longer than 2^14 bytes of plaintext (RFC 8446 §5.1 names this alert).
@@ -18,7 +18,7 @@ public enum TLSAlertDescription: UInt8, Sendable, Equatable {
 
     /// The whole alert record: content type 21, legacy_record_version 3.3 (RFC 8446 §5.1), length
     /// 2, level 2 (fatal), this description. Sent in plaintext, since no keys were agreed.
-    public var fatalRecord: [UInt8] {
+    package var fatalRecord: [UInt8] {
         [TLSContentType.alert, 3, 3, 0, 2, 2, rawValue]
     }
 }

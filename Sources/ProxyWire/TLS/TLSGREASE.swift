@@ -5,6 +5,6 @@
 /// unknown values are found early; they never mean anything and a server never selects one.
 /// The scanner keeps them in the lists it reports (they help fingerprint a client); use this to
 /// filter them out.
-public func isGREASE(_ value: UInt16) -> Bool {
+package func isGREASE(_ value: UInt16) -> Bool {
     value & 0x0F0F == 0x0A0A && value >> 8 == value & 0x00FF
 }

@@ -8,24 +8,24 @@
 /// HelloRetryRequest (RFC 8446 §4.1.4) to the second ServerHello. The result never depends on
 /// how the stream was cut into chunks. Memory is bounded by `maximumBufferedBytes` plus a few
 /// bytes of record header; a hello larger than that is reported as `.failed`.
-public struct TLSHelloScanner: Sendable {
-    public enum Direction: Sendable { case clientToServer, serverToClient }
+package struct TLSHelloScanner: Sendable {
+    package enum Direction: Sendable { case clientToServer, serverToClient }
 
-    public let direction: Direction
+    package let direction: Direction
     /// The most handshake bytes (one hello, its 4-byte header included) the scanner will buffer.
-    public let maximumBufferedBytes: Int
+    package let maximumBufferedBytes: Int
     /// The answer so far: `.needMoreData` until the scanner has decided, then final.
-    public private(set) var state: TLSScanState = .needMoreData
+    package private(set) var state: TLSScanState = .needMoreData
     /// Once the state is `.failed`, the alert a TLS server would answer that fault with (a record over
     /// 2^14 bytes: `record_overflow`; a server_name that is not a host name: `unrecognized_name`…).
-    public private(set) var failureAlert: TLSAlertDescription?
+    package private(set) var failureAlert: TLSAlertDescription?
 
     /// The largest ClientHello the scanner reads by default, its 4-byte header included: OpenSSL's
     /// servers accept a message body of up to 131,396 bytes (CLIENT_HELLO_MAX_LENGTH), so a hello
     /// any of them would take must be readable here too, or the proxy could not judge it.
-    public static let maximumClientHelloBytes = 4 + 131_396
+    package static let maximumClientHelloBytes = 4 + 131_396
     /// The largest ServerHello read by default: far above any real one (OpenSSL's clients stop at 20,000).
-    public static let maximumServerHelloBytes = 65_536
+    package static let maximumServerHelloBytes = 65_536
 
     private enum Phase: Sendable {
         case recordHeader
@@ -47,7 +47,7 @@ public struct TLSHelloScanner: Sendable {
 
     /// - Parameter maximumBufferedBytes: the largest hello read, its handshake header included; by
     ///   default ``maximumClientHelloBytes`` or ``maximumServerHelloBytes``, by direction.
-    public init(direction: Direction, maximumBufferedBytes: Int? = nil) {
+    package init(direction: Direction, maximumBufferedBytes: Int? = nil) {
         self.direction = direction
         let limit = maximumBufferedBytes
             ?? (direction == .clientToServer ? Self.maximumClientHelloBytes : Self.maximumServerHelloBytes)
@@ -57,13 +57,13 @@ public struct TLSHelloScanner: Sendable {
 
     /// Scans the next chunk of this direction's bytes. After a final answer, returns it again
     /// without looking at the bytes.
-    public mutating func feed(_ bytes: some Collection<UInt8>) -> TLSScanState { scan(ArraySlice(bytes)) }
+    package mutating func feed(_ bytes: some Collection<UInt8>) -> TLSScanState { scan(ArraySlice(bytes)) }
 
     // The proxy's own buffers are arrays and slices of them, which the scan reads in place: a
     // hello that arrives whole is parsed where it lies, without being copied (and a generic
     // method would not be specialised in the calling module).
-    public mutating func feed(_ bytes: [UInt8]) -> TLSScanState { scan(bytes[...]) }
-    public mutating func feed(_ bytes: ArraySlice<UInt8>) -> TLSScanState { scan(bytes) }
+    package mutating func feed(_ bytes: [UInt8]) -> TLSScanState { scan(bytes[...]) }
+    package mutating func feed(_ bytes: ArraySlice<UInt8>) -> TLSScanState { scan(bytes) }
 
     private mutating func scan(_ bytes: ArraySlice<UInt8>) -> TLSScanState {
         guard !isFinished else { return state }
@@ -78,7 +78,7 @@ public struct TLSHelloScanner: Sendable {
 
     /// Tells the scanner that this direction's stream has ended (FIN or reset) and returns the
     /// final answer: `.notTLS` if not a byte arrived, `.failed` if the hello was cut short.
-    public mutating func finish() -> TLSScanState {
+    package mutating func finish() -> TLSScanState {
         guard !isFinished else { return state }
         if !receivedAnyBytes {
             state = .notTLS(reason: "the stream ended before any bytes arrived")

@@ -67,11 +67,11 @@ enum TLSRegistryNames {
 }
 
 /// The record content types the scanner reacts to (RFC 8446 §5.1).
-public enum TLSContentType {
-    public static let changeCipherSpec: UInt8 = 20
-    public static let alert: UInt8 = 21
-    public static let handshake: UInt8 = 22
-    public static let applicationData: UInt8 = 23
+package enum TLSContentType {
+    package static let changeCipherSpec: UInt8 = 20
+    package static let alert: UInt8 = 21
+    package static let handshake: UInt8 = 22
+    package static let applicationData: UInt8 = 23
 }
 
 /// The handshake message types the scanner looks for (RFC 8446 §4).

@@ -2,7 +2,7 @@
 ///
 /// Every case except `needMoreData` is final: once a scanner reports one, it keeps returning it
 /// and ignores further bytes.
-public enum TLSScanState: Sendable, Equatable {
+package enum TLSScanState: Sendable, Equatable {
     /// The bytes so far are a consistent prefix of a TLS hello; feed more.
     case needMoreData
     /// The first bytes are not a TLS handshake record (an HTTP request line, an SSH banner…),

@@ -3,7 +3,7 @@
 /// The TLS spellings match `NSExceptionMinimumTLSVersion` (and ATSPolicy's `TLSVersion`), so a
 /// logged version can be compared with a policy's floor as text. Anything else, such as a
 /// TLS 1.3 draft (0x7f1c) or a GREASE value, is its hex wire value.
-public func tlsVersionName(_ wire: UInt16) -> String {
+package func tlsVersionName(_ wire: UInt16) -> String {
     switch wire {
     case 0x0002: "SSLv2"
     case 0x0300: "SSLv3"

@@ -6,28 +6,28 @@ import Glibc
 /// `ca.key` (its PKCS #8 private key, 0600).
 ///
 /// Immutable once created or loaded, so one value serves every event loop.
-public struct CertificateAuthority: Sendable {
-    public let certificate: X509Certificate
-    public let key: PrivateKey
+package struct CertificateAuthority: Sendable {
+    package let certificate: X509Certificate
+    package let key: PrivateKey
     /// The directory it was created in or loaded from.
-    public let directory: String
+    package let directory: String
 
-    public static let certificateFileName = "ca.pem"
-    public static let keyFileName = "ca.key"
+    package static let certificateFileName = "ca.pem"
+    package static let keyFileName = "ca.key"
     /// Where the daemon keeps its CA under systemd (StateDirectory=atsproxy).
-    public static let defaultDirectory = "/var/lib/atsproxy/ca"
+    package static let defaultDirectory = "/var/lib/atsproxy/ca"
     /// How long a new CA is valid: devices trust it by hand, so it should rarely need replacing.
-    public static let lifetimeDays: Int64 = 3650
+    package static let lifetimeDays: Int64 = 3650
 
     /// Seconds since 1970 by the system clock: the default `now`.
-    public static var currentTime: Int64 { Int64(time(nil)) }
+    package static var currentTime: Int64 { Int64(time(nil)) }
 
-    public var certificatePath: String { Self.path(directory, Self.certificateFileName) }
-    public var keyPath: String { Self.path(directory, Self.keyFileName) }
+    package var certificatePath: String { Self.path(directory, Self.certificateFileName) }
+    package var keyPath: String { Self.path(directory, Self.keyFileName) }
 
     /// "atsproxy CA (HOSTNAME)": a CN is what iOS's Certificate Trust Settings lists a root by (it
     /// lists none without one), and the host name tells one proxy's CA from another's.
-    public static var defaultCommonName: String {
+    package static var defaultCommonName: String {
         var buffer = [CChar](repeating: 0, count: 256)
         let host = gethostname(&buffer, buffer.count) == 0
             ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "localhost"
@@ -46,7 +46,7 @@ public struct CertificateAuthority: Sendable {
     ///   - force: replace a CA already in `directory`; without it an existing `ca.pem` or `ca.key`
     ///     is an error naming the file.
     ///   - now: seconds since 1970.
-    public static func create(
+    package static func create(
         in directory: String, keyType: PrivateKey.Kind = .ecdsaP256, commonName: String = defaultCommonName,
         force: Bool = false, now: Int64 = CertificateAuthority.currentTime
     ) throws(CertificateAuthorityError) -> CertificateAuthority {
@@ -99,7 +99,7 @@ public struct CertificateAuthority: Sendable {
     /// - Throws: naming the file: a missing or unreadable file; text that is not a PEM certificate
     ///   or key; a key that is not the certificate's; a certificate without CA:TRUE or keyCertSign;
     ///   an expired certificate; a `ca.key` readable by group or others.
-    public static func load(from directory: String, now: Int64 = CertificateAuthority.currentTime) throws(CertificateAuthorityError)
+    package static func load(from directory: String, now: Int64 = CertificateAuthority.currentTime) throws(CertificateAuthorityError)
         -> CertificateAuthority
     {
         let certificatePath = path(directory, certificateFileName)
@@ -153,19 +153,19 @@ extension X509Certificate {
 
 extension CertificateAuthority {
     /// The certificate as PEM, what `ca.pem` holds.
-    public var pem: [UInt8] {
+    package var pem: [UInt8] {
         get throws(TLSError) { try certificate.pem }
     }
     /// The certificate as DER: a `.cer` file for a device.
-    public var der: [UInt8] { certificate.der }
-    public var sha256Fingerprint: String { certificate.fingerprint(.sha256) }
-    public var sha1Fingerprint: String { certificate.fingerprint(.sha1) }
+    package var der: [UInt8] { certificate.der }
+    package var sha256Fingerprint: String { certificate.fingerprint(.sha256) }
+    package var sha1Fingerprint: String { certificate.fingerprint(.sha1) }
     /// The subject in RFC 2253 form: "CN=atsproxy CA (host),O=atsproxy".
-    public var subject: String { certificate.subject }
+    package var subject: String { certificate.subject }
     /// Seconds since 1970.
-    public var notBefore: Int64 { certificate.notBefore }
-    public var notAfter: Int64 { certificate.notAfter }
+    package var notBefore: Int64 { certificate.notBefore }
+    package var notAfter: Int64 { certificate.notAfter }
 
     /// An iOS configuration profile installing this CA as a root; identical bytes on every export.
-    public func mobileConfig() -> [UInt8] { MobileConfig(certificate: certificate).bytes }
+    package func mobileConfig() -> [UInt8] { MobileConfig(certificate: certificate).bytes }
 }

@@ -1,6 +1,6 @@
 /// Why a CA could not be created or loaded, naming the file at fault.
-public struct CertificateAuthorityError: Error, Sendable, CustomStringConvertible {
-    public enum Problem: Sendable {
+package struct CertificateAuthorityError: Error, Sendable, CustomStringConvertible {
+    package enum Problem: Sendable {
         case missing
         /// The file exists but cannot be read (the system's words).
         case unreadable(String)
@@ -23,15 +23,15 @@ public struct CertificateAuthorityError: Error, Sendable, CustomStringConvertibl
     }
 
     /// The file (or directory) at fault.
-    public var path: String
-    public var problem: Problem
+    package var path: String
+    package var problem: Problem
 
-    public init(path: String, problem: Problem) {
+    package init(path: String, problem: Problem) {
         self.path = path
         self.problem = problem
     }
 
-    public var description: String {
+    package var description: String {
         switch problem {
         case .missing: return "\(path): no such file"
         case .unreadable(let reason): return "\(path): cannot read: \(reason)"

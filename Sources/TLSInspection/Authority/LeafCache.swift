@@ -4,11 +4,11 @@
 ///
 /// A leaf past half its lifetime is minted again, so a cached leaf always has months left and
 /// a device whose clock runs ahead still accepts it.
-public final class LeafCache {
-    public let minter: LeafMinter
-    public let capacity: Int
+package final class LeafCache {
+    package let minter: LeafMinter
+    package let capacity: Int
     /// How many leaves this cache has minted (first uses, evicted names met again, renewals).
-    public private(set) var mints = 0
+    package private(set) var mints = 0
 
     /// One cached leaf, linked into the recency list by slot index (no allocation per hit).
     private struct Entry {
@@ -23,10 +23,10 @@ public final class LeafCache {
     private var newest: Int?
     private var oldest: Int?
 
-    public var count: Int { slotByName.count }
+    package var count: Int { slotByName.count }
 
     /// - Parameter capacity: at least 1.
-    public init(minter: LeafMinter, capacity: Int = 1000) {
+    package init(minter: LeafMinter, capacity: Int = 1000) {
         precondition(capacity >= 1, "a leaf cache holds at least one leaf")
         self.minter = minter
         self.capacity = capacity
@@ -35,7 +35,7 @@ public final class LeafCache {
     /// The credentials for `name`: the cached leaf while it is less than half-way through its
     /// life, else a new one (which replaces it, evicting the least recently used name when full).
     /// - Parameter now: seconds since 1970.
-    public func credentials(for name: LeafName, now: Int64) throws(TLSError) -> ServerCredentials {
+    package func credentials(for name: LeafName, now: Int64) throws(TLSError) -> ServerCredentials {
         if let slot = slotByName[name] {
             let leaf = slots[slot].leaf
             let halfLife = leaf.notBefore + (leaf.notAfter - leaf.notBefore) / 2

@@ -1,12 +1,12 @@
 internal import COpenSSL
 
 /// A leaf certificate minted for one name, and the credentials that present it.
-public struct MintedLeaf: Sendable {
+package struct MintedLeaf: Sendable {
     /// The leaf alone: the device has the root, and there is no intermediate.
-    public let credentials: ServerCredentials
+    package let credentials: ServerCredentials
     /// Validity, seconds since 1970.
-    public let notBefore: Int64
-    public let notAfter: Int64
+    package let notBefore: Int64
+    package let notAfter: Int64
 }
 
 /// Mints the leaves intercept mode presents to the device: one per host, signed by the proxy's CA,
@@ -18,25 +18,25 @@ public struct MintedLeaf: Sendable {
 /// (tls-on-the-loop.md §3; Apple's CVE-2020-9868 concerned shared key material).
 ///
 /// Immutable, so one minter serves every event loop; each loop keeps its own ``LeafCache``.
-public struct LeafMinter: Sendable {
-    public let authority: CertificateAuthority
+package struct LeafMinter: Sendable {
+    package let authority: CertificateAuthority
     /// The key of every leaf this minter makes; never the CA's.
-    public let leafKey: PrivateKey
+    package let leafKey: PrivateKey
     /// What this minter and the caches over it have done, counted across every loop.
-    public let statistics = LeafStatistics()
+    package let statistics = LeafStatistics()
 
     /// Leaves start this far in the past, for devices whose clocks run behind.
-    public static let backdate: Int64 = 2 * 86_400
+    package static let backdate: Int64 = 2 * 86_400
     /// The whole validity window, backdate included. Apple accepts up to 825 days from a
     /// user-installed root (support.apple.com/103769); 199 also keeps under the CA/Browser Forum's
     /// and Chromium's 200-day limit, should a desktop browser be pointed at the same CA (mitmproxy
     /// went to 199 for that reason, PR #8142).
-    public static let lifetime: Int64 = 199 * 86_400
+    package static let lifetime: Int64 = 199 * 86_400
     /// The longest name that is also the subject's CN (ub-common-name); longer names are only in the SAN.
-    public static let longestCommonName = 64
+    package static let longestCommonName = 64
 
     /// Makes the leaf key.
-    public init(authority: CertificateAuthority) throws(TLSError) {
+    package init(authority: CertificateAuthority) throws(TLSError) {
         self.authority = authority
         self.leafKey = try PrivateKey.generate(.ecdsaP256)
     }
@@ -52,7 +52,7 @@ public struct LeafMinter: Sendable {
     ///
     /// - Parameter now: seconds since 1970.
     /// - Throws: when `name` cannot be certified (``LeafName`` says what is allowed) or OpenSSL fails.
-    public func mint(for name: LeafName, now: Int64) throws(TLSError) -> MintedLeaf {
+    package func mint(for name: LeafName, now: Int64) throws(TLSError) -> MintedLeaf {
         if let problem = name.problem {
             throw TLSError(operation: "minting a leaf for \(String(reflecting: name.description))", openSSLErrors: [problem])
         }

@@ -2,14 +2,14 @@ import Glibc
 
 /// The one name a minted leaf is for: the SNI host name the device sent, or the IP address it
 /// connected to when it sent none. Also the key of the leaf cache.
-public enum LeafName: Hashable, Sendable, CustomStringConvertible {
+package enum LeafName: Hashable, Sendable, CustomStringConvertible {
     /// A host name as the device sent it in SNI (an A-label form, ASCII).
     case dns(String)
     /// An IPv4 (4 bytes) or IPv6 (16 bytes) address, network order.
     case ip(bytes: [UInt8])
 
     /// An IP literal ("192.0.2.1", "2001:db8::1", with or without brackets) or else a host name.
-    public init(host: String) {
+    package init(host: String) {
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         var v4 = in_addr()
         var v6 = in6_addr()
@@ -22,7 +22,7 @@ public enum LeafName: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .dns(let host): return host
         case .ip(let bytes):

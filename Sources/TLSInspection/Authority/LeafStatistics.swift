@@ -2,16 +2,16 @@ import Synchronization
 
 /// How many leaves one ``LeafMinter`` made and how often the loops' ``LeafCache``s answered from
 /// what they held: shared by every loop (one minter serves them all), lock-free, for the metrics.
-public final class LeafStatistics: Sendable {
+package final class LeafStatistics: Sendable {
     private let minted = Atomic<Int>(0)
     private let cacheHits = Atomic<Int>(0)
 
-    public init() {}
+    package init() {}
 
     /// Leaves signed since the minter was made (first uses, names met again after eviction, renewals).
-    public var mintedCount: Int { minted.load(ordering: .relaxed) }
+    package var mintedCount: Int { minted.load(ordering: .relaxed) }
     /// Device handshakes given a leaf a loop's cache already held.
-    public var cacheHitCount: Int { cacheHits.load(ordering: .relaxed) }
+    package var cacheHitCount: Int { cacheHits.load(ordering: .relaxed) }
 
     func leafMinted() { minted.add(1, ordering: .relaxed) }
 

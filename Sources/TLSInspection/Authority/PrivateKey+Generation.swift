@@ -3,7 +3,7 @@ internal import CProxyShims
 
 extension PrivateKey {
     /// The kinds of key atsproxy generates: both meet ATS (RSA ≥ 2048, ECC ≥ 256 bits).
-    public enum Kind: String, Sendable, CaseIterable {
+    package enum Kind: String, Sendable, CaseIterable {
         /// ECDSA on P-256: a signature costs ~20 µs, an RSA-2048 one ~240 µs (tls-on-the-loop.md §3).
         case ecdsaP256
         /// RSA-2048: for clients that take no ECDSA root; key generation takes ~200 ms.
@@ -11,7 +11,7 @@ extension PrivateKey {
     }
 
     /// A new key of `kind`.
-    public static func generate(_ kind: Kind) throws(TLSError) -> PrivateKey {
+    package static func generate(_ kind: Kind) throws(TLSError) -> PrivateKey {
         let key: OpaquePointer?
         switch kind {
         case .ecdsaP256: key = CProxyShims_EVP_EC_gen("P-256")
@@ -22,7 +22,7 @@ extension PrivateKey {
     }
 
     /// The key as unencrypted PKCS #8 PEM (`-----BEGIN PRIVATE KEY-----`), as OpenSSL 3 writes it.
-    public var pkcs8PEM: [UInt8] {
+    package var pkcs8PEM: [UInt8] {
         get throws(TLSError) {
             try MemoryBIO.collect("writing a PKCS #8 key") { PEM_write_bio_PrivateKey($0, raw, nil, nil, 0, nil, nil) }
         }

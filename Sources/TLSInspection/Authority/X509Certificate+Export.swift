@@ -3,18 +3,18 @@ import ATSPolicy
 
 extension X509Certificate {
     /// The certificate as PEM text (`-----BEGIN CERTIFICATE-----`).
-    public var pem: [UInt8] {
+    package var pem: [UInt8] {
         get throws(TLSError) { try MemoryBIO.collect("writing a PEM certificate") { PEM_write_bio_X509($0, raw) } }
     }
 
     /// The digests a fingerprint is taken with.
-    public enum FingerprintDigest: Sendable {
+    package enum FingerprintDigest: Sendable {
         case sha256, sha1
     }
 
     /// The digest of the DER certificate in colon hex ("AB:CD:…"), as `openssl x509 -fingerprint`
     /// and iOS's certificate details show it.
-    public func fingerprint(_ digest: FingerprintDigest) -> String {
+    package func fingerprint(_ digest: FingerprintDigest) -> String {
         var bytes = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         let type = digest == .sha256 ? EVP_sha256() : EVP_sha1()
@@ -26,7 +26,7 @@ extension X509Certificate {
     }
 
     /// The value of the subject's first CN, or nil.
-    public var commonName: String? {
+    package var commonName: String? {
         let name = X509_get_subject_name(raw)
         let index = X509_NAME_get_index_by_NID(name, NID_commonName, -1)
         guard index >= 0, let entry = X509_NAME_get_entry(name, index),
@@ -36,7 +36,7 @@ extension X509Certificate {
     }
 
     /// The public key's algorithm and size: "EC 256-bit", "RSA 2048-bit".
-    public var keySummary: String {
+    package var keySummary: String {
         let key = publicKey
         return "\(key.type == .ec ? "EC" : key.type == .rsa ? "RSA" : "\(key.type)") \(key.bits)-bit"
     }
