@@ -76,6 +76,15 @@ package struct ConfigFile: Sendable {
 
     private static func entry(_ line: Substring, number: Int, path: String) throws(ConfigurationError) -> Entry {
         let origin = SettingOrigin.file(path: path, line: number)
+        // A NUL or another control character is never meant: the C calls a value reaches (an
+        // address, a path) would stop at a NUL and use only what comes before it.
+        if let control = line.unicodeScalars.first(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }) {
+            let code = "U+" + String(repeating: "0", count: 4 - String(control.value, radix: 16).count)
+                + String(control.value, radix: 16, uppercase: true)
+            throw ConfigurationError(
+                .badValue, origin: origin, key: nil,
+                reason: "a control character (\(code)\(control.value == 0 ? ", NUL" : "")) in the line: a config file is text")
+        }
         guard let equals = line.firstIndex(of: "=") else {
             let key = line.prefix { !$0.isWhitespace }
             let rest = line.dropFirst(key.count).trimmingWhitespace

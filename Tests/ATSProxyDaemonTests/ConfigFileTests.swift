@@ -61,6 +61,9 @@ struct ConfigFileTests {
         ("head-timeout = 0", .badValue, ":3: key 'head-timeout': must be between 1 and 86400 seconds"),
         ("idle-timeout = 1.5", .badValue, ":3: key 'idle-timeout': \"1.5\" is not a whole number of seconds"),
         ("shutdown-timeout = -5", .badValue, ":3: key 'shutdown-timeout': must be between 0 and 86400 seconds"),
+        // Found by fuzz-config's review: the C call that parses an address stops at a NUL.
+        ("listen = 127.0.0.1:8080\u{0}junk", .badValue, ":3: a control character (U+0000, NUL) in the line: a config file is text"),
+        ("policy = a\u{1B}[31m.plist", .badValue, ":3: a control character (U+001B) in the line: a config file is text"),
         ("listen = nonsense", .badValue, ":3: key 'listen': not ADDR:PORT (for example 127.0.0.1:8080 or [::1]:8080)"),
         ("allow-client = 10.0.0.0/33", .badValue,
          ":3: key 'allow-client': a /33 prefix is longer than 32 bits (a CIDR range, for example 192.168.1.0/24)"),
