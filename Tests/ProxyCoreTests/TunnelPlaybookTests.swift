@@ -98,11 +98,35 @@ struct TunnelPlaybookTests {
         second.answer(ProbeResult(observed: compliantFacts(for: Self.host), address: Self.upstreamAddress))
         environment.playbook.run()
         #expect(environment.dials.count == 1, "no reconnect for a refused name")
-        #expect(!client.isOpen)
+        // The answer goes with a lingering close: logged, the client's side ended, what the client
+        // still sends dropped until it closes too.
         let record = try #require(environment.records.first)
+        #expect(client.sentEnd && client.isOpen)
+        client.peerSends("more of what the device had to say")
+        environment.playbook.run()
+        #expect(client.isOpen)
+        client.peerEnds()
+        environment.playbook.run()
+        #expect(!client.isOpen)
+        #expect(environment.records.count == 1)
         #expect(record.action == .blocked)
         #expect(record.serverNameVerdict?.isCompliant == false)
         #expect(record.serverNameIndication == "other.example.net")
+    }
+
+    @Test("a lingering close ends at its read limit when the client neither closes nor sends")
+    func lingeringEndsAtReadLimit() throws {
+        let (environment, _, client, _) = try Self.established()
+        client.peerSends(TestClientHello(serverName: "other.example.net").records())
+        environment.playbook.run()
+        let second = try #require(environment.verdicts.count == 2 ? environment.verdicts[1] : nil)
+        second.answer(ProbeResult(observed: compliantFacts(for: Self.host), address: Self.upstreamAddress))
+        environment.playbook.run()
+        #expect(client.sentEnd && client.isOpen)
+        #expect(client.readLimit == .seconds(2))
+        #expect(client.readLimitPasses())
+        environment.playbook.run()
+        #expect(!client.isOpen)
     }
 
     @Test("the same with a name the certificate covers: reconnected to the address that probe judged, and relayed")
