@@ -42,7 +42,7 @@ let package = Package(
         .executableTarget(name: "atsproxyctl", dependencies: ["ATSProxyCtl"]),
         // The control socket's commands and a blocking client: shared by the daemon and atsproxyctl,
         // pure Swift (no libevent, no OpenSSL) so atsproxyctl stays small.
-        .target(name: "ControlProtocol", dependencies: ["ATSPolicy"]),
+        .target(name: "ControlProtocol", dependencies: ["ATSPolicy", "POSIX"]),
         .testTarget(name: "ControlProtocolTests", dependencies: ["ControlProtocol"]),
         // zlib, as Debian ships it: logrotate compresses the rotated logs that `report` reads.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
@@ -71,7 +71,7 @@ let package = Package(
             name: "ATSProxyDaemon",
             dependencies: ["TextFormats", 
                 "ATSPolicy", "ATSPolicyArguments", "ControlProtocol", "EventLoop", "ProxyCore", "TLSInspection",
-                "Onboarding", "LiveView", "ProxyWire", "CMalloc",
+                "Onboarding", "LiveView", "ProxyWire", "CMalloc", "POSIX",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

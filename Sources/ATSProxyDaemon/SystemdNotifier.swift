@@ -1,4 +1,5 @@
 import Glibc
+import POSIX
 
 /// The sd_notify protocol without libsystemd: one AF_UNIX datagram of newline-separated
 /// `KEY=VALUE` fields to the socket systemd names in `$NOTIFY_SOCKET` (sd_notify(3)). The variable
@@ -89,7 +90,7 @@ package struct SystemdNotifier: Sendable {
         let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw .socket(errno) }
         defer { close(descriptor) }
-        var timeout = timeval(tv_sec: Self.sendTimeoutSeconds, tv_usec: 0)
+        var timeout = timeval(duration: .seconds(Self.sendTimeoutSeconds))
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let message = Array(fields.map(\.description).joined(separator: "\n").utf8)
         let sent = message.withUnsafeBytes { payload in
@@ -104,20 +105,10 @@ package struct SystemdNotifier: Sendable {
 
     package func notify(_ fields: Field...) throws(Failure) { try notify(fields) }
 
-    /// `sockaddr_un` for an absolute path, or for `@name` in the abstract namespace (the `@` becomes
-    /// a NUL and the length ends at the name, with no terminator: abstract names are byte strings).
+    /// The address of `$NOTIFY_SOCKET`'s text: an absolute path, or `@name` in the abstract
+    /// namespace (sd_notify(3) accepts both); nil for anything else.
     static func socketAddress(_ text: String) -> [UInt8]? {
-        var path = Array(text.utf8)
-        let abstract = path.first == UInt8(ascii: "@")
-        guard abstract || path.first == UInt8(ascii: "/") else { return nil }
-        if abstract { path[0] = 0 } else { path.append(0) }
-        let pathOffset = MemoryLayout<sockaddr_un>.offset(of: \.sun_path)!
-        guard path.count <= MemoryLayout<sockaddr_un>.size - pathOffset, path.count > 1 else { return nil }
-        var bytes = [UInt8](repeating: 0, count: pathOffset + path.count)
-        withUnsafeBytes(of: sa_family_t(AF_UNIX)) { family in
-            for (index, byte) in family.enumerated() { bytes[index] = byte }
-        }
-        bytes.replaceSubrange(pathOffset..., with: path)
-        return bytes
+        guard text.first == "/" || text.first == "@" else { return nil }
+        return UnixSocketAddress(text, allowsAbstract: true)?.bytes
     }
 }

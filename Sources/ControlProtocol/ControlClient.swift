@@ -1,4 +1,5 @@
 import Glibc
+import POSIX
 
 /// Sends one command to a daemon's control socket and returns its one-line answer (without the
 /// newline). Blocking, with a time limit: for `atsproxyctl` and tests, never for an event loop.
@@ -6,25 +7,17 @@ package enum ControlClient {
     package static func send(
         _ command: ControlCommand, to socketPath: String, timeout: Duration = .seconds(30)
     ) throws(ControlClientError) -> [UInt8] {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let pathBytes = Array(socketPath.utf8)
-        guard !pathBytes.isEmpty, pathBytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+        guard let address = UnixSocketAddress(socketPath) else {
             throw ControlClientError(socketPath: socketPath, problem: .unreachable(reason: "not a usable socket path (1 to 107 bytes)"))
         }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: pathBytes) }
 
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw ControlClientError(socketPath: socketPath, problem: .unreachable(reason: lastError())) }
         defer { close(descriptor) }
-        var limit = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))
+        var limit = timeval(duration: timeout)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let connected = address.withSockaddr { connect(descriptor, $0, $1) }
         guard connected == 0 else { throw ControlClientError(socketPath: socketPath, problem: .unreachable(reason: lastError())) }
 
         let request = Array((command.rawValue + "\n").utf8)
@@ -38,7 +31,7 @@ package enum ControlClient {
             if count == 0 { break }
             if count < 0 {
                 if errno == EINTR { continue }
-                let timedOut = errno == EAGAIN || errno == EWOULDBLOCK
+                let timedOut = Errno.wouldBlock(errno)
                 throw ControlClientError(socketPath: socketPath, problem: timedOut ? .timedOut(timeout) : .broken(reason: lastError()))
             }
             answer += chunk[..<count]
@@ -51,7 +44,7 @@ package enum ControlClient {
         return answer
     }
 
-    private static func lastError() -> String { String(cString: strerror(errno)) }
+    private static func lastError() -> String { Errno.message(errno) }
 }
 
 /// Why a control command got no answer.

@@ -1,5 +1,6 @@
 internal import CLibevent
 import Glibc
+import POSIX
 
 /// What happened to a byte stream (a ``SocketStream``, or a TLS session over one) besides data arriving.
 package enum StreamEvent: Sendable, Equatable, CustomStringConvertible {
@@ -293,8 +294,8 @@ package final class SocketStream: ByteStream {
     /// write limit while a connect is in progress or written bytes wait for the socket.
     package func setTimeouts(read: Duration?, write: Duration?) {
         guard phase != .closed else { return }
-        readLimit = read.map(Glibc.timeval.init(duration:))
-        writeLimit = write.map(Glibc.timeval.init(duration:))
+        readLimit = read.map(timeval.init(duration:))
+        writeLimit = write.map(timeval.init(duration:))
         if readArmed { rearm(readEvent, limit: readLimit) }
         if writeArmed {
             rearm(writeEvent, limit: writeLimit)
@@ -436,7 +437,7 @@ package final class SocketStream: ByteStream {
     private static func ending(_ result: Int) -> StreamEvent? {
         if result == 0 { return .endOfStream }
         let code = errno
-        return code == EAGAIN || code == EWOULDBLOCK || code == EINTR ? nil : .error(code)
+        return Errno.isTransient(code) ? nil : .error(code)
     }
 
     /// An end of stream or a read error stops reading (as a bufferevent does), and is reported.
@@ -517,7 +518,7 @@ package final class SocketStream: ByteStream {
             return .wrote
         }
         let code = errno
-        return sent < 0 && code != EAGAIN && code != EWOULDBLOCK && code != EINTR ? .failed(code) : .wouldBlock
+        return sent < 0 && !Errno.isTransient(code) ? .failed(code) : .wouldBlock
     }
 
     fileprivate func writeReady(_ what: Int16) {

@@ -1,5 +1,6 @@
 internal import CLibevent
 import Glibc
+import POSIX
 
 /// A one-shot timer on an event base: the single owner of its `event`, freed in `deinit`.
 ///

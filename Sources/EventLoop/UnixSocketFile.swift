@@ -1,4 +1,5 @@
 import Glibc
+import POSIX
 
 /// A listening Unix-domain stream socket at a path, for local control clients: created with the
 /// given permissions, refused when another process is listening there, and unlinked by its owner.
@@ -6,13 +7,9 @@ package enum UnixSocketFile {
     /// Binds and listens at `path` with `permissions` (0660: the owner and its group), replacing a
     /// stale socket file left by a process that died, and returns the descriptor.
     package static func listen(at path: String, permissions: mode_t) throws(EventError) -> Int32 {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let pathBytes = Array(path.utf8)
-        guard !pathBytes.isEmpty, pathBytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+        guard let address = UnixSocketAddress(path) else {
             throw EventError("creating the socket \(path) (a Unix socket path holds 1 to 107 bytes)", errno: ENAMETOOLONG)
         }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: pathBytes) }
 
         var status = stat()
         if lstat(path, &status) == 0 {
@@ -28,11 +25,7 @@ package enum UnixSocketFile {
         // Non-blocking: libevent's listener accepts until EAGAIN, which a blocking socket never says.
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard descriptor >= 0 else { throw EventError("creating the socket \(path)") }
-        let bound = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let bound = address.withSockaddr { bind(descriptor, $0, $1) }
         guard bound == 0 else {
             let code = errno
             close(descriptor)
@@ -48,15 +41,10 @@ package enum UnixSocketFile {
         return descriptor
     }
 
-    private static func isAnswering(_ address: sockaddr_un) -> Bool {
-        var address = address
+    private static func isAnswering(_ address: UnixSocketAddress) -> Bool {
         let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard probe >= 0 else { return false }
         defer { close(probe) }
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
-            }
-        }
+        return address.withSockaddr { connect(probe, $0, $1) } == 0
     }
 }

@@ -1,5 +1,6 @@
 internal import COpenSSL
 import Glibc
+import POSIX
 
 /// Why a request sent after a connection opened (and, for https, after the handshake) got no
 /// complete response head.
@@ -91,7 +92,7 @@ package enum ProbeLoad {
 
     private static func lastError() -> String {
         let code = errno
-        return code == EAGAIN || code == EWOULDBLOCK ? "timed out" : String(cString: strerror(code))
+        return Errno.wouldBlock(code) ? "timed out" : Errno.message(code)
     }
 }
 

@@ -1,4 +1,5 @@
 import Glibc
+import POSIX
 
 /// Why a probe could not complete, in words a user can act on.
 package enum ProbeFailure: Error, Sendable, Equatable, CustomStringConvertible {
@@ -125,12 +126,11 @@ final class TCPConnection {
 
     /// Blocking reads and writes that give up after `timeout` (the handshake's limit).
     private func setBlockingTimeouts(_ timeout: Duration) throws(ProbeFailure) {
-        let milliseconds = TCPConnection.milliseconds(timeout)
-        var limit = timeval(tv_sec: Int(milliseconds / 1000), tv_usec: suseconds_t((milliseconds % 1000) * 1000))
+        var limit = timeval(duration: .milliseconds(TCPConnection.milliseconds(timeout)))
         let size = socklen_t(MemoryLayout<timeval>.size)
         guard setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, size) == 0,
             setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &limit, size) == 0
-        else { throw .handshake(reason: "cannot set socket time limits: \(String(cString: strerror(errno)))") }
+        else { throw .handshake(reason: "cannot set socket time limits: \(Errno.message(errno))") }
     }
 
     static func milliseconds(_ duration: Duration) -> Int32 {

@@ -2,6 +2,7 @@ internal import COpenSSL
 internal import CProxyShims
 import Glibc
 import ATSPolicy
+import POSIX
 
 /// What one probe handshake showed.
 package struct ProbeOutcome: Sendable {
@@ -103,9 +104,9 @@ final class ProbeSession {
         let unexpectedEOF = ERR_GET_LIB(first) == ERR_LIB_SSL && ERR_GET_REASON(first) == SSL_R_UNEXPECTED_EOF_WHILE_READING
         let queue = TLSError.drainErrorQueue()
         if code == SSL_ERROR_SYSCALL, queue.isEmpty {
-            if savedErrno == EAGAIN || savedErrno == EWOULDBLOCK { return (.timeout(stage: "the TLS handshake"), false) }
+            if Errno.wouldBlock(savedErrno) { return (.timeout(stage: "the TLS handshake"), false) }
             if savedErrno == 0 { return (.handshake(reason: "the server closed the connection"), true) }
-            return (.handshake(reason: String(cString: strerror(savedErrno))), false)
+            return (.handshake(reason: Errno.message(savedErrno)), false)
         }
         let reason = queue.isEmpty ? "SSL_get_error \(code)" : queue.joined(separator: "; ")
         // The first record header was no TLS header: what came back is some other protocol.
