@@ -19,6 +19,10 @@ let package = Package(
         // module and no Foundation, shared by the policy, the log's writer and its readers.
         .target(name: "TextFormats"),
         .testTarget(name: "TextFormatsTests", dependencies: ["TextFormats", "TLSTestSupport"]),
+        // The log's schema, the one definition its writer (ProxyCore) and its readers (TrafficReport,
+        // LiveView) share: field names, kinds, actions and failure codes. Pure Swift, no C module.
+        .target(name: "LogRecord", dependencies: ["TextFormats"]),
+        .testTarget(name: "LogRecordTests", dependencies: ["LogRecord", "TextFormats"]),
         // Pure Swift: no C module, so the policy and its CLI build without libevent or OpenSSL.
         .target(name: "ATSPolicy", dependencies: ["TextFormats"]),
         // The policy's settings as command-line values, shared by both executables.
@@ -29,7 +33,7 @@ let package = Package(
         // The control CLI's commands live in a library so tests run them without a process.
         .target(
             name: "ATSProxyCtl",
-            dependencies: ["TextFormats", 
+            dependencies: ["TextFormats", "LogRecord", 
                 // TLSInspection for diagnose's handshakes: OpenSSL, but no libevent. ProxyWire (pure
                 // Swift) reads the response heads of diagnose's loads.
                 "ATSPolicy", "ATSPolicyArguments", "ControlProtocol", "TLSInspection", "ProxyWire",
@@ -48,8 +52,8 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // `atsproxyctl report`: the proxy's JSON logs (plain or gzip) read back, judged per host, and
         // turned into the narrowest NSAppTransportSecurity that lets the observed traffic through.
-        .target(name: "TrafficReport", dependencies: ["TextFormats", "ATSPolicy", "CZlib"]),
-        .testTarget(name: "TrafficReportTests", dependencies: ["TextFormats", "TrafficReport", "ATSPolicy", "TLSTestSupport"]),
+        .target(name: "TrafficReport", dependencies: ["TextFormats", "LogRecord", "ATSPolicy", "CZlib"]),
+        .testTarget(name: "TrafficReportTests", dependencies: ["TextFormats", "LogRecord", "TrafficReport", "ATSPolicy", "TLSTestSupport"]),
         // libevent, as Debian ships it. pkgConfig only contributes flags: libevent_openssl.pc would
         // link the combined libevent as well as libevent_core, two copies of the loop internals.
         .systemLibrary(name: "CLibevent", pkgConfig: "libevent_core", providers: [.apt(["libevent-dev"])]),
@@ -65,11 +69,11 @@ let package = Package(
         // Pure-Swift wire parsers for the proxy: HTTP/1.1 heads and bodies, TLS hellos seen in transit.
         .target(name: "ProxyWire"),
         // The proxy itself: connection records, verdict cache, request handling.
-        .target(name: "ProxyCore", dependencies: ["TextFormats", "ATSPolicy", "EventLoop", "ProxyWire", "TLSInspection", "POSIX"]),
+        .target(name: "ProxyCore", dependencies: ["TextFormats", "LogRecord", "ATSPolicy", "EventLoop", "ProxyWire", "TLSInspection", "POSIX"]),
         // The daemon's command and its run loop, in a library so tests can drive it.
         .target(
             name: "ATSProxyDaemon",
-            dependencies: ["TextFormats", 
+            dependencies: ["TextFormats", "LogRecord", 
                 "ATSPolicy", "ATSPolicyArguments", "ControlProtocol", "EventLoop", "ProxyCore", "TLSInspection",
                 "Onboarding", "LiveView", "ProxyWire", "CMalloc", "POSIX",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -90,8 +94,8 @@ let package = Package(
         .target(name: "Onboarding", dependencies: ["TextFormats", "ATSPolicy", "CQREncode", "ProxyWire"]),
         // The web listener's live view: the daemon's own log lines gathered per host, with the
         // report's narrowest NSAppTransportSecurity for what was seen.
-        .target(name: "LiveView", dependencies: ["TextFormats", "ATSPolicy", "TrafficReport", "ProxyWire"]),
-        .testTarget(name: "LiveViewTests", dependencies: ["TextFormats", "LiveView", "ATSPolicy", "TrafficReport", "ProxyWire"]),
+        .target(name: "LiveView", dependencies: ["TextFormats", "LogRecord", "ATSPolicy", "TrafficReport", "ProxyWire"]),
+        .testTarget(name: "LiveViewTests", dependencies: ["TextFormats", "LogRecord", "LiveView", "ATSPolicy", "TrafficReport", "ProxyWire"]),
         .testTarget(name: "OnboardingTests", dependencies: ["Onboarding", "ProxyWire", "TLSTestSupport"]),
         .executableTarget(name: "policy-bench", dependencies: ["ATSPolicy"], path: "bench/policy-bench"),
         // Fuzz targets for the parsers of outside bytes (Fuzz/, `make fuzz`): libFuzzer runs them in a
@@ -111,7 +115,7 @@ let package = Package(
         // ProxyWire: the request parser is the fuzz test's oracle for what the proxy must answer.
         .testTarget(
             name: "ProxyCoreTests",
-            dependencies: ["TextFormats", "ProxyCore", "ATSPolicy", "EventLoop", "ProxyWire", "TLSInspection", "TLSTestSupport", "POSIX"]),
+            dependencies: ["TextFormats", "LogRecord", "ProxyCore", "ATSPolicy", "EventLoop", "ProxyWire", "TLSInspection", "TLSTestSupport", "POSIX"]),
         .testTarget(
             name: "ATSProxyDaemonTests",
             dependencies: [

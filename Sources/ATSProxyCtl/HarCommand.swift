@@ -1,3 +1,4 @@
+import LogRecord
 import TextFormats
 import ArgumentParser
 import ATSPolicy

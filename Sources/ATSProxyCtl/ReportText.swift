@@ -135,7 +135,7 @@ struct ReportText {
             output.line("Unused in \(policyPath):")
             for key in unused {
                 let value = key.value.map { " = \($0)" } ?? ""
-                switch key.action {
+                switch key.advice {
                 case .delete: output.line("  delete  \(key.path)\(value): \(key.reason)")
                 case .raise: output.line("  raise   \(key.path)\(value) to \(key.replacement ?? "?"): \(key.reason)")
                 case .replace: output.line("  replace \(key.path)\(value) by the suggested entries: \(key.reason)")

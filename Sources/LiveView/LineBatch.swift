@@ -1,3 +1,5 @@
+import LogRecord
+
 /// A batch of the daemon's lines as the web loop takes them (a quarter second's worth): most
 /// tunnels open and end within one, and their `connection_open` line then says nothing the
 /// connection line does not, so it is skipped without being parsed.
@@ -5,8 +7,13 @@
 /// Lines are recognised by the daemon's own writer's order, `"kind":"…","connection_id":N`; a
 /// line written otherwise is simply parsed, so the scan can only save work, never lose a line.
 enum LineBatch {
-    private static let openMarker = Array(#""kind":"connection_open","connection_id":"#.utf8)
-    private static let endMarker = Array(#""kind":"connection","connection_id":"#.utf8)
+    private static let openMarker = marker(.connectionOpen)
+    private static let endMarker = marker(.connection)
+
+    /// `"kind":"<kind>","connection_id":`, as the writer puts them side by side.
+    private static func marker(_ kind: RecordKind) -> [UInt8] {
+        Array("\"\(ConnectionField.kind.rawValue)\":\"\(kind.rawValue)\",\"\(ConnectionField.connectionID.rawValue)\":".utf8)
+    }
 
     /// The lines worth parsing, in order: all but the `connection_open` lines of connections whose
     /// connection line is in the same batch.

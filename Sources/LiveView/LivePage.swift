@@ -115,7 +115,7 @@ struct LivePage {
     /// As `atsproxyctl report --policy` words it.
     static func unused(_ key: UnusedKey) -> String {
         let value = key.value.map { " = \($0)" } ?? ""
-        switch key.action {
+        switch key.advice {
         case .delete: return "delete \(key.path)\(value): \(key.reason)"
         case .raise: return "raise \(key.path)\(value) to \(key.replacement ?? "?"): \(key.reason)"
         case .replace: return "replace \(key.path)\(value) by the suggested entries: \(key.reason)"

@@ -71,7 +71,7 @@ extension LiveSnapshot {
 
     static func json(_ key: UnusedKey) -> JSONValue {
         .object([
-            ("path", .string(key.path)), ("value", .optional(key.value)), ("action", .string(key.action.rawValue)),
+            ("path", .string(key.path)), ("value", .optional(key.value)), ("action", .string(key.advice.rawValue)),
             ("replacement", .optional(key.replacement)), ("reason", .string(key.reason)),
             ("text", .string(LivePage.unused(key))),
         ])

@@ -1,3 +1,4 @@
+import LogRecord
 import TextFormats
 import ATSPolicy
 import TrafficReport
@@ -82,17 +83,17 @@ package struct LiveTraffic: Sendable {
         }
         let kind = value.objectValue == nil ? nil : LoggedRequest.kind(of: value)
         do throws(LogRecordError) {
-            switch kind {
-            case "connection":
-                if let id = value["connection_id"]?.intValue, openConnectionRecords.removeValue(forKey: id) != nil {
+            switch kind.flatMap(RecordKind.init(rawValue:)) {
+            case .connection?:
+                if let id = value[ConnectionField.connectionID]?.intValue, openConnectionRecords.removeValue(forKey: id) != nil {
                     openOrder.removeAll { $0 == id }
                 }
                 ingest(connection: try LoggedConnection(json: value), json: value)
-            case "connection_open":
+            case .connectionOpen?:
                 lines -= 1  // Not a log line: the daemon's note of a tunnel still open.
                 ingest(opened: try LoggedConnection(json: value), json: value)
-            case let kind? where LoggedRequest.Kind(rawValue: kind) != nil: ingest(request: try LoggedRequest(json: value))
-            default: throw LogRecordError("\"kind\" is not connection, request or tls_stream", record: "log record")
+            case .request?, .tlsStream?: ingest(request: try LoggedRequest(json: value))
+            case nil: throw LogRecordError("\"kind\" is not connection, request or tls_stream", record: "log record")
             }
         } catch {
             refuse(error.description)
@@ -101,7 +102,7 @@ package struct LiveTraffic: Sendable {
 
     private mutating func ingest(connection record: LoggedConnection, json: JSONValue) {
         let details = ConnectionDetails(json: json)
-        let connection = ring.add(record, details: details, connectionID: json["connection_id"]?.intValue)
+        let connection = ring.add(record, details: details, connectionID: json[ConnectionField.connectionID]?.intValue)
         for host in tally.add(record) {
             var seen = activity[host] ?? HostActivity()
             seen.note(timestamp: record.timestamp, client: details.client, clientLimit: limits.clientsPerHost)
@@ -114,7 +115,7 @@ package struct LiveTraffic: Sendable {
     }
 
     private mutating func ingest(opened record: LoggedConnection, json: JSONValue) {
-        guard let id = json["connection_id"]?.intValue else { return }
+        guard let id = json[ConnectionField.connectionID]?.intValue else { return }
         if openConnectionRecords.updateValue(record, forKey: id) == nil { openOrder.append(id) }
         if openOrder.count > limits.openConnections {
             openConnectionRecords[openOrder.removeFirst()] = nil

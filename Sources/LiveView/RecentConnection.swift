@@ -1,3 +1,4 @@
+import LogRecord
 import TextFormats
 import ATSPolicy
 import TrafficReport
@@ -58,14 +59,15 @@ package struct ConnectionDetails: Sendable, Equatable {
     package var appleError: String?
 
     package init(json: JSONValue) {
-        client = json["client"]?.stringValue
-        status = json["status"]?.intValue.map(Int.init)
-        bytesUp = json["bytes_up"]?.intValue
-        bytesDown = json["bytes_down"]?.intValue
-        durationMilliseconds = json["duration_ms"]?.intValue
-        inspect = json["inspect"]?.stringValue
-        if let nsurl = json["error"]?["nsurl"]?.intValue {
-            appleError = json["error"]?["ssl"]?.intValue.map { "\(nsurl) (\($0))" } ?? "\(nsurl)"
+        typealias Field = ConnectionField
+        client = json[Field.client]?.stringValue
+        status = json[Field.status]?.intValue.map(Int.init)
+        bytesUp = json[Field.bytesUp]?.intValue
+        bytesDown = json[Field.bytesDown]?.intValue
+        durationMilliseconds = json[Field.durationMilliseconds]?.intValue
+        inspect = json[Field.inspect]?.stringValue
+        if let nsurl = json[Field.error]?[AppleErrorField.nsurl]?.intValue {
+            appleError = json[Field.error]?[AppleErrorField.ssl]?.intValue.map { "\(nsurl) (\($0))" } ?? "\(nsurl)"
         }
     }
 }

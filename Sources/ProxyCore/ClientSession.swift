@@ -1,5 +1,6 @@
 import ATSPolicy
 import EventLoop
+import LogRecord
 import ProxyWire
 import TLSInspection
 
@@ -83,7 +84,7 @@ final class ClientSession: ExchangeOwner {
             record = ConnectionRecord(
                 startedAt: ProxyServer.nowMilliseconds(), client: peer, method: "-", scheme: .http, host: "-", port: 0,
                 action: .denied)
-            record?.upstreamError = reason
+            record?.fail(FailureReason(.clientDenied, reason))
             client.setTimeouts(read: settings.headTimeout, write: settings.headTimeout)
             respond(ProxyResponse.text(status: 403, reason: "Forbidden", body: reason + "\n"))
             return
@@ -159,7 +160,7 @@ final class ClientSession: ExchangeOwner {
                 record = ConnectionRecord(
                     startedAt: ProxyServer.nowMilliseconds(), client: peer, method: "-", scheme: .http, host: "-", port: 0,
                     action: .failed)
-                record?.upstreamError = "bad request: \(error.reason)"
+                record?.fail(FailureReason(.badRequest, "bad request: \(error.reason)"))
                 return respond(ProxyResponse.text(status: error.status, reason: error.statusPhrase, body: error.reason + "\n"))
             case .complete(let head, let leftover):
                 client.discardInput(bytes.count - leftover.count)
@@ -182,7 +183,7 @@ final class ClientSession: ExchangeOwner {
         record = ConnectionRecord(
             startedAt: ProxyServer.nowMilliseconds(), client: peer, method: "-", scheme: .http, host: "-", port: 0,
             action: .failed)
-        record?.upstreamError = "request timeout: no complete request head within \(settings.headTimeout.logText)"
+        record?.fail(FailureReason(.requestTimeout, "request timeout: no complete request head within \(settings.headTimeout.logText)"))
         respond(ProxyResponse.text(status: 408, reason: "Request Timeout", body: "no complete request head in time\n"))
     }
 
@@ -206,7 +207,7 @@ final class ClientSession: ExchangeOwner {
             record = ConnectionRecord(
                 startedAt: now, client: peer, method: head.method, scheme: .http, host: head.target.host,
                 port: head.target.effectivePort, action: .failed)
-            record?.upstreamError = "not a proxy request: \(head.method) \(head.target)"
+            record?.fail(FailureReason(.notAProxyRequest, "not a proxy request: \(head.method) \(head.target)"))
             respond(ProxyResponse.text(
                 status: 400, reason: "Bad Request",
                 body: "send CONNECT host:port for https, or an absolute http:// URL for plain HTTP\n"))
@@ -225,7 +226,7 @@ final class ClientSession: ExchangeOwner {
         do {
             requirements = try lookUpRequirements(for: host, scheme: .https)
         } catch {
-            record?.upstreamError = "\(host) is not a host: \(error)"
+            record?.fail(FailureReason(.invalidHost, "\(host) is not a host: \(error)"))
             return respond(ProxyResponse.text(status: 400, reason: "Bad Request", body: "\(host) is not a host: \(error)\n"))
         }
         let tunnel = ConnectTunnel(session: self, host: host, port: port, requirements: requirements)
@@ -251,7 +252,7 @@ final class ClientSession: ExchangeOwner {
         do {
             requirements = try lookUpRequirements(for: host, scheme: .http)
         } catch {
-            record?.upstreamError = "\(host) is not a host: \(error)"
+            record?.fail(FailureReason(.invalidHost, "\(host) is not a host: \(error)"))
             return respond(ProxyResponse.text(status: 400, reason: "Bad Request", body: "\(host) is not a host: \(error)\n"))
         }
         let verdict = settings.policy.verdict(for: requirements, observed: nil)
@@ -265,7 +266,7 @@ final class ClientSession: ExchangeOwner {
         do {
             framing = try head.bodyFraming()
         } catch {
-            record?.upstreamError = "bad request: \(error.reason)"
+            record?.fail(FailureReason(.badRequest, "bad request: \(error.reason)"))
             return respond(ProxyResponse.text(status: error.status, reason: error.statusPhrase, body: error.reason + "\n"))
         }
         record?.action = .allowed
@@ -285,7 +286,7 @@ final class ClientSession: ExchangeOwner {
             case .failure(.refused(let refusal)):
                 deny(refusal)
             case .failure(.unreachable(let failure, let timedOut)):
-                failBeforeResponse(status: timedOut ? 504 : 502, reason: failure.description)
+                failBeforeResponse(status: timedOut ? 504 : 502, reason: FailureReason(failure, timedOut: timedOut))
             }
         }
     }
@@ -326,7 +327,7 @@ final class ClientSession: ExchangeOwner {
         let sentence = refusal.sentence(client: clientAddress)
         record?.action = .denied
         record?.upstreamAddress = refusal.destination.description
-        record?.upstreamError = sentence
+        record?.fail(FailureReason(.destinationDenied, sentence))
         respond(ProxyResponse.text(status: 403, reason: "Forbidden", body: sentence + "\n"))
     }
 
@@ -346,11 +347,11 @@ final class ClientSession: ExchangeOwner {
         case .requestRefused(let error):
             exchange.origin.close()
             record?.action = .failed
-            record?.upstreamError = "bad request body: \(error.reason)"
+            record?.fail(FailureReason(.badRequest, "bad request body: \(error.reason)"))
             respond(ProxyResponse.text(status: error.status, reason: error.statusPhrase, body: error.reason + "\n"))
         case .aborted(let reason):
             exchange.origin.close()
-            record?.upstreamError = reason
+            record?.fail(reason)
             finish()
         case .upgraded:
             // Plain HTTP forwards no Upgrade field, so an exchange here is never upgraded.
@@ -391,11 +392,11 @@ final class ClientSession: ExchangeOwner {
     }
 
     /// The origin could not give an answer, and nothing of one has reached the client: a 502 or 504.
-    func failBeforeResponse(status: Int, reason: String) {
+    func failBeforeResponse(status: Int, reason: FailureReason) {
         record?.action = .failed
-        record?.upstreamError = reason
+        record?.fail(reason)
         let phrase = status == 504 ? "Gateway Timeout" : "Bad Gateway"
-        respond(ProxyResponse.text(status: status, reason: phrase, body: "atsproxy could not get a response: \(reason)\n"))
+        respond(ProxyResponse.text(status: status, reason: phrase, body: "atsproxy could not get a response: \(reason.text)\n"))
     }
 
     // MARK: - Ending
@@ -489,11 +490,13 @@ final class ClientSession: ExchangeOwner {
     }
 
     /// Why an idle or stalled tunnel or exchange was closed, for its log line.
-    func closedReason(_ ending: IdleTimer.Ending) -> String {
+    func closedReason(_ ending: IdleTimer.Ending) -> FailureReason {
         switch ending {
-        case .idle: "closed: idle for \(settings.idleTimeout.logText), no byte moved either way"
+        case .idle: FailureReason(.closedIdle, "closed: idle for \(settings.idleTimeout.logText), no byte moved either way")
         case .stalled:
-            "closed: bytes waited \(max(settings.idleTimeout, settings.stallTimeout).logText) for a reader that took none of them"
+            FailureReason(
+                .closedStalled,
+                "closed: bytes waited \(max(settings.idleTimeout, settings.stallTimeout).logText) for a reader that took none of them")
         }
     }
 
@@ -509,7 +512,7 @@ final class ClientSession: ExchangeOwner {
 
     /// The drain time is up: the connection closes whatever it is doing, and its record says so.
     func closeForShutdown() {
-        if record != nil, record?.upstreamError == nil { record?.upstreamError = "closed: the proxy is shutting down" }
+        if record != nil, record?.upstreamError == nil { record?.fail(FailureReason(.shutdown, "closed: the proxy is shutting down")) }
         finish()
     }
 

@@ -1,17 +1,15 @@
 import TextFormats
+import LogRecord
 
 import ATSPolicy
 
 /// What the proxy did with one connection or request: one JSON line in the log.
 ///
-/// The field names are the log contract (issue 3): fields may be added, never renamed.
+/// The field names are the log contract (issue 3), defined once in LogRecord's ``ConnectionField``:
+/// fields may be added, never renamed.
 package struct ConnectionRecord: Sendable {
-    /// `blocked`: ATS would refuse the connection. `denied`: the proxy refuses the client or the
-    /// destination whatever ATS says (`--allow-client`, `--allow-destination`, a loop), and the line
-    /// says nothing about the app's ATS needs.
-    package enum Action: String, Sendable {
-        case allowed, blocked, failed, denied
-    }
+    /// The log's one ``LogRecord/Action``.
+    package typealias Action = LogRecord.Action
 
     package enum TunnelProtocol: String, Sendable {
         case tls, cleartext
@@ -55,8 +53,10 @@ package struct ConnectionRecord: Sendable {
     package var status: Int?
     /// The address the connection reached (or the probe judged), `203.0.113.7:443`.
     package var upstreamAddress: String?
-    /// Why the upstream could not be reached, when it could not.
-    package var upstreamError: String?
+    /// Why the connection failed or was closed, in words (`upstream_error`); set with ``fail(_:)``.
+    package private(set) var upstreamError: String?
+    /// The same as a code (`failure`): set together with ``upstreamError``, never apart.
+    package private(set) var failure: Failure?
     package var bytesUp: Int64 = 0
     package var bytesDown: Int64 = 0
     package var durationMilliseconds: Int64 = 0
@@ -100,6 +100,12 @@ package struct ConnectionRecord: Sendable {
         probedBytes = result.tlsLogBytes
     }
 
+    /// Records why the connection failed or was closed: `upstream_error` and `failure`.
+    package mutating func fail(_ reason: FailureReason) {
+        upstreamError = reason.text
+        failure = reason.failure
+    }
+
     /// The verdicts that were reached, the request's host first.
     private var verdicts: [Verdict] { [verdict, serverNameVerdict].compactMap(\.self) }
 
@@ -124,50 +130,52 @@ package struct ConnectionRecord: Sendable {
     /// from its verdict on instead of from its end.
     package var openLine: [UInt8] {
         var writer = JSONObjectWriter(reservingCapacity: 512 + probedBytes.count)
-        write(to: &writer, kind: "connection_open")
+        write(to: &writer, kind: .connectionOpen)
         return writer.finish()
     }
 
     private static let nullBytes = Array("null".utf8)
 
     /// The log contract's fields, in order.
-    private func write(to sink: inout some JSONObjectSink, kind: String = "connection") {
+    private func write(to sink: inout some JSONObjectSink, kind: RecordKind = .connection) {
+        typealias Field = ConnectionField
         let verdicts = self.verdicts
         // The verdict that decides what is logged as `rule` and `error`: the first non-compliant one.
         let deciding = verdicts.first { !$0.isCompliant } ?? verdict
         let violations = verdicts.flatMap(\.violations)
-        sink.add("ts", string: DateFormat.rfc3339(milliseconds: startedAt))
-        sink.add("client", string: client)
-        sink.add("method", string: method)
-        sink.add("scheme", string: scheme.rawValue)
-        sink.add("host", string: host)
-        sink.add("port", int: Int64(port))
-        sink.add("sni", string: serverNameIndication)
-        sink.add("rule", object: (deciding?.requirements ?? requirements)?.rule)
-        sink.add("compliant", bool: helloUnreadable == nil && !verdicts.isEmpty && verdicts.allSatisfy(\.isCompliant))
-        sink.add("action", string: action.rawValue)
-        sink.add("violations", strings: violations.map(\.kind.name))
-        sink.add("error", object: deciding?.error)
-        sink.add("explanations", strings: violations.map(\.explanation))
-        sink.add("sni_check", serverNameVerdict.map(ConnectionRecord.serverNameJSON))
-        sink.add("tunnel", string: tunnelProtocol?.rawValue)
-        sink.add("hello_unreadable", string: helloUnreadable)
-        sink.add("tls", value: probedObserved.map(ConnectionRecord.tlsJSON) ?? .null, serializedAs: probedBytes)
-        sink.add("observed", object: deviceVersion != nil || deviceCipher != nil ? DeviceHello(version: deviceVersion, cipher: deviceCipher) : nil)
-        sink.add("status", status.map { .int($0) })
-        sink.add("upstream", string: upstreamAddress)
-        sink.add("upstream_error", string: upstreamError)
-        sink.add("bytes_up", int: bytesUp)
-        sink.add("bytes_down", int: bytesDown)
-        sink.add("duration_ms", int: durationMilliseconds)
-        sink.add("kind", string: kind)
-        sink.add("connection_id", int: Int64(connectionID))
-        sink.add("inspect", string: inspect?.rawValue)
-        sink.add("passthrough", string: passthrough?.rawValue)
-        sink.add("intercept_failed", string: interceptFailed)
-        sink.add("client_alert", string: clientAlert)
-        sink.add("requests", requests.map { .int(Int64($0)) })
-        sink.add("upstream_resumed", upstreamResumed.map { .bool($0) })
+        sink.add(Field.ts, string: DateFormat.rfc3339(milliseconds: startedAt))
+        sink.add(Field.client, string: client)
+        sink.add(Field.method, string: method)
+        sink.add(Field.scheme, string: scheme.rawValue)
+        sink.add(Field.host, string: host)
+        sink.add(Field.port, int: Int64(port))
+        sink.add(Field.sni, string: serverNameIndication)
+        sink.add(Field.rule, object: (deciding?.requirements ?? requirements)?.rule)
+        sink.add(Field.compliant, bool: helloUnreadable == nil && !verdicts.isEmpty && verdicts.allSatisfy(\.isCompliant))
+        sink.add(Field.action, string: action.rawValue)
+        sink.add(Field.violations, strings: violations.map(\.kind.name))
+        sink.add(Field.error, object: deciding?.error)
+        sink.add(Field.explanations, strings: violations.map(\.explanation))
+        sink.add(Field.sniCheck, serverNameVerdict.map(ConnectionRecord.serverNameJSON))
+        sink.add(Field.tunnel, string: tunnelProtocol?.rawValue)
+        sink.add(Field.helloUnreadable, string: helloUnreadable)
+        sink.add(Field.tls, value: probedObserved.map(ConnectionRecord.tlsJSON) ?? .null, serializedAs: probedBytes)
+        sink.add(Field.observed, object: deviceVersion != nil || deviceCipher != nil ? DeviceHello(version: deviceVersion, cipher: deviceCipher) : nil)
+        sink.add(Field.status, status.map { .int($0) })
+        sink.add(Field.upstream, string: upstreamAddress)
+        sink.add(Field.upstreamError, string: upstreamError)
+        sink.add(Field.bytesUp, int: bytesUp)
+        sink.add(Field.bytesDown, int: bytesDown)
+        sink.add(Field.durationMilliseconds, int: durationMilliseconds)
+        sink.add(Field.kind, string: kind.rawValue)
+        sink.add(Field.connectionID, int: Int64(connectionID))
+        sink.add(Field.inspect, string: inspect?.rawValue)
+        sink.add(Field.passthrough, string: passthrough?.rawValue)
+        sink.add(Field.interceptFailed, string: interceptFailed)
+        sink.add(Field.clientAlert, string: clientAlert)
+        sink.add(Field.requests, requests.map { .int(Int64($0)) })
+        sink.add(Field.upstreamResumed, upstreamResumed.map { .bool($0) })
+        sink.add(Field.failure, string: failure?.rawValue)
     }
 
     /// The version and suite the device negotiated, as the log's `observed` object.
@@ -176,26 +184,26 @@ package struct ConnectionRecord: Sendable {
         let cipher: CipherSuite?
 
         func writeMembers(to sink: inout some JSONObjectSink) {
-            sink.add("version", string: version?.plistName)
-            sink.add("cipher", string: cipher?.ianaName)
+            sink.add(DeviceHelloField.version, string: version?.plistName)
+            sink.add(DeviceHelloField.cipher, string: cipher?.ianaName)
         }
     }
 
     static func serverNameJSON(_ verdict: Verdict) -> JSONValue {
         .object([
-            ("host", .string(verdict.requirements.host.description)),
-            ("rule", verdict.requirements.rule.json),
-            ("compliant", .bool(verdict.isCompliant)),
-            ("violations", .strings(verdict.violations.map(\.kind.name))),
+            (ServerNameCheckField.host.rawValue, .string(verdict.requirements.host.description)),
+            (ServerNameCheckField.rule.rawValue, verdict.requirements.rule.json),
+            (ServerNameCheckField.compliant.rawValue, .bool(verdict.isCompliant)),
+            (ServerNameCheckField.violations.rawValue, .strings(verdict.violations.map(\.kind.name))),
         ])
     }
 
     static func tlsJSON(_ observed: ObservedConnection) -> JSONValue {
         .object([
-            ("version", .optional(observed.tlsVersion?.plistName)),
-            ("cipher", .optional(observed.cipherSuite?.ianaName)),
-            ("trust", .string(observed.trust.name)),
-            ("certificates", .array(observed.chain.map { .object($0.summaryFields) })),
+            (ProbeTLSField.version.rawValue, .optional(observed.tlsVersion?.plistName)),
+            (ProbeTLSField.cipher.rawValue, .optional(observed.cipherSuite?.ianaName)),
+            (ProbeTLSField.trust.rawValue, .string(observed.trust.name)),
+            (ProbeTLSField.certificates.rawValue, .array(observed.chain.map { .object($0.summaryFields) })),
         ])
     }
 }

@@ -1,5 +1,6 @@
 import ATSPolicy
 import EventLoop
+import LogRecord
 import ProxyWire
 
 /// One plain http:// request the policy lets through: its head rewritten for the origin (origin
@@ -94,7 +95,7 @@ final class PlainHTTPExchange {
                 count = try requestBody.bodyBytes(bufferedIn: client)
             } catch {
                 return responseStarted
-                    ? end(.aborted(reason: "bad request body: \(error.reason)"))
+                    ? end(.aborted(reason: FailureReason(.badRequest, "bad request body: \(error.reason)")))
                     : end(.requestRefused(error))
             }
             guard count > 0 else { break }
@@ -130,7 +131,7 @@ final class PlainHTTPExchange {
                 origin.discardInput(bytes.count)
                 responseHeadBytes += Int64(bytes.count)
             case .failed(let error):
-                return end(.failedBeforeResponse(status: 502, reason: "the origin's response: \(error.reason)"))
+                return end(.failedBeforeResponse(status: 502, reason: FailureReason(.badResponse, "the origin's response: \(error.reason)")))
             case .complete(let response, let leftover):
                 origin.discardInput(bytes.count - leftover.count)
                 responseHeadBytes += Int64(bytes.count - leftover.count)
@@ -151,7 +152,8 @@ final class PlainHTTPExchange {
         if response.status == 101 {
             // The Upgrade field is hop-by-hop: unless it was forwarded, the origin broke the protocol.
             guard let upgradeRequested else {
-                end(.failedBeforeResponse(status: 502, reason: "the origin switched protocols without being asked to"))
+                end(.failedBeforeResponse(
+                    status: 502, reason: FailureReason(.badResponse, "the origin switched protocols without being asked to")))
                 return false
             }
             let chosen = response.headers.values(for: "Upgrade").first ?? upgradeRequested
@@ -170,7 +172,9 @@ final class PlainHTTPExchange {
             guard interimResponses <= Self.maximumInterimResponses else {
                 end(.failedBeforeResponse(
                     status: 502,
-                    reason: "the origin sent more than \(Self.maximumInterimResponses) interim (1xx) responses to one request"))
+                    reason: FailureReason(
+                        .badResponse,
+                        "the origin sent more than \(Self.maximumInterimResponses) interim (1xx) responses to one request")))
                 return false
             }
             let bytes = response.serialized(addingVia: Self.via)
@@ -184,7 +188,7 @@ final class PlainHTTPExchange {
         do {
             framing = try response.bodyFraming(requestMethod: head.method)
         } catch {
-            end(.failedBeforeResponse(status: 502, reason: "the origin's response: \(error.reason)"))
+            end(.failedBeforeResponse(status: 502, reason: FailureReason(.badResponse, "the origin's response: \(error.reason)")))
             return false
         }
         let body = BodyTransfer(framing, kind: .response)
@@ -213,7 +217,7 @@ final class PlainHTTPExchange {
                 count = try body.bodyBytes(bufferedIn: origin)
             } catch {
                 responseBody = body
-                return end(.aborted(reason: "the origin's response body: \(error.reason)"))
+                return end(.aborted(reason: FailureReason(.badResponse, "the origin's response body: \(error.reason)")))
             }
             guard count > 0 else { break }
             tally.bytesDown += Int64(origin.moveInput(to: client, maximum: count))
@@ -238,12 +242,12 @@ final class PlainHTTPExchange {
             originReusable = false
             finishIfDone()
         case .endOfStream:
-            failOrAbort("the origin closed the connection")
+            failOrAbort(FailureReason(.upstreamClosed, "the origin closed the connection"))
         case .timeout:
             // The exchange sets no limit of its own on the origin (the idle timer watches it).
-            failOrAbort("the origin connection timed out")
+            failOrAbort(FailureReason(.upstreamTimeout, "the origin connection timed out"))
         case .error(let code):
-            failOrAbort(StreamEvent.error(code).description)
+            failOrAbort(FailureReason(.upstreamClosed, StreamEvent.error(code).description))
         }
     }
 
@@ -251,19 +255,20 @@ final class PlainHTTPExchange {
     /// came, otherwise all the proxy can do is close.
     private func idleTimedOut(_ ending: IdleTimer.Ending) {
         if ending == .idle, requestBody.isFinished, !responseStarted {
-            end(.failedBeforeResponse(status: 504, reason: "the origin did not answer within \(settings.idleTimeout.logText)"))
+            end(.failedBeforeResponse(
+                status: 504, reason: FailureReason(.upstreamTimeout, "the origin did not answer within \(settings.idleTimeout.logText)")))
         } else {
             end(.aborted(reason: owner.closedReason(ending)))
         }
     }
 
-    private func failOrAbort(_ reason: String) {
+    private func failOrAbort(_ reason: FailureReason) {
         end(responseStarted ? .aborted(reason: reason) : .failedBeforeResponse(status: 502, reason: reason))
     }
 
     private func clientEvent(_ event: StreamEvent) {
         guard event == .endOfStream, requestBody.isFinished else {
-            return end(.aborted(reason: "the client went away before the exchange was over"))
+            return end(.aborted(reason: FailureReason(.clientClosed, "the client went away before the exchange was over")))
         }
         // A client may half-close after its requests and still read the responses.
         owner.clientHalfClosed()
@@ -313,11 +318,11 @@ enum ExchangeEnding {
     /// the origin for the next one.
     case completed(keepClient: Bool, keepOrigin: Bool)
     /// Nothing of a response reached the client: it gets `status` (502 or 504) with the reason.
-    case failedBeforeResponse(status: Int, reason: String)
+    case failedBeforeResponse(status: Int, reason: FailureReason)
     /// The request's own body cannot be framed, before any response: 400 (or what the error says).
     case requestRefused(HeadError)
     /// Part of the response was relayed: all the proxy can do is close.
-    case aborted(reason: String)
+    case aborted(reason: FailureReason)
     /// The origin agreed to switch protocols (101, passed on): from here the bytes of both
     /// connections are the new protocol's, to be relayed as they come.
     case upgraded(protocol: String)
@@ -349,7 +354,7 @@ protocol ExchangeOwner: AnyObject {
     var clientEnded: Bool { get }
     func clientHalfClosed()
     func watchIdle(_ streams: [any ByteStream], onIdle: @escaping (IdleTimer.Ending) -> Void)
-    func closedReason(_ ending: IdleTimer.Ending) -> String
+    func closedReason(_ ending: IdleTimer.Ending) -> FailureReason
     /// Called once, when the exchange ends.
     func exchangeEnded(_ exchange: PlainHTTPExchange, _ ending: ExchangeEnding)
 }

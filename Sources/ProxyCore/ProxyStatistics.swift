@@ -1,3 +1,4 @@
+import LogRecord
 import ATSPolicy
 import Synchronization
 

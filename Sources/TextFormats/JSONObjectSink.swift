@@ -4,21 +4,22 @@
 /// the writer (one line per connection: building a `JSONValue` tree first cost a quarter of the
 /// proxy's instructions per request), and tests and `status` read the value.
 ///
-/// Keys are static ASCII names that need no escaping (the log contract's field names).
+/// Keys are ASCII names that need no escaping (the log contract's field names, LogRecord's field
+/// enums' raw values): they are written as they are.
 public protocol JSONObjectSink {
     /// Any value; `nil` is `null`.
-    mutating func add(_ key: StaticString, _ value: JSONValue?)
+    mutating func add(_ key: String, _ value: JSONValue?)
     /// A string; `nil` is `null`.
-    mutating func add(_ key: StaticString, string: String?)
-    mutating func add(_ key: StaticString, int: Int64)
-    mutating func add(_ key: StaticString, bool: Bool)
+    mutating func add(_ key: String, string: String?)
+    mutating func add(_ key: String, int: Int64)
+    mutating func add(_ key: String, bool: Bool)
     /// An array of strings.
-    mutating func add(_ key: StaticString, strings: [String])
+    mutating func add(_ key: String, strings: [String])
     /// A value that was serialized already (`bytes` is `value.serializedBytes`), so the writer can
     /// copy it rather than write it again; `value` is only built by a sink that keeps values.
-    mutating func add(_ key: StaticString, value: @autoclosure () -> JSONValue, serializedAs bytes: [UInt8])
+    mutating func add(_ key: String, value: @autoclosure () -> JSONValue, serializedAs bytes: [UInt8])
     /// A nested object; `nil` is `null`.
-    mutating func add(_ key: StaticString, object: (some JSONObjectWritable)?)
+    mutating func add(_ key: String, object: (some JSONObjectWritable)?)
 }
 
 /// A value whose JSON form is an object, its members listed once for every sink.
@@ -42,15 +43,15 @@ public struct JSONObjectBuilder: JSONObjectSink {
 
     public var value: JSONValue { .object(fields) }
 
-    public mutating func add(_ key: StaticString, _ value: JSONValue?) { fields.append((key.description, value ?? .null)) }
-    public mutating func add(_ key: StaticString, string: String?) { add(key, string.map(JSONValue.string)) }
-    public mutating func add(_ key: StaticString, int: Int64) { add(key, .int(int)) }
-    public mutating func add(_ key: StaticString, bool: Bool) { add(key, .bool(bool)) }
-    public mutating func add(_ key: StaticString, strings: [String]) { add(key, .strings(strings)) }
-    public mutating func add(_ key: StaticString, value: @autoclosure () -> JSONValue, serializedAs bytes: [UInt8]) {
+    public mutating func add(_ key: String, _ value: JSONValue?) { fields.append((key, value ?? .null)) }
+    public mutating func add(_ key: String, string: String?) { add(key, string.map(JSONValue.string)) }
+    public mutating func add(_ key: String, int: Int64) { add(key, .int(int)) }
+    public mutating func add(_ key: String, bool: Bool) { add(key, .bool(bool)) }
+    public mutating func add(_ key: String, strings: [String]) { add(key, .strings(strings)) }
+    public mutating func add(_ key: String, value: @autoclosure () -> JSONValue, serializedAs bytes: [UInt8]) {
         add(key, value())
     }
-    public mutating func add(_ key: StaticString, object: (some JSONObjectWritable)?) { add(key, object?.json) }
+    public mutating func add(_ key: String, object: (some JSONObjectWritable)?) { add(key, object?.json) }
 }
 
 /// Writes an object's members as compact JSON bytes, the same bytes as `JSONValue.serializedBytes`
@@ -74,36 +75,36 @@ public struct JSONObjectWriter: JSONObjectSink {
         return out
     }
 
-    @inlinable mutating func key(_ key: StaticString) {
+    @inlinable mutating func key(_ key: String) {
         if !isEmpty { out.append(UInt8(ascii: ",")) }
         isEmpty = false
         out.append(UInt8(ascii: "\""))
-        key.withUTF8Buffer { out.append(contentsOf: $0) }
+        out.append(contentsOf: key.utf8)
         out.append(UInt8(ascii: "\""))
         out.append(UInt8(ascii: ":"))
     }
 
-    @inlinable public mutating func add(_ key: StaticString, _ value: JSONValue?) {
+    @inlinable public mutating func add(_ key: String, _ value: JSONValue?) {
         self.key(key)
         if let value { value.writeCompact(to: &out) } else { JSONValue.writeNull(to: &out) }
     }
 
-    @inlinable public mutating func add(_ key: StaticString, string: String?) {
+    @inlinable public mutating func add(_ key: String, string: String?) {
         self.key(key)
         if let string { JSONValue.writeString(string, to: &out) } else { JSONValue.writeNull(to: &out) }
     }
 
-    @inlinable public mutating func add(_ key: StaticString, int: Int64) {
+    @inlinable public mutating func add(_ key: String, int: Int64) {
         self.key(key)
         JSONValue.writeInt(int, to: &out)
     }
 
-    @inlinable public mutating func add(_ key: StaticString, bool: Bool) {
+    @inlinable public mutating func add(_ key: String, bool: Bool) {
         self.key(key)
         JSONValue.bool(bool).writeCompact(to: &out)
     }
 
-    @inlinable public mutating func add(_ key: StaticString, strings: [String]) {
+    @inlinable public mutating func add(_ key: String, strings: [String]) {
         self.key(key)
         out.append(UInt8(ascii: "["))
         for (index, string) in strings.enumerated() {
@@ -113,12 +114,12 @@ public struct JSONObjectWriter: JSONObjectSink {
         out.append(UInt8(ascii: "]"))
     }
 
-    @inlinable public mutating func add(_ key: StaticString, value: @autoclosure () -> JSONValue, serializedAs bytes: [UInt8]) {
+    @inlinable public mutating func add(_ key: String, value: @autoclosure () -> JSONValue, serializedAs bytes: [UInt8]) {
         self.key(key)
         out += bytes
     }
 
-    @inlinable public mutating func add(_ key: StaticString, object: (some JSONObjectWritable)?) {
+    @inlinable public mutating func add(_ key: String, object: (some JSONObjectWritable)?) {
         self.key(key)
         guard let object else { return JSONValue.writeNull(to: &out) }
         out.append(UInt8(ascii: "{"))

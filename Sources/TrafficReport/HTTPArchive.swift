@@ -1,4 +1,5 @@
 import TextFormats
+import LogRecord
 import ATSPolicy
 
 /// Request lines turned into a HAR 1.2 document (`atsproxyctl har`): one entry per request, one
@@ -161,8 +162,10 @@ package enum HTTPArchive {
         fields.append((
             "_ats",
             .object([
-                ("compliant", request.compliant), ("action", request.action), ("rule", request.rule),
-                ("violations", request.violations), ("error", request.error),
+                // The request line's own verdict fields, under their log names.
+                (RequestField.compliant.rawValue, request.compliant), (RequestField.action.rawValue, request.action),
+                (RequestField.rule.rawValue, request.rule), (RequestField.violations.rawValue, request.violations),
+                (RequestField.error.rawValue, request.error),
             ])
         ))
         if let error = request.upstreamError { fields.append(("_error", .string(error))) }

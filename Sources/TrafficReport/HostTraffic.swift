@@ -1,3 +1,4 @@
+import LogRecord
 import ATSPolicy
 
 /// Everything the log says about one host, gathered from every line naming it: as the request

@@ -1,3 +1,4 @@
+import LogRecord
 import ATSPolicy
 
 /// The log's lines gathered per host one at a time, as they are read or written: what

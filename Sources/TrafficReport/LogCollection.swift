@@ -1,4 +1,5 @@
 import TextFormats
+import LogRecord
 import ATSPolicy
 
 /// Every connection record of several log files (the current one and its rotated, possibly
@@ -66,10 +67,10 @@ package struct LogCollection: Sendable {
                 // Not an object: no kind, and LoggedConnection says why it is no record.
                 let kind = value.objectValue == nil ? nil : LoggedRequest.kind(of: value)
                 do throws(LogRecordError) {
-                    if kind == "connection" || value.objectValue == nil {
+                    if kind == RecordKind.connection.rawValue || value.objectValue == nil {
                         records.append(try LoggedConnection(json: value))
                         count += 1
-                    } else if let kind, LoggedRequest.Kind(rawValue: kind) != nil {
+                    } else if let kind, RecordKind(rawValue: kind)?.isRequest == true {
                         requests.append(try LoggedRequest(json: value))
                         requestCount += 1
                     } else {

@@ -1,14 +1,13 @@
 import TextFormats
+import LogRecord
 import ATSPolicy
 
 /// What `report` reads from one line of the proxy's JSON log (the contract of ProxyCore's
-/// `ConnectionRecord`). Only `host`, `scheme` and `action` are required; every other field may be
+/// `ConnectionRecord`, its names LogRecord's ``ConnectionField``). Only `host`, `scheme` and `action` are required; every other field may be
 /// null or absent, as it is for a connection that never reached its server.
 package struct LoggedConnection: Sendable, Equatable {
-    package enum Action: String, Sendable {
-        /// `denied`: the proxy refused the client or the destination (not an ATS judgement).
-        case allowed, blocked, failed, denied
-    }
+    /// The log's one ``LogRecord/Action``.
+    package typealias Action = LogRecord.Action
 
     /// What the proxy's probe saw of the server (`tls`): the ATS-shaped handshake's version and
     /// suite, or, when that failed, the permissive one's (the server's best version, its chosen suite).
@@ -44,6 +43,9 @@ package struct LoggedConnection: Sendable, Equatable {
     package var server: ServerFacts?
     package var serverNameCheck: ServerNameCheck?
     package var upstreamError: String?
+    /// `failure`: why `upstream_error` is set, as a code; nil when it is not, when the line predates
+    /// the field, or when the code is one this reader does not know.
+    package var failure: Failure?
     /// `hello_unreadable`: why the tunnel's ClientHello could not be read (blocked in enforce mode,
     /// relayed unjudged in report mode). The device's own bytes, not the server, were at fault.
     package var helloUnreadable: String?
@@ -54,6 +56,9 @@ package struct LoggedConnection: Sendable, Equatable {
     /// nothing about what ATS needs).
     package var isLoad: Bool {
         guard method != "-", host != "-", action != .denied else { return false }
+        if let failure { return failure != .notAProxyRequest }
+        // Lines written before the `failure` field (report still reads last week's logs) say it
+        // only in words.
         return !(upstreamError?.hasPrefix("not a proxy request") ?? false)
     }
 
@@ -61,30 +66,32 @@ package struct LoggedConnection: Sendable, Equatable {
     package var isCleartext: Bool { scheme == .http || tunnel == "cleartext" }
 
     package init(json: JSONValue) throws(LogRecordError) {
+        typealias Field = ConnectionField
         guard json.objectValue != nil else { throw LogRecordError("the line is not a JSON object") }
-        host = try Self.requiredString(json, "host")
-        let schemeName = try Self.requiredString(json, "scheme")
+        host = try Self.requiredString(json, Field.host)
+        let schemeName = try Self.requiredString(json, Field.scheme)
         guard let scheme = URLScheme(rawValue: schemeName) else {
             throw LogRecordError("\"scheme\" is \"\(schemeName)\", not https or http")
         }
         self.scheme = scheme
-        let actionName = try Self.requiredString(json, "action")
+        let actionName = try Self.requiredString(json, Field.action)
         guard let action = Action(rawValue: actionName) else {
             throw LogRecordError("\"action\" is \"\(actionName)\", not allowed, blocked, failed or denied")
         }
         self.action = action
-        timestamp = json["ts"]?.stringValue
-        method = json["method"]?.stringValue
-        upstreamError = json["upstream_error"]?.stringValue
-        port = json["port"]?.intValue.map(Int.init)
-        ruleKind = json["rule"]?["kind"]?.stringValue
-        tunnel = json["tunnel"]?.stringValue
-        helloUnreadable = json["hello_unreadable"]?.stringValue
-        let allViolations = try Self.strings(json, "violations")
-        let allExplanations = try Self.strings(json, "explanations")
-        if let check = json["sni_check"], !check.isNull {
-            let checkHost = try Self.requiredString(check, "host", within: "sni_check")
-            let checkViolations = try Self.strings(check, "violations", within: "sni_check")
+        timestamp = json[Field.ts]?.stringValue
+        method = json[Field.method]?.stringValue
+        upstreamError = json[Field.upstreamError]?.stringValue
+        failure = json[Field.failure]?.stringValue.flatMap(Failure.init(rawValue:))
+        port = json[Field.port]?.intValue.map(Int.init)
+        ruleKind = json[Field.rule]?[RuleField.kind]?.stringValue
+        tunnel = json[Field.tunnel]?.stringValue
+        helloUnreadable = json[Field.helloUnreadable]?.stringValue
+        let allViolations = try Self.strings(json, Field.violations)
+        let allExplanations = try Self.strings(json, Field.explanations)
+        if let check = json[Field.sniCheck], !check.isNull {
+            let checkHost = try Self.requiredString(check, ServerNameCheckField.host, within: Field.sniCheck)
+            let checkViolations = try Self.strings(check, ServerNameCheckField.violations, within: Field.sniCheck)
             // The line's lists hold the request host's violations, then the SNI's (ConnectionRecord.json).
             let tail = min(checkViolations.count, allExplanations.count)
             serverNameCheck = ServerNameCheck(
@@ -95,28 +102,30 @@ package struct LoggedConnection: Sendable, Equatable {
             violations = allViolations
             explanations = allExplanations
         }
-        if let tls = json["tls"], !tls.isNull {
-            let versionName = tls["version"]?.stringValue
-            let cipherName = tls["cipher"]?.stringValue
+        if let tls = json[Field.tls], !tls.isNull {
+            let versionName = tls[ProbeTLSField.version]?.stringValue
+            let cipherName = tls[ProbeTLSField.cipher]?.stringValue
             server = ServerFacts(
                 version: versionName.flatMap(TLSVersion.init(name:)), cipherName: cipherName,
                 cipher: cipherName.flatMap(CipherSuite.init(name:)))
         }
     }
 
-    private static func requiredString(_ object: JSONValue, _ key: String, within: String? = nil) throws(LogRecordError)
-        -> String
-    {
-        let name = within.map { "\($0).\(key)" } ?? key
-        guard let value = object[key] else { throw LogRecordError("no \"\(name)\" field") }
+    private static func requiredString(
+        _ object: JSONValue, _ field: some LogField, within: ConnectionField? = nil
+    ) throws(LogRecordError) -> String {
+        let name = within.map { "\($0.rawValue).\(field.rawValue)" } ?? field.rawValue
+        guard let value = object[field] else { throw LogRecordError("no \"\(name)\" field") }
         guard let text = value.stringValue, !text.isEmpty else { throw LogRecordError("\"\(name)\" is not a non-empty string") }
         return text
     }
 
     /// An array of strings, or empty when the field is null or absent.
-    private static func strings(_ object: JSONValue, _ key: String, within: String? = nil) throws(LogRecordError) -> [String] {
-        guard let value = object[key], !value.isNull else { return [] }
-        let name = within.map { "\($0).\(key)" } ?? key
+    private static func strings(
+        _ object: JSONValue, _ field: some LogField, within: ConnectionField? = nil
+    ) throws(LogRecordError) -> [String] {
+        guard let value = object[field], !value.isNull else { return [] }
+        let name = within.map { "\($0.rawValue).\(field.rawValue)" } ?? field.rawValue
         guard let items = value.arrayValue else { throw LogRecordError("\"\(name)\" is not an array") }
         var texts: [String] = []
         for item in items {

@@ -1,4 +1,5 @@
 import TextFormats
+import LogRecord
 import ATSPolicy
 
 /// One request line of intercept mode (`"kind":"request"` or `"tls_stream"`, the contract in
@@ -8,12 +9,6 @@ import ATSPolicy
 /// `http_version`, `send_ms` and `duration_ms`; without one of those the line cannot make a HAR
 /// entry. Every other member may be null or absent and takes HAR's "unknown" (-1, "", []).
 package struct LoggedRequest: Sendable {
-    package enum Kind: String, Sendable {
-        /// An HTTP exchange.
-        case request
-        /// Bytes inside the TLS that were not HTTP: no method, URL or status.
-        case tlsStream = "tls_stream"
-    }
 
     /// A header as logged (`{"name","value"}`); the value may be `[redacted]`.
     package struct Header: Sendable, Equatable {
@@ -21,7 +16,9 @@ package struct LoggedRequest: Sendable {
         package var value: String
     }
 
-    package var kind: Kind
+    /// `request` (an HTTP exchange) or `tls_stream` (bytes inside the TLS that were not HTTP: no
+    /// method, URL or status).
+    package var kind: RecordKind
     /// `ts` as logged, and as milliseconds since 1970.
     package var timestamp: String
     package var milliseconds: Int64
@@ -61,98 +58,98 @@ package struct LoggedRequest: Sendable {
     /// The `kind` of a log line: `connection` when the member is absent (lines written before
     /// intercept mode have none), nil when it is not a string.
     package static func kind(of json: JSONValue) -> String? {
-        guard let kind = json["kind"] else { return "connection" }
-        if kind.isNull { return "connection" }
+        guard let kind = json[RequestField.kind] else { return RecordKind.connection.rawValue }
+        if kind.isNull { return RecordKind.connection.rawValue }
         return kind.stringValue
     }
 
     package init(json: JSONValue) throws(LogRecordError) {
         let what = "request record"
         guard json.objectValue != nil else { throw LogRecordError("the line is not a JSON object", record: what) }
-        let kindName = try Self.string(json, "kind", what)
-        guard let kind = Kind(rawValue: kindName) else {
+        let kindName = try Self.string(json, .kind, what)
+        guard let kind = RecordKind(rawValue: kindName), kind.isRequest else {
             throw LogRecordError("\"kind\" is \"\(kindName)\", not request or tls_stream", record: what)
         }
         self.kind = kind
-        timestamp = try Self.string(json, "ts", what)
+        timestamp = try Self.string(json, .ts, what)
         guard let milliseconds = Timestamp.milliseconds(rfc3339: timestamp) else {
             throw LogRecordError("\"ts\" is \"\(timestamp)\", not an RFC 3339 time", record: what)
         }
         self.milliseconds = milliseconds
-        connectionID = try Self.integer(json, "connection_id", what)
-        host = try Self.string(json, "host", what)
-        client = try Self.optionalString(json, "client", what)
-        port = try Self.optionalInteger(json, "port", what).map(Int.init)
-        upstream = try Self.optionalString(json, "upstream", what)
+        connectionID = try Self.integer(json, .connectionID, what)
+        host = try Self.string(json, .host, what)
+        client = try Self.optionalString(json, .client, what)
+        port = try Self.optionalInteger(json, .port, what).map(Int.init)
+        upstream = try Self.optionalString(json, .upstream, what)
         if kind == .request {
-            method = try Self.string(json, "method", what)
-            url = try Self.string(json, "url", what)
-            httpVersion = try Self.string(json, "http_version", what)
-            sendMilliseconds = try Self.integer(json, "send_ms", what)
-            durationMilliseconds = try Self.integer(json, "duration_ms", what)
+            method = try Self.string(json, .method, what)
+            url = try Self.string(json, .url, what)
+            httpVersion = try Self.string(json, .httpVersion, what)
+            sendMilliseconds = try Self.integer(json, .sendMilliseconds, what)
+            durationMilliseconds = try Self.integer(json, .durationMilliseconds, what)
         } else {
-            method = try Self.optionalString(json, "method", what) ?? ""
-            url = try Self.optionalString(json, "url", what) ?? ""
-            httpVersion = try Self.optionalString(json, "http_version", what) ?? ""
-            sendMilliseconds = try Self.optionalInteger(json, "send_ms", what) ?? 0
-            durationMilliseconds = try Self.optionalInteger(json, "duration_ms", what) ?? 0
+            method = try Self.optionalString(json, .method, what) ?? ""
+            url = try Self.optionalString(json, .url, what) ?? ""
+            httpVersion = try Self.optionalString(json, .httpVersion, what) ?? ""
+            sendMilliseconds = try Self.optionalInteger(json, .sendMilliseconds, what) ?? 0
+            durationMilliseconds = try Self.optionalInteger(json, .durationMilliseconds, what) ?? 0
         }
-        status = try Self.optionalInteger(json, "status", what).map(Int.init)
-        statusText = try Self.optionalString(json, "status_text", what)
-        contentType = try Self.optionalString(json, "content_type", what)
-        requestBodyBytes = try Self.optionalInteger(json, "request_body_bytes", what) ?? -1
-        responseBodyBytes = try Self.optionalInteger(json, "response_body_bytes", what) ?? -1
-        requestHeadBytes = try Self.optionalInteger(json, "request_head_bytes", what) ?? -1
-        responseHeadBytes = try Self.optionalInteger(json, "response_head_bytes", what) ?? -1
-        timeToFirstByte = try Self.optionalInteger(json, "ttfb_ms", what)
-        guard let reused = json["reused"].map({ $0.isNull ? false : $0.boolValue }) ?? false else {
-            throw LogRecordError("\"reused\" is not a boolean", record: what)
+        status = try Self.optionalInteger(json, .status, what).map(Int.init)
+        statusText = try Self.optionalString(json, .statusText, what)
+        contentType = try Self.optionalString(json, .contentType, what)
+        requestBodyBytes = try Self.optionalInteger(json, .requestBodyBytes, what) ?? -1
+        responseBodyBytes = try Self.optionalInteger(json, .responseBodyBytes, what) ?? -1
+        requestHeadBytes = try Self.optionalInteger(json, .requestHeadBytes, what) ?? -1
+        responseHeadBytes = try Self.optionalInteger(json, .responseHeadBytes, what) ?? -1
+        timeToFirstByte = try Self.optionalInteger(json, .timeToFirstByteMilliseconds, what)
+        guard let reused = json[RequestField.reused].map({ $0.isNull ? false : $0.boolValue }) ?? false else {
+            throw LogRecordError("\"\(RequestField.reused.rawValue)\" is not a boolean", record: what)
         }
         self.reused = reused
-        compliant = json["compliant"] ?? .null
-        action = json["action"] ?? .null
-        rule = json["rule"] ?? .null
-        violations = json["violations"] ?? .null
-        error = json["error"] ?? .null
-        upstreamError = try Self.optionalString(json, "upstream_error", what)
-        upgrade = try Self.optionalString(json, "upgrade", what)
-        requestHeaders = try Self.headers(json, "request_headers", what)
-        responseHeaders = try Self.headers(json, "response_headers", what)
+        compliant = json[RequestField.compliant] ?? .null
+        action = json[RequestField.action] ?? .null
+        rule = json[RequestField.rule] ?? .null
+        violations = json[RequestField.violations] ?? .null
+        error = json[RequestField.error] ?? .null
+        upstreamError = try Self.optionalString(json, .upstreamError, what)
+        upgrade = try Self.optionalString(json, .upgrade, what)
+        requestHeaders = try Self.headers(json, .requestHeaders, what)
+        responseHeaders = try Self.headers(json, .responseHeaders, what)
     }
 
-    private static func string(_ json: JSONValue, _ key: String, _ what: String) throws(LogRecordError) -> String {
-        guard let value = json[key], !value.isNull else { throw LogRecordError("no \"\(key)\" field", record: what) }
+    private static func string(_ json: JSONValue, _ field: RequestField, _ what: String) throws(LogRecordError) -> String {
+        guard let value = json[field], !value.isNull else { throw LogRecordError("no \"\(field.rawValue)\" field", record: what) }
         guard let text = value.stringValue, !text.isEmpty else {
-            throw LogRecordError("\"\(key)\" is not a non-empty string", record: what)
+            throw LogRecordError("\"\(field.rawValue)\" is not a non-empty string", record: what)
         }
         return text
     }
 
-    private static func integer(_ json: JSONValue, _ key: String, _ what: String) throws(LogRecordError) -> Int64 {
-        guard let value = json[key], !value.isNull else { throw LogRecordError("no \"\(key)\" field", record: what) }
-        guard let number = value.intValue else { throw LogRecordError("\"\(key)\" is not an integer", record: what) }
+    private static func integer(_ json: JSONValue, _ field: RequestField, _ what: String) throws(LogRecordError) -> Int64 {
+        guard let value = json[field], !value.isNull else { throw LogRecordError("no \"\(field.rawValue)\" field", record: what) }
+        guard let number = value.intValue else { throw LogRecordError("\"\(field.rawValue)\" is not an integer", record: what) }
         return number
     }
 
-    private static func optionalString(_ json: JSONValue, _ key: String, _ what: String) throws(LogRecordError) -> String? {
-        guard let value = json[key], !value.isNull else { return nil }
-        guard let text = value.stringValue else { throw LogRecordError("\"\(key)\" is not a string or null", record: what) }
+    private static func optionalString(_ json: JSONValue, _ field: RequestField, _ what: String) throws(LogRecordError) -> String? {
+        guard let value = json[field], !value.isNull else { return nil }
+        guard let text = value.stringValue else { throw LogRecordError("\"\(field.rawValue)\" is not a string or null", record: what) }
         return text
     }
 
-    private static func optionalInteger(_ json: JSONValue, _ key: String, _ what: String) throws(LogRecordError) -> Int64? {
-        guard let value = json[key], !value.isNull else { return nil }
-        guard let number = value.intValue else { throw LogRecordError("\"\(key)\" is not an integer or null", record: what) }
+    private static func optionalInteger(_ json: JSONValue, _ field: RequestField, _ what: String) throws(LogRecordError) -> Int64? {
+        guard let value = json[field], !value.isNull else { return nil }
+        guard let number = value.intValue else { throw LogRecordError("\"\(field.rawValue)\" is not an integer or null", record: what) }
         return number
     }
 
-    private static func headers(_ json: JSONValue, _ key: String, _ what: String) throws(LogRecordError) -> [Header]? {
-        guard let value = json[key], !value.isNull else { return nil }
-        guard let items = value.arrayValue else { throw LogRecordError("\"\(key)\" is not an array or null", record: what) }
+    private static func headers(_ json: JSONValue, _ field: RequestField, _ what: String) throws(LogRecordError) -> [Header]? {
+        guard let value = json[field], !value.isNull else { return nil }
+        guard let items = value.arrayValue else { throw LogRecordError("\"\(field.rawValue)\" is not an array or null", record: what) }
         var headers: [Header] = []
         for item in items {
-            guard let name = item["name"]?.stringValue, let text = item["value"]?.stringValue else {
-                throw LogRecordError("\"\(key)\" holds an entry without a string \"name\" and \"value\"", record: what)
+            guard let name = item[HeaderField.name]?.stringValue, let text = item[HeaderField.value]?.stringValue else {
+                throw LogRecordError("\"\(field.rawValue)\" holds an entry without a string \"name\" and \"value\"", record: what)
             }
             headers.append(Header(name: name, value: text))
         }

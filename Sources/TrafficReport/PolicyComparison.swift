@@ -2,7 +2,8 @@ import ATSPolicy
 
 /// A key of the current policy that the observed traffic never needed.
 package struct UnusedKey: Sendable, Equatable {
-    package enum Action: String, Sendable {
+    /// What to do with the key (the report's `action`; not the log's ``Action``).
+    package enum Advice: String, Sendable {
         /// Delete the entry or key: nothing observed relies on it.
         case delete
         /// Keep the key but raise the TLS floor to ``UnusedKey/replacement``: nothing needs it this low.
@@ -15,8 +16,8 @@ package struct UnusedKey: Sendable, Equatable {
     package var path: String
     /// The value written in the policy, in plist spelling (`true`, `TLSv1.0`), or nil for a whole entry.
     package var value: String?
-    package var action: Action
-    /// The value to write instead, for ``Action/raise``.
+    package var advice: Advice
+    /// The value to write instead, for ``Advice/raise``.
     package var replacement: String?
     package var reason: String
 }
@@ -66,11 +67,11 @@ struct PolicyComparison {
         let hosts = governed(by: entry)
         if hosts.contains(where: { $0.disposition == .unreached }) { return [] }
         if hosts.isEmpty {
-            return [UnusedKey(path: base, value: nil, action: .delete, reason: "no observed host matches it")]
+            return [UnusedKey(path: base, value: nil, advice: .delete, reason: "no observed host matches it")]
         }
         if hosts.allSatisfy(\.isLocal) {
             return [UnusedKey(
-                path: base, value: nil, action: .delete,
+                path: base, value: nil, advice: .delete,
                 reason: "it matches only local hosts (\(names(hosts))), which are exempt from ATS without it")]
         }
         let needed = hosts.reduce(SuggestedException()) { $0.union($1.needs) }
@@ -79,27 +80,27 @@ struct PolicyComparison {
         if let floor = current.minimumTLSVersion {
             if let wanted = needed.minimumTLSVersion, wanted > floor {
                 keys.append(UnusedKey(
-                    path: path(ATSKey.minimumTLSVersion), value: floor.plistName, action: .raise, replacement: wanted.plistName,
+                    path: path(ATSKey.minimumTLSVersion), value: floor.plistName, advice: .raise, replacement: wanted.plistName,
                     reason: "the lowest version its hosts negotiated is \(wanted.humanName)"))
             } else if needed.minimumTLSVersion == nil {
                 keys.append(UnusedKey(
-                    path: path(ATSKey.minimumTLSVersion), value: floor.plistName, action: .delete,
+                    path: path(ATSKey.minimumTLSVersion), value: floor.plistName, advice: .delete,
                     reason: "its hosts (\(names(hosts))) all negotiated TLS 1.2 or later"))
             }
         }
         if current.disablesForwardSecrecy, !needed.disablesForwardSecrecy {
             keys.append(UnusedKey(
-                path: path(ATSKey.requiresForwardSecrecy), value: "false", action: .delete,
+                path: path(ATSKey.requiresForwardSecrecy), value: "false", advice: .delete,
                 reason: "its hosts (\(names(hosts))) all chose forward-secret suites"))
         }
         if current.allowsInsecureHTTPLoads, !needed.allowsInsecureHTTPLoads {
             keys.append(UnusedKey(
-                path: path(ATSKey.allowsInsecureHTTPLoads), value: "true", action: .delete,
+                path: path(ATSKey.allowsInsecureHTTPLoads), value: "true", advice: .delete,
                 reason: "none of its hosts (\(names(hosts))) was loaded over http://"))
         }
         if entry.includesSubdomains, !hosts.contains(where: { $0.host.description != entry.key }) {
             keys.append(UnusedKey(
-                path: path(ATSKey.includesSubdomains), value: "true", action: .delete,
+                path: path(ATSKey.includesSubdomains), value: "true", advice: .delete,
                 reason: "no subdomain of \(entry.key) was seen, only \(entry.key) itself"))
         }
         return keys
@@ -123,12 +124,12 @@ struct PolicyComparison {
                     key == ATSKey.allowsArbitraryLoads
                     ? "it has no effect here: a key that cancels it (ForMedia, InWebContent or LocalNetworking) is present"
                     : "the traffic is judged as \(clientClass.rawValue) loads (--client), which it does not govern; the log does not record which API made a load"
-                keys.append(UnusedKey(path: key, value: "true", action: .delete, reason: why))
+                keys.append(UnusedKey(path: key, value: "true", advice: .delete, reason: why))
             } else if reliant.isEmpty {
-                keys.append(UnusedKey(path: key, value: "true", action: .delete, reason: "no observed host it governs needed any relaxation"))
+                keys.append(UnusedKey(path: key, value: "true", advice: .delete, reason: "no observed host it governs needed any relaxation"))
             } else {
                 keys.append(UnusedKey(
-                    path: key, value: "true", action: .replace,
+                    path: key, value: "true", advice: .replace,
                     reason: "\(names(reliant)) rely on it; the suggested per-host entries let them through without turning ATS off"))
             }
         }

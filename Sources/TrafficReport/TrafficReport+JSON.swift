@@ -80,7 +80,7 @@ extension TrafficReport {
 
     private static func json(_ key: UnusedKey) -> JSONValue {
         .object([
-            ("path", .string(key.path)), ("value", .optional(key.value)), ("action", .string(key.action.rawValue)),
+            ("path", .string(key.path)), ("value", .optional(key.value)), ("action", .string(key.advice.rawValue)),
             ("replacement", .optional(key.replacement)), ("reason", .string(key.reason)),
         ])
     }

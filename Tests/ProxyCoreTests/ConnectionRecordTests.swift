@@ -1,5 +1,7 @@
+import Foundation
 import TextFormats
 import ATSPolicy
+import LogRecord
 import ProxyCore
 import Testing
 
@@ -79,6 +81,8 @@ struct ConnectionRecordTests {
             ("client_alert", .null),
             ("requests", .null),
             ("upstream_resumed", .null),
+            // Why upstream_error is set, as a code: null when it is not.
+            ("failure", .null),
         ]
         guard case .object(let fields) = json else {
             Issue.record("not an object: \(json.serialized)")
@@ -94,13 +98,55 @@ struct ConnectionRecordTests {
         #expect(record.logLine == json.serializedBytes)
     }
 
+    @Test("the writer's keys are LogRecord's ConnectionField cases, in order, for every line it writes")
+    func keysAreTheSchema() throws {
+        var record = ConnectionRecord(
+            startedAt: 0, client: "[::1]:1", method: "CONNECT", scheme: .https, host: "a.example", port: 443, action: .allowed)
+        let schema = ConnectionField.allCases.map(\.rawValue)
+        #expect(Self.keys(of: record.json) == schema)
+        #expect(Self.keys(of: try JSONValue(parsing: record.logLine)) == schema)
+        #expect(Self.keys(of: try JSONValue(parsing: record.openLine)) == schema)
+        record.fail(FailureReason(.closedIdle, "closed: idle"))
+        #expect(Self.keys(of: try JSONValue(parsing: record.logLine)) == schema)
+    }
+
+    @Test("the example lines of docs/log-format.md have the schema's fields, in order")
+    func documentedFields() throws {
+        let docs = try String(contentsOfFile: Self.repository + "/docs/log-format.md", encoding: .utf8)
+        let example = try #require(docs.components(separatedBy: "```json\n").dropFirst().first?.components(separatedBy: "```").first)
+        let lines = example.split(separator: "\n").map { $0.replacingOccurrences(of: "[…]", with: "[]") }
+        #expect(lines.count == 2)
+        for line in lines {
+            #expect(Self.keys(of: try JSONValue(parsing: line)) == ConnectionField.allCases.map(\.rawValue))
+        }
+    }
+
+    @Test("every failure is written with its code beside its sentence", arguments: Failure.allCases)
+    func failureCode(_ failure: Failure) throws {
+        var record = ConnectionRecord(
+            startedAt: 0, client: "[::1]:1", method: "CONNECT", scheme: .https, host: "a.example", port: 443, action: .failed)
+        record.fail(FailureReason(failure, "words"))
+        let line = try JSONValue(parsing: record.logLine)
+        #expect(line[ConnectionField.failure] == .string(failure.rawValue))
+        #expect(line[ConnectionField.upstreamError] == .string("words"))
+    }
+
+    static func keys(of json: JSONValue) -> [String] {
+        guard case .object(let fields) = json else { return [] }
+        return fields.map(\.0)
+    }
+
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+
     @Test("an unreachable upstream is a failed action with the reason, and no TLS facts")
     func failed() {
         var record = ConnectionRecord(
             startedAt: 0, client: "[::1]:1", method: "CONNECT", scheme: .https, host: "down.example", port: 443,
             action: .failed)
-        record.upstreamError = "cannot connect to down.example port 443: Connection refused"
+        record.fail(FailureReason(.connectFailed, "cannot connect to down.example port 443: Connection refused"))
         let json = record.json
+        #expect(json["failure"] == .string("connect_failed"))
         #expect(json["action"] == .string("failed"))
         #expect(json["tls"] == .null)
         #expect(json["observed"] == .null)

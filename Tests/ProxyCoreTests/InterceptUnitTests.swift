@@ -1,5 +1,6 @@
 import TextFormats
 import ATSPolicy
+import LogRecord
 import Foundation
 @testable import ProxyCore
 import TLSInspection
@@ -76,6 +77,8 @@ struct InterceptUnitTests {
             return
         }
         #expect(actual.map(\.0) == expected.map(\.0))
+        // The writer's keys are LogRecord's RequestField cases, in order.
+        #expect(actual.map(\.0) == RequestField.allCases.map(\.rawValue))
     }
 
     @Test("credentials and cookies are redacted unless --log-secrets")

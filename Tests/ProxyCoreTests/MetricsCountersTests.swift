@@ -1,3 +1,4 @@
+import LogRecord
 import ProxyCore
 import Testing
 

@@ -22,6 +22,8 @@ CONNECTION_FIELDS = {
     "kind": (STR,), "connection_id": (INT,), "inspect": (STR, NULL), "passthrough": (STR, NULL),
     "intercept_failed": (STR, NULL), "client_alert": (STR, NULL), "requests": (INT, NULL),
     "upstream_resumed": (BOOL, NULL),
+    # why upstream_error is set, as a code (docs/log-format.md)
+    "failure": (STR, NULL),
 }
 # Each field docs/request-log.md names for a request line.
 REQUEST_FIELDS = {

@@ -19,13 +19,13 @@ struct PolicyComparisonTests {
         let relied = try compare(
             [logLine("legacy.example.com", version: "TLSv1.0", cipher: ecdheCBC, rule: "arbitrary_loads")],
             "<key>NSAllowsArbitraryLoads</key><true/>")
-        #expect(relied.unused?.map(\.action) == [.replace])
+        #expect(relied.unused?.map(\.advice) == [.replace])
         #expect(relied.unused?.first?.reason == "legacy.example.com rely on it; the suggested per-host entries let them through without turning ATS off")
         #expect(relied.missing == [])
         let idle = try compare(
             [logLine("api.example.com", version: "TLSv1.3", cipher: tls13, rule: "arbitrary_loads")],
             "<key>NSAllowsArbitraryLoads</key><true/>")
-        #expect(idle.unused?.map(\.action) == [.delete])
+        #expect(idle.unused?.map(\.advice) == [.delete])
     }
 
     @Test("NSAllowsArbitraryLoads cancelled by InWebContent has no effect; both are unused for URLSession traffic")
@@ -57,7 +57,7 @@ struct PolicyComparisonTests {
             "NSExceptionDomains › cdn.example.com › NSIncludesSubdomains",
             "NSExceptionDomains › gone.example.com",
         ])
-        #expect(unused.map(\.action) == [.raise, .delete, .delete, .delete])
+        #expect(unused.map(\.advice) == [.raise, .delete, .delete, .delete])
         #expect(unused[0].replacement == "TLSv1.1")
         #expect(report.missing == [])
     }

@@ -1,4 +1,5 @@
 import EventLoop
+import LogRecord
 
 /// Bytes inside an intercepted TLS connection that are not HTTP (a protocol of the app's own over
 /// TLS, or what a request upgraded to, such as a WebSocket): relayed both ways as they come, with
@@ -18,7 +19,7 @@ extension InterceptedExchanges {
         device.setTimeouts(read: nil, write: nil)
         origin.setTimeouts(read: nil, write: nil)
         watchIdle([device, origin]) { [unowned self] ending in
-            logCurrent(error: closedReason(ending))
+            logCurrent(error: closedReason(ending).text)
             end()
         }
         device.onReadable = { [unowned self] _ in pump(up: true, origin) }

@@ -1,5 +1,6 @@
 import ATSPolicy
 import EventLoop
+import LogRecord
 import ProxyWire
 
 /// The HTTP/1.1 requests inside an intercepted connection, one after another on the device's TLS
@@ -177,7 +178,7 @@ final class InterceptedExchanges: ExchangeOwner {
         session.watchIdle(streams, onIdle: onIdle)
     }
 
-    func closedReason(_ ending: IdleTimer.Ending) -> String { session.closedReason(ending) }
+    func closedReason(_ ending: IdleTimer.Ending) -> FailureReason { session.closedReason(ending) }
 
     func exchangeEnded(_ exchange: PlainHTTPExchange, _ ending: ExchangeEnding) {
         guard self.exchange === exchange else { return }
@@ -206,11 +207,11 @@ final class InterceptedExchanges: ExchangeOwner {
             guard keepClient, keepOrigin, !session.environment.isDraining else { return endAfterFlush() }
             awaitHead()
         case .failedBeforeResponse(let status, let reason):
-            refuse(status: status, reason: status == 504 ? "Gateway Timeout" : "Bad Gateway", body: reason, logged: reason)
+            refuse(status: status, reason: status == 504 ? "Gateway Timeout" : "Bad Gateway", body: reason.text, logged: reason.text)
         case .requestRefused(let error):
             refuse(status: error.status, reason: error.statusPhrase, body: error.reason, logged: "bad request: \(error.reason)")
         case .aborted(let reason):
-            logCurrent(error: reason)
+            logCurrent(error: reason.text)
             end()
         case .upgraded(let name):
             // A WebSocket, say: its bytes are relayed as they come, and counted on the request's line.

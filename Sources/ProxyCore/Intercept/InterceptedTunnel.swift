@@ -1,5 +1,6 @@
 import ATSPolicy
 import EventLoop
+import LogRecord
 import Glibc
 import ProxyWire
 import TLSInspection
@@ -177,7 +178,7 @@ final class InterceptedTunnel {
     private func upstreamLost(_ reason: String) {
         guard case .upstreamHandshake = state else { return }
         session.record?.action = .failed
-        session.record?.upstreamError = "the upstream TLS handshake: \(reason)"
+        session.record?.fail(FailureReason(.upstreamHandshake, "the upstream TLS handshake: \(reason)"))
         state = .done
         session.finish()
     }
@@ -186,10 +187,13 @@ final class InterceptedTunnel {
         switch state {
         case .upstreamHandshake:
             session.record?.action = .failed
-            session.record?.upstreamError = "upstream did not complete the TLS handshake in \(settings.handshakeTimeout.logText)"
+            session.record?.fail(
+                FailureReason(.upstreamTimeout, "upstream did not complete the TLS handshake in \(settings.handshakeTimeout.logText)"))
         case .deviceHandshake:
             session.record?.interceptFailed = "client_handshake_timeout"
-            session.record?.upstreamError = "the device did not complete its TLS handshake in \(settings.handshakeTimeout.logText)"
+            session.record?.fail(
+                FailureReason(
+                    .clientHandshakeTimeout, "the device did not complete its TLS handshake in \(settings.handshakeTimeout.logText)"))
         case .relaying, .done:
             return
         }
@@ -209,7 +213,7 @@ final class InterceptedTunnel {
             device = try TLSStream(role: .server(credentials: credentials), context: service.deviceContext, transport: StreamTransport(client))
         } catch {
             session.record?.action = .failed
-            session.record?.upstreamError = "minting a certificate for \(serverName): \(error)"
+            session.record?.fail(FailureReason(.certificateMint, "minting a certificate for \(serverName): \(error)"))
             state = .done
             return session.finish()
         }
@@ -261,7 +265,7 @@ final class InterceptedTunnel {
                 words += "; \(serverName) is passed through from now on, after \(limit) rejections"
             }
         }
-        session.record?.upstreamError = words
+        session.record?.fail(FailureReason(.clientRejectedCertificate, words))
         session.finish()
     }
 

@@ -1,15 +1,12 @@
 import TextFormats
+import LogRecord
 
 import ATSPolicy
 
 /// One HTTP request inside an intercepted connection: one JSON line in the log, beside its
-/// connection's line (docs/request-log.md is the contract; fields may be added, never renamed).
+/// connection's line (docs/request-log.md is the contract, LogRecord's ``RequestField`` its field
+/// names; fields may be added, never renamed).
 package struct RequestRecord: Sendable {
-    package enum Kind: String, Sendable {
-        case request
-        /// Bytes inside the TLS that were not HTTP, relayed as they came.
-        case tlsStream = "tls_stream"
-    }
 
     /// What the request's connection line says, repeated so that each line stands alone.
     package struct ConnectionFacts: Sendable {
@@ -20,10 +17,11 @@ package struct RequestRecord: Sendable {
         package var serverNameIndication: String?
         package var upstreamAddress: String?
         package var verdict: Verdict?
-        package var action: ConnectionRecord.Action
+        package var action: Action
     }
 
-    package var kind = Kind.request
+    /// `request`, or `tls_stream` for bytes inside the TLS that were not HTTP.
+    package var kind = RecordKind.request
     /// When the request's first byte arrived, in milliseconds since 1970 (UTC).
     package var startedAt: Int64
     package var connection: ConnectionFacts
@@ -81,41 +79,42 @@ package struct RequestRecord: Sendable {
     }
 
     private func write(to sink: inout some JSONObjectSink) {
+        typealias Field = RequestField
         let verdict = connection.verdict
-        sink.add("ts", string: DateFormat.rfc3339(milliseconds: startedAt))
-        sink.add("kind", string: kind.rawValue)
-        sink.add("connection_id", int: Int64(connection.connectionID))
-        sink.add("client", string: connection.client)
-        sink.add("host", string: connection.host)
-        sink.add("port", int: Int64(connection.port))
-        sink.add("sni", string: connection.serverNameIndication)
-        sink.add("upstream", string: connection.upstreamAddress)
-        sink.add("method", string: method)
-        sink.add("url", string: url)
-        sink.add("http_version", string: httpVersion)
-        sink.add("status", status.map { .int($0) })
-        sink.add("status_text", string: statusText)
-        sink.add("content_type", string: contentType)
-        sink.add("request_body_bytes", int: requestBodyBytes)
-        sink.add("response_body_bytes", int: responseBodyBytes)
-        sink.add("request_head_bytes", int: requestHeadBytes)
-        sink.add("response_head_bytes", int: responseHeadBytes)
-        sink.add("send_ms", int: sendMilliseconds)
-        sink.add("ttfb_ms", timeToFirstByteMilliseconds.map { .int($0) })
-        sink.add("duration_ms", int: durationMilliseconds)
-        sink.add("reused", bool: reused)
-        sink.add("compliant", bool: verdict?.isCompliant ?? false)
-        sink.add("action", string: connection.action.rawValue)
-        sink.add("rule", object: verdict?.requirements.rule)
-        sink.add("violations", strings: verdict?.violations.map(\.kind.name) ?? [])
-        sink.add("error", object: verdict?.error)
-        sink.add("upstream_error", string: upstreamError)
-        sink.add("upgrade", string: upgrade)
-        sink.add("request_headers", requestHeaders.map(Self.headersJSON))
-        sink.add("response_headers", responseHeaders.map(Self.headersJSON))
+        sink.add(Field.ts, string: DateFormat.rfc3339(milliseconds: startedAt))
+        sink.add(Field.kind, string: kind.rawValue)
+        sink.add(Field.connectionID, int: Int64(connection.connectionID))
+        sink.add(Field.client, string: connection.client)
+        sink.add(Field.host, string: connection.host)
+        sink.add(Field.port, int: Int64(connection.port))
+        sink.add(Field.sni, string: connection.serverNameIndication)
+        sink.add(Field.upstream, string: connection.upstreamAddress)
+        sink.add(Field.method, string: method)
+        sink.add(Field.url, string: url)
+        sink.add(Field.httpVersion, string: httpVersion)
+        sink.add(Field.status, status.map { .int($0) })
+        sink.add(Field.statusText, string: statusText)
+        sink.add(Field.contentType, string: contentType)
+        sink.add(Field.requestBodyBytes, int: requestBodyBytes)
+        sink.add(Field.responseBodyBytes, int: responseBodyBytes)
+        sink.add(Field.requestHeadBytes, int: requestHeadBytes)
+        sink.add(Field.responseHeadBytes, int: responseHeadBytes)
+        sink.add(Field.sendMilliseconds, int: sendMilliseconds)
+        sink.add(Field.timeToFirstByteMilliseconds, timeToFirstByteMilliseconds.map { .int($0) })
+        sink.add(Field.durationMilliseconds, int: durationMilliseconds)
+        sink.add(Field.reused, bool: reused)
+        sink.add(Field.compliant, bool: verdict?.isCompliant ?? false)
+        sink.add(Field.action, string: connection.action.rawValue)
+        sink.add(Field.rule, object: verdict?.requirements.rule)
+        sink.add(Field.violations, strings: verdict?.violations.map(\.kind.name) ?? [])
+        sink.add(Field.error, object: verdict?.error)
+        sink.add(Field.upstreamError, string: upstreamError)
+        sink.add(Field.upgrade, string: upgrade)
+        sink.add(Field.requestHeaders, requestHeaders.map(Self.headersJSON))
+        sink.add(Field.responseHeaders, responseHeaders.map(Self.headersJSON))
     }
 
     private static func headersJSON(_ fields: [(name: String, value: String)]) -> JSONValue {
-        .array(fields.map { .object([("name", .string($0.name)), ("value", .string($0.value))]) })
+        .array(fields.map { .object([(HeaderField.name.rawValue, .string($0.name)), (HeaderField.value.rawValue, .string($0.value))]) })
     }
 }

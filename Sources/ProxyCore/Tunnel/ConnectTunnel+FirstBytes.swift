@@ -1,5 +1,6 @@
 import ATSPolicy
 import EventLoop
+import LogRecord
 import ProxyWire
 
 /// The device's first bytes: classified (a ClientHello, whose server name may need a verdict of its
@@ -115,7 +116,7 @@ extension ConnectTunnel {
         if inspection.upstreamSpeaksCleartext != nil {
             reason += " (the server speaks first; what it sent waits until the device's first bytes are judged)"
         }
-        session.record?.upstreamError = reason
+        session.record?.fail(FailureReason(.helloTimeout, reason))
         session.finish()
     }
 
@@ -163,7 +164,7 @@ extension ConnectTunnel {
         session.record?.serverNameIndication = hello.serverName
         if let reason = inspection.upstreamSpeaksCleartext {
             session.record?.action = .failed
-            session.record?.upstreamError = "the device started TLS, but the server does not speak TLS: \(reason)"
+            session.record?.fail(FailureReason(.serverNotTLS, "the device started TLS, but the server does not speak TLS: \(reason)"))
             return session.finish()
         }
         if interceptPlanned { return interceptOrPass(hello, upstream: upstream) }
@@ -206,7 +207,7 @@ extension ConnectTunnel {
             intercepted = try InterceptedTunnel(tunnel: self, upstream: upstream, address: address, hello: hello, requirements: named)
         } catch {
             session.record?.action = .failed
-            session.record?.upstreamError = "starting the upstream TLS handshake: \(error)"
+            session.record?.fail(FailureReason(.upstreamHandshake, "starting the upstream TLS handshake: \(error)"))
             return session.finish()
         }
         interceptedHello = (hello, named)

@@ -1,5 +1,6 @@
 import ATSPolicy
 import EventLoop
+import LogRecord
 import ProxyWire
 
 /// Relaying: bytes both ways with backpressure, the server's hello read as it passes, and each
@@ -16,7 +17,7 @@ extension ConnectTunnel {
         session.noteOpened()
         client.setTimeouts(read: nil, write: nil)
         session.watchIdle([client, upstream]) { [unowned self] ending in
-            session.record?.upstreamError = session.closedReason(ending)
+            session.record?.fail(session.closedReason(ending))
             session.finish()
         }
         if !inspection.clientEnded { client.setReading(true) }
@@ -75,7 +76,7 @@ extension ConnectTunnel {
         relay.onEnd = { [unowned self] _, ending in
             // A reset or a refused write ends it as a reset ended the copies: closed, no reason logged.
             if case .failed(let side, let event) = ending, event == .timeout {
-                session.record?.upstreamError = "closed: the \(side == .first ? "device" : "server") timed out"
+                session.record?.fail(FailureReason(.closedTimeout, "closed: the \(side == .first ? "device" : "server") timed out"))
             }
             session.finish()
         }

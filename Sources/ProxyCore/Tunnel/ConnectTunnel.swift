@@ -1,5 +1,6 @@
 import ATSPolicy
 import EventLoop
+import LogRecord
 import ProxyWire
 import TLSInspection
 
@@ -167,12 +168,12 @@ final class ConnectTunnel {
         }
         guard let observed = result.observed else {
             session.record?.action = .failed
-            let reason = result.upstreamFailure?.description ?? "the upstream could not be reached"
-            session.record?.upstreamError = reason
+            let reason = Self.unreachable(result)
+            session.record?.fail(reason)
             let timedOut = result.upstreamFailure?.isTimeout == true
             return session.respond(ProxyResponse.text(
                 status: timedOut ? 504 : 502, reason: timedOut ? "Gateway Timeout" : "Bad Gateway",
-                body: "atsproxy could not reach \(host):\(port): \(reason)\n"))
+                body: "atsproxy could not reach \(host):\(port): \(reason.text)\n"))
         }
         let verdict = settings.policy.verdict(
             for: requirements, observed: observed, atsHandshakeFailure: result.atsHandshakeFailure)
@@ -199,7 +200,7 @@ final class ConnectTunnel {
         session.record?.requirements = http
         session.record?.verdict = verdict
         session.record?.action = .blocked
-        session.record?.upstreamError = "the server does not speak TLS: \(reason)"
+        session.record?.fail(FailureReason(.serverNotTLS, "the server does not speak TLS: \(reason)"))
         session.respond(ProxyResponse.cleartextServerBlocked(verdict, host: host, reason: reason))
         return true
     }
@@ -215,9 +216,9 @@ final class ConnectTunnel {
                 established(upstream)
             case .failure(.refused(let refusal)):
                 session.deny(refusal)
-            case .failure(.unreachable(let failure, _)):
+            case .failure(.unreachable(let failure, let timedOut)):
                 session.record?.action = .failed
-                session.record?.upstreamError = failure.description
+                session.record?.fail(FailureReason(failure, timedOut: timedOut))
                 session.respond(ProxyResponse.text(
                     status: 502, reason: "Bad Gateway", body: "atsproxy could not connect upstream: \(failure)\n"))
             }
@@ -270,19 +271,19 @@ final class ConnectTunnel {
         if let refusal {
             session.record?.action = .denied
             session.record?.upstreamAddress = refusal.destination.description
-            session.record?.upstreamError = refusal.sentence(client: session.clientAddress)
+            session.record?.fail(FailureReason(.destinationDenied, refusal.sentence(client: session.clientAddress)))
             return session.finish()
         }
         session.record?.noteProbe(result)
         session.record?.upstreamAddress = result.address?.description
         if let reason = result.cleartextUpstream {
             session.record?.action = .failed
-            session.record?.upstreamError = "the device started TLS, but the server does not speak TLS: \(reason)"
+            session.record?.fail(FailureReason(.serverNotTLS, "the device started TLS, but the server does not speak TLS: \(reason)"))
             return session.finish()
         }
         guard let observed = result.observed else {
             session.record?.action = .failed
-            session.record?.upstreamError = result.upstreamFailure?.description ?? "the upstream could not be reached"
+            session.record?.fail(Self.unreachable(result))
             return session.finish()
         }
         let verdict = settings.policy.verdict(
@@ -323,8 +324,19 @@ final class ConnectTunnel {
         if retriedOthersRefusal(result, key: key) { return }
         guard let observed = result.observed else {
             session.record?.action = result.refusal == nil ? .failed : .denied
-            session.record?.upstreamError = "probing the ClientHello's server name \(named.host): "
-                + (result.upstreamFailure?.description ?? result.cleartextUpstream ?? "no answer")
+            let prefix = "probing the ClientHello's server name \(named.host): "
+            // A refusal comes with a connect failure too: the denial is the code that says why.
+            let reason: FailureReason =
+                if result.refusal != nil {
+                    FailureReason(.destinationDenied, prefix + (result.upstreamFailure?.description ?? "no answer"))
+                } else if let failure = result.upstreamFailure {
+                    FailureReason(failure, prefix: prefix)
+                } else if let cleartext = result.cleartextUpstream {
+                    FailureReason(.serverNotTLS, prefix + cleartext)
+                } else {
+                    FailureReason(.upstreamUnreachable, prefix + "no answer")
+                }
+            session.record?.fail(reason)
             return session.finish()
         }
         let verdict = settings.policy.verdict(for: named, observed: observed, atsHandshakeFailure: result.atsHandshakeFailure)
@@ -336,6 +348,12 @@ final class ConnectTunnel {
         }
         session.record?.action = .allowed
         reconnect(to: result.address)
+    }
+
+    /// Why a probe reached no verdict: its failure, or that the upstream could not be reached.
+    private static func unreachable(_ result: ProbeResult) -> FailureReason {
+        result.upstreamFailure.map { FailureReason($0) }
+            ?? FailureReason(.upstreamUnreachable, "the upstream could not be reached")
     }
 
     /// Opens the upstream connection again after the server name's probe, then relays: to the
@@ -351,11 +369,11 @@ final class ConnectTunnel {
                 startRelaying(upstream)
             case .failure(.refused(let refusal)):
                 session.record?.action = .denied
-                session.record?.upstreamError = refusal.description
+                session.record?.fail(FailureReason(.destinationDenied, refusal.description))
                 session.finish()
-            case .failure(.unreachable(let failure, _)):
+            case .failure(.unreachable(let failure, let timedOut)):
                 session.record?.action = .failed
-                session.record?.upstreamError = "reconnecting upstream: \(failure)"
+                session.record?.fail(FailureReason(failure, timedOut: timedOut, prefix: "reconnecting upstream: "))
                 session.finish()
             }
         }

@@ -1,0 +1,60 @@
+/// The fields of a connection line (kind `connection`, and the live view's `connection_open`), in
+/// the order they are written: docs/log-format.md is the contract. Fields may be added (at the
+/// end), never renamed.
+package enum ConnectionField: String, LogField {
+    case ts, client, method, scheme, host, port
+    case sni
+    /// `kind` and `key`: which part of the policy decided.
+    case rule
+    case compliant, action, violations, error, explanations
+    /// The verdict for a ClientHello naming another host than the CONNECT (``ServerNameCheckField``).
+    case sniCheck = "sni_check"
+    case tunnel
+    case helloUnreadable = "hello_unreadable"
+    /// What the proxy's probe saw (``ProbeTLSField``).
+    case tls
+    /// What the device itself negotiated (``DeviceHelloField``).
+    case observed
+    case status, upstream
+    case upstreamError = "upstream_error"
+    case bytesUp = "bytes_up"
+    case bytesDown = "bytes_down"
+    case durationMilliseconds = "duration_ms"
+    case kind
+    case connectionID = "connection_id"
+    case inspect, passthrough
+    case interceptFailed = "intercept_failed"
+    case clientAlert = "client_alert"
+    case requests
+    case upstreamResumed = "upstream_resumed"
+    /// ``Failure``'s code for `upstream_error`; null when that is null. Lines written before it
+    /// existed have no such field.
+    case failure
+}
+
+/// The members of a connection line's `sni_check` object.
+package enum ServerNameCheckField: String, LogField {
+    case host, rule, compliant, violations
+}
+
+/// The members of a connection line's `tls` object: the probe's handshake.
+package enum ProbeTLSField: String, LogField {
+    case version, cipher, trust, certificates
+}
+
+/// The members of a connection line's `observed` object: the device's own handshake.
+package enum DeviceHelloField: String, LogField {
+    case version, cipher
+}
+
+/// The members of a line's `rule` object (written by the policy's own JSON): which part of the
+/// policy decided.
+package enum RuleField: String, LogField {
+    case kind, key
+}
+
+/// The members of a line's `error` object (written by the policy's own JSON): the error an app
+/// would have seen.
+package enum AppleErrorField: String, LogField {
+    case nsurl, ssl
+}

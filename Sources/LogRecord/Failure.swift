@@ -1,0 +1,66 @@
+/// Why a connection line has an `upstream_error`, as a code a reader can match (the line's
+/// `failure`; the sentence in `upstream_error` is for people and may change). Mostly on `failed`
+/// and `denied` lines; a `blocked` line whose server does not speak TLS, and an `allowed` one
+/// closed while idle, stalled or at shutdown, carry one too. docs/log-format.md lists them: codes
+/// may be added, never renamed.
+package enum Failure: String, Sendable, CaseIterable {
+    // The device's request.
+    /// The request head (or a plain request's body framing) could not be read: 400, 431 or 501.
+    case badRequest = "bad_request"
+    /// No complete request head within the head timeout: 408.
+    case requestTimeout = "request_timeout"
+    /// A head that is neither a CONNECT nor an absolute `http://` URL: 400.
+    case notAProxyRequest = "not_a_proxy_request"
+    /// The request's host is not a host name: 400.
+    case invalidHost = "invalid_host"
+    /// The tunnel's first bytes (a ClientHello or a request) did not come within the head timeout.
+    case helloTimeout = "hello_timeout"
+    /// The client closed or failed before a plain request's exchange was over.
+    case clientClosed = "client_closed"
+
+    // The proxy's own rules.
+    /// The client is not one the proxy serves (`--allow-client`): 403.
+    case clientDenied = "client_denied"
+    /// The destination is one this client may not reach (`--allow-destination`, a loop): 403.
+    case destinationDenied = "destination_denied"
+
+    // The upstream.
+    /// The host name did not resolve.
+    case dns
+    /// No address of the host accepted the connection.
+    case connectFailed = "connect_failed"
+    /// The upstream could not be reached, and nothing more precise is known.
+    case upstreamUnreachable = "upstream_unreachable"
+    /// The upstream did not answer in time: the connect, the probe's handshake, or a response.
+    case upstreamTimeout = "upstream_timeout"
+    /// The probe's TLS handshake failed (no verdict could be reached).
+    case handshake
+    /// The connection failed under the probe's handshake (a reset).
+    case connectionLost = "connection_lost"
+    /// The server does not speak TLS where the device started TLS (or where the policy forbids cleartext).
+    case serverNotTLS = "server_not_tls"
+    /// The origin's response to a plain request could not be read or relayed: 502.
+    case badResponse = "bad_response"
+    /// The origin closed or failed the connection during a plain request's exchange.
+    case upstreamClosed = "upstream_closed"
+
+    // Intercept mode.
+    /// The proxy's own TLS handshake with the server failed, or could not start.
+    case upstreamHandshake = "upstream_handshake"
+    /// The device did not complete the handshake with the proxy's minted certificate in time.
+    case clientHandshakeTimeout = "client_handshake_timeout"
+    /// The device aborted the handshake with the proxy's minted certificate.
+    case clientRejectedCertificate = "client_rejected_certificate"
+    /// No certificate could be minted for the server name (or there is no CA).
+    case certificateMint = "certificate_mint"
+
+    // A connection that was open.
+    /// Closed: no byte moved either way for the idle timeout.
+    case closedIdle = "closed_idle"
+    /// Closed: bytes waited for a reader that took none of them for the stall timeout.
+    case closedStalled = "closed_stalled"
+    /// Closed: a spliced tunnel's socket timed out on one side.
+    case closedTimeout = "closed_timeout"
+    /// Closed: the proxy was stopping and its drain time ran out.
+    case shutdown
+}
