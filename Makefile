@@ -47,7 +47,7 @@ WERROR       := -Xswiftc -warnings-as-errors
 # Extra flags for the benchmarks' release builds, e.g. SWIFT_BUILD_FLAGS="--scratch-path .build-bench".
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all deps test-venv build test test-sanitize test-asan test-tsan fuzz soak run bench bench-policy bench-proxy bench-hostile bench-intercept bench-venv release install uninstall clean
+.PHONY: all deps test-venv build lint format test test-sanitize test-asan test-tsan fuzz soak run bench bench-policy bench-proxy bench-hostile bench-intercept bench-venv release install uninstall clean
 
 all: build
 
@@ -81,19 +81,29 @@ test-venv: deps
 build: deps
 	$(SWIFT) build $(WERROR)
 
-# Every test, Swift Testing only (there are no XCTest cases), after two builds that must succeed:
+# Every test, Swift Testing only (there are no XCTest cases), after the format check (lint) and two
+# builds that must succeed:
 # the release build of every product (what make run, make install and the benchmarks use), and the
 # debug build with the tests, warnings counted as errors. Both use the committed Package.resolved as
 # it is (--force-resolved-versions: a Package.swift whose dependencies no longer match it fails here
 # instead of being resolved anew). Then the fuzzers (60 s each), the soak (120 s), and every test
 # again under AddressSanitizer and under ThreadSanitizer (test-sanitize).
-test: deps test-venv
+test: deps test-venv lint
 	$(SWIFT) build -c release --force-resolved-versions
 	$(SWIFT) build --build-tests --force-resolved-versions $(WERROR)
 	$(SWIFT) test --skip-build --disable-xctest
 	@$(MAKE) --no-print-directory fuzz FUZZ_SEED=1
 	@$(MAKE) --no-print-directory soak
 	@$(MAKE) --no-print-directory test-sanitize
+
+# The code's format, as .swift-format gives it (4 spaces, 120 columns): swift-format, which comes
+# with the toolchain, checks every Swift file and fails on any finding; `make format` rewrites them.
+FORMAT_PATHS := Sources Tests Fuzz bench/policy-bench Package.swift
+lint:
+	$(SWIFT) format lint --strict --recursive --parallel $(FORMAT_PATHS)
+
+format:
+	$(SWIFT) format --in-place --recursive --parallel $(FORMAT_PATHS)
 
 # The fuzz targets (Fuzz/), each run by libFuzzer for FUZZ_SECONDS (CI: 60) over its seed corpus,
 # with AddressSanitizer: a crash, a memory error or a leak stops the run and leaves the input that

@@ -12,7 +12,7 @@ let package = Package(
         .executable(name: "policy-bench", targets: ["policy-bench"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
     ],
     targets: [
         // JSON (values, a parser, a writer, JSON lines) and RFC 3339 timestamps: pure Swift, no C
@@ -33,7 +33,8 @@ let package = Package(
         // The control CLI's commands live in a library so tests run them without a process.
         .target(
             name: "ATSProxyCtl",
-            dependencies: ["TextFormats", "LogRecord", 
+            dependencies: [
+                "TextFormats", "LogRecord",
                 // TLSInspection for diagnose's handshakes: OpenSSL, but no libevent. ProxyWire (pure
                 // Swift) reads the response heads of diagnose's loads.
                 "ATSPolicy", "ATSPolicyArguments", "ControlProtocol", "TLSInspection", "ProxyWire",
@@ -53,7 +54,9 @@ let package = Package(
         // `atsproxyctl report`: the proxy's JSON logs (plain or gzip) read back, judged per host, and
         // turned into the narrowest NSAppTransportSecurity that lets the observed traffic through.
         .target(name: "TrafficReport", dependencies: ["TextFormats", "LogRecord", "ATSPolicy", "CZlib"]),
-        .testTarget(name: "TrafficReportTests", dependencies: ["TextFormats", "LogRecord", "TrafficReport", "ATSPolicy", "TLSTestSupport"]),
+        .testTarget(
+            name: "TrafficReportTests",
+            dependencies: ["TextFormats", "LogRecord", "TrafficReport", "ATSPolicy", "TLSTestSupport"]),
         // libevent, as Debian ships it. pkgConfig only contributes flags: libevent_openssl.pc would
         // link the combined libevent as well as libevent_core, two copies of the loop internals.
         .systemLibrary(name: "CLibevent", pkgConfig: "libevent_core", providers: [.apt(["libevent-dev"])]),
@@ -69,11 +72,14 @@ let package = Package(
         // Pure-Swift wire parsers for the proxy: HTTP/1.1 heads and bodies, TLS hellos seen in transit.
         .target(name: "ProxyWire"),
         // The proxy itself: connection records, verdict cache, request handling.
-        .target(name: "ProxyCore", dependencies: ["TextFormats", "LogRecord", "ATSPolicy", "EventLoop", "ProxyWire", "TLSInspection", "POSIX"]),
+        .target(
+            name: "ProxyCore",
+            dependencies: ["TextFormats", "LogRecord", "ATSPolicy", "EventLoop", "ProxyWire", "TLSInspection", "POSIX"]),
         // The daemon's command and its run loop, in a library so tests can drive it.
         .target(
             name: "ATSProxyDaemon",
-            dependencies: ["TextFormats", "LogRecord", 
+            dependencies: [
+                "TextFormats", "LogRecord",
                 "ATSPolicy", "ATSPolicyArguments", "ControlProtocol", "EventLoop", "ProxyCore", "TLSInspection",
                 "Onboarding", "LiveView", "ProxyWire", "CMalloc", "POSIX",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -94,28 +100,42 @@ let package = Package(
         .target(name: "Onboarding", dependencies: ["TextFormats", "ATSPolicy", "CQREncode", "ProxyWire"]),
         // The web listener's live view: the daemon's own log lines gathered per host, with the
         // report's narrowest NSAppTransportSecurity for what was seen.
-        .target(name: "LiveView", dependencies: ["TextFormats", "LogRecord", "ATSPolicy", "TrafficReport", "ProxyWire"]),
-        .testTarget(name: "LiveViewTests", dependencies: ["TextFormats", "LogRecord", "LiveView", "ATSPolicy", "TrafficReport", "ProxyWire"]),
+        .target(
+            name: "LiveView", dependencies: ["TextFormats", "LogRecord", "ATSPolicy", "TrafficReport", "ProxyWire"]),
+        .testTarget(
+            name: "LiveViewTests",
+            dependencies: ["TextFormats", "LogRecord", "LiveView", "ATSPolicy", "TrafficReport", "ProxyWire"]),
         .testTarget(name: "OnboardingTests", dependencies: ["Onboarding", "ProxyWire", "TLSTestSupport"]),
         .executableTarget(name: "policy-bench", dependencies: ["ATSPolicy"], path: "bench/policy-bench"),
         // Fuzz targets for the parsers of outside bytes (Fuzz/, `make fuzz`): libFuzzer runs them in a
         // build with -sanitize=fuzzer,address -DFUZZING; an ordinary build makes each a replayer of
         // the files it is given, which the tests run over the seed corpora.
         .target(name: "FuzzDriver", path: "Fuzz/FuzzDriver"),
-        .executableTarget(name: "fuzz-http-heads", dependencies: ["FuzzDriver", "ProxyWire"], path: "Fuzz/fuzz-http-heads"),
-        .executableTarget(name: "fuzz-tls-hello", dependencies: ["FuzzDriver", "ProxyWire"], path: "Fuzz/fuzz-tls-hello"),
+        .executableTarget(
+            name: "fuzz-http-heads", dependencies: ["FuzzDriver", "ProxyWire"], path: "Fuzz/fuzz-http-heads"),
+        .executableTarget(
+            name: "fuzz-tls-hello", dependencies: ["FuzzDriver", "ProxyWire"], path: "Fuzz/fuzz-tls-hello"),
         .executableTarget(name: "fuzz-plist", dependencies: ["FuzzDriver", "ATSPolicy"], path: "Fuzz/fuzz-plist"),
-        .executableTarget(name: "fuzz-log-lines", dependencies: ["FuzzDriver", "TrafficReport"], path: "Fuzz/fuzz-log-lines"),
-        .executableTarget(name: "fuzz-config", dependencies: ["FuzzDriver", "ATSProxyDaemon"], path: "Fuzz/fuzz-config"),
-        .executableTarget(name: "fuzz-hosts-file", dependencies: ["FuzzDriver", "TLSInspection"], path: "Fuzz/fuzz-hosts-file"),
-        .executableTarget(name: "fuzz-control", dependencies: ["FuzzDriver", "ControlProtocol", "ATSPolicy"], path: "Fuzz/fuzz-control"),
-        .testTarget(name: "ATSPolicyTests", dependencies: ["TextFormats", "ATSPolicy", "TLSTestSupport"], exclude: ["Fixtures"]),
+        .executableTarget(
+            name: "fuzz-log-lines", dependencies: ["FuzzDriver", "TrafficReport"], path: "Fuzz/fuzz-log-lines"),
+        .executableTarget(
+            name: "fuzz-config", dependencies: ["FuzzDriver", "ATSProxyDaemon"], path: "Fuzz/fuzz-config"),
+        .executableTarget(
+            name: "fuzz-hosts-file", dependencies: ["FuzzDriver", "TLSInspection"], path: "Fuzz/fuzz-hosts-file"),
+        .executableTarget(
+            name: "fuzz-control", dependencies: ["FuzzDriver", "ControlProtocol", "ATSPolicy"],
+            path: "Fuzz/fuzz-control"),
+        .testTarget(
+            name: "ATSPolicyTests", dependencies: ["TextFormats", "ATSPolicy", "TLSTestSupport"], exclude: ["Fixtures"]),
         // COpenSSL for SHA-256: the splice tests check 64 MiB byte for byte.
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "COpenSSL", "POSIX"]),
         // ProxyWire: the request parser is the fuzz test's oracle for what the proxy must answer.
         .testTarget(
             name: "ProxyCoreTests",
-            dependencies: ["TextFormats", "LogRecord", "ProxyCore", "ATSPolicy", "EventLoop", "ProxyWire", "TLSInspection", "TLSTestSupport", "POSIX"]),
+            dependencies: [
+                "TextFormats", "LogRecord", "ProxyCore", "ATSPolicy", "EventLoop", "ProxyWire", "TLSInspection",
+                "TLSTestSupport", "POSIX",
+            ]),
         .testTarget(
             name: "ATSProxyDaemonTests",
             dependencies: [
@@ -132,15 +152,17 @@ let package = Package(
         .target(name: "TLSTestSupport", path: "Tests/TLSTestSupport"),
         .testTarget(name: "TLSInspectionTests", dependencies: ["TLSInspection", "ATSPolicy", "TLSTestSupport"]),
         .testTarget(
-            name: "ATSProxyCtlTests", dependencies: ["TextFormats", "ATSProxyCtl", "ATSPolicy", "TLSTestSupport"], exclude: ["Fixtures"]),
+            name: "ATSProxyCtlTests", dependencies: ["TextFormats", "ATSProxyCtl", "ATSPolicy", "TLSTestSupport"],
+            exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )
 
 // One place for upcoming features, as swift-nio-ssl does.
 for target in package.targets where target.type != .system && target.name != "CProxyShims" && target.name != "CSplice" {
-    target.swiftSettings = (target.swiftSettings ?? []) + [
-        .enableUpcomingFeature("MemberImportVisibility"),
-        .enableUpcomingFeature("ExistentialAny"),
-    ]
+    target.swiftSettings =
+        (target.swiftSettings ?? []) + [
+            .enableUpcomingFeature("MemberImportVisibility"),
+            .enableUpcomingFeature("ExistentialAny"),
+        ]
 }

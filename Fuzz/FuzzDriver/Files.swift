@@ -7,7 +7,9 @@ extension FuzzDriver {
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if name != ".", name != "..", entry.pointee.d_type == UInt8(DT_REG) { names.append(path + "/" + name) }
         }
         return names.sorted()

@@ -10,12 +10,14 @@ package enum FuzzDriver {
     package typealias OneInput = @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
 
     #if FUZZING
-    /// Runs libFuzzer with the process's arguments (its options, then corpus directories).
-    package static func run(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ input: OneInput) -> Int32 {
-        var count = argc
-        var arguments = argv
-        return LLVMFuzzerRunDriver(&count, &arguments, input)
-    }
+        /// Runs libFuzzer with the process's arguments (its options, then corpus directories).
+        package static func run(
+            _ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ input: OneInput
+        ) -> Int32 {
+            var count = argc
+            var arguments = argv
+            return runFuzzerDriver(&count, &arguments, input)
+        }
     #endif
 
     /// The ordinary build's `main`: replays the files named on the command line and says how many.
@@ -39,9 +41,10 @@ package enum FuzzDriver {
 }
 
 #if FUZZING
-@_silgen_name("LLVMFuzzerRunDriver")
-private func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ input: FuzzDriver.OneInput
-) -> Int32
+    @_silgen_name("LLVMFuzzerRunDriver")
+    private func runFuzzerDriver(
+        _ argc: UnsafeMutablePointer<Int32>,
+        _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+        _ input: FuzzDriver.OneInput
+    ) -> Int32
 #endif

@@ -1,7 +1,7 @@
-import TextFormats
 import ATSPolicy
 import ControlProtocol
 import FuzzDriver
+import TextFormats
 
 /// The control socket, both ways: the daemon reading a client's request line (``ControlRequest``),
 /// and atsproxyctl reading the daemon's one-line JSON answer as `ControlSocketOptions.ask` does.
@@ -40,12 +40,12 @@ private func readAnswer(_ bytes: UnsafeBufferPointer<UInt8>) {
 }
 
 #if FUZZING
-@_cdecl("fuzz_control_main")
-func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    FuzzDriver.run(argc, argv, fuzzControl)
-}
+    @_cdecl("fuzz_control_main")
+    func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+        FuzzDriver.run(argc, argv, fuzzControl)
+    }
 #else
-@main enum Replay {
-    static func main() { FuzzDriver.replayCommandLine(fuzzControl) }
-}
+    @main enum Replay {
+        static func main() { FuzzDriver.replayCommandLine(fuzzControl) }
+    }
 #endif

@@ -26,12 +26,12 @@ private func isNumericAddress(_ text: String) -> Bool {
 }
 
 #if FUZZING
-@_cdecl("fuzz_hosts_file_main")
-func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    FuzzDriver.run(argc, argv, fuzzHostsFile)
-}
+    @_cdecl("fuzz_hosts_file_main")
+    func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+        FuzzDriver.run(argc, argv, fuzzHostsFile)
+    }
 #else
-@main enum Replay {
-    static func main() { FuzzDriver.replayCommandLine(fuzzHostsFile) }
-}
+    @main enum Replay {
+        static func main() { FuzzDriver.replayCommandLine(fuzzHostsFile) }
+    }
 #endif

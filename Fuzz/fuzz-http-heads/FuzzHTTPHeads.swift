@@ -26,12 +26,12 @@ public func fuzzHTTPHeads(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 }
 
 #if FUZZING
-@_cdecl("fuzz_http_heads_main")
-func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    FuzzDriver.run(argc, argv, fuzzHTTPHeads)
-}
+    @_cdecl("fuzz_http_heads_main")
+    func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+        FuzzDriver.run(argc, argv, fuzzHTTPHeads)
+    }
 #else
-@main enum Replay {
-    static func main() { FuzzDriver.replayCommandLine(fuzzHTTPHeads) }
-}
+    @main enum Replay {
+        static func main() { FuzzDriver.replayCommandLine(fuzzHTTPHeads) }
+    }
 #endif

@@ -12,12 +12,12 @@ public func fuzzLogLines(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 }
 
 #if FUZZING
-@_cdecl("fuzz_log_lines_main")
-func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    FuzzDriver.run(argc, argv, fuzzLogLines)
-}
+    @_cdecl("fuzz_log_lines_main")
+    func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+        FuzzDriver.run(argc, argv, fuzzLogLines)
+    }
 #else
-@main enum Replay {
-    static func main() { FuzzDriver.replayCommandLine(fuzzLogLines) }
-}
+    @main enum Replay {
+        static func main() { FuzzDriver.replayCommandLine(fuzzLogLines) }
+    }
 #endif

@@ -11,12 +11,12 @@ public func fuzzPlist(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 }
 
 #if FUZZING
-@_cdecl("fuzz_plist_main")
-func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    FuzzDriver.run(argc, argv, fuzzPlist)
-}
+    @_cdecl("fuzz_plist_main")
+    func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+        FuzzDriver.run(argc, argv, fuzzPlist)
+    }
 #else
-@main enum Replay {
-    static func main() { FuzzDriver.replayCommandLine(fuzzPlist) }
-}
+    @main enum Replay {
+        static func main() { FuzzDriver.replayCommandLine(fuzzPlist) }
+    }
 #endif

@@ -20,12 +20,12 @@ public func fuzzTLSHello(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 }
 
 #if FUZZING
-@_cdecl("fuzz_tls_hello_main")
-func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    FuzzDriver.run(argc, argv, fuzzTLSHello)
-}
+    @_cdecl("fuzz_tls_hello_main")
+    func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+        FuzzDriver.run(argc, argv, fuzzTLSHello)
+    }
 #else
-@main enum Replay {
-    static func main() { FuzzDriver.replayCommandLine(fuzzTLSHello) }
-}
+    @main enum Replay {
+        static func main() { FuzzDriver.replayCommandLine(fuzzTLSHello) }
+    }
 #endif

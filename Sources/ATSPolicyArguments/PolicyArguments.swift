@@ -1,5 +1,5 @@
-import ArgumentParser
 import ATSPolicy
+import ArgumentParser
 
 // The policy's setting enums as command-line values, in one place for atsproxy and atsproxyctl
 // (a conformance declared twice would clash wherever both are linked).

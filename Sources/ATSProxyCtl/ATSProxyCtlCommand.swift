@@ -1,6 +1,6 @@
+import ATSPolicy
 import ArgumentParser
 import ControlProtocol
-import ATSPolicy
 
 /// `atsproxyctl`: the control and policy CLI of atsproxy.
 package struct ATSProxyCtlCommand: ParsableCommand {
@@ -15,7 +15,8 @@ package struct ATSProxyCtlCommand: ParsableCommand {
         version: ATSProxyVersion.current,
         subcommands: [
             CheckCommand.self, ExplainCommand.self, DiagnoseCommand.self, ReportCommand.self, HarCommand.self,
-            StatusCommand.self, OnboardCommand.self, ReloadCommand.self, StatsCommand.self, MetricsCommand.self, FlushCacheCommand.self,
+            StatusCommand.self, OnboardCommand.self, ReloadCommand.self, StatsCommand.self, MetricsCommand.self,
+            FlushCacheCommand.self,
             ReopenLogsCommand.self,
             CACommand.self,
         ]

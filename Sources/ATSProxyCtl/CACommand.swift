@@ -102,7 +102,9 @@ struct CAInitCommand: ParsableCommand, OutputCommand {
         output.line("  private key  \(authority.keyPath)")
         output.line("  SHA-256      \(authority.sha256Fingerprint)")
         output.line()
-        for line in CATrustSteps.lines(commonName: authority.certificate.commonName ?? authority.subject) { output.line(line) }
+        for line in CATrustSteps.lines(commonName: authority.certificate.commonName ?? authority.subject) {
+            output.line(line)
+        }
         return ExitStatus.success
     }
 }
@@ -178,7 +180,9 @@ struct CAShowCommand: ParsableCommand, OutputCommand {
         output.line("Certificate  \(authority.certificatePath)")
         output.line("Private key  \(authority.keyPath)")
         output.line()
-        for line in CATrustSteps.lines(commonName: authority.certificate.commonName ?? authority.subject) { output.line(line) }
+        for line in CATrustSteps.lines(commonName: authority.certificate.commonName ?? authority.subject) {
+            output.line(line)
+        }
         return ExitStatus.success
     }
 

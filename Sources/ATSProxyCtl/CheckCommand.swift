@@ -1,7 +1,7 @@
-import TextFormats
-import ArgumentParser
 import ATSPolicy
 import ATSPolicyArguments
+import ArgumentParser
+import TextFormats
 
 /// `atsproxyctl check POLICY`: every finding with its key path and a fix, then what the policy allows.
 struct CheckCommand: ParsableCommand, OutputCommand {
@@ -22,7 +22,9 @@ struct CheckCommand: ParsableCommand, OutputCommand {
               plutil -convert xml1 -o - MyApp.app/Info.plist | atsproxyctl check -
             """)
 
-    @Argument(help: "The policy file (Info.plist or NSAppTransportSecurity dictionary, XML or binary); - reads standard input.")
+    @Argument(
+        help:
+            "The policy file (Info.plist or NSAppTransportSecurity dictionary, XML or binary); - reads standard input.")
     var policy: String
 
     @Flag(help: "Print one JSON object instead of text.")
@@ -42,7 +44,10 @@ struct CheckCommand: ParsableCommand, OutputCommand {
                 output.line(
                     JSONValue.object([
                         ("ok", false), ("file", .string(policy)),
-                        ("error", .object([("code", .string(error.code.rawValue)), ("message", .string(error.description))])),
+                        (
+                            "error",
+                            .object([("code", .string(error.code.rawValue)), ("message", .string(error.description))])
+                        ),
                         ("findings", .array([])), ("summary", .null),
                     ]).serialized)
             }
@@ -88,7 +93,9 @@ struct CheckCommand: ParsableCommand, OutputCommand {
             return "\(count) \(noun)\(count == 1 ? "" : "s")"
         }
         let kind = loaded.policy.rootKind == .infoPlist ? "app Info.plist" : "ATS dictionary"
-        output.line("\(loaded.path): \(kind), \(loaded.format.rawValue) plist: " + (counts.isEmpty ? "no findings" : counts.joined(separator: ", ")))
+        output.line(
+            "\(loaded.path): \(kind), \(loaded.format.rawValue) plist: "
+                + (counts.isEmpty ? "no findings" : counts.joined(separator: ", ")))
         for finding in findings {
             var position = loaded.path
             if let line = finding.location.line {

@@ -1,5 +1,5 @@
-import TextFormats
 import ATSPolicy
+import TextFormats
 
 /// The daemon's JSON answers, in words.
 enum DaemonAnswerText {
@@ -8,7 +8,8 @@ enum DaemonAnswerText {
         output.line("Reloaded: policy \(policy?["path"]?.stringValue ?? "(the ATS defaults)")")
         if let hash = policy?["sha256"]?.stringValue {
             let previous = answer["previous_sha256"]?.stringValue
-            let change = previous == hash ? "unchanged" : "was \(previous.map { String($0.prefix(16)) + "…" } ?? "none")"
+            let change =
+                previous == hash ? "unchanged" : "was \(previous.map { String($0.prefix(16)) + "…" } ?? "none")"
             output.line("  sha256 \(hash.prefix(16))… (\(change))")
         }
         output.line("  \(domains(policy))")
@@ -20,7 +21,9 @@ enum DaemonAnswerText {
                 switch sign {
                 case "+": lines.append("    + \(path) = \(change["new"]?.stringValue ?? "")")
                 case "-": lines.append("    - \(path) (was \(change["old"]?.stringValue ?? ""))")
-                default: lines.append("    ~ \(path): \(change["old"]?.stringValue ?? "") → \(change["new"]?.stringValue ?? "")")
+                default:
+                    lines.append(
+                        "    ~ \(path): \(change["old"]?.stringValue ?? "") → \(change["new"]?.stringValue ?? "")")
                 }
             }
         }
@@ -57,7 +60,10 @@ enum DaemonAnswerText {
             "atsproxy \(answer["version"]?.stringValue ?? "?"), pid \(answer["pid"]?.intValue ?? 0), "
                 + "up \(duration(uptime)) (since \(answer["started_at"]?.stringValue ?? "?"))")
         let threads = answer["threads"]?.intValue ?? 0
-        row("Listening", "\(strings(answer["listeners"]).joined(separator: ", ")) (\(threads) thread\(threads == 1 ? "" : "s"))", output)
+        row(
+            "Listening",
+            "\(strings(answer["listeners"]).joined(separator: ", ")) (\(threads) thread\(threads == 1 ? "" : "s"))",
+            output)
         row("Mode", answer["mode"]?.stringValue ?? "?", output)
         inspect(answer["inspect"], to: output)
         let policy = answer["policy"]
@@ -85,7 +91,11 @@ enum DaemonAnswerText {
     static func onboarding(_ onboarding: JSONValue?, to output: Output) {
         guard let onboarding, !onboarding.isNull else { return }
         let urls = strings(onboarding["urls"])
-        row("Onboarding", urls.isEmpty ? "loopback only: no address a phone can reach (see atsproxyctl onboard)" : urls.joined(separator: ", "), output)
+        row(
+            "Onboarding",
+            urls.isEmpty
+                ? "loopback only: no address a phone can reach (see atsproxyctl onboard)"
+                : urls.joined(separator: ", "), output)
         row("Live view", onboarding["live_view"]?.stringValue ?? "off", output)
     }
 
@@ -93,19 +103,29 @@ enum DaemonAnswerText {
     /// daemon sends nothing: no row.
     private static func inspect(_ inspect: JSONValue?, to output: Output) {
         guard let inspect, let mode = inspect["mode"]?.stringValue else { return }
-        guard mode == "intercept" else { return row("Inspect", "tunnel (TLS judged by probes, relayed unread)", output) }
-        row("Inspect", "intercept (\(inspect["block_style"]?.stringValue ?? "abort") on block), CA \(inspect["ca"]?.stringValue ?? "none")", output)
+        guard mode == "intercept" else {
+            return row("Inspect", "tunnel (TLS judged by probes, relayed unread)", output)
+        }
+        row(
+            "Inspect",
+            "intercept (\(inspect["block_style"]?.stringValue ?? "abort") on block), CA \(inspect["ca"]?.stringValue ?? "none")",
+            output)
         let patterns = strings(inspect["passthrough"])
         if !patterns.isEmpty { row("", "passed through: \(patterns.joined(separator: ", "))", output) }
         if case .array(let hosts)? = inspect["passed_through_after_rejections"], !hosts.isEmpty {
-            let named = hosts.map { "\($0["host"]?.stringValue ?? "?") (\($0["rejections"]?.intValue ?? 0) rejections)" }
+            let named = hosts.map {
+                "\($0["host"]?.stringValue ?? "?") (\($0["rejections"]?.intValue ?? 0) rejections)"
+            }
             row("", "passed through after devices rejected the certificate: \(named.joined(separator: ", "))", output)
         }
     }
 
     static func counters(_ answer: JSONValue, to output: Output) {
         let connections = answer["connections"]
-        row("Connections", "\(connections?["active"]?.intValue ?? 0) open, \(connections?["total"]?.intValue ?? 0) since start", output)
+        row(
+            "Connections",
+            "\(connections?["active"]?.intValue ?? 0) open, \(connections?["total"]?.intValue ?? 0) since start", output
+        )
         if case .array(let loops)? = answer["loops"], loops.count > 1 {
             let perLoop = loops.map { "\($0["active"]?.intValue ?? 0)/\($0["total"]?.intValue ?? 0)" }
             row("", "per loop thread (open/since start): " + perLoop.joined(separator: ", "), output)
@@ -161,7 +181,8 @@ enum DaemonAnswerText {
     private static func domains(_ policy: JSONValue?) -> String {
         let exceptions = policy?["exception_domains"]?.intValue ?? 0
         let pinned = policy?["pinned_domains"]?.intValue ?? 0
-        return "\(exceptions) exception domain\(exceptions == 1 ? "" : "s"), \(pinned) pinned domain\(pinned == 1 ? "" : "s")"
+        return
+            "\(exceptions) exception domain\(exceptions == 1 ? "" : "s"), \(pinned) pinned domain\(pinned == 1 ? "" : "s")"
     }
 
     private static func strings(_ value: JSONValue?) -> [String] {

@@ -1,7 +1,7 @@
-import TextFormats
-import ArgumentParser
 import ATSPolicy
+import ArgumentParser
 import ControlProtocol
+import TextFormats
 
 /// Where the daemon's control socket is: shared by the commands that talk to a running atsproxy.
 struct ControlSocketOptions: ParsableArguments {
@@ -87,8 +87,10 @@ extension DaemonQuery {
 struct ReloadCommand: ParsableCommand, DaemonQuery {
     static let configuration = CommandConfiguration(
         commandName: "reload",
-        abstract: "Re-read the daemon's config file and policy; apply them to new connections, or keep the running ones.",
-        discussion: "Open tunnels and requests keep the policy they started with.\n\n" + DaemonCommandHelp.footer("reload"))
+        abstract:
+            "Re-read the daemon's config file and policy; apply them to new connections, or keep the running ones.",
+        discussion: "Open tunnels and requests keep the policy they started with.\n\n"
+            + DaemonCommandHelp.footer("reload"))
     static let command = ControlCommand.reload
 
     @OptionGroup var socket: ControlSocketOptions
@@ -172,8 +174,8 @@ struct MetricsCommand: ParsableCommand, DaemonQuery {
 
             """ + DaemonCommandHelp.footer("metrics") + """
 
-              atsproxyctl metrics --socket .build/control.sock > /var/lib/node_exporter/atsproxy.prom
-            """)
+                  atsproxyctl metrics --socket .build/control.sock > /var/lib/node_exporter/atsproxy.prom
+                """)
     static let command = ControlCommand.metrics
 
     @OptionGroup var socket: ControlSocketOptions

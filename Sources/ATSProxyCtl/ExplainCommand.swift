@@ -1,7 +1,7 @@
-import TextFormats
-import ArgumentParser
 import ATSPolicy
 import ATSPolicyArguments
+import ArgumentParser
+import TextFormats
 
 /// `atsproxyctl explain --policy POLICY HOST...`: the effective requirements for each host, and why.
 struct ExplainCommand: ParsableCommand, OutputCommand {
@@ -66,7 +66,8 @@ struct ExplainCommand: ParsableCommand, OutputCommand {
                 status = ExitStatus.badInput
                 continue
             }
-            let requirements = loaded.policy.requirements(for: target.host, scheme: target.scheme, clientClass: clientClass)
+            let requirements = loaded.policy.requirements(
+                for: target.host, scheme: target.scheme, clientClass: clientClass)
             let ignored = HostFindings.relevant(to: requirements, among: loaded.policy.findings)
             if json {
                 output.line(jsonAnswer(requirements, port: target.port, ignored: ignored).serialized)
@@ -91,10 +92,14 @@ struct ExplainCommand: ParsableCommand, OutputCommand {
     private func printRequirements(_ requirements: Requirements, port: UInt16?, ignored: [Finding], to output: Output) {
         let rule = requirements.rule
         let authority = requirements.host.urlForm + (port.map { ":\($0)" } ?? "")
-        output.line("\(requirements.scheme.rawValue)://\(authority) (client \(requirements.clientClass.rawValue), \(requirements.osProfile.releases))")
+        output.line(
+            "\(requirements.scheme.rawValue)://\(authority) (client \(requirements.clientClass.rawValue), \(requirements.osProfile.releases))"
+        )
         output.line("  rule:              \(rule.kind.rawValue)" + (rule.key.map { " (\($0))" } ?? ""))
         if requirements.scheme == .http {
-            output.line("  cleartext http://: " + (requirements.cleartextAllowed ? "allowed" : "blocked (NSURLErrorDomain -1022)"))
+            output.line(
+                "  cleartext http://: "
+                    + (requirements.cleartextAllowed ? "allowed" : "blocked (NSURLErrorDomain -1022)"))
         } else {
             output.line("  cleartext http://: " + (requirements.cleartextAllowed ? "allowed" : "blocked"))
         }
@@ -119,18 +124,24 @@ struct ExplainCommand: ParsableCommand, OutputCommand {
             var parts: [String] = []
             if let leaf = pins.leafIdentities { parts.append("leaf one of \(leaf.count)") }
             if let ca = pins.caIdentities { parts.append("CA one of \(ca.count)") }
-            output.line("  pins:              " + parts.joined(separator: ", ") + " (" + pins.domains.joined(separator: ", ") + ")")
+            output.line(
+                "  pins:              " + parts.joined(separator: ", ") + " (" + pins.domains.joined(separator: ", ")
+                    + ")")
         } else {
             output.line("  pins:              none")
         }
         output.line("  why:")
         for reason in requirements.explanation { output.line("    - \(reason)") }
         if let port {
-            output.line("    - the port plays no part: ATS judges \(requirements.host.urlForm) the same on every port, \(port) included")
+            output.line(
+                "    - the port plays no part: ATS judges \(requirements.host.urlForm) the same on every port, \(port) included"
+            )
         }
         for finding in ignored {
             let line = finding.location.line.map { "line \($0): " } ?? ""
-            output.line("    - ignored in the policy, \(line)\(finding.path): \(finding.message)" + (finding.fix.map { " (\($0))" } ?? ""))
+            output.line(
+                "    - ignored in the policy, \(line)\(finding.path): \(finding.message)"
+                    + (finding.fix.map { " (\($0))" } ?? ""))
         }
     }
 }

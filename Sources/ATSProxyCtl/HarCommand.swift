@@ -1,9 +1,9 @@
-import LogRecord
-import TextFormats
-import ArgumentParser
 import ATSPolicy
+import ArgumentParser
 import ControlProtocol
 import Foundation
+import LogRecord
+import TextFormats
 import TrafficReport
 
 /// `atsproxyctl har LOG... [--host PATTERN]... [--since TIME]`: the request lines of intercept mode
@@ -114,7 +114,9 @@ struct HarCommand: ParsableCommand, OutputCommand {
     /// `--since`: an RFC 3339 time, or `N` followed by `s`, `m`, `h` or `d` before `now`.
     static func since(_ text: String, now: Int64) -> Int64? {
         if let time = Timestamp.milliseconds(rfc3339: text) { return time }
-        guard let unit = text.last, text.count >= 2, let amount = Int64(text.dropLast()), amount >= 0 else { return nil }
+        guard let unit = text.last, text.count >= 2, let amount = Int64(text.dropLast()), amount >= 0 else {
+            return nil
+        }
         let scale: Int64
         switch unit {
         case "s": scale = 1000
@@ -131,7 +133,9 @@ struct HarCommand: ParsableCommand, OutputCommand {
     static func host(ofURL url: String) -> String? {
         guard let separator = url.firstRange(of: "://") else { return nil }
         var authority = url[separator.upperBound...]
-        if let end = authority.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { authority = authority[..<end] }
+        if let end = authority.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) {
+            authority = authority[..<end]
+        }
         if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
         if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
             return String(authority[authority.index(after: authority.startIndex)..<close])

@@ -16,7 +16,10 @@ struct HostArgument {
         var scheme = explicitScheme ?? .https
         if let separator = rest.firstRange(of: "://") {
             let urlScheme = rest[..<separator.lowerBound].lowercased()
-            guard let parsed = URLScheme(rawValue: urlScheme) ?? (urlScheme == "wss" ? .https : urlScheme == "ws" ? .http : nil) else {
+            guard
+                let parsed = URLScheme(rawValue: urlScheme)
+                    ?? (urlScheme == "wss" ? .https : urlScheme == "ws" ? .http : nil)
+            else {
                 throw Failure(message: "\"\(urlScheme)\" is not a scheme ATS governs (http, https, ws, wss)")
             }
             if let explicitScheme, explicitScheme != parsed {
@@ -31,7 +34,9 @@ struct HostArgument {
         if rest.hasPrefix("["), let close = rest.firstIndex(of: "]") {
             let after = rest[rest.index(after: close)...]
             if !after.isEmpty {
-                guard after.hasPrefix(":") else { throw Failure(message: "unexpected \"\(after)\" after the IPv6 address") }
+                guard after.hasPrefix(":") else {
+                    throw Failure(message: "unexpected \"\(after)\" after the IPv6 address")
+                }
                 port = try HostArgument.checkPort(after.dropFirst())
             }
             rest = rest[...close]
@@ -49,7 +54,8 @@ struct HostArgument {
 
     /// A port as a URL or `host:port` writes it: 1 to 65535, digits only.
     static func checkPort(_ port: Substring) throws(Failure) -> UInt16 {
-        guard (1...5).contains(port.count), port.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let number = UInt16(port),
+        guard (1...5).contains(port.count), port.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+            let number = UInt16(port),
             number > 0
         else { throw Failure(message: "\"\(port)\" is not a port number (1-65535)") }
         return number

@@ -1,9 +1,9 @@
-import TextFormats
-import ArgumentParser
 import ATSPolicy
+import ArgumentParser
 import ControlProtocol
 import Onboarding
 import ProxyWire
+import TextFormats
 
 /// `atsproxyctl onboard`: the running daemon's onboarding URLs again, each with its QR code, for a
 /// phone to scan (what the daemon printed at start, which has scrolled away in a journal).

@@ -1,22 +1,25 @@
-import ArgumentParser
 import ATSPolicy
 import ATSPolicyArguments
-
+import ArgumentParser
 
 /// The settings of the decisions table, shared by every command that reads a policy.
 struct PolicyOptions: ParsableArguments {
     @Option(name: .customLong("os-profile"), help: "iOS behaviour to model: ios9, ios10 (10-16), ios17 (17-25), ios26.")
     var osProfile: OSProfile = .ios17
 
-    @Option(name: .customLong("cipher-profile"), help: "TLS 1.2 suites of the ATS client: current or documented (2016).")
+    @Option(
+        name: .customLong("cipher-profile"), help: "TLS 1.2 suites of the ATS client: current or documented (2016).")
     var cipherProfile: CipherProfile = .current
 
-    @Option(name: .customLong("legacy-keys"), help: "NSTemporaryException*/NSThirdPartyException* keys: ignore or honor.")
+    @Option(
+        name: .customLong("legacy-keys"), help: "NSTemporaryException*/NSThirdPartyException* keys: ignore or honor.")
     var legacyKeys: LegacyKeyHandling = .ignore
 
     @Option(
         name: .customLong("local-network"),
-        help: "A CIDR range counted as local, besides loopback and link-local (repeatable); 'private' adds the RFC 1918 ranges and fc00::/7.")
+        help:
+            "A CIDR range counted as local, besides loopback and link-local (repeatable); 'private' adds the RFC 1918 ranges and fc00::/7."
+    )
     var localNetworks: [String] = []
 
     @Flag(name: .customLong("assume-app-overrides-trust"), help: "Assume the app overrides trust where ATS lets it.")

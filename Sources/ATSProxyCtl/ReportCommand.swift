@@ -1,7 +1,7 @@
-import TextFormats
-import ArgumentParser
 import ATSPolicy
 import ATSPolicyArguments
+import ArgumentParser
+import TextFormats
 import TrafficReport
 
 /// `atsproxyctl report LOG... [--policy CURRENT.plist] [--json]`: a day of the proxy's logs turned
@@ -38,7 +38,10 @@ struct ReportCommand: ParsableCommand, OutputCommand {
     @Argument(help: "The proxy's JSON log files, plain or gzip (rotated ones too).")
     var logs: [String] = []
 
-    @Option(help: "The app's current policy (Info.plist or NSAppTransportSecurity dictionary): list what it has unused and what it lacks.")
+    @Option(
+        help:
+            "The app's current policy (Info.plist or NSAppTransportSecurity dictionary): list what it has unused and what it lacks."
+    )
     var policy: String?
 
     @Option(name: .customLong("client"), help: "Which API the logged traffic stands for: urlsession, webkit or media.")
@@ -73,11 +76,14 @@ struct ReportCommand: ParsableCommand, OutputCommand {
         }
         warnAboutSkipped(collection.skipped, files: collection.files, to: output)
         if collection.records.isEmpty, !collection.skipped.isEmpty {
-            output.error("atsproxyctl: error: none of the \(collection.skipped.count) lines read is an atsproxy connection record")
+            output.error(
+                "atsproxyctl: error: none of the \(collection.skipped.count) lines read is an atsproxy connection record"
+            )
             return ExitStatus.badInput
         }
         let report = TrafficReport(
-            traffic: collection.hostTraffic, settings: settings, clientClass: clientClass, currentPolicy: loaded?.policy)
+            traffic: collection.hostTraffic, settings: settings, clientClass: clientClass, currentPolicy: loaded?.policy
+        )
         if json {
             output.line(report.json(collection: collection, policyPath: loaded?.path).serialized)
         } else {

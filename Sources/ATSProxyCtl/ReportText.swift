@@ -14,7 +14,8 @@ struct ReportText {
         writeTable(to: output)
         output.line()
         if report.entries.isEmpty {
-            output.line("Suggested NSAppTransportSecurity: none needed; every fixable host passes with the ATS defaults.")
+            output.line(
+                "Suggested NSAppTransportSecurity: none needed; every fixable host passes with the ATS defaults.")
         } else {
             output.line("Suggested NSAppTransportSecurity (paste inside the top-level <dict> of Info.plist):")
             output.write(report.infoPlistFragment)
@@ -22,7 +23,9 @@ struct ReportText {
         writeSubdomains(to: output)
         if !report.exempt.isEmpty {
             output.line()
-            output.line("Exempt from ATS as local hosts (no key needed): " + report.exempt.map(\.host.description).joined(separator: ", "))
+            output.line(
+                "Exempt from ATS as local hosts (no key needed): "
+                    + report.exempt.map(\.host.description).joined(separator: ", "))
         }
         if !report.unfixable.isEmpty {
             output.line()
@@ -52,7 +55,8 @@ struct ReportText {
         if collection.hasRequests { line += "\(requests) request\(requests == 1 ? "" : "s"), " }
         line += "\(report.assessments.count) host\(report.assessments.count == 1 ? "" : "s")"
         if !collection.skipped.isEmpty {
-            line += "; \(collection.skipped.count) line\(collection.skipped.count == 1 ? "" : "s") skipped (see the warnings)"
+            line +=
+                "; \(collection.skipped.count) line\(collection.skipped.count == 1 ? "" : "s") skipped (see the warnings)"
         }
         output.line(line)
     }
@@ -100,7 +104,9 @@ struct ReportText {
             if let floor = assessment.needs.minimumTLSVersion { parts.append("\(floor.plistName) floor") }
             if assessment.needs.disablesForwardSecrecy { parts.append("no forward secrecy") }
             var text = parts.joined(separator: ", ")
-            if let key = report.entryKey[assessment.host], key != assessment.host.description { text += " (via \(key))" }
+            if let key = report.entryKey[assessment.host], key != assessment.host.description {
+                text += " (via \(key))"
+            }
             return text
         }
     }
@@ -115,7 +121,8 @@ struct ReportText {
         for traffic in hosts {
             let count = traffic.unreadableHellos
             output.line(
-                "  \(traffic.host): \(count) connection\(count == 1 ? "" : "s"), first: \(traffic.firstUnreadableHello ?? "?")")
+                "  \(traffic.host): \(count) connection\(count == 1 ? "" : "s"), first: \(traffic.firstUnreadableHello ?? "?")"
+            )
         }
     }
 

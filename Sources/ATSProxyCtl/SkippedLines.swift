@@ -4,7 +4,9 @@ import TrafficReport
 /// command goes on without them.
 func warnAboutSkipped(_ skipped: [LogCollection.SkippedLine], files: [LogCollection.FileSummary], to output: Output) {
     for file in files {
-        if let damage = file.damage { output.error("atsproxyctl: warning: \(file.path): \(damage); the lines before it are read") }
+        if let damage = file.damage {
+            output.error("atsproxyctl: warning: \(file.path): \(damage); the lines before it are read")
+        }
     }
     let shown = 10
     for line in skipped.prefix(shown) {

@@ -33,7 +33,9 @@ package struct ConfigFile: Sendable {
     /// Parses `bytes`, a whole file as read from `path` (UTF-8, a malformed sequence read as U+FFFD).
     package init(path: String, bytes: some Collection<UInt8>) throws(ConfigurationError) {
         guard bytes.count <= Self.maximumSize else {
-            throw ConfigurationError(.unreadableFile, origin: .file(path: path, line: nil), key: nil, reason: "larger than 1 MiB: not a config file")
+            throw ConfigurationError(
+                .unreadableFile, origin: .file(path: path, line: nil), key: nil,
+                reason: "larger than 1 MiB: not a config file")
         }
         try self.init(path: path, text: String(decoding: bytes, as: UTF8.self))
     }
@@ -79,18 +81,22 @@ package struct ConfigFile: Sendable {
         // A NUL or another control character is never meant: the C calls a value reaches (an
         // address, a path) would stop at a NUL and use only what comes before it.
         if let control = line.unicodeScalars.first(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }) {
-            let code = "U+" + String(repeating: "0", count: 4 - String(control.value, radix: 16).count)
+            let code =
+                "U+" + String(repeating: "0", count: 4 - String(control.value, radix: 16).count)
                 + String(control.value, radix: 16, uppercase: true)
             throw ConfigurationError(
                 .badValue, origin: origin, key: nil,
-                reason: "a control character (\(code)\(control.value == 0 ? ", NUL" : "")) in the line: a config file is text")
+                reason:
+                    "a control character (\(code)\(control.value == 0 ? ", NUL" : "")) in the line: a config file is text"
+            )
         }
         guard let equals = line.firstIndex(of: "=") else {
             let key = line.prefix { !$0.isWhitespace }
             let rest = line.dropFirst(key.count).trimmingWhitespace
             throw ConfigurationError(
                 .missingEquals, origin: origin, key: String(key),
-                reason: rest.isEmpty ? "no '=' and no value" : "no '=' between the key and its value (write '\(key) = \(rest)')")
+                reason: rest.isEmpty
+                    ? "no '=' and no value" : "no '=' between the key and its value (write '\(key) = \(rest)')")
         }
         let keyText = String(line[..<equals].trimmingWhitespace)
         guard let key = ConfigKey(rawValue: keyText) else {
@@ -123,7 +129,8 @@ package struct ConfigFile: Sendable {
         }
         let inside = text.dropFirst()
         guard let close = inside.firstIndex(of: "\"") else {
-            throw ConfigurationError(.badQuoting, origin: origin, key: key.name, reason: "the value's opening quote is never closed")
+            throw ConfigurationError(
+                .badQuoting, origin: origin, key: key.name, reason: "the value's opening quote is never closed")
         }
         let after = inside[inside.index(after: close)...].trimmingWhitespace
         guard after.isEmpty || after.hasPrefix("#") else {
@@ -139,7 +146,9 @@ package struct ConfigFile: Sendable {
         func failure(_ reason: String) -> ConfigurationError {
             ConfigurationError(.unreadableFile, origin: .file(path: path, line: nil), key: nil, reason: reason)
         }
-        guard let file = fopen(path, "r") else { throw failure("cannot read the config file: \(String(cString: strerror(errno)))") }
+        guard let file = fopen(path, "r") else {
+            throw failure("cannot read the config file: \(String(cString: strerror(errno)))")
+        }
         defer { fclose(file) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65_536)
@@ -149,7 +158,9 @@ package struct ConfigFile: Sendable {
             if bytes.count > maximumSize { throw failure("larger than 1 MiB: not a config file") }
             if count < chunk.count {
                 // A directory opens but fails on the first read (EISDIR).
-                if ferror(file) != 0 { throw failure("cannot read the config file: \(String(cString: strerror(errno)))") }
+                if ferror(file) != 0 {
+                    throw failure("cannot read the config file: \(String(cString: strerror(errno)))")
+                }
                 break
             }
         }

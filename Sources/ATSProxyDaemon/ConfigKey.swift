@@ -51,8 +51,10 @@ package enum ConfigKey: String, CaseIterable, Sendable {
     /// because they are bound into sockets, threads, open files or the probes' trust store at start.
     package var takesEffectOnReload: Bool {
         switch self {
-        case .policy, .mode, .verdictTTL, .verdictCacheSize, .allowClient, .allowDestination, .osProfile, .cipherProfile, .clientClass,
-            .hostsFile, .shutdownTimeout, .headTimeout, .connectTimeout, .handshakeTimeout, .idleTimeout, .inspect, .blockStyle,
+        case .policy, .mode, .verdictTTL, .verdictCacheSize, .allowClient, .allowDestination, .osProfile,
+            .cipherProfile, .clientClass,
+            .hostsFile, .shutdownTimeout, .headTimeout, .connectTimeout, .handshakeTimeout, .idleTimeout, .inspect,
+            .blockStyle,
             .passthrough, .logHeaders, .logSecrets, .webToken, .pacHosts:
             true
         // The CA is read at start: a new one would need every loop's minted leaves dropped.

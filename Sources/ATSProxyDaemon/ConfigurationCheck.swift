@@ -28,11 +28,13 @@ struct ConfigurationCheck {
             throw configuration.unusableFile(.hostsFile, error)
         }
         let c = configuration  // short, for the summary's long lines
-        let destinations = c.allowedDestinations.isEmpty
+        let destinations =
+            c.allowedDestinations.isEmpty
             ? "loopback clients only"
             : "loopback clients, and every client to \(c.allowedDestinations.map(\.description).joined(separator: ", "))"
         let listeners = c.listeners.map { "\($0.address) (\(($0.clientClass ?? c.clientClass).rawValue))" }
-        let trust = (c.systemRoots ? "system roots" : "no system roots")
+        let trust =
+            (c.systemRoots ? "system roots" : "no system roots")
             + ", \(plural(anchors.userInstalled.count, "user-installed root"))"
             + (c.caFiles.isEmpty ? "" : " from \(c.caFiles.joined(separator: ", "))")
         return """
@@ -58,7 +60,8 @@ struct ConfigurationCheck {
         let findings = loaded.policy.findings
         let errors = findings.filter { $0.severity == .error }.count
         let warnings = findings.filter { $0.severity == .warning }.count
-        let notes = errors + warnings == 0
+        let notes =
+            errors + warnings == 0
             ? "no findings"
             : "\(plural(errors, "error")), \(plural(warnings, "warning")) (atsproxyctl check explains them)"
         return "\(loaded.path) (\(loaded.format.rawValue) plist, sha256 \(loaded.sha256)): "

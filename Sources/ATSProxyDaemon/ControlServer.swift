@@ -1,8 +1,8 @@
-import TextFormats
 import ATSPolicy
 import ControlProtocol
 import EventLoop
 import Glibc
+import TextFormats
 
 /// The daemon's control socket (see ``ControlCommand`` for the protocol): one command line in, one
 /// JSON line out, then close. Runs on the main thread's event base, never on a proxy loop, so a slow
@@ -58,7 +58,10 @@ final class ControlServer {
         case .incomplete:
             return
         case .tooLong:
-            answer(connection, Self.refusal(command: nil, "the request line is longer than \(ControlCommand.maximumRequestBytes) bytes"))
+            answer(
+                connection,
+                Self.refusal(
+                    command: nil, "the request line is longer than \(ControlCommand.maximumRequestBytes) bytes"))
         case .unknown(let name):
             let known = ControlCommand.allCases.map(\.rawValue).joined(separator: ", ")
             answer(connection, Self.refusal(command: nil, "unknown command \"\(name)\"; the commands are: \(known)"))

@@ -37,7 +37,8 @@ extension Daemon {
     /// The onboarding site for `configuration`: its PAC hosts and inspect mode, the CA read at start.
     func onboardingSite(for configuration: DaemonConfiguration) -> OnboardingSite {
         // The PEM is written from the certificate just read: without it there is nothing to offer.
-        let downloads = authority.flatMap { authority in (try? authority.pem).map { (authority, $0) } }.map { authority, pem in
+        let downloads = authority.flatMap { authority in (try? authority.pem).map { (authority, $0) } }.map {
+            authority, pem in
             OnboardingConfiguration.CADownloads(
                 pem: pem, der: authority.der, mobileconfig: authority.mobileConfig(),
                 sha256Fingerprint: authority.sha256Fingerprint, subject: Self.trustSettingsName(authority.subject),
@@ -48,7 +49,8 @@ extension Daemon {
                 addresses: deviceAddresses, authority: downloads,
                 // Both are host patterns checked the same way when the settings were read.
                 pacHosts: configuration.pacHosts.compactMap { try? PACHostPattern($0.description) },
-                inspectMode: configuration.intercept.mode == .intercept ? .intercept : .tunnel, liveViewURL: deviceWebURL))
+                inspectMode: configuration.intercept.mode == .intercept ? .intercept : .tunnel,
+                liveViewURL: deviceWebURL))
     }
 
     /// The name iOS lists under Certificate Trust Settings: the subject's CN ("atsproxy CA (host)"),
@@ -63,9 +65,10 @@ extension Daemon {
         let site = onboardingSite(for: configuration)
         onboarding = site
         let applied = DispatchSemaphore(value: 0)
-        broadcast(.settingsChanged(
-            configuration.proxySettings(policy: policy.policy, hosts: hosts, onboarding: site),
-            listenerClasses: configuration.listeners.map(\.clientClass), applied: { applied.signal() }))
+        broadcast(
+            .settingsChanged(
+                configuration.proxySettings(policy: policy.policy, hosts: hosts, onboarding: site),
+                listenerClasses: configuration.listeners.map(\.clientClass), applied: { applied.signal() }))
         let deadline = DispatchTime.now() + .seconds(2)
         for _ in loops {
             guard applied.wait(timeout: deadline) == .success else { break }

@@ -1,4 +1,3 @@
-import TextFormats
 import ATSPolicy
 import ControlProtocol
 import Dispatch
@@ -6,6 +5,7 @@ import EventLoop
 import LiveView
 import ProxyCore
 import TLSInspection
+import TextFormats
 
 /// What a reload did, for its caller (the control socket's answer), `status` and the log on stderr.
 struct ReloadOutcome {
@@ -64,10 +64,14 @@ struct ReloadOutcome {
         let keys = policyChanges.added.count + policyChanges.removed.count + policyChanges.changed.count
         parts.append(keys == 0 ? "no policy key changed" : "\(keys) policy key\(keys == 1 ? "" : "s") changed")
         if !applied.isEmpty { parts.append("applied " + applied.map(\.name).joined(separator: ", ")) }
-        if !needsRestart.isEmpty { parts.append("restart needed for " + needsRestart.map(\.name).joined(separator: ", ")) }
+        if !needsRestart.isEmpty {
+            parts.append("restart needed for " + needsRestart.map(\.name).joined(separator: ", "))
+        }
         let problems = policyProblems.count
         if problems > 0 { parts.append("\(problems) policy finding\(problems == 1 ? "" : "s"): run atsproxyctl check") }
-        if droppedVerdicts > 0 { parts.append("\(droppedVerdicts) cached verdict\(droppedVerdicts == 1 ? "" : "s") dropped") }
+        if droppedVerdicts > 0 {
+            parts.append("\(droppedVerdicts) cached verdict\(droppedVerdicts == 1 ? "" : "s") dropped")
+        }
         return "atsproxy: reloaded (\(trigger.rawValue)): " + parts.joined(separator: "; ")
     }
 }
@@ -78,7 +82,8 @@ struct ReloadOutcome {
 extension Daemon {
     func reload(trigger: ReloadOutcome.Trigger) -> ReloadOutcome {
         tell(.reloading, .monotonicNow(), .status("reloading the config and the policy"))
-        var outcome = ReloadOutcome(trigger: trigger, at: WallClock.nowMilliseconds(), previousSHA256: policy.file?.sha256)
+        var outcome = ReloadOutcome(
+            trigger: trigger, at: WallClock.nowMilliseconds(), previousSHA256: policy.file?.sha256)
         defer {
             lastReload = outcome
             reloads[ReloadResult(outcome), default: 0] += 1
@@ -107,10 +112,12 @@ extension Daemon {
         // Intercept mode mints with the CA read at start: without one, turning it on is refused.
         if fresh.intercept.mode == .intercept, intercept == nil {
             let path = "\(configuration.caDir)/\(CertificateAuthority.certificateFileName)"
-            outcome.failure = ConfigurationError(
-                .unusableFile, origin: fresh.origins[.inspect] ?? .commandLine, key: ConfigKey.inspect.name,
-                reason: "intercept mode needs the CA the daemon read at start, and there was none at \(path): "
-                    + "run atsproxyctl ca init --dir \(configuration.caDir), then restart").description
+            outcome.failure =
+                ConfigurationError(
+                    .unusableFile, origin: fresh.origins[.inspect] ?? .commandLine, key: ConfigKey.inspect.name,
+                    reason: "intercept mode needs the CA the daemon read at start, and there was none at \(path): "
+                        + "run atsproxyctl ca init --dir \(configuration.caDir), then restart"
+                ).description
             return outcome
         }
 
@@ -124,7 +131,8 @@ extension Daemon {
         // (client classes that do not pair with the running listeners) waits for the restart too.
         // The hosts file at the same path with other contents is a change too.
         outcome.applied = ConfigKey.allCases.filter {
-            $0.takesEffectOnReload && (next.differs(from: configuration, in: $0) || ($0 == .hostsFile && freshHosts != hosts))
+            $0.takesEffectOnReload
+                && (next.differs(from: configuration, in: $0) || ($0 == .hostsFile && freshHosts != hosts))
         }
         outcome.needsRestart = ConfigKey.allCases.filter {
             fresh.differs(from: configuration, in: $0) && !next.differs(from: configuration, in: $0)
@@ -134,7 +142,8 @@ extension Daemon {
         cache.timeToLive = next.verdictTTL.milliseconds
         // A smaller size evicts the least recently used verdicts down to it at once.
         cache.capacity = next.verdictCacheSize
-        outcome.droppedVerdicts = dropVerdictsWithChangedRequirements(under: loaded.policy)
+        outcome.droppedVerdicts =
+            dropVerdictsWithChangedRequirements(under: loaded.policy)
             + dropVerdictsWithChangedAddresses(from: hosts, to: freshHosts)
         hosts = freshHosts
         // The answer waits until every loop has the new settings: a client that connects once
@@ -145,10 +154,11 @@ extension Daemon {
         web?.access = WebAccess(token: next.webToken)
         web?.limits = SiteConnection.Limits(headTimeout: next.headTimeout, idleTimeout: next.idleTimeout)
         webSite?.live.context = livePolicyContext
-        broadcast(.settingsChanged(
-            next.proxySettings(policy: loaded.policy, hosts: freshHosts, onboarding: onboarding),
-            listenerClasses: next.listeners.map(\.clientClass),
-            applied: { applied.signal() }))
+        broadcast(
+            .settingsChanged(
+                next.proxySettings(policy: loaded.policy, hosts: freshHosts, onboarding: onboarding),
+                listenerClasses: next.listeners.map(\.clientClass),
+                applied: { applied.signal() }))
         let deadline = DispatchTime.now() + .seconds(2)
         for _ in loops {
             guard applied.wait(timeout: deadline) == .success else { break }
@@ -165,7 +175,8 @@ extension Daemon {
         cache.removeAll { key in
             let host = key.serverName ?? key.host
             return !classes.contains { clientClass in
-                let fresh = try? newPolicy.requirements(forHost: host, scheme: .https, clientClass: clientClass, explaining: false)
+                let fresh = try? newPolicy.requirements(
+                    forHost: host, scheme: .https, clientClass: clientClass, explaining: false)
                 return fresh.map { ClientProfile.ats(for: $0) } == key.profile
             }
         }
@@ -181,7 +192,8 @@ extension Daemon {
     private func dropVerdictsWithChangedAddresses(from old: HostsTable?, to new: HostsTable?) -> Int {
         guard old != new else { return 0 }
         let before = cache.count
-        cache.removeAll(includingInFlight: true) { key in old?.addresses(for: key.host) != new?.addresses(for: key.host) }
+        cache.removeAll(includingInFlight: true) { key in old?.addresses(for: key.host) != new?.addresses(for: key.host)
+        }
         return before - cache.count
     }
 }

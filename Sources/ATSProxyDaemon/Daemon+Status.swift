@@ -1,10 +1,10 @@
-import TextFormats
 import ATSPolicy
 import ControlProtocol
 import Glibc
 import ProxyCore
 import ProxyWire
 import TLSInspection
+import TextFormats
 
 /// `status` (what an operator needs at a glance) and `stats` (the counters, for monitoring).
 extension Daemon {
@@ -53,9 +53,15 @@ extension Daemon {
         return .object([
             ("mode", .string(settings.mode.rawValue)),
             ("block_style", .string(settings.blockStyle.rawValue)),
-            ("ca", intercept == nil ? .null : .string("\(configuration.caDir)/\(CertificateAuthority.certificateFileName)")),
+            (
+                "ca",
+                intercept == nil ? .null : .string("\(configuration.caDir)/\(CertificateAuthority.certificateFileName)")
+            ),
             ("passthrough", .strings(settings.passthrough.map(\.description))),
-            ("passed_through_after_rejections", .array(rejected.map { .object([("host", .string($0.host)), ("rejections", .int($0.rejections))]) })),
+            (
+                "passed_through_after_rejections",
+                .array(rejected.map { .object([("host", .string($0.host)), ("rejections", .int($0.rejections))]) })
+            ),
         ])
     }
 
@@ -82,7 +88,8 @@ extension Daemon {
             (
                 "requests",
                 .object([
-                    ("allowed", .int(counts.allowed)), ("blocked", .int(counts.blocked)), ("failed", .int(counts.failed)),
+                    ("allowed", .int(counts.allowed)), ("blocked", .int(counts.blocked)),
+                    ("failed", .int(counts.failed)),
                     ("denied", .int(counts.denied)),
                 ])
             ),
@@ -105,7 +112,8 @@ extension Daemon {
         ]
         if full {
             fields += [
-                ("hits", .int(counts.hits)), ("misses", .int(counts.misses)), ("joined_in_flight", .int(counts.joinedInFlight)),
+                ("hits", .int(counts.hits)), ("misses", .int(counts.misses)),
+                ("joined_in_flight", .int(counts.joinedInFlight)),
                 ("evictions", .int(counts.evictions)), ("expired_removed", .int(counts.expiredRemovals)),
             ]
         }

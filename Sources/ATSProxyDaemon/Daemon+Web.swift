@@ -14,7 +14,8 @@ extension Daemon {
         do {
             web = try WebListener(
                 base: base, address: address, site: site, feed: feed, access: WebAccess(token: configuration.webToken),
-                limits: SiteConnection.Limits(headTimeout: configuration.headTimeout, idleTimeout: configuration.idleTimeout),
+                limits: SiteConnection.Limits(
+                    headTimeout: configuration.headTimeout, idleTimeout: configuration.idleTimeout),
                 ingest: { lines, dropped in
                     site.live.ingest(lines: lines)
                     // The feed drops lines only when this loop has not taken them for seconds.
@@ -25,7 +26,8 @@ extension Daemon {
             if let bound = web?.address { listening.include(bound) }
         } catch {
             guard configuration.webListenGiven else {
-                return Daemon.say("atsproxy: the live view is off: \(error) (choose another address with --web-listen, or off)")
+                return Daemon.say(
+                    "atsproxy: the live view is off: \(error) (choose another address with --web-listen, or off)")
             }
             throw configuration.unusableFile(.webListen, error)
         }

@@ -1,12 +1,12 @@
-import TextFormats
-import ArgumentParser
 import ATSPolicy
+import ArgumentParser
 import ControlProtocol
 import EventLoop
 import Glibc
 import Onboarding
 import ProxyCore
 import TLSInspection
+import TextFormats
 
 /// The running proxy: one event loop per thread, the first listening for all of them and handing
 /// clients to the others when it is busy, all sharing the policy, the probes and the verdict cache.
@@ -106,7 +106,8 @@ final class Daemon {
             }
         } catch {
             throw ConfigurationError(
-                .unusableFile, origin: configuration.origins[.controlSocket] ?? .commandLine, key: ConfigKey.controlSocket.name,
+                .unusableFile, origin: configuration.origins[.controlSocket] ?? .commandLine,
+                key: ConfigKey.controlSocket.name,
                 reason: "\(error)")
         }
 
@@ -152,7 +153,9 @@ final class Daemon {
     private func startLoops(probes: ProbeService) throws {
         let endpoints = configuration.listeners
         let settings = configuration.proxySettings(policy: policy.policy, hosts: hosts)
-        let (cache, log, statistics, balancer, intercept, listening) = (cache, log, statistics, balancer, intercept, listening)
+        let (cache, log, statistics, balancer, intercept, listening) = (
+            cache, log, statistics, balancer, intercept, listening
+        )
         let feed: TrafficFeed? = configuration.webListen == .off ? nil : feed
         for index in 0..<configuration.threads {
             // The first loop listens and hands clients to the others when it is busy (LoopBalancer).
@@ -236,7 +239,8 @@ final class Daemon {
             "atsproxy stopping (signal \(signal)): no new connections; \(open) open, given up to "
                 + "\(limit.components.seconds) s to finish")
         broadcast(.drain)
-        guard let base, let clock = try? EventLoop.Timer(base: base, onFire: { [unowned self] in checkShutdown() }) else {
+        guard let base, let clock = try? EventLoop.Timer(base: base, onFire: { [unowned self] in checkShutdown() })
+        else {
             return stopNow()
         }
         shutdown?.clock = clock

@@ -6,7 +6,9 @@ extension DaemonCommand {
     /// reload that meets a broken file can keep the settings it has.
     package func resolveConfiguration() throws(ConfigurationError) -> DaemonConfiguration {
         let flags = try commandLineSettings()
-        let file = try config.map { path throws(ConfigurationError) in try SettingsLayer(file: ConfigFile.read(path: path)) }
+        let file = try config.map { path throws(ConfigurationError) in
+            try SettingsLayer(file: ConfigFile.read(path: path))
+        }
         return try DaemonConfiguration(file.map(flags.overriding) ?? flags, configFile: config)
     }
 
@@ -16,7 +18,8 @@ extension DaemonCommand {
         func checked(_ key: ConfigKey, _ value: Int?) throws(ConfigurationError) -> Int? {
             guard let value else { return nil }
             do { try SettingValue.check(value, for: key) } catch {
-                throw ConfigurationError(.badValue, origin: .commandLine, key: key.name, value: "\(value)", reason: error.reason)
+                throw ConfigurationError(
+                    .badValue, origin: .commandLine, key: key.name, value: "\(value)", reason: error.reason)
             }
             return value
         }
@@ -26,7 +29,8 @@ extension DaemonCommand {
             var values: [Value] = []
             for text in texts {
                 do { values.append(try parse(text)) } catch {
-                    throw ConfigurationError(.badValue, origin: .commandLine, key: key.name, value: text, reason: error.reason)
+                    throw ConfigurationError(
+                        .badValue, origin: .commandLine, key: key.name, value: text, reason: error.reason)
                 }
             }
             return values

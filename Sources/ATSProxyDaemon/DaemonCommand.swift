@@ -1,6 +1,6 @@
-import ArgumentParser
 import ATSPolicy
 import ATSPolicyArguments
+import ArgumentParser
 import ProxyCore
 
 extension EnforcementMode: ExpressibleByArgument {}
@@ -48,13 +48,17 @@ package struct DaemonCommand: ParsableCommand, Sendable {
     @Option(help: "The policy: an app Info.plist or an NSAppTransportSecurity plist (default: the ATS defaults).")
     var policy: String?
 
-    @Option(help: "enforce (block non-compliant connections) or report (log them only) (default \(Defaults.mode.rawValue)).")
+    @Option(
+        help: "enforce (block non-compliant connections) or report (log them only) (default \(Defaults.mode.rawValue))."
+    )
     var mode: EnforcementMode?
 
-    @Option(name: .customLong("ca-file"), help: "Extra trust anchors (PEM), treated as user-installed roots (repeatable).")
+    @Option(
+        name: .customLong("ca-file"), help: "Extra trust anchors (PEM), treated as user-installed roots (repeatable).")
     var caFiles: [String] = []
 
-    @Option(name: .customLong("system-roots"), help: "Trust the OS store as Apple's system roots: on or off (default on).")
+    @Option(
+        name: .customLong("system-roots"), help: "Trust the OS store as Apple's system roots: on or off (default on).")
     var systemRoots: OnOff?
 
     @Option(name: .customLong("log-file"), help: "Append the JSON log here instead of standard output.")
@@ -82,7 +86,9 @@ package struct DaemonCommand: ParsableCommand, Sendable {
         help: "Names to addresses in /etc/hosts format, consulted before /etc/hosts and DNS.")
     var hostsFile: String?
 
-    @Option(name: .customLong("allow-client"), help: "A CIDR range of clients allowed to connect (repeatable; default loopback).")
+    @Option(
+        name: .customLong("allow-client"),
+        help: "A CIDR range of clients allowed to connect (repeatable; default loopback).")
     var allowClients: [String] = []
 
     @Option(
@@ -93,7 +99,9 @@ package struct DaemonCommand: ParsableCommand, Sendable {
                 + "addresses; the proxy's own listener is refused for everyone."))
     var allowDestinations: [String] = []
 
-    @Option(name: .customLong("verdict-ttl"), help: "Seconds a probe result is reused (default \(Defaults.verdictTTLSeconds)).")
+    @Option(
+        name: .customLong("verdict-ttl"),
+        help: "Seconds a probe result is reused (default \(Defaults.verdictTTLSeconds)).")
     var verdictTTL: Int?
 
     @Option(
@@ -116,66 +124,92 @@ package struct DaemonCommand: ParsableCommand, Sendable {
 
     @Option(
         name: .customLong("head-timeout"),
-        help: "Seconds a client has to finish its request head after its first byte (default \(Defaults.headTimeoutSeconds)).")
+        help:
+            "Seconds a client has to finish its request head after its first byte (default \(Defaults.headTimeoutSeconds))."
+    )
     var headTimeout: Int?
 
     @Option(
         name: .customLong("connect-timeout"),
-        help: "Seconds a connection to an upstream server may take to open (default \(Defaults.connectTimeoutSeconds)).")
+        help: "Seconds a connection to an upstream server may take to open (default \(Defaults.connectTimeoutSeconds))."
+    )
     var connectTimeout: Int?
 
     @Option(
         name: .customLong("handshake-timeout"),
-        help: "Seconds the TLS handshake that judges a CONNECT may take in all, from its first byte (default \(Defaults.handshakeTimeoutSeconds)).")
+        help:
+            "Seconds the TLS handshake that judges a CONNECT may take in all, from its first byte (default \(Defaults.handshakeTimeoutSeconds))."
+    )
     var handshakeTimeout: Int?
 
     @Option(
         name: .customLong("idle-timeout"),
-        help: "Seconds a tunnel, exchange or keep-alive client may go with no byte moving either way (default \(Defaults.idleTimeoutSeconds)).")
+        help:
+            "Seconds a tunnel, exchange or keep-alive client may go with no byte moving either way (default \(Defaults.idleTimeoutSeconds))."
+    )
     var idleTimeout: Int?
 
-    @Option(help: "tunnel (judge a probe's handshake, relay the device's bytes unread) or intercept (terminate the device's TLS with a certificate from --ca-dir, judge the proxy's own upstream handshake, log every request) (default \(Defaults.inspect.rawValue)).")
+    @Option(
+        help:
+            "tunnel (judge a probe's handshake, relay the device's bytes unread) or intercept (terminate the device's TLS with a certificate from --ca-dir, judge the proxy's own upstream handshake, log every request) (default \(Defaults.inspect.rawValue))."
+    )
     var inspect: InspectMode?
 
     @Option(
         name: .customLong("block-style"),
-        help: "Intercept mode, enforce: abort (fail the device's handshake, as the app's connection would fail) or page (a 403 page naming the violations) (default \(Defaults.blockStyle.rawValue)).")
+        help:
+            "Intercept mode, enforce: abort (fail the device's handshake, as the app's connection would fail) or page (a 403 page naming the violations) (default \(Defaults.blockStyle.rawValue))."
+    )
     var blockStyle: BlockStyle?
 
     @Option(
         help: ArgumentHelp(
             "A host never intercepted, api.example.com or *.example.com (repeatable).",
-            discussion: "Its tunnel is judged by a probe, as in tunnel mode. Hosts the policy pins (NSPinnedDomains) are never intercepted either."))
+            discussion:
+                "Its tunnel is judged by a probe, as in tunnel mode. Hosts the policy pins (NSPinnedDomains) are never intercepted either."
+        ))
     var passthrough: [String] = []
 
-    @Option(name: .customLong("log-headers"), help: "Intercept mode: log request and response headers on each request line: on or off (default off).")
+    @Option(
+        name: .customLong("log-headers"),
+        help: "Intercept mode: log request and response headers on each request line: on or off (default off).")
     var logHeaders: OnOff?
 
     @Option(
         name: .customLong("log-secrets"),
-        help: "With --log-headers: log Authorization, Cookie and Set-Cookie values instead of [redacted]: on or off (default off).")
+        help:
+            "With --log-headers: log Authorization, Cookie and Set-Cookie values instead of [redacted]: on or off (default off)."
+    )
     var logSecrets: OnOff?
 
     @Option(
         name: .customLong("ca-dir"),
-        help: "The directory of ca.pem and ca.key that intercept mode mints certificates with (atsproxyctl ca init makes them) (default \(Defaults.caDir)).")
+        help:
+            "The directory of ca.pem and ca.key that intercept mode mints certificates with (atsproxyctl ca init makes them) (default \(Defaults.caDir))."
+    )
     var caDir: String?
 
     @Option(
         name: .customLong("web-listen"),
         help: ArgumentHelp(
             "Where the live view and /metrics are served: ADDR:PORT, or off (default \(Defaults.webListen)).",
-            discussion: "Beyond loopback, --web-token is required. When the default address is taken, the proxy starts without it and says so."))
+            discussion:
+                "Beyond loopback, --web-token is required. When the default address is taken, the proxy starts without it and says so."
+        ))
     var webListen: String?
 
     @Option(
         name: .customLong("web-token"),
-        help: "A secret web clients beyond loopback must present: open http://HOST:PORT/?token=TOKEN once (a cookie keeps it), or send Authorization: Bearer TOKEN.")
+        help:
+            "A secret web clients beyond loopback must present: open http://HOST:PORT/?token=TOKEN once (a cookie keeps it), or send Authorization: Bearer TOKEN."
+    )
     var webToken: String?
 
     @Option(
         name: .customLong("pac-hosts"),
-        help: "A host the PAC file (/proxy.pac) sends to the proxy, api.example.com or *.example.com (repeatable; default every host but Apple's own services).")
+        help:
+            "A host the PAC file (/proxy.pac) sends to the proxy, api.example.com or *.example.com (repeatable; default every host but Apple's own services)."
+    )
     var pacHosts: [String] = []
 
     package init() {}
@@ -194,9 +228,11 @@ package struct DaemonCommand: ParsableCommand, Sendable {
             print(try ConfigurationCheck(configuration).summary())
             return
         }
-        let daemon = Daemon(configuration: configuration, resolveConfiguration: { () throws(ConfigurationError) in
-            try self.resolveConfiguration()
-        })
+        let daemon = Daemon(
+            configuration: configuration,
+            resolveConfiguration: { () throws(ConfigurationError) in
+                try self.resolveConfiguration()
+            })
         try daemon.run()
     }
 }

@@ -41,7 +41,8 @@ extension DaemonConfiguration {
         policy: TransportSecurityPolicy, hosts: HostsTable?, onboarding: (any LocalSite & Sendable)? = nil
     ) -> ProxySettings {
         var settings = ProxySettings(
-            policy: policy, mode: mode, clientClass: clientClass, headTimeout: headTimeout, connectTimeout: connectTimeout,
+            policy: policy, mode: mode, clientClass: clientClass, headTimeout: headTimeout,
+            connectTimeout: connectTimeout,
             handshakeTimeout: handshakeTimeout, idleTimeout: idleTimeout, allowedClients: allowedClients)
         settings.allowedDestinations = allowedDestinations
         settings.hosts = hosts
@@ -62,7 +63,9 @@ extension DaemonConfiguration {
     /// `--inspect intercept` is set; otherwise read when the CA is there, so that a reload may turn
     /// intercept mode on, and nil when it is not.
     package func interceptService() throws(CertificateAuthorityError) -> InterceptService? {
-        try loadAuthority().map { authority throws(CertificateAuthorityError) in try interceptService(authority: authority) }
+        try loadAuthority().map { authority throws(CertificateAuthorityError) in
+            try interceptService(authority: authority)
+        }
     }
 
     /// The CA in ``caDir``: required (an error naming the file) in intercept mode; otherwise nil
@@ -78,7 +81,8 @@ extension DaemonConfiguration {
     }
 
     /// Intercept mode's leaves and device context, minted with `authority`.
-    package func interceptService(authority: CertificateAuthority) throws(CertificateAuthorityError) -> InterceptService {
+    package func interceptService(authority: CertificateAuthority) throws(CertificateAuthorityError) -> InterceptService
+    {
         do {
             let minter = try LeafMinter(authority: authority)
             let context = try TLSServerContext()

@@ -135,14 +135,17 @@ package struct DaemonConfiguration: Sendable {
         if case .address(let address) = webListen, !address.isLoopback, webToken == nil {
             throw ConfigurationError(
                 .conflictingValues, origin: settings.origins[.webListen] ?? .commandLine, key: ConfigKey.webListen.name,
-                reason: "\(address) is reachable beyond this machine: give web-token too (for example --web-token $(openssl rand -hex 16)), "
+                reason:
+                    "\(address) is reachable beyond this machine: give web-token too (for example --web-token $(openssl rand -hex 16)), "
                     + "which clients beyond loopback must present")
         }
     }
 
     /// Client classes given neither once for all nor once per listener, named where they were given
     /// (and where the listeners were, when that is elsewhere).
-    private static func mismatch(classes: Int, listeners: Int, _ origins: [ConfigKey: SettingOrigin]) -> ConfigurationError {
+    private static func mismatch(classes: Int, listeners: Int, _ origins: [ConfigKey: SettingOrigin])
+        -> ConfigurationError
+    {
         let origin = origins[.clientClass] ?? .commandLine
         let fromCommandLine = origin == .commandLine
         let listenPlace: String
@@ -154,7 +157,8 @@ package struct DaemonConfiguration: Sendable {
         let listen = fromCommandLine ? "--listen" : "listen"
         return ConfigurationError(
             .conflictingValues, origin: origin, key: ConfigKey.clientClass.name,
-            reason: "given \(classes) times for \(listeners) \(listen) address\(listeners == 1 ? "" : "es")\(listenPlace): "
+            reason:
+                "given \(classes) times for \(listeners) \(listen) address\(listeners == 1 ? "" : "es")\(listenPlace): "
                 + "give it once for all, or once per \(listen)\(fromCommandLine ? "" : " line") in the same order")
     }
 }

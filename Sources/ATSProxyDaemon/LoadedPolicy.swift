@@ -1,6 +1,6 @@
-import TextFormats
 import ATSPolicy
 import ProxyCore
+import TextFormats
 
 /// The policy in force and where it came from: what `status` shows and a reload compares against.
 struct LoadedPolicy {

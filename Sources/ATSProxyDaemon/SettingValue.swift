@@ -27,9 +27,14 @@ enum SettingValue {
     /// `--web-token`: what a client beyond loopback must present. At least 16 characters, printable
     /// ASCII without spaces, so that it fits a URL's query and a header as it is.
     static func webToken(_ text: String) throws(InvalidValue) -> String {
-        guard text.count >= 16 else { throw InvalidValue(reason: "too short: a token has at least 16 characters (try: openssl rand -hex 16)") }
-        guard text.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) && !"&=#%+".unicodeScalars.contains($0) }) else {
-            throw InvalidValue(reason: "only printable ASCII without spaces or any of & = # % + (try: openssl rand -hex 16)")
+        guard text.count >= 16 else {
+            throw InvalidValue(reason: "too short: a token has at least 16 characters (try: openssl rand -hex 16)")
+        }
+        guard
+            text.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) && !"&=#%+".unicodeScalars.contains($0) })
+        else {
+            throw InvalidValue(
+                reason: "only printable ASCII without spaces or any of & = # % + (try: openssl rand -hex 16)")
         }
         return text
     }
@@ -47,7 +52,8 @@ enum SettingValue {
     }
 
     /// One of an enumeration's raw values, spelt exactly.
-    static func choice<Value: CaseIterable & RawRepresentable>(_ text: String, _: Value.Type) throws(InvalidValue) -> Value
+    static func choice<Value: CaseIterable & RawRepresentable>(_ text: String, _: Value.Type) throws(InvalidValue)
+        -> Value
     where Value.RawValue == String {
         guard let value = Value(rawValue: text) else {
             throw InvalidValue(
@@ -69,7 +75,9 @@ enum SettingValue {
         let range = allowedRange(of: key)
         guard range.contains(value) else {
             throw InvalidValue(
-                reason: "must be between \(range.lowerBound) and \(range.upperBound)\(unit(of: key).map { " \($0)" } ?? "")")
+                reason:
+                    "must be between \(range.lowerBound) and \(range.upperBound)\(unit(of: key).map { " \($0)" } ?? "")"
+            )
         }
     }
 

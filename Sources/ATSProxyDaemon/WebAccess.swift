@@ -11,21 +11,26 @@ struct WebAccess: Sendable {
     var token: String?
 
     func decide(_ request: LocalRequest) -> GateDecision {
-        if let address = IPAddress(request.client)?.unmapped, ProxySettings.loopback.contains(where: { $0.contains(address) }),
+        if let address = IPAddress(request.client)?.unmapped,
+            ProxySettings.loopback.contains(where: { $0.contains(address) }),
             Self.namesThisMachine(request.headers.first("Host"))
         {
             return .pass(addHeaders: [])
         }
         guard let token else {
-            if IPAddress(request.client).map({ address in ProxySettings.loopback.contains { $0.contains(address.unmapped) } }) == true {
-                return .refuse(.text(
-                    "this web listener answers to an address of this machine (127.0.0.1, [::1], localhost), not to "
-                        + "\(request.headers.first("Host") ?? "no Host"): a page of another site may be reading it through DNS rebinding\n",
-                    status: 403, reason: "Forbidden"))
+            if IPAddress(request.client).map({ address in
+                ProxySettings.loopback.contains { $0.contains(address.unmapped) }
+            }) == true {
+                return .refuse(
+                    .text(
+                        "this web listener answers to an address of this machine (127.0.0.1, [::1], localhost), not to "
+                            + "\(request.headers.first("Host") ?? "no Host"): a page of another site may be reading it through DNS rebinding\n",
+                        status: 403, reason: "Forbidden"))
             }
-            return .refuse(.text(
-                "this web listener serves this machine only: start atsproxy with --web-token to let \(request.client) in\n",
-                status: 403, reason: "Forbidden"))
+            return .refuse(
+                .text(
+                    "this web listener serves this machine only: start atsproxy with --web-token to let \(request.client) in\n",
+                    status: 403, reason: "Forbidden"))
         }
         if let given = request.queryValue("token"), Self.same(given, token) {
             // HttpOnly: the page's scripts never see it; Strict: no other site's page sends it.
@@ -52,7 +57,8 @@ struct WebAccess: Sendable {
     static func namesThisMachine(_ host: String?) -> Bool {
         guard var host = host?.lowercased(), !host.isEmpty else { return true }
         if host.hasPrefix("[") {
-            return host.firstIndex(of: "]").map { IPAddress(host[host.index(after: host.startIndex)..<$0]) != nil } ?? false
+            return host.firstIndex(of: "]").map { IPAddress(host[host.index(after: host.startIndex)..<$0]) != nil }
+                ?? false
         }
         if let colon = host.lastIndex(of: ":") { host = String(host[..<colon]) }
         if host.hasSuffix(".") { host.removeLast() }
@@ -71,7 +77,8 @@ struct WebAccess: Sendable {
 
     /// Compares without stopping at the first difference, so the time taken says nothing of the token.
     static func same(_ given: String, _ token: String) -> Bool {
-        let a = Array(given.utf8), b = Array(token.utf8)
+        let a = Array(given.utf8)
+        let b = Array(token.utf8)
         var difference = UInt8(a.count == b.count ? 0 : 1)
         for index in 0..<min(a.count, b.count) { difference |= a[index] ^ b[index] }
         return difference == 0

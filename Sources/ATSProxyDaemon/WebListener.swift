@@ -70,15 +70,18 @@ final class WebListener {
     }
 
     private func accept(_ descriptor: Int32, peer: SocketAddress) {
-        guard connections.count < Self.maximumConnections else { return _ = Glibc.close(descriptor) }
+        guard connections.count < Self.maximumConnections else {
+            _ = Glibc.close(descriptor)
+            return
+        }
         guard let connection = try? SocketStream(base: base, descriptor: descriptor), let address else { return }
         let client = peer.ipAddress.map(\.description) ?? peer.description
         let pages = SiteConnection(
-            stream: connection, site: site, client: client, arrival: .web, listener: address.description, limits: limits, hub: hub,
-            gate: { [unowned self] request in access.decide(request) }
-        ) { [unowned self] closed in
-            connections[ObjectIdentifier(closed)] = nil
-        }
+            stream: connection, site: site, client: client, arrival: .web, listener: address.description,
+            limits: limits, hub: hub,
+            gate: { [unowned self] request in access.decide(request) },
+            onClose: { [unowned self] closed in connections[ObjectIdentifier(closed)] = nil }
+        )
         connections[ObjectIdentifier(pages)] = pages
         pages.start()
     }

@@ -14,8 +14,11 @@ final class WebSite: LocalSite {
 
     func reply(to request: LocalRequest) -> LocalReply {
         guard request.path == "/metrics" else { return live.reply(to: request) }
-        guard request.method == "GET" || request.method == "HEAD" else { return .response(.methodNotAllowed(request.method)) }
+        guard request.method == "GET" || request.method == "HEAD" else {
+            return .response(.methodNotAllowed(request.method))
+        }
         // The content type Prometheus asks for and expects of the text format, version 0.0.4.
-        return .response(LocalResponse(contentType: "text/plain; version=0.0.4; charset=utf-8", body: Array(metrics().utf8)))
+        return .response(
+            LocalResponse(contentType: "text/plain; version=0.0.4; charset=utf-8", body: Array(metrics().utf8)))
     }
 }

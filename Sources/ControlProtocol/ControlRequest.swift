@@ -20,8 +20,11 @@ package enum ControlRequest: Sendable, Equatable {
             self = bytes.count > ControlCommand.maximumRequestBytes ? .tooLong : .incomplete
             return
         }
-        let isBlank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") }
-        let name = String(decoding: bytes[..<newline].drop(while: isBlank).reversed().drop(while: isBlank).reversed(), as: UTF8.self)
+        let isBlank: (UInt8) -> Bool = {
+            $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r")
+        }
+        let name = String(
+            decoding: bytes[..<newline].drop(while: isBlank).reversed().drop(while: isBlank).reversed(), as: UTF8.self)
         self = ControlCommand(rawValue: name).map(ControlRequest.command) ?? .unknown(name)
     }
 }

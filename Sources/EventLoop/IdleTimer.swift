@@ -40,7 +40,8 @@ package final class IdleTimer {
     /// the loop, when none of them has moved a byte for `limit` with none waiting, or when bytes have
     /// waited for a reader that took none for `stallLimit` (at least `limit`).
     package func start(
-        limit: Duration, stallLimit: Duration, watching connections: [any ByteStream], onIdle: @escaping (Ending) -> Void
+        limit: Duration, stallLimit: Duration, watching connections: [any ByteStream],
+        onIdle: @escaping (Ending) -> Void
     ) {
         self.limit = max(1, limit.milliseconds)
         self.stallLimit = max(self.limit, stallLimit.milliseconds)

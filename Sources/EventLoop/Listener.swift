@@ -24,7 +24,9 @@ package final class Listener {
     /// dropped and retried a second later. The kernel caps it at net.core.somaxconn.
     static let backlog: Int32 = 4096
 
-    package init(base: EventBase, address: SocketAddress, onAccept: @escaping (Int32, SocketAddress) -> Void) throws(EventError) {
+    package init(base: EventBase, address: SocketAddress, onAccept: @escaping (Int32, SocketAddress) -> Void)
+        throws(EventError)
+    {
         self.onAccept = onAccept
         self.address = address
         var bind = address.storage

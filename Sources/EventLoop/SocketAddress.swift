@@ -14,7 +14,9 @@ package struct SocketAddress: Sendable, CustomStringConvertible {
         var storage = sockaddr_storage()
         var length = Int32(MemoryLayout<sockaddr_storage>.size)
         let status = withUnsafeMutablePointer(to: &storage) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { evutil_parse_sockaddr_port(parsed, $0, &length) }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                evutil_parse_sockaddr_port(parsed, $0, &length)
+            }
         }
         guard status == 0 else { throw EventError("parsing the address \"\(text)\"", errno: EINVAL) }
         self.storage = storage
@@ -25,8 +27,10 @@ package struct SocketAddress: Sendable, CustomStringConvertible {
     private mutating func setPort(_ port: UInt16) {
         withUnsafeMutablePointer(to: &storage) { pointer in
             switch Int32(pointer.pointee.ss_family) {
-            case AF_INET: pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_port = port.bigEndian }
-            case AF_INET6: pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_port = port.bigEndian }
+            case AF_INET:
+                pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_port = port.bigEndian }
+            case AF_INET6:
+                pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_port = port.bigEndian }
             default: break
             }
         }
@@ -51,8 +55,12 @@ package struct SocketAddress: Sendable, CustomStringConvertible {
         var copy = storage
         return withUnsafePointer(to: &copy) { pointer in
             switch Int32(pointer.pointee.ss_family) {
-            case AF_INET: pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
-            case AF_INET6: pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) }
+            case AF_INET:
+                pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
+            case AF_INET6:
+                pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    UInt16(bigEndian: $0.pointee.sin6_port)
+                }
             default: 0
             }
         }

@@ -128,7 +128,9 @@ package final class SocketStream: ByteStream {
         try setUp(descriptor: -1)
         var storage = address.storage
         withUnsafePointer(to: &storage) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(to: $0, length: socklen_t(address.length)) }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(to: $0, length: socklen_t(address.length))
+            }
         }
     }
 
@@ -198,8 +200,10 @@ package final class SocketStream: ByteStream {
         guard count > 0 else { return [] }
         // Uninitialized storage filled by libevent: no zeroing first, no second copy to trim.
         return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            let copied = removing
-                ? Int(evbuffer_remove(input, buffer.baseAddress, count)) : evbuffer_copyout(input, buffer.baseAddress, count)
+            let copied =
+                removing
+                ? Int(evbuffer_remove(input, buffer.baseAddress, count))
+                : evbuffer_copyout(input, buffer.baseAddress, count)
             initialized = max(0, copied)
         }
     }
@@ -490,7 +494,8 @@ package final class SocketStream: ByteStream {
     }
 
     private enum WriteResult {
-        case wrote, wouldBlock, failed(Int32)
+        case wrote, wouldBlock
+        case failed(Int32)
     }
 
     /// One sendmsg of up to ``maximumWritePerCall`` bytes from the output's chains (MSG_NOSIGNAL: a
@@ -499,7 +504,9 @@ package final class SocketStream: ByteStream {
         guard let output else { return .wouldBlock }
         let maximumVectors = 64
         let sent: Int = withUnsafeTemporaryAllocation(of: iovec.self, capacity: maximumVectors) { vectors in
-            let filled = Int(evbuffer_peek(output, SocketStream.maximumWritePerCall, nil, vectors.baseAddress, Int32(maximumVectors)))
+            let filled = Int(
+                evbuffer_peek(output, SocketStream.maximumWritePerCall, nil, vectors.baseAddress, Int32(maximumVectors))
+            )
             let count = min(filled, maximumVectors)
             // The last extent may run past the limit; it is cut to it.
             var left = SocketStream.maximumWritePerCall
@@ -553,7 +560,8 @@ package final class SocketStream: ByteStream {
 
     /// Opens the socket and starts the connect; the outcome is reported from the loop.
     private func connect(to socketAddress: UnsafePointer<sockaddr>, length: socklen_t) {
-        let socketType = Int32(Glibc.SOCK_STREAM.rawValue) | Int32(Glibc.SOCK_NONBLOCK.rawValue) | Int32(Glibc.SOCK_CLOEXEC.rawValue)
+        let socketType =
+            Int32(Glibc.SOCK_STREAM.rawValue) | Int32(Glibc.SOCK_NONBLOCK.rawValue) | Int32(Glibc.SOCK_CLOEXEC.rawValue)
         let descriptor = Glibc.socket(Int32(socketAddress.pointee.sa_family), socketType, Int32(IPPROTO_TCP))
         guard descriptor >= 0 else { return failConnect(errno) }
         // The write event was a plain timer for the limit so far; it watches the socket from here

@@ -59,7 +59,8 @@ final class SpliceFlow {
         if flushing { target.setDrainedMark(0) }
         // No pipe (out of descriptors, say) is no reason to fail the tunnel: it copies instead.
         let context = Unmanaged.passUnretained(self).toOpaque()
-        guard splicing, source.socket >= 0, target.socket >= 0, let pipe = try? SplicePipe(capacity: relay.pipeCapacity) else {
+        guard splicing, source.socket >= 0, target.socket >= 0, let pipe = try? SplicePipe(capacity: relay.pipeCapacity)
+        else {
             return startCopying()
         }
         self.pipe = pipe

@@ -90,7 +90,8 @@ package final class SpliceRelay {
     ///     (a bulk transfer), while all grown pipes of the process stay within
     ///     ``SplicePipe/growthBudget``; at or below `pipeCapacity`, pipes keep their size.
     package init(
-        first: SocketStream, second: SocketStream, method: Method = .splice, pipeCapacity: Int = SpliceRelay.defaultPipeCapacity,
+        first: SocketStream, second: SocketStream, method: Method = .splice,
+        pipeCapacity: Int = SpliceRelay.defaultPipeCapacity,
         grownPipeCapacity: Int = SpliceRelay.defaultGrownPipeCapacity
     ) {
         self.first = first
@@ -132,7 +133,10 @@ package final class SpliceRelay {
             connection.onDrained = { [weak self] connection in self?.flow(to: connection)?.drained() }
             connection.onEvent = { [weak self] connection, event in self?.connection(connection, reported: event) }
         }
-        flows = [SpliceFlow(relay: self, source: first, target: second), SpliceFlow(relay: self, source: second, target: first)]
+        flows = [
+            SpliceFlow(relay: self, source: first, target: second),
+            SpliceFlow(relay: self, source: second, target: first),
+        ]
         for flow in flows { flow.start(splicing: requestedMethod == .splice) }
         // What the start found (an end already read, a pipe to fill) is acted on from the loop.
         kickDue = true

@@ -8,22 +8,27 @@ package enum UnixSocketFile {
     /// stale socket file left by a process that died, and returns the descriptor.
     package static func listen(at path: String, permissions: mode_t) throws(EventError) -> Int32 {
         guard let address = UnixSocketAddress(path) else {
-            throw EventError("creating the socket \(path) (a Unix socket path holds 1 to 107 bytes)", errno: ENAMETOOLONG)
+            throw EventError(
+                "creating the socket \(path) (a Unix socket path holds 1 to 107 bytes)", errno: ENAMETOOLONG)
         }
 
         var status = stat()
         if lstat(path, &status) == 0 {
             guard status.st_mode & S_IFMT == S_IFSOCK else {
-                throw EventError("creating the socket \(path) (a file that is not a socket is in the way)", errno: EEXIST)
+                throw EventError(
+                    "creating the socket \(path) (a file that is not a socket is in the way)", errno: EEXIST)
             }
             // A socket file someone answers on belongs to a running daemon; one nobody answers on
             // was left by a process that died, and is replaced.
-            if isAnswering(address) { throw EventError("creating the socket \(path) (another process answers on it)", errno: EADDRINUSE) }
+            if isAnswering(address) {
+                throw EventError("creating the socket \(path) (another process answers on it)", errno: EADDRINUSE)
+            }
             unlink(path)
         }
 
         // Non-blocking: libevent's listener accepts until EAGAIN, which a blocking socket never says.
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        let descriptor = socket(
+            AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard descriptor >= 0 else { throw EventError("creating the socket \(path)") }
         let bound = address.withSockaddr { bind(descriptor, $0, $1) }
         guard bound == 0 else {

@@ -48,7 +48,8 @@ struct ConnectionRing: Sendable {
     /// Adds a connection line: it completes the open connection with its `connection_id`.
     /// - Returns: the connection as kept, with the requests that came before it.
     @discardableResult
-    mutating func add(_ record: LoggedConnection, details: ConnectionDetails, connectionID: Int64?) -> RecentConnection {
+    mutating func add(_ record: LoggedConnection, details: ConnectionDetails, connectionID: Int64?) -> RecentConnection
+    {
         if let connectionID, let sequence = open.removeValue(forKey: connectionID) {
             slots[sequence % capacity].record = record
             slots[sequence % capacity].details = details

@@ -26,7 +26,9 @@ package struct HostActivity: Sendable, Equatable {
         if client.hasPrefix("["), let close = client.firstIndex(of: "]") {
             return String(client[client.index(after: client.startIndex)..<close])
         }
-        if let colon = client.lastIndex(of: ":"), client.firstIndex(of: ":") == colon { return String(client[..<colon]) }
+        if let colon = client.lastIndex(of: ":"), client.firstIndex(of: ":") == colon {
+            return String(client[..<colon])
+        }
         return client
     }
 }

@@ -1,5 +1,5 @@
-import LogRecord
 import ATSPolicy
+import LogRecord
 import TrafficReport
 
 /// A host's page (`/host?name=HOST`): what the report makes of it, as `diagnose` words a host (each
@@ -20,7 +20,8 @@ struct HostPage {
         if let row = snapshot.row(host) {
             body += summary(row) + explanation(row)
         } else {
-            body += "<p>No connection line names this host yet: its connections are still open (their requests are below).</p>\n"
+            body +=
+                "<p>No connection line names this host yet: its connections are still open (their requests are below).</p>\n"
         }
         body += connectionTable(connections) + requestTable(connections)
         return HTML.page(title: "\(name): atsproxy live view", body: body)
@@ -29,12 +30,18 @@ struct HostPage {
     private func summary(_ row: HostRow) -> String {
         let traffic = row.traffic
         var html = "<p>Verdict: <span class=\"v-\(row.verdict.rawValue)\">\(HTML.escaped(row.verdict.label))</span>. "
-        html += "\(traffic.connections) connections (\(traffic.allowed) allowed, \(traffic.blocked) blocked, \(traffic.failed) failed)"
+        html +=
+            "\(traffic.connections) connections (\(traffic.allowed) allowed, \(traffic.blocked) blocked, \(traffic.failed) failed)"
         if traffic.asServerName > 0 { html += ", \(traffic.asServerName) of them as another CONNECT's server name" }
-        html += ", \(traffic.requests) requests. Last seen \(HTML.escaped(row.activity.lastSeen ?? "-")) by \(HTML.escaped(LivePage.clients(row.activity))).</p>\n"
+        html +=
+            ", \(traffic.requests) requests. Last seen \(HTML.escaped(row.activity.lastSeen ?? "-")) by \(HTML.escaped(LivePage.clients(row.activity))).</p>\n"
         var facts: [String] = []
-        if !traffic.ports.isEmpty { facts.append("ports " + traffic.ports.sorted().map(String.init).joined(separator: ", ")) }
-        if !traffic.versions.isEmpty { facts.append(traffic.versions.keys.sorted().map(\.humanName).joined(separator: ", ")) }
+        if !traffic.ports.isEmpty {
+            facts.append("ports " + traffic.ports.sorted().map(String.init).joined(separator: ", "))
+        }
+        if !traffic.versions.isEmpty {
+            facts.append(traffic.versions.keys.sorted().map(\.humanName).joined(separator: ", "))
+        }
         if !traffic.suites.isEmpty { facts.append(traffic.suites.keys.sorted().joined(separator: ", ")) }
         if traffic.cleartextSeen { facts.append("loaded over http://") }
         if !facts.isEmpty { html += "<p class=\"note\">Seen: \(HTML.escaped(facts.joined(separator: "; "))).</p>\n" }
@@ -57,13 +64,16 @@ struct HostPage {
             html += "<p>Never reached: the log shows nothing of what it needs.</p>\n"
         case .unfixable:
             html += "<p>No ATS key makes it pass:</p>\n<ul>"
-            html += assessment.blockers.map { "<li><strong>\(HTML.escaped($0.violation))</strong>: \(HTML.escaped($0.reason))</li>" }.joined()
+            html += assessment.blockers.map {
+                "<li><strong>\(HTML.escaped($0.violation))</strong>: \(HTML.escaped($0.reason))</li>"
+            }.joined()
             html += "</ul>\n"
             if !assessment.needs.relaxesNothing {
                 html += "<p>Once that is fixed, it also needs \(HTML.escaped(assessment.needs.summary)).</p>\n"
             }
         case .needsException:
-            html += "<p>It needs \(HTML.escaped(assessment.needs.summary)): \(HTML.escaped(assessment.reasons.joined(separator: "; "))).</p>\n"
+            html +=
+                "<p>It needs \(HTML.escaped(assessment.needs.summary)): \(HTML.escaped(assessment.reasons.joined(separator: "; "))).</p>\n"
         }
         if let key = row.entryKey, let entry = snapshot.report.entries.first(where: { $0.domain == key }) {
             let folded = key == row.name ? "" : " (the entry for \(key) and its subdomains)"
@@ -76,12 +86,18 @@ struct HostPage {
     private func connectionTable(_ connections: [RecentConnection]) -> String {
         let done = connections.filter(\.isComplete)
         var html = "<h2>Recent connections</h2>\n"
-        guard !done.isEmpty else { return html + "<p>None among the \(snapshot.traffic.limits.recentConnections) most recent.</p>\n" }
-        html += "<div class=\"scroll\"><table><thead><tr><th>Time</th><th>Client</th><th>Method</th><th>Port</th><th>Action</th>"
+        guard !done.isEmpty else {
+            return html + "<p>None among the \(snapshot.traffic.limits.recentConnections) most recent.</p>\n"
+        }
+        html +=
+            "<div class=\"scroll\"><table><thead><tr><th>Time</th><th>Client</th><th>Method</th><th>Port</th><th>Action</th>"
         html += "<th>Violations</th><th>TLS</th><th>Upstream error</th></tr></thead><tbody>\n"
         for connection in done {
             guard let record = connection.record else { continue }
-            var violations = record.violations + (record.serverNameCheck.map { check in check.violations.map { "\($0) (server name \(check.host))" } } ?? [])
+            var violations =
+                record.violations
+                + (record.serverNameCheck.map { check in check.violations.map { "\($0) (server name \(check.host))" } }
+                    ?? [])
             if let error = connection.details?.appleError, !violations.isEmpty { violations.append("error \(error)") }
             let versionAndSuite: [String?] = [record.server?.version?.plistName, record.server?.cipherName]
             let tls = versionAndSuite.compactMap(\.self).joined(separator: " ")
@@ -98,16 +114,22 @@ struct HostPage {
     }
 
     private func requestTable(_ connections: [RecentConnection]) -> String {
-        let requests = connections.flatMap { connection in connection.requests.filter { (try? HostIdentity(parsing: $0.host)) == host } }
+        let requests = connections.flatMap { connection in
+            connection.requests.filter { (try? HostIdentity(parsing: $0.host)) == host }
+        }
         guard !requests.isEmpty else { return "" }
-        var html = "<h2>Requests (intercept mode)</h2>\n<div class=\"scroll\"><table><thead><tr><th>Time</th><th>Method</th><th>URL</th>"
+        var html =
+            "<h2>Requests (intercept mode)</h2>\n<div class=\"scroll\"><table><thead><tr><th>Time</th><th>Method</th><th>URL</th>"
         html += "<th>Status</th><th>Bytes</th><th>Time (ms)</th></tr></thead><tbody>\n"
         for request in requests.sorted(by: { $0.milliseconds > $1.milliseconds }) {
             let stream = request.kind == .tlsStream
-            let status = request.status.map { "\($0)" + (request.statusText.map { " \($0)" } ?? "") } ?? request.upstreamError ?? "-"
+            let status =
+                request.status.map { "\($0)" + (request.statusText.map { " \($0)" } ?? "") } ?? request.upstreamError
+                ?? "-"
             let bytes =
                 stream
-                ? "\(request.requestBodyBytes) up, \(request.responseBodyBytes) down" : request.responseBodyBytes < 0 ? "-" : "\(request.responseBodyBytes)"
+                ? "\(request.requestBodyBytes) up, \(request.responseBodyBytes) down"
+                : request.responseBodyBytes < 0 ? "-" : "\(request.responseBodyBytes)"
             let cells = [
                 request.timestamp, stream ? "TLS stream" : request.method, stream ? "-" : request.url, status, bytes,
                 "\(request.durationMilliseconds)",

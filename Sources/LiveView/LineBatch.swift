@@ -12,7 +12,9 @@ enum LineBatch {
 
     /// `"kind":"<kind>","connection_id":`, as the writer puts them side by side.
     private static func marker(_ kind: RecordKind) -> [UInt8] {
-        Array("\"\(ConnectionField.kind.rawValue)\":\"\(kind.rawValue)\",\"\(ConnectionField.connectionID.rawValue)\":".utf8)
+        Array(
+            "\"\(ConnectionField.kind.rawValue)\":\"\(kind.rawValue)\",\"\(ConnectionField.connectionID.rawValue)\":"
+                .utf8)
     }
 
     /// The lines worth parsing, in order: all but the `connection_open` lines of connections whose

@@ -12,21 +12,28 @@ struct LivePage {
         let rows = snapshot.rows.filter(filter.matches)
         var body = "<h1>atsproxy live view</h1>\n"
         body += "<p class=\"note\">Policy: <code>\(HTML.escaped(snapshot.context.description))</code>; judged as "
-        body += "\(HTML.escaped(snapshot.context.clientClass.rawValue)) loads on \(HTML.escaped(snapshot.context.settings.osProfile.releases)).</p>\n"
+        body +=
+            "\(HTML.escaped(snapshot.context.clientClass.rawValue)) loads on \(HTML.escaped(snapshot.context.settings.osProfile.releases)).</p>\n"
         body += "<p class=\"note\" id=\"summary\">\(HTML.escaped(Self.summary(snapshot)))</p>\n"
         body += "<p class=\"note\" id=\"dropped\">\(HTML.escaped(Self.dropped(snapshot)))</p>\n"
         body += form
-        body += "<div class=\"scroll\"><table class=\"cards\">\n<thead><tr><th>Host</th><th>Verdict</th><th>Violations</th>"
-        body += "<th>Requests</th><th>Connections</th><th>Last seen</th><th>Clients</th></tr></thead>\n<tbody id=\"hosts\">\n"
+        body +=
+            "<div class=\"scroll\"><table class=\"cards\">\n<thead><tr><th>Host</th><th>Verdict</th><th>Violations</th>"
+        body +=
+            "<th>Requests</th><th>Connections</th><th>Last seen</th><th>Clients</th></tr></thead>\n<tbody id=\"hosts\">\n"
         for row in rows { body += Self.row(row) }
         body += "</tbody></table></div>\n"
         body += "<p class=\"note\" id=\"shown\">\(HTML.escaped(Self.shown(rows.count, of: snapshot.rows.count)))</p>\n"
         body += "<h2>Narrowest NSAppTransportSecurity</h2>\n"
-        body += "<p class=\"note\">For everything seen so far, as <code>atsproxyctl report</code> suggests it: paste inside the top-level "
+        body +=
+            "<p class=\"note\">For everything seen so far, as <code>atsproxyctl report</code> suggests it: paste inside the top-level "
         body += "<code>&lt;dict&gt;</code> of the app's Info.plist.</p>\n"
         body += "<pre id=\"plist\">\(HTML.escaped(snapshot.infoPlistFragment))</pre>\n"
         body += "<h2>Unused in the policy</h2>\n<ul id=\"unused\">\n"
-        body += snapshot.unused.isEmpty ? "<li>\(HTML.escaped(Self.nothingUnused))</li>\n" : snapshot.unused.map { "<li>\(HTML.escaped(Self.unused($0)))</li>\n" }.joined()
+        body +=
+            snapshot.unused.isEmpty
+            ? "<li>\(HTML.escaped(Self.nothingUnused))</li>\n"
+            : snapshot.unused.map { "<li>\(HTML.escaped(Self.unused($0)))</li>\n" }.joined()
         body += "</ul>\n"
         return HTML.page(title: "atsproxy live view", body: body, script: LivePageScript.source)
     }
@@ -78,17 +85,22 @@ struct LivePage {
     }
 
     static func clients(_ activity: HostActivity) -> String {
-        activity.clients.isEmpty ? "-" : activity.clients.joined(separator: ", ") + (activity.moreClients ? " and more" : "")
+        activity.clients.isEmpty
+            ? "-" : activity.clients.joined(separator: ", ") + (activity.moreClients ? " and more" : "")
     }
 
     // The texts below are written the same way by the page's script, from the JSON.
 
     static func summary(_ snapshot: LiveSnapshot) -> String {
         let traffic = snapshot.traffic
-        var text = "\(traffic.lines) log lines, \(snapshot.rows.count) hosts, \(traffic.recentConnections.count) recent connections"
+        var text =
+            "\(traffic.lines) log lines, \(snapshot.rows.count) hosts, \(traffic.recentConnections.count) recent connections"
         text += " (\(traffic.openConnections) with requests and no connection line yet)"
         let open = traffic.openConnectionRecords.count
-        if open > 0 { text += "; \(open) tunnel\(open == 1 ? "" : "s") open, shown in the table, in the plist once \(open == 1 ? "it ends" : "they end")" }
+        if open > 0 {
+            text +=
+                "; \(open) tunnel\(open == 1 ? "" : "s") open, shown in the table, in the plist once \(open == 1 ? "it ends" : "they end")"
+        }
         if traffic.unparsedLines > 0 { text += "; \(traffic.unparsedLines) lines not understood" }
         return text + "."
     }
@@ -99,11 +111,13 @@ struct LivePage {
         if traffic.tally.droppedLines > 0 || traffic.tally.droppedRequests > 0 {
             parts.append(
                 "Beyond the limit of \(traffic.limits.hosts) hosts, \(traffic.tally.droppedLines) connection lines and "
-                    + "\(traffic.tally.droppedRequests) request lines were not counted: the hosts and the suggestion leave them out.")
+                    + "\(traffic.tally.droppedRequests) request lines were not counted: the hosts and the suggestion leave them out."
+            )
         }
         if traffic.evictedConnections > 0 {
             parts.append(
-                "\(traffic.evictedConnections) older connections were forgotten: host pages show the \(traffic.limits.recentConnections) most recent.")
+                "\(traffic.evictedConnections) older connections were forgotten: host pages show the \(traffic.limits.recentConnections) most recent."
+            )
         }
         return parts.joined(separator: " ")
     }

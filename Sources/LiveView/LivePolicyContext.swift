@@ -12,7 +12,9 @@ package struct LivePolicyContext: Sendable {
     /// Where the policy came from, shown on the page: `config/ats-defaults.plist (sha256 3f1c…)`.
     package var description: String
 
-    package init(policy: TransportSecurityPolicy, settings: PolicySettings, clientClass: ClientClass, description: String) {
+    package init(
+        policy: TransportSecurityPolicy, settings: PolicySettings, clientClass: ClientClass, description: String
+    ) {
         self.policy = policy
         self.settings = settings
         self.clientClass = clientClass

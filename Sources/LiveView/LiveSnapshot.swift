@@ -40,7 +40,8 @@ package struct LiveSnapshot: Sendable {
             traffic.openConnectionRecords.isEmpty
             ? report
             : TrafficReport(
-                traffic: traffic.tallyWithOpenConnections.hosts, settings: context.settings, clientClass: context.clientClass,
+                traffic: traffic.tallyWithOpenConnections.hosts, settings: context.settings,
+                clientClass: context.clientClass,
                 currentPolicy: context.policy)
         rows = shown.assessments.map { assessment in
             let key = shown.entryKey[assessment.host]

@@ -1,5 +1,5 @@
-import TextFormats
 import ATSPolicy
+import TextFormats
 import TrafficReport
 
 /// The live view's state as one JSON object: what `/api/state.json` answers and each `update`
@@ -35,7 +35,8 @@ extension LiveSnapshot {
             (
                 "limits",
                 .object([
-                    ("hosts", .int(traffic.limits.hosts)), ("recent_connections", .int(traffic.limits.recentConnections)),
+                    ("hosts", .int(traffic.limits.hosts)),
+                    ("recent_connections", .int(traffic.limits.recentConnections)),
                     ("clients_per_host", .int(traffic.limits.clientsPerHost)),
                 ])
             ),

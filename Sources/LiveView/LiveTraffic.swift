@@ -1,6 +1,6 @@
+import ATSPolicy
 import LogRecord
 import TextFormats
-import ATSPolicy
 import TrafficReport
 
 /// What the live view has gathered from the daemon's log lines, in bounded memory: the report's
@@ -23,7 +23,10 @@ package struct LiveTraffic: Sendable {
         /// Connections judged and still open (``openConnectionRecords``): past it, the oldest is forgotten.
         package var openConnections: Int = 5_000
 
-        package init(recentConnections: Int = 1_000, hosts: Int = 5_000, clientsPerHost: Int = 16, requestsPerConnection: Int = 50) {
+        package init(
+            recentConnections: Int = 1_000, hosts: Int = 5_000, clientsPerHost: Int = 16,
+            requestsPerConnection: Int = 50
+        ) {
             self.recentConnections = recentConnections
             self.hosts = hosts
             self.clientsPerHost = clientsPerHost
@@ -70,7 +73,9 @@ package struct LiveTraffic: Sendable {
     /// line, a request line or a `tls_stream` line. Anything else is counted in ``unparsedLines``.
     package mutating func ingest(line: [UInt8]) {
         var end = line.endIndex
-        while end > line.startIndex, line[end - 1] == UInt8(ascii: "\n") || line[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        while end > line.startIndex, line[end - 1] == UInt8(ascii: "\n") || line[end - 1] == UInt8(ascii: "\r") {
+            end -= 1
+        }
         guard end > line.startIndex else { return }
         lines += 1
         version += 1
@@ -85,7 +90,9 @@ package struct LiveTraffic: Sendable {
         do throws(LogRecordError) {
             switch kind.flatMap(RecordKind.init(rawValue:)) {
             case .connection?:
-                if let id = value[ConnectionField.connectionID]?.intValue, openConnectionRecords.removeValue(forKey: id) != nil {
+                if let id = value[ConnectionField.connectionID]?.intValue,
+                    openConnectionRecords.removeValue(forKey: id) != nil
+                {
                     openOrder.removeAll { $0 == id }
                 }
                 ingest(connection: try LoggedConnection(json: value), json: value)
@@ -124,7 +131,8 @@ package struct LiveTraffic: Sendable {
         // Seen now: a host's row shows from its first judged connection.
         if let host = try? HostIdentity(parsing: record.host), activity[host] != nil || activity.count < limits.hosts {
             activity[host, default: HostActivity()].note(
-                timestamp: record.timestamp, client: ConnectionDetails(json: json).client, clientLimit: limits.clientsPerHost)
+                timestamp: record.timestamp, client: ConnectionDetails(json: json).client,
+                clientLimit: limits.clientsPerHost)
         }
     }
 
@@ -142,7 +150,8 @@ package struct LiveTraffic: Sendable {
         tally.add(request)
         // Hosts the tally holds already; a host still waiting for its connection line is noted then.
         if let host = try? HostIdentity(parsing: request.host), activity[host] != nil {
-            activity[host]?.note(timestamp: request.timestamp, client: request.client, clientLimit: limits.clientsPerHost)
+            activity[host]?.note(
+                timestamp: request.timestamp, client: request.client, clientLimit: limits.clientsPerHost)
         }
     }
 

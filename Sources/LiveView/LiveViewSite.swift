@@ -1,6 +1,6 @@
-import TextFormats
 import ATSPolicy
 import ProxyWire
+import TextFormats
 
 /// The web listener's live view: the daemon's log lines gathered (``LiveTraffic``) and shown
 /// against the daemon's current policy.
@@ -77,7 +77,9 @@ package final class LiveViewSite: LocalSite {
         switch request.path {
         case "/events":
             // HEAD gets the stream's head without holding a connection open.
-            guard request.method == "GET" else { return .response(LocalResponse(contentType: "text/event-stream", body: [])) }
+            guard request.method == "GET" else {
+                return .response(LocalResponse(contentType: "text/event-stream", body: []))
+            }
             return .eventStream(channel: Self.channel, retryMilliseconds: 1000)
         case "/api/state.json":
             return .response(LocalResponse.json(snapshot.json.serialized))
@@ -90,11 +92,20 @@ package final class LiveViewSite: LocalSite {
 
     private func hostPage(_ name: String) -> LocalResponse {
         guard let host = try? HostIdentity(parsing: name) else {
-            return page(HTML.page(title: "Not a host", body: "<p>\(HTML.escaped(name)) is not a host name. <a href=\"/\">All hosts</a></p>\n"), status: 404)
+            return page(
+                HTML.page(
+                    title: "Not a host",
+                    body: "<p>\(HTML.escaped(name)) is not a host name. <a href=\"/\">All hosts</a></p>\n"), status: 404
+            )
         }
         let hostPage = HostPage(host: host, snapshot: snapshot)
         guard hostPage.hasAnything else {
-            return page(HTML.page(title: "Not seen", body: "<p>atsproxy has seen no traffic to \(HTML.escaped(host.description)). <a href=\"/\">All hosts</a></p>\n"), status: 404)
+            return page(
+                HTML.page(
+                    title: "Not seen",
+                    body:
+                        "<p>atsproxy has seen no traffic to \(HTML.escaped(host.description)). <a href=\"/\">All hosts</a></p>\n"
+                ), status: 404)
         }
         return page(hostPage.html)
     }

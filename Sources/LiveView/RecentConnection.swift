@@ -1,6 +1,6 @@
+import ATSPolicy
 import LogRecord
 import TextFormats
-import ATSPolicy
 import TrafficReport
 
 /// One connection of the recent ones: its connection line once the connection has ended, and the

@@ -38,7 +38,9 @@ package struct ViolationAdvice: Sendable, Equatable {
             case "cleartext" where needs.allowsInsecureHTTPLoads:
                 advice.allowedBy = entry + ATSKey.allowsInsecureHTTPLoads + " = YES"
             case "tls_version":
-                advice.allowedBy = needs.minimumTLSVersion.map { entry + ATSKey.minimumTLSVersion + " = " + $0.plistName }
+                advice.allowedBy = needs.minimumTLSVersion.map {
+                    entry + ATSKey.minimumTLSVersion + " = " + $0.plistName
+                }
             case "cipher_not_fs" where needs.disablesForwardSecrecy:
                 advice.allowedBy = entry + ATSKey.requiresForwardSecrecy + " = NO"
             default:

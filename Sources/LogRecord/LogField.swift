@@ -15,7 +15,9 @@ extension JSONObjectSink {
     package mutating func add<Field: LogField>(_ field: Field, string: String?) { add(field.rawValue, string: string) }
     package mutating func add<Field: LogField>(_ field: Field, int: Int64) { add(field.rawValue, int: int) }
     package mutating func add<Field: LogField>(_ field: Field, bool: Bool) { add(field.rawValue, bool: bool) }
-    package mutating func add<Field: LogField>(_ field: Field, strings: [String]) { add(field.rawValue, strings: strings) }
+    package mutating func add<Field: LogField>(_ field: Field, strings: [String]) {
+        add(field.rawValue, strings: strings)
+    }
     package mutating func add<Field: LogField>(
         _ field: Field, value: @autoclosure () -> JSONValue, serializedAs bytes: [UInt8]
     ) {

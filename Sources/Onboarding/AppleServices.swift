@@ -7,9 +7,12 @@
 /// Each domain covers its subdomains (matched as ``PACHostPattern`` `*.domain` is).
 enum AppleServices {
     static let domains: [(domain: String, why: String)] = [
-        ("apple.com", "activation (albert.), captive-portal check (captive.), push (*.push.apple.com), "
-            + "software update (mesu., gdmf.), App Store (apps., itunes.), Apple ID (idmsa.), "
-            + "certificate checks (ocsp., crl., valid.)"),
+        (
+            "apple.com",
+            "activation (albert.), captive-portal check (captive.), push (*.push.apple.com), "
+                + "software update (mesu., gdmf.), App Store (apps., itunes.), Apple ID (idmsa.), "
+                + "certificate checks (ocsp., crl., valid.)"
+        ),
         ("icloud.com", "iCloud, including Private Relay (mask.icloud.com, mask-h2.icloud.com)"),
         ("icloud.com.cn", "iCloud in mainland China"),
         ("icloud-content.com", "iCloud Drive, Photos and backup content"),

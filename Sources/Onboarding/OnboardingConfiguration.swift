@@ -28,7 +28,10 @@ package struct OnboardingConfiguration: Sendable {
         /// When the certificate expires, in seconds since 1970 (UTC).
         package var notAfter: Int64
 
-        package init(pem: [UInt8], der: [UInt8], mobileconfig: [UInt8], sha256Fingerprint: String, subject: String, notAfter: Int64) {
+        package init(
+            pem: [UInt8], der: [UInt8], mobileconfig: [UInt8], sha256Fingerprint: String, subject: String,
+            notAfter: Int64
+        ) {
             self.pem = pem
             self.der = der
             self.mobileconfig = mobileconfig

@@ -58,7 +58,8 @@ struct OnboardingPage {
         guard !configuration.pacHosts.isEmpty else {
             return "it sends every host to the proxy but Apple's own services; add \(query) to send only those hosts"
         }
-        let hosts = configuration.pacHosts.map { "<code>\(HTML.escaped($0.description))</code>" }.joined(separator: ", ")
+        let hosts = configuration.pacHosts.map { "<code>\(HTML.escaped($0.description))</code>" }.joined(
+            separator: ", ")
         return "it sends only \(hosts) to the proxy; \(query) picks other hosts"
     }
 
@@ -125,7 +126,8 @@ struct OnboardingPage {
         }
         text += "<p>Scan with the iPhone's camera to open this page there:</p>\n"
         for code in codes {
-            text += "<figure>\(code.svg)<figcaption><a href=\"\(HTML.escaped(code.url))\">\(HTML.escaped(code.url))</a></figcaption></figure>\n"
+            text +=
+                "<figure>\(code.svg)<figcaption><a href=\"\(HTML.escaped(code.url))\">\(HTML.escaped(code.url))</a></figcaption></figure>\n"
         }
         return text + "</section>\n\n"
     }

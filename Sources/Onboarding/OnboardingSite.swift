@@ -50,7 +50,9 @@ package struct OnboardingSite: LocalSite, Sendable {
         case "/check": return .html(CheckPage(request: request).html)
         case "/status.json": return .json(StatusJSON.text(for: request))
         case "/proxy.pac": return proxyAutoConfig(for: request)
-        case "/ca.mobileconfig": return download(\.mobileconfig, type: "application/x-apple-aspen-config", extension: "mobileconfig", request)
+        case "/ca.mobileconfig":
+            return download(
+                \.mobileconfig, type: "application/x-apple-aspen-config", extension: "mobileconfig", request)
         case "/ca.pem": return download(\.pem, type: "application/x-pem-file", extension: "pem", request)
         case "/ca.cer": return download(\.der, type: "application/pkix-cert", extension: "cer", request)
         default: return .notFound(request.path)
@@ -59,10 +61,13 @@ package struct OnboardingSite: LocalSite, Sendable {
 
     /// One of the CA's forms as an attachment, its bytes unchanged; without a CA, 404 saying how to make one.
     private func download(
-        _ form: KeyPath<OnboardingConfiguration.CADownloads, [UInt8]>, type: String, extension: String, _ request: LocalRequest
+        _ form: KeyPath<OnboardingConfiguration.CADownloads, [UInt8]>, type: String, extension: String,
+        _ request: LocalRequest
     ) -> LocalResponse {
         guard let authority = configuration.authority else {
-            return .text("atsproxy has no CA to download at \(request.path).\n\(HowTo.makeCA)\n", status: 404, reason: "Not Found")
+            return .text(
+                "atsproxy has no CA to download at \(request.path).\n\(HowTo.makeCA)\n", status: 404,
+                reason: "Not Found")
         }
         return LocalResponse(
             contentType: type, body: authority[keyPath: form],

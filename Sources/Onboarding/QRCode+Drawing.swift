@@ -12,12 +12,13 @@ extension QRCode {
                 let upper = !isDark(row: top, column: column)
                 // Past the last row (an odd number of rows) is light, as a margin is.
                 let lower = !isDark(row: top + 1, column: column)
-                let character: String = switch (upper, lower) {
-                case (true, true): "█"
-                case (true, false): "▀"
-                case (false, true): "▄"
-                case (false, false): " "
-                }
+                let character: String =
+                    switch (upper, lower) {
+                    case (true, true): "█"
+                    case (true, false): "▀"
+                    case (false, true): "▄"
+                    case (false, false): " "
+                    }
                 text += character
             }
             text += "\n"
@@ -42,7 +43,8 @@ extension QRCode {
                 while column < size, isDark(row: row, column: column) { column += 1 }
                 let x = (start + Self.quietZone) * modulePixels
                 let y = (row + Self.quietZone) * modulePixels
-                path += "M\(x) \(y)h\((column - start) * modulePixels)v\(modulePixels)h-\((column - start) * modulePixels)z"
+                path +=
+                    "M\(x) \(y)h\((column - start) * modulePixels)v\(modulePixels)h-\((column - start) * modulePixels)z"
             }
         }
         return """

@@ -28,7 +28,9 @@ package final class Locked<Value: ~Copyable>: @unchecked Sendable {
 
     /// Runs `body` with the value, holding the lock; returns what `body` returns. `body` must not
     /// take this lock again (the mutex is not recursive).
-    package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+    package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure)
+        -> Result
+    {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)

@@ -12,7 +12,9 @@ package struct UnixSocketAddress: Sendable, Equatable {
     /// terminator: abstract names are byte strings). nil when the text cannot be one.
     package init?(_ text: String, allowsAbstract: Bool = false) {
         var path = Array(text.utf8)
-        guard !path.isEmpty, !path.contains(0) || (allowsAbstract && path.first == UInt8(ascii: "@")) else { return nil }
+        guard !path.isEmpty, !path.contains(0) || (allowsAbstract && path.first == UInt8(ascii: "@")) else {
+            return nil
+        }
         if allowsAbstract, path.first == UInt8(ascii: "@") { path[0] = 0 } else { path.append(0) }
         let pathOffset = MemoryLayout<sockaddr_un>.offset(of: \.sun_path)!
         guard path.count > 1, path.count <= MemoryLayout<sockaddr_un>.size - pathOffset else { return nil }
@@ -26,6 +28,8 @@ package struct UnixSocketAddress: Sendable, Equatable {
 
     /// Calls `body` with the address as a `sockaddr` pointer and its length.
     package func withSockaddr<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
-        bytes.withUnsafeBytes { raw in body(raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count)) }
+        bytes.withUnsafeBytes { raw in
+            body(raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count))
+        }
     }
 }

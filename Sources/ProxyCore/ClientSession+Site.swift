@@ -55,11 +55,14 @@ extension ClientSession {
         }
         let framing = try? head.bodyFraming()
         guard framing == BodyFraming.none || framing == .contentLength(0) else {
-            return respond(ProxyResponse.text(status: 413, reason: "Content Too Large", body: "atsproxy's pages take no request body\n"))
+            return respond(
+                ProxyResponse.text(
+                    status: 413, reason: "Content Too Large", body: "atsproxy's pages take no request body\n"))
         }
         guard case .absolute(_, _, _, let pathAndQuery) = head.target else { return }
         let request = LocalRequest(
-            method: head.method, pathAndQuery: pathAndQuery, headers: head.headers, client: deviceAddress, arrival: arrival,
+            method: head.method, pathAndQuery: pathAndQuery, headers: head.headers, client: deviceAddress,
+            arrival: arrival,
             listener: listenerText)
         let response: LocalResponse
         switch site.reply(to: request) {
@@ -94,10 +97,11 @@ extension ClientSession {
     /// upgrade of the typed name to https works).
     func connectToSite(port: UInt16) {
         guard settings.onboarding != nil, environment.leafSource != nil else {
-            return respond(ProxyResponse.text(
-                status: 503, reason: "Service Unavailable",
-                body: "atsproxy has no CA, so it cannot answer https://\(OnboardingHost.name): make one with "
-                    + "`atsproxyctl ca init` and restart the proxy, or use http://\(OnboardingHost.name)/\n"))
+            return respond(
+                ProxyResponse.text(
+                    status: 503, reason: "Service Unavailable",
+                    body: "atsproxy has no CA, so it cannot answer https://\(OnboardingHost.name): make one with "
+                        + "`atsproxyctl ca init` and restart the proxy, or use http://\(OnboardingHost.name)/\n"))
         }
         client.write(ProxyResponse.connectionEstablished)
         startSiteTLS(serverName: OnboardingHost.name, arrival: .proxied(secure: true))
@@ -112,14 +116,19 @@ extension ClientSession {
     /// reached (an IP SAN).
     func startDirectTLS() {
         let host = listenerText
-        let name = host.hasPrefix("[") ? String(host.dropFirst().prefix { $0 != "]" }) : String(host.prefix { $0 != ":" })
+        let name =
+            host.hasPrefix("[") ? String(host.dropFirst().prefix { $0 != "]" }) : String(host.prefix { $0 != ":" })
         startSiteTLS(serverName: nil, connectHost: name, arrival: .direct(secure: true))
     }
 
-    private func startSiteTLS(serverName: String?, connectHost: String = OnboardingHost.name, arrival: LocalRequest.Arrival) {
+    private func startSiteTLS(
+        serverName: String?, connectHost: String = OnboardingHost.name, arrival: LocalRequest.Arrival
+    ) {
         guard let site = settings.onboarding else { return finish() }
         // No CA, or no leaf: the client sees its handshake end, as with a server it cannot use.
-        guard let tls = try? SiteTLSSession(session: self, site: site, serverName: serverName, connectHost: connectHost, arrival: arrival)
+        guard
+            let tls = try? SiteTLSSession(
+                session: self, site: site, serverName: serverName, connectHost: connectHost, arrival: arrival)
         else { return finish() }
         siteSession = tls
         tls.start()

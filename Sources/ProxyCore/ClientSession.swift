@@ -60,7 +60,8 @@ final class ClientSession: ExchangeOwner {
 
     /// - Parameter address: the client's IP address (nil when the peer is not an IP socket).
     init(
-        id: UInt64, environment: any SessionEnvironment, client: any ByteStream, peer: String, address: IPAddress?, allowed: Bool,
+        id: UInt64, environment: any SessionEnvironment, client: any ByteStream, peer: String, address: IPAddress?,
+        allowed: Bool,
         clientClass: ClientClass
     ) {
         self.id = id
@@ -73,7 +74,8 @@ final class ClientSession: ExchangeOwner {
         self.settings = settings
         clientAddress = address?.description ?? peer
         destinations = DestinationRules(
-            client: address, allowedDestinations: settings.allowedDestinations, listeners: environment.listeningAddresses)
+            client: address, allowedDestinations: settings.allowedDestinations,
+            listeners: environment.listeningAddresses)
     }
 
     func start() {
@@ -127,7 +129,11 @@ final class ClientSession: ExchangeOwner {
             } else if event == .endOfStream, !headStarted, client.pendingOutputBytes > 0 || client.availableBytes > 0 {
                 // A client that half-closed after pipelined requests still gets every answer.
                 clientEnded = true
-                if client.availableBytes > 0 { client.noteReadable() } else { closeAfterFlush(within: settings.idleTimeout) }
+                if client.availableBytes > 0 {
+                    client.noteReadable()
+                } else {
+                    closeAfterFlush(within: settings.idleTimeout)
+                }
             } else {
                 finish()
             }
@@ -158,10 +164,12 @@ final class ClientSession: ExchangeOwner {
                 client.discardInput(bytes.count)
             case .failed(let error):
                 record = ConnectionRecord(
-                    startedAt: ProxyServer.nowMilliseconds(), client: peer, method: "-", scheme: .http, host: "-", port: 0,
+                    startedAt: ProxyServer.nowMilliseconds(), client: peer, method: "-", scheme: .http, host: "-",
+                    port: 0,
                     action: .failed)
                 record?.fail(FailureReason(.badRequest, "bad request: \(error.reason)"))
-                return respond(ProxyResponse.text(status: error.status, reason: error.statusPhrase, body: error.reason + "\n"))
+                return respond(
+                    ProxyResponse.text(status: error.status, reason: error.statusPhrase, body: error.reason + "\n"))
             case .complete(let head, let leftover):
                 client.discardInput(bytes.count - leftover.count)
                 client.setReading(false)
@@ -183,7 +191,9 @@ final class ClientSession: ExchangeOwner {
         record = ConnectionRecord(
             startedAt: ProxyServer.nowMilliseconds(), client: peer, method: "-", scheme: .http, host: "-", port: 0,
             action: .failed)
-        record?.fail(FailureReason(.requestTimeout, "request timeout: no complete request head within \(settings.headTimeout.logText)"))
+        record?.fail(
+            FailureReason(
+                .requestTimeout, "request timeout: no complete request head within \(settings.headTimeout.logText)"))
         respond(ProxyResponse.text(status: 408, reason: "Request Timeout", body: "no complete request head in time\n"))
     }
 
@@ -201,16 +211,18 @@ final class ClientSession: ExchangeOwner {
             plainRequest(head, host: host, port: port ?? 80)
         case .authority(let host, let port) where head.method == "CONNECT":
             record = ConnectionRecord(
-                startedAt: now, client: peer, method: head.method, scheme: .https, host: host, port: port, action: .failed)
+                startedAt: now, client: peer, method: head.method, scheme: .https, host: host, port: port,
+                action: .failed)
             connectRequest(host: host, port: port)
         default:
             record = ConnectionRecord(
                 startedAt: now, client: peer, method: head.method, scheme: .http, host: head.target.host,
                 port: head.target.effectivePort, action: .failed)
             record?.fail(FailureReason(.notAProxyRequest, "not a proxy request: \(head.method) \(head.target)"))
-            respond(ProxyResponse.text(
-                status: 400, reason: "Bad Request",
-                body: "send CONNECT host:port for https, or an absolute http:// URL for plain HTTP\n"))
+            respond(
+                ProxyResponse.text(
+                    status: 400, reason: "Bad Request",
+                    body: "send CONNECT host:port for https, or an absolute http:// URL for plain HTTP\n"))
         }
     }
 
@@ -227,7 +239,8 @@ final class ClientSession: ExchangeOwner {
             requirements = try lookUpRequirements(for: host, scheme: .https)
         } catch {
             record?.fail(FailureReason(.invalidHost, "\(host) is not a host: \(error)"))
-            return respond(ProxyResponse.text(status: 400, reason: "Bad Request", body: "\(host) is not a host: \(error)\n"))
+            return respond(
+                ProxyResponse.text(status: 400, reason: "Bad Request", body: "\(host) is not a host: \(error)\n"))
         }
         let tunnel = ConnectTunnel(session: self, host: host, port: port, requirements: requirements)
         self.tunnel = tunnel
@@ -237,7 +250,9 @@ final class ClientSession: ExchangeOwner {
     /// Looks the verdict for `key` up (cache, a probe in flight, or a new probe with this client's
     /// destination rules); it comes back through ``probeFinished(_:)`` on this loop.
     func lookUpVerdict(_ key: VerdictKey) {
-        environment.lookUpVerdict(key, rules: destinations, session: id) { [weak self] result in self?.probeFinished(result) }
+        environment.lookUpVerdict(key, rules: destinations, session: id) { [weak self] result in
+            self?.probeFinished(result)
+        }
     }
 
     /// A verdict for this session's tunnel.
@@ -253,7 +268,8 @@ final class ClientSession: ExchangeOwner {
             requirements = try lookUpRequirements(for: host, scheme: .http)
         } catch {
             record?.fail(FailureReason(.invalidHost, "\(host) is not a host: \(error)"))
-            return respond(ProxyResponse.text(status: 400, reason: "Bad Request", body: "\(host) is not a host: \(error)\n"))
+            return respond(
+                ProxyResponse.text(status: 400, reason: "Bad Request", body: "\(host) is not a host: \(error)\n"))
         }
         let verdict = settings.policy.verdict(for: requirements, observed: nil)
         record?.requirements = requirements
@@ -267,7 +283,8 @@ final class ClientSession: ExchangeOwner {
             framing = try head.bodyFraming()
         } catch {
             record?.fail(FailureReason(.badRequest, "bad request: \(error.reason)"))
-            return respond(ProxyResponse.text(status: error.status, reason: error.statusPhrase, body: error.reason + "\n"))
+            return respond(
+                ProxyResponse.text(status: error.status, reason: error.statusPhrase, body: error.reason + "\n"))
         }
         record?.action = .allowed
         let key = OriginKey(host: host, port: port)
@@ -303,7 +320,8 @@ final class ClientSession: ExchangeOwner {
         // nothing left to cancel, and what the completion started must not be overwritten.
         var ended = false
         let dial = environment.dial(
-            host: host, port: port, address: address, rules: destinations, hosts: settings.hosts, timeout: settings.connectTimeout
+            host: host, port: port, address: address, rules: destinations, hosts: settings.hosts,
+            timeout: settings.connectTimeout
         ) { [unowned self] result in
             ended = true
             originDial = nil
@@ -396,7 +414,9 @@ final class ClientSession: ExchangeOwner {
         record?.action = .failed
         record?.fail(reason)
         let phrase = status == 504 ? "Gateway Timeout" : "Bad Gateway"
-        respond(ProxyResponse.text(status: status, reason: phrase, body: "atsproxy could not get a response: \(reason.text)\n"))
+        respond(
+            ProxyResponse.text(
+                status: status, reason: phrase, body: "atsproxy could not get a response: \(reason.text)\n"))
     }
 
     // MARK: - Ending
@@ -492,11 +512,13 @@ final class ClientSession: ExchangeOwner {
     /// Why an idle or stalled tunnel or exchange was closed, for its log line.
     func closedReason(_ ending: IdleTimer.Ending) -> FailureReason {
         switch ending {
-        case .idle: FailureReason(.closedIdle, "closed: idle for \(settings.idleTimeout.logText), no byte moved either way")
+        case .idle:
+            FailureReason(.closedIdle, "closed: idle for \(settings.idleTimeout.logText), no byte moved either way")
         case .stalled:
             FailureReason(
                 .closedStalled,
-                "closed: bytes waited \(max(settings.idleTimeout, settings.stallTimeout).logText) for a reader that took none of them")
+                "closed: bytes waited \(max(settings.idleTimeout, settings.stallTimeout).logText) for a reader that took none of them"
+            )
         }
     }
 
@@ -512,7 +534,9 @@ final class ClientSession: ExchangeOwner {
 
     /// The drain time is up: the connection closes whatever it is doing, and its record says so.
     func closeForShutdown() {
-        if record != nil, record?.upstreamError == nil { record?.fail(FailureReason(.shutdown, "closed: the proxy is shutting down")) }
+        if record != nil, record?.upstreamError == nil {
+            record?.fail(FailureReason(.shutdown, "closed: the proxy is shutting down"))
+        }
         finish()
     }
 
@@ -536,7 +560,6 @@ final class ClientSession: ExchangeOwner {
         environment.sessionEnded(id)
     }
 }
-
 
 /// Where a plain-HTTP request goes: an origin connection is reused only for the same host and port.
 struct OriginKey: Hashable {

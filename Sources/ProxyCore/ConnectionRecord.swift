@@ -1,7 +1,6 @@
-import TextFormats
-import LogRecord
-
 import ATSPolicy
+import LogRecord
+import TextFormats
 
 /// What the proxy did with one connection or request: one JSON line in the log.
 ///
@@ -151,7 +150,8 @@ package struct ConnectionRecord: Sendable {
         sink.add(Field.port, int: Int64(port))
         sink.add(Field.sni, string: serverNameIndication)
         sink.add(Field.rule, object: (deciding?.requirements ?? requirements)?.rule)
-        sink.add(Field.compliant, bool: helloUnreadable == nil && !verdicts.isEmpty && verdicts.allSatisfy(\.isCompliant))
+        sink.add(
+            Field.compliant, bool: helloUnreadable == nil && !verdicts.isEmpty && verdicts.allSatisfy(\.isCompliant))
         sink.add(Field.action, string: action.rawValue)
         sink.add(Field.violations, strings: violations.map(\.kind.name))
         sink.add(Field.error, object: deciding?.error)
@@ -160,7 +160,10 @@ package struct ConnectionRecord: Sendable {
         sink.add(Field.tunnel, string: tunnelProtocol?.rawValue)
         sink.add(Field.helloUnreadable, string: helloUnreadable)
         sink.add(Field.tls, value: probedObserved.map(ConnectionRecord.tlsJSON) ?? .null, serializedAs: probedBytes)
-        sink.add(Field.observed, object: deviceVersion != nil || deviceCipher != nil ? DeviceHello(version: deviceVersion, cipher: deviceCipher) : nil)
+        sink.add(
+            Field.observed,
+            object: deviceVersion != nil || deviceCipher != nil
+                ? DeviceHello(version: deviceVersion, cipher: deviceCipher) : nil)
         sink.add(Field.status, status.map { .int($0) })
         sink.add(Field.upstream, string: upstreamAddress)
         sink.add(Field.upstreamError, string: upstreamError)

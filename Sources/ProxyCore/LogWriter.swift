@@ -72,7 +72,9 @@ package final class LogWriter: Sendable {
             if state.torn { bytes.insert(UInt8(ascii: "\n"), at: 0) }
             var offset = 0
             while offset < bytes.count {
-                let written = bytes.withUnsafeBytes { Glibc.write(state.fd, $0.baseAddress! + offset, $0.count - offset) }
+                let written = bytes.withUnsafeBytes {
+                    Glibc.write(state.fd, $0.baseAddress! + offset, $0.count - offset)
+                }
                 if written < 0, errno == EINTR { continue }
                 guard written > 0 else {
                     let code = written < 0 ? errno : ENOSPC
@@ -83,8 +85,10 @@ package final class LogWriter: Sendable {
                         state.lostSinceReport = lost + 1
                     } else {
                         state.lostSinceReport = 1
-                        say("atsproxy: cannot write the log \(path ?? "(standard output)"): \(String(cString: strerror(code))); "
-                            + "lines are lost until it can (counted as log write errors in atsproxyctl stats and /metrics)")
+                        say(
+                            "atsproxy: cannot write the log \(path ?? "(standard output)"): \(String(cString: strerror(code))); "
+                                + "lines are lost until it can (counted as log write errors in atsproxyctl stats and /metrics)"
+                        )
                     }
                     return
                 }
@@ -93,7 +97,9 @@ package final class LogWriter: Sendable {
             state.torn = false
             if let lost = state.lostSinceReport {
                 state.lostSinceReport = nil
-                say("atsproxy: the log \(path ?? "(standard output)") is written again; \(lost) line\(lost == 1 ? " was" : "s were") lost")
+                say(
+                    "atsproxy: the log \(path ?? "(standard output)") is written again; \(lost) line\(lost == 1 ? " was" : "s were") lost"
+                )
             }
         }
     }

@@ -123,7 +123,9 @@ final class PlainHTTPExchange {
     }
 
     private func readResponseHead() {
-        if tally.firstResponseByteAt == nil, origin.availableBytes > 0 { tally.firstResponseByteAt = MonotonicClock.nowMilliseconds() }
+        if tally.firstResponseByteAt == nil, origin.availableBytes > 0 {
+            tally.firstResponseByteAt = MonotonicClock.nowMilliseconds()
+        }
         while !responseStarted, origin.availableBytes > 0 {
             let bytes = origin.peek(maximum: 16 * 1024)
             switch responseParser.consume(bytes) {
@@ -131,7 +133,9 @@ final class PlainHTTPExchange {
                 origin.discardInput(bytes.count)
                 responseHeadBytes += Int64(bytes.count)
             case .failed(let error):
-                return end(.failedBeforeResponse(status: 502, reason: FailureReason(.badResponse, "the origin's response: \(error.reason)")))
+                return end(
+                    .failedBeforeResponse(
+                        status: 502, reason: FailureReason(.badResponse, "the origin's response: \(error.reason)")))
             case .complete(let response, let leftover):
                 origin.discardInput(bytes.count - leftover.count)
                 responseHeadBytes += Int64(bytes.count - leftover.count)
@@ -152,8 +156,10 @@ final class PlainHTTPExchange {
         if response.status == 101 {
             // The Upgrade field is hop-by-hop: unless it was forwarded, the origin broke the protocol.
             guard let upgradeRequested else {
-                end(.failedBeforeResponse(
-                    status: 502, reason: FailureReason(.badResponse, "the origin switched protocols without being asked to")))
+                end(
+                    .failedBeforeResponse(
+                        status: 502,
+                        reason: FailureReason(.badResponse, "the origin switched protocols without being asked to")))
                 return false
             }
             let chosen = response.headers.values(for: "Upgrade").first ?? upgradeRequested
@@ -170,11 +176,13 @@ final class PlainHTTPExchange {
         if (100...199).contains(response.status) {
             interimResponses += 1
             guard interimResponses <= Self.maximumInterimResponses else {
-                end(.failedBeforeResponse(
-                    status: 502,
-                    reason: FailureReason(
-                        .badResponse,
-                        "the origin sent more than \(Self.maximumInterimResponses) interim (1xx) responses to one request")))
+                end(
+                    .failedBeforeResponse(
+                        status: 502,
+                        reason: FailureReason(
+                            .badResponse,
+                            "the origin sent more than \(Self.maximumInterimResponses) interim (1xx) responses to one request"
+                        )))
                 return false
             }
             let bytes = response.serialized(addingVia: Self.via)
@@ -188,7 +196,9 @@ final class PlainHTTPExchange {
         do {
             framing = try response.bodyFraming(requestMethod: head.method)
         } catch {
-            end(.failedBeforeResponse(status: 502, reason: FailureReason(.badResponse, "the origin's response: \(error.reason)")))
+            end(
+                .failedBeforeResponse(
+                    status: 502, reason: FailureReason(.badResponse, "the origin's response: \(error.reason)")))
             return false
         }
         let body = BodyTransfer(framing, kind: .response)
@@ -255,8 +265,11 @@ final class PlainHTTPExchange {
     /// came, otherwise all the proxy can do is close.
     private func idleTimedOut(_ ending: IdleTimer.Ending) {
         if ending == .idle, requestBody.isFinished, !responseStarted {
-            end(.failedBeforeResponse(
-                status: 504, reason: FailureReason(.upstreamTimeout, "the origin did not answer within \(settings.idleTimeout.logText)")))
+            end(
+                .failedBeforeResponse(
+                    status: 504,
+                    reason: FailureReason(
+                        .upstreamTimeout, "the origin did not answer within \(settings.idleTimeout.logText)")))
         } else {
             end(.aborted(reason: owner.closedReason(ending)))
         }
@@ -268,7 +281,8 @@ final class PlainHTTPExchange {
 
     private func clientEvent(_ event: StreamEvent) {
         guard event == .endOfStream, requestBody.isFinished else {
-            return end(.aborted(reason: FailureReason(.clientClosed, "the client went away before the exchange was over")))
+            return end(
+                .aborted(reason: FailureReason(.clientClosed, "the client went away before the exchange was over")))
         }
         // A client may half-close after its requests and still read the responses.
         owner.clientHalfClosed()
@@ -283,7 +297,9 @@ final class PlainHTTPExchange {
         let requestDone = requestBody.isFinished
         // A client that half-closed is still owed answers to requests it pipelined before.
         let moreRequests = !owner.clientEnded || client.availableBytes > 0
-        end(.completed(keepClient: clientReusable && requestDone && moreRequests, keepOrigin: originReusable && requestDone))
+        end(
+            .completed(
+                keepClient: clientReusable && requestDone && moreRequests, keepOrigin: originReusable && requestDone))
     }
 
     /// The protocol a request asks to switch to: its Upgrade value, when its Connection field lists

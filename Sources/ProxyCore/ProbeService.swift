@@ -1,8 +1,8 @@
-import TextFormats
 import ATSPolicy
 import EventLoop
 import POSIX
 import TLSInspection
+import TextFormats
 
 /// What the probes found out about one upstream, for one set of requirements. A class, immutable:
 /// the verdict cache holds a reference, and results with the same facts share one (many names
@@ -30,7 +30,8 @@ package final class ProbeResult: Sendable {
     package let tlsLogBytes: [UInt8]
 
     package convenience init(
-        observed: ObservedConnection? = nil, atsHandshakeFailure: HandshakeFailure? = nil, upstreamFailure: ProbeFailure? = nil,
+        observed: ObservedConnection? = nil, atsHandshakeFailure: HandshakeFailure? = nil,
+        upstreamFailure: ProbeFailure? = nil,
         cleartextUpstream: String? = nil, address: SocketAddress? = nil
     ) {
         self.init(

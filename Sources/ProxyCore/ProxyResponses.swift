@@ -6,7 +6,8 @@ enum ProxyResponse {
         let bodyBytes = Array(body.utf8)
         var head = "HTTP/1.1 \(status) \(reason)\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        head += "Content-Type: text/plain; charset=utf-8\r\nContent-Length: \(bodyBytes.count)\r\nConnection: close\r\n\r\n"
+        head +=
+            "Content-Type: text/plain; charset=utf-8\r\nContent-Length: \(bodyBytes.count)\r\nConnection: close\r\n\r\n"
         return Array(head.utf8) + bodyBytes
     }
 
@@ -17,7 +18,9 @@ enum ProxyResponse {
     static func blocked(_ verdict: Verdict, host: String) -> [UInt8] {
         text(
             status: 403, reason: "Forbidden", headers: blockedHeaders(verdict),
-            body: blockedText(verdict, opening: "atsproxy blocked this connection to \(host): App Transport Security would refuse it."))
+            body: blockedText(
+                verdict, opening: "atsproxy blocked this connection to \(host): App Transport Security would refuse it."
+            ))
     }
 
     /// The `X-ATS-*` headers of a blocked connection: the violations by name, Apple's error.
@@ -41,18 +44,22 @@ enum ProxyResponse {
     /// `cleartext` verdict's headers, and a body that says what the server sent instead.
     static func cleartextServerBlocked(_ verdict: Verdict, host: String, reason: String) -> [UInt8] {
         let allowed = verdict.violations.first?.allowedBy ?? "NSExceptionAllowsInsecureHTTPLoads"
-        let body = "atsproxy blocked this connection to \(host): the server does not speak TLS (\(reason)), "
+        let body =
+            "atsproxy blocked this connection to \(host): the server does not speak TLS (\(reason)), "
             + "and App Transport Security does not allow cleartext to it.\n\nallowed by: \(allowed)\n"
         return text(
-            status: 403, reason: "Forbidden", headers: [("X-ATS-Violations", "cleartext"), ("X-ATS-Error", "-1022")], body: body)
+            status: 403, reason: "Forbidden", headers: [("X-ATS-Violations", "cleartext"), ("X-ATS-Error", "-1022")],
+            body: body)
     }
 
     /// 403 for cleartext http:// where ATS requires HTTPS, in Apple's words.
     static func cleartextBlocked(_ verdict: Verdict, host: String) -> [UInt8] {
         let allowed = verdict.violations.first?.allowedBy ?? "NSExceptionAllowsInsecureHTTPLoads"
-        let body = "App Transport Security has blocked a cleartext HTTP (http://) resource load since it is insecure. "
+        let body =
+            "App Transport Security has blocked a cleartext HTTP (http://) resource load since it is insecure. "
             + "Temporary exceptions can be configured via your app's Info.plist file.\n\nhost: \(host)\nallowed by: \(allowed)\n"
         return text(
-            status: 403, reason: "Forbidden", headers: [("X-ATS-Violations", "cleartext"), ("X-ATS-Error", "-1022")], body: body)
+            status: 403, reason: "Forbidden", headers: [("X-ATS-Violations", "cleartext"), ("X-ATS-Error", "-1022")],
+            body: body)
     }
 }

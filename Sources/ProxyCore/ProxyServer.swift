@@ -51,7 +51,8 @@ package struct ProxySettings: Sendable {
 
     package init(
         policy: TransportSecurityPolicy, mode: EnforcementMode = .enforce, clientClass: ClientClass = .urlsession,
-        headTimeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(10), handshakeTimeout: Duration = .seconds(10),
+        headTimeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(10),
+        handshakeTimeout: Duration = .seconds(10),
         idleTimeout: Duration = .seconds(300), allowedClients: [AddressRange] = ProxySettings.loopback
     ) {
         self.handshakeTimeout = handshakeTimeout
@@ -239,8 +240,10 @@ package final class ProxyServer {
         if let said = exhaustionSaidAt, now - said < 60_000 { return }
         exhaustionSaidAt = now
         let reason = String(cString: strerror(code))
-        var text = Array(("atsproxy: cannot accept clients (\(reason)): new clients wait until descriptors are free; "
-            + "\(statistics.openConnections) connections are open. Raise the open-file limit (LimitNOFILE= in the unit, ulimit -n)\n").utf8)
+        var text = Array(
+            ("atsproxy: cannot accept clients (\(reason)): new clients wait until descriptors are free; "
+                + "\(statistics.openConnections) connections are open. Raise the open-file limit (LimitNOFILE= in the unit, ulimit -n)\n")
+                .utf8)
         _ = text.withUnsafeMutableBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
 
@@ -322,7 +325,8 @@ extension ProxyServer: SessionEnvironment {
     func makeIdleWatch() -> (any IdleWatch)? { try? IdleTimer(base: base) }
 
     func dial(
-        host: String, port: UInt16, address: SocketAddress?, rules: DestinationRules, hosts: HostsTable?, timeout: Duration,
+        host: String, port: UInt16, address: SocketAddress?, rules: DestinationRules, hosts: HostsTable?,
+        timeout: Duration,
         completion: @escaping (Result<(any ByteStream, SocketAddress), UpstreamDialer.DialFailure>) -> Void
     ) -> any UpstreamDial {
         let dialer = UpstreamDialer(base: base, resolver: resolver, hosts: hosts, timeout: timeout, vet: rules.vet)
@@ -337,12 +341,17 @@ extension ProxyServer: SessionEnvironment {
         return dialer
     }
 
-    func lookUpVerdict(_ key: VerdictKey, rules: DestinationRules, session: UInt64, deliver: @escaping (ProbeResult) -> Void) {
+    func lookUpVerdict(
+        _ key: VerdictKey, rules: DestinationRules, session: UInt64, deliver: @escaping (ProbeResult) -> Void
+    ) {
         guard let poster = messages else { return }
         let cache = self.cache
-        switch cache.lookup(key, now: ProxyServer.nowMilliseconds(), waiter: { result in
-            poster.post(.probeFinished(session: session, result: result))
-        }) {
+        switch cache.lookup(
+            key, now: ProxyServer.nowMilliseconds(),
+            waiter: { result in
+                poster.post(.probeFinished(session: session, result: result))
+            })
+        {
         case .hit(let result):
             deliver(result)
         case .waiting:

@@ -1,5 +1,5 @@
-import LogRecord
 import ATSPolicy
+import LogRecord
 import Synchronization
 
 /// Counters every loop updates and `status` reads: connections open and accepted, and what was
@@ -43,7 +43,8 @@ package final class ProxyStatistics: Sendable {
         Snapshot(
             accepted: accepted.load(ordering: .relaxed), open: open.load(ordering: .relaxed),
             allowed: allowed.load(ordering: .relaxed), blocked: blocked.load(ordering: .relaxed),
-            failed: failed.load(ordering: .relaxed), denied: denied.load(ordering: .relaxed), bytesUp: bytesUp.load(ordering: .relaxed),
+            failed: failed.load(ordering: .relaxed), denied: denied.load(ordering: .relaxed),
+            bytesUp: bytesUp.load(ordering: .relaxed),
             bytesDown: bytesDown.load(ordering: .relaxed))
     }
 
@@ -117,7 +118,8 @@ package struct RequestClass: Sendable, Hashable {
 extension ConnectionRecord {
     /// The names of the violations the line lists, each once, in order.
     var violationNames: [String] {
-        let first = verdict?.violations ?? [], second = serverNameVerdict?.violations ?? []
+        let first = verdict?.violations ?? []
+        let second = serverNameVerdict?.violations ?? []
         guard !first.isEmpty || !second.isEmpty else { return [] }
         var names: [String] = []
         for violation in first + second where !names.contains(violation.kind.name) { names.append(violation.kind.name) }

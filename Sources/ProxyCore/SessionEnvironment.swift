@@ -21,14 +21,16 @@ protocol SessionEnvironment: AnyObject {
     /// names from `hosts` first, each address vetted by `rules` and tried in turn within `timeout`. `completion` runs once,
     /// from the loop, unless the returned dial is cancelled first.
     func dial(
-        host: String, port: UInt16, address: SocketAddress?, rules: DestinationRules, hosts: HostsTable?, timeout: Duration,
+        host: String, port: UInt16, address: SocketAddress?, rules: DestinationRules, hosts: HostsTable?,
+        timeout: Duration,
         completion: @escaping (Result<(any ByteStream, SocketAddress), UpstreamDialer.DialFailure>) -> Void
     ) -> any UpstreamDial
 
     /// Finds the verdict for `key`: from the cache, by joining a probe in flight, or by starting
     /// one with `rules`. `deliver` runs once with the report, from the loop (at once on a hit),
     /// unless the session has ended by then.
-    func lookUpVerdict(_ key: VerdictKey, rules: DestinationRules, session: UInt64, deliver: @escaping (ProbeResult) -> Void)
+    func lookUpVerdict(
+        _ key: VerdictKey, rules: DestinationRules, session: UInt64, deliver: @escaping (ProbeResult) -> Void)
 
     /// Writes one finished request or tunnel to the log and the counters.
     func log(_ record: ConnectionRecord)
@@ -59,7 +61,9 @@ protocol SessionEnvironment: AnyObject {
 protocol IdleWatch: AnyObject {
     /// Watches `streams` from now on: `onIdle` runs once when none has moved a byte for `limit`
     /// with none waiting, or bytes have waited for a reader for `stallLimit`.
-    func start(limit: Duration, stallLimit: Duration, watching streams: [any ByteStream], onIdle: @escaping (IdleTimer.Ending) -> Void)
+    func start(
+        limit: Duration, stallLimit: Duration, watching streams: [any ByteStream],
+        onIdle: @escaping (IdleTimer.Ending) -> Void)
     /// Stops watching; nothing fires.
     func stop()
 }

@@ -154,7 +154,9 @@ package final class VerdictCache<Key: Hashable & Sendable, Value: Sendable>: Sen
     package func abandon(_ key: Key, answering value: Value) {
         let waiters: [Waiter] = state.withLock { state in
             state.staleInFlight.remove(key)
-            guard let slot = state.storage.find(key), case .inFlight = state.storage.slots[slot].content else { return [] }
+            guard let slot = state.storage.find(key), case .inFlight = state.storage.slots[slot].content else {
+                return []
+            }
             guard case .inFlight(let list)? = state.storage.remove(slot) else { return [] }
             return list
         }

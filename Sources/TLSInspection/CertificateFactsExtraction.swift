@@ -1,6 +1,6 @@
+import ATSPolicy
 internal import COpenSSL
 import Glibc
-import ATSPolicy
 
 extension X509Certificate {
     /// What the ATS rules need to know about this certificate, as plain Swift values.

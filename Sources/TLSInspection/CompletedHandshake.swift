@@ -1,6 +1,6 @@
+import ATSPolicy
 internal import COpenSSL
 internal import CProxyShims
-import ATSPolicy
 
 /// Reads the facts of a client handshake from its `SSL`: shared by the blocking probe and
 /// ``TLSStream``, whose SSL it borrows for the call.
@@ -62,7 +62,8 @@ struct CompletedHandshake {
 
     private func peerSignatureDigest() -> String? {
         var nid: Int32 = NID_undef
-        guard CProxyShims_SSL_get_peer_signature_nid(ssl, &nid) == 1, nid != NID_undef, let name = OBJ_nid2sn(nid) else {
+        guard CProxyShims_SSL_get_peer_signature_nid(ssl, &nid) == 1, nid != NID_undef, let name = OBJ_nid2sn(nid)
+        else {
             return nil
         }
         return String(cString: name)

@@ -23,10 +23,14 @@ package struct HostsTable: Sendable, Equatable {
         // Split as bytes, as glibc reads /etc/hosts: as Characters, "\r\n" is one grapheme that is
         // neither "\n" nor "\r", so a CRLF file would be one line, and a space followed by a
         // combining mark would not separate.
-        for (index, rawLine) in Array(text.utf8).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
+        for (index, rawLine) in Array(text.utf8).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+            .enumerated()
+        {
             let line = rawLine.prefix { $0 != UInt8(ascii: "#") }
-            let fields = line.split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") })
-                .map { String(decoding: $0, as: UTF8.self) }
+            let fields = line.split(whereSeparator: {
+                $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r")
+            })
+            .map { String(decoding: $0, as: UTF8.self) }
             guard let address = fields.first else { continue }
             guard HostsTable.isNumericAddress(address) else {
                 throw ReadError(path: path, line: index + 1, reason: "\"\(address)\" is not an IPv4 or IPv6 address")

@@ -34,11 +34,13 @@ package enum ProbeLoad {
         do {
             connection = try TCPConnection.connect(host: host, port: port, hosts: hosts, timeout: timeout)
         } catch {
-            return LoadOutcome(handshake: ProbeOutcome(observed: nil, failure: error, peerCertificates: []), response: nil)
+            return LoadOutcome(
+                handshake: ProbeOutcome(observed: nil, failure: error, peerCertificates: []), response: nil)
         }
         guard let session = ProbeSession(context: context, connection: connection, serverName: serverName) else {
             let failure = ProbeFailure.handshake(reason: TLSError.drainingQueue("SSL_new").description)
-            return LoadOutcome(handshake: ProbeOutcome(observed: nil, failure: failure, peerCertificates: []), response: nil)
+            return LoadOutcome(
+                handshake: ProbeOutcome(observed: nil, failure: failure, peerCertificates: []), response: nil)
         }
         let handshake = session.handshake(now: Int64(time(nil)))
         guard handshake.observed != nil else { return LoadOutcome(handshake: handshake, response: nil) }

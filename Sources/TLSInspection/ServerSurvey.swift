@@ -47,13 +47,17 @@ package struct ServerSurvey: Sendable {
                 let outcome: ProbeOutcome
                 do {
                     outcome = try prober.handshake(
-                        host: host, port: port, serverName: serverName, profile: .survey(version: version, excluding: excluded))
+                        host: host, port: port, serverName: serverName,
+                        profile: .survey(version: version, excluding: excluded))
                 } catch {
                     if support.suites.isEmpty { support.refusal = error.description }
                     break
                 }
-                guard let observed = outcome.observed, let suite = observed.cipherSuite, !excluded.contains(suite) else {
-                    if support.suites.isEmpty { support.refusal = outcome.failure?.description ?? "no suite was chosen" }
+                guard let observed = outcome.observed, let suite = observed.cipherSuite, !excluded.contains(suite)
+                else {
+                    if support.suites.isEmpty {
+                        support.refusal = outcome.failure?.description ?? "no suite was chosen"
+                    }
                     break
                 }
                 if support.suites.isEmpty { best = outcome }

@@ -60,7 +60,8 @@ final class TCPConnection {
         var lastError = "no address"
         for name in hosts?.addresses(for: host) ?? [host] {
             do {
-                return try connect(resolving: name, displayName: host, port: port, timeout: timeout, lastError: &lastError)
+                return try connect(
+                    resolving: name, displayName: host, port: port, timeout: timeout, lastError: &lastError)
             } catch {
                 if case .connect = error { continue }
                 throw error
@@ -87,14 +88,16 @@ final class TCPConnection {
             // Close-on-exec, as every socket the event loops open: a probe running in a process that
             // starts others (atsproxyctl's tests, a future hook) must not hand its connection on.
             let descriptor = socket(
-                address.pointee.ai_family, address.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), address.pointee.ai_protocol)
+                address.pointee.ai_family, address.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue),
+                address.pointee.ai_protocol)
             guard descriptor >= 0 else {
                 lastError = String(cString: strerror(errno))
                 continue
             }
             let connection = TCPConnection(descriptor: descriptor)
             do {
-                try connection.connect(to: address.pointee.ai_addr, length: address.pointee.ai_addrlen, timeout: timeout)
+                try connection.connect(
+                    to: address.pointee.ai_addr, length: address.pointee.ai_addrlen, timeout: timeout)
                 try connection.setBlockingTimeouts(timeout)
                 return connection
             } catch let reason {

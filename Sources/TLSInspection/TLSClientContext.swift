@@ -1,6 +1,6 @@
+import ATSPolicy
 internal import COpenSSL
 internal import CProxyShims
-import ATSPolicy
 
 /// An `SSL_CTX` configured as one client profile with one set of anchors: the single owner of the
 /// context, freed in `deinit`. Contexts are reference-counted by OpenSSL and safe to share between

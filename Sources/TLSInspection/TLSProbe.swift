@@ -1,7 +1,7 @@
+import ATSPolicy
 internal import COpenSSL
 internal import CProxyShims
 import Glibc
-import ATSPolicy
 import POSIX
 
 /// What one probe handshake showed.
@@ -46,7 +46,8 @@ package enum TLSProbe {
             return ProbeOutcome(observed: nil, failure: error, peerCertificates: [])
         }
         guard let session = ProbeSession(context: context, connection: connection, serverName: serverName) else {
-            return ProbeOutcome(observed: nil, failure: .handshake(reason: TLSError.drainingQueue("SSL_new").description),
+            return ProbeOutcome(
+                observed: nil, failure: .handshake(reason: TLSError.drainingQueue("SSL_new").description),
                 peerCertificates: [])
         }
         return session.handshake(now: now ?? Int64(time(nil)))
@@ -98,10 +99,12 @@ final class ProbeSession {
         let code = SSL_get_error(ssl, result)
         let savedErrno = errno
         let first = ERR_peek_error()
-        let speaksCleartext = ERR_GET_LIB(first) == ERR_LIB_SSL
+        let speaksCleartext =
+            ERR_GET_LIB(first) == ERR_LIB_SSL
             && [SSL_R_WRONG_VERSION_NUMBER, SSL_R_PACKET_LENGTH_TOO_LONG].contains(ERR_GET_REASON(first))
         // OpenSSL 3 reports an EOF mid-handshake as this error; 1.1 as SSL_ERROR_SYSCALL with errno 0.
-        let unexpectedEOF = ERR_GET_LIB(first) == ERR_LIB_SSL && ERR_GET_REASON(first) == SSL_R_UNEXPECTED_EOF_WHILE_READING
+        let unexpectedEOF =
+            ERR_GET_LIB(first) == ERR_LIB_SSL && ERR_GET_REASON(first) == SSL_R_UNEXPECTED_EOF_WHILE_READING
         let queue = TLSError.drainErrorQueue()
         if code == SSL_ERROR_SYSCALL, queue.isEmpty {
             if Errno.wouldBlock(savedErrno) { return (.timeout(stage: "the TLS handshake"), false) }
@@ -121,7 +124,9 @@ extension TLSStream {
     package func outcome(now: Int64) -> ProbeOutcome {
         guard !isServer else { return ProbeOutcome(observed: nil, peerCertificates: []) }
         let facts = CompletedHandshake(ssl: ssl, anchors: anchors, verification: verification)
-        guard isHandshakeComplete else { return ProbeOutcome(observed: nil, peerCertificates: facts.peerCertificates()) }
+        guard isHandshakeComplete else {
+            return ProbeOutcome(observed: nil, peerCertificates: facts.peerCertificates())
+        }
         return facts.outcome(now: now)
     }
 }

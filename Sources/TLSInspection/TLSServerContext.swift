@@ -1,6 +1,6 @@
+import ATSPolicy
 internal import COpenSSL
 internal import CProxyShims
-import ATSPolicy
 
 /// An `SSL_CTX` for the server end of a ``TLSStream``: the device's leg of an intercepted tunnel,
 /// which must look like a server an ATS client accepts. The single owner of the context, freed in
@@ -37,7 +37,9 @@ package final class TLSServerContext: @unchecked Sendable {
     /// - Parameters:
     ///   - versions: within TLS 1.2...1.3; narrower only to make a server a client must refuse.
     ///   - credentials: what every stream presents unless it brings its own; nil when each does.
-    package init(versions: ClosedRange<TLSVersion> = .tls12 ... .tls13, credentials: ServerCredentials? = nil) throws(TLSError) {
+    package init(versions: ClosedRange<TLSVersion> = .tls12 ... .tls13, credentials: ServerCredentials? = nil)
+        throws(TLSError)
+    {
         guard versions.lowerBound >= .tls12, versions.upperBound <= .tls13 else {
             throw TLSError(
                 operation: "making a server context", openSSLErrors: ["TLS 1.2 and 1.3 only, not \(versions)"])
@@ -88,7 +90,8 @@ package final class TLSServerContext: @unchecked Sendable {
 /// The ALPN select callback of every server context: `http/1.1` when offered, else no ALPN at all
 /// (SSL_TLSEXT_ERR_NOACK: the handshake goes on without it, as with a server that knows no ALPN).
 private func selectHTTP1(
-    _ ssl: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, _ outLength: UnsafeMutablePointer<UInt8>?,
+    _ ssl: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafePointer<UInt8>?>?,
+    _ outLength: UnsafeMutablePointer<UInt8>?,
     _ offered: UnsafePointer<UInt8>?, _ offeredLength: UInt32, _ argument: UnsafeMutableRawPointer?
 ) -> Int32 {
     guard let offered, let out, let outLength else { return SSL_TLSEXT_ERR_NOACK }

@@ -1,5 +1,5 @@
-internal import COpenSSL
 import ATSPolicy
+internal import COpenSSL
 
 /// What both ends can tell about a session, whichever role they play. (A client's full view of
 /// the server, chain and trust included, is ``TLSStream/outcome(now:)``.)

@@ -1,6 +1,6 @@
+import ATSPolicy
 internal import COpenSSL
 internal import CProxyShims
-import ATSPolicy
 
 /// One TLS session over a ``CiphertextTransport``, driven by its owner's events and never blocking:
 /// the single owner of its `SSL` (freed in `deinit`), which owns the BIO under it.
@@ -72,9 +72,11 @@ package final class TLSStream {
 
     /// A client stream over `transport`, ready for ``handshake()``.
     /// - Throws: for a `.server` role (which needs a ``TLSServerContext``), or when OpenSSL fails.
-    package convenience init(role: Role, context: TLSClientContext, transport: any CiphertextTransport) throws(TLSError) {
+    package convenience init(role: Role, context: TLSClientContext, transport: any CiphertextTransport) throws(TLSError)
+    {
         guard case .client = role else {
-            throw TLSError(operation: "making a TLS stream", openSSLErrors: ["a server stream needs a TLSServerContext"])
+            throw TLSError(
+                operation: "making a TLS stream", openSSLErrors: ["a server stream needs a TLSServerContext"])
         }
         try self.init(role: role, context: context.raw, anchors: context.anchors, transport: transport)
     }
@@ -83,18 +85,23 @@ package final class TLSStream {
     /// can be received.
     /// - Throws: for a `.client` role (which needs a ``TLSClientContext``), when neither the role
     ///   nor the context has credentials, or when OpenSSL fails.
-    package convenience init(role: Role, context: TLSServerContext, transport: any CiphertextTransport) throws(TLSError) {
+    package convenience init(role: Role, context: TLSServerContext, transport: any CiphertextTransport) throws(TLSError)
+    {
         guard case .server(let credentials) = role else {
-            throw TLSError(operation: "making a TLS stream", openSSLErrors: ["a client stream needs a TLSClientContext"])
+            throw TLSError(
+                operation: "making a TLS stream", openSSLErrors: ["a client stream needs a TLSClientContext"])
         }
         guard credentials != nil || context.credentials != nil else {
-            throw TLSError(operation: "making a TLS stream", openSSLErrors: ["a server stream needs a certificate and key"])
+            throw TLSError(
+                operation: "making a TLS stream", openSSLErrors: ["a server stream needs a certificate and key"])
         }
         // A server verifies no client certificates: no anchors.
         try self.init(role: role, context: context.raw, anchors: TrustAnchors(systemRoots: false), transport: transport)
     }
 
-    private init(role: Role, context: OpaquePointer, anchors: TrustAnchors, transport: any CiphertextTransport) throws(TLSError) {
+    private init(role: Role, context: OpaquePointer, anchors: TrustAnchors, transport: any CiphertextTransport)
+        throws(TLSError)
+    {
         guard let method = TransportBIOMethod.shared.raw else { throw TLSError.drainingQueue("BIO_meth_new") }
         guard let ssl = SSL_new(context) else { throw TLSError.drainingQueue("SSL_new") }
         guard let bio = BIO_new(method) else {
@@ -224,7 +231,8 @@ package final class TLSStream {
         let queue = TLSError.drainErrorQueue()
         if code == SSL_ERROR_SYSCALL, queue.isEmpty {
             // The transport ended with no TLS error recorded: the peer closed without an alert.
-            return TLSStreamError(kind: .peerClosed, reason: "the \(isServer ? "client" : "server") closed the connection")
+            return TLSStreamError(
+                kind: .peerClosed, reason: "the \(isServer ? "client" : "server") closed the connection")
         }
         let reason = queue.isEmpty ? "SSL_get_error \(code)" : queue.joined(separator: "; ")
         if isSSL, ERR_GET_REASON(first) == SSL_R_UNEXPECTED_EOF_WHILE_READING {

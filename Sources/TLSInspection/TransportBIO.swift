@@ -39,7 +39,9 @@ final class TransportBIOMethod: @unchecked Sendable {
             guard let bio else { return -1 }
             CProxyShims_BIO_clear_retry_flags(bio)
             guard let data, length > 0, let stream = TransportBIOMethod.stream(of: bio) else { return 0 }
-            switch stream.transport.receiveCiphertext(into: UnsafeMutableRawBufferPointer(start: data, count: Int(length))) {
+            switch stream.transport.receiveCiphertext(
+                into: UnsafeMutableRawBufferPointer(start: data, count: Int(length)))
+            {
             case .bytes(let count):
                 return Int32(count)
             case .nothingYet:

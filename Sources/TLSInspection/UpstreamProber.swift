@@ -15,7 +15,8 @@ package struct UpstreamProbeResult: Sendable {
     package var peerCertificates: [X509Certificate]
 
     package init(
-        observed: ObservedConnection? = nil, atsHandshakeFailure: HandshakeFailure? = nil, upstreamFailure: ProbeFailure? = nil,
+        observed: ObservedConnection? = nil, atsHandshakeFailure: HandshakeFailure? = nil,
+        upstreamFailure: ProbeFailure? = nil,
         cleartextUpstream: String? = nil, peerCertificates: [X509Certificate] = []
     ) {
         self.observed = observed
@@ -55,11 +56,16 @@ package final class UpstreamProber: Sendable {
         } catch {
             return UpstreamProbeResult(upstreamFailure: .handshake(reason: error.description))
         }
-        if let observed = ats.observed { return UpstreamProbeResult(observed: observed, peerCertificates: ats.peerCertificates) }
+        if let observed = ats.observed {
+            return UpstreamProbeResult(observed: observed, peerCertificates: ats.peerCertificates)
+        }
         if case .notTLS(let reason)? = ats.failure { return UpstreamProbeResult(cleartextUpstream: reason) }
-        guard case .handshake(let reason)? = ats.failure else { return UpstreamProbeResult(upstreamFailure: ats.failure) }
+        guard case .handshake(let reason)? = ats.failure else {
+            return UpstreamProbeResult(upstreamFailure: ats.failure)
+        }
         let failure = HandshakeFailure(reason: reason, serverClosedWithoutAlert: ats.serverClosedWithoutAlert)
-        guard let permissive = try? handshake(host: host, port: port, serverName: serverName, profile: .permissive) else {
+        guard let permissive = try? handshake(host: host, port: port, serverName: serverName, profile: .permissive)
+        else {
             return UpstreamProbeResult(atsHandshakeFailure: failure, upstreamFailure: .handshake(reason: reason))
         }
         return UpstreamProbeResult(
@@ -90,7 +96,9 @@ package final class UpstreamProber: Sendable {
     }
 
     /// Sends `request` to `host:port` in cleartext and reads the response head.
-    package func loadCleartext(host: String, port: UInt16, request: [UInt8]) throws(ProbeFailure) -> Result<[UInt8], LoadFailure> {
+    package func loadCleartext(host: String, port: UInt16, request: [UInt8]) throws(ProbeFailure) -> Result<
+        [UInt8], LoadFailure
+    > {
         try ProbeLoad.http(host: host, port: port, hosts: hosts, timeout: timeout, request: request)
     }
 
@@ -99,7 +107,8 @@ package final class UpstreamProber: Sendable {
         -> ProbeOutcome
     {
         TLSProbe.run(
-            host: host, port: port, serverName: serverName, context: try context(for: profile), hosts: hosts, timeout: timeout)
+            host: host, port: port, serverName: serverName, context: try context(for: profile), hosts: hosts,
+            timeout: timeout)
     }
 
     /// The shared context for `profile` (made on first use): every handshake as that client, on any

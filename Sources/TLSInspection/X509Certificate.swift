@@ -2,7 +2,6 @@ internal import COpenSSL
 internal import CProxyShims
 import Glibc
 
-
 /// One X.509 certificate: the single owner of its `X509*`, freed in `deinit`.
 ///
 /// Immutable after creation (nothing here mutates the certificate), so it may be shared across

@@ -14,7 +14,9 @@ public enum DateFormat {
     public static func day(_ seconds: Int64) -> String { String(rfc3339(seconds).prefix(10)) }
 
     /// Seconds since 1970 for a UTC calendar date and time.
-    public static func seconds(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Int = 0) -> Int64 {
+    public static func seconds(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Int = 0)
+        -> Int64
+    {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yearOfEra = y - era * 400

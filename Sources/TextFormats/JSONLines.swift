@@ -51,7 +51,10 @@ public struct JSONLines: Sequence, Sendable {
                     position = end + 1
                     if end > start && buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
                     let line = UnsafeBufferPointer(rebasing: buffer[start..<end])
-                    guard !line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") })
+                    guard
+                        !line.allSatisfy({
+                            $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r")
+                        })
                     else { continue }
                     let number = lineNumber
                     let result = JSONParser.parse(line).mapError { error in

@@ -114,7 +114,8 @@ public struct JSONObjectWriter: JSONObjectSink {
         out.append(UInt8(ascii: "]"))
     }
 
-    @inlinable public mutating func add(_ key: String, value: @autoclosure () -> JSONValue, serializedAs bytes: [UInt8]) {
+    @inlinable public mutating func add(_ key: String, value: @autoclosure () -> JSONValue, serializedAs bytes: [UInt8])
+    {
         self.key(key)
         out += bytes
     }

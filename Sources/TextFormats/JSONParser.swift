@@ -315,12 +315,14 @@ struct JSONParser {
                     bytes[position + 1] == UInt8(ascii: "u"), let low = hexQuad(at: position + 2),
                     (0xDC00...0xDFFF).contains(low)
                 else {
-                    throw error("lone surrogate \\u\(Self.hex(unit)) (a high surrogate needs a low one after it)", at: start)
+                    throw error(
+                        "lone surrogate \\u\(Self.hex(unit)) (a high surrogate needs a low one after it)", at: start)
                 }
                 position += 6
                 scalar = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
             case 0xDC00...0xDFFF:
-                throw error("lone surrogate \\u\(Self.hex(unit)) (a low surrogate needs a high one before it)", at: start)
+                throw error(
+                    "lone surrogate \\u\(Self.hex(unit)) (a low surrogate needs a high one before it)", at: start)
             default:
                 break
             }
@@ -404,7 +406,8 @@ struct JSONParser {
         if position < bytes.count && (bytes[position] | 0x20) == UInt8(ascii: "e") {
             isInteger = false
             position += 1
-            if position < bytes.count && (bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-")) {
+            if position < bytes.count && (bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-"))
+            {
                 position += 1
             }
             guard position < bytes.count && Self.isDigit(bytes[position]) else {

@@ -29,7 +29,8 @@ public enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral, Expressi
         case (.double(let a), .double(let b)): a == b
         case (.string(let a), .string(let b)): a == b
         case (.array(let a), .array(let b)): a == b
-        case (.object(let a), .object(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        case (.object(let a), .object(let b)):
+            a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
         default: false
         }
     }
@@ -170,7 +171,8 @@ public enum JSONValue: Sendable, Equatable, ExpressibleByStringLiteral, Expressi
                 case UInt8(ascii: "\r"): escape = Array("\\r".utf8)
                 case UInt8(ascii: "\t"): escape = Array("\\t".utf8)
                 case 0..<0x20, 0x7f: escape = unicodeEscape(UInt32(byte))
-                case 0xE2 where index + 2 < bytes.count && bytes[index + 1] == 0x80
+                case 0xE2
+                where index + 2 < bytes.count && bytes[index + 1] == 0x80
                     && (bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9):
                     escape = unicodeEscape(bytes[index + 2] == 0xA8 ? 0x2028 : 0x2029)
                     width = 3

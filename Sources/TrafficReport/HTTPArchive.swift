@@ -1,6 +1,6 @@
-import TextFormats
-import LogRecord
 import ATSPolicy
+import LogRecord
+import TextFormats
 
 /// Request lines turned into a HAR 1.2 document (`atsproxyctl har`): one entry per request, one
 /// page per intercepted connection, the connection's ATS verdict on every entry as `_ats`.
@@ -159,15 +159,17 @@ package enum HTTPArchive {
         }
         fields.append(("connection", .string(String(request.connectionID))))
         fields.append(("_reused", .bool(request.reused)))
-        fields.append((
-            "_ats",
-            .object([
-                // The request line's own verdict fields, under their log names.
-                (RequestField.compliant.rawValue, request.compliant), (RequestField.action.rawValue, request.action),
-                (RequestField.rule.rawValue, request.rule), (RequestField.violations.rawValue, request.violations),
-                (RequestField.error.rawValue, request.error),
-            ])
-        ))
+        fields.append(
+            (
+                "_ats",
+                .object([
+                    // The request line's own verdict fields, under their log names.
+                    (RequestField.compliant.rawValue, request.compliant),
+                    (RequestField.action.rawValue, request.action),
+                    (RequestField.rule.rawValue, request.rule), (RequestField.violations.rawValue, request.violations),
+                    (RequestField.error.rawValue, request.error),
+                ])
+            ))
         if let error = request.upstreamError { fields.append(("_error", .string(error))) }
         if let upgrade = request.upgrade { fields.append(("_upgrade", .string(upgrade))) }
         return .object(fields)
@@ -230,7 +232,9 @@ package enum HTTPArchive {
     private static func splitPair(_ text: Substring) -> (String, String) {
         let trimmed = text.trimmingSpaces
         guard let equals = trimmed.firstIndex(of: "=") else { return (String(trimmed), "") }
-        return (String(trimmed[..<equals].trimmingSpaces), String(trimmed[trimmed.index(after: equals)...].trimmingSpaces))
+        return (
+            String(trimmed[..<equals].trimmingSpaces), String(trimmed[trimmed.index(after: equals)...].trimmingSpaces)
+        )
     }
 
     private static func withoutFragment(_ url: String) -> String {

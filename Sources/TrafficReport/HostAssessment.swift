@@ -97,13 +97,35 @@ package struct NeedsRules: Sendable {
         for name in traffic.violationNames {
             let explanation = traffic.violations[name] ?? ""
             if Self.certificateViolations.contains(name) {
-                blockers.append(.init(violation: name, reason: Self.sentence(explanation, "no ATS key relaxes certificate checks: the server's certificate must be fixed")))
+                blockers.append(
+                    .init(
+                        violation: name,
+                        reason: Self.sentence(
+                            explanation, "no ATS key relaxes certificate checks: the server's certificate must be fixed"
+                        )))
             } else if name == "pin_mismatch" {
-                blockers.append(.init(violation: name, reason: Self.sentence(explanation, "NSPinnedDomains is wrong for this server, not something an exception allows: fix the pins")))
+                blockers.append(
+                    .init(
+                        violation: name,
+                        reason: Self.sentence(
+                            explanation,
+                            "NSPinnedDomains is wrong for this server, not something an exception allows: fix the pins")
+                    ))
             } else if name == "handshake_failure" {
-                blockers.append(.init(violation: name, reason: Self.sentence(explanation, "no ATS key changes the key-exchange groups and signature schemes an Apple client offers: the server must accept X25519 or P-256")))
+                blockers.append(
+                    .init(
+                        violation: name,
+                        reason: Self.sentence(
+                            explanation,
+                            "no ATS key changes the key-exchange groups and signature schemes an Apple client offers: the server must accept X25519 or P-256"
+                        )))
             } else if name.hasPrefix("niap_") {
-                blockers.append(.init(violation: name, reason: Self.sentence(explanation, "report proposes no NIAP opt-out (NSExceptionRequiresNIAPTLSPackageVersion = none)")))
+                blockers.append(
+                    .init(
+                        violation: name,
+                        reason: Self.sentence(
+                            explanation,
+                            "report proposes no NIAP opt-out (NSExceptionRequiresNIAPTLSPackageVersion = none)")))
             }
         }
         return HostAssessment(traffic: traffic, isLocal: isLocal, needs: needs, reasons: reasons, blockers: blockers)
@@ -120,10 +142,16 @@ package struct NeedsRules: Sendable {
             seen = "negotiated \(fact.humanName) (\(Self.count(traffic.versions[fact] ?? 0)))"
         } else if let explanation = traffic.violations["tls_version"] {
             // Judged from the violation alone (a ClientHello's server name): the explanation names the version.
-            lowest = [TLSVersion.ssl3, .tls10, .tls11, .tls12].first { explanation.contains("negotiated \($0.humanName)") }
+            lowest = [TLSVersion.ssl3, .tls10, .tls11, .tls12].first {
+                explanation.contains("negotiated \($0.humanName)")
+            }
             seen = "negotiated \(lowest?.humanName ?? "an unknown version") (from the logged violation)"
             if lowest == nil {
-                blockers.append(.init(violation: "tls_version", reason: Self.sentence(explanation, "the log does not say which version, so report cannot propose a floor")))
+                blockers.append(
+                    .init(
+                        violation: "tls_version",
+                        reason: Self.sentence(
+                            explanation, "the log does not say which version, so report cannot propose a floor")))
                 return
             }
         } else {
@@ -131,9 +159,19 @@ package struct NeedsRules: Sendable {
         }
         guard let lowest, lowest < .tls12 else { return }
         if lowest < .tls10 {
-            blockers.append(.init(violation: "tls_version", reason: "the server \(seen); no iOS release speaks it, and no ATS key changes that: the server must enable TLS 1.2"))
+            blockers.append(
+                .init(
+                    violation: "tls_version",
+                    reason:
+                        "the server \(seen); no iOS release speaks it, and no ATS key changes that: the server must enable TLS 1.2"
+                ))
         } else if !honoursLegacyFloors {
-            blockers.append(.init(violation: "tls_version", reason: "the server \(seen); \(settings.osProfile.releases) refuses TLS 1.0 and 1.1 for every load, whatever the policy (NSExceptionMinimumTLSVersion below TLSv1.2 included): the server must enable TLS 1.2"))
+            blockers.append(
+                .init(
+                    violation: "tls_version",
+                    reason:
+                        "the server \(seen); \(settings.osProfile.releases) refuses TLS 1.0 and 1.1 for every load, whatever the policy (NSExceptionMinimumTLSVersion below TLSv1.2 included): the server must enable TLS 1.2"
+                ))
         } else {
             needs.minimumTLSVersion = lowest
             reasons.append(seen)
@@ -148,7 +186,12 @@ package struct NeedsRules: Sendable {
         var notForwardSecret: [String] = []
         for (name, count) in traffic.suites.sorted(by: { $0.key < $1.key }) {
             guard let suite = CipherSuite(name: name) else {
-                blockers.append(.init(violation: "cipher_not_ats", reason: "the server chose \(name), which no Apple client offers: the server must enable an ECDHE suite"))
+                blockers.append(
+                    .init(
+                        violation: "cipher_not_ats",
+                        reason:
+                            "the server chose \(name), which no Apple client offers: the server must enable an ECDHE suite"
+                    ))
                 continue
             }
             if CipherProfile.tls13Suites.contains(suite) || profile.forwardSecretSuites.contains(suite) { continue }
@@ -158,7 +201,12 @@ package struct NeedsRules: Sendable {
                 // With insecure HTTP allowed anyway, forward secrecy off lifts every restriction on suites.
                 notForwardSecret.append("\(name) (\(Self.count(count)); offered once insecure HTTP is allowed)")
             } else if profile.legacySuites.contains(suite) {
-                blockers.append(.init(violation: "cipher_not_ats", reason: "the server chose \(name), which an ATS client offers only with NSExceptionRequiresForwardSecrecy = NO and NSExceptionAllowsInsecureHTTPLoads = YES; report allows cleartext only to hosts seen over http://: the server must enable an ECDHE suite"))
+                blockers.append(
+                    .init(
+                        violation: "cipher_not_ats",
+                        reason:
+                            "the server chose \(name), which an ATS client offers only with NSExceptionRequiresForwardSecrecy = NO and NSExceptionAllowsInsecureHTTPLoads = YES; report allows cleartext only to hosts seen over http://: the server must enable an ECDHE suite"
+                    ))
             } else {
                 let why =
                     switch suite.keyExchange {
@@ -166,15 +214,25 @@ package struct NeedsRules: Sendable {
                     case .tls13: "no Apple client offers this TLS 1.3 suite"
                     default: "no ATS client offers it (\(profile.rawValue) cipher profile)"
                     }
-                let remedy = suite.keyExchange == .tls13 ? "TLS_AES_128_GCM_SHA256 or another suite Apple offers" : "an ECDHE suite"
-                blockers.append(.init(violation: "cipher_not_ats", reason: "the server chose \(name); \(why): the server must enable \(remedy)"))
+                let remedy =
+                    suite.keyExchange == .tls13
+                    ? "TLS_AES_128_GCM_SHA256 or another suite Apple offers" : "an ECDHE suite"
+                blockers.append(
+                    .init(
+                        violation: "cipher_not_ats",
+                        reason: "the server chose \(name); \(why): the server must enable \(remedy)"))
             }
         }
         if traffic.suites.isEmpty, traffic.violations["cipher_not_fs"] != nil {
             notForwardSecret.append("a suite without forward secrecy (from the logged violation)")
         }
         if traffic.suites.isEmpty, let explanation = traffic.violations["cipher_not_ats"] {
-            blockers.append(.init(violation: "cipher_not_ats", reason: Self.sentence(explanation, "no ATS key makes an Apple client offer it: the server must enable an ECDHE suite")))
+            blockers.append(
+                .init(
+                    violation: "cipher_not_ats",
+                    reason: Self.sentence(
+                        explanation, "no ATS key makes an Apple client offer it: the server must enable an ECDHE suite")
+                ))
         }
         if !notForwardSecret.isEmpty {
             needs.disablesForwardSecrecy = true

@@ -1,5 +1,5 @@
-import LogRecord
 import ATSPolicy
+import LogRecord
 
 /// Everything the log says about one host, gathered from every line naming it: as the request
 /// (CONNECT or `http://`) host, or as the server name of a ClientHello that differed from it.

@@ -1,5 +1,5 @@
-import LogRecord
 import ATSPolicy
+import LogRecord
 
 /// The log's lines gathered per host one at a time, as they are read or written: what
 /// ``LogCollection/hostTraffic`` gives for a whole collection, and the live view keeps up to date.

@@ -1,6 +1,6 @@
-import TextFormats
-import LogRecord
 import ATSPolicy
+import LogRecord
+import TextFormats
 
 /// Every connection record of several log files (the current one and its rotated, possibly
 /// compressed, predecessors), the request lines of intercept mode (`"kind":"request"` and
@@ -62,7 +62,8 @@ package struct LogCollection: Sendable {
             switch line.result {
             case .failure(let error):
                 skipped.append(
-                    SkippedLine(path: file.path, line: line.number, column: error.column, reason: error.reason, kind: nil))
+                    SkippedLine(
+                        path: file.path, line: line.number, column: error.column, reason: error.reason, kind: nil))
             case .success(let value):
                 // Not an object: no kind, and LoggedConnection says why it is no record.
                 let kind = value.objectValue == nil ? nil : LoggedRequest.kind(of: value)
@@ -80,7 +81,8 @@ package struct LogCollection: Sendable {
                     }
                 } catch {
                     skipped.append(
-                        SkippedLine(path: file.path, line: line.number, column: nil, reason: error.description, kind: kind))
+                        SkippedLine(
+                            path: file.path, line: line.number, column: nil, reason: error.description, kind: kind))
                 }
             }
         }

@@ -1,6 +1,6 @@
-import TextFormats
-import LogRecord
 import ATSPolicy
+import LogRecord
+import TextFormats
 
 /// What `report` reads from one line of the proxy's JSON log (the contract of ProxyCore's
 /// `ConnectionRecord`, its names LogRecord's ``ConnectionField``). Only `host`, `scheme` and `action` are required; every other field may be
@@ -116,7 +116,9 @@ package struct LoggedConnection: Sendable, Equatable {
     ) throws(LogRecordError) -> String {
         let name = within.map { "\($0.rawValue).\(field.rawValue)" } ?? field.rawValue
         guard let value = object[field] else { throw LogRecordError("no \"\(name)\" field") }
-        guard let text = value.stringValue, !text.isEmpty else { throw LogRecordError("\"\(name)\" is not a non-empty string") }
+        guard let text = value.stringValue, !text.isEmpty else {
+            throw LogRecordError("\"\(name)\" is not a non-empty string")
+        }
         return text
     }
 
@@ -129,7 +131,9 @@ package struct LoggedConnection: Sendable, Equatable {
         guard let items = value.arrayValue else { throw LogRecordError("\"\(name)\" is not an array") }
         var texts: [String] = []
         for item in items {
-            guard let text = item.stringValue else { throw LogRecordError("\"\(name)\" holds a value that is not a string") }
+            guard let text = item.stringValue else {
+                throw LogRecordError("\"\(name)\" holds a value that is not a string")
+            }
             texts.append(text)
         }
         return texts

@@ -1,6 +1,6 @@
-import TextFormats
-import LogRecord
 import ATSPolicy
+import LogRecord
+import TextFormats
 
 /// One request line of intercept mode (`"kind":"request"` or `"tls_stream"`, the contract in
 /// docs/request-log.md): what `har` turns into an entry and `report` counts per host.
@@ -117,39 +117,62 @@ package struct LoggedRequest: Sendable {
         responseHeaders = try Self.headers(json, .responseHeaders, what)
     }
 
-    private static func string(_ json: JSONValue, _ field: RequestField, _ what: String) throws(LogRecordError) -> String {
-        guard let value = json[field], !value.isNull else { throw LogRecordError("no \"\(field.rawValue)\" field", record: what) }
+    private static func string(_ json: JSONValue, _ field: RequestField, _ what: String) throws(LogRecordError)
+        -> String
+    {
+        guard let value = json[field], !value.isNull else {
+            throw LogRecordError("no \"\(field.rawValue)\" field", record: what)
+        }
         guard let text = value.stringValue, !text.isEmpty else {
             throw LogRecordError("\"\(field.rawValue)\" is not a non-empty string", record: what)
         }
         return text
     }
 
-    private static func integer(_ json: JSONValue, _ field: RequestField, _ what: String) throws(LogRecordError) -> Int64 {
-        guard let value = json[field], !value.isNull else { throw LogRecordError("no \"\(field.rawValue)\" field", record: what) }
-        guard let number = value.intValue else { throw LogRecordError("\"\(field.rawValue)\" is not an integer", record: what) }
+    private static func integer(_ json: JSONValue, _ field: RequestField, _ what: String) throws(LogRecordError)
+        -> Int64
+    {
+        guard let value = json[field], !value.isNull else {
+            throw LogRecordError("no \"\(field.rawValue)\" field", record: what)
+        }
+        guard let number = value.intValue else {
+            throw LogRecordError("\"\(field.rawValue)\" is not an integer", record: what)
+        }
         return number
     }
 
-    private static func optionalString(_ json: JSONValue, _ field: RequestField, _ what: String) throws(LogRecordError) -> String? {
+    private static func optionalString(_ json: JSONValue, _ field: RequestField, _ what: String) throws(LogRecordError)
+        -> String?
+    {
         guard let value = json[field], !value.isNull else { return nil }
-        guard let text = value.stringValue else { throw LogRecordError("\"\(field.rawValue)\" is not a string or null", record: what) }
+        guard let text = value.stringValue else {
+            throw LogRecordError("\"\(field.rawValue)\" is not a string or null", record: what)
+        }
         return text
     }
 
-    private static func optionalInteger(_ json: JSONValue, _ field: RequestField, _ what: String) throws(LogRecordError) -> Int64? {
+    private static func optionalInteger(_ json: JSONValue, _ field: RequestField, _ what: String) throws(LogRecordError)
+        -> Int64?
+    {
         guard let value = json[field], !value.isNull else { return nil }
-        guard let number = value.intValue else { throw LogRecordError("\"\(field.rawValue)\" is not an integer or null", record: what) }
+        guard let number = value.intValue else {
+            throw LogRecordError("\"\(field.rawValue)\" is not an integer or null", record: what)
+        }
         return number
     }
 
-    private static func headers(_ json: JSONValue, _ field: RequestField, _ what: String) throws(LogRecordError) -> [Header]? {
+    private static func headers(_ json: JSONValue, _ field: RequestField, _ what: String) throws(LogRecordError)
+        -> [Header]?
+    {
         guard let value = json[field], !value.isNull else { return nil }
-        guard let items = value.arrayValue else { throw LogRecordError("\"\(field.rawValue)\" is not an array or null", record: what) }
+        guard let items = value.arrayValue else {
+            throw LogRecordError("\"\(field.rawValue)\" is not an array or null", record: what)
+        }
         var headers: [Header] = []
         for item in items {
             guard let name = item[HeaderField.name]?.stringValue, let text = item[HeaderField.value]?.stringValue else {
-                throw LogRecordError("\"\(field.rawValue)\" holds an entry without a string \"name\" and \"value\"", record: what)
+                throw LogRecordError(
+                    "\"\(field.rawValue)\" holds an entry without a string \"name\" and \"value\"", record: what)
             }
             headers.append(Header(name: name, value: text))
         }
@@ -206,7 +229,8 @@ package enum Timestamp {
         }
         guard index == bytes.count else { return nil }
         let seconds = DateFormat.seconds(
-            year: Int(year), month: Int(month), day: Int(day), hour: Int(hour), minute: Int(minute), second: Int(min(second, 59)))
+            year: Int(year), month: Int(month), day: Int(day), hour: Int(hour), minute: Int(minute),
+            second: Int(min(second, 59)))
         return (seconds - offsetMinutes * 60) * 1000 + fraction
     }
 

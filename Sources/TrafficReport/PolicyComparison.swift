@@ -70,38 +70,46 @@ struct PolicyComparison {
             return [UnusedKey(path: base, value: nil, advice: .delete, reason: "no observed host matches it")]
         }
         if hosts.allSatisfy(\.isLocal) {
-            return [UnusedKey(
-                path: base, value: nil, advice: .delete,
-                reason: "it matches only local hosts (\(names(hosts))), which are exempt from ATS without it")]
+            return [
+                UnusedKey(
+                    path: base, value: nil, advice: .delete,
+                    reason: "it matches only local hosts (\(names(hosts))), which are exempt from ATS without it")
+            ]
         }
         let needed = hosts.reduce(SuggestedException()) { $0.union($1.needs) }
         var keys: [UnusedKey] = []
         let path = { (key: String) in base + Self.separator + key }
         if let floor = current.minimumTLSVersion {
             if let wanted = needed.minimumTLSVersion, wanted > floor {
-                keys.append(UnusedKey(
-                    path: path(ATSKey.minimumTLSVersion), value: floor.plistName, advice: .raise, replacement: wanted.plistName,
-                    reason: "the lowest version its hosts negotiated is \(wanted.humanName)"))
+                keys.append(
+                    UnusedKey(
+                        path: path(ATSKey.minimumTLSVersion), value: floor.plistName, advice: .raise,
+                        replacement: wanted.plistName,
+                        reason: "the lowest version its hosts negotiated is \(wanted.humanName)"))
             } else if needed.minimumTLSVersion == nil {
-                keys.append(UnusedKey(
-                    path: path(ATSKey.minimumTLSVersion), value: floor.plistName, advice: .delete,
-                    reason: "its hosts (\(names(hosts))) all negotiated TLS 1.2 or later"))
+                keys.append(
+                    UnusedKey(
+                        path: path(ATSKey.minimumTLSVersion), value: floor.plistName, advice: .delete,
+                        reason: "its hosts (\(names(hosts))) all negotiated TLS 1.2 or later"))
             }
         }
         if current.disablesForwardSecrecy, !needed.disablesForwardSecrecy {
-            keys.append(UnusedKey(
-                path: path(ATSKey.requiresForwardSecrecy), value: "false", advice: .delete,
-                reason: "its hosts (\(names(hosts))) all chose forward-secret suites"))
+            keys.append(
+                UnusedKey(
+                    path: path(ATSKey.requiresForwardSecrecy), value: "false", advice: .delete,
+                    reason: "its hosts (\(names(hosts))) all chose forward-secret suites"))
         }
         if current.allowsInsecureHTTPLoads, !needed.allowsInsecureHTTPLoads {
-            keys.append(UnusedKey(
-                path: path(ATSKey.allowsInsecureHTTPLoads), value: "true", advice: .delete,
-                reason: "none of its hosts (\(names(hosts))) was loaded over http://"))
+            keys.append(
+                UnusedKey(
+                    path: path(ATSKey.allowsInsecureHTTPLoads), value: "true", advice: .delete,
+                    reason: "none of its hosts (\(names(hosts))) was loaded over http://"))
         }
         if entry.includesSubdomains, !hosts.contains(where: { $0.host.description != entry.key }) {
-            keys.append(UnusedKey(
-                path: path(ATSKey.includesSubdomains), value: "true", advice: .delete,
-                reason: "no subdomain of \(entry.key) was seen, only \(entry.key) itself"))
+            keys.append(
+                UnusedKey(
+                    path: path(ATSKey.includesSubdomains), value: "true", advice: .delete,
+                    reason: "no subdomain of \(entry.key) was seen, only \(entry.key) itself"))
         }
         return keys
     }
@@ -111,7 +119,8 @@ struct PolicyComparison {
         let inForce = policy.globalRule(for: clientClass).key
         let reliant = judged.filter {
             !$0.isLocal && !$0.needs.relaxesNothing
-                && policy.requirements(for: $0.host, clientClass: clientClass, explaining: false).rule.kind == .arbitraryLoads
+                && policy.requirements(for: $0.host, clientClass: clientClass, explaining: false).rule.kind
+                    == .arbitraryLoads
         }
         let globals: [(String, KeyPresence)] = [
             (ATSKey.allowsArbitraryLoads, policy.allowsArbitraryLoads),
@@ -126,11 +135,17 @@ struct PolicyComparison {
                     : "the traffic is judged as \(clientClass.rawValue) loads (--client), which it does not govern; the log does not record which API made a load"
                 keys.append(UnusedKey(path: key, value: "true", advice: .delete, reason: why))
             } else if reliant.isEmpty {
-                keys.append(UnusedKey(path: key, value: "true", advice: .delete, reason: "no observed host it governs needed any relaxation"))
+                keys.append(
+                    UnusedKey(
+                        path: key, value: "true", advice: .delete,
+                        reason: "no observed host it governs needed any relaxation"))
             } else {
-                keys.append(UnusedKey(
-                    path: key, value: "true", advice: .replace,
-                    reason: "\(names(reliant)) rely on it; the suggested per-host entries let them through without turning ATS off"))
+                keys.append(
+                    UnusedKey(
+                        path: key, value: "true", advice: .replace,
+                        reason:
+                            "\(names(reliant)) rely on it; the suggested per-host entries let them through without turning ATS off"
+                    ))
             }
         }
         return keys
@@ -139,15 +154,19 @@ struct PolicyComparison {
     var missing: [MissingKey] {
         var keys: [MissingKey] = []
         for assessment in judged where assessment.disposition == .needsException {
-            let https = policy.requirements(for: assessment.host, scheme: .https, clientClass: clientClass, explaining: false)
-            let http = policy.requirements(for: assessment.host, scheme: .http, clientClass: clientClass, explaining: false)
+            let https = policy.requirements(
+                for: assessment.host, scheme: .https, clientClass: clientClass, explaining: false)
+            let http = policy.requirements(
+                for: assessment.host, scheme: .http, clientClass: clientClass, explaining: false)
             // Where the ATS minimums do not apply, every version and suite is allowed.
             let granted = SuggestedException(
                 minimumTLSVersion: https.atsMinimumsApply ? https.minimumTLSVersion : .tls10,
                 disablesForwardSecrecy: !https.requiresForwardSecrecy, allowsInsecureHTTPLoads: http.cleartextAllowed)
             let needs = assessment.needs
             let key = suggestedKey[assessment.host] ?? assessment.host.description
-            let rule = https.rule.kind == .exception ? "its entry \"\(https.rule.key ?? "")\"" : "the policy (\(https.rule.kind.rawValue) rule)"
+            let rule =
+                https.rule.kind == .exception
+                ? "its entry \"\(https.rule.key ?? "")\"" : "the policy (\(https.rule.kind.rawValue) rule)"
             for missingKey in needs.keysBeyond(granted) {
                 let value: String
                 let why: String
@@ -169,10 +188,12 @@ struct PolicyComparison {
                     default: reason.hasPrefix("loaded")
                     }
                 }
-                keys.append(MissingKey(
-                    host: assessment.host.description,
-                    path: ATSKey.exceptionDomains + Self.separator + key + Self.separator + missingKey, value: value,
-                    reason: "\(assessment.host) " + (because.map { $0 + "; " } ?? "") + why))
+                keys.append(
+                    MissingKey(
+                        host: assessment.host.description,
+                        path: ATSKey.exceptionDomains + Self.separator + key + Self.separator + missingKey,
+                        value: value,
+                        reason: "\(assessment.host) " + (because.map { $0 + "; " } ?? "") + why))
             }
         }
         return keys
@@ -180,6 +201,8 @@ struct PolicyComparison {
 
     private func names(_ hosts: [HostAssessment]) -> String {
         let sorted = hosts.map(\.host.description).sorted()
-        return sorted.count <= 4 ? sorted.joined(separator: ", ") : sorted.prefix(3).joined(separator: ", ") + " and \(sorted.count - 3) more"
+        return sorted.count <= 4
+            ? sorted.joined(separator: ", ")
+            : sorted.prefix(3).joined(separator: ", ") + " and \(sorted.count - 3) more"
     }
 }

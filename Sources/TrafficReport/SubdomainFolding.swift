@@ -13,10 +13,13 @@ package struct SubdomainFold: Sendable, Equatable {
 
     /// Why the fold is honest, in words.
     package var reason: String {
-        var text = "\(hosts.count) hosts under \(domain) (\(hosts.joined(separator: ", "))) need exactly "
+        var text =
+            "\(hosts.count) hosts under \(domain) (\(hosts.joined(separator: ", "))) need exactly "
             + exception.summaryWithoutSubdomains + ", and no host seen under it needs less"
         if keptApart.count == 1 { text += "; \(keptApart[0]) needs more and keeps its own entry" }
-        if keptApart.count > 1 { text += "; " + keptApart.joined(separator: ", ") + " need more and keep their own entries" }
+        if keptApart.count > 1 {
+            text += "; " + keptApart.joined(separator: ", ") + " need more and keep their own entries"
+        }
         return text
     }
 }
@@ -101,13 +104,16 @@ enum SubdomainFolding {
     }
 
     private static func evaluate(
-        _ parent: String, _ hosts: [(name: String, needs: SuggestedException, wantsEntry: Bool)], excluding folded: Set<String>
+        _ parent: String, _ hosts: [(name: String, needs: SuggestedException, wantsEntry: Bool)],
+        excluding folded: Set<String>
     ) -> Outcome {
         let below = hosts.filter { $0.name.hasSuffix("." + parent) }
         // The entry the fold would write: the need at least two unfolded hosts share, and the least of
         // those (a host needing less than another shared need makes the larger one loosen it).
         var groups: [SuggestedException: [String]] = [:]
-        for host in below where host.wantsEntry && !folded.contains(host.name) { groups[host.needs, default: []].append(host.name) }
+        for host in below where host.wantsEntry && !folded.contains(host.name) {
+            groups[host.needs, default: []].append(host.name)
+        }
         let shared = groups.filter { $0.value.count >= 2 }.keys.sorted { $0.looseness < $1.looseness }
         guard let entry = shared.first else { return .none }
         guard SharedSuffixes.isOwnedDomain(parent) else {
@@ -123,7 +129,8 @@ enum SubdomainFolding {
                     + "NSIncludesSubdomains would loosen \(looser.count == 1 ? "it" : "them")")
         }
         if let itself, itself.needs != entry {
-            return .refused("\(parent) itself needs \(itself.needs.summaryWithoutSubdomains), more than its subdomains' entry")
+            return .refused(
+                "\(parent) itself needs \(itself.needs.summaryWithoutSubdomains), more than its subdomains' entry")
         }
         let members = everyone.filter { $0.needs == entry && !folded.contains($0.name) }.map(\.name).sorted()
         let apart = below.filter { $0.needs != entry && $0.wantsEntry }.map(\.name).sorted()

@@ -1,5 +1,5 @@
-import TextFormats
 import ATSPolicy
+import TextFormats
 
 /// The report as one JSON object: `{"hosts", "suggested", "unfixable", "unused", "missing", …}`.
 extension TrafficReport {
@@ -14,7 +14,10 @@ extension TrafficReport {
             ("hosts", .array(assessments.map(hostJSON))),
             ("suggested", .object([(ATSKey.appTransportSecurity, suggestedATS.json)])),
             ("subdomains", .array(folds.map(Self.json))),
-            ("not_folded", .array(refusedFolds.map { .object([("domain", .string($0.domain)), ("reason", .string($0.reason))]) })),
+            (
+                "not_folded",
+                .array(refusedFolds.map { .object([("domain", .string($0.domain)), ("reason", .string($0.reason))]) })
+            ),
             ("exempt", .strings(exempt.map(\.host.description))),
             ("unfixable", .array(unfixable.map(Self.unfixableJSON))),
             ("unused", .array((unused ?? []).map(Self.json))),
@@ -35,7 +38,10 @@ extension TrafficReport {
             ("ports", .array(traffic.ports.sorted().map { .int($0) })),
             ("cleartext", .bool(traffic.cleartextSeen)),
             ("unreadable_hellos", .int(traffic.unreadableHellos)),
-            ("tls_versions", .object(traffic.versions.sorted { $0.key < $1.key }.map { ($0.key.plistName, .int($0.value)) })),
+            (
+                "tls_versions",
+                .object(traffic.versions.sorted { $0.key < $1.key }.map { ($0.key.plistName, .int($0.value)) })
+            ),
             ("ciphers", .object(traffic.suites.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
             ("violations", .strings(traffic.violationNames)),
             ("status", .string(assessment.disposition.rawValue)),
@@ -86,6 +92,9 @@ extension TrafficReport {
     }
 
     private static func json(_ key: MissingKey) -> JSONValue {
-        .object([("host", .string(key.host)), ("path", .string(key.path)), ("value", .string(key.value)), ("reason", .string(key.reason))])
+        .object([
+            ("host", .string(key.host)), ("path", .string(key.path)), ("value", .string(key.value)),
+            ("reason", .string(key.reason)),
+        ])
     }
 }

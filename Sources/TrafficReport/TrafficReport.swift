@@ -36,7 +36,8 @@ package struct TrafficReport: Sendable {
 
         var keyForHost: [HostIdentity: String] = [:]
         var entries: [(domain: String, exception: SuggestedException)] = folds.map { ($0.domain, $0.exception) }
-        let foldOf = Dictionary(folds.flatMap { fold in fold.hosts.map { ($0, fold.domain) } }, uniquingKeysWith: { first, _ in first })
+        let foldOf = Dictionary(
+            folds.flatMap { fold in fold.hosts.map { ($0, fold.domain) } }, uniquingKeysWith: { first, _ in first })
         for assessment in assessments where assessment.disposition == .needsException {
             let name = assessment.host.description
             if let parent = foldOf[name] {

@@ -26,7 +26,9 @@ struct PolicyFixtureTests {
         #expect(xml.format == .xml)
         #expect(binary.format == .binary)
         #expect(xml.sha256 != binary.sha256)
-        #expect(xml.policy.findings.map { "\($0.code) \($0.path)" } == binary.policy.findings.map { "\($0.code) \($0.path)" })
+        #expect(
+            xml.policy.findings.map { "\($0.code) \($0.path)" }
+                == binary.policy.findings.map { "\($0.code) \($0.path)" })
         for host in Self.hosts {
             for scheme in URLScheme.allCases {
                 for client in ClientClass.allCases {
@@ -62,6 +64,7 @@ struct PolicyFixtureTests {
         #expect(pins.caIdentities?.count == 1)
         #expect(try policy.requirements(forHost: "api.example.com", clientClass: .webkit).pins == nil)
         let codes = Set(policy.findings.map(\.code))
-        #expect(codes.isSuperset(of: ["legacy_key", "number_for_boolean", "malformed_pin", "arbitrary_loads_cancelled"]))
+        #expect(
+            codes.isSuperset(of: ["legacy_key", "number_for_boolean", "malformed_pin", "arbitrary_loads_cancelled"]))
     }
 }

@@ -21,7 +21,8 @@ struct PolicyKeyChangesTests {
     @Test("an exception added, a value changed and a key removed are each named by their key path")
     func addedChangedRemoved() throws {
         let before = try Self.root(Self.infoPlist)
-        let after = try Self.root("""
+        let after = try Self.root(
+            """
             <dict><key>CFBundleIdentifier</key><string>com.example.other</string>
             <key>NSAppTransportSecurity</key><dict>
               <key>NSAllowsLocalNetworking</key><true/>
@@ -32,7 +33,8 @@ struct PolicyKeyChangesTests {
             """)
         let changes = PolicyKeyChanges(from: before, to: after)
         #expect(changes.added.map(\.path) == ["NSAllowsLocalNetworking"])
-        #expect(changes.changed.map(\.path) == ["NSExceptionDomains › legacy.example.com › NSExceptionMinimumTLSVersion"])
+        #expect(
+            changes.changed.map(\.path) == ["NSExceptionDomains › legacy.example.com › NSExceptionMinimumTLSVersion"])
         #expect(changes.changed.first?.old == "\"TLSv1.0\"")
         #expect(changes.changed.first?.new == "\"TLSv1.1\"")
         // The Info.plist's other keys (the bundle identifier changed too) are not the policy's.

@@ -1,7 +1,7 @@
-import TextFormats
 import ATSPolicy
 import Foundation
 import Testing
+import TextFormats
 
 // Shared fixtures for the Spec*Tests suites, which check the ATSPolicy engine against
 // /work/shared/ats-spec.md (the spec decides, not the code).
@@ -143,7 +143,9 @@ extension ATSSpecFixture {
     // MARK: Policies
 
     /// Loads an ATS dictionary: `atsDictionaryXML` is the inner XML of the root `<dict>`.
-    func policy(_ atsDictionaryXML: String, settings: PolicySettings = PolicySettings()) throws -> TransportSecurityPolicy {
+    func policy(_ atsDictionaryXML: String, settings: PolicySettings = PolicySettings()) throws
+        -> TransportSecurityPolicy
+    {
         let xml = """
             <?xml version="1.0" encoding="UTF-8"?>
             <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
@@ -190,7 +192,8 @@ extension ATSSpecFixture {
         let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
         let address = IPAddress(bare.split(separator: "%").first.map(String.init) ?? bare)
         return CertificateFacts(
-            subject: "CN=\(bare)", keyType: keyType, keyBits: keyBits, signatureAlgorithm: "\(hash.rawValue)WithRSAEncryption",
+            subject: "CN=\(bare)", keyType: keyType, keyBits: keyBits,
+            signatureAlgorithm: "\(hash.rawValue)WithRSAEncryption",
             signatureHash: hash, notBefore: notBefore, notAfter: notAfter ?? notBefore + lifetimeDays * ATSSpec.day,
             dnsNames: dnsNames ?? (address == nil ? [bare] : []),
             ipAddresses: ipAddresses ?? (address.map { [$0] } ?? []), extendedKeyUsage: eku,
@@ -265,7 +268,8 @@ extension ATSSpecFixture {
             guard let codes = ATSSpec.section4Codes[violation.kind.name] else { continue }
             #expect(
                 codes.nsurl.contains(violation.error.nsurl),
-                "§4 NSURLErrorDomain code of \(violation.kind.name): \(violation.error)", sourceLocation: sourceLocation)
+                "§4 NSURLErrorDomain code of \(violation.kind.name): \(violation.error)", sourceLocation: sourceLocation
+            )
             #expect(
                 codes.ssl.contains(violation.error.ssl),
                 "§4 SSL status of \(violation.kind.name): \(violation.error)", sourceLocation: sourceLocation)
@@ -278,7 +282,9 @@ extension ATSSpecFixture {
     ) throws -> Bool {
         let result = try verdict(policy, host: host, scheme: .http, client: client)
         // Both views of the answer must agree: the requirements and the verdict.
-        #expect(result.requirements.cleartextAllowed == result.isCompliant, "requirements and verdict disagree for http://\(host)")
+        #expect(
+            result.requirements.cleartextAllowed == result.isCompliant,
+            "requirements and verdict disagree for http://\(host)")
         if !result.isCompliant {
             #expect(violationNames(result) == ["cleartext"], "http://\(host)")
             #expect(result.error?.nsurl == -1022, "a blocked cleartext load is NSURLErrorDomain -1022 (spec §4)")
@@ -300,4 +306,3 @@ extension ATSSpecRow {
 
 /// A conforming value, for row tables whose closures build certificates or connections.
 struct ATSSpecBuilder: ATSSpecFixture, Sendable {}
-

@@ -10,7 +10,10 @@ import Testing
 @Suite("property lists: our parser against Foundation's")
 struct PropertyListOracleTests {
     /// fuzz-plist's seed directories (Makefile's FUZZ_TARGETS), all fixtures of this target.
-    static let seedDirectories = ["Tests/ATSPolicyTests/Fixtures/plist", "Tests/ATSPolicyTests/Fixtures/policies", "Tests/ATSPolicyTests/Fixtures/mistakes"]
+    static let seedDirectories = [
+        "Tests/ATSPolicyTests/Fixtures/plist", "Tests/ATSPolicyTests/Fixtures/policies",
+        "Tests/ATSPolicyTests/Fixtures/mistakes",
+    ]
     static let seeds = seedDirectories.flatMap(OracleInputs.files(in:))
 
     /// A value both parsers' results are converted into. Dictionaries hold the last value of a
@@ -56,7 +59,10 @@ struct PropertyListOracleTests {
 
         var description: String {
             switch self {
-            case .dictionary(let x): "{" + x.sorted { $0.key < $1.key }.map { "\($0.key.debugDescription): \($0.value)" }.joined(separator: ", ") + "}"
+            case .dictionary(let x):
+                "{"
+                    + x.sorted { $0.key < $1.key }.map { "\($0.key.debugDescription): \($0.value)" }.joined(
+                        separator: ", ") + "}"
             case .array(let x): "[" + x.map(\.description).joined(separator: ", ") + "]"
             case .string(let x): x.debugDescription
             case .integer(let x): "\(x)"
@@ -83,7 +89,9 @@ struct PropertyListOracleTests {
         case .array(let x): .array(x.map { tree($0, firstWins: firstWins) })
         case .dictionary(let entries):
             .dictionary(
-                Dictionary(entries.map { ($0.key, tree($0.value, firstWins: firstWins)) }, uniquingKeysWith: { first, last in firstWins ? first : last }))
+                Dictionary(
+                    entries.map { ($0.key, tree($0.value, firstWins: firstWins)) },
+                    uniquingKeysWith: { first, last in firstWins ? first : last }))
         case .uid(let x): .other("uid(\(x))")
         }
     }
@@ -167,12 +175,15 @@ struct PropertyListOracleTests {
                 guard isBinary, case .failure(let error) = result else { return false }
                 return error.reason == "non-ASCII byte in ASCII string" && foundation != nil
             case .binaryNonStringKey:
-                return isBinary && ours == nil && foundation?.contains { $0 == .other("Dictionary<AnyHashable, Any>") } == true
+                return isBinary && ours == nil
+                    && foundation?.contains { $0 == .other("Dictionary<AnyHashable, Any>") } == true
             case .openStepText:
                 let start = bytes.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
                 return ours == nil && foundation != nil && start.first != UInt8(ascii: "<") && !isBinary
             case .xmlPrologue:
-                guard ours == nil, foundation != nil, let plist = bytes.firstRange(of: Array("<plist".utf8)) else { return false }
+                guard ours == nil, foundation != nil, let plist = bytes.firstRange(of: Array("<plist".utf8)) else {
+                    return false
+                }
                 let prologue = Array(#"<?xml version="1.0" encoding="UTF-8"?>"#.utf8) + [0x0A]
                 return PropertyListOracleTests.outcomes(prologue + bytes[plist.lowerBound...]).ours == foundation
             case .xmlInsideTag:
@@ -188,7 +199,9 @@ struct PropertyListOracleTests {
                 // An odd number of quotes before the first '>': it is inside a quoted string.
                 return bytes[doctype.upperBound..<end].filter { $0 == UInt8(ascii: "\"") }.count % 2 == 1
             case .xmlAfterPlist:
-                guard ours == nil, foundation != nil, let end = bytes.firstRange(of: Array("</plist>".utf8)) else { return false }
+                guard ours == nil, foundation != nil, let end = bytes.firstRange(of: Array("</plist>".utf8)) else {
+                    return false
+                }
                 return PropertyListOracleTests.outcomes(Array(bytes[..<end.upperBound])).ours == foundation
             }
         }
@@ -207,11 +220,13 @@ struct PropertyListOracleTests {
         if case .failure(let error) = Self.ours(bytes) { refusals += "\nours refused: \(error)" }
         if case .failure(let error) = Self.foundation(bytes) { refusals += "\nFoundation refused: \(error)" }
         let prefix = String(decoding: bytes.prefix(120), as: UTF8.self).debugDescription
-        return "ours: \(ours.map(\.description) ?? "refused")\nFoundation: \(foundation.map(\.description) ?? "refused")\(refusals)"
+        return
+            "ours: \(ours.map(\.description) ?? "refused")\nFoundation: \(foundation.map(\.description) ?? "refused")\(refusals)"
             + "\ninput (\(bytes.count) bytes, base64 \(Data(bytes).base64EncodedString())): \(prefix)"
     }
 
-    @Test("every fixture and fuzz-plist seed: the same values, or both refuse", arguments: seeds.map(\.lastPathComponent))
+    @Test(
+        "every fixture and fuzz-plist seed: the same values, or both refuse", arguments: seeds.map(\.lastPathComponent))
     func seed(_ name: String) throws {
         let url = try #require(Self.seeds.first { $0.lastPathComponent == name })
         let bytes = Array(try Data(contentsOf: url))
@@ -223,7 +238,10 @@ struct PropertyListOracleTests {
         #expect(Self.seeds.count >= 50, "the seed directories moved? \(Self.seeds.count) files")
         let inputs = try Self.seeds.map { Array(try Data(contentsOf: $0)) }
         // Bytes the formats give meaning to: markup, the binary object markers, NUL, high bytes.
-        let interesting = Array("<>/!?&;\"= \n".utf8) + [0x00, 0x08, 0x09, 0x10, 0x13, 0x23, 0x33, 0x40, 0x50, 0x5F, 0x60, 0xA0, 0xD0, 0xFF]
+        let interesting =
+            Array("<>/!?&;\"= \n".utf8) + [
+                0x00, 0x08, 0x09, 0x10, 0x13, 0x23, 0x33, 0x40, 0x50, 0x5F, 0x60, 0xA0, 0xD0, 0xFF,
+            ]
         var failures: [String] = []
         var tally: [String: Int] = [:]
         for bytes in OracleInputs.mutations(of: inputs, count: 400, interesting: interesting) {
@@ -233,7 +251,9 @@ struct PropertyListOracleTests {
             }
             tally[verdict, default: 0] += 1
         }
-        #expect(failures.isEmpty, "\(failures.count) mutations differ in no named way:\n\(failures.prefix(8).joined(separator: "\n\n"))")
+        #expect(
+            failures.isEmpty,
+            "\(failures.count) mutations differ in no named way:\n\(failures.prefix(8).joined(separator: "\n\n"))")
         // The mutations must mostly exercise something: some accepted by both, some refused by both.
         #expect(tally["agree", default: 0] > 100, "\(tally)")
     }

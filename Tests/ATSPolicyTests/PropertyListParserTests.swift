@@ -1,10 +1,11 @@
-import TextFormats
 import ATSPolicy
 import Foundation
+import TLSTestSupport
 import Testing
+import TextFormats
+
 // Swift Testing has a SourceLocation too; this file means the parser's.
 import struct TextFormats.SourceLocation
-import TLSTestSupport
 
 // MARK: - Helpers
 
@@ -94,7 +95,9 @@ struct PropertyListFixtureTests {
             plistArray(.bool(true), plistDictionary(["deep": .string("value")])),
             plistArray()
         ),
-        "dictionary": plistDictionary(["nested": plistDictionary(["number": .integer(7)]), "empty": plistDictionary([:])]),
+        "dictionary": plistDictionary([
+            "nested": plistDictionary(["number": .integer(7)]), "empty": plistDictionary([:]),
+        ]),
     ])
 
     @Test(arguments: [("all-types.xml", PropertyListFormat.xml), ("all-types.bplist", .binary)])
@@ -105,7 +108,8 @@ struct PropertyListFixtureTests {
     }
 
     @Test func everyXMLFixtureParsesEqualToItsBinaryTwin() throws {
-        let files = try #require(FileManager.default.enumerator(at: propertyListFixtures, includingPropertiesForKeys: nil))
+        let files = try #require(
+            FileManager.default.enumerator(at: propertyListFixtures, includingPropertiesForKeys: nil))
         let xmlFiles = files.compactMap { $0 as? URL }
             .filter { $0.pathExtension == "xml" && !$0.lastPathComponent.contains("invalid") }
         #expect(xmlFiles.count >= 3)
@@ -297,7 +301,8 @@ struct XMLPropertyListTests {
 
     @Test(arguments: [
         ("1970-01-01T00:00:00Z", 0.0), ("2001-01-01T00:00:00Z", 978_307_200), ("2024-02-29T12:34:56Z", 1_709_210_096),
-        ("1969-12-31T23:59:59Z", -1), ("0001-01-01T00:00:00Z", -62_135_596_800), ("9999-12-31T23:59:59Z", 253_402_300_799),
+        ("1969-12-31T23:59:59Z", -1), ("0001-01-01T00:00:00Z", -62_135_596_800),
+        ("9999-12-31T23:59:59Z", 253_402_300_799),
     ])
     func dates(text: String, secondsSince1970: Double) throws {
         #expect(try plistValue(ofXML: "<date>\(text)</date>") == .date(secondsSince1970))
@@ -306,7 +311,8 @@ struct XMLPropertyListTests {
     @Test(arguments: [
         "2023-02-29T00:00:00Z", "1900-02-29T00:00:00Z", "2024-13-01T00:00:00Z", "2024-00-01T00:00:00Z",
         "2024-04-31T00:00:00Z", "2024-01-01 00:00:00Z", "2024-01-01T24:00:00Z", "2024-01-01T00:60:00Z",
-        "2024-01-01T00:00:60Z", "2024-01-01", "2024-01-01T00:00:00", "2024-01-01T00:00:00+01:00", "+024-01-01T00:00:00Z",
+        "2024-01-01T00:00:60Z", "2024-01-01", "2024-01-01T00:00:00", "2024-01-01T00:00:00+01:00",
+        "+024-01-01T00:00:00Z",
     ])
     func invalidDates(text: String) throws {
         let error = try #require(plistParseError(Array("<date>\(text)</date>".utf8)))
@@ -377,114 +383,168 @@ struct XMLPlistErrorCase: Sendable, CustomTestStringConvertible {
 @Suite("Property list parser: XML errors")
 struct XMLPropertyListErrorTests {
     static let cases: [XMLPlistErrorCase] = [
-        .init(name: "empty file", xml: "",
-              line: 1, column: 1, phrase: "the file is empty"),
-        .init(name: "only whitespace and comments", xml: "  \n<!-- c -->\n",
-              line: 3, column: 1, phrase: "expected a root element"),
-        .init(name: "text outside elements", xml: "\n  hello",
-              line: 2, column: 3, phrase: "unexpected text outside of an element"),
-        .init(name: "unterminated key", xml: "<plist>\n<dict>\n<key>a",
-              line: 3, column: 1, phrase: "unterminated <key> element"),
-        .init(name: "mismatched end tag", xml: "<plist>\n<dict>\n<key>a</key>\n<string>x</dict>",
-              line: 4, column: 10, phrase: "expected </string> but found </dict>"),
-        .init(name: "mismatched container end tag", xml: "<array></dict>",
-              line: 1, column: 8, phrase: "expected </array> but found </dict>"),
-        .init(name: "unknown element", xml: "<plist>\n  <foo/>\n</plist>",
-              line: 2, column: 3, phrase: "unknown element <foo>"),
-        .init(name: "element names are case-sensitive", xml: "<Dict/>",
-              line: 1, column: 1, phrase: "unknown element <Dict>"),
-        .init(name: "text inside dict", xml: "<dict>\n  oops\n</dict>",
-              line: 2, column: 3, phrase: "unexpected text inside <dict>"),
-        .init(name: "second element after root", xml: "<plist><true/></plist>\n<true/>",
-              line: 2, column: 1, phrase: "unexpected content after the root element"),
-        .init(name: "text after root", xml: "<plist><true/></plist>\n xyz",
-              line: 2, column: 2, phrase: "unexpected content after the root element"),
-        .init(name: "key without value", xml: "<dict>\n\t<key>a</key>\n</dict>",
-              line: 2, column: 2, phrase: "key \"a\" has no value"),
-        .init(name: "key followed by key", xml: "<dict><key>a</key><key>b</key><true/></dict>",
-              line: 1, column: 7, phrase: "key \"a\" has no value"),
-        .init(name: "value without key", xml: "<dict>\n<string>x</string>\n</dict>",
-              line: 2, column: 1, phrase: "expected <key> but found <string>"),
-        .init(name: "key outside dict", xml: "<array><key>a</key></array>",
-              line: 1, column: 8, phrase: "<key> is only allowed inside <dict>"),
-        .init(name: "empty plist", xml: "<plist>\n</plist>",
-              line: 1, column: 1, phrase: "<plist> must contain exactly one value"),
-        .init(name: "self-closed plist", xml: "<plist/>",
-              line: 1, column: 1, phrase: "<plist> must contain exactly one value"),
-        .init(name: "two values in plist", xml: "<plist>\n<true/>\n<false/>\n</plist>",
-              line: 3, column: 1, phrase: "<plist> must contain exactly one value"),
-        .init(name: "nested plist", xml: "<array><plist/></array>",
-              line: 1, column: 8, phrase: "only allowed as the root element"),
-        .init(name: "unterminated plist", xml: "<plist><true/>",
-              line: 1, column: 1, phrase: "unterminated <plist> element"),
-        .init(name: "unterminated dict", xml: "<plist>\n<dict>\n<key>a</key><true/>\n",
-              line: 2, column: 1, phrase: "unterminated <dict> element"),
-        .init(name: "end tag as root", xml: "</plist>",
-              line: 1, column: 1, phrase: "unexpected </plist>"),
-        .init(name: "unknown entity", xml: "<string>a &foo; b</string>",
-              line: 1, column: 11, phrase: "unknown entity &foo;"),
-        .init(name: "unterminated entity", xml: "<string>a &amp b</string>",
-              line: 1, column: 11, phrase: "unterminated entity reference"),
-        .init(name: "surrogate character reference", xml: "<string>&#xD800;</string>",
-              line: 1, column: 9, phrase: "not a valid character"),
-        .init(name: "NUL character reference", xml: "<string>&#0;</string>",
-              line: 1, column: 9, phrase: "not a valid character"),
-        .init(name: "huge character reference", xml: "<string>&#99999999999;</string>",
-              line: 1, column: 9, phrase: "not a valid character"),
-        .init(name: "malformed character reference", xml: "<string>&#12a;</string>",
-              line: 1, column: 9, phrase: "invalid character reference"),
-        .init(name: "unterminated comment", xml: "<plist>\n<!-- never closed\n",
-              line: 2, column: 1, phrase: "unterminated comment"),
-        .init(name: "unterminated CDATA", xml: "<string><![CDATA[abc",
-              line: 1, column: 9, phrase: "unterminated CDATA section"),
-        .init(name: "unterminated processing instruction", xml: "<?xml version",
-              line: 1, column: 1, phrase: "unterminated processing instruction"),
-        .init(name: "XML declaration after markup", xml: "<!-- c -->\n<?xml version=\"1.0\"?>\n<true/>",
-              line: 2, column: 1, phrase: "XML declaration is only allowed at the start"),
-        .init(name: "DOCTYPE after root", xml: "<plist><true/></plist>\n<!DOCTYPE plist>",
-              line: 2, column: 1, phrase: "DOCTYPE declaration is only allowed before the root element"),
-        .init(name: "unterminated DOCTYPE", xml: "<!DOCTYPE plist [ <!ENTITY a \"]>\" ",
-              line: 1, column: 1, phrase: "unterminated DOCTYPE"),
-        .init(name: "element inside string", xml: "<string>a<b/>c</string>",
-              line: 1, column: 10, phrase: "unexpected <b> inside <string>"),
-        .init(name: "text inside true", xml: "<true>yes</true>",
-              line: 1, column: 7, phrase: "<true> must be empty"),
-        .init(name: "empty integer", xml: "<plist>\n  <integer> </integer>\n</plist>",
-              line: 2, column: 3, phrase: "empty <integer>"),
-        .init(name: "invalid integer", xml: "<integer>\n  12x\n</integer>",
-              line: 2, column: 3, phrase: "invalid integer \"12x\""),
-        .init(name: "integer out of range", xml: "<integer>18446744073709551616</integer>",
-              line: 1, column: 10, phrase: "does not fit in 64 bits"),
-        .init(name: "invalid real", xml: "<real>1,5</real>",
-              line: 1, column: 7, phrase: "invalid real"),
-        .init(name: "invalid date", xml: "<date>2024-02-30T00:00:00Z</date>",
-              line: 1, column: 7, phrase: "invalid date"),
-        .init(name: "invalid base64 character", xml: "<data>\n  QUJD\n  QU*D\n</data>",
-              line: 3, column: 5, phrase: "invalid character \"*\" in base64 data"),
-        .init(name: "incomplete base64", xml: "<data>QUJ</data>",
-              line: 1, column: 1, phrase: "incomplete"),
-        .init(name: "base64 after padding", xml: "<data>QQ==QQ==</data>",
-              line: 1, column: 11, phrase: "continues after its '=' padding"),
-        .init(name: "misplaced base64 padding", xml: "<data>Q===</data>",
-              line: 1, column: 8, phrase: "misplaced '='"),
-        .init(name: "unterminated start tag", xml: "<plist version=\"1.0\"",
-              line: 1, column: 1, phrase: "unterminated <plist> tag"),
-        .init(name: "attribute without value", xml: "<plist version>",
-              line: 1, column: 15, phrase: "expected '=' after attribute name"),
-        .init(name: "unquoted attribute", xml: "<plist version=1.0>",
-              line: 1, column: 16, phrase: "expected a quoted attribute value"),
-        .init(name: "missing element name", xml: "< dict>",
-              line: 1, column: 2, phrase: "expected an element name"),
-        .init(name: "garbage in end tag", xml: "<string>a</string x>",
-              line: 1, column: 19, phrase: "expected '>' to close </string>"),
-        .init(name: "garbage after slash", xml: "<dict/x>",
-              line: 1, column: 7, phrase: "expected '>' after '/'"),
-        .init(name: "columns count characters, not bytes", xml: "<string>日本</string><true/>",
-              line: 1, column: 20, phrase: "unexpected content after the root element"),
-        .init(name: "CRLF line endings", xml: "<dict>\r\n<key>a</key>\r\n</dict>",
-              line: 2, column: 1, phrase: "key \"a\" has no value"),
-        .init(name: "CR line endings", xml: "<dict>\r\r<key>a</key>\r</dict>",
-              line: 3, column: 1, phrase: "key \"a\" has no value"),
+        .init(
+            name: "empty file", xml: "",
+            line: 1, column: 1, phrase: "the file is empty"),
+        .init(
+            name: "only whitespace and comments", xml: "  \n<!-- c -->\n",
+            line: 3, column: 1, phrase: "expected a root element"),
+        .init(
+            name: "text outside elements", xml: "\n  hello",
+            line: 2, column: 3, phrase: "unexpected text outside of an element"),
+        .init(
+            name: "unterminated key", xml: "<plist>\n<dict>\n<key>a",
+            line: 3, column: 1, phrase: "unterminated <key> element"),
+        .init(
+            name: "mismatched end tag", xml: "<plist>\n<dict>\n<key>a</key>\n<string>x</dict>",
+            line: 4, column: 10, phrase: "expected </string> but found </dict>"),
+        .init(
+            name: "mismatched container end tag", xml: "<array></dict>",
+            line: 1, column: 8, phrase: "expected </array> but found </dict>"),
+        .init(
+            name: "unknown element", xml: "<plist>\n  <foo/>\n</plist>",
+            line: 2, column: 3, phrase: "unknown element <foo>"),
+        .init(
+            name: "element names are case-sensitive", xml: "<Dict/>",
+            line: 1, column: 1, phrase: "unknown element <Dict>"),
+        .init(
+            name: "text inside dict", xml: "<dict>\n  oops\n</dict>",
+            line: 2, column: 3, phrase: "unexpected text inside <dict>"),
+        .init(
+            name: "second element after root", xml: "<plist><true/></plist>\n<true/>",
+            line: 2, column: 1, phrase: "unexpected content after the root element"),
+        .init(
+            name: "text after root", xml: "<plist><true/></plist>\n xyz",
+            line: 2, column: 2, phrase: "unexpected content after the root element"),
+        .init(
+            name: "key without value", xml: "<dict>\n\t<key>a</key>\n</dict>",
+            line: 2, column: 2, phrase: "key \"a\" has no value"),
+        .init(
+            name: "key followed by key", xml: "<dict><key>a</key><key>b</key><true/></dict>",
+            line: 1, column: 7, phrase: "key \"a\" has no value"),
+        .init(
+            name: "value without key", xml: "<dict>\n<string>x</string>\n</dict>",
+            line: 2, column: 1, phrase: "expected <key> but found <string>"),
+        .init(
+            name: "key outside dict", xml: "<array><key>a</key></array>",
+            line: 1, column: 8, phrase: "<key> is only allowed inside <dict>"),
+        .init(
+            name: "empty plist", xml: "<plist>\n</plist>",
+            line: 1, column: 1, phrase: "<plist> must contain exactly one value"),
+        .init(
+            name: "self-closed plist", xml: "<plist/>",
+            line: 1, column: 1, phrase: "<plist> must contain exactly one value"),
+        .init(
+            name: "two values in plist", xml: "<plist>\n<true/>\n<false/>\n</plist>",
+            line: 3, column: 1, phrase: "<plist> must contain exactly one value"),
+        .init(
+            name: "nested plist", xml: "<array><plist/></array>",
+            line: 1, column: 8, phrase: "only allowed as the root element"),
+        .init(
+            name: "unterminated plist", xml: "<plist><true/>",
+            line: 1, column: 1, phrase: "unterminated <plist> element"),
+        .init(
+            name: "unterminated dict", xml: "<plist>\n<dict>\n<key>a</key><true/>\n",
+            line: 2, column: 1, phrase: "unterminated <dict> element"),
+        .init(
+            name: "end tag as root", xml: "</plist>",
+            line: 1, column: 1, phrase: "unexpected </plist>"),
+        .init(
+            name: "unknown entity", xml: "<string>a &foo; b</string>",
+            line: 1, column: 11, phrase: "unknown entity &foo;"),
+        .init(
+            name: "unterminated entity", xml: "<string>a &amp b</string>",
+            line: 1, column: 11, phrase: "unterminated entity reference"),
+        .init(
+            name: "surrogate character reference", xml: "<string>&#xD800;</string>",
+            line: 1, column: 9, phrase: "not a valid character"),
+        .init(
+            name: "NUL character reference", xml: "<string>&#0;</string>",
+            line: 1, column: 9, phrase: "not a valid character"),
+        .init(
+            name: "huge character reference", xml: "<string>&#99999999999;</string>",
+            line: 1, column: 9, phrase: "not a valid character"),
+        .init(
+            name: "malformed character reference", xml: "<string>&#12a;</string>",
+            line: 1, column: 9, phrase: "invalid character reference"),
+        .init(
+            name: "unterminated comment", xml: "<plist>\n<!-- never closed\n",
+            line: 2, column: 1, phrase: "unterminated comment"),
+        .init(
+            name: "unterminated CDATA", xml: "<string><![CDATA[abc",
+            line: 1, column: 9, phrase: "unterminated CDATA section"),
+        .init(
+            name: "unterminated processing instruction", xml: "<?xml version",
+            line: 1, column: 1, phrase: "unterminated processing instruction"),
+        .init(
+            name: "XML declaration after markup", xml: "<!-- c -->\n<?xml version=\"1.0\"?>\n<true/>",
+            line: 2, column: 1, phrase: "XML declaration is only allowed at the start"),
+        .init(
+            name: "DOCTYPE after root", xml: "<plist><true/></plist>\n<!DOCTYPE plist>",
+            line: 2, column: 1, phrase: "DOCTYPE declaration is only allowed before the root element"),
+        .init(
+            name: "unterminated DOCTYPE", xml: "<!DOCTYPE plist [ <!ENTITY a \"]>\" ",
+            line: 1, column: 1, phrase: "unterminated DOCTYPE"),
+        .init(
+            name: "element inside string", xml: "<string>a<b/>c</string>",
+            line: 1, column: 10, phrase: "unexpected <b> inside <string>"),
+        .init(
+            name: "text inside true", xml: "<true>yes</true>",
+            line: 1, column: 7, phrase: "<true> must be empty"),
+        .init(
+            name: "empty integer", xml: "<plist>\n  <integer> </integer>\n</plist>",
+            line: 2, column: 3, phrase: "empty <integer>"),
+        .init(
+            name: "invalid integer", xml: "<integer>\n  12x\n</integer>",
+            line: 2, column: 3, phrase: "invalid integer \"12x\""),
+        .init(
+            name: "integer out of range", xml: "<integer>18446744073709551616</integer>",
+            line: 1, column: 10, phrase: "does not fit in 64 bits"),
+        .init(
+            name: "invalid real", xml: "<real>1,5</real>",
+            line: 1, column: 7, phrase: "invalid real"),
+        .init(
+            name: "invalid date", xml: "<date>2024-02-30T00:00:00Z</date>",
+            line: 1, column: 7, phrase: "invalid date"),
+        .init(
+            name: "invalid base64 character", xml: "<data>\n  QUJD\n  QU*D\n</data>",
+            line: 3, column: 5, phrase: "invalid character \"*\" in base64 data"),
+        .init(
+            name: "incomplete base64", xml: "<data>QUJ</data>",
+            line: 1, column: 1, phrase: "incomplete"),
+        .init(
+            name: "base64 after padding", xml: "<data>QQ==QQ==</data>",
+            line: 1, column: 11, phrase: "continues after its '=' padding"),
+        .init(
+            name: "misplaced base64 padding", xml: "<data>Q===</data>",
+            line: 1, column: 8, phrase: "misplaced '='"),
+        .init(
+            name: "unterminated start tag", xml: "<plist version=\"1.0\"",
+            line: 1, column: 1, phrase: "unterminated <plist> tag"),
+        .init(
+            name: "attribute without value", xml: "<plist version>",
+            line: 1, column: 15, phrase: "expected '=' after attribute name"),
+        .init(
+            name: "unquoted attribute", xml: "<plist version=1.0>",
+            line: 1, column: 16, phrase: "expected a quoted attribute value"),
+        .init(
+            name: "missing element name", xml: "< dict>",
+            line: 1, column: 2, phrase: "expected an element name"),
+        .init(
+            name: "garbage in end tag", xml: "<string>a</string x>",
+            line: 1, column: 19, phrase: "expected '>' to close </string>"),
+        .init(
+            name: "garbage after slash", xml: "<dict/x>",
+            line: 1, column: 7, phrase: "expected '>' after '/'"),
+        .init(
+            name: "columns count characters, not bytes", xml: "<string>日本</string><true/>",
+            line: 1, column: 20, phrase: "unexpected content after the root element"),
+        .init(
+            name: "CRLF line endings", xml: "<dict>\r\n<key>a</key>\r\n</dict>",
+            line: 2, column: 1, phrase: "key \"a\" has no value"),
+        .init(
+            name: "CR line endings", xml: "<dict>\r\r<key>a</key>\r</dict>",
+            line: 3, column: 1, phrase: "key \"a\" has no value"),
     ]
 
     @Test(arguments: cases)
@@ -525,12 +585,16 @@ struct BinaryPropertyListTests {
         /// An array (marker 0xA, or 0xC for a set) of fewer than 15 references.
         @discardableResult
         mutating func addArray(_ references: [Int], marker: UInt8 = 0xA0) -> Int {
-            add([marker | UInt8(references.count)] + references.flatMap { bigEndianBytes(UInt64($0), size: referenceSize) })
+            add(
+                [marker | UInt8(references.count)]
+                    + references.flatMap { bigEndianBytes(UInt64($0), size: referenceSize) })
         }
 
         @discardableResult
         mutating func addDictionary(keys: [Int], values: [Int]) -> Int {
-            add([0xD0 | UInt8(keys.count)] + (keys + values).flatMap { bigEndianBytes(UInt64($0), size: referenceSize) })
+            add(
+                [0xD0 | UInt8(keys.count)] + (keys + values).flatMap { bigEndianBytes(UInt64($0), size: referenceSize) }
+            )
         }
 
         /// Object 0 is at byte 8, right after the magic.
@@ -559,34 +623,41 @@ struct BinaryPropertyListTests {
         }
     }
 
-
-    @Test(arguments: [
-        ("false", [0x08], PropertyListValue.bool(false)),
-        ("true", [0x09], .bool(true)),
-        ("1-byte integer is unsigned", [0x10, 0xFF], .integer(255)),
-        ("2-byte integer", [0x11, 0x01, 0x00], .integer(256)),
-        ("4-byte integer is unsigned", [0x12, 0xFF, 0xFF, 0xFF, 0xFF], .integer(4_294_967_295)),
-        ("8-byte integer is signed", [0x13] + bigEndianBytes(.max, size: 8), .integer(-1)),
-        ("16-byte unsigned integer", [0x14] + bigEndianBytes(0, size: 8) + bigEndianBytes(.max, size: 8),
-         .unsignedInteger(.max)),
-        ("16-byte small integer", [0x14] + bigEndianBytes(0, size: 8) + bigEndianBytes(5, size: 8), .integer(5)),
-        ("16-byte negative integer", [0x14] + bigEndianBytes(.max, size: 8) + bigEndianBytes(1 << 63, size: 8),
-         .integer(.min)),
-        ("32-bit real", [0x22, 0x3F, 0xC0, 0x00, 0x00], .real(1.5)),
-        ("64-bit real", [0x23] + bigEndianBytes(2.5.bitPattern, size: 8), .real(2.5)),
-        ("date at the 2001 epoch", [0x33] + bigEndianBytes(0.0.bitPattern, size: 8), .date(978_307_200)),
-        ("date before 1970", [0x33] + bigEndianBytes((-978_307_201.0).bitPattern, size: 8), .date(-1)),
-        ("data", [0x42, 0xDE, 0xAD], .data([0xDE, 0xAD])),
-        ("empty data", [0x40], .data([])),
-        ("ASCII string", [0x53] + Array("abc".utf8), .string("abc")),
-        ("long ASCII string", [0x5F, 0x10, 20] + Array("twenty characters!!!".utf8), .string("twenty characters!!!")),
-        ("2-byte length", [0x4F, 0x11, 0x00, 0x02, 0x01, 0x02], .data([1, 2])),
-        ("UTF-16 string", [0x63, 0x00, 0xE9, 0xD8, 0x3D, 0xDE, 0x80], .string("é🚀")),
-        ("1-byte UID", [0x80, 0x05], .uid(5)),
-        ("2-byte UID", [0x81, 0x01, 0x00], .uid(256)),
-        ("empty array", [0xA0], plistArray()),
-        ("empty dictionary", [0xD0], plistDictionary([:])),
-    ] as [(String, [UInt8], PropertyListValue)])
+    @Test(
+        arguments: [
+            ("false", [0x08], PropertyListValue.bool(false)),
+            ("true", [0x09], .bool(true)),
+            ("1-byte integer is unsigned", [0x10, 0xFF], .integer(255)),
+            ("2-byte integer", [0x11, 0x01, 0x00], .integer(256)),
+            ("4-byte integer is unsigned", [0x12, 0xFF, 0xFF, 0xFF, 0xFF], .integer(4_294_967_295)),
+            ("8-byte integer is signed", [0x13] + bigEndianBytes(.max, size: 8), .integer(-1)),
+            (
+                "16-byte unsigned integer", [0x14] + bigEndianBytes(0, size: 8) + bigEndianBytes(.max, size: 8),
+                .unsignedInteger(.max)
+            ),
+            ("16-byte small integer", [0x14] + bigEndianBytes(0, size: 8) + bigEndianBytes(5, size: 8), .integer(5)),
+            (
+                "16-byte negative integer", [0x14] + bigEndianBytes(.max, size: 8) + bigEndianBytes(1 << 63, size: 8),
+                .integer(.min)
+            ),
+            ("32-bit real", [0x22, 0x3F, 0xC0, 0x00, 0x00], .real(1.5)),
+            ("64-bit real", [0x23] + bigEndianBytes(2.5.bitPattern, size: 8), .real(2.5)),
+            ("date at the 2001 epoch", [0x33] + bigEndianBytes(0.0.bitPattern, size: 8), .date(978_307_200)),
+            ("date before 1970", [0x33] + bigEndianBytes((-978_307_201.0).bitPattern, size: 8), .date(-1)),
+            ("data", [0x42, 0xDE, 0xAD], .data([0xDE, 0xAD])),
+            ("empty data", [0x40], .data([])),
+            ("ASCII string", [0x53] + Array("abc".utf8), .string("abc")),
+            (
+                "long ASCII string", [0x5F, 0x10, 20] + Array("twenty characters!!!".utf8),
+                .string("twenty characters!!!")
+            ),
+            ("2-byte length", [0x4F, 0x11, 0x00, 0x02, 0x01, 0x02], .data([1, 2])),
+            ("UTF-16 string", [0x63, 0x00, 0xE9, 0xD8, 0x3D, 0xDE, 0x80], .string("é🚀")),
+            ("1-byte UID", [0x80, 0x05], .uid(5)),
+            ("2-byte UID", [0x81, 0x01, 0x00], .uid(256)),
+            ("empty array", [0xA0], plistArray()),
+            ("empty dictionary", [0xD0], plistDictionary([:])),
+        ] as [(String, [UInt8], PropertyListValue)])
     func scalars(name: String, object: [UInt8], expected: PropertyListValue) throws {
         let parsed = try PropertyListParser.parse(BinaryPlistBuilder.single(object))
         #expect(parsed.format == .binary)
@@ -649,7 +720,8 @@ struct BinaryPropertyListTests {
             return patched
         }
         add("magic only", Array("bplist00".utf8), at: 0, "too short")
-        add("other version", Array("bplist01".utf8) + valid.dropFirst(8), at: 6,
+        add(
+            "other version", Array("bplist01".utf8) + valid.dropFirst(8), at: 6,
             "unsupported binary property list version")
         add("null object", single([0x00]), at: 8, "null")
         add("fill byte", single([0x0F]), at: 8, "fill byte")
@@ -657,7 +729,8 @@ struct BinaryPropertyListTests {
         add("2-byte real", single([0x21, 0x00, 0x00]), at: 8, "unsupported object real")
         add("date of the wrong size", single([0x32, 0, 0, 0, 0]), at: 8, "unsupported object date")
         add("32-byte integer", single([0x15] + [UInt8](repeating: 0, count: 32)), at: 8, "invalid integer size")
-        add("integer beyond 64 bits", single([0x14] + bigEndianBytes(1, size: 8) + bigEndianBytes(0, size: 8)), at: 8,
+        add(
+            "integer beyond 64 bits", single([0x14] + bigEndianBytes(1, size: 8) + bigEndianBytes(0, size: 8)), at: 8,
             "does not fit in 64 bits")
         add("9-byte UID", single([0x88] + [UInt8](repeating: 1, count: 9)), at: 8, "unsupported object UID")
         add("non-ASCII byte in ASCII string", single([0x52, 0x41, 0xC3]), at: 10, "non-ASCII")
@@ -665,8 +738,11 @@ struct BinaryPropertyListTests {
         add("string past its end", single([0x55, 0x41]), at: 8, "extends past the end")
         add("integer past its end", single([0x13, 0x00]), at: 8, "extends past the end")
         add("negative length", single([0x4F, 0x13] + bigEndianBytes(.max, size: 8)), at: 9, "invalid length")
-        add("huge length", single([0x4F, 0x13] + bigEndianBytes(UInt64(Int64.max), size: 8)), at: 8, "extends past the end")
-        add("huge dictionary", single([0xDF, 0x13] + bigEndianBytes(UInt64(Int64.max), size: 8)), at: 8,
+        add(
+            "huge length", single([0x4F, 0x13] + bigEndianBytes(UInt64(Int64.max), size: 8)), at: 8,
+            "extends past the end")
+        add(
+            "huge dictionary", single([0xDF, 0x13] + bigEndianBytes(UInt64(Int64.max), size: 8)), at: 8,
             "extends past the end")
         add("length that is not an integer", single([0x4F, 0x22, 0, 0, 0, 0]), at: 9, "invalid length marker")
         add("length missing", single([0x5F]), at: 8, "truncated")
@@ -676,12 +752,15 @@ struct BinaryPropertyListTests {
         nonStringKey.addDictionary(keys: [1], values: [2])
         nonStringKey.add([0x10, 0x01])
         nonStringKey.add([0x09])
-        add("integer as dictionary key", nonStringKey.build(), at: 11,
+        add(
+            "integer as dictionary key", nonStringKey.build(), at: 11,
             "dictionary key must be a string, found integer (dictionary at byte 8)")
 
         var containerKey = BinaryPlistBuilder()
         containerKey.addDictionary(keys: [0], values: [0])
-        add("dictionary as its own key", containerKey.build(), at: 8, "dictionary key must be a string, found dictionary")
+        add(
+            "dictionary as its own key", containerKey.build(), at: 8,
+            "dictionary key must be a string, found dictionary")
 
         add("array containing itself", single([0xA1, 0x00]), at: 8, "object 0 contains itself")
         var indirect = BinaryPlistBuilder()
@@ -696,19 +775,29 @@ struct BinaryPropertyListTests {
         add("cycle through a dictionary value", dictionaryCycle.build(), at: 8, "object 0 contains itself")
 
         add("offset size 0", patchingTrailer(at: 6, with: [0]), at: valid.count - 26, "invalid offset size 0")
-        add("reference size 9", patchingTrailer(at: 7, with: [9]), at: valid.count - 25, "invalid object reference size 9")
-        add("no objects", patchingTrailer(at: 8, with: bigEndianBytes(0, size: 8)), at: valid.count - 24,
+        add(
+            "reference size 9", patchingTrailer(at: 7, with: [9]), at: valid.count - 25,
+            "invalid object reference size 9")
+        add(
+            "no objects", patchingTrailer(at: 8, with: bigEndianBytes(0, size: 8)), at: valid.count - 24,
             "invalid object count")
-        add("object count beyond Int", patchingTrailer(at: 8, with: bigEndianBytes(.max, size: 8)), at: valid.count - 24,
+        add(
+            "object count beyond Int", patchingTrailer(at: 8, with: bigEndianBytes(.max, size: 8)),
+            at: valid.count - 24,
             "invalid object count")
-        add("object count too large for the table", patchingTrailer(at: 8, with: bigEndianBytes(1 << 62, size: 8)),
+        add(
+            "object count too large for the table", patchingTrailer(at: 8, with: bigEndianBytes(1 << 62, size: 8)),
             at: valid.count - 8, "offset table is out of bounds")
-        add("top object out of range", patchingTrailer(at: 16, with: bigEndianBytes(1, size: 8)), at: valid.count - 16,
+        add(
+            "top object out of range", patchingTrailer(at: 16, with: bigEndianBytes(1, size: 8)), at: valid.count - 16,
             "top object index is out of range")
         let insideTrailer = bigEndianBytes(UInt64(valid.count - 20), size: 8)
-        add("offset table inside the trailer", patchingTrailer(at: 24, with: insideTrailer),
+        add(
+            "offset table inside the trailer", patchingTrailer(at: 24, with: insideTrailer),
             at: valid.count - 8, "offset table is out of bounds")
-        add("offset table over the header", patchingTrailer(at: 24, with: bigEndianBytes(3, size: 8)), at: valid.count - 8,
+        add(
+            "offset table over the header", patchingTrailer(at: 24, with: bigEndianBytes(3, size: 8)),
+            at: valid.count - 8,
             "offset table is out of bounds")
         var badOffset = valid
         badOffset[9] = 2  // object 0's table entry points at the header

@@ -1,7 +1,8 @@
-import TextFormats
-@testable import ATSPolicy
 import Foundation
 import Testing
+import TextFormats
+
+@testable import ATSPolicy
 
 /// Mistakes seen in Info.plists that real apps ship (issue 14). Each fixture is a whole app
 /// Info.plist as Xcode or a generator writes it, kept as XML with a binary twin made by
@@ -104,9 +105,12 @@ struct ShippedMistakeTests {
         // Class 3: a plugin's install hook appends a second NSAppTransportSecurity block.
         MistakeRow(
             label: "a second NSAppTransportSecurity block at the root",
-            fixture: "two-ats-blocks", code: "duplicate_key", severity: .warning, path: "NSAppTransportSecurity", line: 11,
-            says: ["appears 2 times", "the last one counts", "is ignored whole",
-                   "would have allowed: stream.example.fm and all its subdomains: cleartext HTTP allowed"],
+            fixture: "two-ats-blocks", code: "duplicate_key", severity: .warning, path: "NSAppTransportSecurity",
+            line: 11,
+            says: [
+                "appears 2 times", "the last one counts", "is ignored whole",
+                "would have allowed: stream.example.fm and all its subdomains: cleartext HTTP allowed",
+            ],
             xmlSays: ["(line 29, column 5)", "this block (line 11, column 2)"],
             fix: "merge the keys you need into the block at", fixed: "two-ats-blocks-fixed",
             intent: [
@@ -119,45 +123,59 @@ struct ShippedMistakeTests {
         MistakeRow(
             label: "legacy TLS key with electron-builder's \"1.0\"",
             fixture: "electron-legacy-keys", code: "legacy_key", severity: .warning,
-            path: #"NSAppTransportSecurity.NSExceptionDomains["127.0.0.1"].NSTemporaryExceptionMinimumTLSVersion"#, line: 33,
+            path: #"NSAppTransportSecurity.NSExceptionDomains["127.0.0.1"].NSTemporaryExceptionMinimumTLSVersion"#,
+            line: 33,
             says: ["a string \"1.0\", is not a TLS version ATS accepts either"],
             fix: "rename it to NSExceptionMinimumTLSVersion and write <string>TLSv1.0</string>",
             fixed: "electron-legacy-keys-fixed", intent: electronIntent),
         MistakeRow(
             label: "iOS 9 beta HTTPS key is obsolete, not a typo",
             fixture: "electron-legacy-keys", code: "obsolete_key", severity: .warning,
-            path: #"NSAppTransportSecurity.NSExceptionDomains["127.0.0.1"].NSTemporaryExceptionAllowsInsecureHTTPSLoads"#, line: 31,
+            path:
+                #"NSAppTransportSecurity.NSExceptionDomains["127.0.0.1"].NSTemporaryExceptionAllowsInsecureHTTPSLoads"#,
+            line: 31,
             says: ["obsolete iOS 9 beta key", "not a misspelling of NSExceptionAllowsInsecureHTTPLoads"],
             fix: "remove it", fixed: "electron-legacy-keys-fixed", intent: electronIntent),
         MistakeRow(
             label: "legacy key next to the NSException key it would be renamed to",
             fixture: "electron-legacy-keys", code: "legacy_key", severity: .warning,
-            path: #"NSAppTransportSecurity.NSExceptionDomains["localhost"].NSTemporaryExceptionAllowsInsecureHTTPLoads"#, line: 42,
-            says: ["NSExceptionAllowsInsecureHTTPLoads is also set in this dictionary: NSExceptionAllowsInsecureHTTPLoads wins"],
-            fix: "remove NSTemporaryExceptionAllowsInsecureHTTPLoads (NSExceptionAllowsInsecureHTTPLoads is already set here)",
+            path:
+                #"NSAppTransportSecurity.NSExceptionDomains["localhost"].NSTemporaryExceptionAllowsInsecureHTTPLoads"#,
+            line: 42,
+            says: [
+                "NSExceptionAllowsInsecureHTTPLoads is also set in this dictionary: NSExceptionAllowsInsecureHTTPLoads wins"
+            ],
+            fix:
+                "remove NSTemporaryExceptionAllowsInsecureHTTPLoads (NSExceptionAllowsInsecureHTTPLoads is already set here)",
             fixed: "electron-legacy-keys-fixed", intent: electronIntent),
         // Class 5: an SDK's third-party keys pasted next to the app's own, with the opposite values.
         MistakeRow(
             label: "first- and third-party insecure-HTTP keys contradict",
             fixture: "contradicting-third-party", code: "contradictory_keys", severity: .warning,
-            path: #"NSAppTransportSecurity.NSExceptionDomains["adserver.example-ads.com"].NSThirdPartyExceptionAllowsInsecureHTTPLoads"#,
+            path:
+                #"NSAppTransportSecurity.NSExceptionDomains["adserver.example-ads.com"].NSThirdPartyExceptionAllowsInsecureHTTPLoads"#,
             line: 24,
-            says: ["NSExceptionAllowsInsecureHTTPLoads = YES and NSThirdPartyExceptionAllowsInsecureHTTPLoads = NO contradict",
-                   "an iPhone uses YES, from NSExceptionAllowsInsecureHTTPLoads"],
-            fix: "remove NSThirdPartyExceptionAllowsInsecureHTTPLoads; if NO is what the host needs, write it in NSExceptionAllowsInsecureHTTPLoads",
+            says: [
+                "NSExceptionAllowsInsecureHTTPLoads = YES and NSThirdPartyExceptionAllowsInsecureHTTPLoads = NO contradict",
+                "an iPhone uses YES, from NSExceptionAllowsInsecureHTTPLoads",
+            ],
+            fix:
+                "remove NSThirdPartyExceptionAllowsInsecureHTTPLoads; if NO is what the host needs, write it in NSExceptionAllowsInsecureHTTPLoads",
             fixed: "contradicting-third-party-fixed", intent: adserverIntent),
         MistakeRow(
             label: "the same contradiction with legacy_keys = honor",
             fixture: "contradicting-third-party", settings: PolicySettings(legacyKeys: .honor),
             code: "contradictory_keys", severity: .warning,
-            path: #"NSAppTransportSecurity.NSExceptionDomains["adserver.example-ads.com"].NSThirdPartyExceptionAllowsInsecureHTTPLoads"#,
+            path:
+                #"NSAppTransportSecurity.NSExceptionDomains["adserver.example-ads.com"].NSThirdPartyExceptionAllowsInsecureHTTPLoads"#,
             line: 24, says: ["an iPhone uses YES", "it wins even with legacy_keys = honor"],
             fix: "remove NSThirdPartyExceptionAllowsInsecureHTTPLoads", fixed: "contradicting-third-party-fixed",
             intent: adserverIntent),
         MistakeRow(
             label: "first- and third-party forward-secrecy keys contradict",
             fixture: "contradicting-third-party", code: "contradictory_keys", severity: .warning,
-            path: #"NSAppTransportSecurity.NSExceptionDomains["adserver.example-ads.com"].NSThirdPartyExceptionRequiresForwardSecrecy"#,
+            path:
+                #"NSAppTransportSecurity.NSExceptionDomains["adserver.example-ads.com"].NSThirdPartyExceptionRequiresForwardSecrecy"#,
             line: 26, says: ["an iPhone uses YES, from NSExceptionRequiresForwardSecrecy"],
             fix: "remove NSThirdPartyExceptionRequiresForwardSecrecy", fixed: "contradicting-third-party-fixed",
             intent: adserverIntent),
@@ -166,27 +184,34 @@ struct ShippedMistakeTests {
             label: "an empty entry under NSAllowsArbitraryLoads",
             fixture: "stricter-than-unlisted", code: "stricter_than_unlisted", severity: .warning,
             path: #"NSAppTransportSecurity.NSExceptionDomains["leaderboard.example-games.com"]"#, line: 17,
-            says: ["listing \"leaderboard.example-games.com\" with an empty entry turns full ATS back on",
-                   "http:// is blocked", "stricter than unlisted hosts"],
+            says: [
+                "listing \"leaderboard.example-games.com\" with an empty entry turns full ATS back on",
+                "http:// is blocked", "stricter than unlisted hosts",
+            ],
             fix: "remove the entry", fixed: "stricter-than-unlisted-fixed", intent: stricterIntent),
         MistakeRow(
             label: "an entry with only an ignored legacy key under NSAllowsArbitraryLoads",
             fixture: "stricter-than-unlisted", code: "stricter_than_unlisted", severity: .warning,
             path: #"NSAppTransportSecurity.NSExceptionDomains["assets.example-cdn.net"]"#, line: 19,
-            says: ["holding only NSIncludesSubdomains and keys ATS ignores (NSTemporaryExceptionAllowsInsecureHTTPLoads)",
-                   "full ATS back on for assets.example-cdn.net and its subdomains"],
-            fix: "NSExceptionAllowsInsecureHTTPLoads = YES", fixed: "stricter-than-unlisted-fixed", intent: stricterIntent),
+            says: [
+                "holding only NSIncludesSubdomains and keys ATS ignores (NSTemporaryExceptionAllowsInsecureHTTPLoads)",
+                "full ATS back on for assets.example-cdn.net and its subdomains",
+            ],
+            fix: "NSExceptionAllowsInsecureHTTPLoads = YES", fixed: "stricter-than-unlisted-fixed",
+            intent: stricterIntent),
         // Class 7: keys written as Xcode's plist editor displays them, by a generator script.
         MistakeRow(
             label: "\"Allow Arbitrary Loads in Web Content\" for NSAllowsArbitraryLoadsInWebContent",
             fixture: "display-names", code: "display_name", severity: .error,
             path: #"NSAppTransportSecurity["Allow Arbitrary Loads in Web Content"]"#, line: 14,
             says: ["Xcode's display name for NSAllowsArbitraryLoadsInWebContent", "this setting is ignored"],
-            fix: "rename it to NSAllowsArbitraryLoadsInWebContent", fixed: "display-names-fixed", intent: displayNamesIntent),
+            fix: "rename it to NSAllowsArbitraryLoadsInWebContent", fixed: "display-names-fixed",
+            intent: displayNamesIntent),
         MistakeRow(
             label: "\"Include Subdomains\" for NSIncludesSubdomains",
             fixture: "display-names", code: "display_name", severity: .error,
-            path: #"NSAppTransportSecurity.NSExceptionDomains["media.example-recipes.com"]["Include Subdomains"]"#, line: 20,
+            path: #"NSAppTransportSecurity.NSExceptionDomains["media.example-recipes.com"]["Include Subdomains"]"#,
+            line: 20,
             says: ["Xcode's display name for NSIncludesSubdomains"],
             fix: "rename it to NSIncludesSubdomains", fixed: "display-names-fixed", intent: displayNamesIntent),
         MistakeRow(
@@ -202,20 +227,29 @@ struct ShippedMistakeTests {
             path: #"["App Transport Security Settings"]"#, line: 9,
             says: ["Xcode's display name for NSAppTransportSecurity", "this whole dictionary is ignored"],
             fix: "rename it to NSAppTransportSecurity", fixed: "display-names-root-fixed",
-            intent: [Intent(host: "10.0.0.8", cleartextAllowed: false), Intent(host: "kiosk-hub.local", cleartextAllowed: true)]),
+            intent: [
+                Intent(host: "10.0.0.8", cleartextAllowed: false),
+                Intent(host: "kiosk-hub.local", cleartextAllowed: true),
+            ]),
         // Class 8: localhost listed (with subdomains) for a dev server, its insecure key ignored.
         MistakeRow(
             label: "localhost listed with NSIncludesSubdomains",
             fixture: "localhost-subdomains", code: "local_host_listed", severity: .warning,
             path: #"NSAppTransportSecurity.NSExceptionDomains["localhost"]"#, line: 20,
-            says: ["takes it out of the local-host exemption", "http://localhost is blocked",
-                   "NSIncludesSubdomains only extends the same to names under localhost"],
+            says: [
+                "takes it out of the local-host exemption", "http://localhost is blocked",
+                "NSIncludesSubdomains only extends the same to names under localhost",
+            ],
             fix: "add NSExceptionAllowsInsecureHTTPLoads = YES to the entry", fixed: "localhost-subdomains-fixed",
-            intent: [Intent(host: "localhost", cleartextAllowed: true), Intent(host: "packager.localhost", cleartextAllowed: true)]),
+            intent: [
+                Intent(host: "localhost", cleartextAllowed: true),
+                Intent(host: "packager.localhost", cleartextAllowed: true),
+            ]),
     ]
 
-    @Test("localhost is not called a whole top-level domain; ios9, which has no exemption, keeps the old finding",
-          arguments: MistakeFixture.formats)
+    @Test(
+        "localhost is not called a whole top-level domain; ios9, which has no exemption, keeps the old finding",
+        arguments: MistakeFixture.formats)
     func localhostNotATLD(_ format: String) throws {
         let policy = try MistakeFixture.load("localhost-subdomains", format)
         #expect(!policy.findings.contains { $0.code == "whole_tld" })
@@ -237,8 +271,9 @@ struct ShippedMistakeTests {
         Intent(host: "analytics.example.io", cleartextAllowed: true),
     ]
 
-    @Test("no such warning where the entry allows http://, or arbitrary loads are cancelled or off",
-          arguments: MistakeFixture.formats)
+    @Test(
+        "no such warning where the entry allows http://, or arbitrary loads are cancelled or off",
+        arguments: MistakeFixture.formats)
     func stricterOnlyWhereItIs(_ format: String) throws {
         let policy = try MistakeFixture.load("stricter-than-unlisted", format)
         #expect(!policy.findings.contains { $0.path.description.contains("analytics.example.io") })
@@ -260,31 +295,43 @@ struct ShippedMistakeTests {
         Intent(host: "eu.adserver.example-ads.com", cleartextAllowed: true),
     ]
 
-    @Test("the value the contradiction finding names is the one the policy applies, either legacy_keys setting",
-          arguments: MistakeFixture.formats, LegacyKeyHandling.allCases)
+    @Test(
+        "the value the contradiction finding names is the one the policy applies, either legacy_keys setting",
+        arguments: MistakeFixture.formats, LegacyKeyHandling.allCases)
     func contradictionMatchesSummary(_ format: String, _ legacyKeys: LegacyKeyHandling) throws {
-        let policy = try MistakeFixture.load("contradicting-third-party", format, PolicySettings(legacyKeys: legacyKeys))
+        let policy = try MistakeFixture.load(
+            "contradicting-third-party", format, PolicySettings(legacyKeys: legacyKeys))
         let requirements = try policy.requirements(forHost: "adserver.example-ads.com", scheme: .http)
         #expect(requirements.cleartextAllowed)
         #expect(try policy.requirements(forHost: "adserver.example-ads.com").requiresForwardSecrecy)
         #expect(!policy.findings.contains { $0.message.contains("read as") }, "no note claims the legacy key is read")
-        #expect(policy.summary.lines.contains { $0.contains("adserver.example-ads.com and all its subdomains: cleartext HTTP allowed") })
+        #expect(
+            policy.summary.lines.contains {
+                $0.contains("adserver.example-ads.com and all its subdomains: cleartext HTTP allowed")
+            })
     }
 
     @Test("a lost block's pins are named as pins, not as something it allowed", arguments: [false, true])
     func lostBlockPins(_ withException: Bool) throws {
-        let spki = "<array><dict><key>SPKI-SHA256-BASE64</key><string>C5+lpZ7tcVwmwQIMcRtPbsQtWLABXhQzejna0wHFr8M=</string></dict></array>"
-        let lost = "<key>NSPinnedDomains</key><dict><key>api.example.com</key><dict><key>NSPinnedLeafIdentities</key>\(spki)</dict></dict>"
-            + (withException ? "<key>NSExceptionDomains</key><dict><key>old.example.com</key><dict>"
-                + "<key>NSExceptionAllowsInsecureHTTPLoads</key><true/></dict></dict>" : "")
+        let spki =
+            "<array><dict><key>SPKI-SHA256-BASE64</key><string>C5+lpZ7tcVwmwQIMcRtPbsQtWLABXhQzejna0wHFr8M=</string></dict></array>"
+        let lost =
+            "<key>NSPinnedDomains</key><dict><key>api.example.com</key><dict><key>NSPinnedLeafIdentities</key>\(spki)</dict></dict>"
+            + (withException
+                ? "<key>NSExceptionDomains</key><dict><key>old.example.com</key><dict>"
+                    + "<key>NSExceptionAllowsInsecureHTTPLoads</key><true/></dict></dict>" : "")
         let xml = EveryFixTests.document(
             "<key>CFBundleIdentifier</key><string>com.example</string><key>NSAppTransportSecurity</key><dict>\(lost)</dict>"
                 + "<key>NSAppTransportSecurity</key><dict/>")
         for (format, policy) in try BinaryTwin.policies(xml: xml) {
             let finding = try #require(policy.findings.first { $0.code == "duplicate_key" }, "\(format)")
-            #expect(finding.message.contains("and it would have pinned: api.example.com: leaf key one of 1"), "\(format)")
-            #expect(finding.message.contains("it allows nothing the kept block does not") == !withException, "\(format)")
-            #expect(finding.message.contains("would have allowed: old.example.com: cleartext HTTP allowed") == withException)
+            #expect(
+                finding.message.contains("and it would have pinned: api.example.com: leaf key one of 1"), "\(format)")
+            #expect(
+                finding.message.contains("it allows nothing the kept block does not") == !withException, "\(format)")
+            #expect(
+                finding.message.contains("would have allowed: old.example.com: cleartext HTTP allowed") == withException
+            )
         }
     }
 
@@ -313,8 +360,9 @@ struct ShippedMistakeTests {
         } else {
             #expect(found.location.byteOffset != nil)
         }
-        #expect(!policy.findings.contains { $0.code == "entry_not_dictionary" && $0.path == found.path },
-                "one finding per mistake, not a second one calling the key a host")
+        #expect(
+            !policy.findings.contains { $0.code == "entry_not_dictionary" && $0.path == found.path },
+            "one finding per mistake, not a second one calling the key a host")
         for phrase in row.says + (format == "xml" ? row.xmlSays : []) {
             #expect(found.message.contains(phrase), "\(found.message)")
         }
@@ -328,7 +376,8 @@ struct ShippedMistakeTests {
         #expect(after.findings.count < before.findings.count)
         #expect(!after.findings.contains { $0.code == row.code && $0.path.description == row.path })
         for intent in row.intent {
-            let requirements = try after.requirements(forHost: intent.host, scheme: intent.scheme, clientClass: intent.client)
+            let requirements = try after.requirements(
+                forHost: intent.host, scheme: intent.scheme, clientClass: intent.client)
             #expect(requirements.cleartextAllowed == intent.cleartextAllowed, "\(intent)")
         }
     }

@@ -27,54 +27,138 @@ struct SpecDomainMatchingTests: ATSSpecFixture {
 
     static let rows: [MatchRow] = [
         // Item 11: exact entry without subdomains.
-        MatchRow(label: "11: exact key covers the host itself", entries: exactOnly, host: "example.com", expectedKey: "example.com"),
-        MatchRow(label: "11: exact key without subdomains does not cover a.example.com", entries: exactOnly, host: "a.example.com", expectedKey: nil),
-        MatchRow(label: "11: exact key does not cover a sibling", entries: exactOnly, host: "example.org", expectedKey: nil),
+        MatchRow(
+            label: "11: exact key covers the host itself", entries: exactOnly, host: "example.com",
+            expectedKey: "example.com"),
+        MatchRow(
+            label: "11: exact key without subdomains does not cover a.example.com", entries: exactOnly,
+            host: "a.example.com", expectedKey: nil),
+        MatchRow(
+            label: "11: exact key does not cover a sibling", entries: exactOnly, host: "example.org", expectedKey: nil),
         // Item 12: with subdomains, any depth.
-        MatchRow(label: "12: subdomains cover the domain itself", entries: withSubdomains, host: "example.com", expectedKey: "example.com"),
-        MatchRow(label: "12: subdomains cover a.example.com", entries: withSubdomains, host: "a.example.com", expectedKey: "example.com"),
-        MatchRow(label: "12: subdomains cover a.b.example.com (depth any)", entries: withSubdomains, host: "a.b.example.com", expectedKey: "example.com"),
-        MatchRow(label: "12: label boundary: notexample.com is not a subdomain", entries: withSubdomains, host: "notexample.com", expectedKey: nil),
-        MatchRow(label: "12: label boundary: xexample.com (the pre-61901 bug) is not a subdomain", entries: withSubdomains, host: "xexample.com", expectedKey: nil),
-        MatchRow(label: "12: example.com.evil.net is not a subdomain", entries: withSubdomains, host: "example.com.evil.net", expectedKey: nil),
-        MatchRow(label: "12: com.example (labels reversed) is not covered", entries: withSubdomains, host: "com.example", expectedKey: nil),
+        MatchRow(
+            label: "12: subdomains cover the domain itself", entries: withSubdomains, host: "example.com",
+            expectedKey: "example.com"),
+        MatchRow(
+            label: "12: subdomains cover a.example.com", entries: withSubdomains, host: "a.example.com",
+            expectedKey: "example.com"),
+        MatchRow(
+            label: "12: subdomains cover a.b.example.com (depth any)", entries: withSubdomains, host: "a.b.example.com",
+            expectedKey: "example.com"),
+        MatchRow(
+            label: "12: label boundary: notexample.com is not a subdomain", entries: withSubdomains,
+            host: "notexample.com", expectedKey: nil),
+        MatchRow(
+            label: "12: label boundary: xexample.com (the pre-61901 bug) is not a subdomain", entries: withSubdomains,
+            host: "xexample.com", expectedKey: nil),
+        MatchRow(
+            label: "12: example.com.evil.net is not a subdomain", entries: withSubdomains, host: "example.com.evil.net",
+            expectedKey: nil),
+        MatchRow(
+            label: "12: com.example (labels reversed) is not covered", entries: withSubdomains, host: "com.example",
+            expectedKey: nil),
         // Item 13: shadowing.
-        MatchRow(label: "13: sub.example.com uses its own entry", entries: shadowing, host: "sub.example.com", expectedKey: "sub.example.com"),
-        MatchRow(label: "13: x.sub.example.com skips sub.example.com (no subdomains) and uses example.com", entries: shadowing, host: "x.sub.example.com", expectedKey: "example.com"),
-        MatchRow(label: "13: y.x.sub.example.com uses example.com", entries: shadowing, host: "y.x.sub.example.com", expectedKey: "example.com"),
-        MatchRow(label: "13: other.example.com uses example.com", entries: shadowing, host: "other.example.com", expectedKey: "example.com"),
-        MatchRow(label: "§2.3 Apple unit test: test.another.subhostname.example.com → example.com", entries: appleUnitTest, host: "test.another.subhostname.example.com", expectedKey: "example.com"),
-        MatchRow(label: "§2.3 Apple unit test: another.subhostname.example.com → itself", entries: appleUnitTest, host: "another.subhostname.example.com", expectedKey: "another.subhostname.example.com"),
-        MatchRow(label: "§2.3 Apple unit test: x.subhostname.example.com → example.com", entries: appleUnitTest, host: "x.subhostname.example.com", expectedKey: "example.com"),
+        MatchRow(
+            label: "13: sub.example.com uses its own entry", entries: shadowing, host: "sub.example.com",
+            expectedKey: "sub.example.com"),
+        MatchRow(
+            label: "13: x.sub.example.com skips sub.example.com (no subdomains) and uses example.com",
+            entries: shadowing, host: "x.sub.example.com", expectedKey: "example.com"),
+        MatchRow(
+            label: "13: y.x.sub.example.com uses example.com", entries: shadowing, host: "y.x.sub.example.com",
+            expectedKey: "example.com"),
+        MatchRow(
+            label: "13: other.example.com uses example.com", entries: shadowing, host: "other.example.com",
+            expectedKey: "example.com"),
+        MatchRow(
+            label: "§2.3 Apple unit test: test.another.subhostname.example.com → example.com", entries: appleUnitTest,
+            host: "test.another.subhostname.example.com", expectedKey: "example.com"),
+        MatchRow(
+            label: "§2.3 Apple unit test: another.subhostname.example.com → itself", entries: appleUnitTest,
+            host: "another.subhostname.example.com", expectedKey: "another.subhostname.example.com"),
+        MatchRow(
+            label: "§2.3 Apple unit test: x.subhostname.example.com → example.com", entries: appleUnitTest,
+            host: "x.subhostname.example.com", expectedKey: "example.com"),
         // Nearest ancestor with the flag wins.
-        MatchRow(label: "§2.3: nearest ancestor with subdomains wins", entries: d("example.com", subs) + d("b.example.com", subs), host: "a.b.example.com", expectedKey: "b.example.com"),
-        MatchRow(label: "§2.3: nearest ancestor wins two labels down", entries: d("example.com", subs) + d("b.example.com", subs), host: "x.a.b.example.com", expectedKey: "b.example.com"),
-        MatchRow(label: "§2.3: order in the file does not matter", entries: d("b.example.com", subs) + d("example.com", subs), host: "a.b.example.com", expectedKey: "b.example.com"),
+        MatchRow(
+            label: "§2.3: nearest ancestor with subdomains wins",
+            entries: d("example.com", subs) + d("b.example.com", subs), host: "a.b.example.com",
+            expectedKey: "b.example.com"),
+        MatchRow(
+            label: "§2.3: nearest ancestor wins two labels down",
+            entries: d("example.com", subs) + d("b.example.com", subs), host: "x.a.b.example.com",
+            expectedKey: "b.example.com"),
+        MatchRow(
+            label: "§2.3: order in the file does not matter",
+            entries: d("b.example.com", subs) + d("example.com", subs), host: "a.b.example.com",
+            expectedKey: "b.example.com"),
         // Item 14: case.
-        MatchRow(label: "14: host API.Example.COM matches key api.example.com", entries: d("api.example.com"), host: "API.Example.COM", expectedKey: "api.example.com"),
-        MatchRow(label: "14: host API.Example.COM climbs to key example.com", entries: d("example.com", subs), host: "API.Example.COM", expectedKey: "example.com"),
-        MatchRow(label: "14: key API.example.com never matches api.example.com", entries: d("API.example.com"), host: "api.example.com", expectedKey: nil),
-        MatchRow(label: "14: key API.example.com never matches API.example.com", entries: d("API.example.com"), host: "API.example.com", expectedKey: nil),
-        MatchRow(label: "14: key Example.com with subdomains never matches a.example.com", entries: d("Example.com", subs), host: "a.example.com", expectedKey: nil),
+        MatchRow(
+            label: "14: host API.Example.COM matches key api.example.com", entries: d("api.example.com"),
+            host: "API.Example.COM", expectedKey: "api.example.com"),
+        MatchRow(
+            label: "14: host API.Example.COM climbs to key example.com", entries: d("example.com", subs),
+            host: "API.Example.COM", expectedKey: "example.com"),
+        MatchRow(
+            label: "14: key API.example.com never matches api.example.com", entries: d("API.example.com"),
+            host: "api.example.com", expectedKey: nil),
+        MatchRow(
+            label: "14: key API.example.com never matches API.example.com", entries: d("API.example.com"),
+            host: "API.example.com", expectedKey: nil),
+        MatchRow(
+            label: "14: key Example.com with subdomains never matches a.example.com", entries: d("Example.com", subs),
+            host: "a.example.com", expectedKey: nil),
         // Item 15: trailing dots are significant.
-        MatchRow(label: "15: host example.com. does not match key example.com", entries: d("example.com"), host: "example.com.", expectedKey: nil),
-        MatchRow(label: "15: host example.com does not match key example.com.", entries: d("example.com."), host: "example.com", expectedKey: nil),
-        MatchRow(label: "15: host example.com. matches key example.com.", entries: d("example.com."), host: "example.com.", expectedKey: "example.com."),
-        MatchRow(label: "15: host a.example.com. does not climb to key example.com", entries: d("example.com", subs), host: "a.example.com.", expectedKey: nil),
-        MatchRow(label: "15: host a.example.com. climbs to key example.com.", entries: d("example.com.", subs), host: "a.example.com.", expectedKey: "example.com."),
+        MatchRow(
+            label: "15: host example.com. does not match key example.com", entries: d("example.com"),
+            host: "example.com.", expectedKey: nil),
+        MatchRow(
+            label: "15: host example.com does not match key example.com.", entries: d("example.com."),
+            host: "example.com", expectedKey: nil),
+        MatchRow(
+            label: "15: host example.com. matches key example.com.", entries: d("example.com."), host: "example.com.",
+            expectedKey: "example.com."),
+        MatchRow(
+            label: "15: host a.example.com. does not climb to key example.com", entries: d("example.com", subs),
+            host: "a.example.com.", expectedKey: nil),
+        MatchRow(
+            label: "15: host a.example.com. climbs to key example.com.", entries: d("example.com.", subs),
+            host: "a.example.com.", expectedKey: "example.com."),
         // Item 16: ports and wildcards are literal text that never matches.
-        MatchRow(label: "16: key example.com:443 never matches example.com", entries: d("example.com:443", ATSSpec.insecureYES), host: "example.com", expectedKey: nil),
-        MatchRow(label: "16: key *.example.com never matches a.example.com", entries: d("*.example.com", ATSSpec.insecureYES), host: "a.example.com", expectedKey: nil),
-        MatchRow(label: "16: key *.example.com never matches example.com", entries: d("*.example.com", subs), host: "example.com", expectedKey: nil),
-        MatchRow(label: "16: key *.example.com with subdomains never matches a.b.example.com", entries: d("*.example.com", subs), host: "a.b.example.com", expectedKey: nil),
+        MatchRow(
+            label: "16: key example.com:443 never matches example.com",
+            entries: d("example.com:443", ATSSpec.insecureYES), host: "example.com", expectedKey: nil),
+        MatchRow(
+            label: "16: key *.example.com never matches a.example.com",
+            entries: d("*.example.com", ATSSpec.insecureYES), host: "a.example.com", expectedKey: nil),
+        MatchRow(
+            label: "16: key *.example.com never matches example.com", entries: d("*.example.com", subs),
+            host: "example.com", expectedKey: nil),
+        MatchRow(
+            label: "16: key *.example.com with subdomains never matches a.b.example.com",
+            entries: d("*.example.com", subs), host: "a.b.example.com", expectedKey: nil),
         // Item 17: a TLD key with subdomains.
-        MatchRow(label: "17: key com with subdomains matches anything.com", entries: d("com", subs), host: "anything.com", expectedKey: "com"),
-        MatchRow(label: "17: key com with subdomains matches a.b.c.com", entries: d("com", subs), host: "a.b.c.com", expectedKey: "com"),
-        MatchRow(label: "17: key com with subdomains does not match example.org", entries: d("com", subs), host: "example.org", expectedKey: nil),
-        MatchRow(label: "17: key com without subdomains does not match anything.com", entries: d("com"), host: "anything.com", expectedKey: nil),
+        MatchRow(
+            label: "17: key com with subdomains matches anything.com", entries: d("com", subs), host: "anything.com",
+            expectedKey: "com"),
+        MatchRow(
+            label: "17: key com with subdomains matches a.b.c.com", entries: d("com", subs), host: "a.b.c.com",
+            expectedKey: "com"),
+        MatchRow(
+            label: "17: key com with subdomains does not match example.org", entries: d("com", subs),
+            host: "example.org", expectedKey: nil),
+        MatchRow(
+            label: "17: key com without subdomains does not match anything.com", entries: d("com"),
+            host: "anything.com", expectedKey: nil),
         // Item 18: exact beats parent.
-        MatchRow(label: "18: exact a.example.com (subdomains NO) beats parent example.com (subdomains YES)", entries: d("example.com", subs + ATSSpec.insecureYES) + d("a.example.com", noSubs + ATSSpec.insecureNO), host: "a.example.com", expectedKey: "a.example.com"),
-        MatchRow(label: "18: exact entry wins whatever its subdomains flag (YES)", entries: d("example.com", subs) + d("a.example.com", subs), host: "a.example.com", expectedKey: "a.example.com"),
+        MatchRow(
+            label: "18: exact a.example.com (subdomains NO) beats parent example.com (subdomains YES)",
+            entries: d("example.com", subs + ATSSpec.insecureYES) + d("a.example.com", noSubs + ATSSpec.insecureNO),
+            host: "a.example.com", expectedKey: "a.example.com"),
+        MatchRow(
+            label: "18: exact entry wins whatever its subdomains flag (YES)",
+            entries: d("example.com", subs) + d("a.example.com", subs), host: "a.example.com",
+            expectedKey: "a.example.com"),
     ]
 
     @Test("Which NSExceptionDomains entry governs a host", arguments: rows)
@@ -123,8 +207,14 @@ struct SpecDomainMatchingTests: ATSSpecFixture {
         #expect(deeper.minimumTLSVersion == .tls12)
         #expect(try cleartextAllowed(policy, host: "sub.example.com") == false)
         #expect(try cleartextAllowed(policy, host: "x.sub.example.com"))
-        #expect(violationNames(try verdict(policy, host: "sub.example.com", observed: tls12(0xC02F, host: "sub.example.com"))) == ["tls_version"])
-        #expect(try verdict(policy, host: "x.sub.example.com", observed: tls12(0xC02F, host: "x.sub.example.com")).isCompliant)
+        #expect(
+            violationNames(
+                try verdict(policy, host: "sub.example.com", observed: tls12(0xC02F, host: "sub.example.com"))) == [
+                    "tls_version"
+                ])
+        #expect(
+            try verdict(policy, host: "x.sub.example.com", observed: tls12(0xC02F, host: "x.sub.example.com"))
+                .isCompliant)
     }
 
     @Test("Item 18: the exact entry's insecure=NO blocks http:// although the parent allows it")

@@ -22,24 +22,39 @@ struct SpecIOS26TLSFloorTests: ATSSpecFixture {
     }
 
     /// Each policy, with the profiles on which it lets TLS 1.0 and 1.1 through. iOS 26 is in none.
-    static let policies: [(label: String, xml: String, host: String, client: ClientClass, honouredOn: Set<OSProfile>)] = [
-        ("no keys", "", "example.com", .urlsession, []),
-        ("exception TLSv1.0", ATSSpec.exceptionDomains(ATSSpec.domain("example.com", ATSSpec.minimumTLS("TLSv1.0"))),
-         "example.com", .urlsession, [.ios9, .ios10, .ios17]),
-        ("exception TLSv1.0, insecure HTTP, no forward secrecy",
-         ATSSpec.exceptionDomains(ATSSpec.domain(
-            "example.com", ATSSpec.minimumTLS("TLSv1.0") + ATSSpec.insecureYES + ATSSpec.forwardSecrecyNO)),
-         "example.com", .urlsession, [.ios9, .ios10, .ios17]),
-        ("NSAllowsArbitraryLoads", ATSSpec.arbitraryLoadsYES, "example.com", .urlsession, [.ios9, .ios10, .ios17]),
-        ("NSAllowsArbitraryLoadsInWebContent, a web view", "<key>NSAllowsArbitraryLoadsInWebContent</key><true/>",
-         "example.com", .webkit, clientClassProfiles),
-        ("NSAllowsArbitraryLoadsForMedia, a media load", "<key>NSAllowsArbitraryLoadsForMedia</key><true/>",
-         "example.com", .media, clientClassProfiles),
-        ("a local name, no keys", "", "printer", .urlsession, clientClassProfiles),
-        ("a .local name, NSAllowsLocalNetworking", "<key>NSAllowsLocalNetworking</key><true/>", "nas.local", .urlsession,
-         clientClassProfiles),
-        ("loopback address, no keys", "", "127.0.0.1", .urlsession, clientClassProfiles),
-    ]
+    static let policies: [(label: String, xml: String, host: String, client: ClientClass, honouredOn: Set<OSProfile>)] =
+        [
+            ("no keys", "", "example.com", .urlsession, []),
+            (
+                "exception TLSv1.0",
+                ATSSpec.exceptionDomains(ATSSpec.domain("example.com", ATSSpec.minimumTLS("TLSv1.0"))),
+                "example.com", .urlsession, [.ios9, .ios10, .ios17]
+            ),
+            (
+                "exception TLSv1.0, insecure HTTP, no forward secrecy",
+                ATSSpec.exceptionDomains(
+                    ATSSpec.domain(
+                        "example.com", ATSSpec.minimumTLS("TLSv1.0") + ATSSpec.insecureYES + ATSSpec.forwardSecrecyNO)),
+                "example.com", .urlsession, [.ios9, .ios10, .ios17]
+            ),
+            ("NSAllowsArbitraryLoads", ATSSpec.arbitraryLoadsYES, "example.com", .urlsession, [.ios9, .ios10, .ios17]),
+            (
+                "NSAllowsArbitraryLoadsInWebContent, a web view",
+                "<key>NSAllowsArbitraryLoadsInWebContent</key><true/>",
+                "example.com", .webkit, clientClassProfiles
+            ),
+            (
+                "NSAllowsArbitraryLoadsForMedia, a media load", "<key>NSAllowsArbitraryLoadsForMedia</key><true/>",
+                "example.com", .media, clientClassProfiles
+            ),
+            ("a local name, no keys", "", "printer", .urlsession, clientClassProfiles),
+            (
+                "a .local name, NSAllowsLocalNetworking", "<key>NSAllowsLocalNetworking</key><true/>", "nas.local",
+                .urlsession,
+                clientClassProfiles
+            ),
+            ("loopback address, no keys", "", "127.0.0.1", .urlsession, clientClassProfiles),
+        ]
 
     static let rows: [Row] = policies.flatMap { policy in
         allProfiles.flatMap { os in
@@ -51,7 +66,8 @@ struct SpecIOS26TLSFloorTests: ATSSpecFixture {
         }
     }
 
-    @Test("TLS 1.0/1.1 pass where the policy allows them, except on ios26; refused with -1200/-9836 and no key",
+    @Test(
+        "TLS 1.0/1.1 pass where the policy allows them, except on ios26; refused with -1200/-9836 and no key",
         arguments: rows)
     func legacyVersions(_ row: Row) throws {
         let policy = try policy(row.xml, settings: settings(row.os))
@@ -82,11 +98,13 @@ struct SpecIOS26TLSFloorTests: ATSSpecFixture {
     @Test("explain's why says so where ATS is off on ios26, and only there")
     func explanation() throws {
         let sentence = "iOS 26 refuses TLS 1.0 and 1.1 for every load: TLS 1.2 or later even with ATS off"
-        let off26 = try policy(ATSSpec.arbitraryLoadsYES, settings: settings(.ios26)).requirements(forHost: "example.com")
+        let off26 = try policy(ATSSpec.arbitraryLoadsYES, settings: settings(.ios26)).requirements(
+            forHost: "example.com")
         #expect(off26.explanation.contains(sentence), "\(off26.explanation)")
         let local26 = try policy("", settings: settings(.ios26)).requirements(forHost: "printer")
         #expect(local26.explanation.contains(sentence), "\(local26.explanation)")
-        let off17 = try policy(ATSSpec.arbitraryLoadsYES, settings: settings(.ios17)).requirements(forHost: "example.com")
+        let off17 = try policy(ATSSpec.arbitraryLoadsYES, settings: settings(.ios17)).requirements(
+            forHost: "example.com")
         #expect(!off17.explanation.contains { $0.contains("refuses TLS 1.0") })
         #expect(OSProfile.ios26.lowestTLSVersion == .tls12)
         #expect(OSProfile.allCases.filter { $0 != .ios26 }.allSatisfy { $0.lowestTLSVersion == .tls10 })

@@ -28,7 +28,8 @@ struct SpecNIAPTests: ATSSpecFixture {
         suite: UInt16, ems: Bool? = true, scheme: String? = nil, expect violations: Set<String> = []
     ) -> Row {
         Row(
-            label: "\(label) [\(os.rawValue)]", xml: xml, os: os, version: version, suite: suite, extendedMasterSecret: ems,
+            label: "\(label) [\(os.rawValue)]", xml: xml, os: os, version: version, suite: suite,
+            extendedMasterSecret: ems,
             signatureScheme: scheme, violations: violations)
     }
 
@@ -45,7 +46,9 @@ struct SpecNIAPTests: ATSSpecFixture {
         row("49: CBC and no EMS", suite: 0xC013, ems: false, expect: ["niap_cipher", "niap_ems_missing"]),
         row("49: rsa_pkcs1_sha1 handshake signature", suite: 0xC02F, scheme: "rsa_pkcs1_sha1", expect: ["niap_sigalg"]),
         row("49: rsa_pss_rsae_sha256 handshake signature", suite: 0xC02F, scheme: "rsa_pss_rsae_sha256"),
-        row("49: RSA key exchange allowed by FS=NO is still not ECDHE", xml: global("FCP_v2.1") + ATSSpec.exceptionDomains(ATSSpec.domain("example.com", ATSSpec.forwardSecrecyNO)),
+        row(
+            "49: RSA key exchange allowed by FS=NO is still not ECDHE",
+            xml: global("FCP_v2.1") + ATSSpec.exceptionDomains(ATSSpec.domain("example.com", ATSSpec.forwardSecrecyNO)),
             suite: 0x009C, expect: ["niap_cipher"]),
         // 49: TLS 1.3 is fine with every suite; EMS is a TLS 1.2 notion.
         row("49: TLS 1.3 AES-128-GCM", tls: .tls13, suite: 0x1301, ems: nil),
@@ -53,21 +56,40 @@ struct SpecNIAPTests: ATSSpecFixture {
         row("49: TLS 1.3 CHACHA20-POLY1305", tls: .tls13, suite: 0x1303, ems: false),
         // `recommended` currently means FCP_v2.1.
         row("recommended = FCP_v2.1: CBC", xml: global("recommended"), suite: 0xC013, expect: ["niap_cipher"]),
-        row("recommended = FCP_v2.1: no EMS", xml: global("recommended"), suite: 0xC02F, ems: false, expect: ["niap_ems_missing"]),
+        row(
+            "recommended = FCP_v2.1: no EMS", xml: global("recommended"), suite: 0xC02F, ems: false,
+            expect: ["niap_ems_missing"]),
         // none, absent, and profiles without NIAP.
         row("none: CBC without EMS is plain ATS", xml: global("none"), suite: 0xC013, ems: false),
         row("absent: CBC without EMS is plain ATS", xml: "", suite: 0xC013, ems: false),
         row("FCP_v2.1 is not read before iOS 26", os: .ios17, suite: 0xC013, ems: false),
         row("FCP_v2.1 is not read before iOS 26", os: .ios10, suite: 0xC013, ems: false),
         // 50: per-domain override.
-        row("50: per-domain none under global FCP_v2.1", xml: global("FCP_v2.1") + ATSSpec.exceptionDomains(ATSSpec.domain("example.com", perDomain("none"))), suite: 0xC013, ems: false),
-        row("50: per-domain FCP_v2.1 under no global", xml: ATSSpec.exceptionDomains(ATSSpec.domain("example.com", perDomain("FCP_v2.1"))), suite: 0xC013, expect: ["niap_cipher"]),
-        row("50: per-domain FCP_v2.1 under global none", xml: global("none") + ATSSpec.exceptionDomains(ATSSpec.domain("example.com", perDomain("FCP_v2.1"))), suite: 0xC02F,
-            ems: false, expect: ["niap_ems_missing"]),
-        row("50: per-domain recommended", xml: ATSSpec.exceptionDomains(ATSSpec.domain("example.com", perDomain("recommended"))), suite: 0xC013, expect: ["niap_cipher"]),
-        row("50: an entry without the key inherits the global FCP_v2.1", xml: global("FCP_v2.1") + ATSSpec.exceptionDomains(ATSSpec.domain("example.com", ATSSpec.insecureYES)), suite: 0xC013,
+        row(
+            "50: per-domain none under global FCP_v2.1",
+            xml: global("FCP_v2.1") + ATSSpec.exceptionDomains(ATSSpec.domain("example.com", perDomain("none"))),
+            suite: 0xC013, ems: false),
+        row(
+            "50: per-domain FCP_v2.1 under no global",
+            xml: ATSSpec.exceptionDomains(ATSSpec.domain("example.com", perDomain("FCP_v2.1"))), suite: 0xC013,
             expect: ["niap_cipher"]),
-        row("50: the override is per domain: another host keeps the global", xml: global("FCP_v2.1") + ATSSpec.exceptionDomains(ATSSpec.domain("legacy.example.net", perDomain("none"))),
+        row(
+            "50: per-domain FCP_v2.1 under global none",
+            xml: global("none") + ATSSpec.exceptionDomains(ATSSpec.domain("example.com", perDomain("FCP_v2.1"))),
+            suite: 0xC02F,
+            ems: false, expect: ["niap_ems_missing"]),
+        row(
+            "50: per-domain recommended",
+            xml: ATSSpec.exceptionDomains(ATSSpec.domain("example.com", perDomain("recommended"))), suite: 0xC013,
+            expect: ["niap_cipher"]),
+        row(
+            "50: an entry without the key inherits the global FCP_v2.1",
+            xml: global("FCP_v2.1") + ATSSpec.exceptionDomains(ATSSpec.domain("example.com", ATSSpec.insecureYES)),
+            suite: 0xC013,
+            expect: ["niap_cipher"]),
+        row(
+            "50: the override is per domain: another host keeps the global",
+            xml: global("FCP_v2.1") + ATSSpec.exceptionDomains(ATSSpec.domain("legacy.example.net", perDomain("none"))),
             suite: 0xC013, expect: ["niap_cipher"]),
     ]
 

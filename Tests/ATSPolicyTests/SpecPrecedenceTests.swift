@@ -63,11 +63,14 @@ struct SpecPrecedenceTests: ATSSpecFixture {
         + rows("ForMedia=YES", mediaYES, client: .webkit, allowedOn: [])
         // §2.1 code order: the client-class key relaxes its own client before LocalNetworking cancels anything.
         + rows("ForMedia=YES + NSAllowsLocalNetworking=YES", mediaYES + localYES, client: .media, allowedOn: ios10Plus)
-        + rows("InWebContent=YES + NSAllowsLocalNetworking=YES", webYES + localYES, client: .webkit, allowedOn: ios10Plus)
+        + rows(
+            "InWebContent=YES + NSAllowsLocalNetworking=YES", webYES + localYES, client: .webkit, allowedOn: ios10Plus)
         + rows("AAL=YES + ForMedia=YES", aal + mediaYES, client: .media, allowedOn: allProfiles)
         + rows("AAL=YES + ForMedia=YES", aal + mediaYES, client: .webkit, allowedOn: [.ios9])
         // Item 5: the misspelling is no key at all: it neither relaxes nor cancels.
-        + rows("NSAllowsArbitraryLoadsInMedia=YES", "<key>NSAllowsArbitraryLoadsInMedia</key><true/>", client: .media, allowedOn: [])
+        + rows(
+            "NSAllowsArbitraryLoadsInMedia=YES", "<key>NSAllowsArbitraryLoadsInMedia</key><true/>", client: .media,
+            allowedOn: [])
         + rows("NSAllowsArbitraryLoadsInMedia=YES", "<key>NSAllowsArbitraryLoadsInMedia</key><true/>", allowedOn: [])
         + rows(
             "AAL=YES + NSAllowsArbitraryLoadsInMedia=YES", aal + "<key>NSAllowsArbitraryLoadsInMedia</key><true/>",
@@ -79,20 +82,29 @@ struct SpecPrecedenceTests: ATSSpecFixture {
         + rows("NSAllowArbitraryLoads=YES (misspelt)", "<key>NSAllowArbitraryLoads</key><true/>", allowedOn: [])
         + rows("nsallowsarbitraryloads=YES (wrong case)", "<key>nsallowsarbitraryloads</key><true/>", allowedOn: [])
         // Item 6: wrong types (§1.5).
-        + rows("AAL=\"YES\" (string): absent, ATS on", "<key>NSAllowsArbitraryLoads</key><string>YES</string>", allowedOn: [])
-        + rows("AAL=2 (integer): present-false, ATS on", "<key>NSAllowsArbitraryLoads</key><integer>2</integer>", allowedOn: [])
+        + rows(
+            "AAL=\"YES\" (string): absent, ATS on", "<key>NSAllowsArbitraryLoads</key><string>YES</string>",
+            allowedOn: [])
+        + rows(
+            "AAL=2 (integer): present-false, ATS on", "<key>NSAllowsArbitraryLoads</key><integer>2</integer>",
+            allowedOn: [])
         + rows("AAL=0 (integer): present-false", "<key>NSAllowsArbitraryLoads</key><integer>0</integer>", allowedOn: [])
         // ⚠️ §1.5: "An integer 1 is probably true ([@1 isEqual:@YES]), but this was not verified."
         // Asserting the spec's "probably true" reading.
-        + rows("AAL=1 (integer): probably true (⚠️ §1.5)", "<key>NSAllowsArbitraryLoads</key><integer>1</integer>", allowedOn: allProfiles)
         + rows(
-            "AAL=YES + LocalNetworking=\"YES\" (string): absent, does not cancel", aal
+            "AAL=1 (integer): probably true (⚠️ §1.5)", "<key>NSAllowsArbitraryLoads</key><integer>1</integer>",
+            allowedOn: allProfiles)
+        + rows(
+            "AAL=YES + LocalNetworking=\"YES\" (string): absent, does not cancel",
+            aal
                 + "<key>NSAllowsLocalNetworking</key><string>YES</string>", allowedOn: allProfiles)
         + rows(
-            "AAL=YES + InWebContent=\"NO\" (string): absent, does not cancel", aal
+            "AAL=YES + InWebContent=\"NO\" (string): absent, does not cancel",
+            aal
                 + "<key>NSAllowsArbitraryLoadsInWebContent</key><string>NO</string>", allowedOn: allProfiles)
         + rows(
-            "AAL=YES + LocalNetworking=0 (integer): present, cancels", aal
+            "AAL=YES + LocalNetworking=0 (integer): present, cancels",
+            aal
                 + "<key>NSAllowsLocalNetworking</key><integer>0</integer>", allowedOn: [.ios9])
         + rows(
             "AAL=YES + NSExceptionDomains as an array: exceptions ignored, globals kept",
@@ -108,7 +120,8 @@ struct SpecPrecedenceTests: ATSSpecFixture {
         let policy = try policy(row.xml, settings: settings(row.os))
         let allowed = try cleartextAllowed(policy, host: "public.example.com", client: row.client)
         #expect(allowed == row.cleartextAllowed)
-        let requirements = try policy.requirements(forHost: "public.example.com", scheme: .http, clientClass: row.client)
+        let requirements = try policy.requirements(
+            forHost: "public.example.com", scheme: .http, clientClass: row.client)
         // A public host with no exception is decided by the globals: arbitrary loads or full ATS.
         #expect(requirements.rule.kind == (row.cleartextAllowed ? .arbitraryLoads : .default))
         #expect(requirements.atsMinimumsApply == !row.cleartextAllowed)
@@ -127,7 +140,8 @@ struct SpecPrecedenceTests: ATSSpecFixture {
     @Test("Item 5: NSAllowsArbitraryLoadsInMedia draws a warning suggesting NSAllowsArbitraryLoadsForMedia")
     func inMediaWarning() throws {
         let policy = try policy(Self.aal + "<key>NSAllowsArbitraryLoadsInMedia</key><true/>")
-        let finding = try #require(policy.findings.first { $0.path.description.contains("NSAllowsArbitraryLoadsInMedia") })
+        let finding = try #require(
+            policy.findings.first { $0.path.description.contains("NSAllowsArbitraryLoadsInMedia") })
         #expect(finding.severity == .warning)
         #expect((finding.message + (finding.fix ?? "")).contains("NSAllowsArbitraryLoadsForMedia"))
         // And it cancels nothing: NSAllowsArbitraryLoads still turns ATS off.
@@ -145,7 +159,9 @@ struct SpecPrecedenceTests: ATSSpecFixture {
 
     /// ios26 is left out: there TLS 1.0/1.1 are refused for every load, NSAllowsArbitraryLoads or not
     /// (decisions table, §3.4 note on iOS 26), which SpecIOS26TLSFloorTests holds.
-    @Test("Item 1: AAL=YES drops the ATS minimums: TLS 1.0 with a CBC suite passes", arguments: [OSProfile.ios9, .ios10, .ios17])
+    @Test(
+        "Item 1: AAL=YES drops the ATS minimums: TLS 1.0 with a CBC suite passes",
+        arguments: [OSProfile.ios9, .ios10, .ios17])
     func arbitraryLoadsAllowsOldTLS(os: OSProfile) throws {
         let policy = try policy(Self.aal, settings: settings(os))
         let requirements = try policy.requirements(forHost: "example.com")
@@ -206,7 +222,9 @@ struct SpecPrecedenceTests: ATSSpecFixture {
         let other = try policy.requirements(forHost: "other.com")
         #expect(other.rule.kind == .arbitraryLoads)
         #expect(try cleartextAllowed(policy, host: "other.com"))
-        #expect(try verdict(policy, host: "other.com", observed: tls12(0xC013, host: "other.com", version: .tls10)).isCompliant)
+        #expect(
+            try verdict(policy, host: "other.com", observed: tls12(0xC013, host: "other.com", version: .tls10))
+                .isCompliant)
         // The entry has no NSIncludesSubdomains: a subdomain is not listed, so the global applies.
         #expect(try cleartextAllowed(policy, host: "www.example.com"))
     }
@@ -261,18 +279,22 @@ struct SpecPrecedenceTests: ATSSpecFixture {
         #expect(violationNames(try verdict(policy, observed: tls12(0xC013, version: .tls11))) == ["tls_version"])
         #expect(violationNames(try verdict(policy, observed: tls12(0x009C))) == ["cipher_not_fs"])
         // A self-signed certificate still fails by default (§3.6).
-        let selfSigned = connection(chain: [leaf(selfSigned: true)], trust: .untrusted(reason: "self-signed certificate"))
+        let selfSigned = connection(
+            chain: [leaf(selfSigned: true)], trust: .untrusted(reason: "self-signed certificate"))
         let result = try verdict(policy, observed: selfSigned)
         #expect(violationNames(result) == ["untrusted_chain"])
         #expect(result.isCompliant == false)
     }
 
-    @Test("Item 9 / §3.6: with assume_app_overrides_trust the self-signed certificate passes, the TLS floor does not move")
+    @Test(
+        "Item 9 / §3.6: with assume_app_overrides_trust the self-signed certificate passes, the TLS floor does not move"
+    )
     func insecureHTTPWithTrustOverride() throws {
         let policy = try policy(
             ATSSpec.exceptionDomains(ATSSpec.domain("example.com", ATSSpec.insecureYES)),
             settings: settings(assumeAppOverridesTrust: true))
-        let selfSigned = connection(chain: [leaf(selfSigned: true)], trust: .untrusted(reason: "self-signed certificate"))
+        let selfSigned = connection(
+            chain: [leaf(selfSigned: true)], trust: .untrusted(reason: "self-signed certificate"))
         #expect(try verdict(policy, observed: selfSigned).isCompliant)
         let oldTLS = connection(
             version: .tls11, suite: 0xC013, chain: [leaf(selfSigned: true)], trust: .untrusted(reason: "self-signed"))
@@ -282,7 +304,8 @@ struct SpecPrecedenceTests: ATSSpecFixture {
     @Test("Item 10: insecure HTTP + TLSv1.3: http:// allowed, HTTPS must be TLS 1.3 with forward secrecy")
     func insecureHTTPWithTLS13() throws {
         let policy = try policy(
-            ATSSpec.exceptionDomains(ATSSpec.domain("example.com", ATSSpec.insecureYES + ATSSpec.minimumTLS("TLSv1.3"))))
+            ATSSpec.exceptionDomains(ATSSpec.domain("example.com", ATSSpec.insecureYES + ATSSpec.minimumTLS("TLSv1.3")))
+        )
         #expect(try cleartextAllowed(policy, host: "example.com"))
         let requirements = try policy.requirements(forHost: "example.com")
         #expect(requirements.minimumTLSVersion == .tls13)
@@ -303,29 +326,34 @@ struct SpecPrecedenceTests: ATSSpecFixture {
         let forwardSecrecy: Bool
     }
 
-    static let domainValueRows: [DomainValueRow] = [
-        DomainValueRow(label: "empty entry: the defaults", body: "", cleartextAllowed: false, minimumTLS: .tls12, forwardSecrecy: true),
-        DomainValueRow(
-            label: "insecure HTTP \"YES\" (string): default NO",
-            body: "<key>NSExceptionAllowsInsecureHTTPLoads</key><string>YES</string>", cleartextAllowed: false,
-            minimumTLS: .tls12, forwardSecrecy: true),
-        DomainValueRow(
-            label: "forward secrecy \"NO\" (string): default YES",
-            body: "<key>NSExceptionRequiresForwardSecrecy</key><string>NO</string>", cleartextAllowed: false,
-            minimumTLS: .tls12, forwardSecrecy: true),
-        DomainValueRow(
-            label: "forward secrecy <date>: default YES",
-            body: "<key>NSExceptionRequiresForwardSecrecy</key><date>2020-01-01T00:00:00Z</date>", cleartextAllowed: false,
-            minimumTLS: .tls12, forwardSecrecy: true),
-        DomainValueRow(
-            label: "minimum TLS as a real 1.0: default TLSv1.2",
-            body: "<key>NSExceptionMinimumTLSVersion</key><real>1.0</real>", cleartextAllowed: false, minimumTLS: .tls12,
-            forwardSecrecy: true),
-        DomainValueRow(
-            label: "minimum TLS as an array: default TLSv1.2",
-            body: "<key>NSExceptionMinimumTLSVersion</key><array><string>TLSv1.0</string></array>",
-            cleartextAllowed: false, minimumTLS: .tls12, forwardSecrecy: true),
-    ]
+    static let domainValueRows: [DomainValueRow] =
+        [
+            DomainValueRow(
+                label: "empty entry: the defaults", body: "", cleartextAllowed: false, minimumTLS: .tls12,
+                forwardSecrecy: true),
+            DomainValueRow(
+                label: "insecure HTTP \"YES\" (string): default NO",
+                body: "<key>NSExceptionAllowsInsecureHTTPLoads</key><string>YES</string>", cleartextAllowed: false,
+                minimumTLS: .tls12, forwardSecrecy: true),
+            DomainValueRow(
+                label: "forward secrecy \"NO\" (string): default YES",
+                body: "<key>NSExceptionRequiresForwardSecrecy</key><string>NO</string>", cleartextAllowed: false,
+                minimumTLS: .tls12, forwardSecrecy: true),
+            DomainValueRow(
+                label: "forward secrecy <date>: default YES",
+                body: "<key>NSExceptionRequiresForwardSecrecy</key><date>2020-01-01T00:00:00Z</date>",
+                cleartextAllowed: false,
+                minimumTLS: .tls12, forwardSecrecy: true),
+            DomainValueRow(
+                label: "minimum TLS as a real 1.0: default TLSv1.2",
+                body: "<key>NSExceptionMinimumTLSVersion</key><real>1.0</real>", cleartextAllowed: false,
+                minimumTLS: .tls12,
+                forwardSecrecy: true),
+            DomainValueRow(
+                label: "minimum TLS as an array: default TLSv1.2",
+                body: "<key>NSExceptionMinimumTLSVersion</key><array><string>TLSv1.0</string></array>",
+                cleartextAllowed: false, minimumTLS: .tls12, forwardSecrecy: true),
+        ]
         + [("TLSv1.0", TLSVersion.tls10), ("TLSv1.1", .tls11), ("TLSv1.2", .tls12), ("TLSv1.3", .tls13)].map {
             DomainValueRow(
                 label: "minimum TLS \"\($0.0)\": accepted", body: ATSSpec.minimumTLS($0.0), cleartextAllowed: false,
@@ -339,7 +367,8 @@ struct SpecPrecedenceTests: ATSSpecFixture {
         }
         + [
             DomainValueRow(
-                label: "all three keys set", body: ATSSpec.insecureYES + ATSSpec.forwardSecrecyNO + ATSSpec.minimumTLS("TLSv1.1"),
+                label: "all three keys set",
+                body: ATSSpec.insecureYES + ATSSpec.forwardSecrecyNO + ATSSpec.minimumTLS("TLSv1.1"),
                 cleartextAllowed: true, minimumTLS: .tls11, forwardSecrecy: false)
         ]
 
@@ -365,7 +394,8 @@ struct SpecPrecedenceTests: ATSSpecFixture {
     func stringSubdomainsIsNo() throws {
         let policy = try policy(
             ATSSpec.exceptionDomains(
-                ATSSpec.domain("example.com", "<key>NSIncludesSubdomains</key><string>YES</string>" + ATSSpec.insecureYES)))
+                ATSSpec.domain(
+                    "example.com", "<key>NSIncludesSubdomains</key><string>YES</string>" + ATSSpec.insecureYES)))
         #expect(try cleartextAllowed(policy, host: "example.com"))
         #expect(try cleartextAllowed(policy, host: "a.example.com") == false)
         #expect(try policy.requirements(forHost: "a.example.com").rule.kind == .default)
@@ -390,7 +420,8 @@ struct SpecPrecedenceTests: ATSSpecFixture {
         let policy = try policy(Self.aal + "<key>NSExceptionDomains</key><array><string>example.com</string></array>")
         #expect(policy.exceptions.isEmpty)
         #expect(policy.allowsArbitraryLoads == .present(true))
-        #expect(policy.findings.contains { $0.path.description.contains("NSExceptionDomains") && $0.severity == .error })
+        #expect(
+            policy.findings.contains { $0.path.description.contains("NSExceptionDomains") && $0.severity == .error })
     }
 
     // MARK: - Info.plist roots (§1.5 last paragraph)
@@ -459,7 +490,8 @@ struct SpecPrecedenceTests: ATSSpecFixture {
                 handling: handling, cleartextAllowed: false, minimumTLS: .tls12, forwardSecrecy: true),
             LegacyRow(
                 label: "legacy TLSv1.0 with NSException TLSv1.3",
-                body: ATSSpec.minimumTLS("TLSv1.3") + "<key>NSTemporaryExceptionMinimumTLSVersion</key><string>TLSv1.0</string>",
+                body: ATSSpec.minimumTLS("TLSv1.3")
+                    + "<key>NSTemporaryExceptionMinimumTLSVersion</key><string>TLSv1.0</string>",
                 handling: handling, cleartextAllowed: false, minimumTLS: .tls13, forwardSecrecy: true),
             // electron-builder's value is invalid even when aliases are honoured (§1.2).
             LegacyRow(
@@ -494,26 +526,32 @@ struct SpecPrecedenceTests: ATSSpecFixture {
 
     static let legacyFindingRows: [LegacyFindingRow] = [
         LegacyFindingRow(
-            label: "NSTemporaryExceptionAllowsInsecureHTTPLoads", legacyKey: "NSTemporaryExceptionAllowsInsecureHTTPLoads",
+            label: "NSTemporaryExceptionAllowsInsecureHTTPLoads",
+            legacyKey: "NSTemporaryExceptionAllowsInsecureHTTPLoads",
             value: "<true/>", replacement: "NSExceptionAllowsInsecureHTTPLoads"),
         LegacyFindingRow(
             label: "NSTemporaryExceptionMinimumTLSVersion", legacyKey: "NSTemporaryExceptionMinimumTLSVersion",
             value: "<string>TLSv1.0</string>", replacement: "NSExceptionMinimumTLSVersion"),
         LegacyFindingRow(
-            label: "NSTemporaryExceptionRequiresForwardSecrecy", legacyKey: "NSTemporaryExceptionRequiresForwardSecrecy",
+            label: "NSTemporaryExceptionRequiresForwardSecrecy",
+            legacyKey: "NSTemporaryExceptionRequiresForwardSecrecy",
             value: "<false/>", replacement: "NSExceptionRequiresForwardSecrecy"),
         LegacyFindingRow(
-            label: "NSThirdPartyExceptionAllowsInsecureHTTPLoads", legacyKey: "NSThirdPartyExceptionAllowsInsecureHTTPLoads",
+            label: "NSThirdPartyExceptionAllowsInsecureHTTPLoads",
+            legacyKey: "NSThirdPartyExceptionAllowsInsecureHTTPLoads",
             value: "<true/>", replacement: "NSExceptionAllowsInsecureHTTPLoads"),
         LegacyFindingRow(
             label: "NSThirdPartyExceptionMinimumTLSVersion", legacyKey: "NSThirdPartyExceptionMinimumTLSVersion",
             value: "<string>TLSv1.0</string>", replacement: "NSExceptionMinimumTLSVersion"),
         LegacyFindingRow(
-            label: "NSThirdPartyExceptionRequiresForwardSecrecy", legacyKey: "NSThirdPartyExceptionRequiresForwardSecrecy",
+            label: "NSThirdPartyExceptionRequiresForwardSecrecy",
+            legacyKey: "NSThirdPartyExceptionRequiresForwardSecrecy",
             value: "<false/>", replacement: "NSExceptionRequiresForwardSecrecy"),
     ]
 
-    @Test("Decisions table: with legacy_keys=ignore, check warns and names the NSException* key", arguments: legacyFindingRows)
+    @Test(
+        "Decisions table: with legacy_keys=ignore, check warns and names the NSException* key",
+        arguments: legacyFindingRows)
     func legacyKeyWarning(row: LegacyFindingRow) throws {
         let policy = try policy(
             ATSSpec.exceptionDomains(ATSSpec.domain("example.com", "<key>\(row.legacyKey)</key>\(row.value)")))
@@ -556,16 +594,36 @@ struct SpecPrecedenceTests: ATSSpecFixture {
     }
 
     static let builtinRows: [BuiltinRow] = [
-        BuiltinRow(label: "off by default: apple.com gets full ATS", host: "apple.com", xml: "", builtins: false, cleartextAllowed: false, minimumTLS: .tls12),
-        BuiltinRow(label: "on: apple.com", host: "apple.com", xml: "", builtins: true, cleartextAllowed: true, minimumTLS: .tls12),
-        BuiltinRow(label: "on: www.apple.com (subdomains)", host: "www.apple.com", xml: "", builtins: true, cleartextAllowed: true, minimumTLS: .tls12),
-        BuiltinRow(label: "on: ls.apple.com TLS 1.0", host: "ls.apple.com", xml: "", builtins: true, cleartextAllowed: true, minimumTLS: .tls10),
-        BuiltinRow(label: "on: gs.apple.com TLS 1.0", host: "gs.apple.com", xml: "", builtins: true, cleartextAllowed: true, minimumTLS: .tls10),
-        BuiltinRow(label: "on: a.geo.apple.com TLS 1.0", host: "a.geo.apple.com", xml: "", builtins: true, cleartextAllowed: true, minimumTLS: .tls10),
-        BuiltinRow(label: "on: is.autonavi.com TLS 1.0", host: "is.autonavi.com", xml: "", builtins: true, cleartextAllowed: true, minimumTLS: .tls10),
-        BuiltinRow(label: "on: apple-mapkit.com TLS 1.0", host: "apple-mapkit.com", xml: "", builtins: true, cleartextAllowed: true, minimumTLS: .tls10),
-        BuiltinRow(label: "on: setup.icloud.com TLS 1.2", host: "setup.icloud.com", xml: "", builtins: true, cleartextAllowed: true, minimumTLS: .tls12),
-        BuiltinRow(label: "on: icloud.com is not built in", host: "icloud.com", xml: "", builtins: true, cleartextAllowed: false, minimumTLS: .tls12),
+        BuiltinRow(
+            label: "off by default: apple.com gets full ATS", host: "apple.com", xml: "", builtins: false,
+            cleartextAllowed: false, minimumTLS: .tls12),
+        BuiltinRow(
+            label: "on: apple.com", host: "apple.com", xml: "", builtins: true, cleartextAllowed: true,
+            minimumTLS: .tls12),
+        BuiltinRow(
+            label: "on: www.apple.com (subdomains)", host: "www.apple.com", xml: "", builtins: true,
+            cleartextAllowed: true, minimumTLS: .tls12),
+        BuiltinRow(
+            label: "on: ls.apple.com TLS 1.0", host: "ls.apple.com", xml: "", builtins: true, cleartextAllowed: true,
+            minimumTLS: .tls10),
+        BuiltinRow(
+            label: "on: gs.apple.com TLS 1.0", host: "gs.apple.com", xml: "", builtins: true, cleartextAllowed: true,
+            minimumTLS: .tls10),
+        BuiltinRow(
+            label: "on: a.geo.apple.com TLS 1.0", host: "a.geo.apple.com", xml: "", builtins: true,
+            cleartextAllowed: true, minimumTLS: .tls10),
+        BuiltinRow(
+            label: "on: is.autonavi.com TLS 1.0", host: "is.autonavi.com", xml: "", builtins: true,
+            cleartextAllowed: true, minimumTLS: .tls10),
+        BuiltinRow(
+            label: "on: apple-mapkit.com TLS 1.0", host: "apple-mapkit.com", xml: "", builtins: true,
+            cleartextAllowed: true, minimumTLS: .tls10),
+        BuiltinRow(
+            label: "on: setup.icloud.com TLS 1.2", host: "setup.icloud.com", xml: "", builtins: true,
+            cleartextAllowed: true, minimumTLS: .tls12),
+        BuiltinRow(
+            label: "on: icloud.com is not built in", host: "icloud.com", xml: "", builtins: true,
+            cleartextAllowed: false, minimumTLS: .tls12),
         BuiltinRow(
             label: "on: the app's own apple.com entry overrides the built-in one", host: "apple.com",
             xml: ATSSpec.exceptionDomains(ATSSpec.domain("apple.com")), builtins: true, cleartextAllowed: false,

@@ -1,6 +1,6 @@
-import TextFormats
 import ATSPolicy
 import Testing
+import TextFormats
 
 /// Spec §7 items 28–41: TLS versions (§3.4), each cipher profile's TLS 1.2 suites by IANA id
 /// (§3.3), key sizes and signature hashes (§3.1, §3.2), trust, dates, validity length, EKU,
@@ -41,7 +41,8 @@ struct SpecTLSAndCertificateTests: ATSSpecFixture {
 
     @Test("Item 28: the negotiated TLS version against the floor, per OS profile", arguments: versionRows)
     func tlsVersion(row: VersionRow) throws {
-        let xml = row.minimum.map { ATSSpec.exceptionDomains(ATSSpec.domain("example.com", ATSSpec.minimumTLS($0))) } ?? ""
+        let xml =
+            row.minimum.map { ATSSpec.exceptionDomains(ATSSpec.domain("example.com", ATSSpec.minimumTLS($0))) } ?? ""
         let policy = try policy(xml, settings: settings(row.os))
         let suite: UInt16 = row.negotiated == .tls13 ? 0x1301 : 0xC013
         let result = try verdict(policy, observed: connection(version: row.negotiated, suite: suite))
@@ -56,8 +57,12 @@ struct SpecTLSAndCertificateTests: ATSSpecFixture {
     @Test("Item 28: on ios26 a TLSv1.0/1.1 floor is raised to TLS 1.2", arguments: ["TLSv1.0", "TLSv1.1"])
     func ios26IgnoresLegacyFloor(minimum: String) throws {
         let xml = ATSSpec.exceptionDomains(ATSSpec.domain("example.com", ATSSpec.minimumTLS(minimum)))
-        #expect(try policy(xml, settings: settings(.ios26)).requirements(forHost: "example.com").minimumTLSVersion == .tls12)
-        #expect(try policy(xml, settings: settings(.ios17)).requirements(forHost: "example.com").minimumTLSVersion == TLSVersion(name: minimum))
+        #expect(
+            try policy(xml, settings: settings(.ios26)).requirements(forHost: "example.com").minimumTLSVersion == .tls12
+        )
+        #expect(
+            try policy(xml, settings: settings(.ios17)).requirements(forHost: "example.com").minimumTLSVersion
+                == TLSVersion(name: minimum))
     }
 
     // MARK: - Items 29–35: cipher suites by IANA id, per cipher profile
@@ -84,7 +89,8 @@ struct SpecTLSAndCertificateTests: ATSSpecFixture {
     /// AES-CBC-SHA", so this asserts a superset of both groups.
     @Test("⚠️ §3.3: FS=NO + insecure HTTP offers at least both groups", arguments: CipherProfile.allCases)
     func offeredUnrestricted(profile: CipherProfile) throws {
-        let xml = ATSSpec.exceptionDomains(ATSSpec.domain("example.com", ATSSpec.forwardSecrecyNO + ATSSpec.insecureYES))
+        let xml = ATSSpec.exceptionDomains(
+            ATSSpec.domain("example.com", ATSSpec.forwardSecrecyNO + ATSSpec.insecureYES))
         let requirements = try policy(xml, settings: settings(cipher: profile)).requirements(forHost: "example.com")
         let offered = Set(requirements.offeredTLS12Suites.map(\.id))
         #expect(offered.isSuperset(of: ATSSpec.forwardSecret(profile).union(ATSSpec.compatibility(profile))))
@@ -101,37 +107,82 @@ struct SpecTLSAndCertificateTests: ATSSpecFixture {
     }
 
     /// The spec's readable cases (items 29–35).
-    static let namedSuiteRows: [SuiteRow] = [
-        // 29: C014 is in the code's list, not in the documented one.
-        SuiteRow(label: "29: ECDHE-RSA-AES256-SHA (C014), current", profile: .current, forwardSecrecy: true, suite: 0xC014, version: .tls12, violation: nil),
-        SuiteRow(label: "29: ECDHE-RSA-AES256-SHA (C014), documented", profile: .documented, forwardSecrecy: true, suite: 0xC014, version: .tls12, violation: "cipher_not_ats"),
-        // 30: C027 was documented and removed from 2022+ clients.
-        SuiteRow(label: "30: ECDHE-RSA-AES128-SHA256 (C027), documented", profile: .documented, forwardSecrecy: true, suite: 0xC027, version: .tls12, violation: nil),
-        SuiteRow(label: "30: ECDHE-RSA-AES128-SHA256 (C027), current", profile: .current, forwardSecrecy: true, suite: 0xC027, version: .tls12, violation: "cipher_not_ats"),
-        SuiteRow(label: "30: ECDHE-ECDSA-AES256-SHA384 (C024), current", profile: .current, forwardSecrecy: true, suite: 0xC024, version: .tls12, violation: "cipher_not_ats"),
-        // 31: ChaCha20 is in the code, not in the docs.
-        SuiteRow(label: "31: ECDHE-RSA-CHACHA20-POLY1305 (CCA8), current", profile: .current, forwardSecrecy: true, suite: 0xCCA8, version: .tls12, violation: nil),
-        SuiteRow(label: "31: ECDHE-RSA-CHACHA20-POLY1305 (CCA8), documented", profile: .documented, forwardSecrecy: true, suite: 0xCCA8, version: .tls12, violation: "cipher_not_ats"),
-        SuiteRow(label: "31: ECDHE-ECDSA-CHACHA20-POLY1305 (CCA9), current", profile: .current, forwardSecrecy: true, suite: 0xCCA9, version: .tls12, violation: nil),
-        // 32: plain RSA key exchange.
-        SuiteRow(label: "32: AES256-GCM-SHA384 (009D), current, FS required", profile: .current, forwardSecrecy: true, suite: 0x009D, version: .tls12, violation: "cipher_not_fs"),
-        SuiteRow(label: "32: AES256-GCM-SHA384 (009D), documented, FS required", profile: .documented, forwardSecrecy: true, suite: 0x009D, version: .tls12, violation: "cipher_not_fs"),
-        SuiteRow(label: "32: AES256-GCM-SHA384 (009D), current, FS=NO", profile: .current, forwardSecrecy: false, suite: 0x009D, version: .tls12, violation: nil),
-        SuiteRow(label: "32: AES256-GCM-SHA384 (009D), documented, FS=NO", profile: .documented, forwardSecrecy: false, suite: 0x009D, version: .tls12, violation: nil),
-        // 33: AES256-SHA256 with FS=NO.
-        SuiteRow(label: "33: AES256-SHA256 (003D), documented, FS=NO", profile: .documented, forwardSecrecy: false, suite: 0x003D, version: .tls12, violation: nil),
-        SuiteRow(label: "33: AES256-SHA256 (003D), current, FS=NO", profile: .current, forwardSecrecy: false, suite: 0x003D, version: .tls12, violation: "cipher_not_ats"),
-        SuiteRow(label: "33: AES256-SHA256 (003D), documented, FS required", profile: .documented, forwardSecrecy: true, suite: 0x003D, version: .tls12, violation: "cipher_not_fs"),
-        // 34: DHE is never ATS forward secrecy.
-        SuiteRow(label: "34: DHE-RSA-AES128-GCM-SHA256 (009E), current", profile: .current, forwardSecrecy: true, suite: 0x009E, version: .tls12, violation: "cipher_not_ats"),
-        SuiteRow(label: "34: DHE-RSA-AES256-SHA (0039), documented", profile: .documented, forwardSecrecy: true, suite: 0x0039, version: .tls12, violation: "cipher_not_ats"),
-        SuiteRow(label: "34: DHE-RSA-AES128-GCM-SHA256 (009E), current, FS=NO", profile: .current, forwardSecrecy: false, suite: 0x009E, version: .tls12, violation: "cipher_not_ats"),
-        SuiteRow(label: "34: DHE-RSA-CHACHA20-POLY1305 (CCAA), documented, FS=NO", profile: .documented, forwardSecrecy: false, suite: 0xCCAA, version: .tls12, violation: "cipher_not_ats"),
-        // Vocabulary: 3DES, RC4 and NULL are cipher_not_ats.
-        SuiteRow(label: "vocabulary: DES-CBC3-SHA (000A), FS=NO", profile: .current, forwardSecrecy: false, suite: 0x000A, version: .tls12, violation: "cipher_not_ats"),
-        SuiteRow(label: "vocabulary: RC4-SHA (0005)", profile: .current, forwardSecrecy: true, suite: 0x0005, version: .tls12, violation: "cipher_not_ats"),
-        SuiteRow(label: "vocabulary: NULL-SHA (0002), FS=NO", profile: .documented, forwardSecrecy: false, suite: 0x0002, version: .tls12, violation: "cipher_not_ats"),
-    ]
+    static let namedSuiteRows: [SuiteRow] =
+        [
+            // 29: C014 is in the code's list, not in the documented one.
+            SuiteRow(
+                label: "29: ECDHE-RSA-AES256-SHA (C014), current", profile: .current, forwardSecrecy: true,
+                suite: 0xC014, version: .tls12, violation: nil),
+            SuiteRow(
+                label: "29: ECDHE-RSA-AES256-SHA (C014), documented", profile: .documented, forwardSecrecy: true,
+                suite: 0xC014, version: .tls12, violation: "cipher_not_ats"),
+            // 30: C027 was documented and removed from 2022+ clients.
+            SuiteRow(
+                label: "30: ECDHE-RSA-AES128-SHA256 (C027), documented", profile: .documented, forwardSecrecy: true,
+                suite: 0xC027, version: .tls12, violation: nil),
+            SuiteRow(
+                label: "30: ECDHE-RSA-AES128-SHA256 (C027), current", profile: .current, forwardSecrecy: true,
+                suite: 0xC027, version: .tls12, violation: "cipher_not_ats"),
+            SuiteRow(
+                label: "30: ECDHE-ECDSA-AES256-SHA384 (C024), current", profile: .current, forwardSecrecy: true,
+                suite: 0xC024, version: .tls12, violation: "cipher_not_ats"),
+            // 31: ChaCha20 is in the code, not in the docs.
+            SuiteRow(
+                label: "31: ECDHE-RSA-CHACHA20-POLY1305 (CCA8), current", profile: .current, forwardSecrecy: true,
+                suite: 0xCCA8, version: .tls12, violation: nil),
+            SuiteRow(
+                label: "31: ECDHE-RSA-CHACHA20-POLY1305 (CCA8), documented", profile: .documented, forwardSecrecy: true,
+                suite: 0xCCA8, version: .tls12, violation: "cipher_not_ats"),
+            SuiteRow(
+                label: "31: ECDHE-ECDSA-CHACHA20-POLY1305 (CCA9), current", profile: .current, forwardSecrecy: true,
+                suite: 0xCCA9, version: .tls12, violation: nil),
+            // 32: plain RSA key exchange.
+            SuiteRow(
+                label: "32: AES256-GCM-SHA384 (009D), current, FS required", profile: .current, forwardSecrecy: true,
+                suite: 0x009D, version: .tls12, violation: "cipher_not_fs"),
+            SuiteRow(
+                label: "32: AES256-GCM-SHA384 (009D), documented, FS required", profile: .documented,
+                forwardSecrecy: true, suite: 0x009D, version: .tls12, violation: "cipher_not_fs"),
+            SuiteRow(
+                label: "32: AES256-GCM-SHA384 (009D), current, FS=NO", profile: .current, forwardSecrecy: false,
+                suite: 0x009D, version: .tls12, violation: nil),
+            SuiteRow(
+                label: "32: AES256-GCM-SHA384 (009D), documented, FS=NO", profile: .documented, forwardSecrecy: false,
+                suite: 0x009D, version: .tls12, violation: nil),
+            // 33: AES256-SHA256 with FS=NO.
+            SuiteRow(
+                label: "33: AES256-SHA256 (003D), documented, FS=NO", profile: .documented, forwardSecrecy: false,
+                suite: 0x003D, version: .tls12, violation: nil),
+            SuiteRow(
+                label: "33: AES256-SHA256 (003D), current, FS=NO", profile: .current, forwardSecrecy: false,
+                suite: 0x003D, version: .tls12, violation: "cipher_not_ats"),
+            SuiteRow(
+                label: "33: AES256-SHA256 (003D), documented, FS required", profile: .documented, forwardSecrecy: true,
+                suite: 0x003D, version: .tls12, violation: "cipher_not_fs"),
+            // 34: DHE is never ATS forward secrecy.
+            SuiteRow(
+                label: "34: DHE-RSA-AES128-GCM-SHA256 (009E), current", profile: .current, forwardSecrecy: true,
+                suite: 0x009E, version: .tls12, violation: "cipher_not_ats"),
+            SuiteRow(
+                label: "34: DHE-RSA-AES256-SHA (0039), documented", profile: .documented, forwardSecrecy: true,
+                suite: 0x0039, version: .tls12, violation: "cipher_not_ats"),
+            SuiteRow(
+                label: "34: DHE-RSA-AES128-GCM-SHA256 (009E), current, FS=NO", profile: .current, forwardSecrecy: false,
+                suite: 0x009E, version: .tls12, violation: "cipher_not_ats"),
+            SuiteRow(
+                label: "34: DHE-RSA-CHACHA20-POLY1305 (CCAA), documented, FS=NO", profile: .documented,
+                forwardSecrecy: false, suite: 0xCCAA, version: .tls12, violation: "cipher_not_ats"),
+            // Vocabulary: 3DES, RC4 and NULL are cipher_not_ats.
+            SuiteRow(
+                label: "vocabulary: DES-CBC3-SHA (000A), FS=NO", profile: .current, forwardSecrecy: false,
+                suite: 0x000A, version: .tls12, violation: "cipher_not_ats"),
+            SuiteRow(
+                label: "vocabulary: RC4-SHA (0005)", profile: .current, forwardSecrecy: true, suite: 0x0005,
+                version: .tls12, violation: "cipher_not_ats"),
+            SuiteRow(
+                label: "vocabulary: NULL-SHA (0002), FS=NO", profile: .documented, forwardSecrecy: false, suite: 0x0002,
+                version: .tls12, violation: "cipher_not_ats"),
+        ]
         // 35: TLS 1.3 with each of its three suites, both profiles, FS required or not.
         + CipherProfile.allCases.flatMap { profile in
             [true, false].flatMap { fs in
@@ -158,14 +209,16 @@ struct SpecTLSAndCertificateTests: ATSSpecFixture {
                     violation = "cipher_not_ats"
                 }
                 return SuiteRow(
-                    label: "\(ATSSpec.hex(suite)) [\(profile.rawValue), FS \(fs ? "required" : "NO")]", profile: profile,
+                    label: "\(ATSSpec.hex(suite)) [\(profile.rawValue), FS \(fs ? "required" : "NO")]",
+                    profile: profile,
                     forwardSecrecy: fs, suite: suite, version: .tls12, violation: violation)
             }
         }
     }
 
     private func checkSuite(_ row: SuiteRow) throws {
-        let xml = row.forwardSecrecy ? "" : ATSSpec.exceptionDomains(ATSSpec.domain("example.com", ATSSpec.forwardSecrecyNO))
+        let xml =
+            row.forwardSecrecy ? "" : ATSSpec.exceptionDomains(ATSSpec.domain("example.com", ATSSpec.forwardSecrecyNO))
         let policy = try policy(xml, settings: settings(cipher: row.profile))
         let result = try verdict(policy, observed: connection(version: row.version, suite: row.suite))
         if let violation = row.violation {
@@ -194,30 +247,78 @@ struct SpecTLSAndCertificateTests: ATSSpecFixture {
 
     static let keyAndHashRows: [CertificateRow] = [
         // 36: key sizes (RSA ≥ 2048, EC ≥ 256, leaf and issuing CAs, ATS or not since iOS 13).
-        CertificateRow(label: "36: leaf RSA-1024", arbitraryLoads: false, chain: { [$0.leaf(keyBits: 1024), $0.intermediate(), $0.root()] }, violations: ["key_size"]),
-        CertificateRow(label: "36: leaf RSA-1024 under AAL (trust)", arbitraryLoads: true, chain: { [$0.leaf(keyBits: 1024), $0.intermediate(), $0.root()] }, violations: ["key_size"]),
-        CertificateRow(label: "36: leaf RSA-2047", arbitraryLoads: false, chain: { [$0.leaf(keyBits: 2047), $0.intermediate(), $0.root()] }, violations: ["key_size"]),
-        CertificateRow(label: "36: leaf RSA-2048", arbitraryLoads: false, chain: { [$0.leaf(keyBits: 2048), $0.intermediate(), $0.root()] }, violations: []),
-        CertificateRow(label: "36: leaf RSA-4096", arbitraryLoads: false, chain: { [$0.leaf(keyBits: 4096), $0.intermediate(), $0.root()] }, violations: []),
-        CertificateRow(label: "36: leaf EC P-256", arbitraryLoads: false, chain: { [$0.leaf(keyType: .ec, keyBits: 256), $0.intermediate(), $0.root()] }, violations: []),
-        CertificateRow(label: "36: leaf EC P-384", arbitraryLoads: false, chain: { [$0.leaf(keyType: .ec, keyBits: 384), $0.intermediate(), $0.root()] }, violations: []),
-        CertificateRow(label: "36: leaf EC P-224", arbitraryLoads: false, chain: { [$0.leaf(keyType: .ec, keyBits: 224), $0.intermediate(), $0.root()] }, violations: ["key_size"]),
-        CertificateRow(label: "36: intermediate RSA-1024", arbitraryLoads: false, chain: { [$0.leaf(), $0.intermediate(keyBits: 1024), $0.root()] }, violations: ["key_size"]),
-        CertificateRow(label: "36: intermediate RSA-1024 under AAL (trust since iOS 13)", arbitraryLoads: true, chain: { [$0.leaf(), $0.intermediate(keyBits: 1024), $0.root()] }, violations: ["key_size"]),
-        CertificateRow(label: "36: intermediate EC P-384", arbitraryLoads: false, chain: { [$0.leaf(keyType: .ec, keyBits: 256), $0.intermediate(keyType: .ec, keyBits: 384), $0.root()] }, violations: []),
+        CertificateRow(
+            label: "36: leaf RSA-1024", arbitraryLoads: false,
+            chain: { [$0.leaf(keyBits: 1024), $0.intermediate(), $0.root()] }, violations: ["key_size"]),
+        CertificateRow(
+            label: "36: leaf RSA-1024 under AAL (trust)", arbitraryLoads: true,
+            chain: { [$0.leaf(keyBits: 1024), $0.intermediate(), $0.root()] }, violations: ["key_size"]),
+        CertificateRow(
+            label: "36: leaf RSA-2047", arbitraryLoads: false,
+            chain: { [$0.leaf(keyBits: 2047), $0.intermediate(), $0.root()] }, violations: ["key_size"]),
+        CertificateRow(
+            label: "36: leaf RSA-2048", arbitraryLoads: false,
+            chain: { [$0.leaf(keyBits: 2048), $0.intermediate(), $0.root()] }, violations: []),
+        CertificateRow(
+            label: "36: leaf RSA-4096", arbitraryLoads: false,
+            chain: { [$0.leaf(keyBits: 4096), $0.intermediate(), $0.root()] }, violations: []),
+        CertificateRow(
+            label: "36: leaf EC P-256", arbitraryLoads: false,
+            chain: { [$0.leaf(keyType: .ec, keyBits: 256), $0.intermediate(), $0.root()] }, violations: []),
+        CertificateRow(
+            label: "36: leaf EC P-384", arbitraryLoads: false,
+            chain: { [$0.leaf(keyType: .ec, keyBits: 384), $0.intermediate(), $0.root()] }, violations: []),
+        CertificateRow(
+            label: "36: leaf EC P-224", arbitraryLoads: false,
+            chain: { [$0.leaf(keyType: .ec, keyBits: 224), $0.intermediate(), $0.root()] }, violations: ["key_size"]),
+        CertificateRow(
+            label: "36: intermediate RSA-1024", arbitraryLoads: false,
+            chain: { [$0.leaf(), $0.intermediate(keyBits: 1024), $0.root()] }, violations: ["key_size"]),
+        CertificateRow(
+            label: "36: intermediate RSA-1024 under AAL (trust since iOS 13)", arbitraryLoads: true,
+            chain: { [$0.leaf(), $0.intermediate(keyBits: 1024), $0.root()] }, violations: ["key_size"]),
+        CertificateRow(
+            label: "36: intermediate EC P-384", arbitraryLoads: false,
+            chain: { [$0.leaf(keyType: .ec, keyBits: 256), $0.intermediate(keyType: .ec, keyBits: 384), $0.root()] },
+            violations: []),
         // 37: signature hashes (ATS: SHA-256+ on leaf and intermediates; trust: no MD5/SHA-1).
-        CertificateRow(label: "37: leaf SHA-1", arbitraryLoads: false, chain: { [$0.leaf(hash: .sha1), $0.intermediate(), $0.root()] }, violations: ["sig_hash_leaf"]),
-        CertificateRow(label: "37: leaf SHA-1 under AAL (trust)", arbitraryLoads: true, chain: { [$0.leaf(hash: .sha1), $0.intermediate(), $0.root()] }, violations: ["sig_hash_leaf"]),
-        CertificateRow(label: "37: leaf MD5", arbitraryLoads: false, chain: { [$0.leaf(hash: .md5), $0.intermediate(), $0.root()] }, violations: ["sig_hash_leaf"]),
-        CertificateRow(label: "37: leaf SHA-224 (below the ATS floor)", arbitraryLoads: false, chain: { [$0.leaf(hash: .sha224), $0.intermediate(), $0.root()] }, violations: ["sig_hash_leaf"]),
-        CertificateRow(label: "37: leaf SHA-224 under AAL (SHA-2: trust accepts)", arbitraryLoads: true, chain: { [$0.leaf(hash: .sha224), $0.intermediate(), $0.root()] }, violations: []),
-        CertificateRow(label: "37: leaf SHA-384", arbitraryLoads: false, chain: { [$0.leaf(hash: .sha384), $0.intermediate(), $0.root()] }, violations: []),
-        CertificateRow(label: "37: leaf SHA-512", arbitraryLoads: false, chain: { [$0.leaf(hash: .sha512), $0.intermediate(), $0.root()] }, violations: []),
-        CertificateRow(label: "37: intermediate SHA-1", arbitraryLoads: false, chain: { [$0.leaf(), $0.intermediate(hash: .sha1), $0.root()] }, violations: ["sig_hash_chain"]),
-        CertificateRow(label: "37: intermediate SHA-1 under AAL (trust)", arbitraryLoads: true, chain: { [$0.leaf(), $0.intermediate(hash: .sha1), $0.root()] }, violations: ["sig_hash_chain"]),
-        CertificateRow(label: "37: root self-signed with SHA-1", arbitraryLoads: false, chain: { [$0.leaf(), $0.intermediate(), $0.root(hash: .sha1)] }, violations: []),
-        CertificateRow(label: "37: root self-signed with MD5", arbitraryLoads: false, chain: { [$0.leaf(), $0.intermediate(), $0.root(hash: .md5)] }, violations: []),
-        CertificateRow(label: "37: leaf and intermediate SHA-1", arbitraryLoads: false, chain: { [$0.leaf(hash: .sha1), $0.intermediate(hash: .sha1), $0.root()] }, violations: ["sig_hash_leaf", "sig_hash_chain"]),
+        CertificateRow(
+            label: "37: leaf SHA-1", arbitraryLoads: false,
+            chain: { [$0.leaf(hash: .sha1), $0.intermediate(), $0.root()] }, violations: ["sig_hash_leaf"]),
+        CertificateRow(
+            label: "37: leaf SHA-1 under AAL (trust)", arbitraryLoads: true,
+            chain: { [$0.leaf(hash: .sha1), $0.intermediate(), $0.root()] }, violations: ["sig_hash_leaf"]),
+        CertificateRow(
+            label: "37: leaf MD5", arbitraryLoads: false,
+            chain: { [$0.leaf(hash: .md5), $0.intermediate(), $0.root()] }, violations: ["sig_hash_leaf"]),
+        CertificateRow(
+            label: "37: leaf SHA-224 (below the ATS floor)", arbitraryLoads: false,
+            chain: { [$0.leaf(hash: .sha224), $0.intermediate(), $0.root()] }, violations: ["sig_hash_leaf"]),
+        CertificateRow(
+            label: "37: leaf SHA-224 under AAL (SHA-2: trust accepts)", arbitraryLoads: true,
+            chain: { [$0.leaf(hash: .sha224), $0.intermediate(), $0.root()] }, violations: []),
+        CertificateRow(
+            label: "37: leaf SHA-384", arbitraryLoads: false,
+            chain: { [$0.leaf(hash: .sha384), $0.intermediate(), $0.root()] }, violations: []),
+        CertificateRow(
+            label: "37: leaf SHA-512", arbitraryLoads: false,
+            chain: { [$0.leaf(hash: .sha512), $0.intermediate(), $0.root()] }, violations: []),
+        CertificateRow(
+            label: "37: intermediate SHA-1", arbitraryLoads: false,
+            chain: { [$0.leaf(), $0.intermediate(hash: .sha1), $0.root()] }, violations: ["sig_hash_chain"]),
+        CertificateRow(
+            label: "37: intermediate SHA-1 under AAL (trust)", arbitraryLoads: true,
+            chain: { [$0.leaf(), $0.intermediate(hash: .sha1), $0.root()] }, violations: ["sig_hash_chain"]),
+        CertificateRow(
+            label: "37: root self-signed with SHA-1", arbitraryLoads: false,
+            chain: { [$0.leaf(), $0.intermediate(), $0.root(hash: .sha1)] }, violations: []),
+        CertificateRow(
+            label: "37: root self-signed with MD5", arbitraryLoads: false,
+            chain: { [$0.leaf(), $0.intermediate(), $0.root(hash: .md5)] }, violations: []),
+        CertificateRow(
+            label: "37: leaf and intermediate SHA-1", arbitraryLoads: false,
+            chain: { [$0.leaf(hash: .sha1), $0.intermediate(hash: .sha1), $0.root()] },
+            violations: ["sig_hash_leaf", "sig_hash_chain"]),
     ]
 
     @Test("Items 36–37: key sizes and signature hashes", arguments: keyAndHashRows)
@@ -252,32 +353,43 @@ struct SpecTLSAndCertificateTests: ATSSpecFixture {
 
     static let trustRows: [TrustRow] = [
         TrustRow(
-            label: "38: self-signed leaf", connection: { $0.connection(chain: [$0.leaf(selfSigned: true)], trust: .untrusted(reason: "self-signed certificate")) },
+            label: "38: self-signed leaf",
+            connection: {
+                $0.connection(chain: [$0.leaf(selfSigned: true)], trust: .untrusted(reason: "self-signed certificate"))
+            },
             violation: "untrusted_chain", nsurlCodes: [-1202, -1203]),
         TrustRow(
-            label: "38: unknown root", connection: { $0.connection(trust: .untrusted(reason: "unable to get local issuer certificate")) },
+            label: "38: unknown root",
+            connection: { $0.connection(trust: .untrusted(reason: "unable to get local issuer certificate")) },
             violation: "untrusted_chain", nsurlCodes: [-1202, -1203]),
         TrustRow(
-            label: "38: user-trusted root (no SCTs needed)", connection: { $0.connection(trust: .userInstalledRoot, embeddedSCTs: 0) },
+            label: "38: user-trusted root (no SCTs needed)",
+            connection: { $0.connection(trust: .userInstalledRoot, embeddedSCTs: 0) },
             violation: nil, nsurlCodes: []),
         TrustRow(
-            label: "38: expired leaf", connection: { $0.connection(leaf: $0.leaf(notBefore: ATSSpec.now - 91 * ATSSpec.day, lifetimeDays: 90)) },
+            label: "38: expired leaf",
+            connection: { $0.connection(leaf: $0.leaf(notBefore: ATSSpec.now - 91 * ATSSpec.day, lifetimeDays: 90)) },
             violation: "expired", nsurlCodes: [-1201, -1202, -1200]),
         TrustRow(
             label: "38: expired intermediate",
-            connection: { $0.connection(chain: [$0.leaf(), $0.intermediate(notAfter: ATSSpec.now - ATSSpec.day), $0.root()]) },
+            connection: {
+                $0.connection(chain: [$0.leaf(), $0.intermediate(notAfter: ATSSpec.now - ATSSpec.day), $0.root()])
+            },
             violation: "expired", nsurlCodes: [-1201, -1202, -1200]),
         TrustRow(
-            label: "38: not-yet-valid leaf", connection: { $0.connection(leaf: $0.leaf(notBefore: ATSSpec.now + ATSSpec.day, lifetimeDays: 90)) },
+            label: "38: not-yet-valid leaf",
+            connection: { $0.connection(leaf: $0.leaf(notBefore: ATSSpec.now + ATSSpec.day, lifetimeDays: 90)) },
             violation: "not_yet_valid", nsurlCodes: [-1204]),
         TrustRow(
             label: "38: name only in the CN", connection: { $0.connection(leaf: $0.leaf(dnsNames: [])) },
             violation: "name_mismatch", nsurlCodes: [-1200, -1202]),
         TrustRow(
-            label: "38: SAN names another host", connection: { $0.connection(leaf: $0.leaf(dnsNames: ["other.example.net"])) },
+            label: "38: SAN names another host",
+            connection: { $0.connection(leaf: $0.leaf(dnsNames: ["other.example.net"])) },
             violation: "name_mismatch", nsurlCodes: [-1200, -1202]),
         TrustRow(
-            label: "38: SAN matches case-insensitively", connection: { $0.connection(leaf: $0.leaf(dnsNames: ["EXAMPLE.com"])) },
+            label: "38: SAN matches case-insensitively",
+            connection: { $0.connection(leaf: $0.leaf(dnsNames: ["EXAMPLE.com"])) },
             violation: nil, nsurlCodes: []),
     ]
 
@@ -285,7 +397,8 @@ struct SpecTLSAndCertificateTests: ATSSpecFixture {
     func trust(row: TrustRow) throws {
         let result = try verdict(try policy(""), observed: row.connection(ATSSpecBuilder()))
         if let expected = row.violation {
-            let violation = try #require(result.violations.first { $0.kind.name == expected }, "\(violationNames(result))")
+            let violation = try #require(
+                result.violations.first { $0.kind.name == expected }, "\(violationNames(result))")
             #expect(row.nsurlCodes.contains(violation.error.nsurl), "\(violation.error)")
             #expect(violationNames(result) == [expected])
         } else {
@@ -314,24 +427,56 @@ struct SpecTLSAndCertificateTests: ATSSpecFixture {
     }
 
     static let validityRows: [ValidityRow] = [
-        ValidityRow(label: "39: system root, issued 2021, 399 days", trust: .systemRoot, notBefore: date(2021, 1, 1), lifetime: 399 * ATSSpec.day, tooLong: true),
-        ValidityRow(label: "39: system root, issued 2021, 398 days (inclusive)", trust: .systemRoot, notBefore: date(2021, 1, 1), lifetime: 398 * ATSSpec.day - 1, tooLong: false),
-        ValidityRow(label: "39: system root, issued 2020-09-01, 399 days", trust: .systemRoot, notBefore: date(2020, 9, 1), lifetime: 399 * ATSSpec.day, tooLong: true),
-        ValidityRow(label: "39: system root, issued 2020-08-31, 399 days (825 rule)", trust: .systemRoot, notBefore: date(2020, 8, 31), lifetime: 399 * ATSSpec.day, tooLong: false),
-        ValidityRow(label: "39: system root, issued 2019, 826 days", trust: .systemRoot, notBefore: date(2019, 1, 1), lifetime: 826 * ATSSpec.day, tooLong: true),
-        ValidityRow(label: "39: system root, issued 2019, 800 days", trust: .systemRoot, notBefore: date(2019, 1, 1), lifetime: 800 * ATSSpec.day, tooLong: false),
-        ValidityRow(label: "39: system root, issued 2018-03-01, 826 days", trust: .systemRoot, notBefore: date(2018, 3, 1), lifetime: 826 * ATSSpec.day, tooLong: true),
-        ValidityRow(label: "39: system root, issued 2017, 1000 days (no limit yet)", trust: .systemRoot, notBefore: date(2017, 6, 1), lifetime: 1000 * ATSSpec.day, tooLong: false),
-        ValidityRow(label: "39: user root, issued 2021, 826 days", trust: .userInstalledRoot, notBefore: date(2021, 1, 1), lifetime: 826 * ATSSpec.day, tooLong: true),
-        ValidityRow(label: "39: user root, issued 2021, 800 days", trust: .userInstalledRoot, notBefore: date(2021, 1, 1), lifetime: 800 * ATSSpec.day, tooLong: false),
-        ValidityRow(label: "39: user root, issued 2021, 399 days (398 is for system roots)", trust: .userInstalledRoot, notBefore: date(2021, 1, 1), lifetime: 399 * ATSSpec.day, tooLong: false),
-        ValidityRow(label: "39: user root, issued 2019-07-01, 826 days", trust: .userInstalledRoot, notBefore: date(2019, 7, 1), lifetime: 826 * ATSSpec.day, tooLong: true),
-        ValidityRow(label: "39: user root, issued 2019-06-30, 900 days (no limit yet)", trust: .userInstalledRoot, notBefore: date(2019, 6, 30), lifetime: 900 * ATSSpec.day, tooLong: false),
+        ValidityRow(
+            label: "39: system root, issued 2021, 399 days", trust: .systemRoot, notBefore: date(2021, 1, 1),
+            lifetime: 399 * ATSSpec.day, tooLong: true),
+        ValidityRow(
+            label: "39: system root, issued 2021, 398 days (inclusive)", trust: .systemRoot,
+            notBefore: date(2021, 1, 1), lifetime: 398 * ATSSpec.day - 1, tooLong: false),
+        ValidityRow(
+            label: "39: system root, issued 2020-09-01, 399 days", trust: .systemRoot, notBefore: date(2020, 9, 1),
+            lifetime: 399 * ATSSpec.day, tooLong: true),
+        ValidityRow(
+            label: "39: system root, issued 2020-08-31, 399 days (825 rule)", trust: .systemRoot,
+            notBefore: date(2020, 8, 31), lifetime: 399 * ATSSpec.day, tooLong: false),
+        ValidityRow(
+            label: "39: system root, issued 2019, 826 days", trust: .systemRoot, notBefore: date(2019, 1, 1),
+            lifetime: 826 * ATSSpec.day, tooLong: true),
+        ValidityRow(
+            label: "39: system root, issued 2019, 800 days", trust: .systemRoot, notBefore: date(2019, 1, 1),
+            lifetime: 800 * ATSSpec.day, tooLong: false),
+        ValidityRow(
+            label: "39: system root, issued 2018-03-01, 826 days", trust: .systemRoot, notBefore: date(2018, 3, 1),
+            lifetime: 826 * ATSSpec.day, tooLong: true),
+        ValidityRow(
+            label: "39: system root, issued 2017, 1000 days (no limit yet)", trust: .systemRoot,
+            notBefore: date(2017, 6, 1), lifetime: 1000 * ATSSpec.day, tooLong: false),
+        ValidityRow(
+            label: "39: user root, issued 2021, 826 days", trust: .userInstalledRoot, notBefore: date(2021, 1, 1),
+            lifetime: 826 * ATSSpec.day, tooLong: true),
+        ValidityRow(
+            label: "39: user root, issued 2021, 800 days", trust: .userInstalledRoot, notBefore: date(2021, 1, 1),
+            lifetime: 800 * ATSSpec.day, tooLong: false),
+        ValidityRow(
+            label: "39: user root, issued 2021, 399 days (398 is for system roots)", trust: .userInstalledRoot,
+            notBefore: date(2021, 1, 1), lifetime: 399 * ATSSpec.day, tooLong: false),
+        ValidityRow(
+            label: "39: user root, issued 2019-07-01, 826 days", trust: .userInstalledRoot, notBefore: date(2019, 7, 1),
+            lifetime: 826 * ATSSpec.day, tooLong: true),
+        ValidityRow(
+            label: "39: user root, issued 2019-06-30, 900 days (no limit yet)", trust: .userInstalledRoot,
+            notBefore: date(2019, 6, 30), lifetime: 900 * ATSSpec.day, tooLong: false),
         // §6: "compute notAfter − notBefore, inclusive, in days of 86,400 s". Inclusive of both
         // endpoints (the CA/B Forum reading), notAfter = notBefore + 398 days is 398 days + 1 s.
-        ValidityRow(label: "§6: system root, notAfter − notBefore = exactly 398 days (inclusive: too long)", trust: .systemRoot, notBefore: date(2021, 1, 1), lifetime: 398 * ATSSpec.day, tooLong: true),
-        ValidityRow(label: "§6: user root, notAfter − notBefore = exactly 825 days (inclusive: too long)", trust: .userInstalledRoot, notBefore: date(2021, 1, 1), lifetime: 825 * ATSSpec.day, tooLong: true),
-        ValidityRow(label: "§6: user root, 825 days − 1 s (inclusive: 825 days)", trust: .userInstalledRoot, notBefore: date(2021, 1, 1), lifetime: 825 * ATSSpec.day - 1, tooLong: false),
+        ValidityRow(
+            label: "§6: system root, notAfter − notBefore = exactly 398 days (inclusive: too long)", trust: .systemRoot,
+            notBefore: date(2021, 1, 1), lifetime: 398 * ATSSpec.day, tooLong: true),
+        ValidityRow(
+            label: "§6: user root, notAfter − notBefore = exactly 825 days (inclusive: too long)",
+            trust: .userInstalledRoot, notBefore: date(2021, 1, 1), lifetime: 825 * ATSSpec.day, tooLong: true),
+        ValidityRow(
+            label: "§6: user root, 825 days − 1 s (inclusive: 825 days)", trust: .userInstalledRoot,
+            notBefore: date(2021, 1, 1), lifetime: 825 * ATSSpec.day - 1, tooLong: false),
     ]
 
     @Test("Item 39: leaf validity length by root kind and issue date", arguments: validityRows)
@@ -339,7 +484,8 @@ struct SpecTLSAndCertificateTests: ATSSpecFixture {
         let certificate = leaf(notBefore: row.notBefore, notAfter: row.notBefore + row.lifetime)
         // Two delivered SCTs satisfy CT for any lifetime, so only the length can fail.
         let observed = connection(
-            leaf: certificate, trust: row.trust, embeddedSCTs: 0, deliveredSCTs: 2, at: row.notBefore + 10 * ATSSpec.day)
+            leaf: certificate, trust: row.trust, embeddedSCTs: 0, deliveredSCTs: 2, at: row.notBefore + 10 * ATSSpec.day
+        )
         let result = try verdict(try policy(""), observed: observed)
         #expect(violationNames(result) == (row.tooLong ? ["validity_too_long"] : []))
     }
@@ -353,19 +499,34 @@ struct SpecTLSAndCertificateTests: ATSSpecFixture {
     }
 
     static let ekuRows: [EKURow] = [
-        EKURow(label: "serverAuth", notBefore: ATSSpec.now - 30 * ATSSpec.day, eku: [.serverAuth], arbitraryLoads: false, violation: false),
-        EKURow(label: "serverAuth + clientAuth", notBefore: ATSSpec.now - 30 * ATSSpec.day, eku: [.clientAuth, .serverAuth], arbitraryLoads: false, violation: false),
-        EKURow(label: "clientAuth only", notBefore: ATSSpec.now - 30 * ATSSpec.day, eku: [.clientAuth], arbitraryLoads: false, violation: true),
-        EKURow(label: "codeSigning OID only", notBefore: ATSSpec.now - 30 * ATSSpec.day, eku: [.other("1.3.6.1.5.5.7.3.3")], arbitraryLoads: false, violation: true),
-        EKURow(label: "no EKU extension", notBefore: ATSSpec.now - 30 * ATSSpec.day, eku: nil, arbitraryLoads: false, violation: true),
-        EKURow(label: "clientAuth only, under AAL (trust rule)", notBefore: ATSSpec.now - 30 * ATSSpec.day, eku: [.clientAuth], arbitraryLoads: true, violation: true),
-        EKURow(label: "clientAuth only, issued 2019-06-01 (before the rule)", notBefore: date(2019, 6, 1), eku: [.clientAuth], arbitraryLoads: false, violation: false),
+        EKURow(
+            label: "serverAuth", notBefore: ATSSpec.now - 30 * ATSSpec.day, eku: [.serverAuth], arbitraryLoads: false,
+            violation: false),
+        EKURow(
+            label: "serverAuth + clientAuth", notBefore: ATSSpec.now - 30 * ATSSpec.day,
+            eku: [.clientAuth, .serverAuth], arbitraryLoads: false, violation: false),
+        EKURow(
+            label: "clientAuth only", notBefore: ATSSpec.now - 30 * ATSSpec.day, eku: [.clientAuth],
+            arbitraryLoads: false, violation: true),
+        EKURow(
+            label: "codeSigning OID only", notBefore: ATSSpec.now - 30 * ATSSpec.day,
+            eku: [.other("1.3.6.1.5.5.7.3.3")], arbitraryLoads: false, violation: true),
+        EKURow(
+            label: "no EKU extension", notBefore: ATSSpec.now - 30 * ATSSpec.day, eku: nil, arbitraryLoads: false,
+            violation: true),
+        EKURow(
+            label: "clientAuth only, under AAL (trust rule)", notBefore: ATSSpec.now - 30 * ATSSpec.day,
+            eku: [.clientAuth], arbitraryLoads: true, violation: true),
+        EKURow(
+            label: "clientAuth only, issued 2019-06-01 (before the rule)", notBefore: date(2019, 6, 1),
+            eku: [.clientAuth], arbitraryLoads: false, violation: false),
     ]
 
     @Test("§3.1: certificates issued after 2019-07-01 need the serverAuth EKU", arguments: ekuRows)
     func extendedKeyUsage(row: EKURow) throws {
         let certificate = leaf(notBefore: row.notBefore, lifetimeDays: 365, eku: row.eku)
-        let observed = connection(leaf: certificate, embeddedSCTs: 0, deliveredSCTs: 2, at: row.notBefore + 10 * ATSSpec.day)
+        let observed = connection(
+            leaf: certificate, embeddedSCTs: 0, deliveredSCTs: 2, at: row.notBefore + 10 * ATSSpec.day)
         let result = try verdict(try policy(row.arbitraryLoads ? ATSSpec.arbitraryLoadsYES : ""), observed: observed)
         #expect(violationNames(result) == (row.violation ? ["no_serverauth_eku"] : []))
     }
@@ -385,21 +546,53 @@ struct SpecTLSAndCertificateTests: ATSSpecFixture {
 
     static let recent = ATSSpec.now - 30 * ATSSpec.day
     static let ctRows: [CTRow] = [
-        CTRow(label: "40: system root, 1 embedded SCT", trust: .systemRoot, notBefore: recent, lifetimeDays: 90, embedded: 1, delivered: 0, enforcement: .apple, violations: ["ct"]),
-        CTRow(label: "40: system root, no SCTs", trust: .systemRoot, notBefore: recent, lifetimeDays: 90, embedded: 0, delivered: 0, enforcement: .apple, violations: ["ct"]),
-        CTRow(label: "40: system root, 1 delivered SCT", trust: .systemRoot, notBefore: recent, lifetimeDays: 90, embedded: 0, delivered: 1, enforcement: .apple, violations: ["ct"]),
-        CTRow(label: "40: system root, 1 embedded + 1 delivered", trust: .systemRoot, notBefore: recent, lifetimeDays: 90, embedded: 1, delivered: 1, enforcement: .apple, violations: []),
-        CTRow(label: "40: system root, 2 delivered", trust: .systemRoot, notBefore: recent, lifetimeDays: 90, embedded: 0, delivered: 2, enforcement: .apple, violations: []),
-        CTRow(label: "40: system root, 2 embedded, 90-day leaf", trust: .systemRoot, notBefore: recent, lifetimeDays: 90, embedded: 2, delivered: 0, enforcement: .apple, violations: []),
-        CTRow(label: "40: system root, 2 embedded, 200-day leaf (needs 3)", trust: .systemRoot, notBefore: recent, lifetimeDays: 200, embedded: 2, delivered: 0, enforcement: .apple, violations: ["ct"]),
-        CTRow(label: "40: system root, 3 embedded, 200-day leaf", trust: .systemRoot, notBefore: recent, lifetimeDays: 200, embedded: 3, delivered: 0, enforcement: .apple, violations: []),
-        CTRow(label: "40: user-installed root, 1 SCT", trust: .userInstalledRoot, notBefore: recent, lifetimeDays: 90, embedded: 1, delivered: 0, enforcement: .apple, violations: []),
-        CTRow(label: "40: user-installed root, no SCTs", trust: .userInstalledRoot, notBefore: recent, lifetimeDays: 90, embedded: 0, delivered: 0, enforcement: .apple, violations: []),
-        CTRow(label: "40: untrusted chain, no SCTs: only untrusted_chain", trust: .untrusted(reason: "unknown issuer"), notBefore: recent, lifetimeDays: 90, embedded: 0, delivered: 0, enforcement: .apple, violations: ["untrusted_chain"]),
-        CTRow(label: "40: issued 2018-10-16 00:00 UTC, 1 SCT", trust: .systemRoot, notBefore: date(2018, 10, 16), lifetimeDays: 365, embedded: 1, delivered: 0, enforcement: .apple, violations: ["ct"]),
-        CTRow(label: "40: issued 2018-10-15, no SCTs (CT not required)", trust: .systemRoot, notBefore: date(2018, 10, 15), lifetimeDays: 365, embedded: 0, delivered: 0, enforcement: .apple, violations: []),
-        CTRow(label: "40: issued 2018-10-15 23:59:59, no SCTs", trust: .systemRoot, notBefore: date(2018, 10, 16) - 1, lifetimeDays: 365, embedded: 0, delivered: 0, enforcement: .apple, violations: []),
-        CTRow(label: "40: ct = off, system root, no SCTs", trust: .systemRoot, notBefore: recent, lifetimeDays: 90, embedded: 0, delivered: 0, enforcement: .off, violations: []),
+        CTRow(
+            label: "40: system root, 1 embedded SCT", trust: .systemRoot, notBefore: recent, lifetimeDays: 90,
+            embedded: 1, delivered: 0, enforcement: .apple, violations: ["ct"]),
+        CTRow(
+            label: "40: system root, no SCTs", trust: .systemRoot, notBefore: recent, lifetimeDays: 90, embedded: 0,
+            delivered: 0, enforcement: .apple, violations: ["ct"]),
+        CTRow(
+            label: "40: system root, 1 delivered SCT", trust: .systemRoot, notBefore: recent, lifetimeDays: 90,
+            embedded: 0, delivered: 1, enforcement: .apple, violations: ["ct"]),
+        CTRow(
+            label: "40: system root, 1 embedded + 1 delivered", trust: .systemRoot, notBefore: recent, lifetimeDays: 90,
+            embedded: 1, delivered: 1, enforcement: .apple, violations: []),
+        CTRow(
+            label: "40: system root, 2 delivered", trust: .systemRoot, notBefore: recent, lifetimeDays: 90, embedded: 0,
+            delivered: 2, enforcement: .apple, violations: []),
+        CTRow(
+            label: "40: system root, 2 embedded, 90-day leaf", trust: .systemRoot, notBefore: recent, lifetimeDays: 90,
+            embedded: 2, delivered: 0, enforcement: .apple, violations: []),
+        CTRow(
+            label: "40: system root, 2 embedded, 200-day leaf (needs 3)", trust: .systemRoot, notBefore: recent,
+            lifetimeDays: 200, embedded: 2, delivered: 0, enforcement: .apple, violations: ["ct"]),
+        CTRow(
+            label: "40: system root, 3 embedded, 200-day leaf", trust: .systemRoot, notBefore: recent,
+            lifetimeDays: 200, embedded: 3, delivered: 0, enforcement: .apple, violations: []),
+        CTRow(
+            label: "40: user-installed root, 1 SCT", trust: .userInstalledRoot, notBefore: recent, lifetimeDays: 90,
+            embedded: 1, delivered: 0, enforcement: .apple, violations: []),
+        CTRow(
+            label: "40: user-installed root, no SCTs", trust: .userInstalledRoot, notBefore: recent, lifetimeDays: 90,
+            embedded: 0, delivered: 0, enforcement: .apple, violations: []),
+        CTRow(
+            label: "40: untrusted chain, no SCTs: only untrusted_chain", trust: .untrusted(reason: "unknown issuer"),
+            notBefore: recent, lifetimeDays: 90, embedded: 0, delivered: 0, enforcement: .apple,
+            violations: ["untrusted_chain"]),
+        CTRow(
+            label: "40: issued 2018-10-16 00:00 UTC, 1 SCT", trust: .systemRoot, notBefore: date(2018, 10, 16),
+            lifetimeDays: 365, embedded: 1, delivered: 0, enforcement: .apple, violations: ["ct"]),
+        CTRow(
+            label: "40: issued 2018-10-15, no SCTs (CT not required)", trust: .systemRoot,
+            notBefore: date(2018, 10, 15), lifetimeDays: 365, embedded: 0, delivered: 0, enforcement: .apple,
+            violations: []),
+        CTRow(
+            label: "40: issued 2018-10-15 23:59:59, no SCTs", trust: .systemRoot, notBefore: date(2018, 10, 16) - 1,
+            lifetimeDays: 365, embedded: 0, delivered: 0, enforcement: .apple, violations: []),
+        CTRow(
+            label: "40: ct = off, system root, no SCTs", trust: .systemRoot, notBefore: recent, lifetimeDays: 90,
+            embedded: 0, delivered: 0, enforcement: .off, violations: []),
     ]
 
     @Test("Item 40: Certificate Transparency", arguments: ctRows)
@@ -436,7 +629,8 @@ struct SpecTLSAndCertificateTests: ATSSpecFixture {
         // And an https hop to www.example.com gets full ATS on its own.
         #expect(try verdict(policy, host: "www.example.com", observed: connection(host: "www.example.com")).isCompliant)
         #expect(
-            violationNames(try verdict(policy, host: "www.example.com", observed: tls12(0x009C, host: "www.example.com")))
+            violationNames(
+                try verdict(policy, host: "www.example.com", observed: tls12(0x009C, host: "www.example.com")))
                 == ["cipher_not_fs"])
     }
 }

@@ -1,6 +1,6 @@
-import TextFormats
 import ATSPolicy
 import Testing
+import TextFormats
 
 /// The exception entries `diagnose` and `report` propose, and the XML they are pasted as.
 @Suite("Suggested exceptions and the property-list writer")
@@ -10,10 +10,12 @@ struct SuggestedExceptionTests {
     static let tls10 = SuggestedException(minimumTLSVersion: .tls10)
     static let http = SuggestedException(allowsInsecureHTTPLoads: true)
 
-    @Test("looseness orders entries so that relaxing a subset always weighs less", arguments: [
-        (SuggestedException(), fs), (fs, tls11), (tls11, tls10), (tls10, http),
-        (tls11, tls11.union(fs)), (tls10.union(fs), http), (http, http.union(fs)),
-    ])
+    @Test(
+        "looseness orders entries so that relaxing a subset always weighs less",
+        arguments: [
+            (SuggestedException(), fs), (fs, tls11), (tls11, tls10), (tls10, http),
+            (tls11, tls11.union(fs)), (tls10.union(fs), http), (http, http.union(fs)),
+        ])
     func looseness(lighter: SuggestedException, heavier: SuggestedException) {
         #expect(lighter.looseness < heavier.looseness)
     }
@@ -45,7 +47,10 @@ struct SuggestedExceptionTests {
     func fragmentRoundTrips() throws {
         let fragment = SuggestedException.infoPlistFragment([
             (domain: "legacy.example.com", exception: Self.tls10.union(Self.fs)),
-            (domain: "cdn.example.com", exception: SuggestedException(allowsInsecureHTTPLoads: true, includesSubdomains: true)),
+            (
+                domain: "cdn.example.com",
+                exception: SuggestedException(allowsInsecureHTTPLoads: true, includesSubdomains: true)
+            ),
         ])
         #expect(fragment.hasPrefix("<key>NSAppTransportSecurity</key>\n<dict>\n\t<key>NSExceptionDomains</key>\n"))
         #expect(fragment.contains("\t\t\t<key>NSExceptionMinimumTLSVersion</key>\n\t\t\t<string>TLSv1.0</string>\n"))
@@ -61,9 +66,10 @@ struct SuggestedExceptionTests {
 
     @Test("XML special characters are escaped, empty containers are self-closing")
     func escaping() {
-        let document = PropertyListWriter.document(.dictionary(ordered: [
-            ("a<b>&c", .string("x & y")), ("empty", .dictionary([])), ("list", .array([])),
-        ]))
+        let document = PropertyListWriter.document(
+            .dictionary(ordered: [
+                ("a<b>&c", .string("x & y")), ("empty", .dictionary([])), ("list", .array([])),
+            ]))
         #expect(document.contains("<key>a&lt;b&gt;&amp;c</key>"))
         #expect(document.contains("<string>x &amp; y</string>"))
         #expect(document.contains("\t<dict/>\n\t<key>list</key>\n\t<array/>\n"))
@@ -73,7 +79,9 @@ struct SuggestedExceptionTests {
     @Test("JSON keeps the plist's keys, order and values")
     func json() {
         let entry = SuggestedException(minimumTLSVersion: .tls11, disablesForwardSecrecy: true)
-        #expect(entry.json.serialized == #"{"NSExceptionMinimumTLSVersion":"TLSv1.1","NSExceptionRequiresForwardSecrecy":false}"#)
+        #expect(
+            entry.json.serialized
+                == #"{"NSExceptionMinimumTLSVersion":"TLSv1.1","NSExceptionRequiresForwardSecrecy":false}"#)
         #expect(entry.summary == "NSExceptionMinimumTLSVersion = TLSv1.1, NSExceptionRequiresForwardSecrecy = NO")
     }
 }

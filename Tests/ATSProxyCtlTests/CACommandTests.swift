@@ -16,15 +16,18 @@ struct CACommandTests {
         #expect(result.standardOutput.contains("Certificate Trust Settings"))
         let attributes = try FileManager.default.attributesOfItem(atPath: directory + "/ca.key")
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
-        let fingerprint = try runCommand("/usr/bin/openssl", ["x509", "-in", directory + "/ca.pem", "-noout", "-fingerprint", "-sha256"])
-        let value = try #require(fingerprint.standardOutput.split(separator: "=").last).trimmingCharacters(in: .newlines)
+        let fingerprint = try runCommand(
+            "/usr/bin/openssl", ["x509", "-in", directory + "/ca.pem", "-noout", "-fingerprint", "-sha256"])
+        let value = try #require(fingerprint.standardOutput.split(separator: "=").last).trimmingCharacters(
+            in: .newlines)
         #expect(result.standardOutput.contains("SHA-256      \(value)\n"))
 
         let again = ctl("ca", "init", "--dir", directory)
         #expect(again.exitCode == 2)
         #expect(again.standardError.contains(directory + "/ca.pem: a CA already exists"), "\(again.standardError)")
         #expect(ctl("ca", "init", "--dir", directory, "--force", "--key-type", "rsa").exitCode == 0)
-        let text = try runCommand("/usr/bin/openssl", ["x509", "-in", directory + "/ca.pem", "-noout", "-text"]).standardOutput
+        let text = try runCommand("/usr/bin/openssl", ["x509", "-in", directory + "/ca.pem", "-noout", "-text"])
+            .standardOutput
         #expect(text.contains("Public-Key: (2048 bit)"))
         #expect(!text.contains(value.replacingOccurrences(of: ":", with: "")))
     }
@@ -46,7 +49,9 @@ struct CACommandTests {
 
         let profile = ctl("ca", "export", "--dir", directory, "--format", "mobileconfig")
         #expect(profile.exitCode == 0)
-        #expect(profile.standardOutputBytes == ctl("ca", "export", "--dir", directory, "--format", "mobileconfig").standardOutputBytes)
+        #expect(
+            profile.standardOutputBytes
+                == ctl("ca", "export", "--dir", directory, "--format", "mobileconfig").standardOutputBytes)
         let script = """
             import plistlib, sys, base64
             p = plistlib.load(sys.stdin.buffer)
@@ -55,7 +60,9 @@ struct CACommandTests {
             """
         let parsed = try runCommand("/usr/bin/python3", ["-c", script], input: Data(profile.standardOutputBytes))
         #expect(parsed.status == 0, "\(parsed.standardError)")
-        #expect(parsed.standardOutput == "Configuration com.apple.security.root \(expected.standardOutputBytes.base64EncodedString())\n")
+        #expect(
+            parsed.standardOutput
+                == "Configuration com.apple.security.root \(expected.standardOutputBytes.base64EncodedString())\n")
     }
 
     @Test("show prints subject, key, both fingerprints, validity, files and the iOS steps")
@@ -66,12 +73,16 @@ struct CACommandTests {
         let result = ctl("ca", "show", "--dir", directory)
         #expect(result.exitCode == 0, "\(result.standardError)")
         let text = result.standardOutput
-        for prefix in ["Subject      CN=atsproxy CA (", "Key          EC 256-bit", "SHA-256      ", "SHA-1        ", "Valid        ",
-                       "Certificate  \(directory)/ca.pem", "Private key  \(directory)/ca.key",
-                       "  2. Turn on full trust: Settings → General → About → Certificate Trust Settings → atsproxy CA ("] {
+        for prefix in [
+            "Subject      CN=atsproxy CA (", "Key          EC 256-bit", "SHA-256      ", "SHA-1        ",
+            "Valid        ",
+            "Certificate  \(directory)/ca.pem", "Private key  \(directory)/ca.key",
+            "  2. Turn on full trust: Settings → General → About → Certificate Trust Settings → atsproxy CA (",
+        ] {
             #expect(text.contains("\n" + prefix) || text.hasPrefix(prefix), "\(prefix) missing in \(text)")
         }
-        let sha1 = try runCommand("/usr/bin/openssl", ["x509", "-in", directory + "/ca.pem", "-noout", "-fingerprint", "-sha1"])
+        let sha1 = try runCommand(
+            "/usr/bin/openssl", ["x509", "-in", directory + "/ca.pem", "-noout", "-fingerprint", "-sha1"])
         #expect(text.contains("SHA-1        " + (sha1.standardOutput.split(separator: "=").last ?? "")))
     }
 
@@ -88,7 +99,10 @@ struct CACommandTests {
         Bad(name: "no CA at all", file: "ca.key", words: "no such file") { directory in
             try FileManager.default.removeItem(atPath: directory)
         },
-        Bad(name: "ca.key 0644", file: "ca.key", words: "refusing ca.key readable by group or others (mode 0644): chmod 600") { directory in
+        Bad(
+            name: "ca.key 0644", file: "ca.key",
+            words: "refusing ca.key readable by group or others (mode 0644): chmod 600"
+        ) { directory in
             try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: directory + "/ca.key")
         },
         Bad(name: "ca.pem not PEM", file: "ca.pem", words: "not PEM") { directory in
@@ -106,13 +120,17 @@ struct CACommandTests {
         let result = ATSProxyCtl.run(arguments)
         #expect(result.exitCode == 2)
         #expect(result.standardOutput.isEmpty)
-        #expect(result.standardError.hasPrefix("atsproxyctl: error: \(directory)/\(row.file): "), "\(result.standardError)")
+        #expect(
+            result.standardError.hasPrefix("atsproxyctl: error: \(directory)/\(row.file): "), "\(result.standardError)")
         #expect(result.standardError.contains(row.words), "\(result.standardError)")
     }
 
-    @Test("bad options are usage errors: exit 2", arguments: [
-        ["ca", "export", "--dir", "/tmp"], ["ca", "export", "--format", "p12"], ["ca", "init", "--key-type", "dsa"], ["ca", "frob"],
-    ])
+    @Test(
+        "bad options are usage errors: exit 2",
+        arguments: [
+            ["ca", "export", "--dir", "/tmp"], ["ca", "export", "--format", "p12"],
+            ["ca", "init", "--key-type", "dsa"], ["ca", "frob"],
+        ])
     func badOptions(_ arguments: [String]) {
         let result = ATSProxyCtl.run(arguments)
         #expect(result.exitCode == 2, "\(arguments): \(result.standardOutput)")
@@ -124,7 +142,9 @@ struct CACommandTests {
         for arguments in [["ca", subcommand, "--help"], ["help", "ca", subcommand]] {
             let result = ATSProxyCtl.run(arguments)
             #expect(result.exitCode == 0, "\(arguments)")
-            #expect(result.standardOutput.contains("USAGE: atsproxyctl ca \(subcommand)"), "\(arguments): \(result.standardOutput)")
+            #expect(
+                result.standardOutput.contains("USAGE: atsproxyctl ca \(subcommand)"),
+                "\(arguments): \(result.standardOutput)")
             #expect(result.standardOutput.contains("Examples:\n  atsproxyctl ca \(subcommand)"), "\(arguments)")
         }
     }

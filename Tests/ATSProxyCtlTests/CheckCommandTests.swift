@@ -20,7 +20,9 @@ struct CheckCommandTests {
         let result = ctl("check", file, "--strict")
         #expect(result.exitCode == 0)
         #expect(result.standardOutput.contains("no findings"))
-        #expect(result.standardOutput.contains("legacy.example.com: HTTPS only; TLS 1.0 or later; forward secrecy required."))
+        #expect(
+            result.standardOutput.contains(
+                "legacy.example.com: HTTPS only; TLS 1.0 or later; forward secrecy required."))
         #expect(result.standardOutput.contains("URLSession loads to hosts without an exception: full ATS"))
     }
 
@@ -41,16 +43,22 @@ struct CheckCommandTests {
             </dict>
             """)
         let result = ctl("check", file, "--os-profile", "ios26")
-        #expect(result.standardOutput.contains("has no effect on the ios26 profile: iOS 26 refuses TLS 1.0 and 1.1"),
+        #expect(
+            result.standardOutput.contains("has no effect on the ios26 profile: iOS 26 refuses TLS 1.0 and 1.1"),
             "\(result.standardOutput)")
-        #expect(result.standardOutput.contains("legacy.example.com: HTTPS only; TLS 1.2 or later; forward secrecy required."))
-        #expect(result.standardOutput.contains(
-            "URLSession loads to hosts without an exception: ATS off (NSAllowsArbitraryLoads): cleartext HTTP allowed, "
-                + "default trust still applies, and iOS 26 still refuses TLS 1.0 and 1.1."))
+        #expect(
+            result.standardOutput.contains(
+                "legacy.example.com: HTTPS only; TLS 1.2 or later; forward secrecy required."))
+        #expect(
+            result.standardOutput.contains(
+                "URLSession loads to hosts without an exception: ATS off (NSAllowsArbitraryLoads): cleartext HTTP allowed, "
+                    + "default trust still applies, and iOS 26 still refuses TLS 1.0 and 1.1."))
         #expect(result.standardOutput.contains("iOS 26 still refuses TLS 1.0 and 1.1 for them."))
         let ios17 = ctl("check", file, "--os-profile", "ios17")
         #expect(!ios17.standardOutput.contains("refuses TLS 1.0"), "\(ios17.standardOutput)")
-        #expect(ios17.standardOutput.contains("legacy.example.com: HTTPS only; TLS 1.0 or later; forward secrecy required."))
+        #expect(
+            ios17.standardOutput.contains("legacy.example.com: HTTPS only; TLS 1.0 or later; forward secrecy required.")
+        )
     }
 
     /// Every kind of suspicious key the issue names, with the fix `check` must suggest.
@@ -133,7 +141,8 @@ struct CheckCommandTests {
         let report = try #require(try jsonLines(json.standardOutput).first)
         #expect(report["ok"] as? Bool == false)
         let findings = try #require(report["findings"] as? [[String: Any]])
-        let finding = try #require(findings.first { ($0["path"] as? String)?.hasSuffix(row.path) == true }, "\(row.label)")
+        let finding = try #require(
+            findings.first { ($0["path"] as? String)?.hasSuffix(row.path) == true }, "\(row.label)")
         #expect(["error", "warning"].contains(finding["severity"] as? String))
         #expect((finding["message"] as? String)?.isEmpty == false)
         #expect((finding["fix"] as? String)?.contains(row.fix) == true, "\(row.label)")
@@ -179,7 +188,9 @@ struct CheckCommandTests {
         let report = try #require(try jsonLines(result.standardOutput).first)
         let findings = try #require(report["findings"] as? [[String: Any]])
         let finding = try #require(findings.first)
-        #expect(finding["path"] as? String == "NSAppTransportSecurity.NSExceptionDomains[\"a.example.com\"].NSIncludesSubdomains")
+        #expect(
+            finding["path"] as? String
+                == "NSAppTransportSecurity.NSExceptionDomains[\"a.example.com\"].NSIncludesSubdomains")
         #expect(finding["line"] as? Int == 12)
         let human = ctl("check", file)
         #expect(human.standardOutput.contains("\(file):12:"))
@@ -210,7 +221,8 @@ struct CheckCommandTests {
     @Test("a file that is not a plist exits 2 with the file, the line and the reason")
     func notAPlist() throws {
         let dir = try ScratchDirectory()
-        let file = try dir.write("broken.plist", "<plist version=\"1.0\">\n<dict>\n<key>NSAllowsArbitraryLoads</key>\n<true/>\n</plist>\n")
+        let file = try dir.write(
+            "broken.plist", "<plist version=\"1.0\">\n<dict>\n<key>NSAllowsArbitraryLoads</key>\n<true/>\n</plist>\n")
         let result = ctl("check", file)
         #expect(result.exitCode == 2)
         #expect(result.standardError.contains("\(file): line 5"))
@@ -223,10 +235,12 @@ struct CheckCommandTests {
         #expect(error["code"] as? String == "not_a_plist")
     }
 
-    @Test("a root that is not a dictionary, or a non-dictionary NSAppTransportSecurity, exits 2", arguments: [
-        "<?xml version=\"1.0\"?><plist version=\"1.0\"><array/></plist>",
-        "<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>NSAppTransportSecurity</key><true/></dict></plist>",
-    ])
+    @Test(
+        "a root that is not a dictionary, or a non-dictionary NSAppTransportSecurity, exits 2",
+        arguments: [
+            "<?xml version=\"1.0\"?><plist version=\"1.0\"><array/></plist>",
+            "<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>NSAppTransportSecurity</key><true/></dict></plist>",
+        ])
     func notADictionary(_ contents: String) throws {
         let dir = try ScratchDirectory()
         let file = try dir.write("p.plist", contents)
@@ -245,10 +259,12 @@ struct CheckCommandTests {
         #expect(report["format"] as? String == "binary")
     }
 
-    @Test("every example policy in config/ checks clean", arguments: [
-        "ats-defaults.plist", "exception-domains.plist", "web-content-only.plist", "pinned-domains.plist",
-        "local-development.plist",
-    ])
+    @Test(
+        "every example policy in config/ checks clean",
+        arguments: [
+            "ats-defaults.plist", "exception-domains.plist", "web-content-only.plist", "pinned-domains.plist",
+            "local-development.plist",
+        ])
     func examplePolicies(_ name: String) {
         let result = ctl("check", repositoryRoot + "/config/" + name, "--strict")
         #expect(result.exitCode == 0, "\(name): \(result.standardOutput)")

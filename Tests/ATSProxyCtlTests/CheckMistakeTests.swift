@@ -39,27 +39,37 @@ struct CheckMistakeTests {
         Row(
             fixture: "keys-among-domains", code: "misplaced_key", severity: "error",
             path: "NSAppTransportSecurity.NSExceptionDomains.NSAllowsLocalNetworking", line: 25,
-            says: "a key of NSAppTransportSecurity, not a host", fix: "move it up into the NSAppTransportSecurity dictionary"),
+            says: "a key of NSAppTransportSecurity, not a host",
+            fix: "move it up into the NSAppTransportSecurity dictionary"),
         Row(
-            fixture: "two-ats-blocks", code: "duplicate_key", severity: "warning", path: "NSAppTransportSecurity", line: 11,
+            fixture: "two-ats-blocks", code: "duplicate_key", severity: "warning", path: "NSAppTransportSecurity",
+            line: 11,
             says: "the last one counts", fix: "merge the keys you need into the block at"),
         Row(
             fixture: "electron-legacy-keys", code: "legacy_key", severity: "warning",
-            path: #"NSAppTransportSecurity.NSExceptionDomains["127.0.0.1"].NSTemporaryExceptionMinimumTLSVersion"#, line: 33,
+            path: #"NSAppTransportSecurity.NSExceptionDomains["127.0.0.1"].NSTemporaryExceptionMinimumTLSVersion"#,
+            line: 33,
             says: "is not a TLS version ATS accepts either",
             fix: "rename it to NSExceptionMinimumTLSVersion and write <string>TLSv1.0</string>"),
         Row(
             fixture: "electron-legacy-keys", code: "obsolete_key", severity: "warning",
-            path: #"NSAppTransportSecurity.NSExceptionDomains["127.0.0.1"].NSTemporaryExceptionAllowsInsecureHTTPSLoads"#, line: 31,
+            path:
+                #"NSAppTransportSecurity.NSExceptionDomains["127.0.0.1"].NSTemporaryExceptionAllowsInsecureHTTPSLoads"#,
+            line: 31,
             says: "obsolete iOS 9 beta key", fix: "remove it"),
         Row(
             fixture: "electron-legacy-keys", code: "legacy_key", severity: "warning",
-            path: #"NSAppTransportSecurity.NSExceptionDomains["localhost"].NSTemporaryExceptionAllowsInsecureHTTPLoads"#, line: 42,
-            says: "NSExceptionAllowsInsecureHTTPLoads wins", fix: "(NSExceptionAllowsInsecureHTTPLoads is already set here)"),
+            path:
+                #"NSAppTransportSecurity.NSExceptionDomains["localhost"].NSTemporaryExceptionAllowsInsecureHTTPLoads"#,
+            line: 42,
+            says: "NSExceptionAllowsInsecureHTTPLoads wins",
+            fix: "(NSExceptionAllowsInsecureHTTPLoads is already set here)"),
         Row(
             fixture: "contradicting-third-party", code: "contradictory_keys", severity: "warning",
-            path: #"NSAppTransportSecurity.NSExceptionDomains["adserver.example-ads.com"].NSThirdPartyExceptionAllowsInsecureHTTPLoads"#,
-            line: 24, says: "an iPhone uses YES, from NSExceptionAllowsInsecureHTTPLoads (it wins even with legacy_keys = honor)",
+            path:
+                #"NSAppTransportSecurity.NSExceptionDomains["adserver.example-ads.com"].NSThirdPartyExceptionAllowsInsecureHTTPLoads"#,
+            line: 24,
+            says: "an iPhone uses YES, from NSExceptionAllowsInsecureHTTPLoads (it wins even with legacy_keys = honor)",
             fix: "remove NSThirdPartyExceptionAllowsInsecureHTTPLoads", arguments: ["--legacy-keys", "honor"]),
         Row(
             fixture: "stricter-than-unlisted", code: "stricter_than_unlisted", severity: "warning",
@@ -67,7 +77,8 @@ struct CheckMistakeTests {
             says: "turns full ATS back on for leaderboard.example-games.com", fix: "remove the entry"),
         Row(
             fixture: "display-names", code: "display_name", severity: "error",
-            path: #"NSAppTransportSecurity.NSExceptionDomains["media.example-recipes.com"]["Include Subdomains"]"#, line: 20,
+            path: #"NSAppTransportSecurity.NSExceptionDomains["media.example-recipes.com"]["Include Subdomains"]"#,
+            line: 20,
             says: "Xcode's display name for NSIncludesSubdomains", fix: "rename it to NSIncludesSubdomains"),
         Row(
             fixture: "display-names-root", code: "display_name", severity: "error",
@@ -81,8 +92,9 @@ struct CheckMistakeTests {
 
     static let rowsAndFormats = rows.flatMap { row in ["xml", "bplist"].map { (row, $0) } }
 
-    @Test("text: the finding at its line (XML) or byte (binary), its message and fix; --strict exits 1",
-          arguments: rowsAndFormats)
+    @Test(
+        "text: the finding at its line (XML) or byte (binary), its message and fix; --strict exits 1",
+        arguments: rowsAndFormats)
     func text(_ row: Row, _ format: String) throws {
         let file = "\(Self.folder)/\(row.fixture).\(format)"
         let result = ATSProxyCtl.run(["check", file, "--strict"] + row.arguments)
@@ -103,7 +115,8 @@ struct CheckMistakeTests {
         let report = try #require(try jsonLines(result.standardOutput).first)
         #expect(report["ok"] as? Bool == false)
         let findings = try #require(report["findings"] as? [[String: Any]])
-        let finding = try #require(findings.first { $0["code"] as? String == row.code && $0["path"] as? String == row.path })
+        let finding = try #require(
+            findings.first { $0["code"] as? String == row.code && $0["path"] as? String == row.path })
         #expect(finding["severity"] as? String == row.severity)
         if format == "xml" { #expect(finding["line"] as? Int == row.line) }
         #expect((finding["message"] as? String)?.contains(row.says) == true)

@@ -1,4 +1,3 @@
-import TextFormats
 import ATSPolicy
 import ATSProxyCtl
 import Foundation
@@ -6,6 +5,7 @@ import Glibc
 import Synchronization
 import TLSTestSupport
 import Testing
+import TextFormats
 
 /// One real server and the diagnose run against it: a non-local name (so ATS applies; a dotless
 /// name would be exempt as local) mapped to 127.0.0.1 by a hosts file, and the server's root as a
@@ -23,8 +23,10 @@ struct DiagnosedServer {
 
     func diagnose(_ extra: [String] = [], url: String? = nil) -> ATSProxyCtl.Result {
         ATSProxyCtl.run(
-            ["diagnose", url ?? "https://\(Self.host):\(server.port)/", "--ca-file", factory.path("root.pem"),
-             "--hosts-file", factory.path("hosts")] + extra)
+            [
+                "diagnose", url ?? "https://\(Self.host):\(server.port)/", "--ca-file", factory.path("root.pem"),
+                "--hosts-file", factory.path("hosts"),
+            ] + extra)
     }
 
     /// `diagnose --json`, parsed.
@@ -38,10 +40,11 @@ struct DiagnosedServer {
 extension JSONValue {
     /// The `tests` array as name → result.
     var testResults: [String: String] {
-        Dictionary(uniqueKeysWithValues: (self["tests"]?.arrayValue ?? []).compactMap { test in
-            guard let name = test["name"]?.stringValue, let result = test["result"]?.stringValue else { return nil }
-            return (name, result)
-        })
+        Dictionary(
+            uniqueKeysWithValues: (self["tests"]?.arrayValue ?? []).compactMap { test in
+                guard let name = test["name"]?.stringValue, let result = test["result"]?.stringValue else { return nil }
+                return (name, result)
+            })
     }
 }
 
@@ -51,7 +54,8 @@ struct DiagnoseCommandTests {
     static let nscurlOrder = [
         "ATS Default Connection", "Allow All Loads", "TLSv1.3", "TLSv1.2", "TLSv1.1", "TLSv1.0",
         "Disabling Perfect Forward Secrecy", "Disabling Perfect Forward Secrecy and Allowing Insecure HTTP",
-        "TLSv1.3 with PFS disabled", "TLSv1.2 with PFS disabled", "TLSv1.1 with PFS disabled", "TLSv1.0 with PFS disabled",
+        "TLSv1.3 with PFS disabled", "TLSv1.2 with PFS disabled", "TLSv1.1 with PFS disabled",
+        "TLSv1.0 with PFS disabled",
         "TLSv1.3 with PFS disabled and insecure HTTP allowed", "TLSv1.2 with PFS disabled and insecure HTTP allowed",
         "TLSv1.1 with PFS disabled and insecure HTTP allowed", "TLSv1.0 with PFS disabled and insecure HTTP allowed",
     ]
@@ -76,7 +80,8 @@ struct DiagnoseCommandTests {
 
     static let expectations: [Expectation] = [
         Expectation(
-            server: "TLS 1.2 with forward secrecy", arguments: { try CompliantServer.tls12ForwardSecret.serverArguments($0, hostName: host) },
+            server: "TLS 1.2 with forward secrecy",
+            arguments: { try CompliantServer.tls12ForwardSecret.serverArguments($0, hostName: host) },
             passing: Set(nscurlOrder + atsproxyExtras).subtracting([
                 "TLSv1.3", "TLSv1.3 with PFS disabled", "TLSv1.3 with PFS disabled and insecure HTTP allowed",
                 "TLSv1.3 with insecure HTTP allowed",
@@ -84,23 +89,27 @@ struct DiagnoseCommandTests {
         Expectation(
             server: "TLS 1.0 only", arguments: { try NonCompliantServer.tls10Only.serverArguments($0, hostName: host) },
             passing: [
-                "Allow All Loads", "TLSv1.0", "TLSv1.0 with PFS disabled", "TLSv1.0 with PFS disabled and insecure HTTP allowed",
+                "Allow All Loads", "TLSv1.0", "TLSv1.0 with PFS disabled",
+                "TLSv1.0 with PFS disabled and insecure HTTP allowed",
                 "TLSv1.0 with insecure HTTP allowed",
             ], minimal: #"{"NSExceptionMinimumTLSVersion":"TLSv1.0"}"#),
         Expectation(
             server: "TLS 1.1 only", arguments: { try NonCompliantServer.tls11Only.serverArguments($0, hostName: host) },
             passing: [
                 "Allow All Loads", "TLSv1.1", "TLSv1.0", "TLSv1.1 with PFS disabled", "TLSv1.0 with PFS disabled",
-                "TLSv1.1 with PFS disabled and insecure HTTP allowed", "TLSv1.0 with PFS disabled and insecure HTTP allowed",
+                "TLSv1.1 with PFS disabled and insecure HTTP allowed",
+                "TLSv1.0 with PFS disabled and insecure HTTP allowed",
                 "TLSv1.1 with insecure HTTP allowed", "TLSv1.0 with insecure HTTP allowed",
             ], minimal: #"{"NSExceptionMinimumTLSVersion":"TLSv1.1"}"#),
         Expectation(
             server: "TLS 1.2 with RSA key exchange only",
             arguments: { try NonCompliantServer.rsaKeyExchangeOnly.serverArguments($0, hostName: host) },
             passing: [
-                "Allow All Loads", "Disabling Perfect Forward Secrecy", "Disabling Perfect Forward Secrecy and Allowing Insecure HTTP",
+                "Allow All Loads", "Disabling Perfect Forward Secrecy",
+                "Disabling Perfect Forward Secrecy and Allowing Insecure HTTP",
                 "TLSv1.2 with PFS disabled", "TLSv1.1 with PFS disabled", "TLSv1.0 with PFS disabled",
-                "TLSv1.2 with PFS disabled and insecure HTTP allowed", "TLSv1.1 with PFS disabled and insecure HTTP allowed",
+                "TLSv1.2 with PFS disabled and insecure HTTP allowed",
+                "TLSv1.1 with PFS disabled and insecure HTTP allowed",
                 "TLSv1.0 with PFS disabled and insecure HTTP allowed",
             ], minimal: #"{"NSExceptionRequiresForwardSecrecy":false}"#),
         Expectation(
@@ -119,7 +128,8 @@ struct DiagnoseCommandTests {
             passing: Set(nscurlOrder + atsproxyExtras), minimal: nil),
     ]
 
-    @Test("every test passes or fails as Apple's rules say, in nscurl's order; the conclusion is the smallest passing entry",
+    @Test(
+        "every test passes or fails as Apple's rules say, in nscurl's order; the conclusion is the smallest passing entry",
         arguments: expectations)
     func everyConfiguration(_ expectation: Expectation) throws {
         let diagnosed = try DiagnosedServer(expectation.arguments)
@@ -134,7 +144,8 @@ struct DiagnoseCommandTests {
         #expect(kind == (expectation.minimal == nil ? "defaults_pass" : "exception_needed"))
     }
 
-    @Test("a server that fails default trust: every test fails, trust_failure, and no ATS setting helps",
+    @Test(
+        "a server that fails default trust: every test fails, trust_failure, and no ATS setting helps",
         arguments: [
             NonCompliantServer.expired, .notYetValid, .otherHostName, .commonNameOnly, .selfSignedLeaf, .unknownRoot,
             .rsa1024Leaf, .sha1Leaf, .sha1Intermediate, .validity825Days, .clientAuthEKUOnly, .noEKUExtension,
@@ -156,7 +167,9 @@ struct DiagnoseCommandTests {
     /// fails every test against a TLS 1.0-only server, "Allow All Loads" included, with -1200/-9836.
     @Test("ios26, a TLS 1.0-only server: every test fails with -1200/-9836, and no ATS setting helps: TLS 1.2 needed")
     func ios26RefusesTLS10() throws {
-        let diagnosed = try DiagnosedServer { try NonCompliantServer.tls10Only.serverArguments($0, hostName: DiagnosedServer.host) }
+        let diagnosed = try DiagnosedServer {
+            try NonCompliantServer.tls10Only.serverArguments($0, hostName: DiagnosedServer.host)
+        }
         let json = try diagnosed.json(["--os-profile", "ios26", "--no-survey"])
         #expect(json["os_profile"] == "ios26")
         #expect(json.testResults == Self.allFailing)
@@ -172,12 +185,16 @@ struct DiagnoseCommandTests {
         #expect(json["conclusion"]?["kind"]?.stringValue == "no_setting_helps")
         let headline = try #require(json["conclusion"]?["text"]?.stringValue)
         #expect(headline.hasSuffix("no ATS setting helps: the server must offer TLS 1.2."), "\(headline)")
-        #expect(json["conclusion"]?["reasons"]?.arrayValue?.first?.stringValue?.contains("iOS 26 refuses for every load") == true)
+        #expect(
+            json["conclusion"]?["reasons"]?.arrayValue?.first?.stringValue?.contains("iOS 26 refuses for every load")
+                == true)
 
         // The text says the same, and the exit status is that of other servers no setting helps.
         let text = diagnosed.diagnose(["--os-profile", "ios26", "--no-survey"])
         #expect(text.exitCode == 1)
-        #expect(text.standardOutput.contains("---\nAllow All Loads\nResult : FAIL\nViolations : tls_version -1200 [3:-9836]\n"))
+        #expect(
+            text.standardOutput.contains(
+                "---\nAllow All Loads\nResult : FAIL\nViolations : tls_version -1200 [3:-9836]\n"))
         #expect(text.standardOutput.contains("Conclusion\n\(headline)\n"))
         #expect(!text.standardOutput.contains("Add to the app's Info.plist"))
         // (Under ios17 the same server needs only a TLSv1.0 exception: everyConfiguration's "TLS 1.0 only".)
@@ -186,7 +203,9 @@ struct DiagnoseCommandTests {
 
     @Test("ios9 had no TLS 1.3: no TLSv1.3 test in the list, text or JSON, and the conclusion is unchanged")
     func ios9WithoutTLS13() throws {
-        let diagnosed = try DiagnosedServer { try NonCompliantServer.tls10Only.serverArguments($0, hostName: DiagnosedServer.host) }
+        let diagnosed = try DiagnosedServer {
+            try NonCompliantServer.tls10Only.serverArguments($0, hostName: DiagnosedServer.host)
+        }
         let json = try diagnosed.json(["--os-profile", "ios9", "--no-survey"])
         let names = (json["tests"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
         #expect(names == (Self.nscurlOrder + Self.atsproxyExtras).filter { !$0.hasPrefix("TLSv1.3") })
@@ -204,7 +223,9 @@ struct DiagnoseCommandTests {
     /// connection is relayed to a compliant s_server, so the permissive probe's facts break no rule.
     @Test("an EOF during the ATS handshake is handshake_failure with -1200/-9816, not -9824")
     func unexpectedEOF() throws {
-        let backend = try DiagnosedServer { try CompliantServer.tls12ForwardSecret.serverArguments($0, hostName: DiagnosedServer.host) }
+        let backend = try DiagnosedServer {
+            try CompliantServer.tls12ForwardSecret.serverArguments($0, hostName: DiagnosedServer.host)
+        }
         let connections = Atomic<Int>(0)
         let backendPort = backend.server.port
         let front = try RawTCPServer { client in
@@ -235,7 +256,8 @@ struct DiagnoseCommandTests {
         #expect(json.testResults["Allow All Loads"] == "PASS")
     }
 
-    @Test("nothing in common with any Apple client: every test fails, and not for trust",
+    @Test(
+        "nothing in common with any Apple client: every test fails, and not for trust",
         arguments: [NonCompliantServer.dheOnly, .tls13CCMOnly, .finiteFieldGroupsOnly])
     func nothingInCommon(_ kind: NonCompliantServer) throws {
         let diagnosed = try DiagnosedServer { try kind.serverArguments($0, hostName: DiagnosedServer.host) }
@@ -243,40 +265,52 @@ struct DiagnoseCommandTests {
         #expect(json.testResults == Self.allFailing)
         #expect(json["tests"]?.arrayValue?[1]["violations"] == .strings([kind.violation]))
         #expect(json["trust_failure"] == .bool(true))
-        #expect(json["conclusion"]?["text"]?.stringValue == "The server fails what every Apple client requires: no ATS setting helps.")
+        #expect(
+            json["conclusion"]?["text"]?.stringValue
+                == "The server fails what every Apple client requires: no ATS setting helps.")
     }
 
     @Test("a DHE-only server's facts: the suite it takes is one no Apple client offers")
     func noSuiteInCommon() throws {
-        let diagnosed = try DiagnosedServer { try NonCompliantServer.dheOnly.serverArguments($0, hostName: DiagnosedServer.host) }
+        let diagnosed = try DiagnosedServer {
+            try NonCompliantServer.dheOnly.serverArguments($0, hostName: DiagnosedServer.host)
+        }
         let json = try diagnosed.json()
         #expect(json.testResults == Self.allFailing)
         #expect(json["trust_failure"] == .bool(true))
-        #expect(json["conclusion"]?["text"]?.stringValue == "The server fails what every Apple client requires: no ATS setting helps.")
+        #expect(
+            json["conclusion"]?["text"]?.stringValue
+                == "The server fails what every Apple client requires: no ATS setting helps.")
         let versions = json["server"]?["versions"]?.arrayValue ?? []
         let tls12 = versions.first { $0["version"]?.stringValue == "TLSv1.2" }
         #expect(tls12?["suites"]?.arrayValue?.first?["name"]?.stringValue == "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256")
         #expect(tls12?["suites"]?.arrayValue?.first?["ats"]?.stringValue == "not_offered")
     }
 
-    @Test("the server's facts: versions, every accepted suite in the server's order, the chain, pins that match openssl's")
+    @Test(
+        "the server's facts: versions, every accepted suite in the server's order, the chain, pins that match openssl's"
+    )
     func serverFacts() throws {
         let diagnosed = try DiagnosedServer { factory in
             try factory.rootCA("root")
             try factory.certificate(
                 "leaf", issuer: "root",
                 extensions: ["subjectAltName=DNS:\(DiagnosedServer.host),IP:127.0.0.1", "extendedKeyUsage=serverAuth"])
-            return ["-cert", "leaf.pem", "-key", "leaf.key", "-no_tls1_3", "-serverpref",
-                    "-cipher", "ECDHE-RSA-AES256-GCM-SHA384:AES128-SHA:ECDHE-RSA-AES128-SHA:@SECLEVEL=0"]
+            return [
+                "-cert", "leaf.pem", "-key", "leaf.key", "-no_tls1_3", "-serverpref",
+                "-cipher", "ECDHE-RSA-AES256-GCM-SHA384:AES128-SHA:ECDHE-RSA-AES128-SHA:@SECLEVEL=0",
+            ]
         }
         let json = try diagnosed.json()
         let server = try #require(json["server"])
         let versions = server["versions"]?.arrayValue ?? []
         #expect(versions.map { $0["accepted"] } == [.bool(true), .bool(true), .bool(true), .bool(false)])
         let tls12 = versions[2]["suites"]?.arrayValue ?? []
-        #expect(tls12.compactMap { $0["name"]?.stringValue } == [
-            "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "TLS_RSA_WITH_AES_128_CBC_SHA", "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
-        ])
+        #expect(
+            tls12.compactMap { $0["name"]?.stringValue } == [
+                "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "TLS_RSA_WITH_AES_128_CBC_SHA",
+                "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
+            ])
         #expect(tls12.compactMap { $0["ats"]?.stringValue } == ["ats", "ats_forward_secrecy_off", "ats"])
         // TLS 1.0 has no GCM: the two CBC suites.
         #expect(versions[0]["suites"]?.arrayValue?.count == 2)
@@ -305,16 +339,20 @@ struct DiagnoseCommandTests {
             try factory.certificate(
                 "leaf", issuer: "root",
                 extensions: ["subjectAltName=DNS:\(DiagnosedServer.host)", "extendedKeyUsage=serverAuth"])
-            return ["-cert", "leaf.pem", "-key", "leaf.key", "-tls1_2", "-serverpref",
-                    "-cipher", "ECDHE-ARIA128-GCM-SHA256:ECDHE-RSA-CAMELLIA128-SHA256:CAMELLIA256-SHA:ECDHE-RSA-AES128-GCM-SHA256:@SECLEVEL=0"]
+            return [
+                "-cert", "leaf.pem", "-key", "leaf.key", "-tls1_2", "-serverpref",
+                "-cipher",
+                "ECDHE-ARIA128-GCM-SHA256:ECDHE-RSA-CAMELLIA128-SHA256:CAMELLIA256-SHA:ECDHE-RSA-AES128-GCM-SHA256:@SECLEVEL=0",
+            ]
         }
         let json = try diagnosed.json()
         let tls12 = (json["server"]?["versions"]?.arrayValue ?? []).first { $0["version"]?.stringValue == "TLSv1.2" }
         let suites = tls12?["suites"]?.arrayValue ?? []
-        #expect(suites.compactMap { $0["name"]?.stringValue } == [
-            "TLS_ECDHE_RSA_WITH_ARIA_128_GCM_SHA256", "TLS_ECDHE_RSA_WITH_CAMELLIA_128_CBC_SHA256",
-            "TLS_RSA_WITH_CAMELLIA_256_CBC_SHA", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
-        ])
+        #expect(
+            suites.compactMap { $0["name"]?.stringValue } == [
+                "TLS_ECDHE_RSA_WITH_ARIA_128_GCM_SHA256", "TLS_ECDHE_RSA_WITH_CAMELLIA_128_CBC_SHA256",
+                "TLS_RSA_WITH_CAMELLIA_256_CBC_SHA", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+            ])
         #expect(suites.compactMap { $0["id"]?.stringValue } == ["0xC060", "0xC076", "0x0084", "0xC02F"])
         #expect(suites.compactMap { $0["ats"]?.stringValue } == ["not_offered", "not_offered", "not_offered", "ats"])
         withExtendedLifetime(diagnosed.server) {}
@@ -322,17 +360,25 @@ struct DiagnoseCommandTests {
 
     @Test("text: nscurl's layout, the conclusion with a plist fragment that parses to a passing policy, exit 1")
     func textOutput() throws {
-        let diagnosed = try DiagnosedServer { try NonCompliantServer.tls10Only.serverArguments($0, hostName: DiagnosedServer.host) }
+        let diagnosed = try DiagnosedServer {
+            try NonCompliantServer.tls10Only.serverArguments($0, hostName: DiagnosedServer.host)
+        }
         let result = diagnosed.diagnose(["--verbose"])
         #expect(result.exitCode == 1, "\(result.standardError)")
         let text = result.standardOutput
         #expect(text.hasPrefix("Starting ATS Diagnostics\n"))
         #expect(text.contains("---\nATS Default Connection\nATS Dictionary:\n{\n}\nResult : FAIL\n"))
-        #expect(text.contains("  - tls_version, NSURLErrorSecureConnectionFailed -1200 [3:-9836]: the server negotiated TLS 1.0"))
-        #expect(text.contains("---\nTLSv1.0\nATS Dictionary:\n{\n    NSExceptionDomains = {\n        \"diag.example.test\" = {\n"
-            + "            NSExceptionMinimumTLSVersion = \"TLSv1.0\";\n        };\n    };\n}\nResult : PASS\n"
-            + "Load : 200 https://diag.example.test:\(diagnosed.server.port)/\n---\n"))
-        #expect(text.contains("diag.example.test needs an NSExceptionDomains entry: NSExceptionMinimumTLSVersion = TLSv1.0."))
+        #expect(
+            text.contains(
+                "  - tls_version, NSURLErrorSecureConnectionFailed -1200 [3:-9836]: the server negotiated TLS 1.0"))
+        #expect(
+            text.contains(
+                "---\nTLSv1.0\nATS Dictionary:\n{\n    NSExceptionDomains = {\n        \"diag.example.test\" = {\n"
+                    + "            NSExceptionMinimumTLSVersion = \"TLSv1.0\";\n        };\n    };\n}\nResult : PASS\n"
+                    + "Load : 200 https://diag.example.test:\(diagnosed.server.port)/\n---\n"))
+        #expect(
+            text.contains(
+                "diag.example.test needs an NSExceptionDomains entry: NSExceptionMinimumTLSVersion = TLSv1.0."))
         #expect(text.contains("  TLSv1.0  yes, "))
         #expect(text.contains("SPKI-SHA256-BASE64: \(try diagnosed.factory.spkiSHA256Base64(key: "leaf"))"))
 
@@ -341,7 +387,8 @@ struct DiagnoseCommandTests {
         let end = try #require(text.range(of: "</dict>\n\n", range: start.upperBound..<text.endIndex))
         let fragment = String(text[start.lowerBound..<end.upperBound])
         let policy = diagnosed.factory.path("Info.plist")
-        try "<plist version=\"1.0\"><dict>\(fragment)</dict></plist>".write(toFile: policy, atomically: true, encoding: .utf8)
+        try "<plist version=\"1.0\"><dict>\(fragment)</dict></plist>".write(
+            toFile: policy, atomically: true, encoding: .utf8)
         let explained = ATSProxyCtl.run(["explain", "--policy", policy, DiagnosedServer.host])
         #expect(explained.standardOutput.contains("minimum TLS:       TLSv1.0"), "\(explained.standardOutput)")
         withExtendedLifetime(diagnosed.server) {}
@@ -349,12 +396,16 @@ struct DiagnoseCommandTests {
 
     @Test("the header shows the URL as given, host case and path kept; JSON's url stays normalised")
     func headerURLAsGiven() throws {
-        let diagnosed = try DiagnosedServer { try CompliantServer.tls12ForwardSecret.serverArguments($0, hostName: DiagnosedServer.host) }
+        let diagnosed = try DiagnosedServer {
+            try CompliantServer.tls12ForwardSecret.serverArguments($0, hostName: DiagnosedServer.host)
+        }
         let given = "https://Diag.Example.TEST:\(diagnosed.server.port)/v1/items?q=1"
         let text = diagnosed.diagnose(["--no-survey"], url: given)
         #expect(text.exitCode == 0, "\(text.standardError)")
-        #expect(text.standardOutput.contains(
-            "Configuring ATS Info.plist keys and displaying the result of HTTPS loads to \(given).\n"), "\(text.standardOutput)")
+        #expect(
+            text.standardOutput.contains(
+                "Configuring ATS Info.plist keys and displaying the result of HTTPS loads to \(given).\n"),
+            "\(text.standardOutput)")
         let json = diagnosed.diagnose(["--no-survey", "--json"], url: given)
         let parsed = try JSONValue(parsing: Array(json.standardOutput.utf8))
         #expect(parsed["url"]?.stringValue == "https://diag.example.test:\(diagnosed.server.port)/")
@@ -363,12 +414,15 @@ struct DiagnoseCommandTests {
 
     @Test("a compliant server exits 0; an unreachable one exits 3 and names it; a malformed URL exits 2")
     func exitStatuses() throws {
-        let diagnosed = try DiagnosedServer { try CompliantServer.tls12ForwardSecret.serverArguments($0, hostName: DiagnosedServer.host) }
+        let diagnosed = try DiagnosedServer {
+            try CompliantServer.tls12ForwardSecret.serverArguments($0, hostName: DiagnosedServer.host)
+        }
         #expect(diagnosed.diagnose(["--no-survey"]).exitCode == 0)
 
         let closed = diagnosed.diagnose(url: "https://\(DiagnosedServer.host):1/")
         #expect(closed.exitCode == 3)
-        #expect(closed.standardError.contains("https://diag.example.test:1/: cannot connect to diag.example.test port 1"),
+        #expect(
+            closed.standardError.contains("https://diag.example.test:1/: cannot connect to diag.example.test port 1"),
             "\(closed.standardError)")
         #expect(closed.standardOutput.isEmpty)
 
@@ -382,21 +436,28 @@ struct DiagnoseCommandTests {
         withExtendedLifetime(diagnosed.server) {}
     }
 
-    @Test("an http:// URL with --cleartext: only the insecure-HTTP tests pass; the smallest entry allows insecure HTTP and nothing else")
+    @Test(
+        "an http:// URL with --cleartext: only the insecure-HTTP tests pass; the smallest entry allows insecure HTTP and nothing else"
+    )
     func cleartextURL() throws {
         let factory = try CertificateFactory()
         let origin = try TestHTTPOrigin(directory: factory.directory)
-        try "127.0.0.1 \(DiagnosedServer.host)\n".write(toFile: factory.path("hosts"), atomically: true, encoding: .utf8)
+        try "127.0.0.1 \(DiagnosedServer.host)\n".write(
+            toFile: factory.path("hosts"), atomically: true, encoding: .utf8)
         let result = ATSProxyCtl.run([
-            "diagnose", "http://\(DiagnosedServer.host):\(origin.port)/", "--cleartext", "--hosts-file", factory.path("hosts"),
+            "diagnose", "http://\(DiagnosedServer.host):\(origin.port)/", "--cleartext", "--hosts-file",
+            factory.path("hosts"),
             "--json",
         ])
         withExtendedLifetime(origin) {}
         #expect(result.exitCode == 1, "\(result.standardError)")
         let json = try JSONValue(parsing: Array(result.standardOutput.utf8))
         let passing = Set(json.testResults.filter { $0.value == "PASS" }.keys)
-        #expect(passing == Set(["Allow All Loads"] + Self.nscurlOrder.filter { $0.contains("nsecure HTTP") }
-            + Self.atsproxyExtras))
+        #expect(
+            passing
+                == Set(
+                    ["Allow All Loads"] + Self.nscurlOrder.filter { $0.contains("nsecure HTTP") }
+                        + Self.atsproxyExtras))
         #expect(json["minimal_exception"]?.serialized == #"{"NSExceptionAllowsInsecureHTTPLoads":true}"#)
         #expect(json["tests"]?.arrayValue?.first?["violations"] == .strings(["cleartext"]))
         #expect(json["server"] == .null)
@@ -406,9 +467,11 @@ struct DiagnoseCommandTests {
     func notTLS() throws {
         let factory = try CertificateFactory()
         let origin = try TestHTTPOrigin(directory: factory.directory)
-        try "127.0.0.1 \(DiagnosedServer.host)\n".write(toFile: factory.path("hosts"), atomically: true, encoding: .utf8)
+        try "127.0.0.1 \(DiagnosedServer.host)\n".write(
+            toFile: factory.path("hosts"), atomically: true, encoding: .utf8)
         let result = ATSProxyCtl.run([
-            "diagnose", "https://\(DiagnosedServer.host):\(origin.port)/", "--hosts-file", factory.path("hosts"), "--json",
+            "diagnose", "https://\(DiagnosedServer.host):\(origin.port)/", "--hosts-file", factory.path("hosts"),
+            "--json",
             "--no-survey",
         ])
         withExtendedLifetime(origin) {}

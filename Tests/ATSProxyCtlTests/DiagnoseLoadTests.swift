@@ -1,21 +1,29 @@
-import TextFormats
 import ATSPolicy
-@testable import ATSProxyCtl
 import Foundation
 import TLSInspection
 import TLSTestSupport
 import Testing
+import TextFormats
+
+@testable import ATSProxyCtl
 
 /// The URLs `diagnose` loads, and redirects resolved the way URLSession resolves them.
 @Suite("diagnose: URLs and redirect targets")
 struct LoadURLTests {
-    @Test("absolute URLs: scheme, host as written, port, request target", arguments: [
-        ("https://API.Example.com/v1/items?x=1#top", "https", "api.example.com", "API.Example.com", nil, "/v1/items?x=1"),
-        ("http://example.com", "http", "example.com", "example.com", nil, "/"),
-        ("https://example.com:8443?q", "https", "example.com", "example.com", 8443, "/?q"),
-        ("wss://user@[::1]:9443/socket", "https", "::1", "[::1]", 9443, "/socket"),
-    ] as [(String, String, String, String, Int?, String)])
-    func parsing(_ text: String, _ scheme: String, _ host: String, _ hostText: String, _ port: Int?, _ target: String) throws {
+    @Test(
+        "absolute URLs: scheme, host as written, port, request target",
+        arguments: [
+            (
+                "https://API.Example.com/v1/items?x=1#top", "https", "api.example.com", "API.Example.com", nil,
+                "/v1/items?x=1"
+            ),
+            ("http://example.com", "http", "example.com", "example.com", nil, "/"),
+            ("https://example.com:8443?q", "https", "example.com", "example.com", 8443, "/?q"),
+            ("wss://user@[::1]:9443/socket", "https", "::1", "[::1]", 9443, "/socket"),
+        ] as [(String, String, String, String, Int?, String)])
+    func parsing(_ text: String, _ scheme: String, _ host: String, _ hostText: String, _ port: Int?, _ target: String)
+        throws
+    {
         let url = try LoadURL(parsing: text)
         #expect(url.scheme.rawValue == scheme)
         #expect(url.host.description == host)
@@ -24,10 +32,12 @@ struct LoadURLTests {
         #expect(url.target == target)
     }
 
-    @Test("what is not an http(s) URL is refused with the reason", arguments: [
-        ("ftp://example.com/", "is not a scheme ATS governs"), ("example.com/path", "is not an absolute URL"),
-        ("https://example.com:99999/", "is not a port number"), ("https:///path", "names no host"),
-    ])
+    @Test(
+        "what is not an http(s) URL is refused with the reason",
+        arguments: [
+            ("ftp://example.com/", "is not a scheme ATS governs"), ("example.com/path", "is not an absolute URL"),
+            ("https://example.com:99999/", "is not a port number"), ("https:///path", "names no host"),
+        ])
     func refused(_ text: String, _ reason: String) {
         #expect(throws: LoadURL.Failure.self) { try LoadURL(parsing: text) }
         do {
@@ -37,21 +47,24 @@ struct LoadURLTests {
         }
     }
 
-    @Test("a Location resolves against the URL that sent it", arguments: [
-        ("https://a.test/x/y?q=1", "http://b.test/z", "http://b.test/z"),
-        ("https://a.test:8443/x/y", "//b.test/z", "https://b.test/z"),
-        ("https://a.test:8443/x/y?q=1", "/z?r=2", "https://a.test:8443/z?r=2"),
-        ("https://a.test/x/y?q=1", "?r=2", "https://a.test/x/y?r=2"),
-        ("https://a.test/x/y?q=1", "z", "https://a.test/x/z"),
-        ("https://a.test/x/", "  z#frag ", "https://a.test/x/z"),
-    ])
+    @Test(
+        "a Location resolves against the URL that sent it",
+        arguments: [
+            ("https://a.test/x/y?q=1", "http://b.test/z", "http://b.test/z"),
+            ("https://a.test:8443/x/y", "//b.test/z", "https://b.test/z"),
+            ("https://a.test:8443/x/y?q=1", "/z?r=2", "https://a.test:8443/z?r=2"),
+            ("https://a.test/x/y?q=1", "?r=2", "https://a.test/x/y?r=2"),
+            ("https://a.test/x/y?q=1", "z", "https://a.test/x/z"),
+            ("https://a.test/x/", "  z#frag ", "https://a.test/x/z"),
+        ])
     func resolving(_ base: String, _ location: String, _ expected: String) throws {
         #expect(try LoadURL(parsing: base).resolving(location).description == expected)
     }
 
     @Test("the request is a GET of the target with the URL's authority as Host")
     func request() throws {
-        let request = String(decoding: try LoadURL(parsing: "https://Shop.Example.com:8443/cart?id=7").request, as: UTF8.self)
+        let request = String(
+            decoding: try LoadURL(parsing: "https://Shop.Example.com:8443/cart?id=7").request, as: UTF8.self)
         #expect(request.hasPrefix("GET /cart?id=7 HTTP/1.1\r\nHost: Shop.Example.com:8443\r\n"))
         #expect(request.hasSuffix("\r\nConnection: close\r\n\r\n"))
     }
@@ -74,7 +87,8 @@ struct RedirectingLoadTests {
         #expect(load.hops.map(\.status) == [200])
     }
 
-    @Test("https → http on the same host: refused under the defaults with -1022, loaded once insecure loads are allowed")
+    @Test(
+        "https → http on the same host: refused under the defaults with -1022, loaded once insecure loads are allowed")
     func redirectToCleartext() throws {
         let servers = try RedirectSite()
         let url = servers.redirect(to: "http://shop.example.test:\(servers.shopCleartext.port)/landing")
@@ -91,7 +105,9 @@ struct RedirectingLoadTests {
         #expect(allowed.hops.map(\.status) == [301, 200])
     }
 
-    @Test("https → https on another host: each hop judged for its own host; an exception for the first covers only the first")
+    @Test(
+        "https → https on another host: each hop judged for its own host; an exception for the first covers only the first"
+    )
     func redirectToAnotherHost() throws {
         let servers = try RedirectSite()
         let url = servers.redirect(to: "https://cdn.example.test:\(servers.shop.port)/asset", status: 302)
@@ -99,7 +115,10 @@ struct RedirectingLoadTests {
         #expect(load.outcome == .loaded(status: 200))
         #expect(load.hops.map { $0.url.hostText } == ["shop.example.test", "cdn.example.test"])
         // The second hop's http:// redirect is judged for cdn.example.test, which the exception does not name.
-        let onward = servers.redirect(to: "https://cdn.example.test:\(servers.shop.port)/redirect?to=http%3A%2F%2Fcdn.example.test%3A\(servers.shopCleartext.port)%2F")
+        let onward = servers.redirect(
+            to:
+                "https://cdn.example.test:\(servers.shop.port)/redirect?to=http%3A%2F%2Fcdn.example.test%3A\(servers.shopCleartext.port)%2F"
+        )
         let refused = try servers.load(onward, policyXML: Self.insecureHTTP(for: "shop.example.test"))
         #expect(refused.outcome == .refused)
         #expect(refused.hops.map { $0.url.hostText } == ["shop.example.test", "cdn.example.test", "cdn.example.test"])
@@ -127,7 +146,9 @@ struct DiagnoseRedirectTests {
         json["tests"]?.arrayValue?.first { $0["name"]?.stringValue == name }
     }
 
-    @Test("https → http on the same host: only tests allowing insecure HTTP pass; the defaults fail with -1022 at the redirect")
+    @Test(
+        "https → http on the same host: only tests allowing insecure HTTP pass; the defaults fail with -1022 at the redirect"
+    )
     func redirectToCleartext() throws {
         let site = try RedirectSite()
         let landing = "http://shop.example.test:\(site.shopCleartext.port)/landing"
@@ -135,8 +156,11 @@ struct DiagnoseRedirectTests {
         let (text, json) = try site.diagnose(url)
         #expect(text.exitCode == 1, "\(text.standardError)")
         let passing = Set(json.testResults.filter { $0.value == "PASS" }.keys)
-        #expect(passing == Set(["Allow All Loads"] + DiagnoseCommandTests.nscurlOrder.filter { $0.contains("nsecure HTTP") }
-            + DiagnoseCommandTests.atsproxyExtras), "\(passing)")
+        #expect(
+            passing
+                == Set(
+                    ["Allow All Loads"] + DiagnoseCommandTests.nscurlOrder.filter { $0.contains("nsecure HTTP") }
+                        + DiagnoseCommandTests.atsproxyExtras), "\(passing)")
         #expect(json["conclusion"]?["kind"]?.stringValue == "exception_needed")
         #expect(json["minimal_exception"]?.serialized == #"{"NSExceptionAllowsInsecureHTTPLoads":true}"#)
 
@@ -152,8 +176,11 @@ struct DiagnoseRedirectTests {
         #expect(insecure["load"]?["final_status"]?.intValue == 200)
         #expect(insecure["load"]?["hops"]?.arrayValue?.count == 2)
 
-        #expect(text.standardOutput.contains("---\nATS Default Connection\nResult : FAIL\nLoad : 301 \(url) -> refused \(landing)\n"
-            + "Violations : cleartext -1022\nError : the load was redirected to \(landing), which ATS refuses: "), "\(text.standardOutput)")
+        #expect(
+            text.standardOutput.contains(
+                "---\nATS Default Connection\nResult : FAIL\nLoad : 301 \(url) -> refused \(landing)\n"
+                    + "Violations : cleartext -1022\nError : the load was redirected to \(landing), which ATS refuses: "
+            ), "\(text.standardOutput)")
         #expect(text.standardOutput.contains("Load : 301 \(url) -> 200 \(landing)\n"))
     }
 
@@ -170,9 +197,10 @@ struct DiagnoseRedirectTests {
         #expect(conclusion["kind"]?.stringValue == "redirect_needs_exception")
         #expect(conclusion["redirect_url"]?.stringValue == asset)
         #expect(json["minimal_exception"] == .null, "shop.example.test itself passes with the defaults")
-        #expect(conclusion["text"]?.stringValue
-            == "shop.example.test passes with the ATS defaults, but its page redirects to \(asset), which ATS refuses: "
-            + "cdn.example.test needs an exception of its own. Run atsproxyctl diagnose \(asset) for it.")
+        #expect(
+            conclusion["text"]?.stringValue
+                == "shop.example.test passes with the ATS defaults, but its page redirects to \(asset), which ATS refuses: "
+                + "cdn.example.test needs an exception of its own. Run atsproxyctl diagnose \(asset) for it.")
         let defaults = try #require(Self.test(json, "ATS Default Connection"))
         #expect(defaults["load"]?["hops"]?.arrayValue?.last?["violations"] == .strings(["tls_version"]))
         #expect(defaults["error"]?["ssl"]?.intValue == -9836)
@@ -191,9 +219,11 @@ struct DiagnoseRedirectTests {
         #expect(text.exitCode == 0, "\(text.standardError)")
         #expect(json["rewritten_to_https"] == .bool(true))
         #expect(json["loaded_url"]?.stringValue == "https://shop.example.test:\(site.shop.port)/hello")
-        #expect(text.standardOutput.contains(
-            "displaying the result of HTTPS loads to https://shop.example.test:\(site.shop.port)/hello.\n"
-                + "\(given) was given: like nscurl, atsproxyctl loads it over https://. Use --cleartext to load the http:// URL itself.\n"),
+        #expect(
+            text.standardOutput.contains(
+                "displaying the result of HTTPS loads to https://shop.example.test:\(site.shop.port)/hello.\n"
+                    + "\(given) was given: like nscurl, atsproxyctl loads it over https://. Use --cleartext to load the http:// URL itself.\n"
+            ),
             "\(text.standardOutput)")
         let defaults = try #require(Self.test(json, "ATS Default Connection"))
         #expect(defaults["load"]?["final_status"]?.intValue == 200)
@@ -218,11 +248,14 @@ final class RedirectSite {
             extensions: ["subjectAltName=DNS:shop.example.test,DNS:cdn.example.test", "extendedKeyUsage=serverAuth"])
         try factory.certificate(
             "cdn", issuer: "root", extensions: ["subjectAltName=DNS:cdn.example.test", "extendedKeyUsage=serverAuth"])
-        try "127.0.0.1 shop.example.test cdn.example.test\n".write(toFile: factory.path("hosts"), atomically: true, encoding: .utf8)
-        shop = try TestHTTPOrigin(directory: factory.directory, certificate: factory.path("leaf.pem"), key: factory.path("leaf.key"))
+        try "127.0.0.1 shop.example.test cdn.example.test\n".write(
+            toFile: factory.path("hosts"), atomically: true, encoding: .utf8)
+        shop = try TestHTTPOrigin(
+            directory: factory.directory, certificate: factory.path("leaf.pem"), key: factory.path("leaf.key"))
         shopCleartext = try TestHTTPOrigin(directory: factory.directory)
         legacyCDN = try TestTLSServer(
-            directory: factory.directory, ["-cert", "cdn.pem", "-key", "cdn.key", "-tls1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"])
+            directory: factory.directory,
+            ["-cert", "cdn.pem", "-key", "cdn.key", "-tls1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"])
         prober = UpstreamProber(
             anchors: try TrustAnchors.loading(caFiles: [factory.path("root.pem")], systemRoots: false),
             hosts: try HostsTable.load(path: factory.path("hosts")), timeout: .seconds(5))
@@ -244,7 +277,10 @@ final class RedirectSite {
 
     /// `atsproxyctl diagnose URL` as text and as JSON.
     func diagnose(_ url: String, _ extra: [String] = []) throws -> (ATSProxyCtl.Result, JSONValue) {
-        let common = ["--ca-file", factory.path("root.pem"), "--system-roots", "off", "--hosts-file", factory.path("hosts"), "--no-survey"]
+        let common = [
+            "--ca-file", factory.path("root.pem"), "--system-roots", "off", "--hosts-file", factory.path("hosts"),
+            "--no-survey",
+        ]
         let text = ATSProxyCtl.run(["diagnose", url] + common + extra)
         let json = ATSProxyCtl.run(["diagnose", url, "--json"] + common + extra)
         return (text, try JSONValue(parsing: Array(json.standardOutput.utf8)))

@@ -83,14 +83,17 @@ struct DocumentLinksTests {
         let directory = (link.document as NSString).deletingLastPathComponent
         let parts = link.target.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
         let file = String(parts[0])
-        let path = file.isEmpty
+        let path =
+            file.isEmpty
             ? repositoryRoot + "/" + link.document
             : ((repositoryRoot + "/" + directory + "/" + file) as NSString).standardizingPath
         #expect(path.hasPrefix(repositoryRoot + "/"), "\(link.target) leaves the repository")
         #expect(FileManager.default.fileExists(atPath: path), "\(link.document):\(link.line): no file \(path)")
         if parts.count == 2, path.hasSuffix(".md"), FileManager.default.fileExists(atPath: path) {
             let fragment = String(parts[1])
-            #expect(try Self.anchors(ofMarkdown: path).contains(fragment), "\(link.document):\(link.line): no heading #\(fragment) in \(file.isEmpty ? link.document : file)")
+            #expect(
+                try Self.anchors(ofMarkdown: path).contains(fragment),
+                "\(link.document):\(link.line): no heading #\(fragment) in \(file.isEmpty ? link.document : file)")
         }
     }
 }

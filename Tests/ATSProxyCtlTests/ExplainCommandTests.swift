@@ -86,8 +86,11 @@ struct ExplainCommandTests {
     func clientClasses() throws {
         let dir = try ScratchDirectory()
         let file = try dir.policy("<key>NSAllowsArbitraryLoadsInWebContent</key><true/>")
-        let web = try #require(try jsonLines(ctl("explain", "--policy", file, "--client", "webkit", "a.com", "--json").standardOutput).first)
-        let session = try #require(try jsonLines(ctl("explain", "--policy", file, "a.com", "--json").standardOutput).first)
+        let web = try #require(
+            try jsonLines(ctl("explain", "--policy", file, "--client", "webkit", "a.com", "--json").standardOutput)
+                .first)
+        let session = try #require(
+            try jsonLines(ctl("explain", "--policy", file, "a.com", "--json").standardOutput).first)
         #expect((web["rule"] as? [String: Any])?["kind"] as? String == "arbitrary_loads")
         #expect((session["rule"] as? [String: Any])?["kind"] as? String == "default")
     }
@@ -96,9 +99,14 @@ struct ExplainCommandTests {
     func osProfile() throws {
         let dir = try ScratchDirectory()
         let file = try dir.policy("")
-        let ios17 = try #require(try jsonLines(ctl("explain", "--policy", file, "--scheme", "http", "203.0.113.5", "--json").standardOutput).first)
+        let ios17 = try #require(
+            try jsonLines(ctl("explain", "--policy", file, "--scheme", "http", "203.0.113.5", "--json").standardOutput)
+                .first)
         let ios10 = try #require(
-            try jsonLines(ctl("explain", "--policy", file, "--os-profile", "ios10", "--scheme", "http", "203.0.113.5", "--json").standardOutput).first)
+            try jsonLines(
+                ctl("explain", "--policy", file, "--os-profile", "ios10", "--scheme", "http", "203.0.113.5", "--json")
+                    .standardOutput
+            ).first)
         #expect(ios17["cleartext_allowed"] as? Bool == false)
         #expect(ios10["cleartext_allowed"] as? Bool == true)
     }
@@ -111,10 +119,14 @@ struct ExplainCommandTests {
         let file = try dir.policy(Self.policyXML)
         let ios26 = ctl("explain", "--policy", file, "--os-profile", "ios26", "other.org", "api.example.com")
         #expect(ios26.exitCode == 0)
-        #expect(ios26.standardOutput.contains(
-            "  ATS minimums:      do not apply (default trust evaluation still does)\n"
-                + "  minimum TLS:       TLSv1.2 (iOS 26 refuses TLS 1.0 and 1.1 for every load)\n"), "\(ios26.standardOutput)")
-        #expect(ios26.standardOutput.contains("iOS 26 refuses TLS 1.0 and 1.1 for every load: TLS 1.2 or later even with ATS off"))
+        #expect(
+            ios26.standardOutput.contains(
+                "  ATS minimums:      do not apply (default trust evaluation still does)\n"
+                    + "  minimum TLS:       TLSv1.2 (iOS 26 refuses TLS 1.0 and 1.1 for every load)\n"),
+            "\(ios26.standardOutput)")
+        #expect(
+            ios26.standardOutput.contains(
+                "iOS 26 refuses TLS 1.0 and 1.1 for every load: TLS 1.2 or later even with ATS off"))
         // The TLSv1.1 exception for example.com has no effect there.
         #expect(ios26.standardOutput.contains("iOS 26 ignores the TLSv1.1 exception: the floor stays at TLSv1.2"))
         let ios17 = ctl("explain", "--policy", file, "--os-profile", "ios17", "other.org")
@@ -142,7 +154,9 @@ struct ExplainCommandTests {
         #expect(try jsonLines(result.standardOutput).count == 1)
     }
 
-    @Test("bad ports and empty labels are refused", arguments: ["[::1]:99999999999", "[::1]:", "a.com:0", "a.com:65536", ".", "a..com"])
+    @Test(
+        "bad ports and empty labels are refused",
+        arguments: ["[::1]:99999999999", "[::1]:", "a.com:0", "a.com:65536", ".", "a..com"])
     func badHostForms(_ host: String) throws {
         let dir = try ScratchDirectory()
         let file = try dir.policy("")
@@ -245,21 +259,29 @@ struct ExplainIgnoredKeysTests {
     static let cases = [
         // Written with a port, the key never matches: the load is blocked and the key is named, and
         // so is the parent's misspelt NSIncludesSubdomains, the other way it could have been covered.
-        Case(host: "http://staging.example.com:8443/v2/cart", port: 8443,
-             ignored: [#"NSAppTransportSecurity.NSExceptionDomains["example.com"].NSIncludesSubdomain"#,
-                       #"NSAppTransportSecurity.NSExceptionDomains["staging.example.com:8443"]"#], pinned: false),
+        Case(
+            host: "http://staging.example.com:8443/v2/cart", port: 8443,
+            ignored: [
+                #"NSAppTransportSecurity.NSExceptionDomains["example.com"].NSIncludesSubdomain"#,
+                #"NSAppTransportSecurity.NSExceptionDomains["staging.example.com:8443"]"#,
+            ], pinned: false),
         // The entry decides, but its keys are misspelt: both named.
-        Case(host: "http://example.com/", port: nil,
-             ignored: [#"NSAppTransportSecurity.NSExceptionDomains["example.com"].NSExceptionAllowsInsecureHTTPLoad"#,
-                       #"NSAppTransportSecurity.NSExceptionDomains["example.com"].NSIncludesSubdomain"#],
-             pinned: false),
+        Case(
+            host: "http://example.com/", port: nil,
+            ignored: [
+                #"NSAppTransportSecurity.NSExceptionDomains["example.com"].NSExceptionAllowsInsecureHTTPLoad"#,
+                #"NSAppTransportSecurity.NSExceptionDomains["example.com"].NSIncludesSubdomain"#,
+            ],
+            pinned: false),
         // The parent's misspelt NSIncludesSubdomains is why its entry does not cover the host; its
         // other mistake has nothing to do with this host.
-        Case(host: "http://shop.example.com/", port: nil,
-             ignored: [#"NSAppTransportSecurity.NSExceptionDomains["example.com"].NSIncludesSubdomain"#], pinned: false),
+        Case(
+            host: "http://shop.example.com/", port: nil,
+            ignored: [#"NSAppTransportSecurity.NSExceptionDomains["example.com"].NSIncludesSubdomain"#], pinned: false),
         // A wildcard key was meant for the subdomains.
-        Case(host: "img.cdn.example.net", port: nil,
-             ignored: [#"NSAppTransportSecurity.NSExceptionDomains["*.cdn.example.net"]"#], pinned: false),
+        Case(
+            host: "img.cdn.example.net", port: nil,
+            ignored: [#"NSAppTransportSecurity.NSExceptionDomains["*.cdn.example.net"]"#], pinned: false),
         // Nothing in the policy bears on an unrelated host.
         Case(host: "api.other.net", port: nil, ignored: [], pinned: false),
         // Pins apply over TLS only.
@@ -270,10 +292,13 @@ struct ExplainIgnoredKeysTests {
     static func policyFiles(in dir: ScratchDirectory) throws -> [String] {
         let xml = try dir.write("Info.plist", infoPlist)
         let binary = dir.path + "/Info.bplist"
-        let converted = try runCommand("/usr/bin/python3", [
-            "-c", "import plistlib, sys; plistlib.dump(plistlib.load(open(sys.argv[1], 'rb')), open(sys.argv[2], 'wb'), fmt=plistlib.FMT_BINARY)",
-            xml, binary,
-        ])
+        let converted = try runCommand(
+            "/usr/bin/python3",
+            [
+                "-c",
+                "import plistlib, sys; plistlib.dump(plistlib.load(open(sys.argv[1], 'rb')), open(sys.argv[2], 'wb'), fmt=plistlib.FMT_BINARY)",
+                xml, binary,
+            ])
         try #require(converted.status == 0, "\(converted.standardError)")
         return [xml, binary]
     }
@@ -315,8 +340,9 @@ struct ExplainIgnoredKeysTests {
 
 @Suite("atsproxyctl explain --json: the OS's own TLS floor")
 struct ExplainOSFloorTests {
-    @Test("os_min_tls_version is TLSv1.2 on ios26 and TLSv1.0 before, where ATS applies and where it does not",
-          arguments: [("ios26", "TLSv1.2"), ("ios17", "TLSv1.0"), ("ios9", "TLSv1.0")])
+    @Test(
+        "os_min_tls_version is TLSv1.2 on ios26 and TLSv1.0 before, where ATS applies and where it does not",
+        arguments: [("ios26", "TLSv1.2"), ("ios17", "TLSv1.0"), ("ios9", "TLSv1.0")])
     func osFloor(_ profile: String, _ floor: String) throws {
         let dir = try ScratchDirectory()
         let file = try dir.policy("<key>NSAllowsArbitraryLoads</key><true/>")
@@ -324,7 +350,8 @@ struct ExplainOSFloorTests {
             let result = ctl("explain", "--policy", file, "--os-profile", profile, host, "--json")
             let answer = try #require(try jsonLines(result.standardOutput).first)
             #expect(answer["os_min_tls_version"] as? String == floor, "\(profile) \(host)")
-            #expect(answer["ats_applies"] as? Bool == false, "\(profile) \(host): arbitrary loads or the local exemption")
+            #expect(
+                answer["ats_applies"] as? Bool == false, "\(profile) \(host): arbitrary loads or the local exemption")
         }
     }
 }

@@ -1,9 +1,10 @@
-import TextFormats
 import ATSPolicy
-@testable import ATSProxyCtl
 import Foundation
-import Testing
 import TLSTestSupport
+import Testing
+import TextFormats
+
+@testable import ATSProxyCtl
 
 /// `atsproxyctl har` on intercept-mode logs (Fixtures/har, described in its README): request lines
 /// as HAR 1.2 entries, checked member by member against the spec's required fields and types.
@@ -27,7 +28,8 @@ struct HarCommandTests {
     static func entries(_ document: JSONValue) -> [JSONValue] { document["log"]?["entries"]?.arrayValue ?? [] }
 
     static func entry(_ document: JSONValue, url prefix: String) throws -> JSONValue {
-        try #require(entries(document).first { $0["request"]?["url"]?.stringValue?.hasPrefix(prefix) == true }, "no \(prefix)")
+        try #require(
+            entries(document).first { $0["request"]?["url"]?.stringValue?.hasPrefix(prefix) == true }, "no \(prefix)")
     }
 
     @Test("the log's header: version 1.2, creator atsproxy with the project's version, one page per connection")
@@ -52,15 +54,23 @@ struct HarCommandTests {
     func sorted() throws {
         let (document, _) = try Self.har([Self.log])
         let starts = Self.entries(document).compactMap { $0["startedDateTime"]?.stringValue }
-        #expect(starts == ["2026-11-24T15:03:00.000Z", "2026-11-24T15:04:05.123Z", "2026-11-24T15:04:06.500Z", "2026-11-24T15:04:07.000Z"])
-        #expect(!Self.entries(document).contains { $0["request"]?["url"]?.stringValue?.contains("legacy.example.com") == true })
+        #expect(
+            starts == [
+                "2026-11-24T15:03:00.000Z", "2026-11-24T15:04:05.123Z", "2026-11-24T15:04:06.500Z",
+                "2026-11-24T15:04:07.000Z",
+            ])
+        #expect(
+            !Self.entries(document).contains {
+                $0["request"]?["url"]?.stringValue?.contains("legacy.example.com") == true
+            })
     }
 
     @Test("two requests on one kept-alive connection: one page, one connection, the second reused")
     func keptAlive() throws {
         let (document, _) = try Self.har([Self.log])
         let first = try Self.entry(document, url: "https://api.example.com/v1/items?")
-        let second = try #require(Self.entries(document).first { $0["request"]?["url"] == "https://api.example.com/v1/items" })
+        let second = try #require(
+            Self.entries(document).first { $0["request"]?["url"] == "https://api.example.com/v1/items" })
         #expect(second["request"]?["method"] == "POST")
         #expect(first["pageref"] == "connection-17" && second["pageref"] == "connection-17")
         #expect(first["connection"] == "17" && second["connection"] == "17")
@@ -75,10 +85,12 @@ struct HarCommandTests {
         #expect(second["response"]?["status"] == 302 && second["response"]?["statusText"] == "Found")
         #expect(second["response"]?["redirectURL"] == "https://api.example.com/v1/items/42")
         #expect(second["response"]?["content"]?["mimeType"] == "x-unknown")
-        #expect(first["_ats"] == .object([
-            ("compliant", true), ("action", "allowed"), ("rule", .object([("kind", "default"), ("key", nil)])),
-            ("violations", .array([])), ("error", nil),
-        ]))
+        #expect(
+            first["_ats"]
+                == .object([
+                    ("compliant", true), ("action", "allowed"), ("rule", .object([("kind", "default"), ("key", nil)])),
+                    ("violations", .array([])), ("error", nil),
+                ]))
     }
 
     @Test("a request with no response: status 0, _error, timings non-negative, sizes unknown")
@@ -116,12 +128,17 @@ struct HarCommandTests {
         let request = try #require(shown["request"])
         #expect(request["headers"]?.arrayValue?.count == 4)
         #expect(request["headers"]?[2] == .object([("name", "Cookie"), ("value", "session=abc123; theme=dark")]))
-        #expect(request["cookies"] == .array([
-            .object([("name", "session"), ("value", "abc123")]), .object([("name", "theme"), ("value", "dark")]),
-        ]))
-        #expect(shown["response"]?["cookies"] == .array([
-            .object([("name", "seen"), ("value", "1"), ("path", "/"), ("secure", true), ("httpOnly", true)]),
-        ]))
+        #expect(
+            request["cookies"]
+                == .array([
+                    .object([("name", "session"), ("value", "abc123")]),
+                    .object([("name", "theme"), ("value", "dark")]),
+                ]))
+        #expect(
+            shown["response"]?["cookies"]
+                == .array([
+                    .object([("name", "seen"), ("value", "1"), ("path", "/"), ("secure", true), ("httpOnly", true)])
+                ]))
 
         let redacted = try Self.entry(document, url: "https://ws.example.com/")
         #expect(redacted["request"]?["headers"]?[2] == .object([("name", "Cookie"), ("value", "[redacted]")]))
@@ -166,13 +183,18 @@ struct HarCommandTests {
         #expect(Self.entries(alone).count == 2)
     }
 
-    @Test("--host: exact names and *.suffix patterns, repeatable", arguments: [
-        (["--host", "api.example.com"], ["api.example.com", "api.example.com", "api.example.com"]),
-        (["--host", "API.example.com."], ["api.example.com", "api.example.com", "api.example.com"]),
-        (["--host", "*.example.com"], ["api.example.com", "api.example.com", "api.example.com", "ws.example.com"]),
-        (["--host", "*.example.org", "--host", "down.example.net"], ["cdn.example.org", "down.example.net"]),
-        (["--host", "example.com"], []),
-    ])
+    @Test(
+        "--host: exact names and *.suffix patterns, repeatable",
+        arguments: [
+            (["--host", "api.example.com"], ["api.example.com", "api.example.com", "api.example.com"]),
+            (["--host", "API.example.com."], ["api.example.com", "api.example.com", "api.example.com"]),
+            (
+                ["--host", "*.example.com"],
+                ["api.example.com", "api.example.com", "api.example.com", "ws.example.com"]
+            ),
+            (["--host", "*.example.org", "--host", "down.example.net"], ["cdn.example.org", "down.example.net"]),
+            (["--host", "example.com"], []),
+        ])
     func hostFilter(arguments: [String], hosts: [String]) throws {
         let (document, _) = try Self.har([Self.rotated, Self.log] + arguments)
         let urls = Self.entries(document).compactMap { $0["request"]?["url"]?.stringValue }
@@ -182,13 +204,15 @@ struct HarCommandTests {
         #expect(pages == Set(Self.entries(document).compactMap { $0["pageref"]?.stringValue }))
     }
 
-    @Test("--since: an RFC 3339 time or a time ago", arguments: [
-        (["--since", "2026-11-24T15:04:06Z"], 2),
-        (["--since", "2026-11-24T16:04:06.500+01:00"], 2),
-        (["--since", "2026-11-24T00:00:00Z"], 4),
-        (["--since", "36500d"], 6),
-        (["--since", "1s"], 0),
-    ])
+    @Test(
+        "--since: an RFC 3339 time or a time ago",
+        arguments: [
+            (["--since", "2026-11-24T15:04:06Z"], 2),
+            (["--since", "2026-11-24T16:04:06.500+01:00"], 2),
+            (["--since", "2026-11-24T00:00:00Z"], 4),
+            (["--since", "36500d"], 6),
+            (["--since", "1s"], 0),
+        ])
     func sinceFilter(arguments: [String], count: Int) throws {
         let (document, _) = try Self.har([Self.rotated, Self.log] + arguments)
         #expect(Self.entries(document).count == count)
@@ -206,24 +230,32 @@ struct HarCommandTests {
         }
     }
 
-    @Test("a line that is not JSON, or a request line without a member HAR needs, is skipped with FILE:LINE; tls_stream lines are counted")
+    @Test(
+        "a line that is not JSON, or a request line without a member HAR needs, is skipped with FILE:LINE; tls_stream lines are counted"
+    )
     func warnings() throws {
         let (_, result) = try Self.har([Self.log])
-        #expect(result.standardError == """
-            atsproxyctl: warning: \(Self.log):7: not a request record: no "url" field; line skipped
-            atsproxyctl: warning: \(Self.log):9:146: unterminated string; line skipped
-            atsproxyctl: note: 1 tls_stream line (bytes inside the TLS that were not HTTP) has no HAR entry
+        #expect(
+            result.standardError == """
+                atsproxyctl: warning: \(Self.log):7: not a request record: no "url" field; line skipped
+                atsproxyctl: warning: \(Self.log):9:146: unterminated string; line skipped
+                atsproxyctl: note: 1 tls_stream line (bytes inside the TLS that were not HTTP) has no HAR entry
 
-            """)
+                """)
     }
 
-    @Test("bad input exits 2 and names what is wrong", arguments: [
-        (["har", "/nonexistent/atsproxy.log"], "atsproxyctl: error: /nonexistent/atsproxy.log: no such file"),
-        (["har", log, "--since", "yesterday"], "atsproxyctl: error: --since: \"yesterday\" is neither"),
-        (["har", log, "--host", "*"], "atsproxyctl: error: --host: \"*\" is not a host name or a *.suffix pattern"),
-        (["har", directory + "har-1.2.schema.json"], "atsproxyctl: error: none of the"),
-        (["har"], "name at least one LOG file"),
-    ])
+    @Test(
+        "bad input exits 2 and names what is wrong",
+        arguments: [
+            (["har", "/nonexistent/atsproxy.log"], "atsproxyctl: error: /nonexistent/atsproxy.log: no such file"),
+            (["har", log, "--since", "yesterday"], "atsproxyctl: error: --since: \"yesterday\" is neither"),
+            (
+                ["har", log, "--host", "*"],
+                "atsproxyctl: error: --host: \"*\" is not a host name or a *.suffix pattern"
+            ),
+            (["har", directory + "har-1.2.schema.json"], "atsproxyctl: error: none of the"),
+            (["har"], "name at least one LOG file"),
+        ])
     func badInput(arguments: [String], message: String) {
         let result = ATSProxyCtl.run(arguments)
         #expect(result.exitCode == 2)
@@ -233,7 +265,9 @@ struct HarCommandTests {
 
     @Test("a log without request lines (tunnel mode) gives an empty, valid HAR and says why")
     func noRequests() throws {
-        let (document, result) = try Self.har([repositoryRoot + "/Tests/ATSProxyCtlTests/Fixtures/report/atsproxy.log.1"])
+        let (document, result) = try Self.har([
+            repositoryRoot + "/Tests/ATSProxyCtlTests/Fixtures/report/atsproxy.log.1"
+        ])
         #expect(Self.entries(document).isEmpty)
         #expect(document["log"]?["pages"] == .array([]))
         #expect(result.standardError.contains("the logs hold no request lines"))
@@ -273,7 +307,9 @@ struct HarCommandTests {
     }
 
     static let jsonschemaAvailable: Bool = {
-        guard let result = try? runCommand("/usr/bin/env", ["python3", "-c", "import jsonschema"], timeLimit: 30) else { return false }
+        guard let result = try? runCommand("/usr/bin/env", ["python3", "-c", "import jsonschema"], timeLimit: 30) else {
+            return false
+        }
         return result.status == 0
     }()
 
@@ -299,7 +335,8 @@ struct HarCommandTests {
                 pass
             """
         let run = try runCommand(
-            "/usr/bin/env", ["python3", "-c", script, Self.directory + "har-1.2.schema.json", output, broken], timeLimit: 60)
+            "/usr/bin/env", ["python3", "-c", script, Self.directory + "har-1.2.schema.json", output, broken],
+            timeLimit: 60)
         #expect(run.status == 0, "\(run.standardError)")
     }
 }
@@ -325,10 +362,13 @@ enum HARValidator {
         "document": [("log", .object)],
         "log": [("version", .string), ("creator", .object), ("entries", .array), ("pages?", .array)],
         "creator": [("name", .string), ("version", .string)],
-        "page": [("startedDateTime", .string), ("id", .string), ("title", .string), ("pageTimings", .object),
-                 ("pageTimings.onContentLoad?", .number), ("pageTimings.onLoad?", .number)],
+        "page": [
+            ("startedDateTime", .string), ("id", .string), ("title", .string), ("pageTimings", .object),
+            ("pageTimings.onContentLoad?", .number), ("pageTimings.onLoad?", .number),
+        ],
         "entry": [
-            ("pageref?", .string), ("startedDateTime", .string), ("time", .number), ("request", .object), ("response", .object),
+            ("pageref?", .string), ("startedDateTime", .string), ("time", .number), ("request", .object),
+            ("response", .object),
             ("cache", .object), ("timings", .object), ("serverIPAddress?", .string), ("connection?", .string),
         ],
         "request": [
@@ -336,7 +376,8 @@ enum HARValidator {
             ("queryString", .array), ("headersSize", .integer), ("bodySize", .integer),
         ],
         "response": [
-            ("status", .integer), ("statusText", .string), ("httpVersion", .string), ("cookies", .array), ("headers", .array),
+            ("status", .integer), ("statusText", .string), ("httpVersion", .string), ("cookies", .array),
+            ("headers", .array),
             ("content", .object), ("redirectURL", .string), ("headersSize", .integer), ("bodySize", .integer),
         ],
         "content": [("size", .integer), ("mimeType", .string)],
@@ -380,7 +421,9 @@ enum HARValidator {
             }
             if let response = entry["response"] {
                 check(response, "response", at: at + ".response", into: &problems)
-                if let content = response["content"] { check(content, "content", at: at + ".response.content", into: &problems) }
+                if let content = response["content"] {
+                    check(content, "content", at: at + ".response.content", into: &problems)
+                }
                 for list in ["cookies", "headers"] {
                     for (item, value) in (response[list]?.arrayValue ?? []).enumerated() {
                         check(value, "nameValue", at: "\(at).response.\(list)[\(item)]", into: &problems)
@@ -395,7 +438,9 @@ enum HARValidator {
                     if ["send", "wait", "receive"].contains(name), value < 0 {
                         problems.append("\(at).timings.\(name) is \(value), negative")
                     }
-                    if value < 0, value != -1 { problems.append("\(at).timings.\(name) is \(value): only -1 may be negative") }
+                    if value < 0, value != -1 {
+                        problems.append("\(at).timings.\(name) is \(value): only -1 may be negative")
+                    }
                     if value >= 0 { sum += value }
                 }
                 if let time = entry["time"]?.doubleValue, time != sum {

@@ -1,5 +1,5 @@
-import ArgumentParser
 import ATSProxyCtl
+import ArgumentParser
 import Testing
 
 /// `atsproxyctl SUB --help`, `-h` and `help SUB` show that subcommand's own overview, usage, options
@@ -18,7 +18,9 @@ struct HelpTests {
         Subcommand(name: "explain", options: ["--policy", "--scheme", "--client", "--os-profile"]),
         Subcommand(
             name: "diagnose",
-            options: ["--ca-file", "--system-roots", "--hosts-file", "--timeout", "--verbose", "--no-survey", "--os-profile"]),
+            options: [
+                "--ca-file", "--system-roots", "--hosts-file", "--timeout", "--verbose", "--no-survey", "--os-profile",
+            ]),
         Subcommand(name: "report", options: ["--policy", "--client", "--json", "--os-profile"]),
         Subcommand(name: "har", options: ["--host", "--since"]),
         Subcommand(name: "status", options: ["--socket", "--json"]),
@@ -45,14 +47,17 @@ struct HelpTests {
         let arguments = Self.forms[form](subcommand.name)
         let result = ATSProxyCtl.run(arguments)
         #expect(result.exitCode == 0, "\(arguments): \(result.standardError)")
-        let type = try #require(ATSProxyCtlCommand.configuration.subcommands.first {
-            $0.configuration.commandName == subcommand.name
-        })
+        let type = try #require(
+            ATSProxyCtlCommand.configuration.subcommands.first {
+                $0.configuration.commandName == subcommand.name
+            })
         // What ArgumentParser renders for that subcommand, and nothing of the root's.
         #expect(result.standardOutput == ATSProxyCtlCommand.helpMessage(for: type) + "\n", "\(arguments)")
         let help = result.standardOutput
         #expect(help.hasPrefix("OVERVIEW: "), "\(arguments)")
-        #expect(!help.contains("Check, explain and diagnose App Transport Security policies"), "\(arguments): the root's help")
+        #expect(
+            !help.contains("Check, explain and diagnose App Transport Security policies"),
+            "\(arguments): the root's help")
         #expect(help.contains("USAGE: atsproxyctl \(subcommand.name)"), "\(arguments)")
         for option in subcommand.options {
             #expect(help.contains(option), "\(arguments): \(option) is missing")
@@ -61,7 +66,9 @@ struct HelpTests {
         #expect(help[examples.upperBound...].hasPrefix("  atsproxyctl \(subcommand.name)"), "\(arguments)")
     }
 
-    @Test("the root alone, --help and help show the top-level help with every subcommand", arguments: [[], ["--help"], ["help"]])
+    @Test(
+        "the root alone, --help and help show the top-level help with every subcommand",
+        arguments: [[], ["--help"], ["help"]])
     func rootHelp(arguments: [String]) {
         let result = ATSProxyCtl.run(arguments)
         #expect(result.exitCode == 0)
@@ -71,13 +78,15 @@ struct HelpTests {
         }
     }
 
-    @Test("a subcommand that does not exist, run or asked about, is a usage error naming it and the closest one",
-          arguments: [["help", "chek"], ["chek", "Info.plist"], ["help", "flush"]])
+    @Test(
+        "a subcommand that does not exist, run or asked about, is a usage error naming it and the closest one",
+        arguments: [["help", "chek"], ["chek", "Info.plist"], ["help", "flush"]])
     func unknownSubcommand(arguments: [String]) {
         let result = ATSProxyCtl.run(arguments)
         #expect(result.exitCode == 2)
         #expect(result.standardOutput.isEmpty)
-        let expected = arguments.contains("chek")
+        let expected =
+            arguments.contains("chek")
             ? "Error: no subcommand 'chek'; did you mean 'check'?\n  See 'atsproxyctl --help' for the subcommands.\n"
             : "Error: no subcommand 'flush'\n  See 'atsproxyctl --help' for the subcommands.\n"
         #expect(result.standardError == expected)

@@ -33,7 +33,10 @@ struct ReadmeExamplesTests {
                 lines = []
             } else if line == "```", let block = lines {
                 if let first = block.first, first.hasPrefix("$ atsproxyctl ") {
-                    examples.append(Example(document: document, command: String(first.dropFirst(2)), expected: block.dropFirst().joined(separator: "\n")))
+                    examples.append(
+                        Example(
+                            document: document, command: String(first.dropFirst(2)),
+                            expected: block.dropFirst().joined(separator: "\n")))
                 }
                 lines = nil
             } else if lines != nil {
@@ -60,7 +63,9 @@ struct ReadmeExamplesTests {
         let arguments = example.command.split(separator: " ").dropFirst().map { word in
             if word.hasSuffix(".plist") && !word.contains("/") { return directory + word }
             var isDirectory: ObjCBool = false
-            let isFile = FileManager.default.fileExists(atPath: fixtures + word, isDirectory: &isDirectory) && !isDirectory.boolValue
+            let isFile =
+                FileManager.default.fileExists(atPath: fixtures + word, isDirectory: &isDirectory)
+                && !isDirectory.boolValue
             return isFile ? fixtures + word : String(word)
         }
         let result = ATSProxyCtl.run(arguments)

@@ -1,5 +1,6 @@
-@testable import ATSProxyDaemon
 import Testing
+
+@testable import ATSProxyDaemon
 
 /// When the daemon returns a burst's memory: only once a burst of at least 256 connections has
 /// gone and at most half the peak is left, and once per burst.

@@ -8,9 +8,11 @@ struct ConfigProcessTests {
     @Test("--check-config passes the shipped file, prints a summary and exits 0")
     func checkPasses() throws {
         let policy = Repository.path("config/ats-defaults.plist")
-        let result = try runCommand(DaemonProcess.executable, [
-            "--check-config", "--config", Repository.path("config/atsproxy.conf"), "--policy", policy,
-        ])
+        let result = try runCommand(
+            DaemonProcess.executable,
+            [
+                "--check-config", "--config", Repository.path("config/atsproxy.conf"), "--policy", policy,
+            ])
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput.contains("config file: \(Repository.path("config/atsproxy.conf"))"))
         #expect(result.standardOutput.contains("policy: \(policy) (xml plist, sha256 "), "\(result.standardOutput)")
@@ -26,24 +28,29 @@ struct ConfigProcessTests {
         let result = try runCommand(DaemonProcess.executable, ["--check-config", "--config", path])
         #expect(result.status == 1)
         #expect(result.standardOutput.isEmpty)
-        #expect(result.standardError.contains("\(path):2: key 'mode': \"enforec\" is not one of: enforce, report"),
-                "\(result.standardError)")
+        #expect(
+            result.standardError.contains("\(path):2: key 'mode': \"enforec\" is not one of: enforce, report"),
+            "\(result.standardError)")
     }
 
     @Test("--check-config names the config line of a policy that does not parse")
     func checkFailsOnBrokenPolicy() throws {
         let fixture = try ConfigFixture()
-        try fixture.write("Info.plist", "<plist><dict><key>NSAppTransportSecurity</key><string>no</string></dict></plist>")
+        try fixture.write(
+            "Info.plist", "<plist><dict><key>NSAppTransportSecurity</key><string>no</string></dict></plist>")
         let path = try fixture.write("atsproxy.conf", "# policy next\npolicy = Info.plist\n")
         let result = try runCommand(DaemonProcess.executable, ["--check-config", "--config", path])
         #expect(result.status == 1)
-        #expect(result.standardError.contains("\(path):2: key 'policy': \(fixture.path("Info.plist"))"), "\(result.standardError)")
+        #expect(
+            result.standardError.contains("\(path):2: key 'policy': \(fixture.path("Info.plist"))"),
+            "\(result.standardError)")
     }
 
     @Test("--check-config binds nothing: a listen address already in use still passes")
     func checkBindsNothing() throws {
         let fixture = try ConfigFixture()
-        let held = try DaemonProcess(directory: fixture.directory, ["--listen", "127.0.0.1:0", "--system-roots", "off"])
+        let held = try DaemonProcess(
+            directory: fixture.directory, ["--listen", "127.0.0.1:0", "--system-roots", "off"])
         let path = try fixture.write("atsproxy.conf", "listen = 127.0.0.1:\(held.port)\n")
         let result = try runCommand(DaemonProcess.executable, ["--check-config", "--config", path])
         #expect(held.terminate() == 0)
@@ -53,7 +60,9 @@ struct ConfigProcessTests {
     @Test("a daemon started with --config listens, judges and times out as the file says")
     func daemonUsesTheFile() throws {
         let fixture = try ConfigFixture()
-        let path = try fixture.write("atsproxy.conf", """
+        let path = try fixture.write(
+            "atsproxy.conf",
+            """
             listen = 127.0.0.1:0   # the kernel picks the port
             mode = report
             threads = 1

@@ -68,10 +68,12 @@ struct ConfigReloadProcessTests {
 
         /// curl's status and the body it received (the proxy's own words for a 403).
         func curlWithBody(_ host: String) throws -> (code: Int, body: String) {
-            let result = try runCommand("/usr/bin/curl", [
-                "-sS", "--max-time", "30", "-w", "\n%{http_code}", "--proxy", "http://127.0.0.1:\(daemon.port)",
-                "http://\(host):\(origin.port)/",
-            ])
+            let result = try runCommand(
+                "/usr/bin/curl",
+                [
+                    "-sS", "--max-time", "30", "-w", "\n%{http_code}", "--proxy", "http://127.0.0.1:\(daemon.port)",
+                    "http://\(host):\(origin.port)/",
+                ])
             let text = result.standardOutput
             let cut = text.lastIndex(of: "\n") ?? text.startIndex
             return (Int(text[cut...].trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0, String(text[..<cut]))
@@ -123,19 +125,23 @@ struct ConfigReloadProcessTests {
             #expect(other.code == 403, "mode or policy changed \(context): \(other.error)")
             // Its log line (written as the answer goes out, so waited for): one per check so far.
             var records: [[String: Any]] = []
-            #expect(eventually {
-                records = daemon.logLines(atLeast: 0).filter { $0["host"] as? String == "other.test" }
-                return records.count == checks + 1
-            }, "\(records)")
+            #expect(
+                eventually {
+                    records = daemon.logLines(atLeast: 0).filter { $0["host"] as? String == "other.test" }
+                    return records.count == checks + 1
+                }, "\(records)")
             checks += 1
             let record = records.last
             #expect(record?["action"] as? String == "blocked", "\(record ?? [:])")
-            #expect(jsonValue(record, "rule", "kind") as? String == "default", "policy changed \(context): \(record ?? [:])")
+            #expect(
+                jsonValue(record, "rule", "kind") as? String == "default", "policy changed \(context): \(record ?? [:])"
+            )
             let client = try #require(
                 HalfHeadClient(port: daemon.port, host: "app.test", originPort: lab.origin.port, from: "127.0.0.2"))
             let answer = client.answer(within: 6)
             let seconds = client.secondsSinceHead
-            #expect(answer?.hasPrefix("HTTP/1.1 408") == true, "head timeout changed \(context): \(answer ?? "no answer")")
+            #expect(
+                answer?.hasPrefix("HTTP/1.1 408") == true, "head timeout changed \(context): \(answer ?? "no answer")")
             #expect(seconds > 0.8 && seconds < 3, "408 after \(seconds) s \(context), not the running 1 s")
             let status = daemonStatus(daemon.controlSocket)
             #expect(jsonValue(status, "mode") as? String == "enforce", "\(status ?? [:])")
@@ -159,7 +165,9 @@ struct ConfigReloadProcessTests {
                 let result = lab.reload()
                 #expect(result.exitCode == 1, "\(result.standardOutput)")
                 #expect(result.standardError.contains(place + broken.reason), "\(result.standardError)")
-                #expect(result.standardError.contains("The running policy and settings stay in force."), "\(result.standardError)")
+                #expect(
+                    result.standardError.contains("The running policy and settings stay in force."),
+                    "\(result.standardError)")
             case .hangUp:
                 kill(daemon.pid, SIGHUP)
                 let marker = "atsproxy: reload (SIGHUP) refused"
@@ -225,7 +233,8 @@ struct ConfigReloadProcessTests {
 
         let records = lab.daemon.logLines(atLeast: 3)
         #expect(records.map { $0["action"] as? String ?? "?" } == ["blocked", "allowed", "blocked"], "\(records)")
-        #expect(records.map { $0["compliant"] as? Bool } == [false, false, false], "the verdict is the same in both modes")
+        #expect(
+            records.map { $0["compliant"] as? Bool } == [false, false, false], "the verdict is the same in both modes")
         #expect(lab.daemon.terminate() == 0)
     }
 
@@ -233,7 +242,9 @@ struct ConfigReloadProcessTests {
     func allowClientTakesEffect() throws {
         let lab = try Lab()
         try lab.writePolicy("app.plist", ats: Lab.allowsApp)
-        let lines = ["listen = 127.0.0.1:0", "threads = 2", "system-roots = off", "hosts-file = hosts", "policy = app.plist"]
+        let lines = [
+            "listen = 127.0.0.1:0", "threads = 2", "system-roots = off", "hosts-file = hosts", "policy = app.plist",
+        ]
         try lab.writeConfig(lines + ["allow-client = 127.0.0.0/8"])
         try lab.start()
         #expect(try lab.curl("app.test") == 200)
@@ -261,7 +272,9 @@ struct ConfigReloadProcessTests {
     func timeoutsTakeEffectForNewConnectionsOnly() throws {
         let lab = try Lab()
         try lab.writePolicy("app.plist", ats: Lab.allowsApp)
-        let lines = ["listen = 127.0.0.1:0", "threads = 2", "system-roots = off", "hosts-file = hosts", "policy = app.plist"]
+        let lines = [
+            "listen = 127.0.0.1:0", "threads = 2", "system-roots = off", "hosts-file = hosts", "policy = app.plist",
+        ]
         try lab.writeConfig(lines)
         try lab.start()
         let daemon = lab.daemon!
@@ -298,16 +311,21 @@ struct ConfigReloadProcessTests {
         #expect(halfHead.answer(within: 0) == nil, "the connection opened before the reload lost its 10 s head timeout")
         let served = halfHead.finishHead(within: 6)
         #expect(served?.hasPrefix("HTTP/1.1 200") == true, "\(served ?? "no answer")")
-        #expect(keepAlive.closed(within: 0) == false, "the connection opened before the reload lost its 300 s idle timeout")
+        #expect(
+            keepAlive.closed(within: 0) == false, "the connection opened before the reload lost its 300 s idle timeout")
         #expect(keepAlive.get(host: "app.test", originPort: lab.origin.port)?.hasPrefix("HTTP/1.1 200") == true)
         #expect(daemon.terminate() == 0)
     }
 
-    @Test("shutdown-timeout lowered to 1 s by a reload: SIGTERM with a tunnel open stops the daemon after 1 s, not the 30 s it started with")
+    @Test(
+        "shutdown-timeout lowered to 1 s by a reload: SIGTERM with a tunnel open stops the daemon after 1 s, not the 30 s it started with"
+    )
     func shutdownTimeoutTakesEffect() throws {
         let lab = try Lab()
         try lab.writePolicy("app.plist", ats: Lab.allowsApp)
-        let lines = ["listen = 127.0.0.1:0", "threads = 2", "system-roots = off", "hosts-file = hosts", "policy = app.plist"]
+        let lines = [
+            "listen = 127.0.0.1:0", "threads = 2", "system-roots = off", "hosts-file = hosts", "policy = app.plist",
+        ]
         try lab.writeConfig(lines)
         try lab.start()
         let daemon = lab.daemon!
@@ -341,7 +359,9 @@ struct ConfigReloadProcessTests {
         let lab = try Lab()
         // Allows web content only: a urlsession client gets 403 for http://app.test, a webkit one 200.
         try lab.writePolicy("web.plist", ats: "<key>NSAllowsArbitraryLoadsInWebContent</key><true/>")
-        let lines = ["listen = 127.0.0.1:0", "threads = 2", "system-roots = off", "hosts-file = hosts", "policy = web.plist"]
+        let lines = [
+            "listen = 127.0.0.1:0", "threads = 2", "system-roots = off", "hosts-file = hosts", "policy = web.plist",
+        ]
         try lab.writeConfig(lines)
         try lab.start()
         // iOS 17 exempts local hosts (127.0.0.1) from ATS; iOS 9 does not.
@@ -363,7 +383,8 @@ struct ConfigReloadProcessTests {
         try lab.writeConfig(lines + ["client-class = webkit", "cipher-profile = documented", "verdict-ttl = 7"])
         let text = lab.reload()
         #expect(text.exitCode == 0, "\(text.standardError)")
-        #expect(text.standardOutput.contains("  Settings applied: cipher-profile, verdict-ttl\n"), "\(text.standardOutput)")
+        #expect(
+            text.standardOutput.contains("  Settings applied: cipher-profile, verdict-ttl\n"), "\(text.standardOutput)")
         let status = daemonStatus(lab.daemon.controlSocket)
         #expect(jsonValue(status, "policy", "cipher_profile") as? String == "documented", "\(status ?? [:])")
         #expect(jsonValue(status, "verdict_cache", "ttl_s") as? Int == 7, "\(status ?? [:])")
@@ -390,7 +411,8 @@ struct ConfigReloadProcessTests {
         #expect(Lab.keys(listenOnly, "needs_restart") == ["listen"], "\(listenOnly)")
 
         // And one class for all: the running listener takes it.
-        try lab.writeConfig(lines + ["listen = 127.0.0.1:0", "listen = 127.0.0.1:\(freePort)", "client-class = webkit"])
+        try lab.writeConfig(
+            lines + ["listen = 127.0.0.1:0", "listen = 127.0.0.1:\(freePort)", "client-class = webkit"])
         let shared = lab.reloadAnswer()
         #expect(Lab.keys(shared, "settings_applied") == ["client-class"], "\(shared)")
         #expect(Lab.keys(shared, "needs_restart") == ["listen"], "\(shared)")
@@ -399,7 +421,10 @@ struct ConfigReloadProcessTests {
         // One class per listener of the file, for two listeners where one runs: which class the
         // running one would get is the restart's to decide, so nothing of it is applied.
         try lab.writeConfig(
-            lines + ["listen = 127.0.0.1:0", "listen = 127.0.0.1:\(freePort)", "client-class = urlsession", "client-class = media"])
+            lines + [
+                "listen = 127.0.0.1:0", "listen = 127.0.0.1:\(freePort)", "client-class = urlsession",
+                "client-class = media",
+            ])
         let perListener = lab.reloadAnswer()
         #expect(Lab.keys(perListener, "settings_applied") == [], "\(perListener)")
         #expect(Lab.keys(perListener, "needs_restart") == ["listen", "client-class"], "\(perListener)")
@@ -417,7 +442,8 @@ struct ConfigReloadProcessTests {
         let factory = lab.factory
         try factory.rootCA("root")
         try factory.rootCA("other-root")
-        try factory.certificate("tls", issuer: "root", extensions: ["subjectAltName=DNS:tls.test", "extendedKeyUsage=serverAuth"])
+        try factory.certificate(
+            "tls", issuer: "root", extensions: ["subjectAltName=DNS:tls.test", "extendedKeyUsage=serverAuth"])
         let server = try TestTLSServer(directory: factory.directory, ["-cert", "tls.pem", "-key", "tls.key"])
         try lab.writePolicy("app.plist", ats: Lab.allowsApp)
         let files = (logFile: factory.path("proxy.log"), controlSocket: factory.path("ctl.sock"))
@@ -429,7 +455,8 @@ struct ConfigReloadProcessTests {
         let daemon = lab.daemon!
         let port = daemon.port
         func curlTLS() throws -> Int {
-            try curlStatus(proxyPort: port, "https://tls.test:\(server.port)/", ["--cacert", factory.path("root.pem")]).code
+            try curlStatus(proxyPort: port, "https://tls.test:\(server.port)/", ["--cacert", factory.path("root.pem")])
+                .code
         }
         #expect(try lab.curl("app.test") == 200)
         #expect(try curlTLS() == 200)
@@ -443,11 +470,14 @@ struct ConfigReloadProcessTests {
         let text = lab.reload()
         #expect(text.exitCode == 0, "\(text.standardError)")
         #expect(
-            text.standardOutput.contains("  Changed but only applied at the next start: \(restartOnly.joined(separator: ", "))\n"),
+            text.standardOutput.contains(
+                "  Changed but only applied at the next start: \(restartOnly.joined(separator: ", "))\n"),
             "\(text.standardOutput)")
         #expect(!text.standardOutput.contains("Settings applied"), "\(text.standardOutput)")
         let answer = lab.reloadAnswer()
-        #expect(Lab.keys(answer, "needs_restart") == restartOnly, "the running values stay, so a second reload says it again: \(answer)")
+        #expect(
+            Lab.keys(answer, "needs_restart") == restartOnly,
+            "the running values stay, so a second reload says it again: \(answer)")
         #expect(Lab.keys(answer, "settings_applied") == [], "\(answer)")
         kill(daemon.pid, SIGHUP)
         let hangUp = daemon.standardErrorLine(containing: "atsproxy: reloaded (SIGHUP)") ?? ""
@@ -490,7 +520,8 @@ struct ConfigReloadProcessTests {
         // a.test offers RSA key exchange only, which ATS refuses unless forward secrecy is waived
         // for it; b.test is TLS 1.3, compliant under any of these policies.
         let serverA = try TestTLSServer(
-            directory: factory.directory, ["-cert", "a.pem", "-key", "a.key", "-tls1_2", "-cipher", "AES128-GCM-SHA256"])
+            directory: factory.directory,
+            ["-cert", "a.pem", "-key", "a.key", "-tls1_2", "-cipher", "AES128-GCM-SHA256"])
         let serverB = try TestTLSServer(directory: factory.directory, ["-cert", "b.pem", "-key", "b.key", "-tls1_3"])
         try lab.writePolicy("app.plist", ats: "")
         try lab.writeConfig([
@@ -502,13 +533,17 @@ struct ConfigReloadProcessTests {
         /// The proxy's answer to curl's CONNECT: the origin's status once the tunnel is up, else the
         /// proxy's refusal (curl prints it, having no HTTP code of the origin's).
         func connect(_ host: String, _ port: UInt16) throws -> Int {
-            let result = try curlStatus(proxyPort: daemon.port, "https://\(host):\(port)/", ["--cacert", factory.path("root.pem")])
-            guard result.code == 0, let refusal = result.error.firstMatch(of: /CONNECT tunnel failed, response (\d+)/) else {
+            let result = try curlStatus(
+                proxyPort: daemon.port, "https://\(host):\(port)/", ["--cacert", factory.path("root.pem")])
+            guard result.code == 0, let refusal = result.error.firstMatch(of: /CONNECT tunnel failed, response (\d+)/)
+            else {
                 return result.code
             }
             return Int(refusal.1) ?? 0
         }
-        func cachedVerdicts() -> Int? { jsonValue(daemonStats(daemon.controlSocket), "verdict_cache", "entries") as? Int }
+        func cachedVerdicts() -> Int? {
+            jsonValue(daemonStats(daemon.controlSocket), "verdict_cache", "entries") as? Int
+        }
 
         #expect(try connect("a.test", serverA.port) == 403, "no forward secrecy: refused under the ATS defaults")
         #expect(try connect("b.test", serverB.port) == 200)
@@ -522,7 +557,8 @@ struct ConfigReloadProcessTests {
         #expect(answer["verdicts_dropped"] as? Int == 1, "\(answer)")
         #expect(cachedVerdicts() == 1, "only a.test's verdict goes")
         #expect(
-            daemon.standardErrorLine(containing: "atsproxy: reloaded (control socket)")?.contains("1 cached verdict dropped") == true,
+            daemon.standardErrorLine(containing: "atsproxy: reloaded (control socket)")?.contains(
+                "1 cached verdict dropped") == true,
             "\(daemon.standardError)")
 
         // b.test is answered from the cache: no new entry. Had its verdict been the one dropped, its
@@ -623,7 +659,8 @@ private func connectLoopback(port: UInt16, from source: String) -> Int32? {
     let connected = withUnsafePointer(to: &local) { localPointer in
         withUnsafePointer(to: &remote) { remotePointer in
             localPointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } == 0
-                && remotePointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, length) } == 0
+                && remotePointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, length) }
+                    == 0
         }
     }
     guard connected else {

@@ -36,7 +36,9 @@ struct ConfigResolutionTests {
     @Test("a flag overrides the file's value; a repeatable flag replaces all of the file's lines")
     func flagsOverrideFile() throws {
         let fixture = try ConfigFixture()
-        let path = try fixture.write("atsproxy.conf", """
+        let path = try fixture.write(
+            "atsproxy.conf",
+            """
             mode = report
             listen = 127.0.0.1:1
             listen = 127.0.0.1:2
@@ -71,7 +73,9 @@ struct ConfigResolutionTests {
     @Test("relative paths in the file are taken from its directory; on the command line, as given")
     func relativePaths() throws {
         let fixture = try ConfigFixture()
-        let path = try fixture.write("etc/atsproxy.conf", """
+        let path = try fixture.write(
+            "etc/atsproxy.conf",
+            """
             policy = Info.plist
             ca-file = ../certs/lab.pem
             ca-file = /opt/roots.pem
@@ -103,7 +107,9 @@ struct ConfigResolutionTests {
         #expect(shared.clientClass == .media)
 
         #expect {
-            try Self.resolve(["--config", path, "--client-class", "webkit", "--client-class", "media", "--client-class", "media"])
+            try Self.resolve([
+                "--config", path, "--client-class", "webkit", "--client-class", "media", "--client-class", "media",
+            ])
         } throws: { error in
             (error as? ConfigurationError)?.description
                 == "--client-class: given 3 times for 2 --listen addresses (from \(path)): "

@@ -22,8 +22,11 @@ struct ControlSocketProcessTests {
         try policy.write(ats: PolicyFile.insecureHTTP(for: "app.test"))
         let daemon = try DaemonProcess(
             directory: factory.directory,
-            ["--listen", "127.0.0.1:0", "--policy", policy.path, "--hosts-file", hosts, "--ca-file", factory.path("root.pem"),
-             "--system-roots", "off", "--threads", "2", "--verdict-ttl", "120"])
+            [
+                "--listen", "127.0.0.1:0", "--policy", policy.path, "--hosts-file", hosts, "--ca-file",
+                factory.path("root.pem"),
+                "--system-roots", "off", "--threads", "2", "--verdict-ttl", "120",
+            ])
 
         // Three allowed (two http:// by the exception, one https:// through a probed tunnel), one blocked.
         #expect(try curlStatus(proxyPort: daemon.port, "http://app.test:\(origin.port)/one").code == 200)
@@ -36,7 +39,8 @@ struct ControlSocketProcessTests {
         // The counters follow the log line, and a session's close follows its last byte: wait for both.
         let settled = eventually {
             let stats = daemonStats(daemon.controlSocket)
-            return jsonValue(stats, "requests", "allowed") as? Int == 3 && jsonValue(stats, "connections", "active") as? Int == 0
+            return jsonValue(stats, "requests", "allowed") as? Int == 3
+                && jsonValue(stats, "connections", "active") as? Int == 0
         }
         #expect(settled, "\(daemonStats(daemon.controlSocket) ?? [:])")
 
@@ -78,27 +82,36 @@ struct ControlSocketProcessTests {
         #expect(jsonValue(daemonStats(daemon.controlSocket), "verdict_cache", "entries") as? Int == 0)
 
         // The next https:// connection is probed again, and cached again.
-        #expect(try curlStatus(proxyPort: daemon.port, "https://secure.test:\(server.port)/", ["--cacert", factory.path("root.pem")]).code == 200)
+        #expect(
+            try curlStatus(
+                proxyPort: daemon.port, "https://secure.test:\(server.port)/", ["--cacert", factory.path("root.pem")]
+            ).code == 200)
         #expect(eventually { jsonValue(daemonStats(daemon.controlSocket), "verdict_cache", "entries") as? Int == 1 })
         #expect(daemon.terminate() == 0)
     }
 
-    @Test("the control socket is a socket with mode 0660; a second daemon on it refuses to start; a stale one is replaced")
+    @Test(
+        "the control socket is a socket with mode 0660; a second daemon on it refuses to start; a stale one is replaced"
+    )
     func socketFile() throws {
         let factory = try CertificateFactory()
         // The daemons' logs, sockets and files live in its directory: keep it until the test ends.
         defer { withExtendedLifetime(factory) {} }
-        let first = try DaemonProcess(directory: factory.directory, ["--listen", "127.0.0.1:0", "--system-roots", "off", "--threads", "1"])
+        let first = try DaemonProcess(
+            directory: factory.directory, ["--listen", "127.0.0.1:0", "--system-roots", "off", "--threads", "1"])
         var info = stat()
         #expect(lstat(first.controlSocket, &info) == 0)
         #expect(info.st_mode & S_IFMT == S_IFSOCK, "not a socket")
         #expect(info.st_mode & 0o7777 == 0o660, "mode \(String(info.st_mode & 0o7777, radix: 8))")
 
         // A second daemon on the same socket path stops at once, naming the path; the first carries on.
-        let second = try runCommand(DaemonProcess.executable, [
-            "--listen", "127.0.0.1:0", "--system-roots", "off", "--threads", "1", "--control-socket", first.controlSocket,
-            "--log-file", factory.path("second.log"),
-        ])
+        let second = try runCommand(
+            DaemonProcess.executable,
+            [
+                "--listen", "127.0.0.1:0", "--system-roots", "off", "--threads", "1", "--control-socket",
+                first.controlSocket,
+                "--log-file", factory.path("second.log"),
+            ])
         #expect(second.status != 0, "\(second.standardError)")
         #expect(second.standardError.contains(first.controlSocket), "\(second.standardError)")
         #expect(second.standardError.contains("another process answers on it"), "\(second.standardError)")
@@ -130,12 +143,16 @@ struct ControlSocketProcessTests {
         // A file that is not a socket is never removed to make room.
         let regularPath = factory.path("not-a-socket")
         try "keep me\n".write(toFile: regularPath, atomically: true, encoding: .utf8)
-        let blocked = try runCommand(DaemonProcess.executable, [
-            "--listen", "127.0.0.1:0", "--system-roots", "off", "--threads", "1", "--control-socket", regularPath,
-            "--log-file", factory.path("third.log"),
-        ])
+        let blocked = try runCommand(
+            DaemonProcess.executable,
+            [
+                "--listen", "127.0.0.1:0", "--system-roots", "off", "--threads", "1", "--control-socket", regularPath,
+                "--log-file", factory.path("third.log"),
+            ])
         #expect(blocked.status != 0, "\(blocked.standardError)")
-        #expect(blocked.standardError.contains("\(regularPath) (a file that is not a socket is in the way)"), "\(blocked.standardError)")
+        #expect(
+            blocked.standardError.contains("\(regularPath) (a file that is not a socket is in the way)"),
+            "\(blocked.standardError)")
         #expect((try? String(contentsOfFile: regularPath, encoding: .utf8)) == "keep me\n")
 
         #expect(first.terminate() == 0)
@@ -146,7 +163,8 @@ struct ControlSocketProcessTests {
         let factory = try CertificateFactory()
         // The daemons' logs, sockets and files live in its directory: keep it until the test ends.
         defer { withExtendedLifetime(factory) {} }
-        let daemon = try DaemonProcess(directory: factory.directory, ["--listen", "127.0.0.1:0", "--system-roots", "off", "--threads", "2"])
+        let daemon = try DaemonProcess(
+            directory: factory.directory, ["--listen", "127.0.0.1:0", "--system-roots", "off", "--threads", "2"])
         func hosts(_ path: String) -> [String] {
             let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
             return text.split(separator: "\n").compactMap {
@@ -186,7 +204,9 @@ struct ControlSocketProcessTests {
         #expect(daemon.terminate() == 0)
     }
 
-    @Test("with no daemon on the socket, atsproxyctl exits 3 and names the path", arguments: ["status", "reload", "stats"])
+    @Test(
+        "with no daemon on the socket, atsproxyctl exits 3 and names the path",
+        arguments: ["status", "reload", "stats"])
     func noDaemon(command: String) {
         let path = "/tmp/atsproxy-test-nonexistent-\(UUID().uuidString.prefix(8)).sock"
         let result = atsproxyctl(command, "--socket", path)

@@ -24,7 +24,10 @@ struct DaemonProcessTests {
     }
 
     static func common(_ factory: CertificateFactory) -> [String] {
-        ["--ca-file", factory.path("root.pem"), "--system-roots", "off", "--hosts-file", factory.path("hosts"), "--threads", "2"]
+        [
+            "--ca-file", factory.path("root.pem"), "--system-roots", "off", "--hosts-file", factory.path("hosts"),
+            "--threads", "2",
+        ]
     }
 
     @Test("--hosts-file names resolve for both the probe and the tunnel, and the connection is judged")
@@ -35,10 +38,13 @@ struct DaemonProcessTests {
             directory: factory.directory,
             ["--listen", "127.0.0.1:0", "--policy", try Self.writePolicy(factory, "")] + Self.common(factory))
         // curl does not resolve the name: the proxy does, from the hosts file.
-        let result = try runCommand("/usr/bin/curl", [
-            "-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(daemon.port)", "--cacert", factory.path("root.pem"),
-            "https://app.atsproxy.test:\(server.port)/",
-        ])
+        let result = try runCommand(
+            "/usr/bin/curl",
+            [
+                "-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(daemon.port)", "--cacert",
+                factory.path("root.pem"),
+                "https://app.atsproxy.test:\(server.port)/",
+            ])
         let lines = daemon.logLines(atLeast: 1)
         #expect(daemon.terminate() == 0)
         #expect(result.status == 0, "\(result.standardError)")
@@ -51,10 +57,13 @@ struct DaemonProcessTests {
     @Test("a hosts file with a bad line stops the start, naming the file and line")
     func badHostsFile() throws {
         let factory = try CertificateFactory()
-        try "127.0.0.1 fine.test\n127.0.0.300 broken.test\n".write(toFile: factory.path("hosts"), atomically: true, encoding: .utf8)
-        let result = try runCommand(DaemonProcess.executable, [
-            "--listen", "127.0.0.1:0", "--hosts-file", factory.path("hosts"), "--system-roots", "off",
-        ])
+        try "127.0.0.1 fine.test\n127.0.0.300 broken.test\n".write(
+            toFile: factory.path("hosts"), atomically: true, encoding: .utf8)
+        let result = try runCommand(
+            DaemonProcess.executable,
+            [
+                "--listen", "127.0.0.1:0", "--hosts-file", factory.path("hosts"), "--system-roots", "off",
+            ])
         #expect(result.status != 0)
         #expect(result.standardError.contains("hosts:2"), "\(result.standardError)")
         #expect(result.standardError.contains("127.0.0.300"), "\(result.standardError)")
@@ -69,8 +78,11 @@ struct DaemonProcessTests {
         let policy = try Self.writePolicy(factory, "<key>NSAllowsArbitraryLoadsInWebContent</key><true/>")
         let daemon = try DaemonProcess(
             directory: factory.directory,
-            ["--listen", "127.0.0.1:0", "--listen", "127.0.0.1:0", "--client-class", "urlsession", "--client-class", "webkit",
-             "--policy", policy] + Self.common(factory))
+            [
+                "--listen", "127.0.0.1:0", "--listen", "127.0.0.1:0", "--client-class", "urlsession", "--client-class",
+                "webkit",
+                "--policy", policy,
+            ] + Self.common(factory))
         #expect(daemon.ports.count == 2)
         let connect = Array("CONNECT app.atsproxy.test:\(server.port) HTTP/1.1\r\n\r\n".utf8)
         let urlSession = String(decoding: exchangeRaw(port: daemon.ports[0], connect), as: UTF8.self)
@@ -83,12 +95,16 @@ struct DaemonProcessTests {
 
     @Test("--client-class given twice for three listeners is refused")
     func clientClassCount() throws {
-        let result = try runCommand(DaemonProcess.executable, [
-            "--listen", "127.0.0.1:0", "--listen", "127.0.0.1:0", "--listen", "127.0.0.1:0",
-            "--client-class", "webkit", "--client-class", "media",
-        ])
+        let result = try runCommand(
+            DaemonProcess.executable,
+            [
+                "--listen", "127.0.0.1:0", "--listen", "127.0.0.1:0", "--listen", "127.0.0.1:0",
+                "--client-class", "webkit", "--client-class", "media",
+            ])
         #expect(result.status != 0)
-        #expect(result.standardError.contains("--client-class: given 2 times for 3 --listen addresses"), "\(result.standardError)")
+        #expect(
+            result.standardError.contains("--client-class: given 2 times for 3 --listen addresses"),
+            "\(result.standardError)")
     }
 
     @Test("out of file descriptors, the daemon pauses accepting instead of spinning, then serves again")
@@ -99,9 +115,11 @@ struct DaemonProcessTests {
             directory: factory.directory, ["--listen", "127.0.0.1:0", "--threads", "1", "--system-roots", "off"],
             wrapper: ["/usr/bin/prlimit", "--nofile=\(limit):\(limit)", "--"])
         // The limit is the daemon's own (prlimit execs it).
-        let limits = (try? String(contentsOfFile: "/proc/\(daemon.process.processIdentifier)/limits", encoding: .utf8)) ?? ""
+        let limits =
+            (try? String(contentsOfFile: "/proc/\(daemon.process.processIdentifier)/limits", encoding: .utf8)) ?? ""
         let openFiles = limits.split(separator: "\n").first { $0.hasPrefix("Max open files") }?.split(separator: " ")
-        try #require(openFiles?.count ?? 0 > 4 && openFiles?[3] == "\(limit)" && openFiles?[4] == "\(limit)", "\(limits)")
+        try #require(
+            openFiles?.count ?? 0 > 4 && openFiles?[3] == "\(limit)" && openFiles?[4] == "\(limit)", "\(limits)")
         let request = Array("GET http://blocked.test/ HTTP/1.1\r\nHost: blocked.test\r\n\r\n".utf8)
         // More connections than the daemon has descriptors left: the kernel completes them all, the
         // daemon accepts until it is out and the rest wait in the listen backlog.
@@ -119,7 +137,8 @@ struct DaemonProcessTests {
             taken = daemon.openDescriptorNumbers.filter { $0 < limit }
             return taken.count == limit
         }
-        try #require(full, "the daemon holds \(taken.count) of the \(limit) descriptor numbers it may have: it never ran out")
+        try #require(
+            full, "the daemon holds \(taken.count) of the \(limit) descriptor numbers it may have: it never ran out")
         // ...and a client now gets no answer: it waits in the backlog, unaccepted.
         let waiting = try #require(connectLoopback(port: daemon.port))
         defer { close(waiting) }
@@ -149,7 +168,8 @@ struct DaemonProcessTests {
     @Test("SIGTERM stops the daemon with status 0")
     func terminates() throws {
         let factory = try CertificateFactory()
-        let daemon = try DaemonProcess(directory: factory.directory, ["--listen", "127.0.0.1:0", "--system-roots", "off"])
+        let daemon = try DaemonProcess(
+            directory: factory.directory, ["--listen", "127.0.0.1:0", "--system-roots", "off"])
         #expect(daemon.terminate() == 0)
         #expect(daemon.standardError.contains("atsproxy stopping"))
     }
@@ -162,7 +182,9 @@ struct DaemonProcessTests {
             directory: factory.directory,
             ["-cert", "leaf.pem", "-key", "leaf.key", "-tls1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"])
         let origin = try TestHTTPOrigin(directory: factory.directory)
-        let policy = try Self.writePolicy(factory, """
+        let policy = try Self.writePolicy(
+            factory,
+            """
             <key>NSExceptionDomains</key><dict><key>localhost</key><dict>\
             <key>NSExceptionAllowsInsecureHTTPLoads</key><true/></dict></dict>
             """)
@@ -172,10 +194,12 @@ struct DaemonProcessTests {
         // One line per URL curl fetched: its number, curl's result, the CONNECT's status and the
         // final one (000 for none), and the body's size. Bodies go to /dev/null.
         func curl(_ urls: [String]) throws -> [String] {
-            let result = try runCommand("/usr/bin/curl", [
-                "-sS", "--max-time", "10", "--proxy", proxy, "--cacert", factory.path("root.pem"),
-                "-w", "%{urlnum} %{exitcode} %{http_connect} %{http_code} %{size_download}\\n",
-            ] + urls.flatMap { ["-o", "/dev/null", $0] })
+            let result = try runCommand(
+                "/usr/bin/curl",
+                [
+                    "-sS", "--max-time", "10", "--proxy", proxy, "--cacert", factory.path("root.pem"),
+                    "-w", "%{urlnum} %{exitcode} %{http_connect} %{http_code} %{size_download}\\n",
+                ] + urls.flatMap { ["-o", "/dev/null", $0] })
             return result.standardOutput.split(separator: "\n").map(String.init)
         }
         // What the log must hold, one summary per line: ports by name, violations, the origin's
@@ -188,11 +212,14 @@ struct DaemonProcessTests {
                 + "\(names[UInt16(clamping: port)] ?? String(port)) \(line["action"] as? String ?? "?") [\(violations)] "
                 + "\(line["status"] as? Int ?? 0) \(line["tunnel"] as? String ?? "-")"
         }
-        var expected = ["GET localhost:origin allowed [] 200 -", "CONNECT app.atsproxy.test:compliant allowed [] 0 tls"]
+        var expected = [
+            "GET localhost:origin allowed [] 200 -", "CONNECT app.atsproxy.test:compliant allowed [] 0 tls",
+        ]
 
         // Warm up once, then count: the first probe starts libdispatch's own epoll, eventfd and timerfd.
         let warm = try curl(["http://localhost:\(origin.port)/warm", "https://app.atsproxy.test:\(compliant.port)/"])
-        #expect(warm.map { $0.split(separator: " ").prefix(4).joined(separator: " ") } == ["0 0 000 200", "1 0 200 200"])
+        #expect(
+            warm.map { $0.split(separator: " ").prefix(4).joined(separator: " ") } == ["0 0 000 200", "1 0 200 200"])
         #expect(daemon.logLines(atLeast: 2).count == 2)
         Thread.sleep(forTimeInterval: 0.3)
         let before = daemon.openDescriptors
@@ -203,12 +230,15 @@ struct DaemonProcessTests {
                 "http://localhost:\(origin.port)/close", "http://blocked.test/",
             ]).map { $0.split(separator: " ").map(String.init) }
             // curl's result, the CONNECT's status (56 and 403 or 502: the tunnel was refused), the final status.
-            #expect(fetched.map { $0.prefix(4).joined(separator: " ") } == [
-                "0 0 200 200", "1 56 403 000", "2 56 502 000", "3 0 000 200", "4 0 000 200", "5 0 000 403",
-            ], "round \(round)")
+            #expect(
+                fetched.map { $0.prefix(4).joined(separator: " ") } == [
+                    "0 0 200 200", "1 56 403 000", "2 56 502 000", "3 0 000 200", "4 0 000 200", "5 0 000 403",
+                ], "round \(round)")
             let sizes = fetched.map { Int($0.last ?? "") ?? -1 }
-            #expect(sizes.count == 6 && sizes[0] > 0 && sizes[1...4] == [0, 0, 300_000, 24] && sizes[5] > 0, "\(sizes)")
-            let garbage = String(decoding: exchangeRaw(port: daemon.port, Array("garbage \(round)\r\n\r\n".utf8)), as: UTF8.self)
+            #expect(
+                sizes.count == 6 && sizes[0] > 0 && sizes[1...4] == [0, 0, 300_000, 24] && sizes[5] > 0, "\(sizes)")
+            let garbage = String(
+                decoding: exchangeRaw(port: daemon.port, Array("garbage \(round)\r\n\r\n".utf8)), as: UTF8.self)
             #expect(garbage.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(garbage)")
             // Cleartext through a tunnel to the origin, which the exception allows.
             let tunnel = String(
@@ -221,9 +251,11 @@ struct DaemonProcessTests {
             // A client that connects and leaves at once: no request, no line.
             if let half = connectLoopback(port: daemon.port) { close(half) }
             expected += [
-                "CONNECT app.atsproxy.test:compliant allowed [] 0 tls", "CONNECT app.atsproxy.test:weak blocked [tls_version] 0 -",
+                "CONNECT app.atsproxy.test:compliant allowed [] 0 tls",
+                "CONNECT app.atsproxy.test:weak blocked [tls_version] 0 -",
                 "CONNECT app.atsproxy.test:1 failed [] 0 -", "GET localhost:origin allowed [] 200 -",
-                "GET localhost:origin allowed [] 200 -", "GET blocked.test:80 blocked [cleartext] 0 -", "- -:0 failed [] 0 -",
+                "GET localhost:origin allowed [] 200 -", "GET blocked.test:80 blocked [cleartext] 0 -",
+                "- -:0 failed [] 0 -",
                 "CONNECT localhost:origin allowed [] 0 cleartext",
             ]
         }

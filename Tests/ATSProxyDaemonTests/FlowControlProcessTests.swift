@@ -46,7 +46,9 @@ struct FlowControlProcessTests {
     static func upstream(_ progress: Progress) throws -> RawTCPServer {
         try RawTCPServer { descriptor in
             guard let (head, rest) = receiveHead(descriptor) else {
-                sendAll(descriptor, Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
+                sendAll(
+                    descriptor, Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+                )
                 return
             }
             if head.hasPrefix("GET ") {
@@ -72,12 +74,15 @@ struct FlowControlProcessTests {
             "<key>NSExceptionDomains</key><dict><key>localhost</key><dict>"
                 + "<key>NSExceptionAllowsInsecureHTTPLoads</key><true/></dict></dict>")
         return try DaemonProcess(
-            directory: factory.directory, ["--listen", "127.0.0.1:0", "--policy", policy, "--system-roots", "off", "--threads", "1"])
+            directory: factory.directory,
+            ["--listen", "127.0.0.1:0", "--policy", policy, "--system-roots", "off", "--threads", "1"])
     }
 
     /// Connects to the daemon and sends a request with `method` for `/flow` on `port`: through a
     /// tunnel (its 200 read first) or as an absolute URL. Returns the socket.
-    static func request(_ method: String, route: Route, daemon: DaemonProcess, port: UInt16, headers: String = "") throws -> Int32 {
+    static func request(_ method: String, route: Route, daemon: DaemonProcess, port: UInt16, headers: String = "")
+        throws -> Int32
+    {
         let client = try #require(connectLoopback(port: daemon.port))
         let target: String
         switch route {
@@ -95,7 +100,8 @@ struct FlowControlProcessTests {
 
     /// The daemon's resident memory, from /proc.
     static func residentBytes(_ daemon: DaemonProcess) -> Int {
-        let status = (try? String(contentsOfFile: "/proc/\(daemon.process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let status =
+            (try? String(contentsOfFile: "/proc/\(daemon.process.processIdentifier)/status", encoding: .utf8)) ?? ""
         let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
         return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
     }
@@ -120,8 +126,9 @@ struct FlowControlProcessTests {
         _ = exchangeRaw(port: daemon.port, Array("GET http://localhost:1/ HTTP/1.1\r\nHost: localhost:1\r\n\r\n".utf8))
     }
 
-    @Test("a client that stops reading a download pauses the upstream, and the daemon's memory stays bounded",
-          arguments: Route.allCases)
+    @Test(
+        "a client that stops reading a download pauses the upstream, and the daemon's memory stays bounded",
+        arguments: Route.allCases)
     func clientStopsReading(route: Route) throws {
         let factory = try CertificateFactory()
         let progress = Progress()
@@ -143,8 +150,10 @@ struct FlowControlProcessTests {
         #expect(response.head.hasPrefix("HTTP/1.1 200"), "\(response.head)")
         let first = response.rest.withUnsafeBytes { Self.pattern.matches($0, at: 0) }
         #expect(first)
-        let received = response.rest.count + Self.pattern.receive(
-            Self.offered - response.rest.count, from: client, startingAt: response.rest.count, wait: 60)
+        let received =
+            response.rest.count
+            + Self.pattern.receive(
+                Self.offered - response.rest.count, from: client, startingAt: response.rest.count, wait: 60)
         #expect(received == Self.offered)
         #expect(progress.count == Self.offered)
         // Closed first: a graceful stop would otherwise wait for the tunnel to end.
@@ -153,8 +162,9 @@ struct FlowControlProcessTests {
         #expect(daemon.terminate() == 0)
     }
 
-    @Test("an upstream that stops reading an upload pauses the client, and the daemon's memory stays bounded",
-          arguments: Route.allCases)
+    @Test(
+        "an upstream that stops reading an upload pauses the client, and the daemon's memory stays bounded",
+        arguments: Route.allCases)
     func upstreamStopsReading(route: Route) throws {
         let factory = try CertificateFactory()
         let upstreamProgress = Progress()

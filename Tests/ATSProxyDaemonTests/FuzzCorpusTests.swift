@@ -10,7 +10,13 @@ import Testing
     static let targets: [(target: String, seeds: [String])] = [
         ("fuzz-http-heads", ["Fuzz/Corpus/http-heads"]),
         ("fuzz-tls-hello", ["Tests/ProxyWireTests/Fixtures/tls"]),
-        ("fuzz-plist", ["Tests/ATSPolicyTests/Fixtures/plist", "Tests/ATSPolicyTests/Fixtures/policies", "Tests/ATSPolicyTests/Fixtures/mistakes"]),
+        (
+            "fuzz-plist",
+            [
+                "Tests/ATSPolicyTests/Fixtures/plist", "Tests/ATSPolicyTests/Fixtures/policies",
+                "Tests/ATSPolicyTests/Fixtures/mistakes",
+            ]
+        ),
         ("fuzz-log-lines", ["Tests/ATSProxyCtlTests/Fixtures/report", "Tests/ATSProxyCtlTests/Fixtures/har"]),
         ("fuzz-config", ["Fuzz/Corpus/config"]),
         ("fuzz-hosts-file", ["Fuzz/Corpus/hosts-file"]),
@@ -20,7 +26,8 @@ import Testing
     @Test("every seed of every fuzz target runs through it without a crash", arguments: Self.targets.map(\.target))
     func seedsReplay(target: String) throws {
         let seeds = try #require(Self.targets.first { $0.target == target }?.seeds).map(Repository.path)
-        let replayer = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(target).path
+        let replayer = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent(target).path
         try #require(FileManager.default.isExecutableFile(atPath: replayer), "\(replayer) is not built")
         let result = try runCommand(replayer, seeds, timeLimit: 60)
         #expect(result.status == 0, "\(result.standardError)")
@@ -31,7 +38,8 @@ import Testing
     @Test("fuzz-config's dictionary names every config key, so a new key is fuzzed as a token too")
     func configDictionary() throws {
         let dictionary = try String(contentsOfFile: Repository.path("Fuzz/Dictionaries/config.dict"), encoding: .utf8)
-        let tokens = Set(dictionary.split(separator: "\n").filter { $0.hasPrefix("\"") }.map { String($0.dropFirst().dropLast()) })
+        let tokens = Set(
+            dictionary.split(separator: "\n").filter { $0.hasPrefix("\"") }.map { String($0.dropFirst().dropLast()) })
         let missing = ConfigKey.allCases.map(\.name).filter { !tokens.contains($0) }
         #expect(missing.isEmpty, "add to Fuzz/Dictionaries/config.dict: \(missing)")
     }

@@ -21,8 +21,10 @@ struct GracefulStopProcessTests {
             origin = try TestHTTPOrigin(directory: factory.directory)
             daemon = try DaemonProcess(
                 directory: factory.directory,
-                ["--listen", "127.0.0.1:0", "--policy", policy.path, "--hosts-file", hosts, "--system-roots", "off",
-                 "--threads", "2", "--shutdown-timeout", "\(shutdownTimeout)"])
+                [
+                    "--listen", "127.0.0.1:0", "--policy", policy.path, "--hosts-file", hosts, "--system-roots", "off",
+                    "--threads", "2", "--shutdown-timeout", "\(shutdownTimeout)",
+                ])
         }
 
         /// A CONNECT tunnel to the origin through the proxy, past its `200`; nil if the proxy said otherwise.
@@ -53,7 +55,8 @@ struct GracefulStopProcessTests {
         return request.utf8.count
     }
 
-    @Test("SIGTERM: new connections are refused, an open tunnel still carries bytes, and its end lets the daemon exit 0")
+    @Test(
+        "SIGTERM: new connections are refused, an open tunnel still carries bytes, and its end lets the daemon exit 0")
     func drainsOpenTunnel() throws {
         let setup = try Setup(shutdownTimeout: 120)
         let daemon = setup.daemon
@@ -66,7 +69,9 @@ struct GracefulStopProcessTests {
         defer { close(idle) }
 
         kill(daemon.pid, SIGTERM)
-        #expect(daemon.standardErrorLine(containing: "atsproxy stopping (signal \(SIGTERM))") != nil, "\(daemon.standardError)")
+        #expect(
+            daemon.standardErrorLine(containing: "atsproxy stopping (signal \(SIGTERM))") != nil,
+            "\(daemon.standardError)")
         let refused = eventually(timeout: 10) {
             guard let probe = connectLoopback(port: daemon.port) else { return true }
             close(probe)
@@ -91,7 +96,9 @@ struct GracefulStopProcessTests {
         #expect(!daemon.standardError.contains("shutdown timeout"), "\(daemon.standardError)")
     }
 
-    @Test("SIGTERM with --shutdown-timeout 1: an idle tunnel is cut, logged as cut by the shutdown, and the daemon exits 0")
+    @Test(
+        "SIGTERM with --shutdown-timeout 1: an idle tunnel is cut, logged as cut by the shutdown, and the daemon exits 0"
+    )
     func cutsTunnelAtTimeout() throws {
         let setup = try Setup(shutdownTimeout: 1)
         let daemon = setup.daemon
@@ -112,7 +119,9 @@ struct GracefulStopProcessTests {
         let reason = record["upstream_error"] as? String ?? ""
         #expect(reason.contains("shutting down"), "\(record)")
         #expect(record["action"] as? String == "allowed", "\(record)")
-        #expect(daemon.standardError.contains("shutdown timeout: closing 1 connection(s) still open"), "\(daemon.standardError)")
+        #expect(
+            daemon.standardError.contains("shutdown timeout: closing 1 connection(s) still open"),
+            "\(daemon.standardError)")
         #expect(daemon.standardError.contains("atsproxy stopped"), "\(daemon.standardError)")
     }
 }

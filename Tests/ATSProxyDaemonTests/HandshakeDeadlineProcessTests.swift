@@ -10,7 +10,8 @@ import Testing
 struct HandshakeDeadlineProcessTests {
     /// The daemon's thread count, from /proc.
     static func threads(of process: Process) -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8) else {
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
+        else {
             return nil
         }
         return status.split(separator: "\n").first { $0.hasPrefix("Threads:") }
@@ -21,15 +22,20 @@ struct HandshakeDeadlineProcessTests {
     func silentUpstreams() throws {
         let factory = try CertificateFactory()
         try factory.rootCA("root")
-        let servers = try (0..<60).map { _ in try RawTCPServer { connection in _ = awaitPeerClose(connection, wait: 30) } }
+        let servers = try (0..<60).map { _ in
+            try RawTCPServer { connection in _ = awaitPeerClose(connection, wait: 30) }
+        }
         let policy = factory.directory + "/policy.plist"
         try """
-            <plist version="1.0"><dict><key>NSExceptionDomains</key><dict><key>localhost</key><dict/></dict></dict></plist>
-            """.write(toFile: policy, atomically: true, encoding: .utf8)
+        <plist version="1.0"><dict><key>NSExceptionDomains</key><dict><key>localhost</key><dict/></dict></dict></plist>
+        """.write(toFile: policy, atomically: true, encoding: .utf8)
         let daemon = try DaemonProcess(
             directory: factory.directory,
-            ["--listen", "127.0.0.1:0", "--policy", policy, "--ca-file", factory.path("root.pem"), "--system-roots", "off",
-             "--threads", "2", "--handshake-timeout", "2"])
+            [
+                "--listen", "127.0.0.1:0", "--policy", policy, "--ca-file", factory.path("root.pem"), "--system-roots",
+                "off",
+                "--threads", "2", "--handshake-timeout", "2",
+            ])
         let before = try #require(Self.threads(of: daemon.process))
 
         let proxyPort = daemon.port
@@ -54,10 +60,14 @@ struct HandshakeDeadlineProcessTests {
         let heads = answers.withLock { $0 }
         #expect(heads.count == 60)
         #expect(heads.allSatisfy { $0.hasPrefix("HTTP/1.1 504 Gateway Timeout") }, "\(Set(heads))")
-        #expect(peak.load(ordering: .relaxed) <= before, "threads: \(before) before, \(peak.load(ordering: .relaxed)) while probing")
+        #expect(
+            peak.load(ordering: .relaxed) <= before,
+            "threads: \(before) before, \(peak.load(ordering: .relaxed)) while probing")
         #expect(Self.threads(of: daemon.process) == before)
         let lines = daemon.logLines(atLeast: 60)
-        #expect(lines.allSatisfy { $0["upstream_error"] as? String == "upstream sent no TLS handshake in 2 s" }, "\(lines.first ?? [:])")
+        #expect(
+            lines.allSatisfy { $0["upstream_error"] as? String == "upstream sent no TLS handshake in 2 s" },
+            "\(lines.first ?? [:])")
         withExtendedLifetime(servers) {}
     }
 }

@@ -18,7 +18,8 @@ struct HostsFileReloadProcessTests {
         init() throws {
             factory = try CertificateFactory()
             try factory.rootCA("root")
-            try factory.certificate("leaf", issuer: "root", extensions: ["subjectAltName=DNS:app.test", "extendedKeyUsage=serverAuth"])
+            try factory.certificate(
+                "leaf", issuer: "root", extensions: ["subjectAltName=DNS:app.test", "extendedKeyUsage=serverAuth"])
             let arguments = ["-cert", "leaf.pem", "-key", "leaf.key", "-tls1_3"]
             first = try TestTLSServer(directory: factory.directory, arguments)
             second = try TestTLSServer(directory: factory.directory, arguments, host: "127.0.0.2", port: first.port)
@@ -33,7 +34,8 @@ struct HostsFileReloadProcessTests {
 
         func writeConfig(hostsFile: String) throws {
             let lines = [
-                "listen = 127.0.0.1:0", "threads = 2", "system-roots = off", "ca-file = root.pem", "hosts-file = \(hostsFile)",
+                "listen = 127.0.0.1:0", "threads = 2", "system-roots = off", "ca-file = root.pem",
+                "hosts-file = \(hostsFile)",
             ]
             try (lines.joined(separator: "\n") + "\n").write(toFile: configPath, atomically: true, encoding: .utf8)
         }
@@ -43,14 +45,17 @@ struct HostsFileReloadProcessTests {
         /// curl's status for https://app.test:PORT/ through the proxy, and the `upstream` its log
         /// line names (the `count`-th line).
         func connect(logLine count: Int) throws -> (code: Int, upstream: String?) {
-            let result = try curlStatus(proxyPort: daemon.port, "https://app.test:\(port)/", ["--cacert", factory.path("root.pem")])
+            let result = try curlStatus(
+                proxyPort: daemon.port, "https://app.test:\(port)/", ["--cacert", factory.path("root.pem")])
             let lines = daemon.logLines(atLeast: count)
             return (result.code, lines.count >= count ? lines[count - 1]["upstream"] as? String : nil)
         }
 
         func reload() -> (exitCode: Int32, answer: [String: Any], text: String) {
             let result = atsproxyctl("reload", "--socket", daemon.controlSocket, "--json")
-            return (result.exitCode, jsonObject(result.standardOutput) ?? [:], result.standardOutput + result.standardError)
+            return (
+                result.exitCode, jsonObject(result.standardOutput) ?? [:], result.standardOutput + result.standardError
+            )
         }
     }
 
@@ -102,7 +107,9 @@ struct HostsFileReloadProcessTests {
         let refused = lab.reload()
         #expect(refused.exitCode != 0, "\(refused.text)")
         let error = refused.answer["error"] as? String ?? ""
-        #expect(error.contains("hosts-file") && error.contains(lab.factory.path("hosts") + ":2: \"127.0.0.x\""), "\(refused.text)")
+        #expect(
+            error.contains("hosts-file") && error.contains(lab.factory.path("hosts") + ":2: \"127.0.0.x\""),
+            "\(refused.text)")
         #expect(
             lab.daemon.standardErrorLine(containing: "reload (control socket) refused")?.contains("hosts:2") == true,
             "\(lab.daemon.standardError)")

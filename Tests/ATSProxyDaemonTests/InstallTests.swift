@@ -9,7 +9,8 @@ struct InstallTests {
     static func make(_ arguments: [String]) throws -> CommandResult {
         let make = try #require(ServiceFiles.tool("make"))
         let result = try runCommand(
-            make, ["--no-print-directory", "-C", ServiceFiles.root, "INSTALL_FROM=\(ServiceFiles.binaries)"] + arguments)
+            make,
+            ["--no-print-directory", "-C", ServiceFiles.root, "INSTALL_FROM=\(ServiceFiles.binaries)"] + arguments)
         #expect(result.status == 0, "make \(arguments): \(result.standardOutput)\(result.standardError)")
         return result
     }
@@ -59,13 +60,19 @@ struct InstallTests {
         let installed = Self.tree(stage)
         let subcommandPages = installed.filter { $0.key.hasPrefix("/usr/local/share/man/man1/atsproxyctl-") }
         #expect(installed.filter { subcommandPages[$0.key] == nil } == expected)
-        #expect(subcommandPages.keys.contains("/usr/local/share/man/man1/atsproxyctl-check.1"), "\(subcommandPages.keys.sorted())")
-        #expect(subcommandPages.keys.contains("/usr/local/share/man/man1/atsproxyctl-ca-init.1"), "\(subcommandPages.keys.sorted())")
+        #expect(
+            subcommandPages.keys.contains("/usr/local/share/man/man1/atsproxyctl-check.1"),
+            "\(subcommandPages.keys.sorted())")
+        #expect(
+            subcommandPages.keys.contains("/usr/local/share/man/man1/atsproxyctl-ca-init.1"),
+            "\(subcommandPages.keys.sorted())")
         #expect(subcommandPages.values.allSatisfy { $0 == 0o644 })
         #expect(
             try String(contentsOfFile: stage + "/usr/local/lib/systemd/system/atsproxy.service", encoding: .utf8)
                 == ServiceFiles.text("systemd/atsproxy.service"))
-        #expect(FileManager.default.contentsEqual(atPath: stage + "/usr/local/bin/atsproxy", andPath: DaemonProcess.executable))
+        #expect(
+            FileManager.default.contentsEqual(
+                atPath: stage + "/usr/local/bin/atsproxy", andPath: DaemonProcess.executable))
 
         _ = try Self.make(["uninstall", "DESTDIR=\(stage)"])
         #expect(Self.tree(stage) == Self.configuration, "uninstall leaves only the configuration")
@@ -78,7 +85,8 @@ struct InstallTests {
         _ = try Self.make(["install", "DESTDIR=\(stage)", "PREFIX=/opt/atsproxy"])
         let unit = try String(contentsOfFile: stage + "/etc/systemd/system/atsproxy.service", encoding: .utf8)
         #expect(unit.contains("\nExecStart=/opt/atsproxy/bin/atsproxy --config /etc/atsproxy/atsproxy.conf\n"))
-        #expect(unit.contains("\nExecReload=/opt/atsproxy/bin/atsproxyctl reload --socket /run/atsproxy/control.sock\n"))
+        #expect(
+            unit.contains("\nExecReload=/opt/atsproxy/bin/atsproxyctl reload --socket /run/atsproxy/control.sock\n"))
         #expect(!unit.contains("/usr/local/bin"))
         let logrotate = try String(contentsOfFile: stage + "/etc/logrotate.d/atsproxy", encoding: .utf8)
         #expect(logrotate.contains("/opt/atsproxy/bin/atsproxyctl reopen-logs"))
@@ -97,7 +105,8 @@ struct InstallTests {
         defer { try? FileManager.default.removeItem(atPath: stage) }
         _ = try Self.make(["install", "DESTDIR=\(stage)", "PREFIX=/usr"])
         let man = stage + "/usr/share/man"
-        let pages = ["man8/atsproxy.8"]
+        let pages =
+            ["man8/atsproxy.8"]
             + (try FileManager.default.contentsOfDirectory(atPath: man + "/man1")).sorted().map { "man1/" + $0 }
         #expect(pages.count > 5, "\(pages)")
 
@@ -107,10 +116,12 @@ struct InstallTests {
             // groff is what man(1) runs: -ww turns on every warning, and none may come.
             let rendered = try runCommand(groff, ["-mandoc", "-Tutf8", "-ww", "-P-cbou", man + "/" + page])
             #expect(rendered.status == 0 && rendered.standardError.isEmpty, "\(page): \(rendered.standardError)")
-            #expect(rendered.standardOutput.contains("NAME") && rendered.standardOutput.contains("DESCRIPTION"), "\(page)")
+            #expect(
+                rendered.standardOutput.contains("NAME") && rendered.standardOutput.contains("DESCRIPTION"), "\(page)")
             // mandoc's linter knows mdoc's rules: a misused macro is a warning there.
             let lint = try runCommand(mandoc, ["-T", "lint", "-W", "warning", man + "/" + page])
-            #expect(lint.status == 0 && lint.standardOutput.isEmpty, "\(page): \(lint.standardOutput)\(lint.standardError)")
+            #expect(
+                lint.status == 0 && lint.standardOutput.isEmpty, "\(page): \(lint.standardOutput)\(lint.standardError)")
         }
         let daemon = try runCommand(groff, ["-mandoc", "-Tutf8", "-P-cbou", man + "/man8/atsproxy.8"]).standardOutput
         for text in ["ATSPROXY(8)", "--listen", "--policy", "--check-config", "SIGHUP", "/etc/atsproxy/atsproxy.conf"] {
@@ -120,7 +131,8 @@ struct InstallTests {
         for text in ["ATSPROXYCTL(1)", "check", "report", "atsproxyctl-check(1)", "atsproxy(8)"] {
             #expect(ctl.contains(text), "atsproxyctl.1 lacks \(text)")
         }
-        let check = try runCommand(groff, ["-mandoc", "-Tutf8", "-P-cbou", man + "/man1/atsproxyctl-check.1"]).standardOutput
+        let check = try runCommand(groff, ["-mandoc", "-Tutf8", "-P-cbou", man + "/man1/atsproxyctl-check.1"])
+            .standardOutput
         #expect(check.contains("--strict") && check.contains("--json"), "\(check)")
 
         let bash = try Self.required("bash", package: "bash")
@@ -132,18 +144,21 @@ struct InstallTests {
             let fishFile = stage + "/usr/share/fish/vendor_completions.d/" + tool + ".fish"
             for (shell, file) in [(bash, bashFile), (zsh, zshFile), (fish, fishFile)] {
                 let parsed = try runCommand(shell, ["-n", file])
-                #expect(parsed.status == 0 && parsed.standardError.isEmpty, "\(shell) -n \(file): \(parsed.standardError)")
+                #expect(
+                    parsed.status == 0 && parsed.standardError.isEmpty, "\(shell) -n \(file): \(parsed.standardError)")
             }
             // Sourced, the bash script registers a completion for the command.
             let registered = try runCommand(bash, ["-c", "source \(bashFile) && complete -p \(tool)"])
             #expect(registered.status == 0 && registered.standardOutput.contains(tool), "\(registered.standardError)")
         }
-        let fishCompletion = try String(contentsOfFile: stage + "/usr/share/fish/vendor_completions.d/atsproxyctl.fish", encoding: .utf8)
+        let fishCompletion = try String(
+            contentsOfFile: stage + "/usr/share/fish/vendor_completions.d/atsproxyctl.fish", encoding: .utf8)
         #expect(fishCompletion.contains("report") && fishCompletion.contains("diagnose"))
 
         _ = try Self.make(["uninstall", "DESTDIR=\(stage)", "PREFIX=/usr"])
         #expect(!FileManager.default.fileExists(atPath: man + "/man8/atsproxy.8"))
-        #expect(Self.tree(stage).keys.filter { $0.hasPrefix("/usr/share/") }.isEmpty, "\(Self.tree(stage).keys.sorted())")
+        #expect(
+            Self.tree(stage).keys.filter { $0.hasPrefix("/usr/share/") }.isEmpty, "\(Self.tree(stage).keys.sorted())")
     }
 
     @Test("an edited configuration file is kept; the shipped one lands beside it as .new")
@@ -155,7 +170,9 @@ struct InstallTests {
         try "<!-- mine -->\n".write(toFile: policy, atomically: true, encoding: .utf8)
         let again = try Self.make(["install", "DESTDIR=\(stage)"])
         #expect(try String(contentsOfFile: policy, encoding: .utf8) == "<!-- mine -->\n")
-        #expect(FileManager.default.contentsEqual(atPath: policy + ".new", andPath: ServiceFiles.path("config/ats-defaults.plist")))
+        #expect(
+            FileManager.default.contentsEqual(
+                atPath: policy + ".new", andPath: ServiceFiles.path("config/ats-defaults.plist")))
         #expect(again.standardOutput.contains("kept your \(policy)"), "\(again.standardOutput)")
         // An unedited file is simply replaced, with no .new.
         #expect(!FileManager.default.fileExists(atPath: stage + "/etc/atsproxy/atsproxy.conf.new"))

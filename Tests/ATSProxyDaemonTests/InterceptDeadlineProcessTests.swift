@@ -28,30 +28,30 @@ struct InterceptDeadlineProcessTests {
     /// A device that sends a real ClientHello (Python's TLS client over a memory BIO) through the
     /// CONNECT and then stops: the proxy's ServerHello goes unanswered.
     static let stalledClient = #"""
-import socket, ssl, sys, time
-proxy, host, port = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-raw = socket.create_connection(("127.0.0.1", proxy), timeout=20)
-raw.sendall(f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
-reply = b""
-while b"\r\n\r\n" not in reply:
-    reply += raw.recv(1)
-incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
-tls = ssl.create_default_context().wrap_bio(incoming, outgoing, server_hostname=host)
-try:
-    tls.do_handshake()
-except ssl.SSLWantReadError:
-    pass
-raw.sendall(outgoing.read())
-started = time.monotonic()
-raw.settimeout(20)
-received = 0
-while True:
-    data = raw.recv(65536)
-    if not data:
-        break
-    received += len(data)
-print(f"closed after {time.monotonic() - started:.1f} s, {received} bytes")
-"""#
+        import socket, ssl, sys, time
+        proxy, host, port = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+        raw = socket.create_connection(("127.0.0.1", proxy), timeout=20)
+        raw.sendall(f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+        reply = b""
+        while b"\r\n\r\n" not in reply:
+            reply += raw.recv(1)
+        incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        tls = ssl.create_default_context().wrap_bio(incoming, outgoing, server_hostname=host)
+        try:
+            tls.do_handshake()
+        except ssl.SSLWantReadError:
+            pass
+        raw.sendall(outgoing.read())
+        started = time.monotonic()
+        raw.settimeout(20)
+        received = 0
+        while True:
+            data = raw.recv(65536)
+            if not data:
+                break
+            received += len(data)
+        print(f"closed after {time.monotonic() - started:.1f} s, {received} bytes")
+        """#
 
     @Test("a device that stops after its ClientHello: closed at --handshake-timeout, intercept_failed says so")
     func stalledDevice() throws {
@@ -71,7 +71,9 @@ print(f"closed after {time.monotonic() - started:.1f} s, {received} bytes")
         #expect(seconds.map { $0 >= 0.5 && $0 < 5 } == true, "\(client.standardOutput)")
         let line = try #require(daemon.lines("connection", atLeast: 1).first)
         #expect(line["intercept_failed"] as? String == "client_handshake_timeout", "\(line)")
-        #expect((line["upstream_error"] as? String)?.contains("did not complete its TLS handshake in 1 s") == true, "\(line)")
+        #expect(
+            (line["upstream_error"] as? String)?.contains("did not complete its TLS handshake in 1 s") == true,
+            "\(line)")
         #expect(daemon.terminate() == 0)
     }
 }

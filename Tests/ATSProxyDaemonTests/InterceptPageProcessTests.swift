@@ -5,9 +5,13 @@ import Testing
 /// `--block-style page` when the verdict comes from the probes because the server refused the
 /// proxy's own handshake outright (TLS 1.0 only, the most common ATS failure): the device still
 /// gets its handshake, with a minted leaf, and the 403 page, not an alert; nothing goes upstream.
-@Suite("Intercept mode: the block page for a server that refuses the proxy's handshake", .startsProcesses(timeLimit: .seconds(60)))
+@Suite(
+    "Intercept mode: the block page for a server that refuses the proxy's handshake",
+    .startsProcesses(timeLimit: .seconds(60)))
 struct InterceptPageProcessTests {
-    @Test("a TLS 1.0-only server with --block-style page: 403 naming tls_version inside the device's TLS, one request line")
+    @Test(
+        "a TLS 1.0-only server with --block-style page: 403 naming tls_version inside the device's TLS, one request line"
+    )
     func pageForRefusedHandshake() throws {
         let host = "legacy-page.intercept.test"
         let fixture = try InterceptFixture(names: [host])

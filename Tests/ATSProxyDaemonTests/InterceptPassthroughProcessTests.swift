@@ -15,7 +15,8 @@ struct InterceptPassthroughProcessTests {
 
     /// s_client's first certificate is the origin's (CN=leaf under CN=root), not a minted one.
     static func expectOriginCertificate(_ fixture: InterceptFixture, _ output: CommandResult) throws {
-        let leaf = try #require(try fixture.firstCertificate(in: output.standardOutput, savedAs: "seen.pem"), "\(output.standardError)")
+        let leaf = try #require(
+            try fixture.firstCertificate(in: output.standardOutput, savedAs: "seen.pem"), "\(output.standardError)")
         #expect(try fixture.x509(leaf, ["-subject"]).contains("CN = leaf"))
         #expect(try fixture.x509(leaf, ["-issuer"]).contains("CN = root"))
     }
@@ -44,7 +45,8 @@ struct InterceptPassthroughProcessTests {
         #expect(daemon.terminate() == 0)
     }
 
-    @Test("--passthrough '*.example.test': the device sees the origin's certificate; passthrough \"passthrough_pattern\"")
+    @Test(
+        "--passthrough '*.example.test': the device sees the origin's certificate; passthrough \"passthrough_pattern\"")
     func pattern() throws {
         let host = "api.example.test"
         let (fixture, server) = try Self.origin(host)
@@ -75,7 +77,9 @@ struct InterceptPassthroughProcessTests {
         let daemon = try fixture.daemon()
         let client = try #require(connectLoopback(port: daemon.port))
         defer { close(client) }
-        #expect(sendAll(client, Array("CONNECT \(host):\(origin.port) HTTP/1.1\r\nHost: \(host):\(origin.port)\r\n\r\n".utf8)))
+        #expect(
+            sendAll(
+                client, Array("CONNECT \(host):\(origin.port) HTTP/1.1\r\nHost: \(host):\(origin.port)\r\n\r\n".utf8)))
         let connected = try #require(receiveHead(client, wait: 10))
         #expect(connected.head.hasPrefix("HTTP/1.1 200"), "\(connected.head)")
         let answer = exchangeRaw(
@@ -87,7 +91,9 @@ struct InterceptPassthroughProcessTests {
         #expect(daemon.terminate() == 0)
     }
 
-    @Test("a device without the CA: 3 rejections logged with unknown_ca, then the host is passed through and the 4th succeeds with the origin's certificate")
+    @Test(
+        "a device without the CA: 3 rejections logged with unknown_ca, then the host is passed through and the 4th succeeds with the origin's certificate"
+    )
     func rejectedThreeTimes() throws {
         let host = "reject.passthrough.test"
         let (fixture, server) = try Self.origin(host)
@@ -108,7 +114,9 @@ struct InterceptPassthroughProcessTests {
         let fourth = try fixture.curl(daemon, [url], trust: fixture.factory.path("root.pem"))
         #expect(fourth.status == 0 && fourth.standardOutput.contains("s_server"), "\(fourth.standardError)")
         let line = try #require(daemon.lines("connection", atLeast: 4).last)
-        #expect(line["inspect"] as? String == "passthrough" && line["passthrough"] as? String == "client_rejected_before", "\(line)")
+        #expect(
+            line["inspect"] as? String == "passthrough" && line["passthrough"] as? String == "client_rejected_before",
+            "\(line)")
         #expect(line["intercept_failed"] is NSNull && line.action == "allowed", "\(line)")
         // And s_client sees the origin's certificate now.
         let output = try fixture.sClient(daemon, host: host, port: server.port, serverName: host)

@@ -12,9 +12,13 @@ struct InterceptProcessTests {
 
     /// The leaf the device was shown, checked with openssl against the CA's certificate.
     static func expectMintedLeaf(_ fixture: InterceptFixture, _ output: CommandResult, san: String) throws {
-        let leaf = try #require(try fixture.firstCertificate(in: output.standardOutput, savedAs: "minted.pem"), "\(output.standardError)")
-        let verify = try runCommand("/usr/bin/openssl", ["verify", "-CAfile", fixture.caPEM, "-purpose", "sslserver", leaf])
-        #expect(verify.status == 0 && verify.standardOutput.contains(": OK"), "\(verify.standardOutput) \(verify.standardError)")
+        let leaf = try #require(
+            try fixture.firstCertificate(in: output.standardOutput, savedAs: "minted.pem"), "\(output.standardError)")
+        let verify = try runCommand(
+            "/usr/bin/openssl", ["verify", "-CAfile", fixture.caPEM, "-purpose", "sslserver", leaf])
+        #expect(
+            verify.status == 0 && verify.standardOutput.contains(": OK"),
+            "\(verify.standardOutput) \(verify.standardError)")
         let names = try fixture.x509(leaf, ["-ext", "subjectAltName"])
         #expect(names.contains(san), "\(names)")
         let usage = try fixture.x509(leaf, ["-ext", "extendedKeyUsage"])
@@ -44,7 +48,9 @@ struct InterceptProcessTests {
         return formatter.date(from: words)
     }
 
-    @Test("the minted leaf for an SNI: verifies against ca.pem for sslserver, names the host, serverAuth, SHA-256, ≤ 825 days")
+    @Test(
+        "the minted leaf for an SNI: verifies against ca.pem for sslserver, names the host, serverAuth, SHA-256, ≤ 825 days"
+    )
     func mintedLeafForServerName() throws {
         let host = "mint.intercept.test"
         let fixture = try InterceptFixture(names: [host])
@@ -71,12 +77,15 @@ struct InterceptProcessTests {
 
     // MARK: - Requests
 
-    @Test("two URLs on one kept-alive connection to nginx: two request lines, one connection_id, the second reused, a 1 MiB body byte-exact; the HAR has both")
+    @Test(
+        "two URLs on one kept-alive connection to nginx: two request lines, one connection_id, the second reused, a 1 MiB body byte-exact; the HAR has both"
+    )
     func keptAlive() throws {
         let host = "nginx.intercept.test"
         let fixture = try InterceptFixture(names: [host])
         try fixture.leaf("leaf", for: [host])
-        try FileManager.default.createDirectory(atPath: fixture.factory.path("files"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: fixture.factory.path("files"), withIntermediateDirectories: true)
         var generator = SplitMix64(seed: 7)
         let big = Data((0..<(1 << 20)).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
         try big.write(to: URL(fileURLWithPath: fixture.factory.path("files/big.bin")))
@@ -85,9 +94,12 @@ struct InterceptProcessTests {
             locations: "location /files/ { alias \(fixture.factory.path("files"))/; }")
         let daemon = try fixture.daemon()
         let base = "https://\(host):\(nginx.ports[0])"
-        let curl = try fixture.curl(daemon, [
-            "-o", fixture.factory.path("a.out"), "-o", fixture.factory.path("big.out"), base + "/a", base + "/files/big.bin",
-        ])
+        let curl = try fixture.curl(
+            daemon,
+            [
+                "-o", fixture.factory.path("a.out"), "-o", fixture.factory.path("big.out"), base + "/a",
+                base + "/files/big.bin",
+            ])
         #expect(curl.status == 0, "\(curl.standardError)")
         #expect(try String(contentsOfFile: fixture.factory.path("a.out"), encoding: .utf8) == "hello from nginx\n")
         #expect(try sha256sum(fixture.factory.path("big.out")) == sha256sum(fixture.factory.path("files/big.bin")))
@@ -111,7 +123,9 @@ struct InterceptProcessTests {
         #expect(daemon.terminate() == 0)
     }
 
-    @Test("a second connection to the same server resumes the proxy's upstream session: the same facts and verdict, upstream_resumed true; an expired server is judged non-compliant on resumption too", arguments: [false, true])
+    @Test(
+        "a second connection to the same server resumes the proxy's upstream session: the same facts and verdict, upstream_resumed true; an expired server is judged non-compliant on resumption too",
+        arguments: [false, true])
     func resumption(expired: Bool) throws {
         let host = expired ? "expired-resume.intercept.test" : "resume.intercept.test"
         let fixture: InterceptFixture
@@ -140,18 +154,24 @@ struct InterceptProcessTests {
         #expect(Set(connections.map { $0.compliant }).count == 1 && connections[0].compliant == !expired)
         #expect(Set(connections.map { $0.violationNames }).count == 1, "the same violations on resumption")
         let certificates = connections.map { jsonValue($0, "tls", "certificates") as? [[String: Any]] }
-        #expect(certificates.allSatisfy { $0?.first?["subject"] as? String == certificates[0]?.first?["subject"] as? String })
+        #expect(
+            certificates.allSatisfy {
+                $0?.first?["subject"] as? String == certificates[0]?.first?["subject"] as? String
+            })
         #expect(daemon.terminate() == 0)
         withExtendedLifetime(keep) {}
     }
 
-    @Test("uploads: a POST body with Expect: 100-continue and a chunked one reach the origin byte-exact; a Connection: close response is relayed whole")
+    @Test(
+        "uploads: a POST body with Expect: 100-continue and a chunked one reach the origin byte-exact; a Connection: close response is relayed whole"
+    )
     func uploadsAndClose() throws {
         let host = "origin.intercept.test"
         let fixture = try InterceptFixture(names: [host])
         try fixture.leaf("leaf", for: [host])
         let origin = try TestHTTPOrigin(
-            directory: fixture.directory, certificate: fixture.factory.path("leaf.pem"), key: fixture.factory.path("leaf.key"))
+            directory: fixture.directory, certificate: fixture.factory.path("leaf.pem"),
+            key: fixture.factory.path("leaf.key"))
         var generator = SplitMix64(seed: 11)
         let body = Data((0..<300_000).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
         let bodyPath = fixture.factory.path("body.bin")
@@ -160,8 +180,11 @@ struct InterceptProcessTests {
         let daemon = try fixture.daemon(["--log-headers", "on"])
         let base = "https://\(host):\(origin.port)"
 
-        let continued = try fixture.curl(daemon, ["-H", "Expect: 100-continue", "--data-binary", "@" + bodyPath, base + "/digest"])
-        #expect(continued.status == 0 && continued.standardOutput == digest, "\(continued.standardOutput) \(continued.standardError)")
+        let continued = try fixture.curl(
+            daemon, ["-H", "Expect: 100-continue", "--data-binary", "@" + bodyPath, base + "/digest"])
+        #expect(
+            continued.status == 0 && continued.standardOutput == digest,
+            "\(continued.standardOutput) \(continued.standardError)")
         // The origin's /digest reads Content-Length bodies only; /echo decodes chunked ones and sends them back.
         let echoed = fixture.factory.path("echoed.bin")
         let chunked = try fixture.curl(
@@ -191,7 +214,8 @@ struct InterceptProcessTests {
         let fixture = try InterceptFixture(names: [host])
         try fixture.leaf("leaf", for: [host])
         let origin = try TestHTTPOrigin(
-            directory: fixture.directory, certificate: fixture.factory.path("leaf.pem"), key: fixture.factory.path("leaf.key"))
+            directory: fixture.directory, certificate: fixture.factory.path("leaf.pem"),
+            key: fixture.factory.path("leaf.key"))
         let daemon = try fixture.daemon()
         let base = "https://\(host):\(origin.port)"
         let body = String(repeating: "0123456789abcdef", count: 1000)
@@ -208,19 +232,25 @@ struct InterceptProcessTests {
         #expect(daemon.terminate() == 0)
     }
 
-    @Test("--log-headers on: headers logged, Authorization, Cookie and Set-Cookie redacted; with --log-secrets on, not", arguments: [false, true])
+    @Test(
+        "--log-headers on: headers logged, Authorization, Cookie and Set-Cookie redacted; with --log-secrets on, not",
+        arguments: [false, true])
     func headers(secrets: Bool) throws {
         let host = "headers.intercept.test"
         let fixture = try InterceptFixture(names: [host])
         try fixture.leaf("leaf", for: [host])
         let nginx = try TestNginx(
             directory: fixture.directory, certificates: ["leaf"],
-            locations: "location = /cookie { add_header Set-Cookie \"sid=s3cret\"; add_header X-Plain visible; return 200 \"c\\n\"; }")
+            locations:
+                "location = /cookie { add_header Set-Cookie \"sid=s3cret\"; add_header X-Plain visible; return 200 \"c\\n\"; }"
+        )
         let daemon = try fixture.daemon(["--log-headers", "on"] + (secrets ? ["--log-secrets", "on"] : []))
-        let curl = try fixture.curl(daemon, [
-            "-H", "Authorization: Bearer t0ken", "-H", "Cookie: session=abc", "-H", "X-Test: shown",
-            "https://\(host):\(nginx.ports[0])/cookie",
-        ])
+        let curl = try fixture.curl(
+            daemon,
+            [
+                "-H", "Authorization: Bearer t0ken", "-H", "Cookie: session=abc", "-H", "X-Test: shown",
+                "https://\(host):\(nginx.ports[0])/cookie",
+            ])
         #expect(curl.status == 0 && curl.standardOutput == "c\n", "\(curl.standardError)")
         let line = try #require(daemon.lines("request", atLeast: 1).first)
         let sent = line["request_headers"]
@@ -241,7 +271,8 @@ struct InterceptProcessTests {
         try fixture.leaf("leaf", for: [host])
         let server = try TestTLSServer(directory: fixture.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
         let daemon = try fixture.daemon()
-        let curl = try fixture.curl(daemon, ["-o", "/dev/null", "-H", "Authorization: Bearer t0ken", "https://\(host):\(server.port)/"])
+        let curl = try fixture.curl(
+            daemon, ["-o", "/dev/null", "-H", "Authorization: Bearer t0ken", "https://\(host):\(server.port)/"])
         #expect(curl.status == 0, "\(curl.standardError)")
         let line = try #require(daemon.lines("request", atLeast: 1).first)
         #expect(line["request_headers"] is NSNull && line["response_headers"] is NSNull, "\(line)")
@@ -257,7 +288,9 @@ struct InterceptProcessTests {
         return (fixture, try TestTLSServer(directory: fixture.directory, arguments))
     }
 
-    @Test("enforce, --block-style abort: curl fails the handshake (exit 35), the line says blocked and names the violation")
+    @Test(
+        "enforce, --block-style abort: curl fails the handshake (exit 35), the line says blocked and names the violation"
+    )
     func blockedAbort() throws {
         let host = "abort.intercept.test"
         let (fixture, server) = try Self.expiredServer(host)
@@ -271,7 +304,9 @@ struct InterceptProcessTests {
         #expect(daemon.terminate() == 0)
     }
 
-    @Test("enforce, --block-style page: 403 with X-ATS-Violations, HTML for Accept: text/html and text otherwise; the request line has 403")
+    @Test(
+        "enforce, --block-style page: 403 with X-ATS-Violations, HTML for Accept: text/html and text otherwise; the request line has 403"
+    )
     func blockedPage() throws {
         let host = "page.intercept.test"
         let (fixture, server) = try Self.expiredServer(host)
@@ -287,7 +322,8 @@ struct InterceptProcessTests {
             let body = response.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
             #expect(head.lowercased().contains("x-ats-violations: expired"), "\(head)")
             #expect(head.lowercased().contains("x-ats-error:"), "\(head)")
-            #expect(head.lowercased().contains(isHTML ? "content-type: text/html" : "content-type: text/plain"), "\(head)")
+            #expect(
+                head.lowercased().contains(isHTML ? "content-type: text/html" : "content-type: text/plain"), "\(head)")
             #expect(body.contains("<html") == isHTML, "\(body)")
             #expect(body.contains("expired"), "\(body)")
         }
@@ -295,12 +331,15 @@ struct InterceptProcessTests {
         #expect(requests.map { $0["status"] as? Int } == [403, 403], "\(requests)")
         #expect(requests.allSatisfy { $0.action == "blocked" && $0.violationNames == ["expired"] }, "\(requests)")
         let connections = daemon.lines("connection", atLeast: 2)
-        #expect(connections.allSatisfy { $0.action == "blocked" && $0["inspect"] as? String == "intercept" }, "\(connections)")
+        #expect(
+            connections.allSatisfy { $0.action == "blocked" && $0["inspect"] as? String == "intercept" },
+            "\(connections)")
         #expect(daemon.terminate() == 0)
     }
 
-    @Test("a TLS 1.0-only upstream refuses the proxy's handshake: the probe path explains it; blocked with an alert in enforce, relayed unread in report mode",
-          arguments: [false, true])
+    @Test(
+        "a TLS 1.0-only upstream refuses the proxy's handshake: the probe path explains it; blocked with an alert in enforce, relayed unread in report mode",
+        arguments: [false, true])
     func refusedUpstreamHandshake(report: Bool) throws {
         let host = "legacy.intercept.test"
         let fixture = try InterceptFixture(names: [host])

@@ -10,12 +10,15 @@ import Testing
 struct InterceptStartupProcessTests {
     /// Runs the daemon in intercept mode with `caDir`, expecting it to exit: its status and stderr.
     static func start(_ fixture: InterceptFixture, caDir: String) throws -> CommandResult {
-        try runCommand(DaemonProcess.executable, [
-            "--listen", "127.0.0.1:0", "--policy", fixture.policy.path, "--ca-file", fixture.factory.path("root.pem"),
-            "--system-roots", "off", "--inspect", "intercept", "--ca-dir", caDir,
-            "--log-file", fixture.factory.path("start.log"),
-            "--control-socket", "/tmp/atsproxy-test-\(UUID().uuidString.prefix(8)).sock",
-        ], timeLimit: 15)
+        try runCommand(
+            DaemonProcess.executable,
+            [
+                "--listen", "127.0.0.1:0", "--policy", fixture.policy.path, "--ca-file",
+                fixture.factory.path("root.pem"),
+                "--system-roots", "off", "--inspect", "intercept", "--ca-dir", caDir,
+                "--log-file", fixture.factory.path("start.log"),
+                "--control-socket", "/tmp/atsproxy-test-\(UUID().uuidString.prefix(8)).sock",
+            ], timeLimit: 15)
     }
 
     @Test("--inspect intercept with a missing CA directory: exits non-zero naming ca.pem or the directory")
@@ -24,7 +27,9 @@ struct InterceptStartupProcessTests {
         let missing = fixture.factory.path("no-such-ca")
         let result = try Self.start(fixture, caDir: missing)
         #expect(result.status != 0 && !result.killed, "\(result.standardError)")
-        #expect(result.standardError.contains("ca.pem") || result.standardError.contains(missing), "\(result.standardError)")
+        #expect(
+            result.standardError.contains("ca.pem") || result.standardError.contains(missing), "\(result.standardError)"
+        )
     }
 
     @Test("--inspect intercept with ca.key mode 0644: refused, naming the file")

@@ -15,21 +15,28 @@ struct InterceptStatusProcessTests {
         let nginx = try TestNginx(directory: fixture.directory, certificates: ["leaf"])
         let daemon = try fixture.daemon(["--passthrough", "*.bank.example"])
         let before = atsproxyctl("status", "--socket", daemon.controlSocket)
-        #expect(before.standardOutput.contains("Inspect:       intercept (abort on block), CA \(fixture.caPEM)"), "\(before.standardOutput)")
+        #expect(
+            before.standardOutput.contains("Inspect:       intercept (abort on block), CA \(fixture.caPEM)"),
+            "\(before.standardOutput)")
         #expect(before.standardOutput.contains("passed through: *.bank.example"))
         #expect(!before.standardOutput.contains("rejected the certificate"))
         // A device that trusts only the origin's root rejects the minted leaf.
         for _ in 0..<3 {
-            _ = try fixture.curl(daemon, ["-o", "/dev/null", "https://\(host):\(nginx.ports[0])/"], trust: fixture.factory.path("root.pem"))
+            _ = try fixture.curl(
+                daemon, ["-o", "/dev/null", "https://\(host):\(nginx.ports[0])/"],
+                trust: fixture.factory.path("root.pem"))
         }
         _ = daemon.lines("connection", atLeast: 3)
         let after = atsproxyctl("status", "--socket", daemon.controlSocket)
         #expect(
-            after.standardOutput.contains("passed through after devices rejected the certificate: \(host) (3 rejections)"),
+            after.standardOutput.contains(
+                "passed through after devices rejected the certificate: \(host) (3 rejections)"),
             "\(after.standardOutput)")
         let json = jsonObject(atsproxyctl("status", "--socket", daemon.controlSocket, "--json").standardOutput)
         let rejected = jsonValue(json, "inspect", "passed_through_after_rejections") as? [[String: Any]]
-        #expect(rejected?.first?["host"] as? String == host && rejected?.first?["rejections"] as? Int == 3, "\(String(describing: json))")
+        #expect(
+            rejected?.first?["host"] as? String == host && rejected?.first?["rejections"] as? Int == 3,
+            "\(String(describing: json))")
         #expect(jsonValue(json, "inspect", "mode") as? String == "intercept")
         #expect(daemon.terminate() == 0)
     }
@@ -39,7 +46,9 @@ struct InterceptStatusProcessTests {
         let fixture = try InterceptFixture(names: ["tunnel.intercept.test"])
         let daemon = try fixture.daemon(intercept: false)
         let status = atsproxyctl("status", "--socket", daemon.controlSocket)
-        #expect(status.standardOutput.contains("Inspect:       tunnel (TLS judged by probes, relayed unread)"), "\(status.standardOutput)")
+        #expect(
+            status.standardOutput.contains("Inspect:       tunnel (TLS judged by probes, relayed unread)"),
+            "\(status.standardOutput)")
         #expect(daemon.terminate() == 0)
     }
 }

@@ -32,8 +32,11 @@ struct InterceptVerdictProcessTests {
 
     static let kinds: [Kind] =
         [.compliant(.tls13Only), .compliant(.tls12ForwardSecret), .rsaKeyExchangeExcepted]
-        + ([.tls10Only, .tls11Only, .rsaKeyExchangeOnly, .rsa1024Leaf, .sha1Leaf, .expired, .unknownRoot, .otherHostName,
-            .selfSignedLeaf] as [NonCompliantServer]).map(Kind.nonCompliant)
+        + ([
+            .tls10Only, .tls11Only, .rsaKeyExchangeOnly, .rsa1024Leaf, .sha1Leaf, .expired, .unknownRoot,
+            .otherHostName,
+            .selfSignedLeaf,
+        ] as [NonCompliantServer]).map(Kind.nonCompliant)
 
     @Test("the connection line's compliant, action and violations match tunnel mode's", arguments: kinds)
     func sameVerdict(_ kind: Kind) throws {
@@ -52,15 +55,19 @@ struct InterceptVerdictProcessTests {
         let server = try TestTLSServer(directory: fixture.directory, arguments)
         // curl trusts both roots and speaks anything: the proxy's verdict is under test, not curl's.
         let bundle = fixture.factory.path("bundle.pem")
-        try (String(contentsOfFile: fixture.factory.path("root.pem"), encoding: .utf8)
-            + String(contentsOfFile: fixture.caPEM, encoding: .utf8)).write(toFile: bundle, atomically: true, encoding: .utf8)
+        try
+            (String(contentsOfFile: fixture.factory.path("root.pem"), encoding: .utf8)
+            + String(contentsOfFile: fixture.caPEM, encoding: .utf8)).write(
+                toFile: bundle, atomically: true, encoding: .utf8)
         let url = "https://\(host):\(server.port)/"
         var verdicts: [String: [String: Any]] = [:]
         for intercept in [false, true] {
             let daemon = try fixture.daemon(intercept: intercept)
             _ = try fixture.curl(
                 daemon, ["-o", "/dev/null", "--tlsv1.0", "--ciphers", "DEFAULT:@SECLEVEL=0", url], trust: bundle)
-            let line = try #require(daemon.lines("connection", atLeast: 1).first, "no connection line in \(intercept ? "intercept" : "tunnel") mode")
+            let line = try #require(
+                daemon.lines("connection", atLeast: 1).first,
+                "no connection line in \(intercept ? "intercept" : "tunnel") mode")
             verdicts[intercept ? "intercept" : "tunnel"] = line
             #expect(daemon.terminate() == 0)
         }

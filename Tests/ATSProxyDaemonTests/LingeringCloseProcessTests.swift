@@ -38,7 +38,9 @@ struct LingeringCloseProcessTests {
         let factory = try CertificateFactory()
         defer { withExtendedLifetime(factory) {} }
         let daemon = try DaemonProcess(directory: factory.directory, ["--listen", "127.0.0.1:0"])
-        let head = Array("GET http://example.test/ HTTP/1.1\r\nX-Filler: ".utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: 200_000)
+        let head =
+            Array("GET http://example.test/ HTTP/1.1\r\nX-Filler: ".utf8)
+            + [UInt8](repeating: UInt8(ascii: "a"), count: 200_000)
         for _ in 0..<3 {
             let (answer, error) = try Self.sendThenRead(port: daemon.port, head, pause: 0.5)
             #expect(answer.hasPrefix("HTTP/1.1 431 "), "\(answer.prefix(80)) (errno \(error))")
@@ -54,7 +56,8 @@ struct LingeringCloseProcessTests {
     func timedOutHead() throws {
         let factory = try CertificateFactory()
         defer { withExtendedLifetime(factory) {} }
-        let daemon = try DaemonProcess(directory: factory.directory, ["--listen", "127.0.0.1:0", "--head-timeout", "1"])
+        let daemon = try DaemonProcess(
+            directory: factory.directory, ["--listen", "127.0.0.1:0", "--head-timeout", "1"])
         let client = try #require(connectLoopback(port: daemon.port))
         defer { close(client) }
         let part = Array("GET http://example.test/ HTTP/1.1\r\n".utf8)
@@ -68,7 +71,9 @@ struct LingeringCloseProcessTests {
         #expect(answer.hasPrefix("HTTP/1.1 408 "), "\(answer)")
         let line = try #require(daemon.logLines(atLeast: 1).first)
         #expect(line["action"] as? String == "failed")
-        #expect((line["upstream_error"] as? String)?.hasPrefix("request timeout: no complete request head within 1") == true, "\(line)")
+        #expect(
+            (line["upstream_error"] as? String)?.hasPrefix("request timeout: no complete request head within 1")
+                == true, "\(line)")
         #expect(daemon.terminate() == 0)
     }
 }

@@ -8,7 +8,8 @@ import Testing
 @Suite(.startsProcesses(timeLimit: .seconds(60)))
 struct LiveViewProcessTests {
     static func state(_ port: UInt16) throws -> [String: Any] {
-        let result = try runCommand("/usr/bin/curl", ["-sS", "--max-time", "10", "http://127.0.0.1:\(port)/api/state.json"])
+        let result = try runCommand(
+            "/usr/bin/curl", ["-sS", "--max-time", "10", "http://127.0.0.1:\(port)/api/state.json"])
         return try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
     }
 
@@ -16,7 +17,9 @@ struct LiveViewProcessTests {
         (state["hosts"] as? [[String: Any]])?.first { $0["host"] as? String == name }
     }
 
-    @Test("a tunnel held open is listed within a second of its verdict; once it ends, one connection", arguments: [false, true])
+    @Test(
+        "a tunnel held open is listed within a second of its verdict; once it ends, one connection",
+        arguments: [false, true])
     func openTunnelShows(intercept: Bool) throws {
         let host = "held.live.test"
         let fixture = try InterceptFixture(names: [host])
@@ -28,9 +31,11 @@ struct LiveViewProcessTests {
         // openssl s_client keeps the tunnel open as long as its input is.
         let client = Process()
         client.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        client.arguments = [
-            "s_client", "-proxy", "127.0.0.1:\(daemon.port)", "-connect", "\(host):\(server.port)", "-servername", host, "-no_ign_eof",
-        ] + (intercept ? ["-CAfile", fixture.caPEM] : [])
+        client.arguments =
+            [
+                "s_client", "-proxy", "127.0.0.1:\(daemon.port)", "-connect", "\(host):\(server.port)", "-servername",
+                host, "-no_ign_eof",
+            ] + (intercept ? ["-CAfile", fixture.caPEM] : [])
         let input = Pipe()
         client.standardInput = input
         client.standardOutput = FileHandle(forWritingAtPath: "/dev/null")

@@ -20,13 +20,17 @@ struct MetricsProcessTests {
         // (security level 0, or s_server refuses to load it).
         try factory.certificate("weak", issuer: "root", digest: "sha1", extensions: named("weak.test"))
         let secure = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
-        let weak = try TestTLSServer(directory: factory.directory, ["-cert", "weak.pem", "-key", "weak.key", "-cipher", "ALL:@SECLEVEL=0"])
+        let weak = try TestTLSServer(
+            directory: factory.directory, ["-cert", "weak.pem", "-key", "weak.key", "-cipher", "ALL:@SECLEVEL=0"])
         let hosts = try writeHostsFile(in: factory.directory, ["secure.test", "weak.test"])
         let startedBefore = Date().timeIntervalSince1970.rounded(.down)
         let daemon = try DaemonProcess(
             directory: factory.directory,
-            ["--listen", "127.0.0.1:0", "--hosts-file", hosts, "--ca-file", factory.path("root.pem"), "--system-roots", "off",
-             "--threads", "2", "--verdict-cache-size", "500"])
+            [
+                "--listen", "127.0.0.1:0", "--hosts-file", hosts, "--ca-file", factory.path("root.pem"),
+                "--system-roots", "off",
+                "--threads", "2", "--verdict-cache-size", "500",
+            ])
         let startedAfter = Date().timeIntervalSince1970.rounded(.up)
 
         let trust = ["--cacert", factory.path("root.pem")]
@@ -44,23 +48,33 @@ struct MetricsProcessTests {
         // The counters follow the log line, and a session's close follows its last byte: wait for both.
         _ = eventually {
             scrape = (try? PrometheusScrape(socket: daemon.controlSocket)) ?? scrape
-            return scrape.value("atsproxy_connections_open") == 0 && scrape.value("atsproxy_connections_total", ["action": "allowed"]) == 2
+            return scrape.value("atsproxy_connections_open") == 0
+                && scrape.value("atsproxy_connections_total", ["action": "allowed"]) == 2
         }
         let text = scrape.text
 
-        #expect(scrape.value("atsproxy_info", ["mode": "enforce", "inspect": "tunnel", "version": ATSProxyVersion.current]) == 1, "\(text)")
+        #expect(
+            scrape.value("atsproxy_info", ["mode": "enforce", "inspect": "tunnel", "version": ATSProxyVersion.current])
+                == 1, "\(text)")
         let started = try #require(scrape.value("atsproxy_start_time_seconds"))
-        #expect(started >= startedBefore && started <= startedAfter, "\(started) not in \(startedBefore)...\(startedAfter)")
+        #expect(
+            started >= startedBefore && started <= startedAfter, "\(started) not in \(startedBefore)...\(startedAfter)")
 
         #expect(scrape.value("atsproxy_connections_accepted_total") == 3)
         #expect(scrape.value("atsproxy_connections_open") == 0)
         for (action, count) in ["allowed": 2.0, "blocked": 1, "failed": 0, "denied": 0] {
             #expect(scrape.value("atsproxy_connections_total", ["action": action]) == count, "\(action)")
         }
-        #expect(scrape.samples("atsproxy_connection_violations_total").map(\.labels) == [["violation": "sig_hash_leaf"]], "\(text)")
+        #expect(
+            scrape.samples("atsproxy_connection_violations_total").map(\.labels) == [["violation": "sig_hash_leaf"]],
+            "\(text)")
         #expect(scrape.value("atsproxy_connection_violations_total", ["violation": "sig_hash_leaf"]) == 1)
-        #expect(scrape.value("atsproxy_relayed_bytes_total", ["direction": "up"]) == lines.reduce(0) { $0 + Double($1["bytes_up"] as? Int ?? 0) })
-        #expect(scrape.value("atsproxy_relayed_bytes_total", ["direction": "down"]) == lines.reduce(0) { $0 + Double($1["bytes_down"] as? Int ?? 0) })
+        #expect(
+            scrape.value("atsproxy_relayed_bytes_total", ["direction": "up"])
+                == lines.reduce(0) { $0 + Double($1["bytes_up"] as? Int ?? 0) })
+        #expect(
+            scrape.value("atsproxy_relayed_bytes_total", ["direction": "down"])
+                == lines.reduce(0) { $0 + Double($1["bytes_down"] as? Int ?? 0) })
         #expect((scrape.value("atsproxy_relayed_bytes_total", ["direction": "down"]) ?? 0) > 0)
         // Tunnel mode reads no HTTP: no request is counted.
         #expect(scrape.samples("atsproxy_requests_total").isEmpty)
@@ -76,7 +90,10 @@ struct MetricsProcessTests {
         // Two probes (one per host), both completed handshakes; the third connection hit the cache.
         #expect(scrape.value("atsproxy_probes_started_total") == 2)
         #expect(scrape.value("atsproxy_probes_not_started_total") == 0)
-        for (outcome, count) in ["completed": 2.0, "ats_refused": 0, "not_tls": 0, "destination_refused": 0, "unreachable": 0, "cancelled": 0] {
+        for (outcome, count) in [
+            "completed": 2.0, "ats_refused": 0, "not_tls": 0, "destination_refused": 0, "unreachable": 0,
+            "cancelled": 0,
+        ] {
             #expect(scrape.value("atsproxy_probes_finished_total", ["outcome": outcome]) == count, "\(outcome)")
         }
         #expect(scrape.value("atsproxy_probe_handshakes_in_flight") == 0)
@@ -106,7 +123,9 @@ struct MetricsProcessTests {
         // which moves between any two reads).
         let printed = atsproxyctl("metrics", "--socket", daemon.controlSocket)
         #expect(printed.exitCode == 0, "\(printed.standardError)")
-        let steady = { (text: String) in text.split(separator: "\n").filter { !$0.hasPrefix("atsproxy_resident_memory_bytes ") } }
+        let steady = { (text: String) in
+            text.split(separator: "\n").filter { !$0.hasPrefix("atsproxy_resident_memory_bytes ") }
+        }
         #expect(steady(printed.standardOutput) == steady(text))
         #expect(daemon.terminate() == 0)
     }
@@ -129,10 +148,13 @@ struct MetricsProcessTests {
         var scrape = try PrometheusScrape(socket: daemon.controlSocket)
         _ = eventually {
             scrape = (try? PrometheusScrape(socket: daemon.controlSocket)) ?? scrape
-            return scrape.value("atsproxy_connections_open") == 0 && scrape.value("atsproxy_requests_total", ["status_class": "2xx"]) == 3
+            return scrape.value("atsproxy_connections_open") == 0
+                && scrape.value("atsproxy_requests_total", ["status_class": "2xx"]) == 3
         }
         #expect(scrape.value("atsproxy_info", ["inspect": "intercept"]) == 1, "\(scrape.text)")
-        #expect(scrape.samples("atsproxy_requests_total").map(\.labels) == [["action": "allowed", "status_class": "2xx"]], "\(scrape.text)")
+        #expect(
+            scrape.samples("atsproxy_requests_total").map(\.labels) == [["action": "allowed", "status_class": "2xx"]],
+            "\(scrape.text)")
         #expect(scrape.value("atsproxy_requests_total", ["action": "allowed", "status_class": "2xx"]) == 3)
         #expect(scrape.value("atsproxy_connections_total", ["action": "allowed"]) == 3)
         #expect(scrape.value("atsproxy_leaves_minted_total") == 1)
@@ -149,11 +171,15 @@ struct MetricsProcessTests {
     private func expectWellFormedHistogram(
         _ scrape: PrometheusScrape, _ name: String, count: Double, sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
-        let buckets = scrape.samples(name + "_bucket").map { (bound: Double($0.labels["le"] ?? "") ?? .nan, count: $0.value) }
+        let buckets = scrape.samples(name + "_bucket").map {
+            (bound: Double($0.labels["le"] ?? "") ?? .nan, count: $0.value)
+        }
         #expect(buckets.count == 12, "5 ms to 10 s and +Inf", sourceLocation: sourceLocation)
         #expect(buckets.first?.bound == 0.005 && buckets.dropLast().last?.bound == 10, sourceLocation: sourceLocation)
         #expect(buckets.last?.bound == .infinity, sourceLocation: sourceLocation)
-        #expect(zip(buckets, buckets.dropFirst()).allSatisfy { $0.bound < $1.bound && $0.count <= $1.count }, sourceLocation: sourceLocation)
+        #expect(
+            zip(buckets, buckets.dropFirst()).allSatisfy { $0.bound < $1.bound && $0.count <= $1.count },
+            sourceLocation: sourceLocation)
         #expect(buckets.last?.count == count, sourceLocation: sourceLocation)
         #expect(scrape.value(name + "_count") == count, sourceLocation: sourceLocation)
         let sum = try #require(scrape.value(name + "_sum"), sourceLocation: sourceLocation)

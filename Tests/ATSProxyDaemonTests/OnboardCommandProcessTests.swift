@@ -14,7 +14,9 @@ struct OnboardCommandProcessTests {
         let daemon = try DaemonProcess(directory: fixture.directory, ["--listen", "0.0.0.0:0", "--threads", "1"])
         let shown = atsproxyctl("onboard", "--socket", daemon.controlSocket)
         #expect(shown.exitCode == 0, "\(shown.standardError)")
-        let urls = shown.standardOutput.split(separator: "\n").filter { $0.hasPrefix("http://") && !$0.contains("atsproxy.test") }
+        let urls = shown.standardOutput.split(separator: "\n").filter {
+            $0.hasPrefix("http://") && !$0.contains("atsproxy.test")
+        }
         #expect(!urls.isEmpty || HostInterfacesForTest.nonLoopback.isEmpty, "\(shown.standardOutput)")
         for url in urls {
             #expect(url.hasSuffix(":\(daemon.port)/"))
@@ -46,7 +48,9 @@ enum HostInterfacesForTest {
         let result = try? runCommand("/usr/sbin/ip", ["-o", "addr", "show"])
         return (result?.standardOutput ?? "").split(separator: "\n").compactMap { line in
             let fields = line.split(separator: " ")
-            guard let at = fields.firstIndex(where: { $0 == "inet" || $0 == "inet6" }), at + 1 < fields.count else { return nil }
+            guard let at = fields.firstIndex(where: { $0 == "inet" || $0 == "inet6" }), at + 1 < fields.count else {
+                return nil
+            }
             let address = String(fields[at + 1].prefix { $0 != "/" })
             return address.hasPrefix("127.") || address == "::1" || address.hasPrefix("fe80") ? nil : address
         }

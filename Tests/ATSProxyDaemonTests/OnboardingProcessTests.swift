@@ -25,7 +25,8 @@ struct OnboardingProcessTests {
             var headers: [String: String] = [:]
             for line in lines.dropFirst() {
                 guard let colon = line.firstIndex(of: ":") else { continue }
-                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                    in: .whitespaces)
             }
             self.headers = headers
         }
@@ -38,7 +39,9 @@ struct OnboardingProcessTests {
         return (Answer(result.standardOutputBytes), result)
     }
 
-    @Test("http://atsproxy.test/ through the proxy says connected with the client's address; the same page straight from the listener says not yet")
+    @Test(
+        "http://atsproxy.test/ through the proxy says connected with the client's address; the same page straight from the listener says not yet"
+    )
     func connectedOnlyThroughTheProxy() throws {
         let fixture = try InterceptFixture(names: [])
         let daemon = try fixture.daemon(intercept: false)
@@ -58,7 +61,8 @@ struct OnboardingProcessTests {
 
         // Keep-alive: a page, then a request to proxy, on one connection.
         let (both, _) = try Self.get([
-            "--proxy", "http://127.0.0.1:\(daemon.port)", "http://atsproxy.test/status.json", "http://atsproxy.test/status.json",
+            "--proxy", "http://127.0.0.1:\(daemon.port)", "http://atsproxy.test/status.json",
+            "http://atsproxy.test/status.json",
         ])
         #expect(both.status == 200)
         // Nothing the proxy answered itself is a connection of the app's: the log stays empty.
@@ -71,11 +75,14 @@ struct OnboardingProcessTests {
     func checkOverTLS() throws {
         let fixture = try InterceptFixture(names: [])
         let daemon = try fixture.daemon(intercept: false, ["--ca-dir", fixture.caDir])
-        let (trusted, run) = try Self.get(["--proxy", "http://127.0.0.1:\(daemon.port)", "--cacert", fixture.caPEM, "https://atsproxy.test/check"])
+        let (trusted, run) = try Self.get([
+            "--proxy", "http://127.0.0.1:\(daemon.port)", "--cacert", fixture.caPEM, "https://atsproxy.test/check",
+        ])
         #expect(trusted.status == 200, "\(run.standardError)")
         #expect(trusted.text.localizedCaseInsensitiveContains("trusted"))
         let (_, untrusted) = try Self.get(["--proxy", "http://127.0.0.1:\(daemon.port)", "https://atsproxy.test/check"])
-        #expect(untrusted.status == 60, "curl: \(untrusted.standardError)")  // Peer certificate cannot be authenticated.
+        // 60: the peer certificate cannot be authenticated.
+        #expect(untrusted.status == 60, "curl: \(untrusted.standardError)")
         #expect(daemon.terminate() == 0)
     }
 
@@ -105,7 +112,8 @@ struct OnboardingProcessTests {
         let (cer, _) = try Self.get(["http://127.0.0.1:\(daemon.port)/ca.cer"])
         #expect(cer.headers["content-type"] == "application/pkix-cert")
         try cer.body.write(to: URL(fileURLWithPath: fixture.directory + "/served.cer"))
-        let subject = try fixture.x509(fixture.directory + "/served.cer", ["-inform", "DER", "-fingerprint", "-sha256"])
+        let subject = try fixture.x509(
+            fixture.directory + "/served.cer", ["-inform", "DER", "-fingerprint", "-sha256"])
         let original = try fixture.x509(fixture.caPEM, ["-fingerprint", "-sha256"])
         #expect(subject == original)
         let (profile, _) = try Self.get(["http://127.0.0.1:\(daemon.port)/ca.mobileconfig"])
@@ -114,7 +122,9 @@ struct OnboardingProcessTests {
         #expect(daemon.terminate() == 0)
     }
 
-    @Test("/proxy.pac names the address the device reached, over http and over TLS straight to the listener; --pac-hosts narrows it")
+    @Test(
+        "/proxy.pac names the address the device reached, over http and over TLS straight to the listener; --pac-hosts narrows it"
+    )
     func pac() throws {
         let fixture = try InterceptFixture(names: [])
         let daemon = try fixture.daemon(intercept: false, ["--ca-dir", fixture.caDir, "--pac-hosts", "*.example.com"])

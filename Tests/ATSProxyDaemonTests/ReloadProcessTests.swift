@@ -23,7 +23,10 @@ struct ReloadProcessTests {
             origin = try TestHTTPOrigin(directory: factory.directory)
             daemon = try DaemonProcess(
                 directory: factory.directory,
-                ["--listen", "127.0.0.1:0", "--policy", policy.path, "--hosts-file", hosts, "--system-roots", "off", "--threads", "2"])
+                [
+                    "--listen", "127.0.0.1:0", "--policy", policy.path, "--hosts-file", hosts, "--system-roots", "off",
+                    "--threads", "2",
+                ])
         }
 
         /// curl's status for http://app.test:PORT/ through the proxy: 403 under the ATS defaults,
@@ -37,7 +40,8 @@ struct ReloadProcessTests {
         func reload() -> ATSProxyCtl.Result { atsproxyctl("reload", "--socket", daemon.controlSocket) }
     }
 
-    @Test("atsproxyctl reload applies a good policy and says what changed; a broken one is refused and the old one stays")
+    @Test(
+        "atsproxyctl reload applies a good policy and says what changed; a broken one is refused and the old one stays")
     func reloadGoodThenBroken() throws {
         let setup = try Setup()
         let (daemon, policy) = (setup.daemon, setup.policy)
@@ -49,7 +53,8 @@ struct ReloadProcessTests {
         let applied = setup.reload()
         #expect(applied.exitCode == 0, "\(applied.standardError)")
         #expect(
-            applied.standardOutput.contains("+ NSExceptionDomains › app.test › NSExceptionAllowsInsecureHTTPLoads = true"),
+            applied.standardOutput.contains(
+                "+ NSExceptionDomains › app.test › NSExceptionAllowsInsecureHTTPLoads = true"),
             "\(applied.standardOutput)")
         #expect(
             applied.standardOutput.contains("sha256 \(goodHash.prefix(16))… (was \(defaultsHash.prefix(16))…)"),
@@ -62,18 +67,23 @@ struct ReloadProcessTests {
         #expect(broken.exitCode == 1, "\(broken.standardOutput)")
         #expect(broken.standardError.contains("\(policy.path): line "), "\(broken.standardError)")
         #expect(broken.standardError.contains("not a property list"), "\(broken.standardError)")
-        #expect(broken.standardError.contains("The running policy and settings stay in force."), "\(broken.standardError)")
+        #expect(
+            broken.standardError.contains("The running policy and settings stay in force."), "\(broken.standardError)")
         // The same place atsproxyctl check names for the file.
         let check = atsproxyctl("check", policy.path)
         #expect(check.exitCode == 2, "\(check.standardOutput)")
-        let place = try #require(check.standardError.firstRange(of: /line \d+, column \d+/).map { check.standardError[$0] })
-        #expect(broken.standardError.contains("\(policy.path): \(place): "), "check says \(place): \(broken.standardError)")
+        let place = try #require(
+            check.standardError.firstRange(of: /line \d+, column \d+/).map { check.standardError[$0] })
+        #expect(
+            broken.standardError.contains("\(policy.path): \(place): "), "check says \(place): \(broken.standardError)")
         #expect(try setup.curl() == 200, "the running policy must stay after a refused reload")
         let afterBroken = daemonStatus(daemon.controlSocket)
         #expect(jsonValue(afterBroken, "last_reload", "ok") as? Bool == false, "\(afterBroken ?? [:])")
         #expect(jsonValue(afterBroken, "last_reload", "trigger") as? String == "control socket")
         #expect((jsonValue(afterBroken, "last_reload", "error") as? String)?.contains(policy.path) == true)
-        #expect(jsonValue(afterBroken, "policy", "sha256") as? String == goodHash, "the status must show the policy in force")
+        #expect(
+            jsonValue(afterBroken, "policy", "sha256") as? String == goodHash,
+            "the status must show the policy in force")
 
         // A plist PolicyLoader refuses: NSAppTransportSecurity of the wrong type (a string). Wrong
         // types further in are findings that ATS ignores (atsproxyctl check reports them), not load errors.
@@ -82,7 +92,8 @@ struct ReloadProcessTests {
         #expect(wrongType.exitCode == 1, "\(wrongType.standardOutput)")
         #expect(wrongType.standardError.contains("\(policy.path): line 3"), "\(wrongType.standardError)")
         #expect(
-            wrongType.standardError.contains("NSAppTransportSecurity is a string, not a dictionary"), "\(wrongType.standardError)")
+            wrongType.standardError.contains("NSAppTransportSecurity is a string, not a dictionary"),
+            "\(wrongType.standardError)")
         #expect(try setup.curl() == 200)
         let afterWrongType = daemonStatus(daemon.controlSocket)
         #expect(jsonValue(afterWrongType, "last_reload", "ok") as? Bool == false)
@@ -91,7 +102,8 @@ struct ReloadProcessTests {
 
         // The daemon said each outcome on stderr as well, and logged every request by the rule in force.
         #expect(daemon.standardErrorCount(of: "atsproxy: reloaded (control socket)") == 1, "\(daemon.standardError)")
-        #expect(daemon.standardErrorCount(of: "atsproxy: reload (control socket) refused") == 2, "\(daemon.standardError)")
+        #expect(
+            daemon.standardErrorCount(of: "atsproxy: reload (control socket) refused") == 2, "\(daemon.standardError)")
         let lines = daemon.logLines(atLeast: 4)
         #expect(lines.map { $0["action"] as? String ?? "?" } == ["blocked", "allowed", "allowed", "allowed"])
         #expect(daemon.terminate() == 0)
@@ -100,10 +112,12 @@ struct ReloadProcessTests {
     @Test("a policy with a mistyped key is applied as iOS applies it, and the reload lists what it ignored")
     func reloadWithFindings() throws {
         let setup = try Setup()
-        try setup.policy.write(ats: "<key>NSAllowsArbitraryLoad</key><true/>" + PolicyFile.insecureHTTP(for: "app.test"))
+        try setup.policy.write(
+            ats: "<key>NSAllowsArbitraryLoad</key><true/>" + PolicyFile.insecureHTTP(for: "app.test"))
         let applied = setup.reload()
         #expect(applied.exitCode == 0, "\(applied.standardError)")
-        #expect(applied.standardOutput.contains("Policy findings (applied as iOS would, ignoring what it ignores):"),
+        #expect(
+            applied.standardOutput.contains("Policy findings (applied as iOS would, ignoring what it ignores):"),
             "\(applied.standardOutput)")
         #expect(applied.standardOutput.contains("warning: line "), "\(applied.standardOutput)")
         #expect(applied.standardOutput.contains("NSAllowsArbitraryLoad"), "\(applied.standardOutput)")
@@ -111,7 +125,9 @@ struct ReloadProcessTests {
         let json = atsproxyctl("reload", "--socket", setup.daemon.controlSocket, "--json")
         let findings = try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any]
         #expect((findings?["policy_findings"] as? [Any])?.count == 1, "\(json.standardOutput)")
-        #expect(setup.daemon.standardErrorCount(of: "1 policy finding: run atsproxyctl check") == 2, "\(setup.daemon.standardError)")
+        #expect(
+            setup.daemon.standardErrorCount(of: "1 policy finding: run atsproxyctl check") == 2,
+            "\(setup.daemon.standardError)")
     }
 
     @Test("SIGHUP reloads as the control socket does, and says so on stderr")
@@ -123,7 +139,8 @@ struct ReloadProcessTests {
         try policy.write(ats: PolicyFile.insecureHTTP(for: "app.test"))
         let goodHash = try policy.sha256()
         kill(daemon.pid, SIGHUP)
-        let reloaded = try #require(daemon.standardErrorLine(containing: "atsproxy: reloaded (SIGHUP)"), "\(daemon.standardError)")
+        let reloaded = try #require(
+            daemon.standardErrorLine(containing: "atsproxy: reloaded (SIGHUP)"), "\(daemon.standardError)")
         #expect(reloaded.contains(policy.path) && reloaded.contains("1 policy key changed"), "\(reloaded)")
         #expect(try setup.curl() == 200)
 
@@ -149,7 +166,8 @@ struct ReloadProcessTests {
         // The daemons' logs, sockets and files live in its directory: keep it until the test ends.
         defer { withExtendedLifetime(factory) {} }
         try factory.rootCA("root")
-        try factory.certificate("leaf", issuer: "root", extensions: ["subjectAltName=DNS:files.test", "extendedKeyUsage=serverAuth"])
+        try factory.certificate(
+            "leaf", issuer: "root", extensions: ["subjectAltName=DNS:files.test", "extendedKeyUsage=serverAuth"])
         let size = 48 * 1_048_576
         try factory.openssl(["rand", "-out", "big.bin", "\(size)"])
         let original = factory.path("big.bin")
@@ -160,20 +178,25 @@ struct ReloadProcessTests {
         // Two policies that both allow files.test (the ATS defaults; an exception that still asks for
         // TLS 1.2), and a broken one.
         let defaults = ""
-        let exception = "<key>NSExceptionDomains</key><dict><key>files.test</key><dict>"
+        let exception =
+            "<key>NSExceptionDomains</key><dict><key>files.test</key><dict>"
             + "<key>NSExceptionMinimumTLSVersion</key><string>TLSv1.2</string></dict></dict>"
         try policy.write(ats: defaults)
         let daemon = try DaemonProcess(
             directory: factory.directory,
-            ["--listen", "127.0.0.1:0", "--policy", policy.path, "--hosts-file", hosts, "--ca-file", factory.path("root.pem"),
-             "--system-roots", "off", "--threads", "2"])
+            [
+                "--listen", "127.0.0.1:0", "--policy", policy.path, "--hosts-file", hosts, "--ca-file",
+                factory.path("root.pem"),
+                "--system-roots", "off", "--threads", "2",
+            ])
 
         // 48 MiB at 10 MiB/s: about five seconds in flight.
         let downloaded = factory.path("downloaded.bin")
         let curl = Process()
         curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         curl.arguments = [
-            "-sS", "--max-time", "180", "--proxy", "http://127.0.0.1:\(daemon.port)", "--cacert", factory.path("root.pem"),
+            "-sS", "--max-time", "180", "--proxy", "http://127.0.0.1:\(daemon.port)", "--cacert",
+            factory.path("root.pem"),
             "--limit-rate", "10M", "-o", downloaded, "https://files.test:\(server.port)/big.bin",
         ]
         let curlErrors = factory.path("curl.err")
@@ -213,7 +236,9 @@ struct ReloadProcessTests {
         #expect(record["upstream_error"] is NSNull, "\(record)")
         // TLS records add a few dozen bytes per 16 KiB, and the handshake a few KiB: a little over the file.
         let bytesDown = try #require(record["bytes_down"] as? Int)
-        #expect(bytesDown > size && bytesDown < size + size / 100 + 65_536, "bytes_down \(bytesDown) for a \(size)-byte file")
+        #expect(
+            bytesDown > size && bytesDown < size + size / 100 + 65_536,
+            "bytes_down \(bytesDown) for a \(size)-byte file")
         #expect(daemon.terminate() == 0)
     }
 

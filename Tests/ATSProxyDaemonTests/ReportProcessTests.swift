@@ -19,21 +19,27 @@ struct ReportProcessTests {
         let names = ["compliant.report.test", "legacy.report.test", "rsa.report.test", "plain.report.test"]
         try factory.certificate(
             "leaf", issuer: "root",
-            extensions: ["subjectAltName=" + names.map { "DNS:\($0)" }.joined(separator: ","), "extendedKeyUsage=serverAuth"])
+            extensions: [
+                "subjectAltName=" + names.map { "DNS:\($0)" }.joined(separator: ","), "extendedKeyUsage=serverAuth",
+            ])
         let hosts = try writeHostsFile(in: factory.directory, names)
         let compliant = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
         let legacy = try TestTLSServer(
             directory: factory.directory,
             ["-cert", "leaf.pem", "-key", "leaf.key", "-tls1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"])
         let rsa = try TestTLSServer(
-            directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key", "-tls1_2", "-cipher", "AES128-GCM-SHA256"])
+            directory: factory.directory,
+            ["-cert", "leaf.pem", "-key", "leaf.key", "-tls1_2", "-cipher", "AES128-GCM-SHA256"])
         let origin = try TestHTTPOrigin(directory: factory.directory)
         let policy = PolicyFile(directory: factory.directory)
         try policy.write(ats: "")
         let daemon = try DaemonProcess(
             directory: factory.directory,
-            ["--listen", "127.0.0.1:0", "--policy", policy.path, "--hosts-file", hosts, "--ca-file", factory.path("root.pem"),
-             "--system-roots", "off", "--threads", "2"])
+            [
+                "--listen", "127.0.0.1:0", "--policy", policy.path, "--hosts-file", hosts, "--ca-file",
+                factory.path("root.pem"),
+                "--system-roots", "off", "--threads", "2",
+            ])
 
         let urls = [
             "https://compliant.report.test:\(compliant.port)/", "https://legacy.report.test:\(legacy.port)/",
@@ -42,10 +48,12 @@ struct ReportProcessTests {
         /// The proxy's refusal (its answer to CONNECT, or to the http:// request), else the origin's status.
         func statuses() throws -> [Int] {
             try urls.map { url in
-                let result = try runCommand("/usr/bin/curl", [
-                    "-sS", "--max-time", "30", "-o", "/dev/null", "-w", "%{http_connect} %{http_code}",
-                    "--proxy", "http://127.0.0.1:\(daemon.port)", "--cacert", factory.path("root.pem"),
-                ] + Self.weakCurl + [url])
+                let result = try runCommand(
+                    "/usr/bin/curl",
+                    [
+                        "-sS", "--max-time", "30", "-o", "/dev/null", "-w", "%{http_connect} %{http_code}",
+                        "--proxy", "http://127.0.0.1:\(daemon.port)", "--cacert", factory.path("root.pem"),
+                    ] + Self.weakCurl + [url])
                 let codes = result.standardOutput.split(separator: " ").compactMap { Int($0) }
                 return codes.count == 2 && codes[0] != 0 && codes[0] != 200 ? codes[0] : codes.last ?? 0
             }
@@ -57,7 +65,8 @@ struct ReportProcessTests {
         let result = atsproxyctl("report", daemon.logPath, "--json")
         #expect(result.exitCode == 0, "\(result.standardError)")
         let report = try #require(jsonObject(result.standardOutput))
-        let domains = try #require(jsonValue(report, "suggested", "NSAppTransportSecurity", "NSExceptionDomains") as? [String: Any])
+        let domains = try #require(
+            jsonValue(report, "suggested", "NSAppTransportSecurity", "NSExceptionDomains") as? [String: Any])
         #expect(Set(domains.keys) == ["legacy.report.test", "rsa.report.test", "plain.report.test"])
         #expect(domains["legacy.report.test"] as? [String: String] == ["NSExceptionMinimumTLSVersion": "TLSv1.0"])
         #expect(domains["rsa.report.test"] as? [String: Bool] == ["NSExceptionRequiresForwardSecrecy": false])
@@ -68,7 +77,9 @@ struct ReportProcessTests {
         let text = atsproxyctl("report", daemon.logPath).standardOutput
         let start = try #require(text.range(of: "<key>NSAppTransportSecurity</key>\n<dict>\n"))
         let end = try #require(text.range(of: "\n</dict>\n", range: start.upperBound..<text.endIndex))
-        try policy.write(raw: "<plist version=\"1.0\"><dict>\n" + String(text[start.lowerBound..<end.upperBound]) + "</dict></plist>\n")
+        try policy.write(
+            raw: "<plist version=\"1.0\"><dict>\n" + String(text[start.lowerBound..<end.upperBound])
+                + "</dict></plist>\n")
         let reload = atsproxyctl("reload", "--socket", daemon.controlSocket)
         #expect(reload.exitCode == 0, "\(reload.standardError)")
         #expect(try statuses() == [200, 200, 200, 200], "the suggested policy lets the same traffic through")

@@ -38,12 +38,15 @@ extension ShippedConfigTests {
         return targets + variables.compactMap { $0["definition"] as? String }
     }
 
-    @Test("the Grafana dashboard is importable JSON over a ${DS_PROMETHEUS} input, charting exactly what the daemon exports")
+    @Test(
+        "the Grafana dashboard is importable JSON over a ${DS_PROMETHEUS} input, charting exactly what the daemon exports"
+    )
     func grafanaDashboard() throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: Repository.path("config/grafana-dashboard.json")))
         let dashboard = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         let inputs = dashboard["__inputs"] as? [[String: Any]] ?? []
-        #expect(inputs.contains { $0["name"] as? String == "DS_PROMETHEUS" && $0["pluginId"] as? String == "prometheus" })
+        #expect(
+            inputs.contains { $0["name"] as? String == "DS_PROMETHEUS" && $0["pluginId"] as? String == "prometheus" })
         let panels = try #require(dashboard["panels"] as? [[String: Any]])
         #expect(panels.count >= 10)
         for panel in panels {
@@ -51,7 +54,9 @@ extension ShippedConfigTests {
             #expect((panel["datasource"] as? [String: Any])?["uid"] as? String == "${DS_PROMETHEUS}", "\(title)")
             let targets = panel["targets"] as? [[String: Any]] ?? []
             #expect(!targets.isEmpty, "\(title) has no query")
-            #expect(targets.allSatisfy { ($0["datasource"] as? [String: Any])?["uid"] as? String == "${DS_PROMETHEUS}" }, "\(title)")
+            #expect(
+                targets.allSatisfy { ($0["datasource"] as? [String: Any])?["uid"] as? String == "${DS_PROMETHEUS}" },
+                "\(title)")
             #expect(panel["gridPos"] is [String: Any], "\(title)")
         }
         let ids = panels.compactMap { $0["id"] as? Int }
@@ -67,7 +72,8 @@ extension ShippedConfigTests {
             for match in query.matches(of: name) {
                 let metric = String(query[match.range])
                 used.insert(metric)
-                #expect(all.contains(metric), "the dashboard queries \(metric), which the daemon does not export: \(query)")
+                #expect(
+                    all.contains(metric), "the dashboard queries \(metric), which the daemon does not export: \(query)")
             }
             for match in query.matches(of: rated) {
                 let metric = String(query[match.range]).split(separator: "(").last.map(String.init) ?? ""
@@ -80,7 +86,8 @@ extension ShippedConfigTests {
     @Test("the Prometheus scrape job reads /metrics on 127.0.0.1:8081 and shows the token variants")
     func prometheusScrapeJob() throws {
         let text = try String(contentsOfFile: Repository.path("config/prometheus-scrape.yml"), encoding: .utf8)
-        let active = text.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("#") }.joined(separator: "\n")
+        let active = text.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("#") }
+            .joined(separator: "\n")
         #expect(active.contains("scrape_configs:"))
         #expect(active.contains("job_name: atsproxy"))
         #expect(active.contains("metrics_path: /metrics"))

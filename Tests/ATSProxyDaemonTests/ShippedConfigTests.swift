@@ -32,10 +32,14 @@ struct ShippedConfigTests {
 
     /// The comment block above each key's line, for the key's documentation.
     static func documentation() throws -> [ConfigKey: String] {
-        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(
+            separator: "\n", omittingEmptySubsequences: false)
         var blocks: [ConfigKey: String] = [:]
         for key in ConfigKey.allCases {
-            guard let index = lines.firstIndex(where: { $0.hasPrefix("\(key.name) = ") || $0.hasPrefix("#\(key.name) = ") })
+            guard
+                let index = lines.firstIndex(where: {
+                    $0.hasPrefix("\(key.name) = ") || $0.hasPrefix("#\(key.name) = ")
+                })
             else { continue }
             var comment: [Substring] = []
             var cursor = index - 1
@@ -48,7 +52,9 @@ struct ShippedConfigTests {
         return blocks
     }
 
-    @Test("every key is there with its meaning, default, repeatability and reload behaviour", arguments: ConfigKey.allCases)
+    @Test(
+        "every key is there with its meaning, default, repeatability and reload behaviour",
+        arguments: ConfigKey.allCases)
     func documented(_ key: ConfigKey) throws {
         let block = try #require(try Self.documentation()[key], "config/atsproxy.conf has no line for \(key.name)")
         #expect(block.contains("Default"), "\(key.name): no default in \"\(block)\"")

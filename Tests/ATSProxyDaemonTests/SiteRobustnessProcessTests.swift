@@ -10,7 +10,9 @@ import Testing
 struct SiteRobustnessProcessTests {
     /// Sends `count` pipelined `GET path` to `port` in one write (then half-closes when `halfClose`),
     /// waits `pause` seconds before reading, then reads to the end: how many responses came back.
-    static func pipeline(port: UInt16, count: Int, path: String = "/status.json", halfClose: Bool, pause: Double = 0) throws -> Int {
+    static func pipeline(port: UInt16, count: Int, path: String = "/status.json", halfClose: Bool, pause: Double = 0)
+        throws -> Int
+    {
         let script = """
             import socket, sys, time
             port, count, path, half, pause = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1", float(sys.argv[5])
@@ -27,7 +29,8 @@ struct SiteRobustnessProcessTests {
             print(data.count(b"HTTP/1.1 200 OK"))
             """
         let result = try runCommand(
-            "/usr/bin/python3", ["-c", script, "\(port)", "\(count)", path, halfClose ? "1" : "0", "\(pause)"], timeLimit: 40)
+            "/usr/bin/python3", ["-c", script, "\(port)", "\(count)", path, halfClose ? "1" : "0", "\(pause)"],
+            timeLimit: 40)
         return Int(result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 
@@ -57,7 +60,9 @@ struct SiteRobustnessProcessTests {
         #expect(daemon.terminate() == 0)
     }
 
-    @Test("60,000 pipelined requests from a client that reads nothing for 2 s: the daemon's memory stays flat", arguments: [false, true])
+    @Test(
+        "60,000 pipelined requests from a client that reads nothing for 2 s: the daemon's memory stays flat",
+        arguments: [false, true])
     func unreadAnswersAreBounded(web: Bool) throws {
         // ThreadSanitizer slows the daemon some 5 to 10 times, and its shadow memory is in RSS:
         // there, 20,000 requests (still a backlog far past the 64 KiB bound) and no RSS check.
@@ -78,7 +83,8 @@ struct SiteRobustnessProcessTests {
             }
         }
         watcher.start()
-        let answered = try Self.pipeline(port: port, count: count, path: web ? "/api/state.json" : "/status.json", halfClose: false, pause: 2)
+        let answered = try Self.pipeline(
+            port: port, count: count, path: web ? "/api/state.json" : "/status.json", halfClose: false, pause: 2)
         #expect(answered == count)
         #expect(daemon.terminate() == 0)
     }
@@ -120,8 +126,14 @@ struct SiteRobustnessProcessTests {
         let daemon = try fixture.daemon(intercept: false)
         let web = try #require(daemon.webPort)
         func status(_ host: String, _ path: String = "/api/state.json") throws -> String {
-            try runCommand("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: \(host)", "http://127.0.0.1:\(web)\(path)"])
-                .standardOutput
+            try runCommand(
+                "/usr/bin/curl",
+                [
+                    "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: \(host)",
+                    "http://127.0.0.1:\(web)\(path)",
+                ]
+            )
+            .standardOutput
         }
         #expect(try status("rebind.attacker.example") == "403")
         #expect(try status("rebind.attacker.example", "/metrics") == "403")
@@ -137,11 +149,19 @@ struct SiteRobustnessProcessTests {
         let daemon = try fixture.daemon(intercept: false, ["--allow-destination", "127.0.0.0/8", "--mode", "report"])
         let web = try #require(daemon.webPort)
         let relayed = try runCommand(
-            "/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--proxy", "http://127.0.0.1:\(daemon.port)", "http://127.0.0.1:\(web)/metrics"])
+            "/usr/bin/curl",
+            [
+                "-s", "-o", "/dev/null", "-w", "%{http_code}", "--proxy", "http://127.0.0.1:\(daemon.port)",
+                "http://127.0.0.1:\(web)/metrics",
+            ])
         #expect(relayed.standardOutput == "403")
         // http://atsproxy.test./ (an absolute name) is the onboarding host too.
         let dotted = try runCommand(
-            "/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--proxy", "http://127.0.0.1:\(daemon.port)", "http://atsproxy.test./"])
+            "/usr/bin/curl",
+            [
+                "-s", "-o", "/dev/null", "-w", "%{http_code}", "--proxy", "http://127.0.0.1:\(daemon.port)",
+                "http://atsproxy.test./",
+            ])
         #expect(dotted.standardOutput == "200")
         #expect(daemon.terminate() == 0)
     }
@@ -151,7 +171,8 @@ struct SiteRobustnessProcessTests {
         let fixture = try InterceptFixture(names: [])
         let daemon = try fixture.daemon(intercept: false)
         let web = try #require(daemon.webPort)
-        let result = try runCommand("/usr/bin/curl", ["-s", "--max-time", "2", "http://127.0.0.1:\(web)/events"], timeLimit: 10)
+        let result = try runCommand(
+            "/usr/bin/curl", ["-s", "--max-time", "2", "http://127.0.0.1:\(web)/events"], timeLimit: 10)
         #expect(result.standardOutput.contains("event: update\ndata: {"), "\(result.standardOutput.prefix(200))")
         #expect(daemon.terminate() == 0)
     }
@@ -160,7 +181,8 @@ struct SiteRobustnessProcessTests {
     func dualStack() throws {
         let fixture = try InterceptFixture(names: [])
         let daemon = try DaemonProcess(directory: fixture.directory, ["--listen", "[::]:0", "--threads", "1"])
-        let pac = try runCommand("/usr/bin/curl", ["-sS", "--max-time", "10", "http://127.0.0.1:\(daemon.port)/proxy.pac"])
+        let pac = try runCommand(
+            "/usr/bin/curl", ["-sS", "--max-time", "10", "http://127.0.0.1:\(daemon.port)/proxy.pac"])
         #expect(pac.standardOutput.contains("PROXY 127.0.0.1:\(daemon.port)"), "\(pac.standardOutput.prefix(300))")
         #expect(!pac.standardOutput.contains("::ffff:"))
         #expect(daemon.terminate() == 0)

@@ -73,10 +73,14 @@ struct SystemdNotifierTests {
             let socket = try NotifySocket(directory: directory)
             #expect(link(socket.address, stale) == 0)
         }
-        #expect(throws: SystemdNotifier.Failure.send(ECONNREFUSED)) { try SystemdNotifier(socket: stale).notify(.ready) }
+        #expect(throws: SystemdNotifier.Failure.send(ECONNREFUSED)) {
+            try SystemdNotifier(socket: stale).notify(.ready)
+        }
     }
 
-    @Test("addresses other than a path or @name are refused when sending", arguments: ["vsock:2:1234", "relative.sock", "@"])
+    @Test(
+        "addresses other than a path or @name are refused when sending",
+        arguments: ["vsock:2:1234", "relative.sock", "@"])
     func unsupportedAddress(value: String) {
         let notifier = SystemdNotifier(socket: value)
         #expect(notifier.isEnabled)
@@ -86,7 +90,9 @@ struct SystemdNotifierTests {
     @Test("a path longer than sun_path is refused rather than cut")
     func tooLong() {
         let value = "/" + String(repeating: "x", count: 200)
-        #expect(throws: SystemdNotifier.Failure.unsupportedAddress(value)) { try SystemdNotifier(socket: value).notify(.ready) }
+        #expect(throws: SystemdNotifier.Failure.unsupportedAddress(value)) {
+            try SystemdNotifier(socket: value).notify(.ready)
+        }
     }
 
     @Test("one notifier is shared by many threads at once")

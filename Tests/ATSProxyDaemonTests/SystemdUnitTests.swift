@@ -16,12 +16,16 @@ struct SystemdUnitTests {
         try unit.replacingOccurrences(of: "/usr/local/bin/", with: ServiceFiles.binaries + "/")
             .write(toFile: path, atomically: true, encoding: .utf8)
         let result = try runCommand(analyze, ["verify", path])
-        return (result.status, ServiceFiles.lines(of: result.standardOutput + result.standardError, mentioning: "atsproxy"))
+        return (
+            result.status, ServiceFiles.lines(of: result.standardOutput + result.standardError, mentioning: "atsproxy")
+        )
     }
 
     @Test(
         "systemd-analyze verify has nothing to say about the unit",
-        .enabled(if: ServiceFiles.tool("systemd-analyze") != nil, "systemd-analyze is not installed (Debian: apt-get install systemd)"))
+        .enabled(
+            if: ServiceFiles.tool("systemd-analyze") != nil,
+            "systemd-analyze is not installed (Debian: apt-get install systemd)"))
     func verifyIsClean() throws {
         let (status, complaints) = try Self.verify(try ServiceFiles.text("systemd/atsproxy.service"))
         #expect(status == 0)
@@ -30,7 +34,9 @@ struct SystemdUnitTests {
 
     @Test(
         "a mistake in the unit is caught, so a clean verify means something",
-        .enabled(if: ServiceFiles.tool("systemd-analyze") != nil, "systemd-analyze is not installed (Debian: apt-get install systemd)"))
+        .enabled(
+            if: ServiceFiles.tool("systemd-analyze") != nil,
+            "systemd-analyze is not installed (Debian: apt-get install systemd)"))
     func verifyCatchesMistakes() throws {
         let unit = try ServiceFiles.text("systemd/atsproxy.service")
             .replacingOccurrences(of: "ProtectSystem=strict", with: "ProtectSytem=strict")
@@ -52,7 +58,9 @@ struct SystemdUnitTests {
 
     @Test(
         "the sysusers.d entry makes the atsproxy user and group",
-        .enabled(if: ServiceFiles.tool("systemd-sysusers") != nil, "systemd-sysusers is not installed (Debian: apt-get install systemd)"))
+        .enabled(
+            if: ServiceFiles.tool("systemd-sysusers") != nil,
+            "systemd-sysusers is not installed (Debian: apt-get install systemd)"))
     func sysusers() throws {
         let directory = try ServiceFiles.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -10,7 +10,10 @@ import Testing
 struct WebAccessProcessTests {
     @Test("web-listen beyond loopback without web-token: the start is refused, naming both")
     func tokenRequired() throws {
-        let result = try runCommand(DaemonProcess.executable, ["--listen", "127.0.0.1:0", "--web-listen", "0.0.0.0:0", "--control-socket", "/tmp/atsproxy-unused.sock"], timeLimit: 20)
+        let result = try runCommand(
+            DaemonProcess.executable,
+            ["--listen", "127.0.0.1:0", "--web-listen", "0.0.0.0:0", "--control-socket", "/tmp/atsproxy-unused.sock"],
+            timeLimit: 20)
         #expect(result.status != 0)
         #expect(result.standardError.contains("web-listen"))
         #expect(result.standardError.contains("web-token"))
@@ -41,7 +44,9 @@ struct WebAccessProcessTests {
                 ["-n", name, "link", "set", "lo", "up"],
             ] {
                 let result = try runCommand("/usr/sbin/ip", command)
-                guard result.status == 0 else { throw FixtureError(message: "ip \(command.joined(separator: " ")): \(result.standardError)") }
+                guard result.status == 0 else {
+                    throw FixtureError(message: "ip \(command.joined(separator: " ")): \(result.standardError)")
+                }
             }
         }
 
@@ -53,13 +58,19 @@ struct WebAccessProcessTests {
         /// curl run inside the namespace: status code, then the response's headers.
         func curl(_ arguments: [String]) throws -> (status: String, headers: String) {
             let result = try runCommand(
-                "/usr/sbin/ip", ["netns", "exec", name, "/usr/bin/curl", "-s", "-D", "-", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10"] + arguments)
+                "/usr/sbin/ip",
+                [
+                    "netns", "exec", name, "/usr/bin/curl", "-s", "-D", "-", "-o", "/dev/null", "-w", "%{http_code}",
+                    "--max-time", "10",
+                ] + arguments)
             // -w writes the three-digit status after the headers.
             return (String(result.standardOutput.suffix(3)), result.standardOutput)
         }
     }
 
-    static var canMakeNamespaces: Bool { geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip") }
+    static var canMakeNamespaces: Bool {
+        geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip")
+    }
 
     @Test(
         "from another network namespace: 401 without the token; ?token=, its cookie and a bearer header get in; loopback needs none",
@@ -79,10 +90,12 @@ struct WebAccessProcessTests {
         let admitted = try namespace.curl([base + "/?token=" + token])
         #expect(admitted.status == "200")
         #expect(admitted.headers.contains("Set-Cookie: atsproxy_token=\(token)"))
-        #expect(try namespace.curl(["-H", "Cookie: atsproxy_token=\(token)", base + "/api/state.json"]).status == "200")
+        #expect(
+            try namespace.curl(["-H", "Cookie: atsproxy_token=\(token)", base + "/api/state.json"]).status == "200")
         #expect(try namespace.curl(["-H", "Authorization: Bearer \(token)", base + "/metrics"]).status == "200")
 
-        let local = try runCommand("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(web)/metrics"])
+        let local = try runCommand(
+            "/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(web)/metrics"])
         #expect(local.standardOutput == "200")
         #expect(daemon.terminate() == 0)
     }

@@ -31,10 +31,12 @@ struct WebBrowserProcessTests {
         let browser = Process()
         browser.executableURL = URL(fileURLWithPath: PrometheusScrape.python)
         browser.arguments = [
-            Repository.path("Tests/ATSProxyDaemonTests/Browser/pages.py"), "--proxy", "\(daemon.port)", "--web", "\(web)",
+            Repository.path("Tests/ATSProxyDaemonTests/Browser/pages.py"), "--proxy", "\(daemon.port)", "--web",
+            "\(web)",
             "--out", screenshots, "--ca", fixture.caPEM,
         ]
-        let input = Pipe(), output = Pipe()
+        let input = Pipe()
+        let output = Pipe()
         browser.standardInput = input
         browser.standardOutput = output
         browser.standardError = FileHandle(forWritingAtPath: "/dev/null")
@@ -49,7 +51,11 @@ struct WebBrowserProcessTests {
         }
         // The blocked connection: cleartext to a host ATS requires HTTPS for, refused at once.
         let blocked = try runCommand(
-            "/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--proxy", "http://127.0.0.1:\(daemon.port)", "http://blocked.test/"])
+            "/usr/bin/curl",
+            [
+                "-s", "-o", "/dev/null", "-w", "%{http_code}", "--proxy", "http://127.0.0.1:\(daemon.port)",
+                "http://blocked.test/",
+            ])
         input.fileHandleForWriting.write(Data("go\n".utf8))
         #expect(blocked.standardOutput == "403")
         var rest = Data()
@@ -60,7 +66,10 @@ struct WebBrowserProcessTests {
         }
         browser.waitUntilExit()
         let text = String(decoding: seen + rest, as: UTF8.self)
-        let json = try #require(text.split(separator: "\n").last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+        let json = try #require(
+            text.split(separator: "\n").last.flatMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            })
         #expect(json["error"] == nil, "\(json["error"] ?? "")")
 
         let through = json["through_proxy"] as? [String: Any]
@@ -69,10 +78,14 @@ struct WebBrowserProcessTests {
         #expect((direct?["text"] as? String)?.contains("127.0.0.1:\(daemon.port)") == true)
         // The check loads only where the CA is trusted (chromium's NSS store stands for the phone's
         // trust switch), and says so; without it, chromium refuses the minted certificate.
-        #expect((json["check"] as? [String: Any])?["text"].map { "\($0)".contains("The atsproxy CA is trusted") } == true, "\(json["check"] ?? "")")
+        #expect(
+            (json["check"] as? [String: Any])?["text"].map { "\($0)".contains("The atsproxy CA is trusted") } == true,
+            "\(json["check"] ?? "")")
         let untrusted = json["check_untrusted"] as? [String: Any] ?? [:]
         #expect(!"\(untrusted["text"] ?? "")".contains("The atsproxy CA is trusted"))
-        #expect("\(untrusted)".contains("ERR_CERT_AUTHORITY_INVALID") || "\(untrusted["title"] ?? "")" == "Privacy error", "\(untrusted)")
+        #expect(
+            "\(untrusted)".contains("ERR_CERT_AUTHORITY_INVALID") || "\(untrusted["title"] ?? "")" == "Privacy error",
+            "\(untrusted)")
 
         // The downloads as chromium received them: the types iOS and browsers act on, the CA's own bytes.
         let downloads = json["downloads"] as? [[String]] ?? []
@@ -82,7 +95,8 @@ struct WebBrowserProcessTests {
         #expect(types["/ca.mobileconfig"] == "application/x-apple-aspen-config")
         if let der = downloads.first(where: { $0[0] == "/ca.cer" }).flatMap({ Data(base64Encoded: $0[2]) }) {
             try der.write(to: URL(fileURLWithPath: fixture.directory + "/browser.cer"))
-            let served = try fixture.x509(fixture.directory + "/browser.cer", ["-inform", "DER", "-fingerprint", "-sha256"])
+            let served = try fixture.x509(
+                fixture.directory + "/browser.cer", ["-inform", "DER", "-fingerprint", "-sha256"])
             #expect(served == (try fixture.x509(fixture.caPEM, ["-fingerprint", "-sha256"])))
         }
         if let pem = downloads.first(where: { $0[0] == "/ca.pem" }).flatMap({ Data(base64Encoded: $0[2]) }) {
@@ -109,9 +123,12 @@ struct WebBrowserProcessTests {
         // /metrics on the same listener, as Prometheus scrapes it.
         let scraped = try runCommand("/usr/bin/curl", ["-sS", "--max-time", "10", "http://127.0.0.1:\(web)/metrics"])
         let metrics = try PrometheusScrape(parsing: scraped.standardOutput)
-        #expect(metrics.families.contains { $0.name == "atsproxy_connections" || $0.name == "atsproxy_connections_total" })
+        #expect(
+            metrics.families.contains { $0.name == "atsproxy_connections" || $0.name == "atsproxy_connections_total" })
         let hostPage = live["host_page"] as? [String: Any]
-        #expect((hostPage?["text"] as? String)?.contains("NSExceptionAllowsInsecureHTTPLoads") == true, "\(hostPage ?? [:])")
+        #expect(
+            (hostPage?["text"] as? String)?.contains("NSExceptionAllowsInsecureHTTPLoads") == true, "\(hostPage ?? [:])"
+        )
         for name in ["onboarding-through-proxy", "onboarding-direct", "check", "live-view", "live-view-host"] {
             #expect(FileManager.default.fileExists(atPath: "\(screenshots)/\(name).png"))
         }

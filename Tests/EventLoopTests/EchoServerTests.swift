@@ -34,7 +34,9 @@ func connectClient(port: UInt16) throws -> Int32 {
     address.sin_port = port.bigEndian
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     let status = withUnsafePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
     }
     guard status == 0 else {
         close(descriptor)
@@ -108,7 +110,8 @@ struct EchoServerTests {
     func unbindable() throws {
         do {
             _ = try EventLoopThread.start { base in
-                let listener = try Listener(base: base, address: try SocketAddress(parsing: "192.0.2.1:8080")) { _, _ in }
+                let listener = try Listener(base: base, address: try SocketAddress(parsing: "192.0.2.1:8080")) { _, _ in
+                }
                 return (keepAlive: listener, info: 0)
             }
             Issue.record("expected the bind to fail")

@@ -30,7 +30,9 @@ struct IdleTimerTests {
             prepare: @escaping @Sendable (SocketStream) -> Void = { _ in }
         ) throws {
             var pair: [Int32] = [0, 0]
-            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { throw EventError("socketpair") }
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else {
+                throw EventError("socketpair")
+            }
             peer = pair[1]
             let ours = pair[0]
             let (stamp, fired) = (stamp, fired)
@@ -75,11 +77,14 @@ struct IdleTimerTests {
         #expect(rig.ending == .idle)
     }
 
-    @Test("bytes waiting for a reader that takes none are a stall, not idleness: it ends at the stall limit, as stalled")
+    @Test(
+        "bytes waiting for a reader that takes none are a stall, not idleness: it ends at the stall limit, as stalled")
     func stall() throws {
         let start = ContinuousClock.now
         // Far more than a socket pair's buffers: most of it waits in the output buffer.
-        let rig = try Rig(limit: .milliseconds(300), stallLimit: .milliseconds(1500)) { $0.write([UInt8](repeating: 1, count: 4 << 20)) }
+        let rig = try Rig(limit: .milliseconds(300), stallLimit: .milliseconds(1500)) {
+            $0.write([UInt8](repeating: 1, count: 4 << 20))
+        }
         #expect(rig.fired.wait(timeout: .now() + 5) == .success)
         let after = try #require(rig.firedTime) - start
         #expect(after >= .milliseconds(1400) && after < .seconds(3), "fired after \(after)")

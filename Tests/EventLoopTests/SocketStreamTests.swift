@@ -8,7 +8,9 @@ import Testing
 /// for the test thread.
 private func socketPair() throws -> (Int32, Int32) {
     var descriptors: [Int32] = [0, 0]
-    guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &descriptors) == 0 else { throw EventError("socketpair") }
+    guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &descriptors) == 0 else {
+        throw EventError("socketpair")
+    }
     var limit = timeval(tv_sec: 10, tv_usec: 0)
     setsockopt(descriptors[1], SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
     return (descriptors[0], descriptors[1])
@@ -135,7 +137,8 @@ struct ConnectionTests {
         let done = DispatchSemaphore(value: 0)
         let (loop, _) = try EventLoopThread.start { base in
             var accepted: [SocketStream] = []
-            let listener = try Listener(base: base, address: try SocketAddress(parsing: "127.0.0.1:0")) { descriptor, _ in
+            let listener = try Listener(base: base, address: try SocketAddress(parsing: "127.0.0.1:0")) {
+                descriptor, _ in
                 guard let connection = try? SocketStream(base: base, descriptor: descriptor) else { return }
                 accepted.append(connection)
                 connection.onReadable = { connection in
@@ -151,7 +154,8 @@ struct ConnectionTests {
                 results.withLock { $0.append("outgoing \(event)") }
                 if event != .connected { connection.close() }
             }
-            let refused = try SocketStream(base: base, connectingTo: try SocketAddress(parsing: "127.0.0.1:\(closedPort)"))
+            let refused = try SocketStream(
+                base: base, connectingTo: try SocketAddress(parsing: "127.0.0.1:\(closedPort)"))
             refused.setTimeouts(read: nil, write: .seconds(5))
             refused.onEvent = { connection, event in
                 results.withLock { $0.append("refused \(event)") }
@@ -169,21 +173,30 @@ struct ConnectionTests {
         #expect(seen.contains("refused \(StreamEvent.error(ECONNREFUSED))"))
     }
 
-    @Test("the resolver answers from /etc/hosts and numeric hosts with every address, and a cancelled lookup never answers")
+    @Test(
+        "the resolver answers from /etc/hosts and numeric hosts with every address, and a cancelled lookup never answers"
+    )
     func lookUp() throws {
         let answers = Locked<[String]>([])
         let done = DispatchSemaphore(value: 0)
         let (loop, _) = try EventLoopThread.start { base in
             let resolver = try DNSResolver(base: base)
             resolver.lookUp("localhost", port: 8443) { result in
-                answers.withLock { $0.append("localhost " + ((try? result.get())?.map(\.description).joined(separator: " ") ?? "failed")) }
+                answers.withLock {
+                    $0.append(
+                        "localhost " + ((try? result.get())?.map(\.description).joined(separator: " ") ?? "failed"))
+                }
                 done.signal()
             }
             resolver.lookUp("192.0.2.7", port: 80) { result in
-                answers.withLock { $0.append("numeric " + ((try? result.get())?.map(\.description).joined(separator: " ") ?? "failed")) }
+                answers.withLock {
+                    $0.append("numeric " + ((try? result.get())?.map(\.description).joined(separator: " ") ?? "failed"))
+                }
                 done.signal()
             }
-            let cancelled = resolver.lookUp("no-such-name.invalid", port: 80) { _ in answers.withLock { $0.append("cancelled answered") } }
+            let cancelled = resolver.lookUp("no-such-name.invalid", port: 80) { _ in
+                answers.withLock { $0.append("cancelled answered") }
+            }
             cancelled.cancel()
             return (keepAlive: KeepAlive([resolver]), info: 0)
         }

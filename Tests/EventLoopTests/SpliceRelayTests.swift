@@ -1,9 +1,10 @@
 import Dispatch
-@testable import EventLoop
 import Glibc
 import POSIX
 import Synchronization
 import Testing
+
+@testable import EventLoop
 
 /// A relay between two loopback TCP connections, each with a peer on the test's threads:
 /// peer A ⇄ first ⇄ relay ⇄ second ⇄ peer B.
@@ -12,11 +13,16 @@ struct SpliceRelayTests {
     /// Both methods: splice(2), and the evbuffer copies it falls back to.
     static let methods: [SpliceRelay.Method] = [.splice, .copy]
 
-    @Test("64 MiB each way at once arrive byte for byte (SHA-256), counted, and both ends are passed on", arguments: methods)
+    @Test(
+        "64 MiB each way at once arrive byte for byte (SHA-256), counted, and both ends are passed on",
+        arguments: methods)
     func bulkBothWays(method: SpliceRelay.Method) throws {
         let (first, peerA) = try loopbackPair()
         let (second, peerB) = try loopbackPair()
-        defer { close(peerA); close(peerB) }
+        defer {
+            close(peerA)
+            close(peerB)
+        }
         let (loop, report) = try startRelay(first: first, second: second, method: method)
         defer { loop.stop() }
         let total = 64 << 20
@@ -25,8 +31,20 @@ struct SpliceRelayTests {
         let work: [(String, @Sendable () -> [UInt8])] = [
             ("sent up", { @Sendable in sendPattern(peerA, total: total, seed: 1) }),
             ("sent down", { @Sendable in sendPattern(peerB, total: total, seed: 2) }),
-            ("received up", { @Sendable in let r = receiveHashing(peerB); return r.count == total ? r.sha256 : [] }),
-            ("received down", { @Sendable in let r = receiveHashing(peerA); return r.count == total ? r.sha256 : [] }),
+            (
+                "received up",
+                { @Sendable in
+                    let r = receiveHashing(peerB)
+                    return r.count == total ? r.sha256 : []
+                }
+            ),
+            (
+                "received down",
+                { @Sendable in
+                    let r = receiveHashing(peerA)
+                    return r.count == total ? r.sha256 : []
+                }
+            ),
         ]
         for (name, work) in work {
             onThread(group) {
@@ -44,11 +62,16 @@ struct SpliceRelayTests {
         #expect(state.splicing == (method == .splice ? [true, true] : [false, false]))
     }
 
-    @Test("a reader that stops: the source stops being read, the pipe's bytes count as waiting, and all arrive once it reads", arguments: methods)
+    @Test(
+        "a reader that stops: the source stops being read, the pipe's bytes count as waiting, and all arrive once it reads",
+        arguments: methods)
     func slowReader(method: SpliceRelay.Method) throws {
         let (first, peerA) = try loopbackPair()
         let (second, peerB) = try loopbackPair()
-        defer { close(peerA); close(peerB) }
+        defer {
+            close(peerA)
+            close(peerB)
+        }
         let (loop, report) = try startRelay(first: first, second: second, method: method)
         defer { loop.stop() }
         let total = 64 << 20
@@ -61,7 +84,9 @@ struct SpliceRelayTests {
             var block = [UInt8](repeating: 0, count: 65_536)
             var offset = 0
             while offset < total {
-                for index in block.indices { block[index] = UInt8(truncatingIfNeeded: (offset + index) &* 31 &+ (offset >> 16)) }
+                for index in block.indices {
+                    block[index] = UInt8(truncatingIfNeeded: (offset + index) &* 31 &+ (offset >> 16))
+                }
                 let ok = block.withUnsafeBytes { raw in
                     hash.update(raw)
                     return sendAll(peerA, raw)
@@ -86,7 +111,9 @@ struct SpliceRelayTests {
             }
             previous = now
         }
-        #expect(stalledAt > 0 && stalledAt < 24 << 20, "the sender stalls at what the sockets and the pipe hold: \(stalledAt)")
+        #expect(
+            stalledAt > 0 && stalledAt < 24 << 20,
+            "the sender stalls at what the sockets and the pipe hold: \(stalledAt)")
         pause(0.3)
         #expect(sent.load(ordering: .relaxed) == stalledAt, "nothing more was read from the source")
         let waiting = report.snapshot.secondWaiting
@@ -106,18 +133,24 @@ struct SpliceRelayTests {
         #expect(state.bytesToSecond == total && state.bytesToFirst == 0)
     }
 
-    @Test("an end from either side is passed on once its bytes are delivered, and the other way goes on", arguments: methods)
+    @Test(
+        "an end from either side is passed on once its bytes are delivered, and the other way goes on",
+        arguments: methods)
     func halfClose(method: SpliceRelay.Method) throws {
         for firstToEnd in [true, false] {
             let (first, peerA) = try loopbackPair()
             let (second, peerB) = try loopbackPair()
-            defer { close(peerA); close(peerB) }
+            defer {
+                close(peerA)
+                close(peerB)
+            }
             let (loop, report) = try startRelay(first: first, second: second, method: method)
             defer { loop.stop() }
             let (ender, other) = firstToEnd ? (peerA, peerB) : (peerB, peerA)
             sendAll(ender, "last words")
             shutdown(ender, Int32(SHUT_WR))
-            #expect(String(decoding: receiveAll(other), as: UTF8.self) == "last words", "the end arrived after the bytes")
+            #expect(
+                String(decoding: receiveAll(other), as: UTF8.self) == "last words", "the end arrived after the bytes")
             // The other way is still open.
             sendAll(other, "still here")
             var buffer = [UInt8](repeating: 0, count: 64)
@@ -160,11 +193,16 @@ struct SpliceRelayTests {
         #expect(receiveAll(peerA).isEmpty)
     }
 
-    @Test("bytes buffered before the relay starts go first, in order, both in the input and in the output", arguments: methods)
+    @Test(
+        "bytes buffered before the relay starts go first, in order, both in the input and in the output",
+        arguments: methods)
     func bufferedBytesFirst(method: SpliceRelay.Method) throws {
         let (first, peerA) = try loopbackPair()
         let (second, peerB) = try loopbackPair()
-        defer { close(peerA); close(peerB) }
+        defer {
+            close(peerA)
+            close(peerB)
+        }
         sendAll(peerA, "read before; ")
         pause(0.05)
         let (loop, report) = try startRelay(first: first, second: second, method: method) { a, _ in
@@ -178,17 +216,24 @@ struct SpliceRelayTests {
         sendAll(peerB, "server speaks")
         shutdown(peerB, Int32(SHUT_WR))
         #expect(String(decoding: receiveAll(peerB), as: UTF8.self) == "read before; sent after")
-        #expect(String(decoding: receiveAll(peerA), as: UTF8.self) == "HTTP/1.1 200 Connection established\r\n\r\nserver speaks")
+        #expect(
+            String(decoding: receiveAll(peerA), as: UTF8.self)
+                == "HTTP/1.1 200 Connection established\r\n\r\nserver speaks")
         let state = try #require(report.waitForEnd())
         #expect(state.ending == .finished)
         #expect(state.bytesToSecond == 23 && state.bytesToFirst == 13)
     }
 
-    @Test("a splice the kernel refuses mid-stream falls back to copies, the pipe's bytes first: 16 MiB arrive byte for byte")
+    @Test(
+        "a splice the kernel refuses mid-stream falls back to copies, the pipe's bytes first: 16 MiB arrive byte for byte"
+    )
     func fallbackMidStream() throws {
         let (first, peerA) = try loopbackPair()
         let (second, peerB) = try loopbackPair()
-        defer { close(peerA); close(peerB) }
+        defer {
+            close(peerA)
+            close(peerB)
+        }
         let (loop, report) = try startRelay(first: first, second: second, refusingAfter: 1 << 20)
         defer { loop.stop() }
         let total = 16 << 20
@@ -213,7 +258,10 @@ struct SpliceRelayTests {
     func bulkPipeGrows() throws {
         let (first, peerA) = try loopbackPair()
         let (second, peerB) = try loopbackPair()
-        defer { close(peerA); close(peerB) }
+        defer {
+            close(peerA)
+            close(peerB)
+        }
         let (loop, report) = try startRelay(first: first, second: second)
         defer { loop.stop() }
         let total = 64 << 20
@@ -231,8 +279,10 @@ struct SpliceRelayTests {
         #expect(state.ending == .finished)
         // Grown unless other tests' grown pipes hold the whole budget at the time, or the user's
         // pipe quota refuses it: then it keeps its size, which is what matters.
-        #expect(state.largestPipes[0] == SplicePipe.grownCapacity || state.largestPipes[0] == SplicePipe.defaultCapacity)
-        #expect(state.largestPipes[1] == SplicePipe.defaultCapacity, "nothing filled the pipe back: \(state.largestPipes)")
+        #expect(
+            state.largestPipes[0] == SplicePipe.grownCapacity || state.largestPipes[0] == SplicePipe.defaultCapacity)
+        #expect(
+            state.largestPipes[1] == SplicePipe.defaultCapacity, "nothing filled the pipe back: \(state.largestPipes)")
     }
 
     @Test("pipes grow only within the process's budget, and give it back when freed")

@@ -12,7 +12,10 @@ struct UnixSocketFileTests {
     func permissions() throws {
         let path = Self.temporaryPath()
         let descriptor = try UnixSocketFile.listen(at: path, permissions: 0o660)
-        defer { close(descriptor); unlink(path) }
+        defer {
+            close(descriptor)
+            unlink(path)
+        }
         var info = stat()
         #expect(lstat(path, &info) == 0)
         #expect(info.st_mode & S_IFMT == S_IFSOCK)
@@ -35,7 +38,9 @@ struct UnixSocketFileTests {
         let path = Self.temporaryPath()
         #expect(FileManager.default.createFile(atPath: path, contents: Data("keep me".utf8)))
         defer { unlink(path) }
-        let error = try #require(throws: EventError.self) { _ = try UnixSocketFile.listen(at: path, permissions: 0o600) }
+        let error = try #require(throws: EventError.self) {
+            _ = try UnixSocketFile.listen(at: path, permissions: 0o600)
+        }
         #expect(error.description.contains("not a socket"))
         #expect((try? String(contentsOfFile: path, encoding: .utf8)) == "keep me")
     }

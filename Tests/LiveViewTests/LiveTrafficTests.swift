@@ -1,7 +1,8 @@
 import ATSPolicy
-@testable import LiveView
 import Testing
 import TrafficReport
+
+@testable import LiveView
 
 @Suite("LiveTraffic: the daemon's lines in bounded memory")
 struct LiveTrafficTests {
@@ -23,17 +24,24 @@ struct LiveTrafficTests {
         #expect(!open.isComplete)
         #expect(open.requests.map(\.url) == ["https://ws.example.com/socket?token=a%2Fb%3Dc"])
         #expect(site.traffic.unparsedLines == 2)
-        #expect(site.traffic.activity[api]?.lastSeen == "2026-11-24T15:04:06.500Z", "the requests' times count as sightings")
+        #expect(
+            site.traffic.activity[api]?.lastSeen == "2026-11-24T15:04:06.500Z", "the requests' times count as sightings"
+        )
     }
 
     @Test("the same lines in any order give the same hosts", arguments: [false, true])
     func orderDoesNotMatter(reversed: Bool) {
         let lines = [
-            requestLine("api.example.com", id: 1), requestLine("api.example.com", id: 1), connectionLine("api.example.com", id: 1),
-            requestLine("cdn.example.com", id: 2), connectionLine("cdn.example.com", id: 2), requestLine("alone.example.com", id: 3),
+            requestLine("api.example.com", id: 1), requestLine("api.example.com", id: 1),
+            connectionLine("api.example.com", id: 1),
+            requestLine("cdn.example.com", id: 2), connectionLine("cdn.example.com", id: 2),
+            requestLine("alone.example.com", id: 3),
         ]
-        let forward = liveSite(lines).traffic.tally.hosts.map { "\($0.host) c\($0.connections) r\($0.requests)" }.sorted()
-        let backward = liveSite(reversed ? lines.reversed() : lines).traffic.tally.hosts.map { "\($0.host) c\($0.connections) r\($0.requests)" }.sorted()
+        let forward = liveSite(lines).traffic.tally.hosts.map { "\($0.host) c\($0.connections) r\($0.requests)" }
+            .sorted()
+        let backward = liveSite(reversed ? lines.reversed() : lines).traffic.tally.hosts.map {
+            "\($0.host) c\($0.connections) r\($0.requests)"
+        }.sorted()
         #expect(forward == ["api.example.com c1 r2", "cdn.example.com c1 r1"])
         #expect(backward == forward)
     }
@@ -59,7 +67,8 @@ struct LiveTrafficTests {
         for id in 0..<5 { traffic.ingest(line: Array(requestLine("a.example.com", id: id).utf8)) }
         #expect(traffic.openConnections == 2)
         traffic.ingest(line: Array(connectionLine("a.example.com", id: 0).utf8))
-        #expect(traffic.recentConnections.first?.requests.isEmpty == true, "connection 0's requests were forgotten with it")
+        #expect(
+            traffic.recentConnections.first?.requests.isEmpty == true, "connection 0's requests were forgotten with it")
         #expect(traffic.openConnections == 1, "connection 0's own line pushed connection 3 out")
         #expect(traffic.recentConnections.map(\.connectionID) == [0, 4])
     }
@@ -69,7 +78,8 @@ struct LiveTrafficTests {
         let limits = LiveTraffic.Limits(recentConnections: 10, hosts: 2, clientsPerHost: 3, requestsPerConnection: 5)
         var traffic = LiveTraffic(limits: limits)
         for index in 0..<20 {
-            traffic.ingest(line: Array(connectionLine("h\(index % 4).example.com", client: "10.0.0.\(index):4000").utf8))
+            traffic.ingest(
+                line: Array(connectionLine("h\(index % 4).example.com", client: "10.0.0.\(index):4000").utf8))
             traffic.ingest(line: Array(requestLine("w\(index).example.com", id: 100 + index).utf8))
         }
         #expect(traffic.tally.hosts.map(\.host.description) == ["h0.example.com", "h1.example.com"])
@@ -113,9 +123,12 @@ struct LiveTrafficTests {
         #expect(traffic.version == before)
     }
 
-    @Test("a device is an address: the port is dropped, IPv6 brackets too", arguments: [
-        ("192.168.1.23:50312", "192.168.1.23"), ("[2001:db8::1]:443", "2001:db8::1"), ("2001:db8::1", "2001:db8::1"), ("host", "host"),
-    ])
+    @Test(
+        "a device is an address: the port is dropped, IPv6 brackets too",
+        arguments: [
+            ("192.168.1.23:50312", "192.168.1.23"), ("[2001:db8::1]:443", "2001:db8::1"),
+            ("2001:db8::1", "2001:db8::1"), ("host", "host"),
+        ])
     func clientAddresses(client: String, address: String) {
         #expect(HostActivity.address(client) == address)
     }

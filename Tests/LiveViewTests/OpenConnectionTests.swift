@@ -1,9 +1,10 @@
 import ATSPolicy
 import Foundation
-@testable import LiveView
 import ProxyWire
 import Testing
 import TrafficReport
+
+@testable import LiveView
 
 /// Tunnels still open (`connection_open` lines, which the daemon feeds the view but never logs):
 /// shown in the table from their verdict on, counted once when their connection line comes, and
@@ -16,7 +17,8 @@ import TrafficReport
 
     @Test("an open tunnel shows in the table at once, with its verdict and violations; the plist panel leaves it out")
     func shownWhileOpen() throws {
-        let open = Self.opened("slow.example", id: 7, violations: ["tls_version"], explanations: ["the server negotiated TLS 1.1"])
+        let open = Self.opened(
+            "slow.example", id: 7, violations: ["tls_version"], explanations: ["the server negotiated TLS 1.1"])
         #expect(open.contains("connection_open"))
         let site = liveSite([connectionLine("done.example", id: 1), open])
         #expect(listedHosts(site.page("/")).sorted() == ["done.example", "slow.example"])
@@ -24,7 +26,9 @@ import TrafficReport
         let row = try #require(snapshot.rows.first { $0.name == "slow.example" })
         #expect(row.traffic.connections == 1)
         #expect(row.violations.map(\.name) == ["tls_version"])
-        #expect(snapshot.infoPlistFragment == batchReport([connectionLine("done.example", id: 1)], context: context()).report.infoPlistFragment)
+        #expect(
+            snapshot.infoPlistFragment
+                == batchReport([connectionLine("done.example", id: 1)], context: context()).report.infoPlistFragment)
         #expect(!snapshot.infoPlistFragment.contains("slow.example"))
         #expect(site.traffic.lines == 1)
         #expect(site.page("/").contains("1 tunnel open"))
@@ -32,7 +36,8 @@ import TrafficReport
 
     @Test("its connection line replaces it: one connection counted, and the panel then includes it")
     func replacedByItsLine() throws {
-        let final = connectionLine("slow.example", id: 7, violations: ["tls_version"], explanations: ["the server negotiated TLS 1.1"])
+        let final = connectionLine(
+            "slow.example", id: 7, violations: ["tls_version"], explanations: ["the server negotiated TLS 1.1"])
         let site = liveSite([Self.opened("slow.example", id: 7, violations: ["tls_version"]), final])
         #expect(site.traffic.openConnectionRecords.isEmpty)
         let row = try #require(site.snapshot.rows.first { $0.name == "slow.example" })
@@ -79,14 +84,19 @@ import TrafficReport
         #expect(batch.traffic.openConnectionRecords.keys.sorted() == [2])
     }
 
-    @Test("connection ids are read after the writer's markers only", arguments: [
-        (#"{"kind":"connection_open","connection_id":42,"x":1}"#, true, Int64?.some(42)),
-        (#"{"kind":"connection","connection_id":7}"#, false, Int64?.some(7)),
-        (#"{"kind":"connection","connection_id":null}"#, false, Int64?.none),
-        (#"{"connection_id":7,"kind":"connection"}"#, false, Int64?.none),
-    ])
+    @Test(
+        "connection ids are read after the writer's markers only",
+        arguments: [
+            (#"{"kind":"connection_open","connection_id":42,"x":1}"#, true, Int64?.some(42)),
+            (#"{"kind":"connection","connection_id":7}"#, false, Int64?.some(7)),
+            (#"{"kind":"connection","connection_id":null}"#, false, Int64?.none),
+            (#"{"connection_id":7,"kind":"connection"}"#, false, Int64?.none),
+        ])
     func ids(line: String, open: Bool, expected: Int64?) {
-        let marker = open ? Array(#""kind":"connection_open","connection_id":"#.utf8) : Array(#""kind":"connection","connection_id":"#.utf8)
+        let marker =
+            open
+            ? Array(#""kind":"connection_open","connection_id":"#.utf8)
+            : Array(#""kind":"connection","connection_id":"#.utf8)
         #expect(LineBatch.connectionID(in: Array(line.utf8), after: marker) == expected)
     }
 }

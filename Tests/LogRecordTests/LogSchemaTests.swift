@@ -34,10 +34,12 @@ struct LogSchemaTests {
         #expect(line[RequestField.url] == nil)
     }
 
-    @Test("the action and kind vocabularies", arguments: [
-        (Action.allCases.map(\.rawValue), ["allowed", "blocked", "failed", "denied"]),
-        (RecordKind.allCases.map(\.rawValue), ["connection", "connection_open", "request", "tls_stream"]),
-    ])
+    @Test(
+        "the action and kind vocabularies",
+        arguments: [
+            (Action.allCases.map(\.rawValue), ["allowed", "blocked", "failed", "denied"]),
+            (RecordKind.allCases.map(\.rawValue), ["connection", "connection_open", "request", "tls_stream"]),
+        ])
     func vocabularies(_ names: [String], _ expected: [String]) {
         #expect(names == expected)
     }

@@ -14,7 +14,9 @@ struct CADownloadTests {
         ("/ca.cer", "application/pkix-cert", "atsproxy-ca.cer"),
     ]
 
-    @Test("each form is served unchanged, as an attachment of its type", arguments: [Fixture.arrivals[0], Fixture.arrivals[2]])
+    @Test(
+        "each form is served unchanged, as an attachment of its type",
+        arguments: [Fixture.arrivals[0], Fixture.arrivals[2]])
     func served(_ arrival: LocalRequest.Arrival) throws {
         let factory = try CertificateFactory()
         try factory.rootCA("atsproxy-test-ca")
@@ -23,9 +25,12 @@ struct CADownloadTests {
         #expect(der.first == 0x30, "DER starts with a SEQUENCE")
         // Any bytes stand for the profile: Onboarding serves what the daemon hands it.
         let profile = Array("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\"><dict/></plist>\n".utf8)
-        let fingerprint = String(decoding: try factory.openssl(["x509", "-in", "atsproxy-test-ca.pem", "-noout", "-fingerprint", "-sha256"]), as: UTF8.self)
+        let fingerprint = String(
+            decoding: try factory.openssl(["x509", "-in", "atsproxy-test-ca.pem", "-noout", "-fingerprint", "-sha256"]),
+            as: UTF8.self)
         let downloads = OnboardingConfiguration.CADownloads(
-            pem: pem, der: der, mobileconfig: profile, sha256Fingerprint: String(fingerprint.split(separator: "=").last ?? ""),
+            pem: pem, der: der, mobileconfig: profile,
+            sha256Fingerprint: String(fingerprint.split(separator: "=").last ?? ""),
             subject: "CN=atsproxy-test-ca", notAfter: 2_000_000_000)
         let site = OnboardingSite(configuration: Fixture.configuration(authority: downloads))
         let expected: [String: [UInt8]] = ["/ca.mobileconfig": profile, "/ca.pem": pem, "/ca.cer": der]
@@ -40,7 +45,9 @@ struct CADownloadTests {
         // What was served is the CA openssl made: it reads the DER back to the same certificate.
         let path = factory.path("served.cer")
         try Data(Fixture.response(site, Fixture.request("/ca.cer")).body).write(to: URL(fileURLWithPath: path))
-        let back = try factory.openssl(["x509", "-inform", "DER", "-in", "served.cer", "-noout", "-fingerprint", "-sha256"])
+        let back = try factory.openssl([
+            "x509", "-inform", "DER", "-in", "served.cer", "-noout", "-fingerprint", "-sha256",
+        ])
         #expect(String(decoding: back, as: UTF8.self) == fingerprint)
         let page = Fixture.body(Fixture.response(site, Fixture.request("/")))
         #expect(page.contains(downloads.sha256Fingerprint.trimmingCharacters(in: .whitespacesAndNewlines)))

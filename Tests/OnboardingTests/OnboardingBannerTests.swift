@@ -57,7 +57,9 @@ struct OnboardingBannerTests {
         #expect(text.hasSuffix("http://[fd00::20]:8080/\n"))
     }
 
-    @Test("with no address a phone can reach, how to listen on the LAN", arguments: [[], ["127.0.0.1:8080", "[::1]:8080", "localhost:8080"]])
+    @Test(
+        "with no address a phone can reach, how to listen on the LAN",
+        arguments: [[], ["127.0.0.1:8080", "[::1]:8080", "localhost:8080"]])
     func loopbackOnly(_ addresses: [String]) {
         let text = OnboardingBanner(addresses: addresses).text
         #expect(text.contains("--listen 0.0.0.0:8080 --allow-client 192.168.0.0/16"))

@@ -18,7 +18,9 @@ struct OnboardingSiteTests {
         ("/ca.cer", "application/pkix-cert"),
     ]
 
-    @Test("every route answers every arrival with its type, the marker, and no-store", arguments: routes.map(\.path), Fixture.arrivals)
+    @Test(
+        "every route answers every arrival with its type, the marker, and no-store", arguments: routes.map(\.path),
+        Fixture.arrivals)
     func routeTypes(_ path: String, _ arrival: LocalRequest.Arrival) throws {
         let response = Fixture.response(site, Fixture.request(path, arrival: arrival))
         #expect(response.status == 200)
@@ -48,7 +50,8 @@ struct OnboardingSiteTests {
 
     @Test("the manual settings split an IPv6 listener into server and port")
     func ipv6Listener() {
-        let page = Fixture.body(Fixture.response(site, Fixture.request("/", arrival: .direct(secure: false), listener: "[fd00::20]:8080")))
+        let page = Fixture.body(
+            Fixture.response(site, Fixture.request("/", arrival: .direct(secure: false), listener: "[fd00::20]:8080")))
         #expect(page.contains("Server <code>fd00::20</code>, Port <code>8080</code>"))
         #expect(page.contains("http://[fd00::20]:8080/proxy.pac"))
     }
@@ -56,7 +59,9 @@ struct OnboardingSiteTests {
     @Test("the page's CA step: downloads, fingerprint, and both switches spelled out")
     func caStep() {
         let page = Fixture.body(Fixture.response(site, Fixture.request("/")))
-        for link in ["href=\"/ca.mobileconfig\"", "href=\"/ca.pem\"", "href=\"/ca.cer\"", "href=\"https://atsproxy.test/check\""] {
+        for link in [
+            "href=\"/ca.mobileconfig\"", "href=\"/ca.pem\"", "href=\"/ca.cer\"", "href=\"https://atsproxy.test/check\"",
+        ] {
             #expect(page.contains(link), "\(link)")
         }
         #expect(page.contains("AB:CD:EF"))
@@ -90,7 +95,8 @@ struct OnboardingSiteTests {
 
     @Test("a QR code per address, or how to listen on the LAN when there is none")
     func codes() {
-        let two = OnboardingSite(configuration: Fixture.configuration(addresses: ["192.168.1.20:8080", "[fd00::20]:8080", "127.0.0.1:8080"]))
+        let two = OnboardingSite(
+            configuration: Fixture.configuration(addresses: ["192.168.1.20:8080", "[fd00::20]:8080", "127.0.0.1:8080"]))
         let page = Fixture.body(Fixture.response(two, Fixture.request("/")))
         #expect(page.components(separatedBy: "<svg ").count - 1 == 2, "loopback is no address for a phone")
         #expect(page.contains("<figcaption><a href=\"http://[fd00::20]:8080/\">"))
@@ -104,18 +110,24 @@ struct OnboardingSiteTests {
     @Test("the live view is linked when there is one")
     func liveView() {
         let site = OnboardingSite(configuration: Fixture.configuration(liveViewURL: "http://192.168.1.20:8081/"))
-        #expect(Fixture.body(Fixture.response(site, Fixture.request("/"))).contains("<a href=\"http://192.168.1.20:8081/\">"))
+        #expect(
+            Fixture.body(Fixture.response(site, Fixture.request("/"))).contains(
+                "<a href=\"http://192.168.1.20:8081/\">"))
         #expect(!Fixture.body(Fixture.response(self.site, Fixture.request("/"))).contains("What the proxy sees"))
     }
 
     static let checkCases: [(arrival: LocalRequest.Arrival, trusted: Bool)] = [
-        (.proxied(secure: true), true), (.direct(secure: true), true), (.proxied(secure: false), false), (.direct(secure: false), false),
+        (.proxied(secure: true), true), (.direct(secure: true), true), (.proxied(secure: false), false),
+        (.direct(secure: false), false),
     ]
 
     @Test("/check says the CA is trusted over https, and how to check over http", arguments: checkCases)
     func check(_ arrival: LocalRequest.Arrival, trusted: Bool) {
         let page = Fixture.body(Fixture.response(site, Fixture.request("/check", arrival: arrival)))
-        #expect(page.contains("atsproxy CA is trusted on this device: this page came over HTTPS with a certificate atsproxy made") == trusted)
+        #expect(
+            page.contains(
+                "atsproxy CA is trusted on this device: this page came over HTTPS with a certificate atsproxy made")
+                == trusted)
         #expect(page.contains("Open <a href=\"https://atsproxy.test/check\">") == !trusted)
         #expect(page.contains("certificate warning"))
         #expect(page.contains("reached atsproxy directly") == (arrival == .direct(secure: true)))
@@ -144,7 +156,9 @@ struct OnboardingSiteTests {
         #expect(response.header("X-ATSProxy") == "onboarding")
     }
 
-    @Test("methods other than GET and HEAD are 405 with Allow", arguments: ["POST", "PUT", "DELETE", "OPTIONS", "CONNECT"])
+    @Test(
+        "methods other than GET and HEAD are 405 with Allow",
+        arguments: ["POST", "PUT", "DELETE", "OPTIONS", "CONNECT"])
     func methodNotAllowed(_ method: String) {
         let response = Fixture.response(site, Fixture.request("/", method: method))
         #expect(response.status == 405)
@@ -153,7 +167,9 @@ struct OnboardingSiteTests {
         #expect(response.header("X-ATSProxy") == "onboarding")
     }
 
-    @Test("HEAD gets GET's response; serialized for HEAD it has GET's Content-Length and no body", arguments: routes.map(\.path))
+    @Test(
+        "HEAD gets GET's response; serialized for HEAD it has GET's Content-Length and no body",
+        arguments: routes.map(\.path))
     func head(_ path: String) {
         let get = Fixture.response(site, Fixture.request(path, method: "GET"))
         let head = Fixture.response(site, Fixture.request(path, method: "HEAD"))
@@ -166,13 +182,17 @@ struct OnboardingSiteTests {
 
     static let hostile = "<script>alert(1)</script>\"'&"
 
-    @Test("hostile client and listener strings are escaped in every page", arguments: ["/", "/check"], Fixture.arrivals)
+    @Test(
+        "hostile client and listener strings are escaped in every page", arguments: ["/", "/check"], Fixture.arrivals)
     func escaping(_ path: String, _ arrival: LocalRequest.Arrival) {
-        let site = OnboardingSite(configuration: Fixture.configuration(
-            authority: OnboardingConfiguration.CADownloads(
-                pem: [], der: [], mobileconfig: [], sha256Fingerprint: Self.hostile, subject: Self.hostile, notAfter: 0),
-            liveViewURL: "javascript:\"><script>x</script>"))
-        let request = Fixture.request(path, arrival: arrival, client: Self.hostile, listener: "\"><img src=x onerror=alert(1)>:80")
+        let site = OnboardingSite(
+            configuration: Fixture.configuration(
+                authority: OnboardingConfiguration.CADownloads(
+                    pem: [], der: [], mobileconfig: [], sha256Fingerprint: Self.hostile, subject: Self.hostile,
+                    notAfter: 0),
+                liveViewURL: "javascript:\"><script>x</script>"))
+        let request = Fixture.request(
+            path, arrival: arrival, client: Self.hostile, listener: "\"><img src=x onerror=alert(1)>:80")
         let page = Fixture.body(Fixture.response(site, request))
         #expect(!page.contains("<script"))
         #expect(!page.contains("<img"))

@@ -14,13 +14,15 @@ enum Fixture {
 
     /// Small stand-ins for the CA's forms, for tests about the pages rather than the bytes.
     static let downloads = OnboardingConfiguration.CADownloads(
-        pem: Array("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".utf8), der: [0x30, 0x82, 0x01, 0x00],
+        pem: Array("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".utf8),
+        der: [0x30, 0x82, 0x01, 0x00],
         mobileconfig: Array("<?xml version=\"1.0\"?><plist/>".utf8), sha256Fingerprint: "AB:CD:EF",
         subject: "CN=atsproxy test CA", notAfter: 2_110_000_000)
 
     static func configuration(
         addresses: [String] = [listener], authority: OnboardingConfiguration.CADownloads? = downloads,
-        pacHosts: [PACHostPattern] = [], mode: OnboardingConfiguration.InspectMode = .intercept, liveViewURL: String? = nil
+        pacHosts: [PACHostPattern] = [], mode: OnboardingConfiguration.InspectMode = .intercept,
+        liveViewURL: String? = nil
     ) -> OnboardingConfiguration {
         OnboardingConfiguration(
             addresses: addresses, authority: authority, pacHosts: pacHosts, inspectMode: mode, liveViewURL: liveViewURL)
@@ -50,7 +52,9 @@ enum Fixture {
 /// A rough HTML5 well-formedness check: every non-void element closed in order, nothing left open.
 /// Returns the problems found (empty when none).
 func htmlNestingProblems(_ html: String) -> [String] {
-    let void: Set<String> = ["meta", "br", "img", "input", "link", "hr", "wbr", "source", "col", "area", "base", "embed"]
+    let void: Set<String> = [
+        "meta", "br", "img", "input", "link", "hr", "wbr", "source", "col", "area", "base", "embed",
+    ]
     var open: [String] = []
     var problems: [String] = []
     var rest = Substring(html)
@@ -65,7 +69,11 @@ func htmlNestingProblems(_ html: String) -> [String] {
         let closing = tag.hasPrefix("/")
         let name = (closing ? tag.dropFirst() : tag).prefix { $0.isLetter || $0.isNumber }.lowercased()
         if closing {
-            if open.last == name { open.removeLast() } else { problems.append("</\(name)> closes <\(open.last ?? "nothing")>") }
+            if open.last == name {
+                open.removeLast()
+            } else {
+                problems.append("</\(name)> closes <\(open.last ?? "nothing")>")
+            }
         } else if !void.contains(name), !tag.hasSuffix("/") {
             open.append(name)
         }

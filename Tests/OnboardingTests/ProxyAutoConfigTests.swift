@@ -26,12 +26,16 @@ struct ProxyAutoConfigTests {
             """
         let result = try runCommand(node, ["-e", harness, directory + "/proxy.pac"], input: input, timeLimit: 30)
         try #require(result.status == 0, "\(result.standardError)")
-        return result.standardOutput.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+        return result.standardOutput.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(
+            String.init)
     }
 
-    static func pac(_ target: String, pacHosts: [PACHostPattern] = [], listener: String = Fixture.listener) throws -> String {
+    static func pac(_ target: String, pacHosts: [PACHostPattern] = [], listener: String = Fixture.listener) throws
+        -> String
+    {
         let site = OnboardingSite(configuration: Fixture.configuration(pacHosts: pacHosts))
-        let response = Fixture.response(site, Fixture.request(target, arrival: .direct(secure: false), listener: listener))
+        let response = Fixture.response(
+            site, Fixture.request(target, arrival: .direct(secure: false), listener: listener))
         try #require(response.status == 200, "\(Fixture.body(response))")
         #expect(response.header("Content-Type") == "application/x-ns-proxy-autoconfig")
         return Fixture.body(response)
@@ -96,17 +100,20 @@ struct ProxyAutoConfigTests {
     @Test("the configured PAC hosts apply when the URL names none; the URL's win")
     func configured() throws {
         let configured = try PACHostPattern.list("api.example.com,*.b.example")
-        let answers = try Self.evaluate(try Self.pac("/proxy.pac", pacHosts: configured), Self.table.map { ($0.url, $0.host) })
+        let answers = try Self.evaluate(
+            try Self.pac("/proxy.pac", pacHosts: configured), Self.table.map { ($0.url, $0.host) })
         for (row, answer) in zip(Self.table, answers) { #expect(answer == row.only, "\(row.host)") }
         let overridden = try Self.evaluate(
-            try Self.pac("/proxy.pac?hosts=www.example.com", pacHosts: configured), [("https://www.example.com/", "www.example.com"), ("https://api.example.com/", "api.example.com")])
+            try Self.pac("/proxy.pac?hosts=www.example.com", pacHosts: configured),
+            [("https://www.example.com/", "www.example.com"), ("https://api.example.com/", "api.example.com")])
         #expect(overridden == [Self.proxy, "DIRECT"])
     }
 
     @Test("the proxy named is the listener the device reached, IPv6 included")
     func listener() throws {
         let answers = try Self.evaluate(
-            try Self.pac("/proxy.pac", listener: "[fd00::20]:3128"), [("https://example.com/", "example.com"), ("http://[fd00::20]/", "fd00::20")])
+            try Self.pac("/proxy.pac", listener: "[fd00::20]:3128"),
+            [("https://example.com/", "example.com"), ("http://[fd00::20]/", "fd00::20")])
         #expect(answers == ["PROXY [fd00::20]:3128", "DIRECT"])
     }
 
@@ -117,7 +124,9 @@ struct ProxyAutoConfigTests {
         #expect(!script.contains("dnsResolve") && !script.contains("isInNet"), "no DNS lookups")
     }
 
-    @Test("a bad host pattern is a 400 naming it", arguments: ["a.example,b\"c", "*.", "*", "a..b", "x/y", "evil\");alert(1);//"])
+    @Test(
+        "a bad host pattern is a 400 naming it",
+        arguments: ["a.example,b\"c", "*.", "*", "a..b", "x/y", "evil\");alert(1);//"])
     func badPattern(_ list: String) {
         let query = list.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? list
         let response = Fixture.response(
@@ -129,7 +138,10 @@ struct ProxyAutoConfigTests {
 
     @Test("patterns parse to lowercased names without a trailing dot or brackets")
     func patterns() throws {
-        #expect(try PACHostPattern.list(" A.Example. , *.B.example,[FD00::1] ,,").map(\.description) == ["a.example", "*.b.example", "fd00::1"])
+        #expect(
+            try PACHostPattern.list(" A.Example. , *.B.example,[FD00::1] ,,").map(\.description) == [
+                "a.example", "*.b.example", "fd00::1",
+            ])
         #expect(try PACHostPattern("*.x.example").includesSubdomains)
         #expect(throws: PACHostPattern.Invalid.self) { try PACHostPattern("") }
     }

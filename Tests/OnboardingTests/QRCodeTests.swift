@@ -26,7 +26,8 @@ struct QRCodeTests {
 
     @Test("the terminal drawing is the one libqrencode's own command prints", arguments: texts)
     func terminalMatchesQrencode(_ text: String) throws {
-        let reference = try runCommand("/usr/bin/qrencode", ["-t", "UTF8", "-8", "-l", "M", "-m", "4", text], input: Data(), timeLimit: 20)
+        let reference = try runCommand(
+            "/usr/bin/qrencode", ["-t", "UTF8", "-8", "-l", "M", "-m", "4", text], input: Data(), timeLimit: 20)
         #expect(reference.status == 0, "\(reference.standardError)")
         #expect(try QRCode(text).terminalText == reference.standardOutput)
     }

@@ -15,17 +15,23 @@ struct ClientFuzzTests {
     /// request reaches a server, so none can get that server's answer.
     static func hostileInput(_ random: inout SplitMix64) -> [UInt8] {
         let starts = [
-            "GET http://localhost:1/ HTTP/1.1\r\n", "CONNECT localhost:1 HTTP/1.1\r\n", "POST http://localhost:1/ HTTP/1.1\r\n",
-            "GET / HTTP/1.1\r\n", "CONNECT [::1 HTTP/1.1\r\n", "GET http://%zz/ HTTP/1.1\r\n", "\u{16}\u{03}\u{01}\u{02}\u{00}",
-            "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "GET http://localhost:99999/ HTTP/1.1\r\n", "CONNECT localhost:0 HTTP/1.1\r\n",
+            "GET http://localhost:1/ HTTP/1.1\r\n", "CONNECT localhost:1 HTTP/1.1\r\n",
+            "POST http://localhost:1/ HTTP/1.1\r\n",
+            "GET / HTTP/1.1\r\n", "CONNECT [::1 HTTP/1.1\r\n", "GET http://%zz/ HTTP/1.1\r\n",
+            "\u{16}\u{03}\u{01}\u{02}\u{00}",
+            "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "GET http://localhost:99999/ HTTP/1.1\r\n",
+            "CONNECT localhost:0 HTTP/1.1\r\n",
         ]
         let fields = [
-            "Host: localhost:1\r\n", "Content-Length: 5\r\n", "Content-Length: -1\r\n", "Transfer-Encoding: chunked\r\n",
+            "Host: localhost:1\r\n", "Content-Length: 5\r\n", "Content-Length: -1\r\n",
+            "Transfer-Encoding: chunked\r\n",
             "Transfer-Encoding: gzip\r\n", "Host: a\r\nHost: b\r\n", " folded\r\n", "X: \u{00}\r\n",
             String(repeating: "A", count: 20_000) + ": b\r\n", "Content-Length: 99999999999999999999\r\n",
         ]
         var bytes = Array(starts.randomElement(using: &random)!.utf8)
-        for _ in 0..<Int.random(in: 0...4, using: &random) { bytes += Array(fields.randomElement(using: &random)!.utf8) }
+        for _ in 0..<Int.random(in: 0...4, using: &random) {
+            bytes += Array(fields.randomElement(using: &random)!.utf8)
+        }
         if Bool.random(using: &random) { bytes += Array("\r\n".utf8) }
         for _ in 0..<Int.random(in: 0...64, using: &random) { bytes.append(UInt8.random(in: 0...255, using: &random)) }
         // Flip a few bytes anywhere.
@@ -57,9 +63,11 @@ struct ClientFuzzTests {
         case .complete(let head, _):
             if head.arrivedInOriginForm { return [404] }
             switch head.target {
-            case .absolute("http", let host, _, _) where host == OnboardingHost.name || host == OnboardingHost.name + ".":
+            case .absolute("http", let host, _, _)
+            where host == OnboardingHost.name || host == OnboardingHost.name + ".":
                 return [404]
-            case .authority(let host, _) where head.method == "CONNECT" && (host == OnboardingHost.name || host == OnboardingHost.name + "."):
+            case .authority(let host, _)
+            where head.method == "CONNECT" && (host == OnboardingHost.name || host == OnboardingHost.name + "."):
                 return [503]
             case .absolute("http", let host, let port, _):
                 // localhost:1 as written: cleartext is allowed there, so only framing or the
@@ -87,12 +95,13 @@ struct ClientFuzzTests {
             $0.headTimeout = .seconds(2)
         }
         defer { proxy.stop() }
-        var random = SplitMix64(state: 20261121)
+        var random = SplitMix64(state: 20_261_121)
         var classes: [String: Int] = [:]
         for index in 0..<300 {
             let input = Self.hostileInput(&random)
             let allowed = Self.allowedStatuses(input)
-            classes[allowed.isEmpty ? "close" : allowed.sorted().map(String.init).joined(separator: "/"), default: 0] += 1
+            classes[allowed.isEmpty ? "close" : allowed.sorted().map(String.init).joined(separator: "/"), default: 0] +=
+                1
             let answer = String(decoding: exchangeRaw(port: proxy.port, input), as: UTF8.self)
             let input80 = String(decoding: input.prefix(80), as: UTF8.self).debugDescription
             if allowed.isEmpty {
@@ -108,7 +117,8 @@ struct ClientFuzzTests {
             }
             // Everyone else is still served, all along.
             if index % 50 == 49 {
-                let request = "GET http://localhost:\(origin.port)/during-\(index) HTTP/1.1\r\nHost: localhost:\(origin.port)\r\n"
+                let request =
+                    "GET http://localhost:\(origin.port)/during-\(index) HTTP/1.1\r\nHost: localhost:\(origin.port)\r\n"
                     + "Connection: close\r\n\r\n"
                 let served = String(decoding: exchangeRaw(port: proxy.port, Array(request.utf8)), as: UTF8.self)
                 #expect(served.hasPrefix("HTTP/1.1 200 OK\r\n"), "after input \(index): \(served.prefix(120))")
@@ -117,9 +127,12 @@ struct ClientFuzzTests {
         }
         // The inputs must reach each kind of verdict, or the test proves little.
         #expect(["close", "400", "431", "505", "502"].allSatisfy { classes[$0, default: 0] > 0 }, "\(classes)")
-        let good = try runCommand("/usr/bin/curl", [
-            "-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)", "http://localhost:\(origin.port)/after",
-        ])
+        let good = try runCommand(
+            "/usr/bin/curl",
+            [
+                "-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)",
+                "http://localhost:\(origin.port)/after",
+            ])
         #expect(good.status == 0, "\(good.standardError)")
         #expect(good.standardOutput == "hello from the origin, /after\n", "\(good.standardError)")
     }

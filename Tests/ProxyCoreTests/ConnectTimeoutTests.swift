@@ -1,7 +1,7 @@
 import ATSPolicy
 import Foundation
-import ProxyCore
 import POSIX
+import ProxyCore
 import TLSTestSupport
 import Testing
 
@@ -17,7 +17,8 @@ struct ConnectTimeoutTests {
         private let fillers = Locked<[Int32]>([])
 
         init(accepting: Int) throws {
-            let (descriptor, port) = try #require(bindLoopback(listening: 0), "listen: \(String(cString: strerror(errno)))")
+            let (descriptor, port) = try #require(
+                bindLoopback(listening: 0), "listen: \(String(cString: strerror(errno)))")
             self.descriptor = descriptor
             self.port = port
             Thread.detachNewThread {
@@ -25,7 +26,9 @@ struct ConnectTimeoutTests {
                     let connection = accept(descriptor, nil, nil)
                     guard connection >= 0 else { return }
                     _ = receiveAvailable(connection, wait: 5)
-                    sendAll(connection, Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
+                    sendAll(
+                        connection,
+                        Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
                     close(connection)
                 }
             }
@@ -77,7 +80,9 @@ struct ConnectTimeoutTests {
         let line = try #require(try proxy.waitForLogLines(1).first)
         #expect(line.action == "failed", "\(line)")
         // The dialer tries every address of localhost in turn; 127.0.0.1's is the one that hangs.
-        #expect(line.upstreamError?.contains("127.0.0.1:\(listener.port): the connection did not open within 1 s") == true, "\(line)")
+        #expect(
+            line.upstreamError?.contains("127.0.0.1:\(listener.port): the connection did not open within 1 s") == true,
+            "\(line)")
     }
 
     @Test("a CONNECT to a server that no longer completes connections gets a 502 at the connect timeout")
@@ -88,7 +93,8 @@ struct ConnectTimeoutTests {
         let listener = try StuckListener(accepting: 1)
         let proxy = try TestProxy.start(factory, policyXML: insecureLocalhost) { $0.connectTimeout = .seconds(1) }
         defer { proxy.stop() }
-        let connect = Array("CONNECT localhost:\(listener.port) HTTP/1.1\r\nHost: localhost:\(listener.port)\r\n\r\n".utf8)
+        let connect = Array(
+            "CONNECT localhost:\(listener.port) HTTP/1.1\r\nHost: localhost:\(listener.port)\r\n\r\n".utf8)
         let first = try #require(connectLoopback(port: proxy.port))
         sendAll(first, connect)
         let established = receiveHead(first)
@@ -111,7 +117,8 @@ struct ConnectTimeoutTests {
         // Each address tried is named, with what it did (localhost may also resolve to ::1).
         #expect(
             line.upstreamError?.hasPrefix(
-                "cannot connect to localhost port \(listener.port): 127.0.0.1:\(listener.port): the connection did not open within 1 s")
+                "cannot connect to localhost port \(listener.port): 127.0.0.1:\(listener.port): the connection did not open within 1 s"
+            )
                 == true,
             "\(line)")
     }

@@ -54,11 +54,14 @@ struct ConnectTunnelTests {
         let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost, mode: .report)
         defer { proxy.stop() }
         // curl itself must be allowed to speak TLS 1.0 to the server through the tunnel.
-        let result = try runCommand("/usr/bin/curl", [
-            "-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", factory.path("root.pem"),
-            "--tlsv1.0", "--ciphers", "DEFAULT:@SECLEVEL=0", "--resolve", "localhost:\(server.port):127.0.0.1",
-            "https://localhost:\(server.port)/",
-        ])
+        let result = try runCommand(
+            "/usr/bin/curl",
+            [
+                "-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert",
+                factory.path("root.pem"),
+                "--tlsv1.0", "--ciphers", "DEFAULT:@SECLEVEL=0", "--resolve", "localhost:\(server.port):127.0.0.1",
+                "https://localhost:\(server.port)/",
+            ])
         let line = try #require(try proxy.waitForLogLines(1).first?.fields)
         #expect(line["action"] as? String == "allowed")
         #expect(line["compliant"] as? Bool == false)
@@ -95,11 +98,14 @@ struct ConnectTunnelTests {
         let factory = try compliantChain()
         let proxy = try TestProxy.start(factory, policyXML: "")
         defer { proxy.stop() }
-        let response = exchangeRaw(port: proxy.port, Array("GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n".utf8))
+        let response = exchangeRaw(
+            port: proxy.port, Array("GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n".utf8))
         let text = String(decoding: response, as: UTF8.self)
         #expect(text.hasPrefix("HTTP/1.1 403 Forbidden"))
         #expect(text.contains("X-ATS-Error: -1022"))
-        #expect(text.contains("App Transport Security has blocked a cleartext HTTP (http://) resource load since it is insecure"))
+        #expect(
+            text.contains(
+                "App Transport Security has blocked a cleartext HTTP (http://) resource load since it is insecure"))
         let line = try #require(try proxy.waitForLogLines(1).first?.fields)
         #expect(line["action"] as? String == "blocked")
         #expect(line["scheme"] as? String == "http")

@@ -1,9 +1,9 @@
-import Foundation
-import TextFormats
 import ATSPolicy
+import Foundation
 import LogRecord
 import ProxyCore
 import Testing
+import TextFormats
 
 @Suite("Connection log records")
 struct ConnectionRecordTests {
@@ -13,7 +13,8 @@ struct ConnectionRecordTests {
         let policy = try PolicyLoader.load(bytes: Array(xml.utf8), file: "p.plist")
         let requirements = try policy.requirements(forHost: "legacy.example.com", explaining: false)
         let leaf = CertificateFacts(
-            subject: "CN=legacy.example.com", keyType: .rsa, keyBits: 2048, signatureAlgorithm: "sha256WithRSAEncryption",
+            subject: "CN=legacy.example.com", keyType: .rsa, keyBits: 2048,
+            signatureAlgorithm: "sha256WithRSAEncryption",
             signatureHash: .sha256, notBefore: 1_767_225_600, notAfter: 1_774_915_200, dnsNames: ["legacy.example.com"])
         let observed = ObservedConnection(
             tlsVersion: .tls10, cipherSuite: CipherSuite(id: 0xC013), chain: [leaf], trust: .systemRoot,
@@ -50,22 +51,33 @@ struct ConnectionRecordTests {
             ("sni_check", .null),
             ("tunnel", .null),
             ("hello_unreadable", .null),
-            ("tls", .object([
-                ("version", .string("TLSv1.0")),
-                ("cipher", .string("TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA")),
-                ("trust", .string("system_root")),
-                ("certificates", .array([.object([
-                    ("subject", .string("CN=legacy.example.com")),
-                    ("key_type", .string("rsa")),
-                    ("key_bits", .int(2048)),
-                    ("sig_alg", .string("sha256WithRSAEncryption")),
-                    ("not_before", .string("2026-01-01T00:00:00Z")),
-                    ("not_after", .string("2026-03-31T00:00:00Z")),
-                ])])),
-            ])),
-            ("observed", .object([
-                ("version", .string("TLSv1.2")), ("cipher", .string("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256")),
-            ])),
+            (
+                "tls",
+                .object([
+                    ("version", .string("TLSv1.0")),
+                    ("cipher", .string("TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA")),
+                    ("trust", .string("system_root")),
+                    (
+                        "certificates",
+                        .array([
+                            .object([
+                                ("subject", .string("CN=legacy.example.com")),
+                                ("key_type", .string("rsa")),
+                                ("key_bits", .int(2048)),
+                                ("sig_alg", .string("sha256WithRSAEncryption")),
+                                ("not_before", .string("2026-01-01T00:00:00Z")),
+                                ("not_after", .string("2026-03-31T00:00:00Z")),
+                            ])
+                        ])
+                    ),
+                ])
+            ),
+            (
+                "observed",
+                .object([
+                    ("version", .string("TLSv1.2")), ("cipher", .string("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256")),
+                ])
+            ),
             ("status", .null),
             ("upstream", .string("203.0.113.7:443")),
             ("upstream_error", .null),
@@ -101,7 +113,8 @@ struct ConnectionRecordTests {
     @Test("the writer's keys are LogRecord's ConnectionField cases, in order, for every line it writes")
     func keysAreTheSchema() throws {
         var record = ConnectionRecord(
-            startedAt: 0, client: "[::1]:1", method: "CONNECT", scheme: .https, host: "a.example", port: 443, action: .allowed)
+            startedAt: 0, client: "[::1]:1", method: "CONNECT", scheme: .https, host: "a.example", port: 443,
+            action: .allowed)
         let schema = ConnectionField.allCases.map(\.rawValue)
         #expect(Self.keys(of: record.json) == schema)
         #expect(Self.keys(of: try JSONValue(parsing: record.logLine)) == schema)
@@ -113,7 +126,8 @@ struct ConnectionRecordTests {
     @Test("the example lines of docs/log-format.md have the schema's fields, in order")
     func documentedFields() throws {
         let docs = try String(contentsOfFile: Self.repository + "/docs/log-format.md", encoding: .utf8)
-        let example = try #require(docs.components(separatedBy: "```json\n").dropFirst().first?.components(separatedBy: "```").first)
+        let example = try #require(
+            docs.components(separatedBy: "```json\n").dropFirst().first?.components(separatedBy: "```").first)
         let lines = example.split(separator: "\n").map { $0.replacingOccurrences(of: "[…]", with: "[]") }
         #expect(lines.count == 2)
         for line in lines {
@@ -124,7 +138,8 @@ struct ConnectionRecordTests {
     @Test("every failure is written with its code beside its sentence", arguments: Failure.allCases)
     func failureCode(_ failure: Failure) throws {
         var record = ConnectionRecord(
-            startedAt: 0, client: "[::1]:1", method: "CONNECT", scheme: .https, host: "a.example", port: 443, action: .failed)
+            startedAt: 0, client: "[::1]:1", method: "CONNECT", scheme: .https, host: "a.example", port: 443,
+            action: .failed)
         record.fail(FailureReason(failure, "words"))
         let line = try JSONValue(parsing: record.logLine)
         #expect(line[ConnectionField.failure] == .string(failure.rawValue))
@@ -167,7 +182,9 @@ struct ConnectionRecordTests {
         #expect(record.json["hello_unreadable"] == .null)
         record.helloUnreadable = #"malformed ClientHello: the SNI "a b" is not a host name: it contains 0x20 (' ')"#
         let json = record.json
-        #expect(json["hello_unreadable"] == .string(#"malformed ClientHello: the SNI "a b" is not a host name: it contains 0x20 (' ')"#))
+        #expect(
+            json["hello_unreadable"]
+                == .string(#"malformed ClientHello: the SNI "a b" is not a host name: it contains 0x20 (' ')"#))
         #expect(json["compliant"] == .bool(false))
         #expect(json["action"] == .string("blocked"))
         #expect(record.logLine == json.serializedBytes)

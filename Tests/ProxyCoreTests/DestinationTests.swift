@@ -32,9 +32,11 @@ struct DestinationTests {
         let proxy = try Self.start(factory)
         defer { proxy.stop() }
         let server = try #require(LoopbackListener())
-        let response = RawResponse(exchange(from: lanAddress!, proxy, "CONNECT 127.0.0.1:\(server.port) HTTP/1.1\r\n\r\n"))
+        let response = RawResponse(
+            exchange(from: lanAddress!, proxy, "CONNECT 127.0.0.1:\(server.port) HTTP/1.1\r\n\r\n"))
         #expect(response.status == 403, "\(response)")
-        let sentence = "atsproxy does not connect clients from \(lanAddress!) to 127.0.0.1:\(server.port), "
+        let sentence =
+            "atsproxy does not connect clients from \(lanAddress!) to 127.0.0.1:\(server.port), "
             + "a loopback address of the proxy's host; see --allow-destination"
         #expect(response.text.contains(sentence), "\(response)")
         #expect(!server.hasConnection(within: 0.5), "the proxy connected to the loopback server for a LAN client")
@@ -44,16 +46,19 @@ struct DestinationTests {
         #expect(line["upstream_error"] as? String == sentence, "\(line)")
     }
 
-    @Test("the same through a name the hosts file maps to 127.0.0.1, or to ::ffff:127.0.0.1", arguments: [
-        "127.0.0.1", "::ffff:127.0.0.1",
-    ])
+    @Test(
+        "the same through a name the hosts file maps to 127.0.0.1, or to ::ffff:127.0.0.1",
+        arguments: [
+            "127.0.0.1", "::ffff:127.0.0.1",
+        ])
     func lanToLoopbackByName(_ address: String) throws {
         let factory = try compliantChain()
         let hosts = try HostsTable(path: "hosts", text: "\(address) internal.test\n")
         let proxy = try Self.start(factory, hosts: hosts)
         defer { proxy.stop() }
         let server = try #require(LoopbackListener())
-        let response = RawResponse(exchange(from: lanAddress!, proxy, "CONNECT internal.test:\(server.port) HTTP/1.1\r\n\r\n"))
+        let response = RawResponse(
+            exchange(from: lanAddress!, proxy, "CONNECT internal.test:\(server.port) HTTP/1.1\r\n\r\n"))
         #expect(response.status == 403, "\(response)")
         #expect(response.text.contains("a loopback address of the proxy's host"), "\(response)")
         #expect(!server.hasConnection(within: 0.5), "the proxy connected to the loopback server for a LAN client")
@@ -68,7 +73,8 @@ struct DestinationTests {
         let proxy = try Self.start(factory, allowDestinations: ["127.0.0.0/8"])
         defer { proxy.stop() }
         let server = try #require(LoopbackListener())
-        let response = RawResponse(exchange(from: lanAddress!, proxy, "CONNECT 127.0.0.1:\(server.port) HTTP/1.1\r\n\r\n"))
+        let response = RawResponse(
+            exchange(from: lanAddress!, proxy, "CONNECT 127.0.0.1:\(server.port) HTTP/1.1\r\n\r\n"))
         #expect(response.status != 403, "\(response)")
         #expect(server.hasConnection(within: 1), "the proxy did not connect to the server --allow-destination opens")
     }
@@ -79,7 +85,8 @@ struct DestinationTests {
         let proxy = try Self.start(factory)
         defer { proxy.stop() }
         let server = try #require(LoopbackListener())
-        let response = RawResponse(exchange(from: "127.0.0.1", proxy, "CONNECT 127.0.0.1:\(server.port) HTTP/1.1\r\n\r\n"))
+        let response = RawResponse(
+            exchange(from: "127.0.0.1", proxy, "CONNECT 127.0.0.1:\(server.port) HTTP/1.1\r\n\r\n"))
         #expect(response.status != 403, "\(response)")
         #expect(server.hasConnection(within: 1), "the proxy did not connect a loopback client to 127.0.0.1")
     }
@@ -107,7 +114,8 @@ struct DestinationTests {
         defer { proxy.stop() }
         // The listener is 0.0.0.0: both the LAN address and loopback reach it.
         for (client, target) in [(lanAddress!, lanAddress!), ("127.0.0.1", "127.0.0.1"), ("127.0.0.1", lanAddress!)] {
-            let response = RawResponse(exchange(from: client, proxy, "CONNECT \(target):\(proxy.port) HTTP/1.1\r\n\r\n"))
+            let response = RawResponse(
+                exchange(from: client, proxy, "CONNECT \(target):\(proxy.port) HTTP/1.1\r\n\r\n"))
             #expect(response.status == 403, "\(client) → \(target): \(response)")
             #expect(response.text.contains("the proxy's own listener 0.0.0.0:\(proxy.port)"), "\(response)")
         }
@@ -127,7 +135,8 @@ struct DestinationTests {
             $0.allowedClients = ProxySettings.loopback + [try! AddressRange(parsing: "\(lanAddress!)/32")]
         }
         defer { proxy.stop() }
-        let request = "GET http://127.0.0.1:\(origin.port)/headers HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        let request =
+            "GET http://127.0.0.1:\(origin.port)/headers HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
         let denied = RawResponse(exchange(from: lanAddress!, proxy, request))
         #expect(denied.status == 403, "\(denied)")
         #expect(denied.text.contains("a loopback address of the proxy's host"), "\(denied)")
@@ -153,7 +162,9 @@ struct DestinationTests {
         #expect(line["action"] as? String == "denied", "\(line)")
         #expect(line["method"] as? String == "-", "\(line)")
         let reason = try #require(line["upstream_error"] as? String)
-        #expect(reason.hasPrefix("client \(lanAddress!):") && reason.hasSuffix("is not allowed to use this proxy (see --allow-client)"))
+        #expect(
+            reason.hasPrefix("client \(lanAddress!):")
+                && reason.hasSuffix("is not allowed to use this proxy (see --allow-client)"))
     }
 }
 

@@ -1,9 +1,10 @@
-import LogRecord
 import ATSPolicy
 import EventLoop
 import Foundation
-@testable import ProxyCore
+import LogRecord
 import Testing
+
+@testable import ProxyCore
 
 /// Plain `http://` sessions driven by scripted streams and the test's clock: the exchange's head
 /// rewriting, keep-alive reuse, and its three ways to end badly, with no socket and no sleep.
@@ -74,7 +75,8 @@ struct ExchangePlaybookTests {
     @Test("a request body that cannot be framed: 400 before any response, and the origin is dropped")
     func unframableBody() throws {
         let (environment, client, origin) = try Self.forwarded(
-            "POST http://api.example.com/upload HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
+            "POST http://api.example.com/upload HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"
+        )
         environment.playbook.run()
         #expect(client.deliveredText.hasPrefix("HTTP/1.1 400"), "\(client.deliveredText)")
         #expect(!origin.isOpen)

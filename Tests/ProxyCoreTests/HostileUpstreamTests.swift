@@ -1,7 +1,7 @@
 import ATSPolicy
 import Foundation
-import ProxyCore
 import POSIX
+import ProxyCore
 import Synchronization
 import TLSTestSupport
 import Testing
@@ -85,7 +85,9 @@ struct HostileUpstreamTests {
         #expect(head?.hasPrefix("HTTP/1.1 502 Bad Gateway") == true, "\(head ?? "no answer")")
         let line = try #require(try proxy.waitForLogLines(1).first)
         #expect(line.upstreamError?.contains("Connection reset by peer") == true, "\(line)")
-        #expect(accepted.load(ordering: .relaxed) == 1, "the upstream was connected to \(accepted.load(ordering: .relaxed)) times")
+        #expect(
+            accepted.load(ordering: .relaxed) == 1,
+            "the upstream was connected to \(accepted.load(ordering: .relaxed)) times")
     }
 
     @Test("a server that answers the ClientHello with an alert is judged, with the permissive probe saying why")
@@ -93,7 +95,8 @@ struct HostileUpstreamTests {
         let factory = try compliantChain()
         // TLS 1.0 only: the ATS-shaped client (TLS 1.2 minimum) gets a protocol_version alert.
         let server = try TestTLSServer(
-            directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key", "-tls1", "-cipher", "DEFAULT:@SECLEVEL=0"])
+            directory: factory.directory,
+            ["-cert", "leaf.pem", "-key", "leaf.key", "-tls1", "-cipher", "DEFAULT:@SECLEVEL=0"])
         let proxy = try Self.startProxy(factory)
         defer { proxy.stop() }
         let (head, _) = Self.connect(proxy: proxy, port: server.port)

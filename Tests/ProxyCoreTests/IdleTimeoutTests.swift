@@ -1,7 +1,7 @@
 import ATSPolicy
 import Foundation
-import ProxyCore
 import POSIX
+import ProxyCore
 import TLSTestSupport
 import Testing
 
@@ -31,10 +31,14 @@ struct IdleTimeoutTests {
         init(_ route: Route) throws {
             self.route = route
             factory = try compliantChain()
-            origin = route == .tlsTunnel
-                ? try TestHTTPOrigin(directory: factory.directory, certificate: factory.path("leaf.pem"), key: factory.path("leaf.key"))
+            origin =
+                route == .tlsTunnel
+                ? try TestHTTPOrigin(
+                    directory: factory.directory, certificate: factory.path("leaf.pem"), key: factory.path("leaf.key"))
                 : try TestHTTPOrigin(directory: factory.directory)
-            proxy = try TestProxy.start(factory, policyXML: insecureLocalhost) { $0.idleTimeout = IdleTimeoutTests.idle }
+            proxy = try TestProxy.start(factory, policyXML: insecureLocalhost) {
+                $0.idleTimeout = IdleTimeoutTests.idle
+            }
         }
 
         /// Runs `transfer` and measures how long it took, in seconds.
@@ -55,7 +59,8 @@ struct IdleTimeoutTests {
             switch route {
             case .tlsTunnel: #expect(tunnel == "tls", "\(line)", sourceLocation: sourceLocation)
             case .cleartextTunnel: #expect(tunnel == "cleartext", "\(line)", sourceLocation: sourceLocation)
-            case .forwarded: #expect(line.method != "CONNECT" && tunnel == nil, "\(line)", sourceLocation: sourceLocation)
+            case .forwarded:
+                #expect(line.method != "CONNECT" && tunnel == nil, "\(line)", sourceLocation: sourceLocation)
             }
             return line
         }
@@ -108,23 +113,28 @@ struct IdleTimeoutTests {
         #expect((line.fields["bytes_up"] as? Int ?? 0) >= Self.size, "\(line)")
     }
 
-    @Test("curl --limit-rate, which reads what the kernel holds and then sleeps for seconds, downloads 16 MiB byte-exact",
-          arguments: routes)
+    @Test(
+        "curl --limit-rate, which reads what the kernel holds and then sleeps for seconds, downloads 16 MiB byte-exact",
+        arguments: routes)
     func curlRateLimitedDownload(route: Route) throws {
         let transfer = try Transfer(route)
         defer { transfer.proxy.stop() }
         let body = transfer.factory.path("curl-\(route).bin")
         let headers = transfer.factory.path("curl-\(route).headers")
-        let (scheme, options): (String, [String]) = switch route {
-        case .tlsTunnel: ("https", ["--cacert", transfer.factory.path("root.pem")])
-        case .cleartextTunnel: ("http", ["--proxytunnel"])
-        case .forwarded: ("http", [])
-        }
+        let (scheme, options): (String, [String]) =
+            switch route {
+            case .tlsTunnel: ("https", ["--cacert", transfer.factory.path("root.pem")])
+            case .cleartextTunnel: ("http", ["--proxytunnel"])
+            case .forwarded: ("http", [])
+            }
         let (curl, seconds) = try transfer.timed {
-            try runCommand("/usr/bin/curl", [
-                "-sS", "--max-time", "40", "--proxy", "http://127.0.0.1:\(transfer.proxy.port)", "--limit-rate", "2M",
-                "-D", headers, "-o", body,
-            ] + options + ["\(scheme)://localhost:\(transfer.origin.port)/random?bytes=\(Self.size)&seed=9"])
+            try runCommand(
+                "/usr/bin/curl",
+                [
+                    "-sS", "--max-time", "40", "--proxy", "http://127.0.0.1:\(transfer.proxy.port)", "--limit-rate",
+                    "2M",
+                    "-D", headers, "-o", body,
+                ] + options + ["\(scheme)://localhost:\(transfer.origin.port)/random?bytes=\(Self.size)&seed=9"])
         }
         #expect(curl.status == 0, "curl: \(curl.standardError)")
         let promised = try String(contentsOfFile: headers, encoding: .utf8).lowercased()
@@ -151,7 +161,11 @@ struct IdleTimeoutTests {
         let client = try #require(connectLoopback(port: proxy.port))
         defer { close(client) }
         let sent = ContinuousClock.now
-        sendAll(client, Array("GET http://localhost:\(origin.port)/random?bytes=\(Self.size) HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
+        sendAll(
+            client,
+            Array(
+                "GET http://localhost:\(origin.port)/random?bytes=\(Self.size) HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8
+            ))
         // The client reads nothing: after a second it is stalled, not idle.
         Thread.sleep(forTimeInterval: 2)
         #expect(try proxy.logLines().isEmpty, "closed before the stall timeout")
@@ -178,7 +192,9 @@ struct IdleTimeoutTests {
             let stamp = self.stamp
             server = try RawTCPServer { descriptor in
                 guard let (head, _) = receiveHead(descriptor), head.hasPrefix("GET ") else {
-                    sendAll(descriptor, Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
+                    sendAll(
+                        descriptor,
+                        Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
                     return
                 }
                 sendAll(descriptor, Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8))
@@ -197,7 +213,9 @@ struct IdleTimeoutTests {
         defer { proxy.stop() }
         let client = try #require(connectLoopback(port: proxy.port))
         defer { close(client) }
-        sendAll(client, Array("CONNECT localhost:\(upstream.port) HTTP/1.1\r\nHost: localhost:\(upstream.port)\r\n\r\n".utf8))
+        sendAll(
+            client,
+            Array("CONNECT localhost:\(upstream.port) HTTP/1.1\r\nHost: localhost:\(upstream.port)\r\n\r\n".utf8))
         let established = try #require(receiveHead(client))
         #expect(established.head.hasPrefix("HTTP/1.1 200"), "\(established.head)")
         sendAll(client, Array("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
@@ -233,12 +251,16 @@ struct IdleTimeoutTests {
         init(_ path: String) throws {
             factory = try compliantChain()
             origin = try TestHTTPOrigin(directory: factory.directory)
-            proxy = try TestProxy.start(factory, policyXML: insecureLocalhost) { $0.idleTimeout = IdleTimeoutTests.idle }
+            proxy = try TestProxy.start(factory, policyXML: insecureLocalhost) {
+                $0.idleTimeout = IdleTimeoutTests.idle
+            }
             let client = connectLoopback(port: proxy.port)
             if client == nil { proxy.stop() }
             self.client = try #require(client, "cannot connect to the proxy")
             sentAt = ContinuousClock.now
-            sendAll(self.client, Array("GET http://localhost:\(origin.port)\(path) HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
+            sendAll(
+                self.client,
+                Array("GET http://localhost:\(origin.port)\(path) HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
         }
 
         deinit {
@@ -255,10 +277,14 @@ struct IdleTimeoutTests {
         }
 
         /// Expects the proxy to close the client between 0.85 and 3 seconds after `start`.
-        func expectClosedAtIdleTimeout(after start: ContinuousClock.Instant, sourceLocation: Testing.SourceLocation = #_sourceLocation) {
+        func expectClosedAtIdleTimeout(
+            after start: ContinuousClock.Instant, sourceLocation: Testing.SourceLocation = #_sourceLocation
+        ) {
             #expect(awaitPeerClose(client, wait: 5), "the proxy kept the client open", sourceLocation: sourceLocation)
             let closed = ContinuousClock.now - start
-            #expect(closed >= .milliseconds(850) && closed < .seconds(3), "closed after \(closed)", sourceLocation: sourceLocation)
+            #expect(
+                closed >= .milliseconds(850) && closed < .seconds(3), "closed after \(closed)",
+                sourceLocation: sourceLocation)
         }
     }
 
@@ -347,7 +373,9 @@ struct IdleTimeoutTests {
         defer { proxy.stop() }
         let client = try #require(connectLoopback(port: proxy.port))
         defer { close(client) }
-        sendAll(client, Array("CONNECT localhost:\(upstream.port) HTTP/1.1\r\nHost: localhost:\(upstream.port)\r\n\r\n".utf8))
+        sendAll(
+            client,
+            Array("CONNECT localhost:\(upstream.port) HTTP/1.1\r\nHost: localhost:\(upstream.port)\r\n\r\n".utf8))
         let established = try #require(receiveHead(client))
         #expect(established.head.hasPrefix("HTTP/1.1 200"), "\(established.head)")
         let start = ContinuousClock.now
@@ -360,7 +388,8 @@ struct IdleTimeoutTests {
         #expect(closed >= .milliseconds(1400) && closed < .milliseconds(2400), "closed after \(closed)")
         let line = try #require(try proxy.waitForLogLines(1).first)
         // A TLS record begun and never finished is a hello that cannot be read: blocked, not just closed.
-        #expect(line.fields["hello_unreadable"] as? String == "the ClientHello was not complete within 1.5 s", "\(line)")
+        #expect(
+            line.fields["hello_unreadable"] as? String == "the ClientHello was not complete within 1.5 s", "\(line)")
         #expect(line.action == "blocked", "\(line)")
     }
 }

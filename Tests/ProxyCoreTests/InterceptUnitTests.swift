@@ -1,10 +1,11 @@
-import TextFormats
 import ATSPolicy
-import LogRecord
 import Foundation
-@testable import ProxyCore
+import LogRecord
 import TLSInspection
 import Testing
+import TextFormats
+
+@testable import ProxyCore
 
 /// The small rules of intercept mode, table by table: `--passthrough` patterns, the alert names a
 /// device's rejection is logged with, and the request line's contract (docs/request-log.md).
@@ -55,7 +56,8 @@ struct InterceptUnitTests {
             startedAt: 1_795_000_000_000,
             connection: .init(
                 connectionID: 17, client: "127.0.0.1:50312", host: "api.example.com", port: 443,
-                serverNameIndication: "api.example.com", upstreamAddress: "203.0.113.7:443", verdict: nil, action: .allowed),
+                serverNameIndication: "api.example.com", upstreamAddress: "203.0.113.7:443", verdict: nil,
+                action: .allowed),
             reused: false)
         record.method = "GET"
         record.url = "https://api.example.com/v1/items?page=2"
@@ -69,7 +71,8 @@ struct InterceptUnitTests {
     func documentedFields() throws {
         let docs = try String(contentsOfFile: Self.repository + "/docs/request-log.md", encoding: .utf8)
         // The example line of the contract, between its ```json fences.
-        let example = try #require(docs.components(separatedBy: "```json\n").dropFirst().first?.components(separatedBy: "```").first)
+        let example = try #require(
+            docs.components(separatedBy: "```json\n").dropFirst().first?.components(separatedBy: "```").first)
         let documented = try JSONValue(parsing: example.replacingOccurrences(of: "\n", with: ""))
         let written = try JSONValue(parsing: Self.record(logHeaders: nil).logLine)
         guard case .object(let expected) = documented, case .object(let actual) = written else {
@@ -101,7 +104,9 @@ struct InterceptUnitTests {
 struct InterceptLeafSourceTests {
     @Test("Example.COM and example.com get one leaf; an IP literal with no SNI gets its own")
     func caseInsensitive() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("leaf-source-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "leaf-source-\(UUID().uuidString)"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let authority = try CertificateAuthority.create(in: directory)
         let cache = LeafCache(minter: try LeafMinter(authority: authority))

@@ -15,7 +15,9 @@ struct LoopBalancerTests {
         let request = Array("CONNECT localhost:\(port) HTTP/1.1\r\nHost: localhost:\(port)\r\n\r\n".utf8)
         _ = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         let answer = receiveAvailable(descriptor, wait: 10) ?? []
-        #expect(String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 200"), "\(String(decoding: answer, as: UTF8.self))")
+        #expect(
+            String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 200"),
+            "\(String(decoding: answer, as: UTF8.self))")
         return descriptor
     }
 

@@ -12,7 +12,8 @@ struct NginxUpstreamTests {
         let factory = try compliantChain()
         let day: TimeInterval = 86_400
         try factory.certificate("expired", issuer: "root", notBefore: Date.now - 90 * day, notAfter: Date.now - day)
-        let nginx = try TestNginx(directory: factory.directory, certificates: ["leaf", "expired"], body: "nginx says hello\n")
+        let nginx = try TestNginx(
+            directory: factory.directory, certificates: ["leaf", "expired"], body: "nginx says hello\n")
         return (factory, nginx)
     }
 

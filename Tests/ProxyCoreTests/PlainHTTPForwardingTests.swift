@@ -13,7 +13,8 @@ struct PlainHTTPForwardingTests {
         let proxy: TestProxy
 
         func curl(_ arguments: [String]) throws -> CommandResult {
-            try runCommand("/usr/bin/curl", ["-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)"] + arguments)
+            try runCommand(
+                "/usr/bin/curl", ["-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)"] + arguments)
         }
 
         func url(_ path: String) -> String { "http://localhost:\(origin.port)\(path)" }
@@ -55,7 +56,9 @@ struct PlainHTTPForwardingTests {
         #expect(lines.first == "GET /headers?x=1 HTTP/1.1")
         #expect(lines.contains("Host: localhost:\(setup.origin.port)"))
         #expect(lines.contains("Via: 1.1 atsproxy"))
-        #expect(!lines.contains { $0.lowercased().hasPrefix("proxy-connection") || $0.lowercased().hasPrefix("keep-alive") })
+        #expect(
+            !lines.contains { $0.lowercased().hasPrefix("proxy-connection") || $0.lowercased().hasPrefix("keep-alive") }
+        )
     }
 
     @Test("keep-alive: two requests share one client connection and one origin connection, and log two lines")
@@ -64,7 +67,9 @@ struct PlainHTTPForwardingTests {
         defer { setup.proxy.stop() }
         let result = try setup.curl(["-D", "-", setup.url("/one"), setup.url("/two")])
         #expect(result.status == 0, "\(result.standardError)")
-        let connections = result.standardOutput.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("X-Origin-Connection:") }
+        let connections = result.standardOutput.split(whereSeparator: \.isNewline).filter {
+            $0.hasPrefix("X-Origin-Connection:")
+        }
         #expect(connections.count == 2)
         #expect(Set(connections).count == 1, "both responses should come over one origin connection: \(connections)")
         #expect(result.standardOutput.contains("Via: 1.1 atsproxy"))
@@ -178,7 +183,8 @@ struct PlainHTTPForwardingTests {
     func pipelined() throws {
         let setup = try Self.setUp()
         defer { setup.proxy.stop() }
-        let request = "GET \(setup.url("/a")) HTTP/1.1\r\nHost: localhost\r\n\r\n"
+        let request =
+            "GET \(setup.url("/a")) HTTP/1.1\r\nHost: localhost\r\n\r\n"
             + "GET \(setup.url("/b")) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
         let text = String(decoding: exchangeRaw(port: setup.proxy.port, Array(request.utf8)), as: UTF8.self)
         let first = try #require(text.range(of: "hello from the origin, /a"))
@@ -225,7 +231,9 @@ struct PlainHTTPForwardingTests {
         let descriptor = try #require(connectLoopback(port: setup.proxy.port))
         defer { close(descriptor) }
         let answer = receiveAvailable(descriptor, wait: 3)
-        #expect(answer == [], "the proxy should close quietly, got \(answer.map { String(decoding: $0, as: UTF8.self) } ?? "nothing")")
+        #expect(
+            answer == [],
+            "the proxy should close quietly, got \(answer.map { String(decoding: $0, as: UTF8.self) } ?? "nothing")")
         // The loop writes a session's line when it ends, and it ended before the next client came:
         // once that client's line is there, a line for the silent one would be there before it.
         let after = try setup.curl([setup.url("/after")])

@@ -86,7 +86,8 @@ struct PolicyVariantTests {
             policyXML: arbitraryLoads, loopbackIsPublic: true, host: "127.0.0.1", server: tls10, violations: nil,
             ruleKind: "arbitrary_loads", ruleKey: "NSAllowsArbitraryLoads"),
         PolicyCase(
-            name: "NSAllowsArbitraryLoads + NSAllowsLocalNetworking: cancelled, TLS 1.0 at a public address blocked (§2.1)",
+            name:
+                "NSAllowsArbitraryLoads + NSAllowsLocalNetworking: cancelled, TLS 1.0 at a public address blocked (§2.1)",
             policyXML: arbitraryLoads + "<key>NSAllowsLocalNetworking</key><true/>", loopbackIsPublic: true,
             host: "127.0.0.1", server: tls10, violations: ["tls_version"], ruleKind: "default", ruleKey: nil),
         PolicyCase(
@@ -94,14 +95,16 @@ struct PolicyVariantTests {
             policyXML: arbitraryLoads + "<key>NSAllowsLocalNetworking</key><true/>", host: "localhost", server: tls10,
             violations: nil, ruleKind: "local", ruleKey: "NSAllowsLocalNetworking"),
         PolicyCase(
-            name: "NSAllowsArbitraryLoads + NSAllowsLocalNetworking = NO: ATS for localhost too, TLS 1.0 blocked (§2.5)",
+            name:
+                "NSAllowsArbitraryLoads + NSAllowsLocalNetworking = NO: ATS for localhost too, TLS 1.0 blocked (§2.5)",
             policyXML: arbitraryLoads + "<key>NSAllowsLocalNetworking</key><false/>", host: "localhost", server: tls10,
             violations: ["tls_version"], ruleKind: "default", ruleKey: nil),
         PolicyCase(
             name: "no ATS keys at all: localhost is local, TLS 1.0 allowed (iOS 10+ default, §2.5)",
             policyXML: "", host: "localhost", server: tls10, violations: nil, ruleKind: "local", ruleKey: nil),
         PolicyCase(
-            name: "no ATS keys at all: 127.0.0.1 is in the default local_networks, TLS 1.0 allowed (§2.5, decisions table)",
+            name:
+                "no ATS keys at all: 127.0.0.1 is in the default local_networks, TLS 1.0 allowed (§2.5, decisions table)",
             policyXML: "", host: "127.0.0.1", server: tls10, violations: nil, ruleKind: "local", ruleKey: nil),
         PolicyCase(
             name: "no ATS keys, 127.0.0.1 public: full ATS, TLS 1.0 blocked (iOS 17: IP literals are not exempt, §2.5)",
@@ -160,11 +163,13 @@ struct PolicyVariantTests {
             policyXML: exception("localhost", "<key>NSExceptionMinimumTLSVersion</key><string>TLSv1.3</string>"),
             host: "localhost", server: tls12, violations: ["tls_version"], ruleKind: "exception", ruleKey: "localhost"),
         PolicyCase(
-            name: "NSExceptionMinimumTLSVersion = 1.0 (electron-builder's value) is invalid: floor stays TLS 1.2 (§1.5)",
+            name:
+                "NSExceptionMinimumTLSVersion = 1.0 (electron-builder's value) is invalid: floor stays TLS 1.2 (§1.5)",
             policyXML: exception("localhost", "<key>NSExceptionMinimumTLSVersion</key><string>1.0</string>"),
             host: "localhost", server: tls10, violations: ["tls_version"], ruleKind: "exception", ruleKey: "localhost"),
         PolicyCase(
-            name: "NSExceptionRequiresForwardSecrecy = NO with NSIncludesSubdomains: an RSA key-exchange server is allowed",
+            name:
+                "NSExceptionRequiresForwardSecrecy = NO with NSIncludesSubdomains: an RSA key-exchange server is allowed",
             policyXML: exception("localhost", forwardSecrecyOff), host: "localhost",
             server: ["-tls1_2", "-cipher", "AES128-GCM-SHA256"], violations: nil, ruleKind: "exception",
             ruleKey: "localhost"),
@@ -187,7 +192,8 @@ struct PolicyVariantTests {
             policyXML: exception("localhost", forwardSecrecyOff), host: "localhost", server: tls10,
             violations: ["tls_version"], ruleKind: "exception", ruleKey: "localhost"),
         PolicyCase(
-            name: "NSAllowsArbitraryLoads + an empty entry for localhost: full ATS for localhost, TLS 1.0 blocked (§1.3)",
+            name:
+                "NSAllowsArbitraryLoads + an empty entry for localhost: full ATS for localhost, TLS 1.0 blocked (§1.3)",
             policyXML: arbitraryLoads + exception("localhost", ""), loopbackIsPublic: true, host: "localhost",
             server: tls10, violations: ["tls_version"], ruleKind: "exception", ruleKey: "localhost"),
         PolicyCase(
@@ -217,7 +223,8 @@ struct PolicyVariantTests {
     /// Spec §2.2 and §3.1: where ATS is off (here the local-host exemption: no ATS keys at all), the ATS
     /// minimums go but default server trust stays: expiry, names, anchors, RSA 2048, SHA-2, validity
     /// length, serverAuth. The app is not assumed to override trust (decisions table).
-    @Test("ATS off for localhost (local, no keys): weak protocols pass, default trust still refuses bad certificates",
+    @Test(
+        "ATS off for localhost (local, no keys): weak protocols pass, default trust still refuses bad certificates",
         arguments: [
             NonCompliantServer.tls10Only, .tls11Only, .rsaKeyExchangeOnly, .rsa1024Leaf, .sha1Leaf, .sha1Intermediate,
             .expired, .notYetValid, .otherHostName, .selfSignedLeaf, .unknownRoot, .validity825Days, .clientAuthEKUOnly,
@@ -246,12 +253,14 @@ struct PolicyVariantTests {
 
     // MARK: - iOS 9 had no TLS 1.3
 
-    @Test("iOS 9's client stops at TLS 1.2: the probe of a server speaking TLS 1.2 and 1.3 gets TLS 1.2 under ios9, 1.3 under ios17",
+    @Test(
+        "iOS 9's client stops at TLS 1.2: the probe of a server speaking TLS 1.2 and 1.3 gets TLS 1.2 under ios9, 1.3 under ios17",
         arguments: [OSProfile.ios9, .ios17])
     func ios9WithoutTLS13(_ os: OSProfile) throws {
         let factory = try compliantChain()
         let server = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
-        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost, policySettings: PolicySettings(osProfile: os))
+        let proxy = try TestProxy.start(
+            factory, policyXML: fullATSForLocalhost, policySettings: PolicySettings(osProfile: os))
         defer { proxy.stop() }
         let curl = try proxy.curlHTTPS(factory, port: server.port)
         let lines = try proxy.waitForLogLines(1)
@@ -261,14 +270,17 @@ struct PolicyVariantTests {
 
     // MARK: - Pins where ATS is off
 
-    @Test("NSPinnedDomains applies where ATS does not: localhost is local (no ATS), TLS 1.0 passes, a wrong pin does not",
+    @Test(
+        "NSPinnedDomains applies where ATS does not: localhost is local (no ATS), TLS 1.0 passes, a wrong pin does not",
         arguments: [true, false])
     func pinsWithoutATS(_ rightPin: Bool) throws {
         let factory = try compliantChain()
         try factory.key("other", "rsa:2048")
         let hash = try factory.spkiSHA256Base64(key: rightPin ? "leaf" : "other")
-        let server = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"] + Self.tls10)
-        let policy = "<key>NSPinnedDomains</key><dict><key>localhost</key><dict><key>NSPinnedLeafIdentities</key>"
+        let server = try TestTLSServer(
+            directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"] + Self.tls10)
+        let policy =
+            "<key>NSPinnedDomains</key><dict><key>localhost</key><dict><key>NSPinnedLeafIdentities</key>"
             + "<array><dict><key>SPKI-SHA256-BASE64</key><string>\(hash)</string></dict></array></dict></dict>"
         let proxy = try TestProxy.start(factory, policyXML: policy)
         defer { proxy.stop() }
@@ -288,9 +300,11 @@ struct PolicyVariantTests {
 
     // MARK: - Report mode
 
-    @Test("report mode lets non-compliant servers through and logs them as allowed but not compliant",
+    @Test(
+        "report mode lets non-compliant servers through and logs them as allowed but not compliant",
         arguments: [
-            NonCompliantServer.tls10Only, .rsaKeyExchangeOnly, .dheOnly, .rsa1024Leaf, .sha1Leaf, .expired, .otherHostName,
+            NonCompliantServer.tls10Only, .rsaKeyExchangeOnly, .dheOnly, .rsa1024Leaf, .sha1Leaf, .expired,
+            .otherHostName,
             .unknownRoot, .validity825Days,
         ])
     func reportMode(_ kind: NonCompliantServer) throws {

@@ -8,7 +8,8 @@ struct PrometheusTextTests {
     @Test("a counter: HELP, TYPE, one line per label set, in the order given")
     func counter() {
         var text = PrometheusText()
-        text.counter("demo_connections_total", help: "Connections.", [(["action": "allowed"], 3), (["action": "blocked"], 0)])
+        text.counter(
+            "demo_connections_total", help: "Connections.", [(["action": "allowed"], 3), (["action": "blocked"], 0)])
         #expect(
             text.output == """
                 # HELP demo_connections_total Connections.
@@ -110,7 +111,8 @@ struct PrometheusTextTests {
     @Test("an empty histogram still lists every bucket, at zero")
     func emptyHistogram() {
         var text = PrometheusText()
-        text.histogram("demo_seconds", help: "Durations.", HistogramSnapshot(upperBounds: DurationHistogram.probeBounds))
+        text.histogram(
+            "demo_seconds", help: "Durations.", HistogramSnapshot(upperBounds: DurationHistogram.probeBounds))
         let buckets = text.output.split(separator: "\n").filter { $0.hasPrefix("demo_seconds_bucket") }
         #expect(buckets.count == DurationHistogram.probeBounds.count + 1)
         #expect(buckets.allSatisfy { $0.hasSuffix(" 0") })

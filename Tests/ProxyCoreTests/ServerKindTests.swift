@@ -8,7 +8,8 @@ import Testing
 /// exception entry, so the local-host exemption does not apply), and curl in front.
 @Suite("Server kinds through the proxy", .startsProcesses(timeLimit: .seconds(60)))
 struct ServerKindTests {
-    @Test("a non-compliant server is blocked: curl sees 403, the 403 names the violation, the log says blocked",
+    @Test(
+        "a non-compliant server is blocked: curl sees 403, the 403 names the violation, the log says blocked",
         arguments: NonCompliantServer.allCases)
     func blocked(_ kind: NonCompliantServer) throws {
         let factory = try CertificateFactory()
@@ -24,10 +25,13 @@ struct ServerKindTests {
         expectBlocked(curl, lines.first, violations: [kind.violation], nsurl: kind.error.nsurl, ssl: kind.error.ssl)
         #expect(raw.status == 403, "\(raw)")
         #expect(raw.header("X-ATS-Violations") == kind.violation, "\(raw)")
-        #expect(raw.header("X-ATS-Error") == kind.error.ssl.map { "\(kind.error.nsurl) (\($0))" } ?? "\(kind.error.nsurl)")
+        #expect(
+            raw.header("X-ATS-Error") == kind.error.ssl.map { "\(kind.error.nsurl) (\($0))" } ?? "\(kind.error.nsurl)")
         // The body's heading, then a line per violation ("name: explanation.") and one with what allows it.
         let body = raw.text.components(separatedBy: "\r\n\r\n").dropFirst().joined()
-        let named = body.split(separator: "\n").dropFirst().filter { !$0.hasPrefix("  ") }.map { $0.prefix { $0 != ":" } }
+        let named = body.split(separator: "\n").dropFirst().filter { !$0.hasPrefix("  ") }.map {
+            $0.prefix { $0 != ":" }
+        }
         #expect(named == [Substring(kind.violation)], "\(raw)")
         #expect(lines.count == 2)
         for line in lines {
@@ -44,7 +48,8 @@ struct ServerKindTests {
         }
     }
 
-    @Test("a compliant server is allowed: curl gets the page through the tunnel, the log says allowed",
+    @Test(
+        "a compliant server is allowed: curl gets the page through the tunnel, the log says allowed",
         arguments: CompliantServer.allCases)
     func allowed(_ kind: CompliantServer) throws {
         let factory = try CertificateFactory()
@@ -103,7 +108,8 @@ struct PinnedDomainTests {
             + "</dict></dict>"
     }
 
-    @Test("a pinned localhost with full ATS: the right SPKI passes, a wrong one is pin_mismatch", arguments: PinCase.all)
+    @Test(
+        "a pinned localhost with full ATS: the right SPKI passes, a wrong one is pin_mismatch", arguments: PinCase.all)
     func pinned(_ pin: PinCase) throws {
         let factory = try compliantChain()
         try factory.key("other", "rsa:2048")

@@ -12,7 +12,9 @@ import Testing
 /// waits for a greeting gets it; a device that has begun a ClientHello decides instead.
 @Suite("Servers that speak first", .startsProcesses(timeLimit: .seconds(60)))
 struct SpeaksFirstUpstreamTests {
-    @Test("enforce, cleartext forbidden: 403 at the CONNECT with the reason, nothing of the server's", arguments: [false, true])
+    @Test(
+        "enforce, cleartext forbidden: 403 at the CONNECT with the reason, nothing of the server's",
+        arguments: [false, true])
     func blockedAtConnect(firehose: Bool) throws {
         let factory = try compliantChain()
         let upstream = try SpeaksFirstServer(firehose: firehose)
@@ -43,7 +45,9 @@ struct SpeaksFirstUpstreamTests {
         return try #require(try proxy.waitForLogLines(1).first)
     }
 
-    @Test("enforce, cleartext allowed: what the server says first is judged by the cleartext rule at once and relayed", arguments: [false, true])
+    @Test(
+        "enforce, cleartext allowed: what the server says first is judged by the cleartext rule at once and relayed",
+        arguments: [false, true])
     func judgedAtOnce(firehose: Bool) throws {
         let factory = try compliantChain()
         let upstream = try SpeaksFirstServer(firehose: firehose)
@@ -67,7 +71,9 @@ struct SpeaksFirstUpstreamTests {
         #expect(line.violations == ["cleartext"], "\(line)")
     }
 
-    @Test("a device that has begun a ClientHello decides: the banner waits, and TLS to a server that speaks none is cut off")
+    @Test(
+        "a device that has begun a ClientHello decides: the banner waits, and TLS to a server that speaks none is cut off"
+    )
     func deviceBeganTLS() throws {
         let factory = try compliantChain()
         let upstream = try SpeaksFirstServer(firehose: false, delay: 0.5)
@@ -78,7 +84,9 @@ struct SpeaksFirstUpstreamTests {
         let hello = TestClientHello(serverName: "localhost").records()
         // The first bytes of a TLS record: not yet judged, so the banner that comes meanwhile waits.
         sendAll(client, hello.prefix(3))
-        #expect(receiveAvailable(client, wait: 1) == nil, "the server's bytes reached the device before its own were judged")
+        #expect(
+            receiveAvailable(client, wait: 1) == nil, "the server's bytes reached the device before its own were judged"
+        )
         sendAll(client, hello.dropFirst(3))
         let answer = readUntilClosed(client)
         #expect(answer.closed && answer.bytes.isEmpty, "\(answer.bytes.count) bytes")

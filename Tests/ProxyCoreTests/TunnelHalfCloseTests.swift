@@ -1,7 +1,7 @@
 import ATSPolicy
 import Foundation
-import ProxyCore
 import POSIX
+import ProxyCore
 import TLSTestSupport
 import Testing
 
@@ -31,7 +31,9 @@ struct TunnelHalfCloseTests {
     static func upstream(_ handle: @escaping @Sendable (Int32, [UInt8]) -> Void) throws -> RawTCPServer {
         try RawTCPServer { descriptor in
             guard let (head, rest) = receiveHead(descriptor), head.hasPrefix("GET ") else {
-                sendAll(descriptor, Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
+                sendAll(
+                    descriptor, Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+                )
                 return
             }
             handle(descriptor, rest)
@@ -100,7 +102,9 @@ struct TunnelHalfCloseTests {
         #expect((line.fields["duration_ms"] as? Int ?? 0) >= 2700, "\(line)")
     }
 
-    @Test("the server ends first: the device gets the FIN after the answer, and may still send; its end reaches the server")
+    @Test(
+        "the server ends first: the device gets the FIN after the answer, and may still send; its end reaches the server"
+    )
     func serverEndsFirst() throws {
         let factory = try compliantChain()
         let journal = Journal()
@@ -117,7 +121,9 @@ struct TunnelHalfCloseTests {
         defer { close(client) }
 
         let answer = Self.readToEnd(client)
-        #expect(answer.map { String(decoding: $0, as: UTF8.self) } == "answer\n", "the server's FIN did not follow its answer")
+        #expect(
+            answer.map { String(decoding: $0, as: UTF8.self) } == "answer\n",
+            "the server's FIN did not follow its answer")
         sendAll(client, Array("after the server's end\n".utf8))
         shutdown(client, Int32(SHUT_WR))
         #expect(journal.await("got: after the server's end\n"), "\(journal.all)")
@@ -125,6 +131,8 @@ struct TunnelHalfCloseTests {
         #expect(line.action == "allowed", "\(line)")
         #expect(line.upstreamError == nil, "\(line)")
         #expect(line.bytesDown == 7, "\(line)")
-        #expect(line.fields["bytes_up"] as? Int == "GET / HTTP/1.1\r\nHost: localhost\r\n\r\nafter the server's end\n".utf8.count, "\(line)")
+        #expect(
+            line.fields["bytes_up"] as? Int
+                == "GET / HTTP/1.1\r\nHost: localhost\r\n\r\nafter the server's end\n".utf8.count, "\(line)")
     }
 }

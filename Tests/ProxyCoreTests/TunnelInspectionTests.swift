@@ -29,11 +29,16 @@ struct TunnelInspectionTests {
 
     /// curl through the proxy to `https://other.test:PORT/`, its CONNECT sent for localhost:PORT:
     /// the TLS inside names another host than the tunnel.
-    static func curlNamingOtherHost(_ proxy: TestProxy, _ factory: CertificateFactory, port: UInt16) throws -> CommandResult {
-        try runCommand("/usr/bin/curl", [
-            "-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", factory.path("root.pem"),
-            "--connect-to", "other.test:\(port):localhost:\(port)", "https://other.test:\(port)/",
-        ])
+    static func curlNamingOtherHost(_ proxy: TestProxy, _ factory: CertificateFactory, port: UInt16) throws
+        -> CommandResult
+    {
+        try runCommand(
+            "/usr/bin/curl",
+            [
+                "-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert",
+                factory.path("root.pem"),
+                "--connect-to", "other.test:\(port):localhost:\(port)", "https://other.test:\(port)/",
+            ])
     }
 
     @Test("a ClientHello naming a host the certificate does not cover is blocked after the 200")
@@ -80,10 +85,12 @@ struct TunnelInspectionTests {
         let proxy = try TestProxy.start(
             factory, policyXML: allowed ? insecureLocalhost : fullATSForLocalhost, mode: allowed ? .enforce : .report)
         defer { proxy.stop() }
-        let result = try runCommand("/usr/bin/curl", [
-            "-sS", "--max-time", "20", "--proxytunnel", "--proxy", "http://127.0.0.1:\(proxy.port)",
-            "http://localhost:\(origin.port)/inside",
-        ])
+        let result = try runCommand(
+            "/usr/bin/curl",
+            [
+                "-sS", "--max-time", "20", "--proxytunnel", "--proxy", "http://127.0.0.1:\(proxy.port)",
+                "http://localhost:\(origin.port)/inside",
+            ])
         let line = try proxy.onlyLogLine()
         #expect(line["method"] as? String == "CONNECT")
         #expect(line["tunnel"] as? String == "cleartext")
@@ -107,10 +114,12 @@ struct TunnelInspectionTests {
         let origin = try TestHTTPOrigin(directory: factory.directory)
         let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost)
         defer { proxy.stop() }
-        let result = try runCommand("/usr/bin/curl", [
-            "-sS", "--max-time", "20", "--proxytunnel", "--proxy", "http://127.0.0.1:\(proxy.port)",
-            "http://localhost:\(origin.port)/inside",
-        ])
+        let result = try runCommand(
+            "/usr/bin/curl",
+            [
+                "-sS", "--max-time", "20", "--proxytunnel", "--proxy", "http://127.0.0.1:\(proxy.port)",
+                "http://localhost:\(origin.port)/inside",
+            ])
         #expect(result.standardError.contains("CONNECT tunnel failed, response 403"), "\(result.standardError)")
         let line = try proxy.onlyLogLine()
         #expect(line["action"] as? String == "blocked")

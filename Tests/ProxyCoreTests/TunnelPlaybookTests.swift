@@ -1,10 +1,11 @@
-import LogRecord
 import ATSPolicy
 import EventLoop
 import Foundation
-@testable import ProxyCore
+import LogRecord
 import TLSTestSupport
 import Testing
+
+@testable import ProxyCore
 
 /// CONNECT sessions driven by scripted streams (``ScriptedStream``, ``Playbook``) and the test's
 /// own clock (``ScriptedIdleWatch``, ``ScriptedStream/readLimitPasses()``): no socket, no probe, no
@@ -51,7 +52,8 @@ struct TunnelPlaybookTests {
         #expect(client.delivered.isEmpty)
         #expect(environment.dials.isEmpty)
         try #require(environment.verdicts.count == 1)
-        environment.verdicts[0].answer(ProbeResult(observed: compliantFacts(for: Self.host), address: Self.upstreamAddress))
+        environment.verdicts[0].answer(
+            ProbeResult(observed: compliantFacts(for: Self.host), address: Self.upstreamAddress))
         environment.playbook.run()
         let upstream = ScriptedStream("upstream", playbook: environment.playbook)
         try #require(environment.dials.first).connect(upstream, address: Self.upstreamAddress)
@@ -60,7 +62,9 @@ struct TunnelPlaybookTests {
         #expect(upstream.delivered == hello, "the held ClientHello goes up once the tunnel is judged")
     }
 
-    @Test("half-close: the device's FIN reaches the server only after its bytes; the answer still flows; the server's FIN ends it")
+    @Test(
+        "half-close: the device's FIN reaches the server only after its bytes; the answer still flows; the server's FIN ends it"
+    )
     func halfCloseOrder() throws {
         let (environment, _, client, upstream) = try Self.established()
         let hello = TestClientHello(serverName: Self.host).records()
@@ -86,7 +90,9 @@ struct TunnelPlaybookTests {
         #expect(environment.records.first?.bytesDown == 6)
     }
 
-    @Test("a ClientHello naming another host: the upstream is given up, that name gets its own verdict, and a refusal sends it nothing")
+    @Test(
+        "a ClientHello naming another host: the upstream is given up, that name gets its own verdict, and a refusal sends it nothing"
+    )
     func helloNamingAnotherServer() throws {
         let (environment, _, client, upstream) = try Self.established()
         client.peerSends(TestClientHello(serverName: "other.example.net").records())
@@ -144,7 +150,8 @@ struct TunnelPlaybookTests {
     /// Answers `verdict` as compliant for `host` at `address`, then checks the tunnel opens a second
     /// upstream to that address and hands it the `held` ClientHello.
     static func expectReconnect(
-        _ environment: ScriptedEnvironment, answering verdict: ScriptedEnvironment.VerdictRequest, factsFor host: String,
+        _ environment: ScriptedEnvironment, answering verdict: ScriptedEnvironment.VerdictRequest,
+        factsFor host: String,
         address: String, held hello: [UInt8]
     ) throws {
         let judged = try SocketAddress(parsing: address)
@@ -243,7 +250,9 @@ struct TunnelPlaybookTests {
         #expect(client.deliveredText == "HTTP/1.1 200 Connection established\r\n\r\n", "nothing of the banner")
     }
 
-    @Test("a ClientHello through a tunnel opened before any verdict: the upstream is given up, the verdict taken, then the judged address")
+    @Test(
+        "a ClientHello through a tunnel opened before any verdict: the upstream is given up, the verdict taken, then the judged address"
+    )
     func deferredVerdict() throws {
         let (environment, client, upstream) = try Self.openedBeforeVerdict(policyXML: Self.arbitraryLoads)
         let hello = TestClientHello(serverName: Self.host).records()
@@ -252,16 +261,20 @@ struct TunnelPlaybookTests {
         #expect(!upstream.isOpen && upstream.delivered.isEmpty)
         let verdict = try #require(environment.verdicts.first)
         #expect(verdict.key.host == Self.host && verdict.key.serverName == nil)
-        try Self.expectReconnect(environment, answering: verdict, factsFor: Self.host, address: "203.0.113.8:443", held: hello)
+        try Self.expectReconnect(
+            environment, answering: verdict, factsFor: Self.host, address: "203.0.113.8:443", held: hello)
     }
 
-    @Test("the same refused (a certificate for another host, which arbitrary loads do not excuse): a fatal handshake_failure alert")
+    @Test(
+        "the same refused (a certificate for another host, which arbitrary loads do not excuse): a fatal handshake_failure alert"
+    )
     func deferredVerdictRefused() throws {
         let (env, client, _) = try Self.openedBeforeVerdict(policyXML: Self.arbitraryLoads)
         client.peerSends(TestClientHello(serverName: Self.host).records())
         env.playbook.run()
         // The certificate names another host: a trust failure ATS refuses even with arbitrary loads.
-        try #require(env.verdicts.first).answer(ProbeResult(observed: compliantFacts(for: "elsewhere.example.org"), address: Self.upstreamAddress))
+        try #require(env.verdicts.first).answer(
+            ProbeResult(observed: compliantFacts(for: "elsewhere.example.org"), address: Self.upstreamAddress))
         env.playbook.run()
         #expect(env.dials.count == 1, "no reconnect")
         #expect(client.delivered.suffix(7) == [0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 40])
@@ -296,7 +309,9 @@ struct TunnelPlaybookTests {
         try #require(environment.idleWatches.last).comeDue()
         environment.playbook.run()
         #expect(!client.isOpen && !upstream.isOpen)
-        #expect(environment.records.first?.upstreamError == "closed: bytes waited 300 s for a reader that took none of them")
+        #expect(
+            environment.records.first?.upstreamError == "closed: bytes waited 300 s for a reader that took none of them"
+        )
     }
 
     @Test("half a ClientHello at the first-bytes deadline is unreadable: a decode_error alert, and nothing upstream")
@@ -315,7 +330,9 @@ struct TunnelPlaybookTests {
 
     // MARK: - Found in review
 
-    @Test("a server that ends before a tunnel's first bytes are judged: its end waits, and the reconnected server is read")
+    @Test(
+        "a server that ends before a tunnel's first bytes are judged: its end waits, and the reconnected server is read"
+    )
     func serverEndsBeforeJudgement() throws {
         let (environment, client, upstream) = try Self.openedBeforeVerdict(policyXML: Self.arbitraryLoads)
         upstream.peerEnds()
@@ -328,12 +345,15 @@ struct TunnelPlaybookTests {
             .answer(ProbeResult(observed: compliantFacts(for: Self.host), address: Self.upstreamAddress))
         environment.playbook.run()
         let second = ScriptedStream("second upstream", playbook: environment.playbook)
-        try #require(environment.dials.count == 2 ? environment.dials[1] : nil).connect(second, address: Self.upstreamAddress)
+        try #require(environment.dials.count == 2 ? environment.dials[1] : nil).connect(
+            second, address: Self.upstreamAddress)
         environment.playbook.run()
         #expect(second.delivered == hello)
         second.peerSends("server hello")
         environment.playbook.run()
-        #expect(client.deliveredText.hasSuffix("server hello"), "the new connection is read: the old one's end is forgotten")
+        #expect(
+            client.deliveredText.hasSuffix("server hello"), "the new connection is read: the old one's end is forgotten"
+        )
     }
 
     @Test("a refusal from a probe run for another client is retried with this client's rules, after the 200 too")
@@ -342,7 +362,8 @@ struct TunnelPlaybookTests {
         client.peerSends(TestClientHello(serverName: Self.host).records())
         environment.playbook.run()
         // A LAN client's probe was refused 127.0.0.1, which this loopback client may reach.
-        let refusal = DestinationRefusal.local(.loopback, .init(address: try #require(IPAddress("127.0.0.1")), port: 443))
+        let refusal = DestinationRefusal.local(
+            .loopback, .init(address: try #require(IPAddress("127.0.0.1")), port: 443))
         try #require(environment.verdicts.first).answer(ProbeResult(refusal: refusal, host: Self.host, port: 443))
         environment.playbook.run()
         #expect(environment.verdicts.count == 2, "looked up again with this client's rules")

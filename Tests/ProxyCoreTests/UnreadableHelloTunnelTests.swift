@@ -13,12 +13,13 @@ import Testing
 struct UnreadableHelloTunnelTests {
     /// The scanner's cases, and one only the proxy refuses: a valid hello in records so small that
     /// more than the proxy holds arrives before it is complete.
-    static let cases = UnreadableHello.all + [
-        UnreadableHello(
-            name: "a hello in 1-byte records, more than the proxy holds",
-            bytes: TestClientHello.sized(30_000).records(fragment: 1), endsStream: false,
-            reason: "no complete ClientHello in the first 135168 bytes", alert: 50),
-    ]
+    static let cases =
+        UnreadableHello.all + [
+            UnreadableHello(
+                name: "a hello in 1-byte records, more than the proxy holds",
+                bytes: TestClientHello.sized(30_000).records(fragment: 1), endsStream: false,
+                reason: "no complete ClientHello in the first 135168 bytes", alert: 50)
+        ]
 
     /// A compliant s_server behind a forwarder that counts what each connection carried (the
     /// probe's first, then the tunnel's), and a proxy in `mode` in front.
@@ -89,8 +90,9 @@ struct UnreadableHelloTunnelTests {
         #expect(setup.forwarder.receivedOnceEnded(connection: 1) == 0, "\(setup.forwarder.received)")
     }
 
-    @Test("a valid hello over 64 KiB is judged as any other: relayed whole, and openssl s_server answers it",
-          arguments: [70_000, TestClientHello.largestPossible])
+    @Test(
+        "a valid hello over 64 KiB is judged as any other: relayed whole, and openssl s_server answers it",
+        arguments: [70_000, TestClientHello.largestPossible])
     func largeValidHello(size: Int) throws {
         let setup = try Setup(mode: .enforce)
         defer { setup.proxy.stop() }

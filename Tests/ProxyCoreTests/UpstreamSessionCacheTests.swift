@@ -1,7 +1,8 @@
 import ATSPolicy
-@testable import ProxyCore
 import TLSInspection
 import Testing
+
+@testable import ProxyCore
 
 /// The upstream sessions of intercepted tunnels: facts are never older than the lifetime, however
 /// often a session is resumed; bounded; forgotten on request.
@@ -15,7 +16,8 @@ struct UpstreamSessionCacheTests {
 
     static let result = ProbeResult()
 
-    @Test("a resumed session keeps the full handshake's time: the entry ends a lifetime after it, however often resumed")
+    @Test(
+        "a resumed session keeps the full handshake's time: the entry ends a lifetime after it, however often resumed")
     func resumptionKeepsTheTime() {
         let cache = SessionCache<Session>()
         let lifetime = SessionCache<Session>.lifetimeMilliseconds

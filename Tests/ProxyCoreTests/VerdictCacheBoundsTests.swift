@@ -13,7 +13,9 @@ struct VerdictCacheBoundsTests {
     /// each, as the proxy makes them.
     static func request(_ cache: Cache, _ keys: [String], now: Int64 = 0) {
         for key in keys {
-            if case .probe = cache.lookup(key, now: now, waiter: { _ in }) { cache.complete(key, with: key.count, now: now) }
+            if case .probe = cache.lookup(key, now: now, waiter: { _ in }) {
+                cache.complete(key, with: key.count, now: now)
+            }
         }
     }
 
@@ -26,15 +28,17 @@ struct VerdictCacheBoundsTests {
         var testDescription: String { requests }
     }
 
-    @Test("at capacity 3 the least recently used goes first, and a hit makes an entry the most recent", arguments: [
-        Case(requests: "a b c", recency: ["c", "b", "a"], hits: 0, misses: 3, evictions: 0),
-        Case(requests: "a b c d", recency: ["d", "c", "b"], hits: 0, misses: 4, evictions: 1),
-        Case(requests: "a b c a d", recency: ["d", "a", "c"], hits: 1, misses: 4, evictions: 1),
-        Case(requests: "a b c a b d e", recency: ["e", "d", "b"], hits: 2, misses: 5, evictions: 2),
-        Case(requests: "a b c c c c d", recency: ["d", "c", "b"], hits: 3, misses: 4, evictions: 1),
-        Case(requests: "a b c d a", recency: ["a", "d", "c"], hits: 0, misses: 5, evictions: 2),
-        Case(requests: "a a a a a", recency: ["a"], hits: 4, misses: 1, evictions: 0),
-    ])
+    @Test(
+        "at capacity 3 the least recently used goes first, and a hit makes an entry the most recent",
+        arguments: [
+            Case(requests: "a b c", recency: ["c", "b", "a"], hits: 0, misses: 3, evictions: 0),
+            Case(requests: "a b c d", recency: ["d", "c", "b"], hits: 0, misses: 4, evictions: 1),
+            Case(requests: "a b c a d", recency: ["d", "a", "c"], hits: 1, misses: 4, evictions: 1),
+            Case(requests: "a b c a b d e", recency: ["e", "d", "b"], hits: 2, misses: 5, evictions: 2),
+            Case(requests: "a b c c c c d", recency: ["d", "c", "b"], hits: 3, misses: 4, evictions: 1),
+            Case(requests: "a b c d a", recency: ["a", "d", "c"], hits: 0, misses: 5, evictions: 2),
+            Case(requests: "a a a a a", recency: ["a"], hits: 4, misses: 1, evictions: 0),
+        ])
     func leastRecentlyUsed(_ test: Case) {
         let cache = Cache(timeToLiveMilliseconds: 60_000, capacity: 3)
         Self.request(cache, test.requests.split(separator: " ").map(String.init))
@@ -96,7 +100,8 @@ struct VerdictCacheBoundsTests {
             Issue.record("first lookup must probe")
             return
         }
-        guard case .waiting = cache.lookup("slow", now: 0, waiter: { value in received.withLock { $0.append(value) } }) else {
+        guard case .waiting = cache.lookup("slow", now: 0, waiter: { value in received.withLock { $0.append(value) } })
+        else {
             Issue.record("second lookup must wait")
             return
         }
@@ -122,13 +127,15 @@ struct VerdictCacheBoundsTests {
     }
 
     /// Five finished entries and a probe in flight, at capacity 6, then `after`.
-    @Test("a smaller capacity at reload evicts down to it at once; probes in flight stay", arguments: [
-        (3, ["e", "d"], 3),
-        (6, ["e", "d", "c", "b", "a"], 0),
-        (9, ["e", "d", "c", "b", "a"], 0),
-        (1, [], 5),
-        (0, [], 5),  // below 1 is taken as 1
-    ])
+    @Test(
+        "a smaller capacity at reload evicts down to it at once; probes in flight stay",
+        arguments: [
+            (3, ["e", "d"], 3),
+            (6, ["e", "d", "c", "b", "a"], 0),
+            (9, ["e", "d", "c", "b", "a"], 0),
+            (1, [], 5),
+            (0, [], 5),  // below 1 is taken as 1
+        ])
     func shrink(_ after: Int, _ kept: [String], _ evicted: Int) {
         let cache = Cache(timeToLiveMilliseconds: 60_000, capacity: 6)
         Self.request(cache, ["a", "b", "c", "d", "e"])
@@ -168,7 +175,9 @@ struct VerdictCacheBoundsTests {
         cache.abandon("c", answering: 0)
         cache.removeAll(where: { $0 == "a" })
         var expected = VerdictCache<String, Int>.Statistics()
-        (expected.entries, expected.capacity, expected.hits, expected.misses, expected.joinedInFlight) = (1, 10, 1, 3, 1)
+        (expected.entries, expected.capacity, expected.hits, expected.misses, expected.joinedInFlight) = (
+            1, 10, 1, 3, 1
+        )
         #expect(cache.statistics == expected)
     }
 

@@ -124,10 +124,13 @@ struct VerdictCacheModelTests {
                 continue
             }
             var expected = model.statistics
-            (expected.entries, expected.inFlight, expected.capacity) = (model.count, model.inFlight.count, model.capacity)
+            (expected.entries, expected.inFlight, expected.capacity) = (
+                model.count, model.inFlight.count, model.capacity
+            )
             guard cache.keysByRecency == model.recency, cache.statistics == expected else {
                 let found = "\(cache.keysByRecency) \(cache.statistics)"
-                Issue.record("seed \(seed) step \(step) after \(operation): \(found), model \(model.recency) \(expected)")
+                Issue.record(
+                    "seed \(seed) step \(step) after \(operation): \(found), model \(model.recency) \(expected)")
                 return
             }
         }

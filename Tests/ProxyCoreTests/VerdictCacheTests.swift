@@ -1,6 +1,6 @@
 import Dispatch
-import ProxyCore
 import POSIX
+import ProxyCore
 import Synchronization
 import Testing
 
@@ -32,9 +32,12 @@ struct VerdictCacheTests {
         let group = DispatchGroup()
         for _ in 0..<64 {
             DispatchQueue.global().async(group: group) {
-                switch cache.lookup("host:443", now: 0, waiter: { value in
-                    if value == 42 { answers.add(1, ordering: .relaxed) }
-                }) {
+                switch cache.lookup(
+                    "host:443", now: 0,
+                    waiter: { value in
+                        if value == 42 { answers.add(1, ordering: .relaxed) }
+                    })
+                {
                 case .probe:
                     probes.add(1, ordering: .relaxed)
                 case .waiting, .hit:

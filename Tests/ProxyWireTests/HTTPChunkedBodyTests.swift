@@ -85,39 +85,42 @@ struct HTTPChunkedBodyTests {
     @Test("the largest chunk size accepted is 2^62")
     func largestSize() throws {
         var scanner = ChunkedBodyScanner()
-        #expect(try scanner.scan(HTTPTestSupport.bytes("4000000000000000\r\n")) == ChunkScan(consumed: 18, finished: false))
+        #expect(
+            try scanner.scan(HTTPTestSupport.bytes("4000000000000000\r\n")) == ChunkScan(consumed: 18, finished: false))
     }
 
-    @Test("malformed bodies are refused", arguments: [
-        ("x\r\n", "not a hexadecimal number"),
-        ("\r\n", "not a hexadecimal number"),
-        ("-5\r\n", "not a hexadecimal number"),
-        ("5\nhello\r\n0\r\n\r\n", "bare LF"),
-        ("5\rhello", "CR that is not followed by LF"),
-        ("5\r\nhelloX\r\n0\r\n\r\n", "not followed by CRLF"),
-        ("5\r\nhello\n0\r\n\r\n", "not followed by CRLF"),
-        ("5\r\nhello\r0\r\n\r\n", "not followed by CRLF"),
-        ("00000000000000001\r\n", "more than 16 digits"),
-        ("4000000000000001\r\n", "larger than 2^62"),
-        ("FFFFFFFFFFFFFFFF\r\n", "larger than 2^62"),
-        ("10000000000000000\r\n", "more than 16 digits"),
-        ("5 \r\nhello\r\n", "followed by whitespace"),
-        ("5x\r\n", "invalid byte 'x'"),
-        ("5;\r\nhello\r\n", "chunk extension"),
-        ("5;a b\r\nhello\r\n", "chunk extension"),
-        ("5;a=\r\nhello\r\n", "chunk extension"),
-        ("5;a=\"open\r\nhello\r\n", "chunk extension"),
-        ("5;a=b\nhello\r\n", "chunk extension"),
-        ("5;a=\"x\"y\r\nhello\r\n", "chunk extension"),
-        ("5;a=b\u{01}\r\nhello\r\n", "chunk extension"),
-        ("0\r\nA: b\r\n c\r\n\r\n", "obsolete line folding"),
-        ("0\r\nNoColon\r\n\r\n", "trailer field name"),
-        ("0\r\nA : b\r\n\r\n", "trailer field name"),
-        ("0\r\nA: b\nC: d\r\n\r\n", "control byte 0x0A"),
-        ("0\r\n\n", "unexpected byte 0x0A"),
-        ("0\r\n\rX", "CR that is not followed by LF"),
-        ("0\r\n:x\r\n\r\n", "unexpected byte ':'"),
-    ])
+    @Test(
+        "malformed bodies are refused",
+        arguments: [
+            ("x\r\n", "not a hexadecimal number"),
+            ("\r\n", "not a hexadecimal number"),
+            ("-5\r\n", "not a hexadecimal number"),
+            ("5\nhello\r\n0\r\n\r\n", "bare LF"),
+            ("5\rhello", "CR that is not followed by LF"),
+            ("5\r\nhelloX\r\n0\r\n\r\n", "not followed by CRLF"),
+            ("5\r\nhello\n0\r\n\r\n", "not followed by CRLF"),
+            ("5\r\nhello\r0\r\n\r\n", "not followed by CRLF"),
+            ("00000000000000001\r\n", "more than 16 digits"),
+            ("4000000000000001\r\n", "larger than 2^62"),
+            ("FFFFFFFFFFFFFFFF\r\n", "larger than 2^62"),
+            ("10000000000000000\r\n", "more than 16 digits"),
+            ("5 \r\nhello\r\n", "followed by whitespace"),
+            ("5x\r\n", "invalid byte 'x'"),
+            ("5;\r\nhello\r\n", "chunk extension"),
+            ("5;a b\r\nhello\r\n", "chunk extension"),
+            ("5;a=\r\nhello\r\n", "chunk extension"),
+            ("5;a=\"open\r\nhello\r\n", "chunk extension"),
+            ("5;a=b\nhello\r\n", "chunk extension"),
+            ("5;a=\"x\"y\r\nhello\r\n", "chunk extension"),
+            ("5;a=b\u{01}\r\nhello\r\n", "chunk extension"),
+            ("0\r\nA: b\r\n c\r\n\r\n", "obsolete line folding"),
+            ("0\r\nNoColon\r\n\r\n", "trailer field name"),
+            ("0\r\nA : b\r\n\r\n", "trailer field name"),
+            ("0\r\nA: b\nC: d\r\n\r\n", "control byte 0x0A"),
+            ("0\r\n\n", "unexpected byte 0x0A"),
+            ("0\r\n\rX", "CR that is not followed by LF"),
+            ("0\r\n:x\r\n\r\n", "unexpected byte ':'"),
+        ])
     func rejectsMalformed(_ body: String, _ phrase: String) {
         let input = HTTPTestSupport.bytes(body)
         for sizes in [[input.count], Array(repeating: 1, count: input.count)] {
@@ -130,13 +133,16 @@ struct HTTPChunkedBodyTests {
         }
     }
 
-    @Test("chunk-size and trailer lines are limited to 4096 bytes", arguments: [
-        "1;" + String(repeating: "a", count: 4_100) + "\r\n",
-        "1;a=\"" + String(repeating: "q", count: 4_100) + "\"\r\n",
-        "0\r\nX-Long: " + String(repeating: "v", count: 4_100) + "\r\n\r\n",
-    ])
+    @Test(
+        "chunk-size and trailer lines are limited to 4096 bytes",
+        arguments: [
+            "1;" + String(repeating: "a", count: 4_100) + "\r\n",
+            "1;a=\"" + String(repeating: "q", count: 4_100) + "\"\r\n",
+            "0\r\nX-Long: " + String(repeating: "v", count: 4_100) + "\r\n\r\n",
+        ])
     func lineLimit(_ body: String) {
-        guard case .failure(let error) = HTTPTestSupport.scanChunked(HTTPTestSupport.bytes(body), pieceSizes: [100]) else {
+        guard case .failure(let error) = HTTPTestSupport.scanChunked(HTTPTestSupport.bytes(body), pieceSizes: [100])
+        else {
             Issue.record("an overlong line was accepted")
             return
         }
@@ -147,7 +153,9 @@ struct HTTPChunkedBodyTests {
     func lineJustUnderLimit() {
         let name = String(repeating: "a", count: 4_096 - 3)  // "1;" + name + CR = 4096
         let body = "1;\(name)\r\nx\r\n0\r\n\r\n"
-        #expect(HTTPTestSupport.scanChunked(HTTPTestSupport.bytes(body), pieceSizes: [7]) == .success(ChunkScan(consumed: body.utf8.count, finished: true)))
+        #expect(
+            HTTPTestSupport.scanChunked(HTTPTestSupport.bytes(body), pieceSizes: [7])
+                == .success(ChunkScan(consumed: body.utf8.count, finished: true)))
     }
 
     @Test("an error is repeated on the next call, and response bodies get 502")

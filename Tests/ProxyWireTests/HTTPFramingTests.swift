@@ -18,49 +18,53 @@ struct HTTPFramingTests {
         }
     }
 
-    @Test("request framing (RFC 9112 §6.3)", arguments: [
-        ("", "HTTP/1.1", HTTPExpectedFraming.framing(.none)),
-        ("Content-Length: 10\r\n", "HTTP/1.1", .framing(.contentLength(10))),
-        ("Content-Length: 0\r\n", "HTTP/1.1", .framing(.contentLength(0))),
-        ("Content-Length: 10\r\n", "HTTP/1.0", .framing(.contentLength(10))),
-        ("Content-Length: 5, 5\r\n", "HTTP/1.1", .framing(.contentLength(5))),
-        ("Content-Length: 5\r\nContent-Length: 5\r\n", "HTTP/1.1", .framing(.contentLength(5))),
-        ("Content-Length: 18446744073709551615\r\n", "HTTP/1.1", .framing(.contentLength(UInt64.max))),
-        ("Content-Length: 5, 6\r\n", "HTTP/1.1", .error(400)),
-        ("Content-Length: 5\r\nContent-Length: 6\r\n", "HTTP/1.1", .error(400)),
-        ("Content-Length: abc\r\n", "HTTP/1.1", .error(400)),
-        ("Content-Length: -1\r\n", "HTTP/1.1", .error(400)),
-        ("Content-Length: +5\r\n", "HTTP/1.1", .error(400)),
-        ("Content-Length: 0x10\r\n", "HTTP/1.1", .error(400)),
-        ("Content-Length:\r\n", "HTTP/1.1", .error(400)),
-        ("Content-Length: 5,\r\n", "HTTP/1.1", .error(400)),
-        ("Content-Length: 18446744073709551616\r\n", "HTTP/1.1", .error(400)),
-        ("Transfer-Encoding: chunked\r\n", "HTTP/1.1", .framing(.chunked)),
-        ("Transfer-Encoding: Chunked\r\n", "HTTP/1.1", .framing(.chunked)),
-        ("Transfer-Encoding: gzip, chunked\r\n", "HTTP/1.1", .framing(.chunked)),
-        ("Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n", "HTTP/1.1", .framing(.chunked)),
-        ("Transfer-Encoding: chunked\r\nContent-Length: 5\r\n", "HTTP/1.1", .error(400)),
-        ("Transfer-Encoding: chunked\r\n", "HTTP/1.0", .error(400)),
-        ("Transfer-Encoding: chunked, gzip\r\n", "HTTP/1.1", .error(400)),
-        ("Transfer-Encoding: gzip\r\n", "HTTP/1.1", .error(400)),
-        ("Transfer-Encoding: chunked, chunked\r\n", "HTTP/1.1", .error(400)),
-        ("Transfer-Encoding: chunked;q=1\r\n", "HTTP/1.1", .error(400)),
-        ("Transfer-Encoding:\r\n", "HTTP/1.1", .error(400)),
-        ("Transfer-Encoding: \"chunked\"\r\n", "HTTP/1.1", .error(400)),
-        ("Transfer-Encoding: identity, chunked\r\n", "HTTP/1.1", .error(501)),
-        ("Transfer-Encoding: foo, chunked\r\n", "HTTP/1.1", .error(501)),
-    ])
+    @Test(
+        "request framing (RFC 9112 §6.3)",
+        arguments: [
+            ("", "HTTP/1.1", HTTPExpectedFraming.framing(.none)),
+            ("Content-Length: 10\r\n", "HTTP/1.1", .framing(.contentLength(10))),
+            ("Content-Length: 0\r\n", "HTTP/1.1", .framing(.contentLength(0))),
+            ("Content-Length: 10\r\n", "HTTP/1.0", .framing(.contentLength(10))),
+            ("Content-Length: 5, 5\r\n", "HTTP/1.1", .framing(.contentLength(5))),
+            ("Content-Length: 5\r\nContent-Length: 5\r\n", "HTTP/1.1", .framing(.contentLength(5))),
+            ("Content-Length: 18446744073709551615\r\n", "HTTP/1.1", .framing(.contentLength(UInt64.max))),
+            ("Content-Length: 5, 6\r\n", "HTTP/1.1", .error(400)),
+            ("Content-Length: 5\r\nContent-Length: 6\r\n", "HTTP/1.1", .error(400)),
+            ("Content-Length: abc\r\n", "HTTP/1.1", .error(400)),
+            ("Content-Length: -1\r\n", "HTTP/1.1", .error(400)),
+            ("Content-Length: +5\r\n", "HTTP/1.1", .error(400)),
+            ("Content-Length: 0x10\r\n", "HTTP/1.1", .error(400)),
+            ("Content-Length:\r\n", "HTTP/1.1", .error(400)),
+            ("Content-Length: 5,\r\n", "HTTP/1.1", .error(400)),
+            ("Content-Length: 18446744073709551616\r\n", "HTTP/1.1", .error(400)),
+            ("Transfer-Encoding: chunked\r\n", "HTTP/1.1", .framing(.chunked)),
+            ("Transfer-Encoding: Chunked\r\n", "HTTP/1.1", .framing(.chunked)),
+            ("Transfer-Encoding: gzip, chunked\r\n", "HTTP/1.1", .framing(.chunked)),
+            ("Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n", "HTTP/1.1", .framing(.chunked)),
+            ("Transfer-Encoding: chunked\r\nContent-Length: 5\r\n", "HTTP/1.1", .error(400)),
+            ("Transfer-Encoding: chunked\r\n", "HTTP/1.0", .error(400)),
+            ("Transfer-Encoding: chunked, gzip\r\n", "HTTP/1.1", .error(400)),
+            ("Transfer-Encoding: gzip\r\n", "HTTP/1.1", .error(400)),
+            ("Transfer-Encoding: chunked, chunked\r\n", "HTTP/1.1", .error(400)),
+            ("Transfer-Encoding: chunked;q=1\r\n", "HTTP/1.1", .error(400)),
+            ("Transfer-Encoding:\r\n", "HTTP/1.1", .error(400)),
+            ("Transfer-Encoding: \"chunked\"\r\n", "HTTP/1.1", .error(400)),
+            ("Transfer-Encoding: identity, chunked\r\n", "HTTP/1.1", .error(501)),
+            ("Transfer-Encoding: foo, chunked\r\n", "HTTP/1.1", .error(501)),
+        ])
     func requestFraming(_ fields: String, _ version: String, _ expected: HTTPExpectedFraming) throws {
         #expect(try Self.requestFraming(fields, version: version) == expected)
     }
 
-    @Test("CONNECT has no body: the bytes after its head are the tunnel", arguments: [
-        ("", HTTPExpectedFraming.framing(.none)),
-        ("Content-Length: 0\r\n", .framing(.none)),
-        ("Content-Length: 5\r\n", .error(400)),
-        ("Transfer-Encoding: chunked\r\n", .error(400)),
-        ("Content-Length: x\r\n", .error(400)),
-    ])
+    @Test(
+        "CONNECT has no body: the bytes after its head are the tunnel",
+        arguments: [
+            ("", HTTPExpectedFraming.framing(.none)),
+            ("Content-Length: 0\r\n", .framing(.none)),
+            ("Content-Length: 5\r\n", .error(400)),
+            ("Transfer-Encoding: chunked\r\n", .error(400)),
+            ("Content-Length: x\r\n", .error(400)),
+        ])
     func connectFraming(_ fields: String, _ expected: HTTPExpectedFraming) throws {
         let head = try HTTPTestSupport.requestHead("CONNECT e.example:443 HTTP/1.1\r\n\(fields)\r\n")
         let framing: HTTPExpectedFraming
@@ -72,28 +76,35 @@ struct HTTPFramingTests {
         #expect(framing == expected)
     }
 
-    @Test("response framing (RFC 9112 §6.3)", arguments: [
-        ("200 OK", "Content-Length: 5\r\n", "GET", HTTPExpectedFraming.framing(.contentLength(5)), false),
-        ("200 OK", "", "GET", .framing(.untilClose), false),
-        ("200 OK", "Transfer-Encoding: chunked\r\n", "GET", .framing(.chunked), false),
-        ("200 OK", "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n", "GET", .framing(.chunked), true),
-        ("200 OK", "Transfer-Encoding: gzip\r\n", "GET", .framing(.untilClose), false),
-        ("200 OK", "Transfer-Encoding: br, chunked\r\n", "POST", .framing(.chunked), false),
-        ("204 No Content", "Content-Length: 5\r\n", "GET", .framing(.none), false),
-        ("304 Not Modified", "Content-Length: 5\r\n", "GET", .framing(.none), false),
-        ("100 Continue", "", "POST", .framing(.none), false),
-        ("101 Switching Protocols", "", "GET", .framing(.none), false),
-        ("200 OK", "Content-Length: 5\r\n", "HEAD", .framing(.none), false),
-        ("200 OK", "Transfer-Encoding: chunked\r\n", "HEAD", .framing(.none), false),
-        ("200 Connection established", "", "CONNECT", .framing(.none), false),
-        ("407 Proxy Authentication Required", "Content-Length: 3\r\n", "CONNECT", .framing(.contentLength(3)), false),
-        ("200 OK", "Content-Length: 1, 2\r\n", "GET", .error(502), false),
-        ("200 OK", "Content-Length: x\r\n", "GET", .error(502), false),
-        ("200 OK", "Content-Length: 7, 7\r\n", "GET", .framing(.contentLength(7)), false),
-        ("200 OK", "Transfer-Encoding: chunked, chunked\r\n", "GET", .error(502), false),
-        ("200 OK", "Connection: close\r\nContent-Length: 1\r\n", "GET", .framing(.contentLength(1)), true),
-    ])
-    func responseFraming(_ statusLine: String, _ fields: String, _ method: String, _ expected: HTTPExpectedFraming, _ mustClose: Bool) throws {
+    @Test(
+        "response framing (RFC 9112 §6.3)",
+        arguments: [
+            ("200 OK", "Content-Length: 5\r\n", "GET", HTTPExpectedFraming.framing(.contentLength(5)), false),
+            ("200 OK", "", "GET", .framing(.untilClose), false),
+            ("200 OK", "Transfer-Encoding: chunked\r\n", "GET", .framing(.chunked), false),
+            ("200 OK", "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n", "GET", .framing(.chunked), true),
+            ("200 OK", "Transfer-Encoding: gzip\r\n", "GET", .framing(.untilClose), false),
+            ("200 OK", "Transfer-Encoding: br, chunked\r\n", "POST", .framing(.chunked), false),
+            ("204 No Content", "Content-Length: 5\r\n", "GET", .framing(.none), false),
+            ("304 Not Modified", "Content-Length: 5\r\n", "GET", .framing(.none), false),
+            ("100 Continue", "", "POST", .framing(.none), false),
+            ("101 Switching Protocols", "", "GET", .framing(.none), false),
+            ("200 OK", "Content-Length: 5\r\n", "HEAD", .framing(.none), false),
+            ("200 OK", "Transfer-Encoding: chunked\r\n", "HEAD", .framing(.none), false),
+            ("200 Connection established", "", "CONNECT", .framing(.none), false),
+            (
+                "407 Proxy Authentication Required", "Content-Length: 3\r\n", "CONNECT", .framing(.contentLength(3)),
+                false
+            ),
+            ("200 OK", "Content-Length: 1, 2\r\n", "GET", .error(502), false),
+            ("200 OK", "Content-Length: x\r\n", "GET", .error(502), false),
+            ("200 OK", "Content-Length: 7, 7\r\n", "GET", .framing(.contentLength(7)), false),
+            ("200 OK", "Transfer-Encoding: chunked, chunked\r\n", "GET", .error(502), false),
+            ("200 OK", "Connection: close\r\nContent-Length: 1\r\n", "GET", .framing(.contentLength(1)), true),
+        ])
+    func responseFraming(
+        _ statusLine: String, _ fields: String, _ method: String, _ expected: HTTPExpectedFraming, _ mustClose: Bool
+    ) throws {
         let head = try HTTPTestSupport.responseHead("HTTP/1.1 \(statusLine)\r\n\(fields)\r\n")
         let framing: HTTPExpectedFraming
         do {
@@ -107,28 +118,31 @@ struct HTTPFramingTests {
 
     @Test("Transfer-Encoding in an HTTP/1.0 response means closing afterwards (RFC 9112 §6.1)")
     func http10ResponseWithTransferEncoding() throws {
-        let head = try HTTPTestSupport.responseHead("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n")
+        let head = try HTTPTestSupport.responseHead(
+            "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n")
         #expect(try head.bodyFraming(requestMethod: "GET") == .chunked)
         #expect(head.isKeepAlive)
         #expect(head.connectionMustClose)
     }
 
-    @Test("keep-alive (RFC 9112 §9.3)", arguments: [
-        ("HTTP/1.1", "", true),
-        ("HTTP/1.1", "Connection: close\r\n", false),
-        ("HTTP/1.1", "Connection: Close\r\n", false),
-        ("HTTP/1.1", "Connection: keep-alive, CLOSE\r\n", false),
-        ("HTTP/1.1", "Connection: Upgrade\r\nConnection: close\r\n", false),
-        ("HTTP/1.1", "Connection: keep-alive\r\n", true),
-        ("HTTP/1.1", "Connection: closed\r\n", true),
-        ("HTTP/1.1", "Proxy-Connection: close\r\n", true),
-        ("HTTP/1.0", "", false),
-        ("HTTP/1.0", "Connection: keep-alive\r\n", true),
-        ("HTTP/1.0", "Connection: Keep-Alive\r\n", true),
-        ("HTTP/1.0", "Connection: foo,keep-alive\r\n", true),
-        ("HTTP/1.0", "Connection: keep-alive, close\r\n", false),
-        ("HTTP/1.0", "Keep-Alive: timeout=5\r\n", false),
-    ])
+    @Test(
+        "keep-alive (RFC 9112 §9.3)",
+        arguments: [
+            ("HTTP/1.1", "", true),
+            ("HTTP/1.1", "Connection: close\r\n", false),
+            ("HTTP/1.1", "Connection: Close\r\n", false),
+            ("HTTP/1.1", "Connection: keep-alive, CLOSE\r\n", false),
+            ("HTTP/1.1", "Connection: Upgrade\r\nConnection: close\r\n", false),
+            ("HTTP/1.1", "Connection: keep-alive\r\n", true),
+            ("HTTP/1.1", "Connection: closed\r\n", true),
+            ("HTTP/1.1", "Proxy-Connection: close\r\n", true),
+            ("HTTP/1.0", "", false),
+            ("HTTP/1.0", "Connection: keep-alive\r\n", true),
+            ("HTTP/1.0", "Connection: Keep-Alive\r\n", true),
+            ("HTTP/1.0", "Connection: foo,keep-alive\r\n", true),
+            ("HTTP/1.0", "Connection: keep-alive, close\r\n", false),
+            ("HTTP/1.0", "Keep-Alive: timeout=5\r\n", false),
+        ])
     func keepAlive(_ version: String, _ fields: String, _ expected: Bool) throws {
         let request = try HTTPTestSupport.requestHead("GET http://e.example/ \(version)\r\n\(fields)\r\n")
         #expect(request.isKeepAlive == expected)

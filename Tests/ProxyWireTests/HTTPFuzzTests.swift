@@ -5,10 +5,11 @@ import Testing
 /// never crash, always reach a verdict, and reach the same one however the input is split.
 @Suite("Fuzzing with mutated messages")
 struct HTTPFuzzTests {
-    static let requestSeeds: [String] = HTTPRequestHeadTests.validCases.map(\.raw) + [
-        "POST http://e.example/x HTTP/1.1\r\nHost: e.example\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\nConnection: close, X-A\r\n\r\n",
-        "CONNECT [fe80::a:b%25lo]:8443 HTTP/1.1\r\nProxy-Authorization: Basic eA==\r\n\r\n",
-    ]
+    static let requestSeeds: [String] =
+        HTTPRequestHeadTests.validCases.map(\.raw) + [
+            "POST http://e.example/x HTTP/1.1\r\nHost: e.example\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\nConnection: close, X-A\r\n\r\n",
+            "CONNECT [fe80::a:b%25lo]:8443 HTTP/1.1\r\nProxy-Authorization: Basic eA==\r\n\r\n",
+        ]
 
     static let responseSeeds: [String] = [
         "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: keep-alive\r\n\r\nhello",
@@ -19,13 +20,15 @@ struct HTTPFuzzTests {
     static let chunkedSeeds: [String] = HTTPChunkedBodyTests.validBodies
 
     /// Bytes that steer mutations towards the interesting parts of the grammar.
-    static let interestingBytes: [UInt8] = Array(" \t\r\n:;,\"\\/[]%@?#=-.0123456789aAfFxX".utf8) + [0x00, 0x01, 0x7F, 0x80, 0xFF, 0x16]
+    static let interestingBytes: [UInt8] =
+        Array(" \t\r\n:;,\"\\/[]%@?#=-.0123456789aAfFxX".utf8) + [0x00, 0x01, 0x7F, 0x80, 0xFF, 0x16]
 
     static func mutate(_ input: [UInt8], using generator: inout HTTPSeededGenerator) -> [UInt8] {
         var bytes = input
         for _ in 0..<Int.random(in: 1...4, using: &generator) {
             let position = bytes.isEmpty ? 0 : Int.random(in: 0..<bytes.count, using: &generator)
-            let randomByte = Bool.random(using: &generator)
+            let randomByte =
+                Bool.random(using: &generator)
                 ? UInt8.random(in: 0...255, using: &generator)
                 : interestingBytes.randomElement(using: &generator) ?? 0
             switch Int.random(in: 0..<6, using: &generator) {
@@ -61,7 +64,8 @@ struct HTTPFuzzTests {
             // The appended empty lines make every input reach a verdict.
             let input = Self.mutate(HTTPTestSupport.bytes(seed), using: &generator) + HTTPTestSupport.bytes("\r\n\r\n")
             let oneShot = HTTPTestSupport.parseRequest(input)
-            let split = HTTPTestSupport.parseRequest(input, pieceSizes: Self.randomPieces(count: input.count, using: &generator))
+            let split = HTTPTestSupport.parseRequest(
+                input, pieceSizes: Self.randomPieces(count: input.count, using: &generator))
             #expect(split == oneShot, "split result differs for \(HTTPTestSupport.text(input).debugDescription)")
             switch oneShot {
             case .complete(var head, _):
@@ -93,7 +97,8 @@ struct HTTPFuzzTests {
             let seed = Self.responseSeeds[iteration % Self.responseSeeds.count]
             let input = Self.mutate(HTTPTestSupport.bytes(seed), using: &generator) + HTTPTestSupport.bytes("\r\n\r\n")
             let oneShot = HTTPTestSupport.parseResponse(input)
-            let split = HTTPTestSupport.parseResponse(input, pieceSizes: Self.randomPieces(count: input.count, using: &generator))
+            let split = HTTPTestSupport.parseResponse(
+                input, pieceSizes: Self.randomPieces(count: input.count, using: &generator))
             #expect(split == oneShot)
             switch oneShot {
             case .complete(let head, _):
@@ -122,7 +127,8 @@ struct HTTPFuzzTests {
             let seed = Self.chunkedSeeds[iteration % Self.chunkedSeeds.count]
             let input = Self.mutate(HTTPTestSupport.bytes(seed), using: &generator)
             let oneShot = HTTPTestSupport.scanChunked(input, pieceSizes: [input.count])
-            let split = HTTPTestSupport.scanChunked(input, pieceSizes: Self.randomPieces(count: input.count, using: &generator))
+            let split = HTTPTestSupport.scanChunked(
+                input, pieceSizes: Self.randomPieces(count: input.count, using: &generator))
             #expect(split == oneShot, "split result differs for \(HTTPTestSupport.text(input).debugDescription)")
             switch oneShot {
             case .success(let scan):

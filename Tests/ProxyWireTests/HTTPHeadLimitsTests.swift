@@ -85,13 +85,15 @@ struct HTTPHeadLimitsTests {
         #expect(error.reason.contains("TLS handshake"))
     }
 
-    @Test("garbage fails at the first byte that cannot belong to a request", arguments: [
-        ([UInt8]([0x00]), 1),
-        (Array("GET\u{01}".utf8), 4),
-        (Array("GET http://e.com/ HTTP/1.1\r\nBad Name: x".utf8), 32),
-        (Array("GET http://e.com/ HTTX".utf8), 22),
-        (Array("GET http://e.com/ HTTP/2".utf8), 24),
-    ])
+    @Test(
+        "garbage fails at the first byte that cannot belong to a request",
+        arguments: [
+            ([UInt8]([0x00]), 1),
+            (Array("GET\u{01}".utf8), 4),
+            (Array("GET http://e.com/ HTTP/1.1\r\nBad Name: x".utf8), 32),
+            (Array("GET http://e.com/ HTTX".utf8), 22),
+            (Array("GET http://e.com/ HTTP/2".utf8), 24),
+        ])
     func garbageFailsEarly(_ input: [UInt8], failingAt position: Int) {
         var parser = RequestHeadParser()
         for (index, byte) in input.enumerated() {
@@ -117,11 +119,14 @@ struct HTTPHeadLimitsTests {
 
 @Suite("The method token's length")
 struct HTTPMethodLengthTests {
-    @Test("a method up to 32 characters is taken; one longer gets 501, however its bytes arrive", arguments: [
-        (32, false, true), (33, false, false), (200, false, false), (33, true, false), (32, true, true),
-    ])
+    @Test(
+        "a method up to 32 characters is taken; one longer gets 501, however its bytes arrive",
+        arguments: [
+            (32, false, true), (33, false, false), (200, false, false), (33, true, false), (32, true, true),
+        ])
     func methodLength(length: Int, byteByByte: Bool, accepted: Bool) throws {
-        let head = HTTPTestSupport.bytes(String(repeating: "M", count: length) + " http://e.example/ HTTP/1.1\r\nHost: e.example\r\n\r\n")
+        let head = HTTPTestSupport.bytes(
+            String(repeating: "M", count: length) + " http://e.example/ HTTP/1.1\r\nHost: e.example\r\n\r\n")
         var parser = RequestHeadParser()
         var result = HeadParseResult<RequestHead>.needMoreData
         if byteByByte {

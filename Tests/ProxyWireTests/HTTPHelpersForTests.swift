@@ -39,7 +39,9 @@ enum HTTPTestSupport {
         return .needMoreData
     }
 
-    static func parseRequest(_ input: [UInt8], limits: HeadLimits = HeadLimits(), pieceSizes: [Int] = []) -> HeadParseResult<RequestHead> {
+    static func parseRequest(_ input: [UInt8], limits: HeadLimits = HeadLimits(), pieceSizes: [Int] = [])
+        -> HeadParseResult<RequestHead>
+    {
         var parser = RequestHeadParser(limits: limits)
         return parse(input, pieceSizes: pieceSizes) { parser.consume($0) }
     }
@@ -48,7 +50,9 @@ enum HTTPTestSupport {
         parseRequest(bytes(input), limits: limits)
     }
 
-    static func parseRequestByteByByte(_ input: [UInt8], limits: HeadLimits = HeadLimits()) -> HeadParseResult<RequestHead> {
+    static func parseRequestByteByByte(_ input: [UInt8], limits: HeadLimits = HeadLimits()) -> HeadParseResult<
+        RequestHead
+    > {
         parseRequest(input, limits: limits, pieceSizes: Array(repeating: 1, count: input.count))
     }
 
@@ -86,7 +90,9 @@ enum HTTPTestSupport {
 
     /// Scans `input` with a fresh scanner in pieces of the given sizes; returns the total bytes
     /// consumed and whether the body finished, or the error.
-    static func scanChunked(_ input: [UInt8], pieceSizes: [Int], kind: HTTPMessageKind = .request) -> Result<ChunkScan, HeadError> {
+    static func scanChunked(_ input: [UInt8], pieceSizes: [Int], kind: HTTPMessageKind = .request) -> Result<
+        ChunkScan, HeadError
+    > {
         var scanner = ChunkedBodyScanner(kind: kind)
         var start = 0
         var consumed = 0

@@ -1,20 +1,23 @@
-@testable import ProxyWire
 import Testing
+
+@testable import ProxyWire
 
 /// The head scanner takes runs of plain bytes (a method, a target, field names and values) in
 /// one step. Taking every byte on its own is the reference: both must reach the same result,
 /// reasons included, wherever the input is cut and wherever the size limit falls.
 @Suite("Runs of plain bytes parse as byte-by-byte scanning does")
 struct HTTPPlainRunTests {
-    static let requestSeeds: [String] = HTTPFuzzTests.requestSeeds + [
-        "CONNECT localhost:46783 HTTP/1.1\r\nHost: localhost:46783\r\nUser-Agent: a b\tc \t \r\nX-Empty:\r\nX-Obs: caf\u{E9}\r\n\r\nbody",
-        "GET http://example.com/a/very/long/path?with=a&query=string HTTP/1.1\r\nAccept:   */*   \r\n\n",
-        "\r\n\nPOST https://e.example/ HTTP/1.0\nContent-Length: 0\n\n",
-    ]
+    static let requestSeeds: [String] =
+        HTTPFuzzTests.requestSeeds + [
+            "CONNECT localhost:46783 HTTP/1.1\r\nHost: localhost:46783\r\nUser-Agent: a b\tc \t \r\nX-Empty:\r\nX-Obs: caf\u{E9}\r\n\r\nbody",
+            "GET http://example.com/a/very/long/path?with=a&query=string HTTP/1.1\r\nAccept:   */*   \r\n\n",
+            "\r\n\nPOST https://e.example/ HTTP/1.0\nContent-Length: 0\n\n",
+        ]
 
-    static let responseSeeds: [String] = HTTPFuzzTests.responseSeeds + [
-        "HTTP/1.1 404 Not Found at all\r\nContent-Type: text/plain; charset=utf-8\r\nVia:\t1.1 a \r\n\r\n",
-    ]
+    static let responseSeeds: [String] =
+        HTTPFuzzTests.responseSeeds + [
+            "HTTP/1.1 404 Not Found at all\r\nContent-Type: text/plain; charset=utf-8\r\nVia:\t1.1 a \r\n\r\n"
+        ]
 
     /// The default limits, and limits that end inside runs, on separators, or on line ends.
     static func limits(for iteration: Int, using generator: inout HTTPSeededGenerator) -> HeadLimits {
@@ -46,7 +49,8 @@ struct HTTPPlainRunTests {
             let splitResult = HTTPTestSupport.parse(input, pieceSizes: pieces, consume: parser(limits, true).slice)
 
             #expect(wholeResult == reference, "one piece differs for \(HTTPTestSupport.text(input).debugDescription)")
-            #expect(splitResult == reference, "pieces \(pieces) differ for \(HTTPTestSupport.text(input).debugDescription)")
+            #expect(
+                splitResult == reference, "pieces \(pieces) differ for \(HTTPTestSupport.text(input).debugDescription)")
         }
     }
 

@@ -30,7 +30,9 @@ struct HTTPInvalidRequestCase: Sendable, CustomTestStringConvertible {
         self.phrase = phrase
     }
 
-    var testDescription: String { "\(status) \(phrase): \(String(decoding: raw.prefix(60), as: UTF8.self).debugDescription)" }
+    var testDescription: String {
+        "\(status) \(phrase): \(String(decoding: raw.prefix(60), as: UTF8.self).debugDescription)"
+    }
 }
 
 @Suite("Request heads")
@@ -38,75 +40,78 @@ struct HTTPRequestHeadTests {
     static let validCases: [HTTPValidRequestCase] = [
         HTTPValidRequestCase(
             raw: "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n",
-            method: "CONNECT", target: .authority(host: "example.com", port: 443), version: .http1_1,
+            method: "CONNECT", target: .authority(host: "example.com", port: 443), version: .http11,
             headers: ["Host: example.com:443"]),
         HTTPValidRequestCase(
             raw: "CONNECT Example.COM:65535 HTTP/1.1\r\n\r\n",
-            method: "CONNECT", target: .authority(host: "example.com", port: 65535), version: .http1_1),
+            method: "CONNECT", target: .authority(host: "example.com", port: 65535), version: .http11),
         HTTPValidRequestCase(
             raw: "CONNECT [2001:DB8::1]:8443 HTTP/1.1\r\nHost: [2001:db8::1]:8443\r\n\r\n",
-            method: "CONNECT", target: .authority(host: "2001:db8::1", port: 8443), version: .http1_1,
+            method: "CONNECT", target: .authority(host: "2001:db8::1", port: 8443), version: .http11,
             headers: ["Host: [2001:db8::1]:8443"]),
         HTTPValidRequestCase(
             raw: "CONNECT [::ffff:192.0.2.1]:443 HTTP/1.1\r\n\r\n",
-            method: "CONNECT", target: .authority(host: "::ffff:192.0.2.1", port: 443), version: .http1_1),
+            method: "CONNECT", target: .authority(host: "::ffff:192.0.2.1", port: 443), version: .http11),
         HTTPValidRequestCase(
             raw: "CONNECT [fe80::1%25eth0]:443 HTTP/1.1\r\n\r\n",
-            method: "CONNECT", target: .authority(host: "fe80::1%eth0", port: 443), version: .http1_1),
+            method: "CONNECT", target: .authority(host: "fe80::1%eth0", port: 443), version: .http11),
         HTTPValidRequestCase(
             raw: "CONNECT 192.0.2.10:1 HTTP/1.0\r\n\r\n",
-            method: "CONNECT", target: .authority(host: "192.0.2.10", port: 1), version: .http1_0),
+            method: "CONNECT", target: .authority(host: "192.0.2.10", port: 1), version: .http10),
         HTTPValidRequestCase(
             raw: "GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\nAccept: */*\r\n\r\n",
             method: "GET", target: .absolute(scheme: "http", host: "example.com", port: nil, pathAndQuery: "/"),
-            version: .http1_1, headers: ["Host: example.com", "Accept: */*"]),
+            version: .http11, headers: ["Host: example.com", "Accept: */*"]),
         HTTPValidRequestCase(
             raw: "GET http://example.com HTTP/1.1\r\n\r\n",
             method: "GET", target: .absolute(scheme: "http", host: "example.com", port: nil, pathAndQuery: "/"),
-            version: .http1_1),
+            version: .http11),
         HTTPValidRequestCase(
             raw: "GET http://example.com:8080/a/b?x=1&y=%20z HTTP/1.1\r\nHost: example.com:8080\r\n\r\n",
-            method: "GET", target: .absolute(scheme: "http", host: "example.com", port: 8080, pathAndQuery: "/a/b?x=1&y=%20z"),
-            version: .http1_1, headers: ["Host: example.com:8080"]),
+            method: "GET",
+            target: .absolute(scheme: "http", host: "example.com", port: 8080, pathAndQuery: "/a/b?x=1&y=%20z"),
+            version: .http11, headers: ["Host: example.com:8080"]),
         HTTPValidRequestCase(
             raw: "POST HTTPS://API.Example.com:443/v1/items HTTP/1.1\r\nContent-Length: 3\r\n\r\n",
-            method: "POST", target: .absolute(scheme: "https", host: "api.example.com", port: 443, pathAndQuery: "/v1/items"),
-            version: .http1_1, headers: ["Content-Length: 3"]),
+            method: "POST",
+            target: .absolute(scheme: "https", host: "api.example.com", port: 443, pathAndQuery: "/v1/items"),
+            version: .http11, headers: ["Content-Length: 3"]),
         HTTPValidRequestCase(
             raw: "GET http://example.com?q=1 HTTP/1.1\r\n\r\n",
             method: "GET", target: .absolute(scheme: "http", host: "example.com", port: nil, pathAndQuery: "/?q=1"),
-            version: .http1_1),
+            version: .http11),
         HTTPValidRequestCase(
             raw: "GET http://example.com:/x HTTP/1.1\r\n\r\n",
             method: "GET", target: .absolute(scheme: "http", host: "example.com", port: nil, pathAndQuery: "/x"),
-            version: .http1_1),
+            version: .http11),
         HTTPValidRequestCase(
             raw: "GET http://[::1]:3128/status HTTP/1.0\r\n\r\n",
             method: "GET", target: .absolute(scheme: "http", host: "::1", port: 3128, pathAndQuery: "/status"),
-            version: .http1_0),
+            version: .http10),
         HTTPValidRequestCase(
             raw: "HEAD http://my_host.local./ HTTP/1.0\r\nUser-Agent: test\r\n\r\n",
             method: "HEAD", target: .absolute(scheme: "http", host: "my_host.local.", port: nil, pathAndQuery: "/"),
-            version: .http1_0, headers: ["User-Agent: test"]),
+            version: .http10, headers: ["User-Agent: test"]),
         HTTPValidRequestCase(
             raw: "GET http://198.51.100.7:81/ HTTP/1.1\r\n\r\n",
             method: "GET", target: .absolute(scheme: "http", host: "198.51.100.7", port: 81, pathAndQuery: "/"),
-            version: .http1_1),
+            version: .http11),
         // Leading empty lines are skipped and bare LF ends lines (RFC 9112 §2.2).
         HTTPValidRequestCase(
             raw: "\r\n\nGET http://a.example/ HTTP/1.1\nHost: a.example\n\n",
             method: "GET", target: .absolute(scheme: "http", host: "a.example", port: nil, pathAndQuery: "/"),
-            version: .http1_1, headers: ["Host: a.example"]),
+            version: .http11, headers: ["Host: a.example"]),
         // Unknown methods are tokens like any other.
         HTTPValidRequestCase(
             raw: "PROPFIND http://dav.example/x HTTP/1.1\r\nDepth: 1\r\n\r\n",
             method: "PROPFIND", target: .absolute(scheme: "http", host: "dav.example", port: nil, pathAndQuery: "/x"),
-            version: .http1_1, headers: ["Depth: 1"]),
+            version: .http11, headers: ["Depth: 1"]),
         // OWS around values is not part of them; empty values and repeated names are kept.
         HTTPValidRequestCase(
-            raw: "GET http://e.example/ HTTP/1.1\r\nX-Spaced:   two words \t\r\nX-Empty:\r\nX-Empty: \r\nset-cookie:a=1\r\n\r\n",
+            raw:
+                "GET http://e.example/ HTTP/1.1\r\nX-Spaced:   two words \t\r\nX-Empty:\r\nX-Empty: \r\nset-cookie:a=1\r\n\r\n",
             method: "GET", target: .absolute(scheme: "http", host: "e.example", port: nil, pathAndQuery: "/"),
-            version: .http1_1, headers: ["X-Spaced: two words", "X-Empty: ", "X-Empty: ", "set-cookie: a=1"]),
+            version: .http11, headers: ["X-Spaced: two words", "X-Empty: ", "X-Empty: ", "set-cookie: a=1"]),
     ]
 
     @Test("valid requests parse as expected", arguments: validCases)
@@ -138,10 +143,12 @@ struct HTTPRequestHeadTests {
 
     static let invalidCases: [HTTPInvalidRequestCase] = [
         // Targets a forward proxy cannot serve.
-        HTTPInvalidRequestCase("GET /index.html HTTP/1.1\r\nHost: example.com\r\n\r\n", 400,
-                           "this is a proxy: send the absolute URL (GET http://host/path) or CONNECT host:port"),
+        HTTPInvalidRequestCase(
+            "GET /index.html HTTP/1.1\r\nHost: example.com\r\n\r\n", 400,
+            "this is a proxy: send the absolute URL (GET http://host/path) or CONNECT host:port"),
         HTTPInvalidRequestCase("OPTIONS * HTTP/1.1\r\n\r\n", 400, "asterisk-form"),
-        HTTPInvalidRequestCase("CONNECT http://example.com/ HTTP/1.1\r\n\r\n", 400, "CONNECT needs an authority target"),
+        HTTPInvalidRequestCase(
+            "CONNECT http://example.com/ HTTP/1.1\r\n\r\n", 400, "CONNECT needs an authority target"),
         HTTPInvalidRequestCase("CONNECT /x HTTP/1.1\r\n\r\n", 400, "CONNECT needs an authority target"),
         HTTPInvalidRequestCase("CONNECT example.com HTTP/1.1\r\n\r\n", 400, "has no port"),
         HTTPInvalidRequestCase("CONNECT example.com: HTTP/1.1\r\n\r\n", 400, "has no port"),
@@ -182,8 +189,11 @@ struct HTTPRequestHeadTests {
         HTTPInvalidRequestCase("GET http://example.com/ HTTP/11.1\r\n\r\n", 400, "HTTP version"),
         HTTPInvalidRequestCase("GET http://example.com/\r\n\r\n", 400, "HTTP/0.9"),
         HTTPInvalidRequestCase("GET\r\n\r\n", 400, "no request target"),
-        HTTPInvalidRequestCase(bytes: Array("GET http://example.com/\u{7F} HTTP/1.1\r\n\r\n".utf8), 400, "invalid byte 0x7F"),
-        HTTPInvalidRequestCase(bytes: Array("GET http://example.com/".utf8) + [0xC3, 0xA9] + Array(" HTTP/1.1\r\n\r\n".utf8), 400, "invalid byte 0xC3"),
+        HTTPInvalidRequestCase(
+            bytes: Array("GET http://example.com/\u{7F} HTTP/1.1\r\n\r\n".utf8), 400, "invalid byte 0x7F"),
+        HTTPInvalidRequestCase(
+            bytes: Array("GET http://example.com/".utf8) + [0xC3, 0xA9] + Array(" HTTP/1.1\r\n\r\n".utf8), 400,
+            "invalid byte 0xC3"),
         HTTPInvalidRequestCase("GET http://example.com/ HTTP/1.1\rX", 400, "CR that is not followed by LF"),
         // Versions.
         HTTPInvalidRequestCase("GET http://example.com/ HTTP/2.0\r\n\r\n", 505, "HTTP/2 is not supported"),
@@ -192,23 +202,35 @@ struct HTTPRequestHeadTests {
         HTTPInvalidRequestCase("GET http://example.com/ HTTP/3.0\r\n\r\n", 505, "HTTP/3 is not supported"),
         HTTPInvalidRequestCase("GET http://example.com/ HTTP/0.9\r\n\r\n", 505, "HTTP/0 is not supported"),
         // Field lines.
-        HTTPInvalidRequestCase("GET http://e.com/ HTTP/1.1\r\nHost : e.com\r\n\r\n", 400, "header line 1 has whitespace between the field name and the colon"),
-        HTTPInvalidRequestCase("GET http://e.com/ HTTP/1.1\r\nHost: e.com\r\nNoColon\r\n\r\n", 400, "header line 2 has no colon"),
-        HTTPInvalidRequestCase("GET http://e.com/ HTTP/1.1\r\nA: 1\r\nB: 2\r\nC 3\r\n\r\n", 400, "header line 3 has whitespace"),
-        HTTPInvalidRequestCase("GET http://e.com/ HTTP/1.1\r\nX-A: b\r\n  folded\r\n\r\n", 400, "header line 2 starts with whitespace (obsolete line folding"),
-        HTTPInvalidRequestCase("GET http://e.com/ HTTP/1.1\r\n\tX-A: b\r\n\r\n", 400, "header line 1 starts with whitespace"),
+        HTTPInvalidRequestCase(
+            "GET http://e.com/ HTTP/1.1\r\nHost : e.com\r\n\r\n", 400,
+            "header line 1 has whitespace between the field name and the colon"),
+        HTTPInvalidRequestCase(
+            "GET http://e.com/ HTTP/1.1\r\nHost: e.com\r\nNoColon\r\n\r\n", 400, "header line 2 has no colon"),
+        HTTPInvalidRequestCase(
+            "GET http://e.com/ HTTP/1.1\r\nA: 1\r\nB: 2\r\nC 3\r\n\r\n", 400, "header line 3 has whitespace"),
+        HTTPInvalidRequestCase(
+            "GET http://e.com/ HTTP/1.1\r\nX-A: b\r\n  folded\r\n\r\n", 400,
+            "header line 2 starts with whitespace (obsolete line folding"),
+        HTTPInvalidRequestCase(
+            "GET http://e.com/ HTTP/1.1\r\n\tX-A: b\r\n\r\n", 400, "header line 1 starts with whitespace"),
         HTTPInvalidRequestCase("GET http://e.com/ HTTP/1.1\r\n: value\r\n\r\n", 400, "empty field name"),
-        HTTPInvalidRequestCase("GET http://e.com/ HTTP/1.1\r\nX\"Y: z\r\n\r\n", 400, "invalid byte '\"' in its field name"),
+        HTTPInvalidRequestCase(
+            "GET http://e.com/ HTTP/1.1\r\nX\"Y: z\r\n\r\n", 400, "invalid byte '\"' in its field name"),
         HTTPInvalidRequestCase("GET http://e.com/ HTTP/1.1\r\nX-A: a\u{01}b\r\n\r\n", 400, "control byte 0x01"),
         HTTPInvalidRequestCase("GET http://e.com/ HTTP/1.1\r\nX-A: a\u{7F}b\r\n\r\n", 400, "control byte 0x7F"),
         HTTPInvalidRequestCase("GET http://e.com/ HTTP/1.1\r\nX-A: a\u{00}b\r\n\r\n", 400, "control byte 0x00"),
         HTTPInvalidRequestCase("GET http://e.com/ HTTP/1.1\r\nX-A: a\rb\r\n\r\n", 400, "CR that is not followed by LF"),
         // Host fields (RFC 9112 §3.2).
-        HTTPInvalidRequestCase("GET http://e.com/ HTTP/1.1\r\nHost: e.com\r\nhost: e.com\r\n\r\n", 400, "more than one Host"),
-        HTTPInvalidRequestCase("GET http://e.com/ HTTP/1.1\r\nHost: e com\r\n\r\n", 400, "the Host header has the invalid character 0x20"),
-        HTTPInvalidRequestCase("GET http://e.com/ HTTP/1.1\r\nHost: e.com:99999\r\n\r\n", 400, "the Host header has a port"),
+        HTTPInvalidRequestCase(
+            "GET http://e.com/ HTTP/1.1\r\nHost: e.com\r\nhost: e.com\r\n\r\n", 400, "more than one Host"),
+        HTTPInvalidRequestCase(
+            "GET http://e.com/ HTTP/1.1\r\nHost: e com\r\n\r\n", 400, "the Host header has the invalid character 0x20"),
+        HTTPInvalidRequestCase(
+            "GET http://e.com/ HTTP/1.1\r\nHost: e.com:99999\r\n\r\n", 400, "the Host header has a port"),
         // Not HTTP at all.
-        HTTPInvalidRequestCase(bytes: [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03], 400, "TLS handshake"),
+        HTTPInvalidRequestCase(
+            bytes: [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03], 400, "TLS handshake"),
         HTTPInvalidRequestCase(bytes: [0x00, 0x00, 0x00, 0x00], 400, "this is not an HTTP request"),
         HTTPInvalidRequestCase("SSH-2.0-OpenSSH_9.2\r\n", 400, "no request target"),
     ]
@@ -246,7 +268,8 @@ struct HTTPRequestHeadTests {
     @Test("after a complete head the parser reads the next request on the connection")
     func pipelinedRequests() throws {
         var parser = RequestHeadParser()
-        let input = HTTPTestSupport.bytes("GET http://a.example/1 HTTP/1.1\r\n\r\n\r\nGET http://a.example/2 HTTP/1.1\r\n\r\n")
+        let input = HTTPTestSupport.bytes(
+            "GET http://a.example/1 HTTP/1.1\r\n\r\n\r\nGET http://a.example/2 HTTP/1.1\r\n\r\n")
         guard case .complete(let first, let leftover) = parser.consume(input) else {
             Issue.record("first request did not parse")
             return
@@ -268,7 +291,9 @@ struct HTTPRequestHeadTests {
         #expect(result == HTTPTestSupport.parseRequest(input))
         var scanner = ChunkedBodyScanner()
         let chunked = HTTPTestSupport.bytes("4\r\nbody\r\n0\r\n\r\nnext")
-        #expect((try? chunked.withUnsafeBytes { try scanner.scan($0) }) == ChunkScan(consumed: 14, finished: true, payload: 4))
+        #expect(
+            (try? chunked.withUnsafeBytes { try scanner.scan($0) })
+                == ChunkScan(consumed: 14, finished: true, payload: 4))
     }
 
     @Test("a failed parser keeps failing with the same error")
@@ -281,7 +306,9 @@ struct HTTPRequestHeadTests {
 
     @Test("header values keep non-UTF-8 bytes exactly")
     func obsTextValue() throws {
-        let input = HTTPTestSupport.bytes("GET http://e.com/ HTTP/1.1\r\nX-Latin: caf") + [0xE9] + HTTPTestSupport.bytes("\r\nX-Utf8: café\r\n\r\n")
+        let input =
+            HTTPTestSupport.bytes("GET http://e.com/ HTTP/1.1\r\nX-Latin: caf") + [0xE9]
+            + HTTPTestSupport.bytes("\r\nX-Utf8: café\r\n\r\n")
         guard case .complete(let head, _) = HTTPTestSupport.parseRequest(input) else {
             Issue.record("request did not parse")
             return
@@ -293,26 +320,32 @@ struct HTTPRequestHeadTests {
 
 @Suite("Request targets")
 struct HTTPRequestTargetTests {
-    @Test("targets know their connect port and their written form", arguments: [
-        (RequestTarget.authority(host: "e.example", port: 8443), UInt16(8443), "e.example:8443"),
-        (.authority(host: "2001:db8::1", port: 443), 443, "[2001:db8::1]:443"),
-        (.absolute(scheme: "http", host: "e.example", port: nil, pathAndQuery: "/a?b"), 80, "http://e.example/a?b"),
-        (.absolute(scheme: "https", host: "e.example", port: nil, pathAndQuery: "/"), 443, "https://e.example/"),
-        (.absolute(scheme: "https", host: "::1", port: 8443, pathAndQuery: "/"), 8443, "https://[::1]:8443/"),
-    ])
+    @Test(
+        "targets know their connect port and their written form",
+        arguments: [
+            (RequestTarget.authority(host: "e.example", port: 8443), UInt16(8443), "e.example:8443"),
+            (.authority(host: "2001:db8::1", port: 443), 443, "[2001:db8::1]:443"),
+            (.absolute(scheme: "http", host: "e.example", port: nil, pathAndQuery: "/a?b"), 80, "http://e.example/a?b"),
+            (.absolute(scheme: "https", host: "e.example", port: nil, pathAndQuery: "/"), 443, "https://e.example/"),
+            (.absolute(scheme: "https", host: "::1", port: 8443, pathAndQuery: "/"), 8443, "https://[::1]:8443/"),
+        ])
     func portAndDescription(_ target: RequestTarget, _ port: UInt16, _ written: String) {
         #expect(target.effectivePort == port)
         #expect(target.description == written)
     }
 
-    @Test("IPv6 literals are checked in full", arguments: [
-        ("[::]", true), ("[::1]", true), ("[1::]", true), ("[1:2:3:4:5:6:7::]", true), ("[1:2:3:4:5:6:7:8]", true),
-        ("[::ffff:1.2.3.4]", true), ("[1:2:3:4:5:6:1.2.3.4]", true), ("[fe80::1%25en0]", true), ("[fe80::1%en0]", true),
-        ("[]", false), ("[:]", false), ("[:::]", false), ("[1:2:3:4:5:6:7:8:9]", false), ("[1:2:3:4:5:6:7:8::]", false),
-        ("[12345::]", false), ("[1:]", false), ("[:1]", false), ("[1.2.3.4]", false), ("[::1.2.3]", false),
-        ("[1:2:3:4:5:6:7:1.2.3.4]", false), ("[fe80::1%]", false), ("[fe80::1%25]", true), ("[fe80::1%a%b]", false),
-        ("[v1.x]", false), ("[::1.2.3.4:5]", false),
-    ])
+    @Test(
+        "IPv6 literals are checked in full",
+        arguments: [
+            ("[::]", true), ("[::1]", true), ("[1::]", true), ("[1:2:3:4:5:6:7::]", true), ("[1:2:3:4:5:6:7:8]", true),
+            ("[::ffff:1.2.3.4]", true), ("[1:2:3:4:5:6:1.2.3.4]", true), ("[fe80::1%25en0]", true),
+            ("[fe80::1%en0]", true),
+            ("[]", false), ("[:]", false), ("[:::]", false), ("[1:2:3:4:5:6:7:8:9]", false),
+            ("[1:2:3:4:5:6:7:8::]", false),
+            ("[12345::]", false), ("[1:]", false), ("[:1]", false), ("[1.2.3.4]", false), ("[::1.2.3]", false),
+            ("[1:2:3:4:5:6:7:1.2.3.4]", false), ("[fe80::1%]", false), ("[fe80::1%25]", true), ("[fe80::1%a%b]", false),
+            ("[v1.x]", false), ("[::1.2.3.4:5]", false),
+        ])
     func ipv6(_ host: String, _ valid: Bool) {
         let result = HTTPTestSupport.parseRequest("CONNECT \(host):443 HTTP/1.1\r\n\r\n")
         if valid {

@@ -124,10 +124,14 @@ struct TLSCaptureTests {
     @Test("the wrong direction's capture fails, naming what arrived", arguments: ["tls13", "tls12-ecdhe"])
     func wrongDirection(_ scenario: String) throws {
         let asServer = Scan.whole(try TLSCaptures.bytes(scenario + "-client"), .serverToClient)
-        #expect(asServer == .failed(
-            reason: "expected a ServerHello (handshake type 2) but got client_hello (handshake type 1)"))
+        #expect(
+            asServer
+                == .failed(
+                    reason: "expected a ServerHello (handshake type 2) but got client_hello (handshake type 1)"))
         let asClient = Scan.whole(try TLSCaptures.bytes(scenario + "-server"), .clientToServer)
-        #expect(asClient == .failed(
-            reason: "expected a ClientHello (handshake type 1) but got server_hello (handshake type 2)"))
+        #expect(
+            asClient
+                == .failed(
+                    reason: "expected a ClientHello (handshake type 1) but got server_hello (handshake type 2)"))
     }
 }

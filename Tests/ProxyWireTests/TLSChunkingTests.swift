@@ -1,6 +1,6 @@
 import ProxyWire
-import Testing
 import TLSTestSupport
+import Testing
 
 /// The answer must not depend on how TCP happened to cut the stream.
 @Suite("TLS scanning is independent of chunking")
@@ -43,7 +43,8 @@ struct TLSChunkingTests {
 
     @Test("hand-built records split anywhere: HelloRetryRequest, change_cipher_spec, ServerHello")
     func helloRetryRequestSequence() {
-        let bytes = ServerHelloBuilder.helloRetryRequest.record + Wire.record(type: 20, [1]) + ServerHelloBuilder().record
+        let bytes =
+            ServerHelloBuilder.helloRetryRequest.record + Wire.record(type: 20, [1]) + ServerHelloBuilder().record
         let whole = Scan.whole(bytes, .serverToClient)
         #expect(whole.serverHello?.helloRetryRequested == true)
         #expect(Scan.byteAtATime(bytes, .serverToClient) == whole)

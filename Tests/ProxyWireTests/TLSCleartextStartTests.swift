@@ -7,10 +7,22 @@ struct TLSCleartextStartTests {
     @Test(
         "cleartext protocols are told apart by their first byte",
         arguments: [
-            ("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n", "the first byte 0x47 ('G') is not a TLS record content type (22, handshake)"),
-            ("SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n", "the first byte 0x53 ('S') is not a TLS record content type (22, handshake)"),
-            ("220 mail.example.com ESMTP Postfix\r\n", "the first byte 0x32 ('2') is not a TLS record content type (22, handshake)"),
-            ("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "the first byte 0x50 ('P') is not a TLS record content type (22, handshake)"),
+            (
+                "GET / HTTP/1.1\r\nHost: example.com\r\n\r\n",
+                "the first byte 0x47 ('G') is not a TLS record content type (22, handshake)"
+            ),
+            (
+                "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n",
+                "the first byte 0x53 ('S') is not a TLS record content type (22, handshake)"
+            ),
+            (
+                "220 mail.example.com ESMTP Postfix\r\n",
+                "the first byte 0x32 ('2') is not a TLS record content type (22, handshake)"
+            ),
+            (
+                "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+                "the first byte 0x50 ('P') is not a TLS record content type (22, handshake)"
+            ),
         ])
     func cleartextProtocols(text: String, reason: String) {
         let bytes = Array(text.utf8)
@@ -40,10 +52,13 @@ struct TLSCleartextStartTests {
         #expect(scanner.feed([UInt8]()) == .needMoreData)
         #expect(scanner.feed(EmptyCollection<UInt8>()) == .needMoreData)
         #expect(scanner.finish() == .notTLS(reason: "the stream ended before any bytes arrived"))
-        #expect(scanner.feed(ClientHelloBuilder().record) == .notTLS(reason: "the stream ended before any bytes arrived"))
+        #expect(
+            scanner.feed(ClientHelloBuilder().record) == .notTLS(reason: "the stream ended before any bytes arrived"))
     }
 
-    @Test("a prefix that could still be TLS waits", arguments: [[UInt8]([0x16]), [0x16, 3], [0x16, 3, 1], [0x16, 3, 1, 0]])
+    @Test(
+        "a prefix that could still be TLS waits",
+        arguments: [[UInt8]([0x16]), [0x16, 3], [0x16, 3, 1], [0x16, 3, 1, 0]])
     func ambiguousPrefix(bytes: [UInt8]) {
         #expect(Scan.whole(bytes, .clientToServer) == .needMoreData)
     }
@@ -51,7 +66,8 @@ struct TLSCleartextStartTests {
     @Test("a high-bit first byte is an SSLv2 hello only from the client")
     func highBitFromServer() {
         let bytes: [UInt8] = [0x80, 0x2E, 0x01, 0x03, 0x01]
-        #expect(Scan.whole(bytes, .serverToClient)
-            == .notTLS(reason: "the first byte 0x80 is not a TLS record content type (22, handshake)"))
+        #expect(
+            Scan.whole(bytes, .serverToClient)
+                == .notTLS(reason: "the first byte 0x80 is not a TLS record content type (22, handshake)"))
     }
 }

@@ -32,16 +32,18 @@ struct TLSHelloFieldTests {
                 Wire.ext(43, Wire.vector(1, Wire.uint16s([0x5A5A, 0x0304, 0x0303]))),
             ]
         }
-        #expect(hello == ClientHello(
-            legacyVersion: 0x0303,
-            supportedVersions: [0x5A5A, 0x0304, 0x0303],
-            cipherSuites: [0x2A2A, 0x1301, 0xC02B],
-            serverName: "api.Example-1.com",
-            alpnProtocols: ["h2", "http/1.1"],
-            extensionTypes: [0x3A3A, 0, 23, 10, 13, 16, 43],
-            supportsExtendedMasterSecret: true,
-            signatureAlgorithms: [0x0403, 0x0804],
-            supportedGroups: [0x4A4A, 0x001D, 0x0017]))
+        #expect(
+            hello
+                == ClientHello(
+                    legacyVersion: 0x0303,
+                    supportedVersions: [0x5A5A, 0x0304, 0x0303],
+                    cipherSuites: [0x2A2A, 0x1301, 0xC02B],
+                    serverName: "api.Example-1.com",
+                    alpnProtocols: ["h2", "http/1.1"],
+                    extensionTypes: [0x3A3A, 0, 23, 10, 13, 16, 43],
+                    supportsExtendedMasterSecret: true,
+                    signatureAlgorithms: [0x0403, 0x0804],
+                    supportedGroups: [0x4A4A, 0x001D, 0x0017]))
         #expect(hello.highestVersion == 0x0304)
         #expect(hello.cipherSuites.filter { !isGREASE($0) } == [0x1301, 0xC02B])
     }
@@ -84,7 +86,9 @@ struct TLSHelloFieldTests {
     @Test("server_name entries of other types are skipped")
     func otherNameTypes() throws {
         let hello = try clientHello {
-            $0.extensions = [Wire.ext(0, Wire.vector(2, [7] + Wire.vector(2, [1, 2]) + [0] + Wire.vector(2, Array("a.b".utf8))))]
+            $0.extensions = [
+                Wire.ext(0, Wire.vector(2, [7] + Wire.vector(2, [1, 2]) + [0] + Wire.vector(2, Array("a.b".utf8))))
+            ]
         }
         #expect(hello.serverName == "a.b")
         let withoutHost = try clientHello { $0.extensions = [Wire.ext(0, Wire.vector(2, [7] + Wire.vector(2, [1])))] }
@@ -105,9 +109,11 @@ struct TLSHelloFieldTests {
             $0.cipherSuite = 0xC030
             $0.extensions = [Wire.ext(65281, [0]), Wire.ext(23, []), Wire.alpnExtension(["h2"]), Wire.ext(11, [1, 0])]
         }
-        #expect(hello == ServerHello(
-            legacyVersion: 0x0303, selectedVersion: 0x0303, cipherSuite: 0xC030,
-            extensionTypes: [65281, 23, 16, 11], extendedMasterSecret: true, alpnProtocol: "h2"))
+        #expect(
+            hello
+                == ServerHello(
+                    legacyVersion: 0x0303, selectedVersion: 0x0303, cipherSuite: 0xC030,
+                    extensionTypes: [65281, 23, 16, 11], extendedMasterSecret: true, alpnProtocol: "h2"))
         #expect(hello.negotiatesExtendedMasterSecret)
 
         let tls13 = try serverHello { _ in }

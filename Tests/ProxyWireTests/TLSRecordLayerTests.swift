@@ -86,52 +86,67 @@ struct TLSRecordLayerTests {
 
     @Test("a warning alert and an unknown level are named too")
     func alertLevels() {
-        #expect(Scan.whole(Wire.record(type: 21, [1, 112]), .serverToClient)
-            == .failed(reason: "the server sent a TLS alert: warning unrecognized_name"))
-        #expect(Scan.whole(Wire.record(type: 21, [9, 0]), .serverToClient)
-            == .failed(reason: "the server sent a TLS alert: level 9 close_notify"))
+        #expect(
+            Scan.whole(Wire.record(type: 21, [1, 112]), .serverToClient)
+                == .failed(reason: "the server sent a TLS alert: warning unrecognized_name"))
+        #expect(
+            Scan.whole(Wire.record(type: 21, [9, 0]), .serverToClient)
+                == .failed(reason: "the server sent a TLS alert: level 9 close_notify"))
     }
 
     @Test("an alert record that is not two bytes long fails")
     func alertOfWrongLength() {
-        #expect(Scan.whole(Wire.record(type: 21, [2, 40, 0]), .serverToClient)
-            == .failed(reason: "alert record length 3 is not 2"))
+        #expect(
+            Scan.whole(Wire.record(type: 21, [2, 40, 0]), .serverToClient)
+                == .failed(reason: "alert record length 3 is not 2"))
     }
 
     @Test("an alert after a HelloRetryRequest is reported")
     func alertAfterHelloRetryRequest() {
         let bytes = ServerHelloBuilder.helloRetryRequest.record + Wire.record(type: 21, [2, 47])
-        #expect(Scan.whole(bytes, .serverToClient)
-            == .failed(reason: "the server sent a TLS alert: fatal illegal_parameter"))
+        #expect(
+            Scan.whole(bytes, .serverToClient)
+                == .failed(reason: "the server sent a TLS alert: fatal illegal_parameter"))
     }
 
     @Test("a record over 2^14 bytes fails; 2^14 exactly is fine")
     func oversizedRecord() {
-        #expect(Scan.whole([22, 3, 1, 0x40, 0x01], .clientToServer) == .failed(
-            reason: "handshake record length 16385 exceeds 16384, the most a plaintext record may carry (RFC 8446 §5.1)"))
+        #expect(
+            Scan.whole([22, 3, 1, 0x40, 0x01], .clientToServer)
+                == .failed(
+                    reason:
+                        "handshake record length 16385 exceeds 16384, the most a plaintext record may carry (RFC 8446 §5.1)"
+                ))
         #expect(Scan.whole([22, 3, 1, 0x40, 0x00], .clientToServer) == .needMoreData)
     }
 
     @Test("an empty handshake record fails")
     func emptyHandshakeRecord() {
-        #expect(Scan.whole([22, 3, 3, 0, 0], .serverToClient)
-            == .failed(reason: "a handshake record is empty, which RFC 8446 §5.1 forbids"))
+        #expect(
+            Scan.whole([22, 3, 3, 0, 0], .serverToClient)
+                == .failed(reason: "a handshake record is empty, which RFC 8446 §5.1 forbids"))
     }
 
     @Test("a hello declaring more than the buffering limit fails as soon as its header is in")
     func helloOverTheLimit() {
         // 140000-byte ClientHello: only the record and handshake headers are needed to refuse it.
         let bytes: [UInt8] = [22, 3, 1, 0x40, 0x00, 1, 0x02, 0x22, 0xE0]
-        #expect(Scan.whole(bytes, .clientToServer) == .failed(
-            reason: "the ClientHello declares 140000 bytes, more than the 131400-byte buffering limit allows"))
+        #expect(
+            Scan.whole(bytes, .clientToServer)
+                == .failed(
+                    reason: "the ClientHello declares 140000 bytes, more than the 131400-byte buffering limit allows"))
     }
 
     @Test("a smaller buffering limit applies to real hellos")
     func customLimit() throws {
         let capture = try TLSCaptures.bytes("tls13-client")
         let messageSize = try TLSCaptures.firstHandshakeMessage("tls13-client").count
-        #expect(Scan.whole(capture, .clientToServer, limit: 300) == .failed(
-            reason: "the ClientHello declares \(messageSize - 4) bytes, more than the 300-byte buffering limit allows"))
+        #expect(
+            Scan.whole(capture, .clientToServer, limit: 300)
+                == .failed(
+                    reason:
+                        "the ClientHello declares \(messageSize - 4) bytes, more than the 300-byte buffering limit allows"
+                ))
         // The limit counts the 4-byte handshake header too.
         #expect(Scan.whole(capture, .clientToServer, limit: messageSize).clientHello != nil)
         #expect(Scan.whole(capture, .clientToServer, limit: messageSize - 1).failureReason != nil)
@@ -140,49 +155,64 @@ struct TLSRecordLayerTests {
 
     @Test("a change_cipher_spec record before the hello fails")
     func changeCipherSpecFirst() {
-        #expect(Scan.whole(Wire.record(type: 20, [1]), .serverToClient) == .failed(
-            reason: "a change_cipher_spec record (content type 20) arrived before the ServerHello"))
-        #expect(Scan.whole(Wire.record(type: 20, [1]) + ClientHelloBuilder().record, .clientToServer)
-            == .failed(reason: "a change_cipher_spec record (content type 20) arrived before the ClientHello"))
+        #expect(
+            Scan.whole(Wire.record(type: 20, [1]), .serverToClient)
+                == .failed(
+                    reason: "a change_cipher_spec record (content type 20) arrived before the ServerHello"))
+        #expect(
+            Scan.whole(Wire.record(type: 20, [1]) + ClientHelloBuilder().record, .clientToServer)
+                == .failed(reason: "a change_cipher_spec record (content type 20) arrived before the ClientHello"))
     }
 
     @Test("application data before the hello fails")
     func applicationDataFirst() {
-        #expect(Scan.whole(Wire.record(type: 23, [1, 2, 3]), .clientToServer) == .failed(
-            reason: "an application_data record (content type 23) arrived before the ClientHello"))
+        #expect(
+            Scan.whole(Wire.record(type: 23, [1, 2, 3]), .clientToServer)
+                == .failed(
+                    reason: "an application_data record (content type 23) arrived before the ClientHello"))
     }
 
     @Test("change_cipher_spec after a HelloRetryRequest must be one byte of value 1")
     func malformedChangeCipherSpec() {
         let hrr = ServerHelloBuilder.helloRetryRequest.record
-        #expect(Scan.whole(hrr + Wire.record(type: 20, [1, 1]), .serverToClient)
-            == .failed(reason: "change_cipher_spec record length 2 is not 1"))
-        #expect(Scan.whole(hrr + Wire.record(type: 20, [7]), .serverToClient)
-            == .failed(reason: "a change_cipher_spec record holds 0x07, not 0x01"))
+        #expect(
+            Scan.whole(hrr + Wire.record(type: 20, [1, 1]), .serverToClient)
+                == .failed(reason: "change_cipher_spec record length 2 is not 1"))
+        #expect(
+            Scan.whole(hrr + Wire.record(type: 20, [7]), .serverToClient)
+                == .failed(reason: "a change_cipher_spec record holds 0x07, not 0x01"))
     }
 
     @Test("change_cipher_spec inside a split handshake message fails (RFC 8446 §5.1)")
     func interleavedChangeCipherSpec() {
         let message = ServerHelloBuilder().message
-        let bytes = ServerHelloBuilder.helloRetryRequest.record
+        let bytes =
+            ServerHelloBuilder.helloRetryRequest.record
             + Wire.record(Array(message[..<10])) + Wire.record(type: 20, [1]) + Wire.record(Array(message[10...]))
-        #expect(Scan.whole(bytes, .serverToClient) == .failed(
-            reason: "a change_cipher_spec record interrupted a handshake message (RFC 8446 §5.1)"))
+        #expect(
+            Scan.whole(bytes, .serverToClient)
+                == .failed(
+                    reason: "a change_cipher_spec record interrupted a handshake message (RFC 8446 §5.1)"))
     }
 
     @Test("a later record with a bad type or version fails rather than being called cleartext")
     func badLaterRecord() {
         let message = ClientHelloBuilder().message
         let firstPart = Wire.record(Array(message[..<20]))
-        #expect(Scan.whole(firstPart + [0x47, 0x45, 0x54], .clientToServer)
-            == .failed(reason: "a record's first byte 0x47 ('G') is not a TLS record content type"))
-        #expect(Scan.whole(firstPart + [22, 3, 9], .clientToServer)
-            == .failed(reason: "a record's legacy_record_version 3.9 is newer than TLS 1.3 (3.4)"))
-        #expect(Scan.whole(firstPart + [22, 2, 0], .clientToServer)
-            == .failed(reason: "a record's 0x02 is not a TLS major version (3)"))
+        #expect(
+            Scan.whole(firstPart + [0x47, 0x45, 0x54], .clientToServer)
+                == .failed(reason: "a record's first byte 0x47 ('G') is not a TLS record content type"))
+        #expect(
+            Scan.whole(firstPart + [22, 3, 9], .clientToServer)
+                == .failed(reason: "a record's legacy_record_version 3.9 is newer than TLS 1.3 (3.4)"))
+        #expect(
+            Scan.whole(firstPart + [22, 2, 0], .clientToServer)
+                == .failed(reason: "a record's 0x02 is not a TLS major version (3)"))
     }
 
-    @Test("every record version from SSL 3.0 to TLS 1.3 is accepted", arguments: [UInt16(0x0300), 0x0301, 0x0302, 0x0303, 0x0304])
+    @Test(
+        "every record version from SSL 3.0 to TLS 1.3 is accepted",
+        arguments: [UInt16(0x0300), 0x0301, 0x0302, 0x0303, 0x0304])
     func recordVersions(version: UInt16) {
         let bytes = Wire.record(version: version, ClientHelloBuilder().message)
         #expect(Scan.whole(bytes, .clientToServer).clientHello != nil)

@@ -1,6 +1,6 @@
 import ProxyWire
-import Testing
 import TLSTestSupport
+import Testing
 
 /// No input may crash the scanner, grow it without bound or leave it undecided once a whole
 /// message is in.
@@ -16,7 +16,8 @@ struct TLSRobustnessTests {
         }
     }
 
-    @Test("truncation at every length waits, then decides the same as the whole capture", arguments: TLSCaptures.allNames)
+    @Test(
+        "truncation at every length waits, then decides the same as the whole capture", arguments: TLSCaptures.allNames)
     func truncation(_ name: String) throws {
         let capture = try TLSCaptures.bytes(name)
         let direction = TLSCaptures.direction(of: name)
@@ -95,7 +96,9 @@ struct TLSRobustnessTests {
             let type: UInt8 = round % 2 == 0 ? 1 : 2
             // Half the time give the handshake header a plausible length, so the parsers run.
             var message = [type] + Wire.lengthPrefix(length, 3) + body
-            if round % 4 >= 2 { message = [type] + Wire.lengthPrefix(Int.random(in: 0...0xFFFFFF, using: &generator), 3) + body }
+            if round % 4 >= 2 {
+                message = [type] + Wire.lengthPrefix(Int.random(in: 0...0xFFFFFF, using: &generator), 3) + body
+            }
             let direction: TLSHelloScanner.Direction = type == 1 ? .clientToServer : .serverToClient
             let state = Scan.whole(Wire.record(message), direction)
             #expect(Self.isWellFormed(state))
@@ -126,8 +129,10 @@ struct TLSRobustnessTests {
             case 2: bytes[position] = UInt8.random(in: 0...255, using: &generator)
             case 3:
                 let count = Int.random(in: 1...8, using: &generator)
-                bytes.insert(contentsOf: (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }, at: position)
-            case 4: bytes.removeSubrange(position..<min(bytes.count, position + Int.random(in: 1...8, using: &generator)))
+                bytes.insert(
+                    contentsOf: (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }, at: position)
+            case 4:
+                bytes.removeSubrange(position..<min(bytes.count, position + Int.random(in: 1...8, using: &generator)))
             case 5: bytes.removeSubrange(position...)
             default:
                 // A 16-bit length-like field set to an extreme.

@@ -1,7 +1,7 @@
 import Foundation
 import ProxyWire
-import Testing
 import TLSTestSupport
+import Testing
 
 // Helpers shared by the TLS*Tests files (this file is named to match the TLS*Tests.swift pattern
 // that keeps the TLS component's tests apart from the HTTP component's), plus checks of the
@@ -85,7 +85,6 @@ enum Scan {
         return sizes
     }
 }
-
 
 /// Builds TLS wire bytes for hand-made cases.
 enum Wire {

@@ -21,11 +21,13 @@ struct LeafMinterTests {
     static let longHost = String(repeating: "a", count: 60) + ".example.test"
 
     static let names: [Name] = [
-        Name(name: .dns("api.example.test"), verifyFlags: ["-verify_hostname", "api.example.test"],
-             san: "DNS:api.example.test", commonName: "api.example.test"),
+        Name(
+            name: .dns("api.example.test"), verifyFlags: ["-verify_hostname", "api.example.test"],
+            san: "DNS:api.example.test", commonName: "api.example.test"),
         Name(name: LeafName(host: "192.0.2.7"), verifyFlags: ["-verify_ip", "192.0.2.7"], san: "IP Address:192.0.2.7"),
-        Name(name: LeafName(host: "[2001:db8::7]"), verifyFlags: ["-verify_ip", "2001:db8::7"],
-             san: "IP Address:2001:DB8:0:0:0:0:0:7"),
+        Name(
+            name: LeafName(host: "[2001:db8::7]"), verifyFlags: ["-verify_ip", "2001:db8::7"],
+            san: "IP Address:2001:DB8:0:0:0:0:0:7"),
         // Over 64 characters: no CN, so the SAN is critical.
         Name(name: .dns(longHost), verifyFlags: ["-verify_hostname", longHost], san: "DNS:\(longHost)"),
     ]
@@ -42,8 +44,11 @@ struct LeafMinterTests {
         let leafFile = try scratch.write("leaf.pem", minted.credentials.chain[0].pem)
 
         let verify = try scratch.openssl(
-            ["verify", "-CAfile", authority.certificatePath, "-purpose", "sslserver", "-x509_strict"] + row.verifyFlags + [leafFile])
-        #expect(verify.status == 0 && verify.standardOutput == "\(leafFile): OK\n", "\(verify.standardOutput)\(verify.standardError)")
+            ["verify", "-CAfile", authority.certificatePath, "-purpose", "sslserver", "-x509_strict"] + row.verifyFlags
+                + [leafFile])
+        #expect(
+            verify.status == 0 && verify.standardOutput == "\(leafFile): OK\n",
+            "\(verify.standardOutput)\(verify.standardError)")
 
         let text = try scratch.text(leafFile)
         #expect(text.contains("Version: 3 (0x2)"))
@@ -68,8 +73,9 @@ struct LeafMinterTests {
         #expect(leaf.notAfter == leaf.notBefore + 199 * 86_400)
         #expect(minted.notBefore == leaf.notBefore && minted.notAfter == leaf.notAfter)
         #expect(leaf.notAfter - leaf.notBefore <= 825 * 86_400)
-        let serial = try #require(scratch.openssl(["x509", "-in", leafFile, "-noout", "-serial"]).standardOutput
-            .split(separator: "=").last?.trimmingCharacters(in: .whitespacesAndNewlines))
+        let serial = try #require(
+            scratch.openssl(["x509", "-in", leafFile, "-noout", "-serial"]).standardOutput
+                .split(separator: "=").last?.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(serial.count == 32 && serial.first! < "8", "16 bytes, top bit clear: \(serial)")
         // ATS's own judgement of the certificate's facts.
         let facts = leaf.facts
@@ -83,7 +89,9 @@ struct LeafMinterTests {
         let authority = try scratch.createCA(keyType: .rsa2048)
         let minted = try LeafMinter(authority: authority).mint(for: .dns("rsa.example.test"), now: secondsNow)
         let leafFile = try scratch.write("leaf.pem", minted.credentials.chain[0].pem)
-        let verify = try scratch.openssl(["verify", "-CAfile", authority.certificatePath, "-purpose", "sslserver", leafFile])
+        let verify = try scratch.openssl([
+            "verify", "-CAfile", authority.certificatePath, "-purpose", "sslserver", leafFile,
+        ])
         #expect(verify.status == 0, "\(verify.standardError)")
         #expect(try scratch.text(leafFile).contains("Signature Algorithm: sha256WithRSAEncryption"))
     }
@@ -112,7 +120,9 @@ struct LeafMinterTests {
         #expect(error?.description.contains("\n") == false, "the name is escaped in the message")
     }
 
-    @Test("an IP name of the wrong length is refused", arguments: [[UInt8](), [1, 2, 3], [UInt8](repeating: 1, count: 5)])
+    @Test(
+        "an IP name of the wrong length is refused",
+        arguments: [[UInt8](), [1, 2, 3], [UInt8](repeating: 1, count: 5)])
     func badAddress(_ bytes: [UInt8]) throws {
         let scratch = try AuthorityScratch()
         let minter = try LeafMinter(authority: scratch.createCA())
@@ -142,7 +152,8 @@ struct LeafMinterTests {
         let serverContext = try TLSServerContext()
 
         let minted = try minter.mint(for: .dns(host), now: secondsNow)
-        let pair = try StreamPair(client: clientContext, server: serverContext, serverName: host, credentials: minted.credentials)
+        let pair = try StreamPair(
+            client: clientContext, server: serverContext, serverName: host, credentials: minted.credentials)
         let (client, server) = pair.handshake()
         #expect(client == .complete && server == .complete, "client \(client), server \(server)")
         let observed = try #require(pair.client.outcome(now: secondsNow).observed)
@@ -156,7 +167,8 @@ struct LeafMinterTests {
 
         // The judgement checks the name: another host's leaf is a violation for this one.
         let other = try minter.mint(for: .dns("other.example.test"), now: secondsNow)
-        let wrong = try StreamPair(client: clientContext, server: serverContext, serverName: host, credentials: other.credentials)
+        let wrong = try StreamPair(
+            client: clientContext, server: serverContext, serverName: host, credentials: other.credentials)
         #expect(wrong.handshake() == (.complete, .complete))
         let wrongObserved = try #require(wrong.client.outcome(now: secondsNow).observed)
         #expect(!policy.verdict(for: requirements, observed: wrongObserved).isCompliant)

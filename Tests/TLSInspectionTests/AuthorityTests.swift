@@ -7,8 +7,9 @@ import Testing
 /// the exports a device installs, each checked with the real openssl and python's plistlib.
 @Suite("Authority: the proxy's CA", .startsProcesses(timeLimit: .seconds(120)))
 struct AuthorityTests {
-    @Test("create writes a 10-year CA:TRUE keyCertSign root with a CN, ca.key 0600 PKCS #8, ca.pem 0644, dir 0700",
-          arguments: [PrivateKey.Kind.ecdsaP256, .rsa2048])
+    @Test(
+        "create writes a 10-year CA:TRUE keyCertSign root with a CN, ca.key 0600 PKCS #8, ca.pem 0644, dir 0700",
+        arguments: [PrivateKey.Kind.ecdsaP256, .rsa2048])
     func create(keyType: PrivateKey.Kind) throws {
         let scratch = try AuthorityScratch()
         let before = secondsNow
@@ -27,10 +28,14 @@ struct AuthorityTests {
         #expect(text.contains("X509v3 Basic Constraints: critical\n                CA:TRUE, pathlen:0"), "\(text)")
         #expect(text.contains("X509v3 Key Usage: critical\n                Certificate Sign, CRL Sign"), "\(text)")
         #expect(text.contains("X509v3 Subject Key Identifier"))
-        #expect(text.contains(keyType == .rsa2048 ? "Signature Algorithm: sha256WithRSAEncryption" : "Signature Algorithm: ecdsa-with-SHA256"))
+        #expect(
+            text.contains(
+                keyType == .rsa2048
+                    ? "Signature Algorithm: sha256WithRSAEncryption" : "Signature Algorithm: ecdsa-with-SHA256"))
         #expect(text.contains(keyType == .rsa2048 ? "Public-Key: (2048 bit)" : "NIST CURVE: P-256"))
-        let serial = try #require(scratch.openssl(["x509", "-in", authority.certificatePath, "-noout", "-serial"]).standardOutput
-            .split(separator: "=").last?.trimmingCharacters(in: .whitespacesAndNewlines))
+        let serial = try #require(
+            scratch.openssl(["x509", "-in", authority.certificatePath, "-noout", "-serial"]).standardOutput
+                .split(separator: "=").last?.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(serial.count == 32 && serial.first! < "8", "16 bytes, positive: \(serial)")
         // Back-dated one day, valid 3650 days.
         #expect(abs(authority.notBefore - (before - 86_400)) <= 5)
@@ -75,12 +80,16 @@ struct AuthorityTests {
     }
 
     static let badDirectories: [BadDirectory] = [
-        BadDirectory(name: "ca.key readable by others", file: "ca.key",
-            words: "refusing ca.key readable by group or others (mode 0644): chmod 600") { scratch in
-            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: scratch.caDirectory + "/ca.key")
+        BadDirectory(
+            name: "ca.key readable by others", file: "ca.key",
+            words: "refusing ca.key readable by group or others (mode 0644): chmod 600"
+        ) { scratch in
+            try FileManager.default.setAttributes(
+                [.posixPermissions: 0o644], ofItemAtPath: scratch.caDirectory + "/ca.key")
         },
         BadDirectory(name: "ca.key readable by the group", file: "ca.key", words: "(mode 0640)") { scratch in
-            try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: scratch.caDirectory + "/ca.key")
+            try FileManager.default.setAttributes(
+                [.posixPermissions: 0o640], ofItemAtPath: scratch.caDirectory + "/ca.key")
         },
         BadDirectory(name: "no ca.key", file: "ca.key", words: "no such file") { scratch in
             try FileManager.default.removeItem(atPath: scratch.caDirectory + "/ca.key")
@@ -97,19 +106,22 @@ struct AuthorityTests {
         BadDirectory(name: "ca.key unreadable (a directory)", file: "ca.key", words: "cannot read") { scratch in
             let key = scratch.caDirectory + "/ca.key"
             try FileManager.default.removeItem(atPath: key)
-            try FileManager.default.createDirectory(atPath: key, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: key, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         },
         BadDirectory(name: "another CA's key", file: "ca.key", words: "not the private key of") { scratch in
             let other = try CertificateAuthority.create(in: scratch.directory + "/other", commonName: "other")
             try FileManager.default.removeItem(atPath: scratch.caDirectory + "/ca.key")
             try FileManager.default.copyItem(atPath: other.keyPath, toPath: scratch.caDirectory + "/ca.key")
         },
-        BadDirectory(name: "a leaf certificate (no CA:TRUE)", file: "ca.pem", words: "basicConstraints lacks CA:TRUE") { scratch in
+        BadDirectory(name: "a leaf certificate (no CA:TRUE)", file: "ca.pem", words: "basicConstraints lacks CA:TRUE") {
+            scratch in
             try scratch.factory.rootCA("root", key: "ec:P-256")
             try scratch.factory.certificate("leaf", issuer: "root", key: "ec:P-256")
             try replace(scratch, certificate: "leaf.pem", key: "leaf.key")
         },
-        BadDirectory(name: "CA:TRUE without keyCertSign", file: "ca.pem", words: "keyUsage lacks keyCertSign") { scratch in
+        BadDirectory(name: "CA:TRUE without keyCertSign", file: "ca.pem", words: "keyUsage lacks keyCertSign") {
+            scratch in
             try scratch.factory.key("nosign", "ec:P-256")
             try scratch.factory.openssl([
                 "req", "-x509", "-new", "-key", "nosign.key", "-sha256", "-days", "30", "-subj", "/CN=nosign",
@@ -127,8 +139,11 @@ struct AuthorityTests {
 
     /// Puts a certificate and key made by openssl in place of the CA's (the key 0600).
     static func replace(_ scratch: AuthorityScratch, certificate: String, key: String) throws {
-        for name in ["ca.pem", "ca.key"] { try FileManager.default.removeItem(atPath: scratch.caDirectory + "/" + name) }
-        try FileManager.default.copyItem(atPath: scratch.factory.path(certificate), toPath: scratch.caDirectory + "/ca.pem")
+        for name in ["ca.pem", "ca.key"] {
+            try FileManager.default.removeItem(atPath: scratch.caDirectory + "/" + name)
+        }
+        try FileManager.default.copyItem(
+            atPath: scratch.factory.path(certificate), toPath: scratch.caDirectory + "/ca.pem")
         try FileManager.default.copyItem(atPath: scratch.factory.path(key), toPath: scratch.caDirectory + "/ca.key")
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: scratch.caDirectory + "/ca.key")
     }
@@ -138,7 +153,9 @@ struct AuthorityTests {
         let scratch = try AuthorityScratch()
         _ = try scratch.createCA()
         try row.spoil(scratch)
-        let error = #expect(throws: CertificateAuthorityError.self) { try CertificateAuthority.load(from: scratch.caDirectory) }
+        let error = #expect(throws: CertificateAuthorityError.self) {
+            try CertificateAuthority.load(from: scratch.caDirectory)
+        }
         #expect(error?.path == scratch.caDirectory + "/" + row.file, "\(String(describing: error))")
         #expect(error?.description.hasPrefix(scratch.caDirectory + "/" + row.file + ": ") == true)
         #expect(error?.description.contains(row.words) == true, "\(String(describing: error))")
@@ -162,7 +179,9 @@ struct AuthorityTests {
         let der = try scratch.factory.openssl(["x509", "-in", authority.certificatePath, "-outform", "der"])
         #expect(authority.der == Array(der))
         for (flag, value) in [("-sha256", authority.sha256Fingerprint), ("-sha1", authority.sha1Fingerprint)] {
-            let printed = try scratch.openssl(["x509", "-in", authority.certificatePath, "-noout", "-fingerprint", flag])
+            let printed = try scratch.openssl([
+                "x509", "-in", authority.certificatePath, "-noout", "-fingerprint", flag,
+            ])
             #expect(printed.standardOutput.hasSuffix("Fingerprint=\(value)\n"), "\(printed.standardOutput) vs \(value)")
         }
     }
@@ -188,7 +207,8 @@ struct AuthorityTests {
             """
         let parsed = try runCommand("/usr/bin/python3", ["-c", script], input: Data(profile))
         #expect(parsed.status == 0, "\(parsed.standardError)")
-        let fields = try #require(JSONSerialization.jsonObject(with: Data(parsed.standardOutput.utf8)) as? [String: Any])
+        let fields = try #require(
+            JSONSerialization.jsonObject(with: Data(parsed.standardOutput.utf8)) as? [String: Any])
         #expect(fields["type"] as? String == "Configuration")
         #expect(fields["version"] as? Int == 1)
         #expect(fields["count"] as? Int == 1)

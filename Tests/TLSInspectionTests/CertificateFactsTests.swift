@@ -1,8 +1,8 @@
 import ATSPolicy
 import Foundation
 import TLSInspection
-import Testing
 import TLSTestSupport
+import Testing
 
 @Suite("Certificate facts from real certificates", .startsProcesses(timeLimit: .seconds(60)))
 struct CertificateFactsTests {
@@ -12,7 +12,9 @@ struct CertificateFactsTests {
         try factory.rootCA("root")
         try factory.certificate(
             "leaf", issuer: "root", days: 90,
-            extensions: ["subjectAltName=DNS:example.com,DNS:*.example.com,IP:127.0.0.1,IP:::1", "extendedKeyUsage=serverAuth"])
+            extensions: [
+                "subjectAltName=DNS:example.com,DNS:*.example.com,IP:127.0.0.1,IP:::1", "extendedKeyUsage=serverAuth",
+            ])
         let leaf = try #require(try X509Certificate.certificates(pem: try factory.pem("leaf")).first)
         let facts = leaf.facts
         #expect(facts.subject == "CN=leaf")
@@ -30,10 +32,12 @@ struct CertificateFactsTests {
         #expect(abs(facts.notBefore - now) < 600)
     }
 
-    @Test("key types and sizes", arguments: [
-        ("rsa:1024", CertificateFacts.KeyType.rsa, 1024), ("rsa:3072", .rsa, 3072), ("ec:P-256", .ec, 256),
-        ("ec:P-384", .ec, 384), ("ed25519", .ed25519, 256),
-    ])
+    @Test(
+        "key types and sizes",
+        arguments: [
+            ("rsa:1024", CertificateFacts.KeyType.rsa, 1024), ("rsa:3072", .rsa, 3072), ("ec:P-256", .ec, 256),
+            ("ec:P-384", .ec, 384), ("ed25519", .ed25519, 256),
+        ])
     func keyTypes(_ spec: String, _ type: CertificateFacts.KeyType, _ bits: Int) throws {
         let factory = try CertificateFactory()
         try factory.rootCA("root", key: spec)
@@ -44,7 +48,9 @@ struct CertificateFactsTests {
         #expect(facts.signatureHash == (type == .ed25519 ? .intrinsic : .sha256))
     }
 
-    @Test("signature hashes", arguments: [("sha1", CertificateFacts.SignatureHash.sha1), ("sha384", .sha384), ("sha512", .sha512)])
+    @Test(
+        "signature hashes",
+        arguments: [("sha1", CertificateFacts.SignatureHash.sha1), ("sha384", .sha384), ("sha512", .sha512)])
     func signatureHashes(_ digest: String, _ hash: CertificateFacts.SignatureHash) throws {
         let factory = try CertificateFactory()
         try factory.rootCA("root")
@@ -60,7 +66,8 @@ struct CertificateFactsTests {
         try factory.certificate("none", issuer: "root", extensions: ["subjectAltName=DNS:a.example"])
         try factory.certificate("client", issuer: "root", extensions: ["extendedKeyUsage=clientAuth"])
         #expect(try X509Certificate.certificates(pem: try factory.pem("none"))[0].facts.extendedKeyUsage == nil)
-        #expect(try X509Certificate.certificates(pem: try factory.pem("client"))[0].facts.extendedKeyUsage == [.clientAuth])
+        #expect(
+            try X509Certificate.certificates(pem: try factory.pem("client"))[0].facts.extendedKeyUsage == [.clientAuth])
         #expect(try X509Certificate.certificates(pem: try factory.pem("client"))[0].facts.dnsNames == [])
     }
 
@@ -82,14 +89,17 @@ struct CertificateFactsTests {
         try factory.rootCA("root")
         try factory.certificate("intermediate", issuer: "root", extensions: [], isCA: true)
         try factory.certificate("leaf", issuer: "intermediate")
-        let chain = try X509Certificate.certificates(pem: try factory.pem("leaf") + factory.pem("intermediate") + factory.pem("root"))
+        let chain = try X509Certificate.certificates(
+            pem: try factory.pem("leaf") + factory.pem("intermediate") + factory.pem("root"))
         #expect(chain.map(\.subject) == ["CN=leaf", "CN=intermediate", "CN=root"])
         #expect(chain.map(\.facts.isSelfSigned) == [false, false, true])
         let copy = try X509Certificate(der: chain[0].der)
         #expect(copy.facts == chain[0].facts)
     }
 
-    @Test("garbage is a TLSError, not a crash", arguments: [[UInt8](), Array("not a certificate".utf8), [0x30, 0x82, 0xff]])
+    @Test(
+        "garbage is a TLSError, not a crash",
+        arguments: [[UInt8](), Array("not a certificate".utf8), [0x30, 0x82, 0xff]])
     func garbage(_ bytes: [UInt8]) {
         #expect(throws: TLSError.self) { try X509Certificate.certificates(pem: bytes) }
         #expect(throws: TLSError.self) { try X509Certificate(der: bytes) }

@@ -1,8 +1,8 @@
 import ATSPolicy
 import Foundation
 import TLSInspection
-import Testing
 import TLSTestSupport
+import Testing
 
 /// SCTs a server delivers in the TLS handshake (the signed_certificate_timestamp extension) are
 /// counted apart from those embedded in the certificate.
@@ -23,7 +23,8 @@ struct DeliveredSCTTests {
         }
         let list = [UInt8(scts.count >> 8), UInt8(scts.count & 0xff)] + scts
         let extensionBytes = [0x00, 0x12, UInt8(list.count >> 8), UInt8(list.count & 0xff)] + list
-        return "-----BEGIN SERVERINFO FOR SCT-----\n" + Data(extensionBytes).base64EncodedString(options: .lineLength64Characters)
+        return "-----BEGIN SERVERINFO FOR SCT-----\n"
+            + Data(extensionBytes).base64EncodedString(options: .lineLength64Characters)
             + "\n-----END SERVERINFO FOR SCT-----\n"
     }
 

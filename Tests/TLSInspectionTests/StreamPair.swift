@@ -38,8 +38,10 @@ struct StreamFixture: Sendable {
 
     /// The client an ATS app would be for example.com (full ATS), narrowed by `adjust`.
     func clientContext(_ adjust: (inout ClientProfile) -> Void = { _ in }) throws -> TLSClientContext {
-        let requirements = try PolicyLoader.load(bytes: Array("<plist version=\"1.0\"><dict/></plist>".utf8), file: "t.plist")
-            .requirements(forHost: "example.com")
+        let requirements = try PolicyLoader.load(
+            bytes: Array("<plist version=\"1.0\"><dict/></plist>".utf8), file: "t.plist"
+        )
+        .requirements(forHost: "example.com")
         var profile = ClientProfile.ats(for: requirements)
         adjust(&profile)
         return try TLSClientContext(profile: profile, anchors: anchors)
@@ -86,7 +88,8 @@ struct StreamPair {
                     Issue.record("a handshake step left bytes unflushed (\(index == 0 ? "client" : "server"))")
                 }
             }
-            let moved = wire.client.sent.count + wire.server.sent.count != sentBefore
+            let moved =
+                wire.client.sent.count + wire.server.sent.count != sentBefore
                 || endings.compactMap { $0 }.count != endedBefore
             if !moved { break }
         }

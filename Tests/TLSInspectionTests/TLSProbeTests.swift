@@ -1,8 +1,8 @@
 import ATSPolicy
 import Foundation
 import TLSInspection
-import Testing
 import TLSTestSupport
+import Testing
 
 /// Real handshakes against real `openssl s_server` instances on 127.0.0.1, judged by the policy.
 @Suite("TLS probe against real servers", .startsProcesses(timeLimit: .seconds(60)))
@@ -24,7 +24,8 @@ struct TLSProbeTests {
     }
 
     static func policy(_ inner: String = "") throws -> TransportSecurityPolicy {
-        try PolicyLoader.load(bytes: Array("<plist version=\"1.0\"><dict>\(inner)</dict></plist>".utf8), file: "t.plist")
+        try PolicyLoader.load(
+            bytes: Array("<plist version=\"1.0\"><dict>\(inner)</dict></plist>".utf8), file: "t.plist")
     }
 
     /// The ATS-shaped probe for `localhost`, then the permissive one when it fails, as the proxy does.
@@ -61,14 +62,17 @@ struct TLSProbeTests {
         #expect(result.verdict.isCompliant, "\(result.verdict.violations.map(\.explanation))")
     }
 
-    @Test("protocol failures: the ATS handshake fails and the permissive probe says why", arguments: [
-        (["-tls1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"], "tls_version"),
-        (["-tls1_2", "-cipher", "AES128-GCM-SHA256"], "cipher_not_fs"),
-        (["-tls1_2", "-cipher", "AES256-SHA256"], "cipher_not_ats"),
-    ])
+    @Test(
+        "protocol failures: the ATS handshake fails and the permissive probe says why",
+        arguments: [
+            (["-tls1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"], "tls_version"),
+            (["-tls1_2", "-cipher", "AES128-GCM-SHA256"], "cipher_not_fs"),
+            (["-tls1_2", "-cipher", "AES256-SHA256"], "cipher_not_ats"),
+        ])
     func protocolFailures(_ options: [String], _ violation: String) throws {
         let factory = try Self.makeChain()
-        let server = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"] + options)
+        let server = try TestTLSServer(
+            directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"] + options)
         let result = try Self.judge(server, factory, policy: try Self.policy(Self.fullATS))
         #expect(result.ats.observed == nil)
         #expect(result.permissive?.observed != nil, "\(String(describing: result.permissive?.failure))")
@@ -78,22 +82,32 @@ struct TLSProbeTests {
     @Test("a DHE-only server is cipher_not_ats")
     func dheOnly() throws {
         let factory = try Self.makeChain()
-        try factory.openssl(["genpkey", "-genparam", "-algorithm", "DH", "-pkeyopt", "group:ffdhe2048", "-out", "dh.pem"])
+        try factory.openssl([
+            "genpkey", "-genparam", "-algorithm", "DH", "-pkeyopt", "group:ffdhe2048", "-out", "dh.pem",
+        ])
         let server = try TestTLSServer(
             directory: factory.directory,
-            ["-cert", "leaf.pem", "-key", "leaf.key", "-tls1_2", "-cipher", "DHE-RSA-AES128-GCM-SHA256", "-dhparam", "dh.pem"])
+            [
+                "-cert", "leaf.pem", "-key", "leaf.key", "-tls1_2", "-cipher", "DHE-RSA-AES128-GCM-SHA256", "-dhparam",
+                "dh.pem",
+            ])
         let result = try Self.judge(server, factory, policy: try Self.policy(Self.fullATS))
         #expect(result.verdict.violations.map(\.kind.name) == ["cipher_not_ats"])
         #expect(result.permissive?.observed?.cipherSuite == CipherSuite(id: 0x009E))
     }
 
-    @Test("certificate failures complete the handshake and are named", arguments: [
-        ("rsa:1024", "sha256", nil, "key_size"),
-        ("rsa:2048", "sha1", nil, "sig_hash_leaf"),
-        ("rsa:2048", "sha256", ["subjectAltName=DNS:other.example", "extendedKeyUsage=serverAuth"], "name_mismatch"),
-        ("rsa:2048", "sha256", ["extendedKeyUsage=serverAuth"], "name_mismatch"),
-        ("rsa:2048", "sha256", ["subjectAltName=DNS:localhost"], "no_serverauth_eku"),
-    ] as [(String, String, [String]?, String)])
+    @Test(
+        "certificate failures complete the handshake and are named",
+        arguments: [
+            ("rsa:1024", "sha256", nil, "key_size"),
+            ("rsa:2048", "sha1", nil, "sig_hash_leaf"),
+            (
+                "rsa:2048", "sha256", ["subjectAltName=DNS:other.example", "extendedKeyUsage=serverAuth"],
+                "name_mismatch"
+            ),
+            ("rsa:2048", "sha256", ["extendedKeyUsage=serverAuth"], "name_mismatch"),
+            ("rsa:2048", "sha256", ["subjectAltName=DNS:localhost"], "no_serverauth_eku"),
+        ] as [(String, String, [String]?, String)])
     func certificateFailures(_ key: String, _ digest: String, _ extensions: [String]?, _ violation: String) throws {
         let factory = try Self.makeChain(leafKey: key, digest: digest, extensions: extensions)
         let server = try TestTLSServer(
@@ -135,7 +149,8 @@ struct TLSProbeTests {
     @Test("a name that does not resolve is a resolve failure")
     func unresolvable() throws {
         let context = try TLSClientContext(profile: .permissive, anchors: TrustAnchors(systemRoots: false))
-        let outcome = TLSProbe.run(host: "no-such-host.invalid", port: 443, serverName: nil, context: context, timeout: .seconds(2))
+        let outcome = TLSProbe.run(
+            host: "no-such-host.invalid", port: 443, serverName: nil, context: context, timeout: .seconds(2))
         guard case .resolve? = outcome.failure else {
             Issue.record("expected a resolve failure, got \(String(describing: outcome.failure))")
             return

@@ -11,7 +11,8 @@ struct TLSStreamDataTests {
     static func openPair(_ version: TLSVersion = .tls13) throws -> StreamPair {
         let fixture = try StreamFixture.shared.get()
         let pair = try StreamPair(
-            client: fixture.clientContext { $0.maximumVersion = version }, server: TLSServerContext(credentials: fixture.ecdsaLeaf))
+            client: fixture.clientContext { $0.maximumVersion = version },
+            server: TLSServerContext(credentials: fixture.ecdsaLeaf))
         let result = pair.handshake()
         try #require(result == (.complete, .complete), "\(result)")
         return pair
@@ -19,7 +20,8 @@ struct TLSStreamDataTests {
 
     enum Direction: String, CaseIterable, Sendable { case clientToServer, serverToClient }
 
-    @Test("1 MiB each way, written in uneven pieces and read as it arrives, arrives byte-exact",
+    @Test(
+        "1 MiB each way, written in uneven pieces and read as it arrives, arrives byte-exact",
         arguments: [TLSVersion.tls13, .tls12], Direction.allCases)
     func megabyte(_ version: TLSVersion, _ direction: Direction) throws {
         let pair = try Self.openPair(version)
@@ -79,12 +81,19 @@ struct TLSStreamDataTests {
         Ending(name: "the client sends close_notify (TLS 1.3)", byClient: true, closeNotify: true, version: .tls13),
         Ending(name: "the server sends close_notify (TLS 1.3)", byClient: false, closeNotify: true, version: .tls13),
         Ending(name: "the client sends close_notify (TLS 1.2)", byClient: true, closeNotify: true, version: .tls12),
-        Ending(name: "the client's connection ends with no close_notify", byClient: true, closeNotify: false, version: .tls13),
-        Ending(name: "the server's connection ends with no close_notify", byClient: false, closeNotify: false, version: .tls13),
-        Ending(name: "the server's connection ends with no close_notify (TLS 1.2)", byClient: false, closeNotify: false, version: .tls12),
+        Ending(
+            name: "the client's connection ends with no close_notify", byClient: true, closeNotify: false,
+            version: .tls13),
+        Ending(
+            name: "the server's connection ends with no close_notify", byClient: false, closeNotify: false,
+            version: .tls13),
+        Ending(
+            name: "the server's connection ends with no close_notify (TLS 1.2)", byClient: false, closeNotify: false,
+            version: .tls12),
     ]
 
-    @Test("the other side reads what came before the end, then a clean end after close_notify, a truncation without",
+    @Test(
+        "the other side reads what came before the end, then a clean end after close_notify, a truncation without",
         arguments: endings)
     func ending(_ row: Ending) throws {
         let pair = try Self.openPair(row.version)
@@ -110,7 +119,8 @@ struct TLSStreamDataTests {
         }
     }
 
-    @Test("a half-close: after the client's close_notify the server still answers, then closes, and the client reads both",
+    @Test(
+        "a half-close: after the client's close_notify the server still answers, then closes, and the client reads both",
         arguments: [TLSVersion.tls13, .tls12])
     func halfClose(_ version: TLSVersion) throws {
         let pair = try Self.openPair(version)
@@ -130,7 +140,8 @@ struct TLSStreamDataTests {
     @Test("a connection that ends mid-handshake is the peer's close, told from each side", arguments: [true, false])
     func endMidHandshake(clientCloses: Bool) throws {
         let fixture = try StreamFixture.shared.get()
-        let pair = try StreamPair(client: fixture.clientContext(), server: TLSServerContext(credentials: fixture.ecdsaLeaf))
+        let pair = try StreamPair(
+            client: fixture.clientContext(), server: TLSServerContext(credentials: fixture.ecdsaLeaf))
         #expect(try pair.client.handshake() == .needsBytes)
         if clientCloses {
             pair.wire.client.close()

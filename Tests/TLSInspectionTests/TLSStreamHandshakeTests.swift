@@ -62,13 +62,17 @@ struct TLSStreamHandshakeTests {
     }
 
     static let refusals: [Refusal] = [
-        Refusal(name: "a TLS 1.2-only client, a TLS 1.3-only server", client: .tls12 ... .tls12, server: .tls13 ... .tls13,
+        Refusal(
+            name: "a TLS 1.2-only client, a TLS 1.3-only server", client: .tls12 ... .tls12, server: .tls13 ... .tls13,
             serverWords: "unsupported protocol"),
-        Refusal(name: "a TLS 1.3-only client, a TLS 1.2-only server", client: .tls13 ... .tls13, server: .tls12 ... .tls12,
+        Refusal(
+            name: "a TLS 1.3-only client, a TLS 1.2-only server", client: .tls13 ... .tls13, server: .tls12 ... .tls12,
             serverWords: "unsupported protocol"),
     ]
 
-    @Test("no common version: both sides fail with OpenSSL's words, and the alert is flushed to the client", arguments: refusals)
+    @Test(
+        "no common version: both sides fail with OpenSSL's words, and the alert is flushed to the client",
+        arguments: refusals)
     func refusal(_ row: Refusal) throws {
         let fixture = try StreamFixture.shared.get()
         let clientContext = try fixture.clientContext {
@@ -98,7 +102,8 @@ struct TLSStreamHandshakeTests {
     @Test("a TLS 1.3 server sends no session tickets: nothing follows the client's Finished")
     func noTickets() throws {
         let fixture = try StreamFixture.shared.get()
-        let pair = try StreamPair(client: fixture.clientContext(), server: TLSServerContext(credentials: fixture.ecdsaLeaf))
+        let pair = try StreamPair(
+            client: fixture.clientContext(), server: TLSServerContext(credentials: fixture.ecdsaLeaf))
         #expect(try pair.client.handshake() == .needsBytes)  // ClientHello
         #expect(try pair.server.handshake() == .needsBytes)  // ServerHello ... Finished
         #expect(try pair.client.handshake() == .complete)  // Finished
@@ -117,7 +122,9 @@ struct TLSStreamHandshakeTests {
         // One step of every pair in turn, as streams on one loop advance.
         for _ in 0..<4 {
             for pair in pairs {
-                for stream in [pair.client, pair.server] where !stream.isHandshakeComplete { _ = try stream.handshake() }
+                for stream in [pair.client, pair.server] where !stream.isHandshakeComplete {
+                    _ = try stream.handshake()
+                }
             }
         }
         for (index, pair) in pairs.enumerated() {
@@ -136,10 +143,13 @@ struct TLSStreamHandshakeTests {
         ([], nil),
     ]
 
-    @Test("ALPN: the server context agrees to http/1.1 when offered and to nothing otherwise", arguments: applicationProtocols)
+    @Test(
+        "ALPN: the server context agrees to http/1.1 when offered and to nothing otherwise",
+        arguments: applicationProtocols)
     func applicationProtocol(_ offered: [String], _ selected: String?) throws {
         let fixture = try StreamFixture.shared.get()
-        let pair = try StreamPair(client: fixture.clientContext(), server: TLSServerContext(credentials: fixture.ecdsaLeaf))
+        let pair = try StreamPair(
+            client: fixture.clientContext(), server: TLSServerContext(credentials: fixture.ecdsaLeaf))
         if !offered.isEmpty { try pair.client.offerApplicationProtocols(offered) }
         #expect(pair.handshake() == (.complete, .complete), "no overlap is no refusal")
         #expect(pair.client.selectedApplicationProtocol == selected)
@@ -171,7 +181,9 @@ struct TLSStreamHandshakeTests {
         }
         #expect(noCertificate?.description.contains("needs a certificate and key") == true)
         #expect(throws: TLSError.self) {
-            try TLSStream(role: .client(serverName: nil), context: TLSServerContext(credentials: fixture.rsaLeaf), transport: wire.client)
+            try TLSStream(
+                role: .client(serverName: nil), context: TLSServerContext(credentials: fixture.rsaLeaf),
+                transport: wire.client)
         }
         #expect(throws: TLSError.self) {
             try TLSStream(role: .server(credentials: nil), context: fixture.clientContext(), transport: wire.server)

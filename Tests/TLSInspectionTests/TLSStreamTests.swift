@@ -33,9 +33,12 @@ struct TLSStreamTests {
     }
 
     static func stream(serverName: String? = "example.com") throws -> (TLSStream, ScriptedTransport) {
-        let requirements = try PolicyLoader.load(bytes: Array("<plist version=\"1.0\"><dict/></plist>".utf8), file: "t.plist")
-            .requirements(forHost: "example.com")
-        let context = try TLSClientContext(profile: .ats(for: requirements), anchors: TrustAnchors.loading(caFiles: [], systemRoots: false))
+        let requirements = try PolicyLoader.load(
+            bytes: Array("<plist version=\"1.0\"><dict/></plist>".utf8), file: "t.plist"
+        )
+        .requirements(forHost: "example.com")
+        let context = try TLSClientContext(
+            profile: .ats(for: requirements), anchors: TrustAnchors.loading(caFiles: [], systemRoots: false))
         let transport = ScriptedTransport()
         return (try TLSStream(role: .client(serverName: serverName), context: context, transport: transport), transport)
     }
@@ -63,7 +66,8 @@ struct TLSStreamTests {
         at += 2
         var found: [UInt16: [UInt8]] = [:]
         while at + 4 <= end {
-            let type = UInt16(u16(at)), length = u16(at + 2)
+            let type = UInt16(u16(at))
+            let length = u16(at + 2)
             found[type] = Array(bytes[(at + 4)..<(at + 4 + length)])
             at += 4 + length
         }
@@ -93,8 +97,14 @@ struct TLSStreamTests {
         ("an SSH banner", Array("SSH-2.0-OpenSSH_9.2\r\n".utf8), false, .notTLS, ""),
         ("a close with no alert", [], true, .peerClosed, ""),
         ("half a record, then a close", [0x16, 0x03, 0x03, 0x00, 0x40, 0x02], true, .peerClosed, ""),
-        ("a fatal handshake_failure alert", [0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28], false, .refused, "handshake failure"),
-        ("a fatal protocol_version alert", [0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x46], false, .refused, "protocol version"),
+        (
+            "a fatal handshake_failure alert", [0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28], false, .refused,
+            "handshake failure"
+        ),
+        (
+            "a fatal protocol_version alert", [0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x46], false, .refused,
+            "protocol version"
+        ),
         ("a ServerHello that is garbage", [0x16, 0x03, 0x03, 0x00, 0x04, 0x02, 0x00, 0x00, 0x00], false, .refused, ""),
     ]
 
@@ -137,6 +147,8 @@ struct TLSStreamTests {
         var buffer = [UInt8](repeating: 0, count: 16)
         let read = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
         #expect(read == .needsBytes)
-        #expect(throws: TLSStreamError.self) { try [UInt8](repeating: 1, count: 4).withUnsafeBytes { try stream.write($0) } }
+        #expect(throws: TLSStreamError.self) {
+            try [UInt8](repeating: 1, count: 4).withUnsafeBytes { try stream.write($0) }
+        }
     }
 }

@@ -12,7 +12,9 @@ package struct BytePattern: Sendable {
         var block = [UInt8](repeating: 0, count: period)
         for index in stride(from: 0, to: period, by: 8) {
             let word = generator.next()
-            for byte in 0..<min(8, period - index) { block[index + byte] = UInt8(truncatingIfNeeded: word >> (8 * byte)) }
+            for byte in 0..<min(8, period - index) {
+                block[index + byte] = UInt8(truncatingIfNeeded: word >> (8 * byte))
+            }
         }
         self.block = block
     }
@@ -37,7 +39,9 @@ package struct BytePattern: Sendable {
         return block.withUnsafeBytes { pattern in
             while checked < chunk.count {
                 let take = min(chunk.count - checked, block.count - position)
-                guard memcmp(chunk.baseAddress! + checked, pattern.baseAddress! + position, take) == 0 else { return false }
+                guard memcmp(chunk.baseAddress! + checked, pattern.baseAddress! + position, take) == 0 else {
+                    return false
+                }
                 checked += take
                 position = 0
             }
@@ -69,9 +73,13 @@ package struct BytePattern: Sendable {
         let deadline = MonotonicDeadline(seconds: wait)
         while received < count {
             guard poll(&entry, 1, deadline.millisecondsLeft) > 0 else { return received }
-            let got = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, min($0.count, count - received), 0) }
+            let got = buffer.withUnsafeMutableBytes {
+                recv(descriptor, $0.baseAddress, min($0.count, count - received), 0)
+            }
             guard got > 0 else { return received }
-            let good = buffer.withUnsafeBytes { matches(UnsafeRawBufferPointer(rebasing: $0[0..<got]), at: offset + received) }
+            let good = buffer.withUnsafeBytes {
+                matches(UnsafeRawBufferPointer(rebasing: $0[0..<got]), at: offset + received)
+            }
             guard good else { return received }
             received += got
         }

@@ -19,19 +19,19 @@ extension CertificateFactory {
             _ = FileManager.default.createFile(atPath: database, contents: Data())
         }
         try """
-            [ ca ]
-            default_ca = test_ca
-            [ test_ca ]
-            database = ca-index.txt
-            serial = ca-serial
-            new_certs_dir = .
-            default_md = sha256
-            policy = any_subject
-            unique_subject = no
-            email_in_dn = no
-            [ any_subject ]
-            commonName = optional
-            """.write(toFile: path("ca.cnf"), atomically: true, encoding: .utf8)
+        [ ca ]
+        default_ca = test_ca
+        [ test_ca ]
+        database = ca-index.txt
+        serial = ca-serial
+        new_certs_dir = .
+        default_md = sha256
+        policy = any_subject
+        unique_subject = no
+        email_in_dn = no
+        [ any_subject ]
+        commonName = optional
+        """.write(toFile: path("ca.cnf"), atomically: true, encoding: .utf8)
         try openssl([
             "ca", "-batch", "-config", "ca.cnf", "-cert", "\(issuer).pem", "-keyfile", "\(issuer).key",
             "-in", "\(name).csr", "-out", "\(name).pem", "-md", digest, "-notext", "-create_serial",

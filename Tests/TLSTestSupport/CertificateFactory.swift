@@ -35,14 +35,22 @@ package final class CertificateFactory {
     package func key(_ name: String, _ spec: String) throws {
         let parts = spec.split(separator: ":").map(String.init)
         switch parts[0] {
-        case "rsa": try openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(parts[1])", "-out", "\(name).key"])
-        case "ec": try openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:\(parts[1])", "-out", "\(name).key"])
+        case "rsa":
+            try openssl([
+                "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(parts[1])", "-out", "\(name).key",
+            ])
+        case "ec":
+            try openssl([
+                "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:\(parts[1])", "-out", "\(name).key",
+            ])
         default: try openssl(["genpkey", "-algorithm", parts[0].uppercased(), "-out", "\(name).key"])
         }
     }
 
     /// A self-signed CA certificate `name.pem` with key `name.key`.
-    package func rootCA(_ name: String, key spec: String = "rsa:2048", digest: String = "sha256", days: Int = 3650) throws {
+    package func rootCA(_ name: String, key spec: String = "rsa:2048", digest: String = "sha256", days: Int = 3650)
+        throws
+    {
         try key(name, spec)
         try openssl([
             "req", "-x509", "-new", "-key", "\(name).key", "-\(digest)", "-days", "\(days)", "-subj", "/CN=\(name)",
@@ -54,7 +62,8 @@ package final class CertificateFactory {
     /// A certificate `name.pem` signed by `issuer` (whose `.pem` and `.key` exist), with extensions.
     package func certificate(
         _ name: String, issuer: String, key spec: String = "rsa:2048", digest: String = "sha256", days: Int = 90,
-        subject: String? = nil, extensions: [String] = ["subjectAltName=DNS:example.com", "extendedKeyUsage=serverAuth"],
+        subject: String? = nil,
+        extensions: [String] = ["subjectAltName=DNS:example.com", "extendedKeyUsage=serverAuth"],
         isCA: Bool = false
     ) throws {
         try key(name, spec)
@@ -68,5 +77,7 @@ package final class CertificateFactory {
         ])
     }
 
-    package func pem(_ name: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path("\(name).pem")))) }
+    package func pem(_ name: String) throws -> [UInt8] {
+        Array(try Data(contentsOf: URL(fileURLWithPath: path("\(name).pem"))))
+    }
 }

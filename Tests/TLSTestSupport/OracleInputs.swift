@@ -32,7 +32,10 @@ package enum OracleInputs {
             case 1: bytes[position] = interesting[Int(random.next() % UInt64(interesting.count))]
             case 2: bytes.removeSubrange(position...)
             case 3: bytes.removeSubrange(position..<min(bytes.count, position + 1 + Int(random.next() % 16)))
-            default: bytes.insert(contentsOf: bytes[position..<min(bytes.count, position + 1 + Int(random.next() % 16))], at: position)
+            default:
+                bytes.insert(
+                    contentsOf: bytes[position..<min(bytes.count, position + 1 + Int(random.next() % 16))], at: position
+                )
             }
             result.append(bytes)
         }

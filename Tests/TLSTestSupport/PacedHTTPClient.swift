@@ -24,7 +24,9 @@ package enum PacedHTTPClient {
         route: Route, proxyPort: UInt16, originPort: UInt16, path: String, bytesPerSecond: Int, to bodyPath: String,
         caFile: String = "", directory: String
     ) throws -> CommandResult {
-        try run(["download", route.rawValue, "\(proxyPort)", "\(originPort)", path, "\(bytesPerSecond)", bodyPath, caFile], directory)
+        try run(
+            ["download", route.rawValue, "\(proxyPort)", "\(originPort)", path, "\(bytesPerSecond)", bodyPath, caFile],
+            directory)
     }
 
     /// POSTs the file at `bodyPath` to `path`, sending `bytesPerSecond`. Standard output:
@@ -33,7 +35,9 @@ package enum PacedHTTPClient {
         route: Route, proxyPort: UInt16, originPort: UInt16, path: String, bytesPerSecond: Int, from bodyPath: String,
         caFile: String = "", directory: String
     ) throws -> CommandResult {
-        try run(["upload", route.rawValue, "\(proxyPort)", "\(originPort)", path, "\(bytesPerSecond)", bodyPath, caFile], directory)
+        try run(
+            ["upload", route.rawValue, "\(proxyPort)", "\(originPort)", path, "\(bytesPerSecond)", bodyPath, caFile],
+            directory)
     }
 
     private static func run(_ arguments: [String], _ directory: String) throws -> CommandResult {
@@ -43,59 +47,59 @@ package enum PacedHTTPClient {
     }
 
     static let script = #"""
-import http.client, os, ssl, sys, time
+        import http.client, os, ssl, sys, time
 
-mode, route, proxy_port, origin_port, path, rate, body_path, ca_file = sys.argv[1:9]
-proxy_port, origin_port, rate = int(proxy_port), int(origin_port), int(rate)
-step = 16384
+        mode, route, proxy_port, origin_port, path, rate, body_path, ca_file = sys.argv[1:9]
+        proxy_port, origin_port, rate = int(proxy_port), int(origin_port), int(rate)
+        step = 16384
 
-if route == "forwarded":
-    connection = http.client.HTTPConnection("127.0.0.1", proxy_port, timeout=30)
-    target = f"http://localhost:{origin_port}{path}"
-elif route == "cleartextTunnel":
-    connection = http.client.HTTPConnection("127.0.0.1", proxy_port, timeout=30)
-    connection.set_tunnel("localhost", origin_port)
-    target = path
-else:
-    context = ssl.create_default_context(cafile=ca_file)
-    connection = http.client.HTTPSConnection("127.0.0.1", proxy_port, timeout=30, context=context)
-    connection.set_tunnel("localhost", origin_port)
-    target = path
+        if route == "forwarded":
+            connection = http.client.HTTPConnection("127.0.0.1", proxy_port, timeout=30)
+            target = f"http://localhost:{origin_port}{path}"
+        elif route == "cleartextTunnel":
+            connection = http.client.HTTPConnection("127.0.0.1", proxy_port, timeout=30)
+            connection.set_tunnel("localhost", origin_port)
+            target = path
+        else:
+            context = ssl.create_default_context(cafile=ca_file)
+            connection = http.client.HTTPSConnection("127.0.0.1", proxy_port, timeout=30, context=context)
+            connection.set_tunnel("localhost", origin_port)
+            target = path
 
-def pace(start, done):
-    delay = start + done / rate - time.monotonic()
-    if delay > 0:
-        time.sleep(delay)
+        def pace(start, done):
+            delay = start + done / rate - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
 
-if mode == "download":
-    connection.request("GET", target)
-    response = connection.getresponse()
-    start, done = time.monotonic(), 0
-    with open(body_path, "wb") as body:
-        while True:
-            data = response.read(step)
-            if not data:
-                break
-            body.write(data)
-            done += len(data)
-            pace(start, done)
-    print(response.status, response.getheader("X-Content-SHA256"), done)
-else:
-    size = os.path.getsize(body_path)
-    connection.putrequest("POST", target)
-    connection.putheader("Content-Length", str(size))
-    connection.putheader("Content-Type", "application/octet-stream")
-    connection.endheaders()
-    start, done = time.monotonic(), 0
-    with open(body_path, "rb") as body:
-        while True:
-            data = body.read(step)
-            if not data:
-                break
-            connection.send(data)
-            done += len(data)
-            pace(start, done)
-    response = connection.getresponse()
-    print(response.status, response.read().decode().strip())
-"""#
+        if mode == "download":
+            connection.request("GET", target)
+            response = connection.getresponse()
+            start, done = time.monotonic(), 0
+            with open(body_path, "wb") as body:
+                while True:
+                    data = response.read(step)
+                    if not data:
+                        break
+                    body.write(data)
+                    done += len(data)
+                    pace(start, done)
+            print(response.status, response.getheader("X-Content-SHA256"), done)
+        else:
+            size = os.path.getsize(body_path)
+            connection.putrequest("POST", target)
+            connection.putheader("Content-Length", str(size))
+            connection.putheader("Content-Type", "application/octet-stream")
+            connection.endheaders()
+            start, done = time.monotonic(), 0
+            with open(body_path, "rb") as body:
+                while True:
+                    data = body.read(step)
+                    if not data:
+                        break
+                    connection.send(data)
+                    done += len(data)
+                    pace(start, done)
+            response = connection.getresponse()
+            print(response.status, response.read().decode().strip())
+        """#
 }

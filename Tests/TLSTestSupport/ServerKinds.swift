@@ -16,7 +16,8 @@ package enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringCon
         case .rsaKeyExchangeOnly: "TLS 1.2 with RSA key exchange only (AES128-GCM-SHA256)"
         case .dheOnly: "TLS 1.2 with DHE only (DHE-RSA-AES128-GCM-SHA256)"
         case .tls13CCMOnly: "TLS 1.3 with TLS_AES_128_CCM_SHA256 only, a suite no Apple client offers"
-        case .finiteFieldGroupsOnly: "TLS 1.3 with the ffdhe2048 group only: no key-exchange group in common with Apple's client"
+        case .finiteFieldGroupsOnly:
+            "TLS 1.3 with the ffdhe2048 group only: no key-exchange group in common with Apple's client"
         case .rsa1024Leaf: "an RSA-1024 leaf"
         case .sha1Leaf: "a leaf signed with SHA-1"
         case .sha1Intermediate: "an intermediate signed with SHA-1, sent with -cert_chain"
@@ -32,7 +33,8 @@ package enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringCon
             // trustd allows an hour's slip; the spec's decision stands until it says otherwise.)
             "a leaf of openssl -days 825 under a user-installed root: 825 days and 1 second, spec §6"
         case .clientAuthEKUOnly: "a leaf whose extendedKeyUsage is clientAuth only"
-        case .noEKUExtension: "a leaf with no extendedKeyUsage extension (spec §3.1: serverAuth needed since 2019-07-01)"
+        case .noEKUExtension:
+            "a leaf with no extendedKeyUsage extension (spec §3.1: serverAuth needed since 2019-07-01)"
         }
     }
 
@@ -42,7 +44,8 @@ package enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringCon
         case .tls10Only, .tls11Only: "tls_version"
         case .rsaKeyExchangeOnly: "cipher_not_fs"
         case .finiteFieldGroupsOnly: "handshake_failure"
-        case .dheOnly, .tls13CCMOnly: "cipher_not_ats"  // decisions table: "cipher_not_ats (… DHE-only, 3DES, RC4, NULL)"; §7 case 34
+        // The decisions table: "cipher_not_ats (… DHE-only, 3DES, RC4, NULL)"; §7 case 34.
+        case .dheOnly, .tls13CCMOnly: "cipher_not_ats"
         case .rsa1024Leaf: "key_size"
         case .sha1Leaf: "sig_hash_leaf"
         case .sha1Intermediate: "sig_hash_chain"
@@ -59,7 +62,8 @@ package enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringCon
     package var error: (nsurl: Int, ssl: Int?) {
         switch self {
         case .tls10Only, .tls11Only: (-1200, -9836)  // errSSLPeerProtocolVersion
-        case .rsaKeyExchangeOnly, .dheOnly, .tls13CCMOnly, .finiteFieldGroupsOnly: (-1200, -9824)  // errSSLPeerHandshakeFail
+        // errSSLPeerHandshakeFail
+        case .rsaKeyExchangeOnly, .dheOnly, .tls13CCMOnly, .finiteFieldGroupsOnly: (-1200, -9824)
         case .rsa1024Leaf: (-1200, -9883)  // errSSLATSMinimumKeySizeViolation
         case .sha1Leaf: (-1200, -9884)  // errSSLATSLeafCertificateHashAlgorithmViolation
         case .sha1Intermediate: (-1200, -9885)  // errSSLATSCertificateHashAlgorithmViolation

@@ -61,7 +61,8 @@ package struct TestClientHello: Sendable {
     private var body: [UInt8] {
         var suites = uint16(0x1301)
         for index in 0..<extraCipherSuites { suites += uint16(0xFF00 &+ UInt16(index % 0xF0)) }
-        var bytes = uint16(0x0303) + [UInt8](repeating: 0x5A, count: 32) + vector(1, [UInt8](repeating: 0xAB, count: 32))
+        var bytes =
+            uint16(0x0303) + [UInt8](repeating: 0x5A, count: 32) + vector(1, [UInt8](repeating: 0xAB, count: 32))
         bytes += uint16(cipherSuitesLengthOverride ?? suites.count) + suites + vector(1, [0])
         var extensions: [UInt8] = []
         if let serverName {

@@ -28,7 +28,9 @@ package final class TestHTTPOrigin {
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = ["-u", scriptPath] + [certificate, key].compactMap(\.self)
-        port = try ProcessLaunch.start(process, outputPath: scriptPath + ".log", name: "the test HTTP origin", timeout: 10) {
+        port = try ProcessLaunch.start(
+            process, outputPath: scriptPath + ".log", name: "the test HTTP origin", timeout: 10
+        ) {
             ProcessLaunch.port(after: "PORT ", in: $0)
         }
     }
@@ -39,119 +41,119 @@ package final class TestHTTPOrigin {
     }
 
     static let script = #"""
-import http.server, socketserver, sys, itertools, hashlib, random, ssl, time, urllib.parse
+        import http.server, socketserver, sys, itertools, hashlib, random, ssl, time, urllib.parse
 
-counter = itertools.count(1)
+        counter = itertools.count(1)
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
 
-    def setup(self):
-        super().setup()
-        self.connection_number = next(counter)
+            def setup(self):
+                super().setup()
+                self.connection_number = next(counter)
 
-    def log_message(self, *args):
-        pass
+            def log_message(self, *args):
+                pass
 
-    def send(self, status, body, extra=()):
-        self.send_response(status)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("X-Origin-Connection", str(self.connection_number))
-        for name, value in extra:
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(body)
+            def send(self, status, body, extra=()):
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(body)))
+                self.send_header("X-Origin-Connection", str(self.connection_number))
+                for name, value in extra:
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(body)
 
-    def read_body(self):
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            body = b""
-            while True:
-                size = int(self.rfile.readline().split(b";")[0], 16)
-                if size == 0:
-                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                        pass
-                    return body
-                body += self.rfile.read(size)
-                self.rfile.readline()
-        return self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            def read_body(self):
+                if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+                    body = b""
+                    while True:
+                        size = int(self.rfile.readline().split(b";")[0], 16)
+                        if size == 0:
+                            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                                pass
+                            return body
+                        body += self.rfile.read(size)
+                        self.rfile.readline()
+                return self.rfile.read(int(self.headers.get("Content-Length", "0")))
 
-    def do_GET(self):
-        path, _, query = self.path.partition("?")
-        params = dict(p.split("=", 1) for p in query.split("&") if "=" in p)
-        if path == "/headers":
-            lines = [self.requestline] + [f"{k}: {v}" for k, v in self.headers.items()]
-            self.send(200, ("\n".join(lines) + "\n").encode())
-        elif path == "/chunked":
-            self.send_response(200)
-            self.send_header("Transfer-Encoding", "chunked")
-            self.send_header("X-Origin-Connection", str(self.connection_number))
-            self.end_headers()
-            for i in range(int(params.get("n", "3"))):
-                data = f"chunk {i}\n".encode()
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-            self.wfile.write(b"0\r\n\r\n")
-        elif path == "/close":
-            self.send_response(200)
-            self.send_header("Connection", "close")
-            self.send_header("X-Origin-Connection", str(self.connection_number))
-            self.end_headers()
-            self.wfile.write(b"until the origin closes\n")
-            self.close_connection = True
-        elif path == "/big":
-            self.send(200, b"x" * int(params.get("bytes", "1000000")))
-        elif path == "/random":
-            body = random.Random(int(params.get("seed", "1"))).randbytes(int(params.get("bytes", "1000000")))
-            self.send(200, body, [("X-Content-SHA256", hashlib.sha256(body).hexdigest())])
-        elif path == "/redirect":
-            location = urllib.parse.unquote(params.get("to", "/"))
-            self.send(int(params.get("status", "301")), b"moved\n", [("Location", location)])
-        elif path == "/loop":
-            self.send(302, b"again\n", [("Location", "/loop")])
-        elif path == "/stall":
-            time.sleep(float(params.get("seconds", "30")))
-            self.send(200, b"late\n")
-        elif path == "/stall-body":
-            self.send_response(200)
-            self.send_header("Content-Length", "1000")
-            self.end_headers()
-            self.wfile.write(b"x" * 100)
-            self.wfile.flush()
-            time.sleep(float(params.get("seconds", "30")))
-            self.close_connection = True
-        elif path == "/continue":
-            self.wfile.write(b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n")
-            self.send(200, b"after the hints\n")
-        elif path == "/hints":
-            # count interim responses before the final one
-            self.wfile.write(b"HTTP/1.1 102 Processing\r\n\r\n" * int(params.get("count", "1")))
-            self.send(200, b"after the hints\n")
-        else:
-            self.send(200, f"hello from the origin, {self.path}\n".encode())
+            def do_GET(self):
+                path, _, query = self.path.partition("?")
+                params = dict(p.split("=", 1) for p in query.split("&") if "=" in p)
+                if path == "/headers":
+                    lines = [self.requestline] + [f"{k}: {v}" for k, v in self.headers.items()]
+                    self.send(200, ("\n".join(lines) + "\n").encode())
+                elif path == "/chunked":
+                    self.send_response(200)
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.send_header("X-Origin-Connection", str(self.connection_number))
+                    self.end_headers()
+                    for i in range(int(params.get("n", "3"))):
+                        data = f"chunk {i}\n".encode()
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                    self.wfile.write(b"0\r\n\r\n")
+                elif path == "/close":
+                    self.send_response(200)
+                    self.send_header("Connection", "close")
+                    self.send_header("X-Origin-Connection", str(self.connection_number))
+                    self.end_headers()
+                    self.wfile.write(b"until the origin closes\n")
+                    self.close_connection = True
+                elif path == "/big":
+                    self.send(200, b"x" * int(params.get("bytes", "1000000")))
+                elif path == "/random":
+                    body = random.Random(int(params.get("seed", "1"))).randbytes(int(params.get("bytes", "1000000")))
+                    self.send(200, body, [("X-Content-SHA256", hashlib.sha256(body).hexdigest())])
+                elif path == "/redirect":
+                    location = urllib.parse.unquote(params.get("to", "/"))
+                    self.send(int(params.get("status", "301")), b"moved\n", [("Location", location)])
+                elif path == "/loop":
+                    self.send(302, b"again\n", [("Location", "/loop")])
+                elif path == "/stall":
+                    time.sleep(float(params.get("seconds", "30")))
+                    self.send(200, b"late\n")
+                elif path == "/stall-body":
+                    self.send_response(200)
+                    self.send_header("Content-Length", "1000")
+                    self.end_headers()
+                    self.wfile.write(b"x" * 100)
+                    self.wfile.flush()
+                    time.sleep(float(params.get("seconds", "30")))
+                    self.close_connection = True
+                elif path == "/continue":
+                    self.wfile.write(b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n")
+                    self.send(200, b"after the hints\n")
+                elif path == "/hints":
+                    # count interim responses before the final one
+                    self.wfile.write(b"HTTP/1.1 102 Processing\r\n\r\n" * int(params.get("count", "1")))
+                    self.send(200, b"after the hints\n")
+                else:
+                    self.send(200, f"hello from the origin, {self.path}\n".encode())
 
-    def do_POST(self):
-        if self.path == "/digest":
-            digest, length = hashlib.sha256(), 0
-            left = int(self.headers.get("Content-Length", "0"))
-            while left > 0:
-                data = self.rfile.read(min(left, 65536))
-                if not data:
-                    break
-                digest.update(data)
-                length += len(data)
-                left -= len(data)
-            self.send(200, f"{digest.hexdigest()} {length}\n".encode())
-        else:
-            self.send(200, self.read_body())
+            def do_POST(self):
+                if self.path == "/digest":
+                    digest, length = hashlib.sha256(), 0
+                    left = int(self.headers.get("Content-Length", "0"))
+                    while left > 0:
+                        data = self.rfile.read(min(left, 65536))
+                        if not data:
+                            break
+                        digest.update(data)
+                        length += len(data)
+                        left -= len(data)
+                    self.send(200, f"{digest.hexdigest()} {length}\n".encode())
+                else:
+                    self.send(200, self.read_body())
 
-class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
+        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+            daemon_threads = True
 
-server = Server(("127.0.0.1", 0), Handler)
-if len(sys.argv) == 3:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(sys.argv[1], sys.argv[2])
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-print("PORT", server.server_address[1], flush=True)
-server.serve_forever()
-"""#
+        server = Server(("127.0.0.1", 0), Handler)
+        if len(sys.argv) == 3:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(sys.argv[1], sys.argv[2])
+            server.socket = context.wrap_socket(server.socket, server_side=True)
+        print("PORT", server.server_address[1], flush=True)
+        server.serve_forever()
+        """#
 }

@@ -19,10 +19,14 @@ package final class TestNginx {
     ///   - certificates: one virtual host per name.
     ///   - locations: more directives for every virtual host's `server` block (locations of its own:
     ///     files to serve, headers to add).
-    package init(directory: String, certificates: [String], body: String = "hello from nginx\n", locations: String = "") throws {
+    package init(directory: String, certificates: [String], body: String = "hello from nginx\n", locations: String = "")
+        throws
+    {
         guard FileManager.default.isExecutableFile(atPath: Self.executable) else {
             throw ProcessLaunch.Failure(
-                message: "nginx is not installed (\(Self.executable)): run `make deps`, which installs the Makefile's APT_PACKAGES")
+                message:
+                    "nginx is not installed (\(Self.executable)): run `make deps`, which installs the Makefile's APT_PACKAGES"
+            )
         }
         let prefix = directory + "/nginx-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: prefix + "/temp", withIntermediateDirectories: true)
@@ -71,7 +75,8 @@ package final class TestNginx {
         // -e: the error log before the configuration is read (the default is under /var/log).
         process.arguments = ["-p", prefix, "-c", prefix + "/nginx.conf", "-e", prefix + "/error.log"]
         do {
-            _ = try ProcessLaunch.start(process, outputPath: prefix + "/output.log", name: "nginx", timeout: 10) { [ports] _ in
+            _ = try ProcessLaunch.start(process, outputPath: prefix + "/output.log", name: "nginx", timeout: 10) {
+                [ports] _ in
                 // nginx prints nothing on success: ready once every port accepts.
                 ports.allSatisfy { port in
                     guard let descriptor = connectLoopback(port: port) else { return false }

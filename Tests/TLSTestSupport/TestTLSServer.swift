@@ -12,7 +12,9 @@ package final class TestTLSServer {
     ///   - arguments: s_server options besides -accept (certificate, key, versions, ciphers).
     ///   - host: the IPv4 address to listen on (another loopback address, 127.0.0.2, for a second
     ///     server at the same port); `port` 0 lets the kernel pick.
-    package init(directory: String, _ arguments: [String], host: String = "127.0.0.1", port requested: UInt16 = 0) throws {
+    package init(directory: String, _ arguments: [String], host: String = "127.0.0.1", port requested: UInt16 = 0)
+        throws
+    {
         let emptyConfig = directory + "/empty-openssl.cnf"
         guard FileManager.default.createFile(atPath: emptyConfig, contents: Data()) else {
             throw ServerError(message: "cannot create files in \(directory)")
@@ -29,7 +31,8 @@ package final class TestTLSServer {
         port = try ProcessLaunch.start(
             process, outputPath: directory + "/s_server-\(UUID().uuidString).log", name: "openssl s_server", timeout: 10
         ) { text in
-            requested == 0 ? ProcessLaunch.port(after: "ACCEPT \(host):", in: text) : text.contains("ACCEPT") ? requested : nil
+            requested == 0
+                ? ProcessLaunch.port(after: "ACCEPT \(host):", in: text) : text.contains("ACCEPT") ? requested : nil
         }
     }
 

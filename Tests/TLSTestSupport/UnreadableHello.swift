@@ -43,11 +43,19 @@ package struct UnreadableHello: Sendable, CustomStringConvertible {
             reason: "the stream ended before the ClientHello was complete", alert: 50),
         UnreadableHello(
             name: "a malformed hello (odd cipher_suites length)",
-            bytes: { var hello = TestClientHello(); hello.cipherSuitesLengthOverride = 3; return hello.records() }(),
+            bytes: {
+                var hello = TestClientHello()
+                hello.cipherSuitesLengthOverride = 3
+                return hello.records()
+            }(),
             endsStream: false, reason: "malformed ClientHello: cipher_suites length 3 is odd", alert: 50),
         UnreadableHello(
             name: "two host_name entries",
-            bytes: { var hello = TestClientHello(); hello.secondServerName = Array("localhost".utf8); return hello.records() }(),
+            bytes: {
+                var hello = TestClientHello()
+                hello.secondServerName = Array("localhost".utf8)
+                return hello.records()
+            }(),
             endsStream: false, reason: "server_name_list holds two host_name entries", alert: 50),
         sni("a b", "the SNI \"a b\" is not a host name: it contains 0x20 (' ')"),
         sni("local\u{0}host", "the SNI \"local\\x00host\" is not a host name: it contains 0x00"),
@@ -62,7 +70,8 @@ package struct UnreadableHello: Sendable, CustomStringConvertible {
 
     private static func sni(_ name: String, _ reason: String) -> UnreadableHello {
         UnreadableHello(
-            name: "the SNI \"\(name.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 ? String($0) : "\\u{\(String($0.value, radix: 16))}" }.joined().prefix(30))\"",
+            name:
+                "the SNI \"\(name.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 ? String($0) : "\\u{\(String($0.value, radix: 16))}" }.joined().prefix(30))\"",
             bytes: TestClientHello(serverName: name).records(), endsStream: false, reason: reason, alert: 112)
     }
 }

@@ -1,5 +1,5 @@
-import TextFormats
 import Testing
+import TextFormats
 
 @Suite("JSON Lines")
 struct JSONLinesTests {
@@ -46,14 +46,15 @@ struct JSONLinesTests {
             case .failure(let error): "\(error.line):\(error.column): \(error.reason)"
             }
         }
-        #expect(summary == [
-            "1: ok",
-            "2:8: unterminated string",
-            "3:13: trailing characters after the value",
-            "4:6: trailing comma before ']'",
-            "5:1: expected a value, found U+0001",
-            "6: ok",
-        ])
+        #expect(
+            summary == [
+                "1: ok",
+                "2:8: unterminated string",
+                "3:13: trailing characters after the value",
+                "4:6: trailing comma before ']'",
+                "5:1: expected a value, found U+0001",
+                "6: ok",
+            ])
     }
 
     @Test("nothing at all gives no lines")

@@ -1,5 +1,5 @@
-import Testing
 import TLSTestSupport
+import Testing
 
 @testable import TextFormats
 
@@ -8,14 +8,16 @@ import TLSTestSupport
 @Suite("JSON object sinks: writer bytes equal the built value's")
 struct JSONObjectSinkTests {
     private static let strings = [
-        "", "plain", "quote \" and \\ backslash", "tab\tnew\nline\rcarriage", "\u{0}\u{1f}\u{7f}", "line\u{2028}sep\u{2029}",
+        "", "plain", "quote \" and \\ backslash", "tab\tnew\nline\rcarriage", "\u{0}\u{1f}\u{7f}",
+        "line\u{2028}sep\u{2029}",
         "é ü 日本 🙂", "TLS_AES_128_GCM_SHA256",
     ]
     private static let integers: [Int64] = [0, 1, 9, 10, 99, 100, -1, -10, 443, 65_535, 1_732_000_000_123, .max, .min]
 
     /// Adds one member, chosen by `choice`, to both sinks.
     private static func addMember(
-        _ choice: UInt64, _ random: inout SplitMix64, to builder: inout JSONObjectBuilder, and writer: inout JSONObjectWriter
+        _ choice: UInt64, _ random: inout SplitMix64, to builder: inout JSONObjectBuilder,
+        and writer: inout JSONObjectWriter
     ) {
         func pickString() -> String { strings[Int(random.next() % UInt64(strings.count))] }
         func pickInteger() -> Int64 { integers[Int(random.next() % UInt64(integers.count))] }
@@ -40,7 +42,9 @@ struct JSONObjectSinkTests {
             builder.add("strings", strings: values)
             writer.add("strings", strings: values)
         case 5:
-            let value: JSONValue = .object([("kind", .string(pickString())), ("n", .int(pickInteger())), ("list", .array([.null, .bool(true)]))])
+            let value: JSONValue = .object([
+                ("kind", .string(pickString())), ("n", .int(pickInteger())), ("list", .array([.null, .bool(true)])),
+            ])
             builder.add("object", value)
             writer.add("object", value)
         case 6:
@@ -101,7 +105,9 @@ struct JSONObjectSinkTests {
             }
             let built = builder.value.serializedBytes
             let written = writer.finish()
-            #expect(written == built, "\(String(decoding: written, as: UTF8.self)) vs \(String(decoding: built, as: UTF8.self))")
+            #expect(
+                written == built,
+                "\(String(decoding: written, as: UTF8.self)) vs \(String(decoding: built, as: UTF8.self))")
         }
     }
 }

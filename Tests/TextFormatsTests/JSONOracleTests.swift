@@ -1,7 +1,7 @@
-import TextFormats
 import Foundation
 import TLSTestSupport
 import Testing
+import TextFormats
 
 /// Our JSON parser (the one `JSONLines` runs over every log line `report`, `har` and the live view
 /// read) against Foundation's `JSONSerialization` on the same bytes: every line of the report and
@@ -48,7 +48,8 @@ struct JSONOracleTests {
         /// Equal but for numbers, which may differ by a relative 1e-14.
         func isClose(to other: Tree) -> Bool {
             switch (self, other) {
-            case (.object(let x), .object(let y)): x.count == y.count && x.allSatisfy { key, value in y[key].map(value.isClose) ?? false }
+            case (.object(let x), .object(let y)):
+                x.count == y.count && x.allSatisfy { key, value in y[key].map(value.isClose) ?? false }
             case (.array(let x), .array(let y)): x.count == y.count && zip(x, y).allSatisfy { $0.isClose(to: $1) }
             case (.number(let x, _), .number(let y, _)): abs(x - y) <= 1e-14 * max(abs(x), abs(y))
             default: self == other
@@ -57,7 +58,10 @@ struct JSONOracleTests {
 
         var description: String {
             switch self {
-            case .object(let x): "{" + x.sorted { $0.key < $1.key }.map { "\($0.key.debugDescription): \($0.value)" }.joined(separator: ", ") + "}"
+            case .object(let x):
+                "{"
+                    + x.sorted { $0.key < $1.key }.map { "\($0.key.debugDescription): \($0.value)" }.joined(
+                        separator: ", ") + "}"
             case .array(let x): "[" + x.map(\.description).joined(separator: ", ") + "]"
             case .string(let x): x.debugDescription
             case .number(let x, let exact): exact.map { "\($0)" } ?? "\(x)"
@@ -77,7 +81,8 @@ struct JSONOracleTests {
         case .string(let x): .string(x)
         case .array(let x): .array(x.map(tree))
         // The last of a repeated key, as a dictionary keeps it.
-        case .object(let fields): .object(Dictionary(fields.map { ($0.0, tree($0.1)) }, uniquingKeysWith: { _, last in last }))
+        case .object(let fields):
+            .object(Dictionary(fields.map { ($0.0, tree($0.1)) }, uniquingKeysWith: { _, last in last }))
         }
     }
 
@@ -89,7 +94,8 @@ struct JSONOracleTests {
         case is NSNull: .null
         case let x as NSNumber where x.isBoolean: .boolean(x.boolValue)
         case let x as NSNumber where x.isReal: .number(x.doubleValue, exact: Int64(exactly: x.doubleValue))
-        case let x as NSNumber where String(cString: x.objCType) == "Q": .number(x.doubleValue, exact: Int64(exactly: x.uint64Value))
+        case let x as NSNumber where String(cString: x.objCType) == "Q":
+            .number(x.doubleValue, exact: Int64(exactly: x.uint64Value))
         case let x as NSNumber: .number(x.doubleValue, exact: x.int64Value)
         default: .other("\(type(of: value))")
         }
@@ -131,7 +137,8 @@ struct JSONOracleTests {
     static func withoutTrailingCommas(_ bytes: [UInt8]) -> [UInt8] {
         var result: [UInt8] = []
         for (index, byte) in bytes.enumerated() {
-            if byte == UInt8(ascii: ","), let next = bytes[(index + 1)...].first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }),
+            if byte == UInt8(ascii: ","),
+                let next = bytes[(index + 1)...].first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }),
                 next == UInt8(ascii: "]") || next == UInt8(ascii: "}")
             {
                 continue
@@ -178,24 +185,33 @@ struct JSONOracleTests {
     func fixtureLines() {
         #expect(Self.lines.count > 20, "the fixtures moved? \(Self.lines.count) inputs")
         let (failures, tally) = Self.check(Self.lines)
-        #expect(failures.isEmpty, "\(failures.count) inputs differ in no named way:\n\(failures.prefix(8).joined(separator: "\n\n"))")
+        #expect(
+            failures.isEmpty,
+            "\(failures.count) inputs differ in no named way:\n\(failures.prefix(8).joined(separator: "\n\n"))")
         #expect(tally["agree", default: 0] > 20, "\(tally)")
     }
 
     @Test("the JSONTestSuite cases: the same value, or both refuse, or a named difference")
     func testSuite() {
         let (failures, tally) = Self.check(Self.suite)
-        #expect(failures.isEmpty, "\(failures.count) cases differ in no named way:\n\(failures.prefix(8).joined(separator: "\n\n"))")
+        #expect(
+            failures.isEmpty,
+            "\(failures.count) cases differ in no named way:\n\(failures.prefix(8).joined(separator: "\n\n"))")
         #expect(tally["agree", default: 0] > 50, "\(tally)")
     }
 
-    @Test("400 mutations of the fixture lines and the suite's cases: the same value, or both refuse, or a named difference")
+    @Test(
+        "400 mutations of the fixture lines and the suite's cases: the same value, or both refuse, or a named difference"
+    )
     func mutations() {
         // Bytes JSON gives meaning to, and some it forbids (NUL, a raw control character, a lone
         // continuation byte, a BOM's first byte).
         let interesting = Array("{}[]:,\"\\-+.eE0u ntf".utf8) + [0x00, 0x01, 0x0A, 0x7F, 0x80, 0xC0, 0xEF, 0xFF]
-        let (failures, tally) = Self.check(OracleInputs.mutations(of: Self.lines + Self.suite, count: 400, interesting: interesting))
-        #expect(failures.isEmpty, "\(failures.count) mutations differ in no named way:\n\(failures.prefix(8).joined(separator: "\n\n"))")
+        let (failures, tally) = Self.check(
+            OracleInputs.mutations(of: Self.lines + Self.suite, count: 400, interesting: interesting))
+        #expect(
+            failures.isEmpty,
+            "\(failures.count) mutations differ in no named way:\n\(failures.prefix(8).joined(separator: "\n\n"))")
         #expect(tally["agree", default: 0] > 100, "\(tally)")
     }
 }

@@ -1,6 +1,6 @@
-import TextFormats
-import Testing
 import TLSTestSupport
+import Testing
+import TextFormats
 
 /// Random values that reach the writer's and the parser's corners: escapes, controls, U+2028,
 /// astral characters, Int64's ends, doubles across the whole exponent range, empty and
@@ -36,8 +36,10 @@ private enum RandomJSON {
     static func double(_ random: inout SplitMix64) -> Double {
         switch Int.random(in: 0..<4, using: &random) {
         case 0:
-            return [0.0, -0.0, 1.0, -1.5, 0.1, 1e300, -1e-300, .leastNonzeroMagnitude, .greatestFiniteMagnitude,
-                    .leastNormalMagnitude, 9_007_199_254_740_993.0].randomElement(using: &random)!
+            return [
+                0.0, -0.0, 1.0, -1.5, 0.1, 1e300, -1e-300, .leastNonzeroMagnitude, .greatestFiniteMagnitude,
+                .leastNormalMagnitude, 9_007_199_254_740_993.0,
+            ].randomElement(using: &random)!
         case 1:
             return Double(Int.random(in: -100_000...100_000, using: &random)) / 100
         default:
@@ -65,19 +67,22 @@ private enum RandomJSON {
 
 @Suite("JSON round trips")
 struct JSONRoundTripTests {
-    @Test("parse(serialized(x)) == x, compact and pretty", arguments: [
-        JSONValue.null, true, false, 0, -1, .int(Int64.max), .int(Int64.min), .double(1.5), .double(-0.25),
-        .double(1e300), .double(Double(bitPattern: 0x8000_0000_1234_5678)), .double(123_456.789), .double(3), .double(0.1),
-        "", "plain", "quote \" backslash \\ slash /", "controls \u{0}\u{1}\u{8}\u{C}\n\r\t\u{1F}\u{7F}",
-        "é ü 日本 🙂 \u{10FFFF}", "line\u{2028}para\u{2029}", "\u{FEFF}bom inside",
-        .array([]), .object([]), .array([.array([.array([])])]), .object([("", .object([("", .null)]))]),
-        .object([("z", 1), ("a", 2), ("z", 3)]),
-        .object([
-            ("host", "example.com"), ("port", 443), ("ratio", .double(0.5)),
-            ("tags", .array(["a", "b", .null, true])), ("nested", .object([("deep", .array([.object([])]))])),
-            ("ключ", "значение"), ("🙂", -42),
-        ]),
-    ] as [JSONValue])
+    @Test(
+        "parse(serialized(x)) == x, compact and pretty",
+        arguments: [
+            JSONValue.null, true, false, 0, -1, .int(Int64.max), .int(Int64.min), .double(1.5), .double(-0.25),
+            .double(1e300), .double(Double(bitPattern: 0x8000_0000_1234_5678)), .double(123_456.789), .double(3),
+            .double(0.1),
+            "", "plain", "quote \" backslash \\ slash /", "controls \u{0}\u{1}\u{8}\u{C}\n\r\t\u{1F}\u{7F}",
+            "é ü 日本 🙂 \u{10FFFF}", "line\u{2028}para\u{2029}", "\u{FEFF}bom inside",
+            .array([]), .object([]), .array([.array([.array([])])]), .object([("", .object([("", .null)]))]),
+            .object([("z", 1), ("a", 2), ("z", 3)]),
+            .object([
+                ("host", "example.com"), ("port", 443), ("ratio", .double(0.5)),
+                ("tags", .array(["a", "b", .null, true])), ("nested", .object([("deep", .array([.object([])]))])),
+                ("ключ", "значение"), ("🙂", -42),
+            ]),
+        ] as [JSONValue])
     func roundTrip(_ value: JSONValue) throws {
         #expect(try JSONValue(parsing: value.serializedBytes) == value)
         #expect(try JSONValue(parsing: value.serialized) == value)

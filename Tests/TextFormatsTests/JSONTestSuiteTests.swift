@@ -1,5 +1,5 @@
-import TextFormats
 import Testing
+import TextFormats
 
 // A representative set of Nicolas Seriot's JSONTestSuite cases (github.com/nst/JSONTestSuite),
 // written out by hand under their file names: y_ must parse, n_ must not, and the i_ cases
@@ -314,35 +314,59 @@ struct JSONTestSuiteTests {
     }
 
     /// The implementation-defined cases, as this parser decides them; `nil` means rejected.
-    @Test("i_ cases: what this parser does with them", arguments: [
-        // Strings must be Unicode: unpaired surrogates and invalid UTF-8 are errors.
-        (JSONSuiteCase("i_string_1st_surrogate_but_2nd_missing", #"["\uDADA"]"#), nil),
-        (JSONSuiteCase("i_string_1st_valid_surrogate_2nd_invalid", #"["\uD888\u1234"]"#), nil),
-        (JSONSuiteCase("i_string_incomplete_surrogate_and_escape_valid", #"["\uD800\n"]"#), nil),
-        (JSONSuiteCase("i_string_incomplete_surrogate_pair", #"["\uDd1ea"]"#), nil),
-        (JSONSuiteCase("i_string_invalid_lonely_surrogate", #"["\ud800"]"#), nil),
-        (JSONSuiteCase("i_string_invalid_surrogate", #"["\ud800abc"]"#), nil),
-        (JSONSuiteCase("i_string_inverted_surrogates_U+1D11E", #"["\uDd1e\uD834"]"#), nil),
-        (JSONSuiteCase("i_string_not_in_unicode_range", bytes: [0x5B, 0x22, 0xF4, 0xBF, 0xBF, 0xBF, 0x22, 0x5D]), nil),
-        (JSONSuiteCase("i_string_overlong_sequence_2_bytes", bytes: [0x5B, 0x22, 0xC0, 0xAF, 0x22, 0x5D]), nil),
-        (JSONSuiteCase("i_string_UTF8_surrogate_U+D800", bytes: [0x5B, 0x22, 0xED, 0xA0, 0x80, 0x22, 0x5D]), nil),
-        (JSONSuiteCase("i_string_iso_latin_1", bytes: [0x5B, 0x22, 0xE9, 0x22, 0x5D]), nil),
-        (JSONSuiteCase("i_string_UTF-16LE_with_BOM", bytes: [0xFF, 0xFE, 0x5B, 0x00, 0x22, 0x00, 0xE9, 0x00, 0x22, 0x00, 0x5D, 0x00]), nil),
-        (JSONSuiteCase("i_structure_UTF-8_BOM_empty_object", bytes: [0xEF, 0xBB, 0xBF, 0x7B, 0x7D]), nil),
-        // Numbers: too large is an error, too small rounds to zero, big integers become doubles.
-        (JSONSuiteCase("i_number_double_huge_neg_exp", "[123.456e-789]"), .array([.double(0)])),
-        (JSONSuiteCase("i_number_real_underflow", "[123e-10000000]"), .array([.double(0)])),
-        (JSONSuiteCase("i_number_huge_exp", "[0.4e00669999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999969999999006]"), nil),
-        (JSONSuiteCase("i_number_neg_int_huge_exp", "[-1e+9999]"), nil),
-        (JSONSuiteCase("i_number_pos_double_huge_exp", "[1.5e+9999]"), nil),
-        (JSONSuiteCase("i_number_real_neg_overflow", "[-123123e100000]"), nil),
-        (JSONSuiteCase("i_number_real_pos_overflow", "[123123e100000]"), nil),
-        (JSONSuiteCase("i_number_too_big_neg_int", "[-123123123123123123123123123123]"), .array([.double(-1.2312312312312312e29)])),
-        (JSONSuiteCase("i_number_too_big_pos_int", "[100000000000000000000]"), .array([.double(1e20)])),
-        (JSONSuiteCase("i_number_very_big_negative_int", "[-237462374673276894279832749832423479823246327846]"), .array([.double(-2.3746237467327689e47)])),
-        // 500 levels is within the limit of 512.
-        (JSONSuiteCase("i_structure_500_nested_arrays", String(repeating: "[", count: 500) + String(repeating: "]", count: 500)), .array([])),
-    ] as [(JSONSuiteCase, JSONValue?)])
+    @Test(
+        "i_ cases: what this parser does with them",
+        arguments: [
+            // Strings must be Unicode: unpaired surrogates and invalid UTF-8 are errors.
+            (JSONSuiteCase("i_string_1st_surrogate_but_2nd_missing", #"["\uDADA"]"#), nil),
+            (JSONSuiteCase("i_string_1st_valid_surrogate_2nd_invalid", #"["\uD888\u1234"]"#), nil),
+            (JSONSuiteCase("i_string_incomplete_surrogate_and_escape_valid", #"["\uD800\n"]"#), nil),
+            (JSONSuiteCase("i_string_incomplete_surrogate_pair", #"["\uDd1ea"]"#), nil),
+            (JSONSuiteCase("i_string_invalid_lonely_surrogate", #"["\ud800"]"#), nil),
+            (JSONSuiteCase("i_string_invalid_surrogate", #"["\ud800abc"]"#), nil),
+            (JSONSuiteCase("i_string_inverted_surrogates_U+1D11E", #"["\uDd1e\uD834"]"#), nil),
+            (
+                JSONSuiteCase(
+                    "i_string_not_in_unicode_range", bytes: [0x5B, 0x22, 0xF4, 0xBF, 0xBF, 0xBF, 0x22, 0x5D]), nil
+            ),
+            (JSONSuiteCase("i_string_overlong_sequence_2_bytes", bytes: [0x5B, 0x22, 0xC0, 0xAF, 0x22, 0x5D]), nil),
+            (JSONSuiteCase("i_string_UTF8_surrogate_U+D800", bytes: [0x5B, 0x22, 0xED, 0xA0, 0x80, 0x22, 0x5D]), nil),
+            (JSONSuiteCase("i_string_iso_latin_1", bytes: [0x5B, 0x22, 0xE9, 0x22, 0x5D]), nil),
+            (
+                JSONSuiteCase(
+                    "i_string_UTF-16LE_with_BOM",
+                    bytes: [0xFF, 0xFE, 0x5B, 0x00, 0x22, 0x00, 0xE9, 0x00, 0x22, 0x00, 0x5D, 0x00]), nil
+            ),
+            (JSONSuiteCase("i_structure_UTF-8_BOM_empty_object", bytes: [0xEF, 0xBB, 0xBF, 0x7B, 0x7D]), nil),
+            // Numbers: too large is an error, too small rounds to zero, big integers become doubles.
+            (JSONSuiteCase("i_number_double_huge_neg_exp", "[123.456e-789]"), .array([.double(0)])),
+            (JSONSuiteCase("i_number_real_underflow", "[123e-10000000]"), .array([.double(0)])),
+            (
+                JSONSuiteCase(
+                    "i_number_huge_exp",
+                    "[0.4e00669999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999969999999006]"
+                ), nil
+            ),
+            (JSONSuiteCase("i_number_neg_int_huge_exp", "[-1e+9999]"), nil),
+            (JSONSuiteCase("i_number_pos_double_huge_exp", "[1.5e+9999]"), nil),
+            (JSONSuiteCase("i_number_real_neg_overflow", "[-123123e100000]"), nil),
+            (JSONSuiteCase("i_number_real_pos_overflow", "[123123e100000]"), nil),
+            (
+                JSONSuiteCase("i_number_too_big_neg_int", "[-123123123123123123123123123123]"),
+                .array([.double(-1.2312312312312312e29)])
+            ),
+            (JSONSuiteCase("i_number_too_big_pos_int", "[100000000000000000000]"), .array([.double(1e20)])),
+            (
+                JSONSuiteCase("i_number_very_big_negative_int", "[-237462374673276894279832749832423479823246327846]"),
+                .array([.double(-2.3746237467327689e47)])
+            ),
+            // 500 levels is within the limit of 512.
+            (
+                JSONSuiteCase(
+                    "i_structure_500_nested_arrays",
+                    String(repeating: "[", count: 500) + String(repeating: "]", count: 500)), .array([])
+            ),
+        ] as [(JSONSuiteCase, JSONValue?)])
     func implementationDefined(_ testCase: JSONSuiteCase, _ expected: JSONValue?) {
         let parsed = try? JSONValue(parsing: testCase.bytes)
         switch (parsed, expected) {
@@ -350,7 +374,9 @@ struct JSONTestSuiteTests {
         case (let parsed?, let expected?):
             // The nested arrays case only checks that it parses.
             if testCase.name != "i_structure_500_nested_arrays" { #expect(parsed == expected) }
-        default: Issue.record("\(testCase.name): parsed \(String(describing: parsed)), expected \(String(describing: expected))")
+        default:
+            Issue.record(
+                "\(testCase.name): parsed \(String(describing: parsed)), expected \(String(describing: expected))")
         }
     }
 }

@@ -17,67 +17,137 @@ struct HostNeedsTests {
     }
 
     static let rows: [Row] = [
-        Row(name: "TLS 1.3 passes with the defaults",
+        Row(
+            name: "TLS 1.3 passes with the defaults",
             lines: [logLine("a.example.com", version: "TLSv1.3", cipher: tls13)], host: "a.example.com",
             disposition: .compliant, needs: "no exception needed"),
-        Row(name: "TLS 1.1 and TLS 1.0 seen: the floor goes to the lowest",
-            lines: [logLine("a.example.com", version: "TLSv1.1", cipher: ecdheCBC), logLine("a.example.com", version: "TLSv1.0", cipher: ecdheCBC)],
+        Row(
+            name: "TLS 1.1 and TLS 1.0 seen: the floor goes to the lowest",
+            lines: [
+                logLine("a.example.com", version: "TLSv1.1", cipher: ecdheCBC),
+                logLine("a.example.com", version: "TLSv1.0", cipher: ecdheCBC),
+            ],
             host: "a.example.com", disposition: .needsException, needs: "NSExceptionMinimumTLSVersion = TLSv1.0"),
-        Row(name: "an RSA key-exchange suite: forward secrecy off, nothing else",
-            lines: [logLine("a.example.com", action: "blocked", version: "TLSv1.2", cipher: rsaGCM, violations: ["cipher_not_fs"])],
+        Row(
+            name: "an RSA key-exchange suite: forward secrecy off, nothing else",
+            lines: [
+                logLine(
+                    "a.example.com", action: "blocked", version: "TLSv1.2", cipher: rsaGCM,
+                    violations: ["cipher_not_fs"])
+            ],
             host: "a.example.com", disposition: .needsException, needs: "NSExceptionRequiresForwardSecrecy = NO"),
-        Row(name: "already excepted in the daemon's policy (no violation logged): the facts still tell",
+        Row(
+            name: "already excepted in the daemon's policy (no violation logged): the facts still tell",
             lines: [logLine("a.example.com", version: "TLSv1.2", cipher: rsaGCM, rule: "exception")],
             host: "a.example.com", disposition: .needsException, needs: "NSExceptionRequiresForwardSecrecy = NO"),
-        Row(name: "http:// allowed",
+        Row(
+            name: "http:// allowed",
             lines: [logLine("a.example.com", scheme: "http", rule: "exception")], host: "a.example.com",
             disposition: .needsException, needs: "NSExceptionAllowsInsecureHTTPLoads = YES"),
-        Row(name: "http:// that failed upstream still needs cleartext",
-            lines: [logLine("a.example.com", scheme: "http", action: "failed", violations: ["cleartext"])], host: "a.example.com",
+        Row(
+            name: "http:// that failed upstream still needs cleartext",
+            lines: [logLine("a.example.com", scheme: "http", action: "failed", violations: ["cleartext"])],
+            host: "a.example.com",
             disposition: .needsException, needs: "NSExceptionAllowsInsecureHTTPLoads = YES"),
-        Row(name: "cleartext through a CONNECT tunnel",
+        Row(
+            name: "cleartext through a CONNECT tunnel",
             lines: [logLine("a.example.com", action: "blocked", tunnel: "cleartext")], host: "a.example.com",
             disposition: .needsException, needs: "NSExceptionAllowsInsecureHTTPLoads = YES"),
-        Row(name: "only unreachable: nothing known",
+        Row(
+            name: "only unreachable: nothing known",
             lines: [logLine("a.example.com", action: "failed")], host: "a.example.com", disposition: .unreached,
             needs: "no exception needed"),
-        Row(name: "an expired certificate is not fixable, whatever else it needs",
-            lines: [logLine("a.example.com", action: "blocked", version: "TLSv1.0", cipher: ecdheCBC, violations: ["tls_version", "expired"])],
-            host: "a.example.com", disposition: .unfixable, needs: "NSExceptionMinimumTLSVersion = TLSv1.0", blockers: ["expired"]),
-        Row(name: "SSL 3.0 is below anything iOS speaks",
-            lines: [logLine("a.example.com", action: "blocked", version: "SSLv3", cipher: ecdheCBC, violations: ["tls_version"])],
+        Row(
+            name: "an expired certificate is not fixable, whatever else it needs",
+            lines: [
+                logLine(
+                    "a.example.com", action: "blocked", version: "TLSv1.0", cipher: ecdheCBC,
+                    violations: ["tls_version", "expired"])
+            ],
+            host: "a.example.com", disposition: .unfixable, needs: "NSExceptionMinimumTLSVersion = TLSv1.0",
+            blockers: ["expired"]),
+        Row(
+            name: "SSL 3.0 is below anything iOS speaks",
+            lines: [
+                logLine(
+                    "a.example.com", action: "blocked", version: "SSLv3", cipher: ecdheCBC, violations: ["tls_version"])
+            ],
             host: "a.example.com", disposition: .unfixable, needs: "no exception needed", blockers: ["tls_version"]),
-        Row(name: "a DHE suite no Apple client offers",
-            lines: [logLine("a.example.com", action: "blocked", version: "TLSv1.2", cipher: "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256", violations: ["cipher_not_ats"])],
+        Row(
+            name: "a DHE suite no Apple client offers",
+            lines: [
+                logLine(
+                    "a.example.com", action: "blocked", version: "TLSv1.2",
+                    cipher: "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256", violations: ["cipher_not_ats"])
+            ],
             host: "a.example.com", disposition: .unfixable, needs: "no exception needed", blockers: ["cipher_not_ats"]),
-        Row(name: "3DES over https only: it would take cleartext to allow it",
-            lines: [logLine("a.example.com", action: "blocked", version: "TLSv1.2", cipher: "TLS_RSA_WITH_3DES_EDE_CBC_SHA", violations: ["cipher_not_ats"])],
+        Row(
+            name: "3DES over https only: it would take cleartext to allow it",
+            lines: [
+                logLine(
+                    "a.example.com", action: "blocked", version: "TLSv1.2", cipher: "TLS_RSA_WITH_3DES_EDE_CBC_SHA",
+                    violations: ["cipher_not_ats"])
+            ],
             host: "a.example.com", disposition: .unfixable, needs: "no exception needed", blockers: ["cipher_not_ats"]),
-        Row(name: "3DES on a host loaded over http:// anyway: forward secrecy off lifts the suite restriction",
+        Row(
+            name: "3DES on a host loaded over http:// anyway: forward secrecy off lifts the suite restriction",
             lines: [
                 logLine("a.example.com", scheme: "http"),
-                logLine("a.example.com", action: "blocked", version: "TLSv1.2", cipher: "TLS_RSA_WITH_3DES_EDE_CBC_SHA", violations: ["cipher_not_ats"]),
+                logLine(
+                    "a.example.com", action: "blocked", version: "TLSv1.2", cipher: "TLS_RSA_WITH_3DES_EDE_CBC_SHA",
+                    violations: ["cipher_not_ats"]),
             ],
             host: "a.example.com", disposition: .needsException,
             needs: "NSExceptionAllowsInsecureHTTPLoads = YES, NSExceptionRequiresForwardSecrecy = NO"),
-        Row(name: "a local host is exempt, even over http:// and TLS 1.0",
-            lines: [logLine("localhost", scheme: "http", rule: "local"), logLine("printer.local", version: "TLSv1.0", cipher: ecdheCBC, rule: "local")],
+        Row(
+            name: "a local host is exempt, even over http:// and TLS 1.0",
+            lines: [
+                logLine("localhost", scheme: "http", rule: "local"),
+                logLine("printer.local", version: "TLSv1.0", cipher: ecdheCBC, rule: "local"),
+            ],
             host: "printer.local", disposition: .exempt, needs: "no exception needed"),
-        Row(name: "a local host with an untrusted certificate still fails default trust",
-            lines: [logLine("printer.local", action: "blocked", version: "TLSv1.2", cipher: ecdheGCM, violations: ["untrusted_chain"], rule: "local")],
+        Row(
+            name: "a local host with an untrusted certificate still fails default trust",
+            lines: [
+                logLine(
+                    "printer.local", action: "blocked", version: "TLSv1.2", cipher: ecdheGCM,
+                    violations: ["untrusted_chain"], rule: "local")
+            ],
             host: "printer.local", disposition: .unfixable, needs: "no exception needed", blockers: ["untrusted_chain"]),
-        Row(name: "a ClientHello's server name is judged by its violation's words",
-            lines: [logLine("shared.example.com", action: "blocked", version: "TLSv1.2", cipher: ecdheGCM,
-                            sniCheck: ("assets.example.com", ["tls_version"], ["the server negotiated TLS 1.1; ATS requires TLS 1.2 or later for assets.example.com"]))],
+        Row(
+            name: "a ClientHello's server name is judged by its violation's words",
+            lines: [
+                logLine(
+                    "shared.example.com", action: "blocked", version: "TLSv1.2", cipher: ecdheGCM,
+                    sniCheck: (
+                        "assets.example.com", ["tls_version"],
+                        ["the server negotiated TLS 1.1; ATS requires TLS 1.2 or later for assets.example.com"]
+                    ))
+            ],
             host: "assets.example.com", disposition: .needsException, needs: "NSExceptionMinimumTLSVersion = TLSv1.1"),
-        Row(name: "a TLS 1.3 suite no Apple client offers",
-            lines: [logLine("a.example.com", action: "blocked", version: "TLSv1.3", cipher: "TLS_AES_128_CCM_SHA256", violations: ["cipher_not_ats"])],
+        Row(
+            name: "a TLS 1.3 suite no Apple client offers",
+            lines: [
+                logLine(
+                    "a.example.com", action: "blocked", version: "TLSv1.3", cipher: "TLS_AES_128_CCM_SHA256",
+                    violations: ["cipher_not_ats"])
+            ],
             host: "a.example.com", disposition: .unfixable, needs: "no exception needed", blockers: ["cipher_not_ats"]),
-        Row(name: "an ATS handshake that failed though the facts break no rule (a curve Apple does not offer)",
-            lines: [logLine("a.example.com", action: "blocked", version: "TLSv1.3", cipher: tls13, violations: ["handshake_failure"])],
-            host: "a.example.com", disposition: .unfixable, needs: "no exception needed", blockers: ["handshake_failure"]),
-        Row(name: "a wrong pin is not an exception's business",
-            lines: [logLine("a.example.com", action: "blocked", version: "TLSv1.3", cipher: tls13, violations: ["pin_mismatch"])],
+        Row(
+            name: "an ATS handshake that failed though the facts break no rule (a curve Apple does not offer)",
+            lines: [
+                logLine(
+                    "a.example.com", action: "blocked", version: "TLSv1.3", cipher: tls13,
+                    violations: ["handshake_failure"])
+            ],
+            host: "a.example.com", disposition: .unfixable, needs: "no exception needed",
+            blockers: ["handshake_failure"]),
+        Row(
+            name: "a wrong pin is not an exception's business",
+            lines: [
+                logLine(
+                    "a.example.com", action: "blocked", version: "TLSv1.3", cipher: tls13, violations: ["pin_mismatch"])
+            ],
             host: "a.example.com", disposition: .unfixable, needs: "no exception needed", blockers: ["pin_mismatch"]),
     ]
 
@@ -94,7 +164,8 @@ struct HostNeedsTests {
     func ios26() throws {
         let refusal = "iOS 26 refuses TLS 1.0 and 1.1 for every load"
         let lines = [logLine("a.example.com", version: "TLSv1.0", cipher: ecdheCBC)]
-        let assessment = try #require(report(lines, settings: PolicySettings(osProfile: .ios26)).assessment("a.example.com"))
+        let assessment = try #require(
+            report(lines, settings: PolicySettings(osProfile: .ios26)).assessment("a.example.com"))
         #expect(assessment.disposition == .unfixable)
         #expect(assessment.blockers.first?.reason.contains(refusal) == true)
         // The local-host exemption does not bring TLS 1.0 back on iOS 26 (decisions table, os_profile).
@@ -109,7 +180,9 @@ struct HostNeedsTests {
     @Test("the documented cipher profile knows ECDHE-SHA384 CBC suites; the current one does not")
     func cipherProfiles() throws {
         let lines = [logLine("a.example.com", version: "TLSv1.2", cipher: "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA384")]
-        #expect(report(lines, settings: PolicySettings(cipherProfile: .documented)).assessment("a.example.com")?.disposition == .compliant)
+        #expect(
+            report(lines, settings: PolicySettings(cipherProfile: .documented)).assessment("a.example.com")?.disposition
+                == .compliant)
         #expect(report(lines).assessment("a.example.com")?.disposition == .unfixable)
     }
 
@@ -118,7 +191,8 @@ struct HostNeedsTests {
         let report = report([
             logLine("-", scheme: "http", action: "failed", rule: "default", method: "-"),
             logLine("a.example.com", version: "TLSv1.3", cipher: tls13),
-            logLine("a.example.com", action: "blocked", version: "TLSv1.0", cipher: ecdheCBC, violations: ["tls_version"]),
+            logLine(
+                "a.example.com", action: "blocked", version: "TLSv1.0", cipher: ecdheCBC, violations: ["tls_version"]),
             logLine("a.example.com", action: "failed"),
         ])
         #expect(report.assessments.map(\.host.description) == ["a.example.com"])

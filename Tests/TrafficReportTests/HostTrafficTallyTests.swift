@@ -1,6 +1,6 @@
-import TextFormats
 import ATSPolicy
 import Testing
+import TextFormats
 import TrafficReport
 
 /// The incremental tally gives what the batch `hostTraffic` gives, whatever the order of the lines.
@@ -8,7 +8,9 @@ import TrafficReport
     static let lines = [
         logLine("api.example.com", version: "TLSv1.3", cipher: tls13),
         logLine("legacy.example.com", version: "TLSv1.0", cipher: ecdheCBC, violations: ["tls_version"]),
-        logLine("shared.example.com", version: "TLSv1.2", cipher: ecdheGCM, sniCheck: ("assets.example.com", ["tls_version"], ["the server negotiated TLS 1.1"])),
+        logLine(
+            "shared.example.com", version: "TLSv1.2", cipher: ecdheGCM,
+            sniCheck: ("assets.example.com", ["tls_version"], ["the server negotiated TLS 1.1"])),
         logLine("tracker.example.io", scheme: "http", violations: ["cleartext"]),
         logLine("-", method: "-"),
         requestLine("api.example.com", id: 1),
@@ -30,7 +32,9 @@ import TrafficReport
     }
 
     static func summary(_ hosts: [HostTraffic]) -> [String] {
-        hosts.map { "\($0.host) c\($0.connections) r\($0.requests) a\($0.allowed) s\($0.asServerName) \($0.violationNames)" }
+        hosts.map {
+            "\($0.host) c\($0.connections) r\($0.requests) a\($0.allowed) s\($0.asServerName) \($0.violationNames)"
+        }
     }
 
     static func batch(_ lines: [String]) -> [HostTraffic] {

@@ -1,14 +1,15 @@
-import LogRecord
-import TextFormats
 import ATSPolicy
 import Foundation
+import LogRecord
 import TLSTestSupport
 import Testing
+import TextFormats
 import TrafficReport
 
 @Suite("Reading the proxy's logs: gzip, damaged lines, records", .startsProcesses(timeLimit: .seconds(60)))
 struct LogReadingTests {
-    static let two = logLine("a.example.com", version: "TLSv1.3", cipher: tls13) + "\n"
+    static let two =
+        logLine("a.example.com", version: "TLSv1.3", cipher: tls13) + "\n"
         + logLine("b.example.com", version: "TLSv1.0", cipher: ecdheCBC) + "\n"
 
     @Test("a gzip file reads as its text; plain text is left as it is")
@@ -33,7 +34,9 @@ struct LogReadingTests {
 
     @Test("a truncated gzip file keeps the lines before the cut and says what happened")
     func truncatedGzip() throws {
-        let many = (0..<200).map { logLine("h\($0).example.com", version: "TLSv1.3", cipher: tls13) }.joined(separator: "\n") + "\n"
+        let many =
+            (0..<200).map { logLine("h\($0).example.com", version: "TLSv1.3", cipher: tls13) }.joined(separator: "\n")
+            + "\n"
         let whole = try gzipped(many)
         let file = LogFile(path: "x.gz", contents: Array(whole.prefix(whole.count / 2)))
         #expect(file.damage == "the compressed data ends early (the file is truncated)")
@@ -55,24 +58,40 @@ struct LogReadingTests {
 
     @Test("a torn last line and a JSON line that is no record are skipped with file, line and column")
     func skippedLines() {
-        let text = logLine("a.example.com", version: "TLSv1.3", cipher: tls13) + "\n\n" + #"{"ts":"x","host":"b"}"# + "\n"
+        let text =
+            logLine("a.example.com", version: "TLSv1.3", cipher: tls13) + "\n\n" + #"{"ts":"x","host":"b"}"# + "\n"
             + #"{"ts":"2026-11-20","host":"api.exam"#
         var collection = LogCollection()
         collection.add(LogFile(path: "atsproxy.log", contents: Array(text.utf8)))
         #expect(collection.records.count == 1)
-        #expect(collection.skipped.map(\.description) == [
-            "atsproxy.log:3: not a connection record: no \"scheme\" field",
-            "atsproxy.log:4:27: unterminated string",
-        ])
+        #expect(
+            collection.skipped.map(\.description) == [
+                "atsproxy.log:3: not a connection record: no \"scheme\" field",
+                "atsproxy.log:4:27: unterminated string",
+            ])
     }
 
-    @Test("record fields: wrong scheme or action, not an object", arguments: [
-        (#"[1]"#, "not a connection record: the line is not a JSON object"),
-        (#"{"host":"a","scheme":"ftp","action":"allowed"}"#, "not a connection record: \"scheme\" is \"ftp\", not https or http"),
-        (#"{"host":"a","scheme":"https","action":"dropped"}"#, "not a connection record: \"action\" is \"dropped\", not allowed, blocked, failed or denied"),
-        (#"{"host":"","scheme":"https","action":"allowed"}"#, "not a connection record: \"host\" is not a non-empty string"),
-        (#"{"host":"a","scheme":"https","action":"allowed","violations":"x"}"#, "not a connection record: \"violations\" is not an array"),
-    ])
+    @Test(
+        "record fields: wrong scheme or action, not an object",
+        arguments: [
+            (#"[1]"#, "not a connection record: the line is not a JSON object"),
+            (
+                #"{"host":"a","scheme":"ftp","action":"allowed"}"#,
+                "not a connection record: \"scheme\" is \"ftp\", not https or http"
+            ),
+            (
+                #"{"host":"a","scheme":"https","action":"dropped"}"#,
+                "not a connection record: \"action\" is \"dropped\", not allowed, blocked, failed or denied"
+            ),
+            (
+                #"{"host":"","scheme":"https","action":"allowed"}"#,
+                "not a connection record: \"host\" is not a non-empty string"
+            ),
+            (
+                #"{"host":"a","scheme":"https","action":"allowed","violations":"x"}"#,
+                "not a connection record: \"violations\" is not an array"
+            ),
+        ])
     func recordErrors(line: String, message: String) throws {
         let value = try JSONValue(parsing: line)
         #expect(throws: LogRecordError.self) { try LoggedConnection(json: value) }
@@ -100,13 +119,16 @@ struct LogReadingTests {
         let line = logLine(
             "shared.example.com", action: "blocked", version: "TLSv1.2", cipher: ecdheGCM, violations: ["expired"],
             explanations: ["the leaf expired"],
-            sniCheck: ("assets.example.com", ["tls_version"], ["the server negotiated TLS 1.1; ATS requires TLS 1.2 or later"]))
+            sniCheck: (
+                "assets.example.com", ["tls_version"], ["the server negotiated TLS 1.1; ATS requires TLS 1.2 or later"]
+            ))
         let record = try LoggedConnection(json: JSONValue(parsing: line))
         #expect(record.violations == ["expired"])
         #expect(record.explanations == ["the leaf expired"])
         #expect(record.serverNameCheck?.host == "assets.example.com")
         #expect(record.serverNameCheck?.violations == ["tls_version"])
-        #expect(record.serverNameCheck?.explanations == ["the server negotiated TLS 1.1; ATS requires TLS 1.2 or later"])
+        #expect(
+            record.serverNameCheck?.explanations == ["the server negotiated TLS 1.1; ATS requires TLS 1.2 or later"])
     }
 
     @Test("a tunnel whose ClientHello could not be read is read, counted for its host, and changes no need")

@@ -20,7 +20,10 @@ struct PolicyComparisonTests {
             [logLine("legacy.example.com", version: "TLSv1.0", cipher: ecdheCBC, rule: "arbitrary_loads")],
             "<key>NSAllowsArbitraryLoads</key><true/>")
         #expect(relied.unused?.map(\.advice) == [.replace])
-        #expect(relied.unused?.first?.reason == "legacy.example.com rely on it; the suggested per-host entries let them through without turning ATS off")
+        #expect(
+            relied.unused?.first?.reason
+                == "legacy.example.com rely on it; the suggested per-host entries let them through without turning ATS off"
+        )
         #expect(relied.missing == [])
         let idle = try compare(
             [logLine("api.example.com", version: "TLSv1.3", cipher: tls13, rule: "arbitrary_loads")],
@@ -51,12 +54,13 @@ struct PolicyComparisonTests {
                 + Self.exception("strict.example.com", "")
                 + "</dict>")
         let unused = try #require(report.unused)
-        #expect(unused.map(\.path) == [
-            "NSExceptionDomains › pay.example.net › NSExceptionMinimumTLSVersion",
-            "NSExceptionDomains › pay.example.net › NSExceptionAllowsInsecureHTTPLoads",
-            "NSExceptionDomains › cdn.example.com › NSIncludesSubdomains",
-            "NSExceptionDomains › gone.example.com",
-        ])
+        #expect(
+            unused.map(\.path) == [
+                "NSExceptionDomains › pay.example.net › NSExceptionMinimumTLSVersion",
+                "NSExceptionDomains › pay.example.net › NSExceptionAllowsInsecureHTTPLoads",
+                "NSExceptionDomains › cdn.example.com › NSIncludesSubdomains",
+                "NSExceptionDomains › gone.example.com",
+            ])
         #expect(unused.map(\.advice) == [.raise, .delete, .delete, .delete])
         #expect(unused[0].replacement == "TLSv1.1")
         #expect(report.missing == [])
@@ -83,19 +87,27 @@ struct PolicyComparisonTests {
     func missing() throws {
         let report = try compare(
             [
-                logLine("s9.cdn.example.com", action: "blocked", version: "TLSv1.0", cipher: rsaGCM, violations: ["tls_version"], rule: "exception"),
+                logLine(
+                    "s9.cdn.example.com", action: "blocked", version: "TLSv1.0", cipher: rsaGCM,
+                    violations: ["tls_version"], rule: "exception"),
                 logLine("feed.example.org", scheme: "http", action: "blocked", violations: ["cleartext"]),
             ],
             "<key>NSExceptionDomains</key><dict>"
-                + Self.exception("cdn.example.com", Self.subdomains + "<key>NSExceptionMinimumTLSVersion</key><string>TLSv1.1</string>")
+                + Self.exception(
+                    "cdn.example.com",
+                    Self.subdomains + "<key>NSExceptionMinimumTLSVersion</key><string>TLSv1.1</string>")
                 + "</dict>")
         let missing = try #require(report.missing)
-        #expect(missing.map(\.path) == [
-            "NSExceptionDomains › feed.example.org › NSExceptionAllowsInsecureHTTPLoads",
-            "NSExceptionDomains › s9.cdn.example.com › NSExceptionMinimumTLSVersion",
-            "NSExceptionDomains › s9.cdn.example.com › NSExceptionRequiresForwardSecrecy",
-        ])
+        #expect(
+            missing.map(\.path) == [
+                "NSExceptionDomains › feed.example.org › NSExceptionAllowsInsecureHTTPLoads",
+                "NSExceptionDomains › s9.cdn.example.com › NSExceptionMinimumTLSVersion",
+                "NSExceptionDomains › s9.cdn.example.com › NSExceptionRequiresForwardSecrecy",
+            ])
         #expect(missing.map(\.value) == ["true", "TLSv1.0", "false"])
-        #expect(missing[1].reason == "s9.cdn.example.com negotiated TLS 1.0 (1 connection); its entry \"cdn.example.com\" sets the floor at TLSv1.1")
+        #expect(
+            missing[1].reason
+                == "s9.cdn.example.com negotiated TLS 1.0 (1 connection); its entry \"cdn.example.com\" sets the floor at TLSv1.1"
+        )
     }
 }

@@ -1,8 +1,8 @@
-import TextFormats
 import ATSPolicy
 import Foundation
 import TLSTestSupport
 import Testing
+import TextFormats
 import TrafficReport
 
 /// One log line in the daemon's format, with only the fields a test cares about set.
@@ -14,11 +14,15 @@ func logLine(
     let tls: JSONValue =
         version == nil && cipher == nil
         ? .null
-        : .object([("version", .optional(version)), ("cipher", .optional(cipher)), ("trust", "system_root"), ("certificates", .array([]))])
+        : .object([
+            ("version", .optional(version)), ("cipher", .optional(cipher)), ("trust", "system_root"),
+            ("certificates", .array([])),
+        ])
     let check: JSONValue =
         sniCheck.map { check in
             .object([
-                ("host", .string(check.host)), ("rule", .object([("kind", "default"), ("key", .null)])), ("compliant", .bool(check.violations.isEmpty)),
+                ("host", .string(check.host)), ("rule", .object([("kind", "default"), ("key", .null)])),
+                ("compliant", .bool(check.violations.isEmpty)),
                 ("violations", .strings(check.violations)),
             ])
         } ?? .null
@@ -37,7 +41,9 @@ func logLine(
 }
 
 /// The report for these log lines, as one file.
-func report(_ lines: [String], settings: PolicySettings = .default, policy: TransportSecurityPolicy? = nil) -> TrafficReport {
+func report(_ lines: [String], settings: PolicySettings = .default, policy: TransportSecurityPolicy? = nil)
+    -> TrafficReport
+{
     var collection = LogCollection()
     collection.add(LogFile(path: "test.log", contents: Array((lines.joined(separator: "\n") + "\n").utf8)))
     return TrafficReport(traffic: collection.hostTraffic, settings: settings, currentPolicy: policy)
@@ -52,7 +58,8 @@ extension TrafficReport {
 
 /// A policy from the inner XML of an NSAppTransportSecurity dictionary.
 func policy(_ innerXML: String, settings: PolicySettings = .default) throws -> TransportSecurityPolicy {
-    let document = "<plist version=\"1.0\"><dict><key>NSAppTransportSecurity</key><dict>\(innerXML)</dict></dict></plist>"
+    let document =
+        "<plist version=\"1.0\"><dict><key>NSAppTransportSecurity</key><dict>\(innerXML)</dict></dict></plist>"
     return try PolicyLoader.load(bytes: Array(document.utf8), file: "test.plist", settings: settings)
 }
 

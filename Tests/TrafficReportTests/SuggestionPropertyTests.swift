@@ -1,6 +1,6 @@
 import ATSPolicy
-import Testing
 import TLSTestSupport
+import Testing
 import TrafficReport
 
 /// The suggestion, loaded back as a policy, grants every fixable host exactly what its traffic
@@ -17,9 +17,13 @@ struct SuggestionPropertyTests {
             switch random.next() % 9 {
             case 0: lines.append(logLine(host, scheme: "http"))
             case 1: lines.append(logLine(host, action: "failed"))
-            case 2: lines.append(logLine(host, action: "blocked", version: "TLSv1.2", cipher: ecdheGCM, violations: ["expired"]))
+            case 2:
+                lines.append(
+                    logLine(host, action: "blocked", version: "TLSv1.2", cipher: ecdheGCM, violations: ["expired"]))
             case 3: lines.append(logLine(host, version: "TLSv1.2", cipher: rsaGCM))
-            default: lines.append(logLine(host, version: random.pick(["TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3"]), cipher: ecdheCBC))
+            default:
+                lines.append(
+                    logLine(host, version: random.pick(["TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3"]), cipher: ecdheCBC))
             }
         }
         return lines
@@ -40,11 +44,17 @@ struct SuggestionPropertyTests {
                 allowsInsecureHTTPLoads: http.cleartextAllowed)
             switch assessment.disposition {
             case .needsException:
-                #expect(granted.covers(assessment.needs) && assessment.needs.covers(granted), "seed \(seed): \(assessment.host) granted \(granted.summary), needs \(assessment.needs.summary)")
+                #expect(
+                    granted.covers(assessment.needs) && assessment.needs.covers(granted),
+                    "seed \(seed): \(assessment.host) granted \(granted.summary), needs \(assessment.needs.summary)")
             case .compliant:
-                #expect(granted.relaxesNothing, "seed \(seed): \(assessment.host) needs nothing but is granted \(granted.summary)")
+                #expect(
+                    granted.relaxesNothing,
+                    "seed \(seed): \(assessment.host) needs nothing but is granted \(granted.summary)")
             default:
-                #expect(assessment.needs.covers(granted), "seed \(seed): \(assessment.host) granted \(granted.summary) beyond \(assessment.needs.summary)")
+                #expect(
+                    assessment.needs.covers(granted),
+                    "seed \(seed): \(assessment.host) granted \(granted.summary) beyond \(assessment.needs.summary)")
             }
         }
     }

@@ -20,7 +20,8 @@ func makePolicy(domains count: Int) -> TransportSecurityPolicy {
         xml += "</dict>\n"
     }
     for prefix in [8, 16, 20, 24, 27, 32] {
-        xml += "<key>10.\(prefix).0.0/\(prefix)</key><dict><key>NSExceptionAllowsInsecureHTTPLoads</key><true/></dict>\n"
+        xml +=
+            "<key>10.\(prefix).0.0/\(prefix)</key><dict><key>NSExceptionAllowsInsecureHTTPLoads</key><true/></dict>\n"
     }
     xml += "<key>2001:db8::/32</key><dict/>\n</dict></dict></plist>\n"
     do {
@@ -74,7 +75,8 @@ func measure(_ queries: Int, seconds: Double = 0.3, _ body: () -> Int) -> Double
             operations += queries
             elapsed = clock.now - start
         } while elapsed < .seconds(seconds)
-        let rate = Double(operations) / (Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds))
+        let rate =
+            Double(operations) / (Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds))
         if sink == Int.min { print("") }  // keeps the optimiser from dropping the work
         best = max(best, rate)
     }
@@ -97,7 +99,9 @@ func pad(_ text: String, _ width: Int) -> String { String(repeating: " ", count:
 print("policy-bench: ATS host lookups, one core, release build")
 print("queries: 4,096 hosts per pass (1/3 exact hits, 1/6 deep subdomain hits, 1/6 misses, 1/3 IPv4/IPv6 addresses)")
 print("")
-print("\(pad("domains", 8)) \(pad("dictionary (peer)/s", 20)) \(pad("exception lookups/s", 20)) \(pad("requirements/s", 16)) \(pad("parse+requirements/s", 21)) \(pad("vs peer", 8))")
+print(
+    "\(pad("domains", 8)) \(pad("dictionary (peer)/s", 20)) \(pad("exception lookups/s", 20)) \(pad("requirements/s", 16)) \(pad("parse+requirements/s", 21)) \(pad("vs peer", 8))"
+)
 
 var results: [Int: Double] = [:]
 var loadTimes: [(Int, Duration)] = []
@@ -128,18 +132,22 @@ for count in [10, 1_000, 10_000, 100_000] {
     let parsed = measure(texts.count) {
         var cleartext = 0
         for text in texts {
-            if let host = try? HostIdentity(parsing: text), policy.requirements(for: host, explaining: false).cleartextAllowed {
+            if let host = try? HostIdentity(parsing: text),
+                policy.requirements(for: host, explaining: false).cleartextAllowed
+            {
                 cleartext += 1
             }
         }
         return cleartext
     }
     results[count] = requirements
-    let ratio = String(format: requirements / peer)
-    print("\(pad(format(Double(count)), 8)) \(pad(format(peer), 20)) \(pad(format(lookups), 20)) \(pad(format(requirements), 16)) \(pad(format(parsed), 21)) \(pad(ratio, 8))")
+    let ratio = ratioText(requirements / peer)
+    print(
+        "\(pad(format(Double(count)), 8)) \(pad(format(peer), 20)) \(pad(format(lookups), 20)) \(pad(format(requirements), 16)) \(pad(format(parsed), 21)) \(pad(ratio, 8))"
+    )
 }
 
-func String(format ratio: Double) -> String {
+func ratioText(_ ratio: Double) -> String {
     let hundredths = Int((ratio * 100).rounded())
     return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)x"
 }
@@ -148,9 +156,11 @@ let at10k = results[10_000] ?? 0
 let scaling = at10k / (results[10] ?? 1)
 print("")
 print("requirements lookups with 10,000 domains: \(format(at10k))/s (goal: 1,000,000/s)")
-print("cost independence: rate at 10,000 domains / rate at 10 domains = \(String(format: scaling)) (1.00x: no growth)")
+print("cost independence: rate at 10,000 domains / rate at 10 domains = \(ratioText(scaling)) (1.00x: no growth)")
 print(at10k >= 1_000_000 ? "goal met" : "goal NOT met on this run")
 print("")
-print("policy load (build XML, parse, index): " + loadTimes.map { count, time in
-    "\(format(Double(count))) domains \(time.components.seconds * 1000 + time.components.attoseconds / 1_000_000_000_000_000) ms"
-}.joined(separator: ", "))
+print(
+    "policy load (build XML, parse, index): "
+        + loadTimes.map { count, time in
+            "\(format(Double(count))) domains \(time.components.seconds * 1000 + time.components.attoseconds / 1_000_000_000_000_000) ms"
+        }.joined(separator: ", "))

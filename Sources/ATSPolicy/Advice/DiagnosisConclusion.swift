@@ -23,7 +23,8 @@ public struct DiagnosticResult: Sendable {
     /// What went wrong, in words: each violation's explanation, the failure, or why the load did not
     /// complete.
     public var reasons: [String] {
-        (verdict?.violations.map(\.explanation) ?? []) + (failure.map { [$0] } ?? []) + (load?.failure.map { [$0] } ?? [])
+        (verdict?.violations.map(\.explanation) ?? []) + (failure.map { [$0] } ?? [])
+            + (load?.failure.map { [$0] } ?? [])
     }
 
     /// The Apple error the app would see: the first handshake's, else the refused redirect's.
@@ -82,7 +83,9 @@ public struct DiagnosisConclusion: Sendable {
         }
         // The exception tests, each with what its entry relaxes.
         let exceptionTests = results.compactMap { result in result.test.exception.map { (result, $0) } }
-        if let (smallest, exception) = exceptionTests.filter({ $0.0.passed }).min(by: { $0.1.looseness < $1.1.looseness }) {
+        if let (smallest, exception) = exceptionTests.filter({ $0.0.passed }).min(by: {
+            $0.1.looseness < $1.1.looseness
+        }) {
             kind = .exceptionNeeded
             minimalException = exception
             passingTest = smallest.test.name
@@ -93,7 +96,9 @@ public struct DiagnosisConclusion: Sendable {
             minimalException = result.test.exception
             passingTest = minimalException == nil ? nil : result.test.name
             redirectURL = hop.url
-            let own = minimalException.map { "needs an NSExceptionDomains entry (\($0.summary))" } ?? "passes with the ATS defaults"
+            let own =
+                minimalException.map { "needs an NSExceptionDomains entry (\($0.summary))" }
+                ?? "passes with the ATS defaults"
             headline =
                 "\(host) \(own), but its page redirects to \(hop.url), which ATS refuses: \(hop.host.description) needs "
                 + "an exception of its own. Run atsproxyctl diagnose \(hop.url) for it."
@@ -113,7 +118,8 @@ public struct DiagnosisConclusion: Sendable {
             if kinds.contains(.tlsVersion) {
                 // With ATS off only the OS's own floor judges the version (iOS 26 refuses TLS 1.0 and 1.1
                 // for every load): no key reaches it, so say what the server must do instead.
-                headline = "\(host) offers no TLS version the OS accepts for any load: no ATS setting helps: "
+                headline =
+                    "\(host) offers no TLS version the OS accepts for any load: no ATS setting helps: "
                     + "the server must offer TLS 1.2."
             } else {
                 headline =
@@ -128,7 +134,9 @@ public struct DiagnosisConclusion: Sendable {
     /// The smallest test whose own handshake passed but whose load ATS refused at a redirect to
     /// another host, with that hop: what the URL's host needs is then known, and the rest is the other
     /// host's, which no entry for the URL's host reaches.
-    private static func redirectElsewhere(_ results: [DiagnosticResult], host: String) -> (DiagnosticResult, DiagnosticLoad.Hop)? {
+    private static func redirectElsewhere(_ results: [DiagnosticResult], host: String) -> (
+        DiagnosticResult, DiagnosticLoad.Hop
+    )? {
         let refused = results.compactMap { result -> (DiagnosticResult, DiagnosticLoad.Hop, Int)? in
             guard result.failure == nil, result.verdict?.isCompliant == true, let hop = result.load?.refusedRedirect,
                 hop.host.description != host

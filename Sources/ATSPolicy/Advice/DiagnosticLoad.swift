@@ -15,7 +15,9 @@ public struct DiagnosticLoad: Sendable {
         /// Why the hop got no response, when it did not.
         public var failure: String?
 
-        public init(url: String, host: HostIdentity, status: Int?, location: String?, verdict: Verdict?, failure: String?) {
+        public init(
+            url: String, host: HostIdentity, status: Int?, location: String?, verdict: Verdict?, failure: String?
+        ) {
             self.url = url
             self.host = host
             self.status = status

@@ -41,14 +41,18 @@ public enum DiagnosticPlan {
         let versions = versions(on: profile)
         var tests = [
             DiagnosticTest(
-                section: "Default ATS Secure Connection", name: "ATS Default Connection", atsDictionary: .dictionary([]),
+                section: "Default ATS Secure Connection", name: "ATS Default Connection",
+                atsDictionary: .dictionary([]),
                 role: .defaults, isFromNSCurl: true),
             DiagnosticTest(
                 section: "Allowing Arbitrary Loads", name: "Allow All Loads",
                 atsDictionary: .dictionary(ordered: [(ATSKey.allowsArbitraryLoads, .bool(true))]), role: .allowAllLoads,
                 isFromNSCurl: true),
         ]
-        func add(_ section: String, _ name: String, floor: TLSVersion?, noForwardSecrecy: Bool, insecureHTTP: Bool, nscurl: Bool = true) {
+        func add(
+            _ section: String, _ name: String, floor: TLSVersion?, noForwardSecrecy: Bool, insecureHTTP: Bool,
+            nscurl: Bool = true
+        ) {
             var entry: [(String, PropertyListValue)] = []
             if insecureHTTP { entry.append((ATSKey.allowsInsecureHTTPLoads, .bool(true))) }
             if let floor { entry.append((ATSKey.minimumTLSVersion, .string(floor.plistName))) }
@@ -57,30 +61,43 @@ public enum DiagnosticPlan {
                 (ATSKey.exceptionDomains, .dictionary(ordered: [(host, .dictionary(ordered: entry))]))
             ])
             let relaxes = SuggestedException(
-                minimumTLSVersion: floor, disablesForwardSecrecy: noForwardSecrecy, allowsInsecureHTTPLoads: insecureHTTP)
-            tests.append(DiagnosticTest(
-                section: section, name: name, atsDictionary: dictionary, role: .exception(relaxes), isFromNSCurl: nscurl))
+                minimumTLSVersion: floor, disablesForwardSecrecy: noForwardSecrecy,
+                allowsInsecureHTTPLoads: insecureHTTP)
+            tests.append(
+                DiagnosticTest(
+                    section: section, name: name, atsDictionary: dictionary, role: .exception(relaxes),
+                    isFromNSCurl: nscurl))
         }
         for version in versions {
-            add("Configuring TLS exceptions for \(host)", version.plistName, floor: version, noForwardSecrecy: false, insecureHTTP: false)
+            add(
+                "Configuring TLS exceptions for \(host)", version.plistName, floor: version, noForwardSecrecy: false,
+                insecureHTTP: false)
         }
-        add("Configuring PFS exceptions for \(host)", "Disabling Perfect Forward Secrecy", floor: nil, noForwardSecrecy: true,
+        add(
+            "Configuring PFS exceptions for \(host)", "Disabling Perfect Forward Secrecy", floor: nil,
+            noForwardSecrecy: true,
             insecureHTTP: false)
-        add("Configuring PFS exceptions and allowing insecure HTTP for \(host)",
-            "Disabling Perfect Forward Secrecy and Allowing Insecure HTTP", floor: nil, noForwardSecrecy: true, insecureHTTP: true)
+        add(
+            "Configuring PFS exceptions and allowing insecure HTTP for \(host)",
+            "Disabling Perfect Forward Secrecy and Allowing Insecure HTTP", floor: nil, noForwardSecrecy: true,
+            insecureHTTP: true)
         for version in versions {
-            add("Configuring TLS exceptions with PFS disabled for \(host)", "\(version.plistName) with PFS disabled",
+            add(
+                "Configuring TLS exceptions with PFS disabled for \(host)", "\(version.plistName) with PFS disabled",
                 floor: version, noForwardSecrecy: true, insecureHTTP: false)
         }
         for version in versions {
-            add("Configuring TLS exceptions with PFS disabled and insecure HTTP allowed for \(host)",
-                "\(version.plistName) with PFS disabled and insecure HTTP allowed", floor: version, noForwardSecrecy: true,
+            add(
+                "Configuring TLS exceptions with PFS disabled and insecure HTTP allowed for \(host)",
+                "\(version.plistName) with PFS disabled and insecure HTTP allowed", floor: version,
+                noForwardSecrecy: true,
                 insecureHTTP: true)
         }
         let extra = "Configuring insecure HTTP exceptions for \(host) (atsproxy; nscurl has no such tests)"
         add(extra, "Allowing Insecure HTTP", floor: nil, noForwardSecrecy: false, insecureHTTP: true, nscurl: false)
         for version in versions {
-            add(extra, "\(version.plistName) with insecure HTTP allowed", floor: version, noForwardSecrecy: false,
+            add(
+                extra, "\(version.plistName) with insecure HTTP allowed", floor: version, noForwardSecrecy: false,
                 insecureHTTP: true, nscurl: false)
         }
         return tests
@@ -122,7 +139,13 @@ extension PropertyListValue {
     }
 
     private static func quotedIfNeeded(_ text: String) -> String {
-        let plain = !text.isEmpty && text.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "_") }
-        return plain ? text : "\"" + text.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\\\"") + "\""
+        let plain =
+            !text.isEmpty
+            && text.unicodeScalars.allSatisfy {
+                $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "_")
+            }
+        return plain
+            ? text
+            : "\"" + text.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\\\"") + "\""
     }
 }

@@ -13,7 +13,8 @@ public struct SuggestedException: Sendable, Hashable {
     public var includesSubdomains: Bool
 
     public init(
-        minimumTLSVersion: TLSVersion? = nil, disablesForwardSecrecy: Bool = false, allowsInsecureHTTPLoads: Bool = false,
+        minimumTLSVersion: TLSVersion? = nil, disablesForwardSecrecy: Bool = false,
+        allowsInsecureHTTPLoads: Bool = false,
         includesSubdomains: Bool = false
     ) {
         // A floor at or above the default relaxes nothing: it is not written.
@@ -27,7 +28,8 @@ public struct SuggestedException: Sendable, Hashable {
     public init(_ exception: DomainException) {
         self.init(
             minimumTLSVersion: exception.minimumTLSVersion, disablesForwardSecrecy: !exception.requiresForwardSecrecy,
-            allowsInsecureHTTPLoads: exception.allowsInsecureHTTPLoads, includesSubdomains: exception.includesSubdomains)
+            allowsInsecureHTTPLoads: exception.allowsInsecureHTTPLoads, includesSubdomains: exception.includesSubdomains
+        )
     }
 
     /// No relaxation at all: the host passes with the defaults.
@@ -111,7 +113,8 @@ public struct SuggestedException: Sendable, Hashable {
 
 extension SuggestedException {
     /// `NSAppTransportSecurity` holding only `NSExceptionDomains` with these entries, in this order.
-    public static func atsDictionary(_ domains: [(domain: String, exception: SuggestedException)]) -> PropertyListValue {
+    public static func atsDictionary(_ domains: [(domain: String, exception: SuggestedException)]) -> PropertyListValue
+    {
         guard !domains.isEmpty else { return .dictionary([]) }
         return .dictionary(ordered: [
             (ATSKey.exceptionDomains, .dictionary(ordered: domains.map { ($0.domain, $0.exception.propertyList) }))

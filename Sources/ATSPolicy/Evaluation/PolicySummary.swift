@@ -10,7 +10,9 @@ extension TransportSecurityPolicy {
     public var summary: PolicySummary {
         var lines: [String] = []
         let profile = settings.osProfile
-        lines.append("Modelled on \(profile.releases) (os_profile \(profile.rawValue)), cipher profile \(settings.cipherProfile.rawValue).")
+        lines.append(
+            "Modelled on \(profile.releases) (os_profile \(profile.rawValue)), cipher profile \(settings.cipherProfile.rawValue)."
+        )
         if !hasATSDictionary {
             lines.append("No NSAppTransportSecurity dictionary: every host gets the ATS defaults.")
         }
@@ -26,7 +28,8 @@ extension TransportSecurityPolicy {
             } else {
                 words =
                     "ATS off (\(rule.key ?? "")): cleartext HTTP allowed, default trust still applies"
-                    + (profile.lowestTLSVersion > .tls10 ? ", and \(profile.releases) still refuses TLS 1.0 and 1.1" : "")
+                    + (profile.lowestTLSVersion > .tls10
+                        ? ", and \(profile.releases) still refuses TLS 1.0 and 1.1" : "")
             }
             let who: String
             switch clientClass {
@@ -72,10 +75,15 @@ extension TransportSecurityPolicy {
             for pinned in pins.entries.sorted(by: { $0.key < $1.key }) {
                 var parts: [String] = []
                 if let leaf = pinned.leafIdentities {
-                    parts.append(leaf.isEmpty ? "leaf pinned with no valid key (every connection fails)" : "leaf key one of \(leaf.count)")
+                    parts.append(
+                        leaf.isEmpty
+                            ? "leaf pinned with no valid key (every connection fails)" : "leaf key one of \(leaf.count)"
+                    )
                 }
                 if let ca = pinned.caIdentities {
-                    parts.append(ca.isEmpty ? "CA pinned with no valid key (every connection fails)" : "a CA key one of \(ca.count)")
+                    parts.append(
+                        ca.isEmpty
+                            ? "CA pinned with no valid key (every connection fails)" : "a CA key one of \(ca.count)")
                 }
                 let scope = pinned.includesSubdomains ? "\(pinned.key) and its direct subdomains" : pinned.key
                 lines.append("  \(scope): " + parts.joined(separator: "; ") + ".")
@@ -107,14 +115,17 @@ extension TransportSecurityPolicy {
         guard profile.exemptsLocalHosts else {
             return "Local hosts: iOS 9 applies ATS to unqualified names, .local names and IP addresses too."
         }
-        let addresses = profile.treatsEveryAddressAsLocal
+        let addresses =
+            profile.treatsEveryAddressAsLocal
             ? "every IP address" : settings.localNetworks.map(\.description).joined(separator: ", ")
         if allowsLocalNetworking == .present(false) {
             return "Local hosts: NSAllowsLocalNetworking = NO, so ATS applies to them too."
         }
         let because = allowsLocalNetworking.isTrue ? "NSAllowsLocalNetworking" : "default"
-        let floor = profile.lowestTLSVersion > .tls10 ? " \(profile.releases) still refuses TLS 1.0 and 1.1 for them." : ""
-        return "Local hosts (unqualified names, .local names, \(addresses)) are exempt from ATS (\(because)) unless an exception names them."
+        let floor =
+            profile.lowestTLSVersion > .tls10 ? " \(profile.releases) still refuses TLS 1.0 and 1.1 for them." : ""
+        return
+            "Local hosts (unqualified names, .local names, \(addresses)) are exempt from ATS (\(because)) unless an exception names them."
             + floor
     }
 

@@ -15,7 +15,8 @@ extension TransportSecurityPolicy {
 
         var result = Requirements(
             host: host, scheme: scheme, clientClass: clientClass, rule: RuleSource(kind: .default, key: nil),
-            exception: nil, hostIsLocal: isLocal(host), cleartextAllowed: false, atsMinimumsApply: true, minimumTLSVersion: .tls12,
+            exception: nil, hostIsLocal: isLocal(host), cleartextAllowed: false, atsMinimumsApply: true,
+            minimumTLSVersion: .tls12,
             requiresForwardSecrecy: true, suiteRestriction: .forwardSecretOnly, offeredTLS12Suites: [],
             offeredTLS13Suites: CipherProfile.tls13Suites, appMayOverrideTrust: false, pins: nil, niapPackage: nil,
             osProfile: profile, explanation: [])
@@ -42,7 +43,9 @@ extension TransportSecurityPolicy {
                 let package = result.exception?.niapPackage ?? niapPackage
                 if package == .fcp21 {
                     result.niapPackage = package
-                    why.add("the NIAP FCP_v2.1 package applies: TLS 1.2 only with ECDHE and AES-GCM, and Extended Master Secret")
+                    why.add(
+                        "the NIAP FCP_v2.1 package applies: TLS 1.2 only with ECDHE and AES-GCM, and Extended Master Secret"
+                    )
                 }
             }
         } else {
@@ -58,9 +61,13 @@ extension TransportSecurityPolicy {
         if pins.isEmpty {
             // Nothing pinned: the common case, and no string work for it.
         } else if scheme == .http {
-            if explaining, pins.lookup(host) != nil { why.add("NSPinnedDomains does not apply to http:// loads: there is no TLS to pin") }
+            if explaining, pins.lookup(host) != nil {
+                why.add("NSPinnedDomains does not apply to http:// loads: there is no TLS to pin")
+            }
         } else if clientClass == .webkit {
-            if explaining, pins.lookup(host) != nil { why.add("NSPinnedDomains is not applied to web views (client class webkit)") }
+            if explaining, pins.lookup(host) != nil {
+                why.add("NSPinnedDomains is not applied to web views (client class webkit)")
+            }
         } else if let pinned = pins.lookup(host) {
             result.pins = pinned
             why.add("pinned by NSPinnedDomains " + pinned.domains.map { "\"\($0)\"" }.joined(separator: " and "))
@@ -73,7 +80,8 @@ extension TransportSecurityPolicy {
     public func requirements(
         forHost host: String, scheme: URLScheme = .https, clientClass: ClientClass? = nil, explaining: Bool = true
     ) throws(HostIdentity.ParseFailure) -> Requirements {
-        requirements(for: try HostIdentity(parsing: host), scheme: scheme, clientClass: clientClass, explaining: explaining)
+        requirements(
+            for: try HostIdentity(parsing: host), scheme: scheme, clientClass: clientClass, explaining: explaining)
     }
 
     /// Local per spec §2.5 and the profile: names without a dot or ending in `.local`, and
@@ -114,7 +122,8 @@ extension TransportSecurityPolicy {
         } else if exception.allowsInsecureHTTPLoads {
             // Apple's code leaves the suite list alone in this combination (spec §3.3 C).
             result.suiteRestriction = .unrestricted
-            why.add("forward secrecy not required and insecure HTTP allowed: the client offers its full default suite list")
+            why.add(
+                "forward secrecy not required and insecure HTTP allowed: the client offers its full default suite list")
         } else {
             result.suiteRestriction = .withCompatibility
             why.add("forward secrecy not required: RSA key-exchange suites are offered too")
@@ -158,7 +167,8 @@ extension TransportSecurityPolicy {
             } else if result.hostIsLocal {
                 why.add("\(host) is local, but NSAllowsLocalNetworking = NO applies ATS to local hosts")
             } else if case .address = host, profile.honoursAddressKeys {
-                why.add("\(host) is an IP address outside local_networks: since iOS 17 it is not exempt as a local host")
+                why.add(
+                    "\(host) is an IP address outside local_networks: since iOS 17 it is not exempt as a local host")
             }
             if rule.kind == .arbitraryLoads {
                 why.add("NSAllowsArbitraryLoads turns ATS off for hosts without an exception")
@@ -187,10 +197,13 @@ extension TransportSecurityPolicy {
     private func localReason(_ host: HostIdentity) -> String {
         let what: String
         switch host {
-        case .name(let name): what = name.hasSuffix(".local") || name.hasSuffix(".local.") ? "a .local name" : "an unqualified name"
-        case .address: what = settings.osProfile.treatsEveryAddressAsLocal ? "an IP address" : "a local address (local_networks)"
+        case .name(let name):
+            what = name.hasSuffix(".local") || name.hasSuffix(".local.") ? "a .local name" : "an unqualified name"
+        case .address:
+            what = settings.osProfile.treatsEveryAddressAsLocal ? "an IP address" : "a local address (local_networks)"
         }
-        let key = allowsLocalNetworking.isTrue ? "NSAllowsLocalNetworking" : "the \(settings.osProfile.releases) default"
+        let key =
+            allowsLocalNetworking.isTrue ? "NSAllowsLocalNetworking" : "the \(settings.osProfile.releases) default"
         return "\(host) is \(what): \(key) exempts it from ATS (default trust evaluation still applies)"
     }
 }

@@ -33,7 +33,8 @@ extension TransportSecurityPolicy {
             verdict.violations = [
                 Violation(
                     kind: .handshakeFailure, error: failure.appleError,
-                    explanation: "the handshake as an ATS client failed although the server's facts break no rule: \(failure.reason)",
+                    explanation:
+                        "the handshake as an ATS client failed although the server's facts break no rule: \(failure.reason)",
                     allowedBy: nil)
             ]
         }
@@ -58,7 +59,9 @@ struct VerdictChecker {
         "NSExceptionDomains[\"\(requirements.exception?.key ?? requirements.host.description)\"]"
     }
 
-    private mutating func add(_ kind: ViolationKind, _ error: AppleError, _ explanation: String, allowedBy: String? = nil) {
+    private mutating func add(
+        _ kind: ViolationKind, _ error: AppleError, _ explanation: String, allowedBy: String? = nil
+    ) {
         violations.append(Violation(kind: kind, error: error, explanation: explanation, allowedBy: allowedBy))
     }
 
@@ -91,7 +94,8 @@ struct VerdictChecker {
                 ? "which \(settings.osProfile.releases) does not speak"
                 : "which \(settings.osProfile.releases) refuses for every load, whatever the policy (even with ATS off)"
             add(
-                .tlsVersion, AppleError(nsurl: -1200, ssl: -9836), "the server negotiated \(version.humanName), \(refusal)",
+                .tlsVersion, AppleError(nsurl: -1200, ssl: -9836),
+                "the server negotiated \(version.humanName), \(refusal)",
                 allowedBy: nil)
         }
         if let floor = requirements.minimumTLSVersion, version < floor {
@@ -138,7 +142,8 @@ struct VerdictChecker {
             add(
                 .cipherNotATS, error,
                 "the server chose \(name), which an ATS client offers only when ATS does not restrict suites",
-                allowedBy: "\(entryName).NSExceptionRequiresForwardSecrecy = NO with NSExceptionAllowsInsecureHTTPLoads = YES")
+                allowedBy:
+                    "\(entryName).NSExceptionRequiresForwardSecrecy = NO with NSExceptionAllowsInsecureHTTPLoads = YES")
         } else {
             let what: String
             switch suite.keyExchange {
@@ -260,7 +265,8 @@ struct VerdictChecker {
     private mutating func checkName(_ leaf: CertificateFacts) {
         guard !CertificateNameMatcher.matches(requirements.host, leaf) else { return }
         let names = leaf.dnsNames + leaf.ipAddresses.map(\.description)
-        let error = settings.osProfile == .ios9 ? AppleError(nsurl: -1202, ssl: -9843) : AppleError(nsurl: -1200, ssl: -9807)
+        let error =
+            settings.osProfile == .ios9 ? AppleError(nsurl: -1202, ssl: -9843) : AppleError(nsurl: -1200, ssl: -9807)
         let detail =
             names.isEmpty
             ? "the certificate has no subjectAltName, and Apple ignores the common name"
@@ -318,7 +324,8 @@ struct VerdictChecker {
             .noServerAuthEKU, AppleError(nsurl: -1202, ssl: -9807),
             leaf.extendedKeyUsage == nil
                 ? "the leaf certificate has no extendedKeyUsage extension; certificates issued after 2019-07-01 need serverAuth"
-                : "the leaf certificate's extendedKeyUsage lacks serverAuth, which certificates issued after 2019-07-01 need")
+                : "the leaf certificate's extendedKeyUsage lacks serverAuth, which certificates issued after 2019-07-01 need"
+        )
     }
 
     /// Spec §3.5: only chains to a system root, leaves from 2018-10-16 that have not expired.
@@ -359,7 +366,8 @@ struct VerdictChecker {
                     .pinMismatch, AppleError(nsurl: -1202, ssl: -9807),
                     caPins.isEmpty
                         ? "NSPinnedDomains \(domains) pins CAs with no valid key, so no server can match"
-                        : "no CA key in the validated chain is among the \(caPins.count) CA pins of NSPinnedDomains \(domains)")
+                        : "no CA key in the validated chain is among the \(caPins.count) CA pins of NSPinnedDomains \(domains)"
+                )
             }
         }
     }

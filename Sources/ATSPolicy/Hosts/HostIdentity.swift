@@ -34,7 +34,8 @@ public enum HostIdentity: Sendable, Hashable, CustomStringConvertible {
         guard !text.isEmpty else { throw .empty }
         // The structural checks look at UTF-8 bytes: the Character views would run grapheme breaking
         // over every host of every request, and `[`, `]`, `:` are ASCII.
-        let opens = text.utf8.first == UInt8(ascii: "["), closes = text.utf8.last == UInt8(ascii: "]")
+        let opens = text.utf8.first == UInt8(ascii: "[")
+        let closes = text.utf8.last == UInt8(ascii: "]")
         if opens || closes {
             guard opens, closes, text.utf8.count > 2 else { throw .unbalancedBracket }
             let inner = String(text.dropFirst().dropLast())
@@ -71,7 +72,8 @@ public enum HostIdentity: Sendable, Hashable, CustomStringConvertible {
         }
         // Internationalised names: letters and digits of any script (the OS would use punycode).
         for character in text {
-            let allowed = character.isLetter || character.isNumber || character == "-" || character == "."
+            let allowed =
+                character.isLetter || character.isNumber || character == "-" || character == "."
                 || character == "_"
             if !allowed { throw .invalidCharacter(character) }
         }

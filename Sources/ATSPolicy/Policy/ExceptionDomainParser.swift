@@ -10,7 +10,8 @@ extension PolicyParser {
                 .error, "wrong_type", path,
                 "NSExceptionDomains must be a dictionary of host names, but it is \(describe(entry.value.value)): "
                     + "no exception applies",
-                fix: "make it a <dict> with one <key>host</key><dict>…</dict> per exception domain", at: entry.value.location)
+                fix: "make it a <dict> with one <key>host</key><dict>…</dict> per exception domain",
+                at: entry.value.location)
             return
         }
         reportDuplicates(domains, at: path)
@@ -18,7 +19,8 @@ extension PolicyParser {
         for (index, domain) in kept.enumerated() {
             let domainPath = path.appending(domain.key)
             if let meant = Self.atsKeyMeant(by: domain.key) {
-                noteKeyAmongDomains(domain, meant: meant, neighbour: Self.neighbourDomain(of: index, in: kept), at: domainPath)
+                noteKeyAmongDomains(
+                    domain, meant: meant, neighbour: Self.neighbourDomain(of: index, in: kept), at: domainPath)
                 continue
             }
             guard case .dictionary(let keys) = domain.value.value else {
@@ -64,7 +66,8 @@ extension PolicyParser {
             }
             return
         }
-        if let address = IPAddress(key) ?? (key.contains(":") ? IPAddress(key.split(separator: "%").first ?? "") : nil) {
+        if let address = IPAddress(key) ?? (key.contains(":") ? IPAddress(key.split(separator: "%").first ?? "") : nil)
+        {
             guard !key.contains("%") else {
                 note(
                     .error, "never_matches", path,
@@ -103,7 +106,8 @@ extension PolicyParser {
             fix: "keep one entry for \(what.split(separator: " ").last ?? "")", at: location)
     }
 
-    private mutating func honoursAddressKeys(_ key: String, at path: PolicyKeyPath, _ location: SourceLocation) -> Bool {
+    private mutating func honoursAddressKeys(_ key: String, at path: PolicyKeyPath, _ location: SourceLocation) -> Bool
+    {
         guard !settings.osProfile.honoursAddressKeys else { return true }
         note(
             .info, "not_on_profile", path,
@@ -122,10 +126,13 @@ extension PolicyParser {
     }
 
     /// The key rules of spec §1.2: lowercase, no port, no wildcard, trailing dot only on purpose.
-    private mutating func checkNameKey(_ exception: DomainException, at path: PolicyKeyPath, _ location: SourceLocation) {
+    private mutating func checkNameKey(_ exception: DomainException, at path: PolicyKeyPath, _ location: SourceLocation)
+    {
         let key = exception.key
         func never(_ why: String, fix: String?) {
-            note(.error, "never_matches", path, "\(PolicyKeyPath.quoted(key)) never matches: \(why)", fix: fix, at: location)
+            note(
+                .error, "never_matches", path, "\(PolicyKeyPath.quoted(key)) never matches: \(why)", fix: fix,
+                at: location)
         }
         let bare = KeyRepair.bareHost(key)
         if key.isEmpty {
@@ -239,8 +246,10 @@ extension PolicyParser {
                 noteDisplayName(
                     entry, raw: raw, at: entryPath, effect: "so this setting is ignored",
                     move: ATSKey.domainKeys.contains(raw)
-                        ? nil : pin ? "move it to NSPinnedDomains[\(PolicyKeyPath.quoted(domain.key))]"
-                        : "move it to the top level of NSAppTransportSecurity")
+                        ? nil
+                        : pin
+                            ? "move it to NSPinnedDomains[\(PolicyKeyPath.quoted(domain.key))]"
+                            : "move it to the top level of NSAppTransportSecurity")
             } else if Self.isHTTPSBetaKey(entry.key) {
                 note(
                     .warning, "obsolete_key", entryPath,
@@ -250,7 +259,8 @@ extension PolicyParser {
             } else {
                 let suggestion = KeySuggestions.closest(
                     to: entry.key, among: ATSKey.domainKeys + ATSKey.legacyDomainKeys.map(\.legacy))
-                let current = suggestion.flatMap { name in ATSKey.legacyDomainKeys.first { $0.legacy == name }?.current }
+                let current = suggestion.flatMap { name in ATSKey.legacyDomainKeys.first { $0.legacy == name }?.current
+                }
                 note(
                     .warning, "unknown_key", entryPath,
                     "\(entry.key) is not a key of an exception domain: ATS ignores it",
@@ -291,17 +301,20 @@ extension PolicyParser {
                 "\(current) = \(used) and \(entry.key) = \(Self.plistText(entry.value.value)) contradict each other in "
                     + "this dictionary: an iPhone uses \(used), from \(current) ("
                     + (honor ? "it wins even with legacy_keys = honor" : "ATS no longer reads the legacy key") + ")",
-                fix: "remove \(entry.key); if \(Self.plistText(entry.value.value)) is what the host needs, write it in \(current)",
+                fix:
+                    "remove \(entry.key); if \(Self.plistText(entry.value.value)) is what the host needs, write it in \(current)",
                 at: entry.keyLocation)
             return
         }
         if modernPresent {
-            message = "\(entry.key) is a legacy key, and \(current) is also set in this dictionary: \(current) wins"
+            message =
+                "\(entry.key) is a legacy key, and \(current) is also set in this dictionary: \(current) wins"
                 + (honor ? " even with legacy_keys = honor" : " (ATS no longer reads the legacy key)")
                 + ", so \(entry.key) has no effect"
             fix = "remove \(entry.key) (\(current) is already set here)"
         } else if let readInstead {
-            message = "\(entry.key) is a legacy key; with legacy_keys = honor \(readInstead) is read for \(current) "
+            message =
+                "\(entry.key) is a legacy key; with legacy_keys = honor \(readInstead) is read for \(current) "
                 + "instead, so \(entry.key) has no effect"
             fix = "remove both and write \(current)"
         } else if read {
@@ -311,7 +324,8 @@ extension PolicyParser {
         }
         if current == ATSKey.minimumTLSVersion, !modernPresent, !Self.isTLSVersionString(entry.value.value) {
             let repaired = KeyRepair.tlsVersionFix(for: entry.value.value)
-            message += "; its value, \(describe(entry.value.value)), is not a TLS version ATS accepts either: renamed "
+            message +=
+                "; its value, \(describe(entry.value.value)), is not a TLS version ATS accepts either: renamed "
                 + "with that value, the floor would stay at TLSv1.2"
             fix += readInstead == nil ? " and " + repaired : ", then " + repaired
         }
@@ -379,7 +393,8 @@ extension PolicyParser {
     }
 
     /// A per-domain Boolean: a wrong type gets the key's default (spec §1.5).
-    private mutating func domainBool(_ entry: PropertyListEntry, default fallback: Bool, at path: PolicyKeyPath) -> Bool {
+    private mutating func domainBool(_ entry: PropertyListEntry, default fallback: Bool, at path: PolicyKeyPath) -> Bool
+    {
         switch globalBool(entry, at: path, fallback: fallback) {
         case .present(let value): return value
         case .absent: return fallback
@@ -435,7 +450,9 @@ enum KeyRepair {
         var host = Substring(key)
         if let scheme = host.firstRange(of: "://") { host = host[scheme.upperBound...] }
         if let slash = host.firstIndex(of: "/") { host = host[..<slash] }
-        while host.hasPrefix("*.") || host.hasPrefix(".") || host.hasPrefix("*") { host = host.dropFirst(host.hasPrefix("*.") ? 2 : 1) }
+        while host.hasPrefix("*.") || host.hasPrefix(".") || host.hasPrefix("*") {
+            host = host.dropFirst(host.hasPrefix("*.") ? 2 : 1)
+        }
         if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
             host = host[host.index(after: host.startIndex)..<close]
         } else if let colon = host.lastIndex(of: ":"), host.firstIndex(of: ":") == colon {

@@ -144,7 +144,9 @@ public struct PinTable: Sendable {
         guard !matches.isEmpty else { return nil }
         var requirement = PinRequirement(domains: matches.map(\.key))
         for match in matches {
-            if let leaf = match.leafIdentities { requirement.leafIdentities = (requirement.leafIdentities ?? []).union(leaf) }
+            if let leaf = match.leafIdentities {
+                requirement.leafIdentities = (requirement.leafIdentities ?? []).union(leaf)
+            }
             if let ca = match.caIdentities { requirement.caIdentities = (requirement.caIdentities ?? []).union(ca) }
         }
         return requirement

@@ -37,7 +37,9 @@ public struct PolicyKeyPath: Sendable, Hashable, CustomStringConvertible {
     /// (domain keys, which must be lowercase to match) in brackets.
     private static func isPlainKey(_ key: String) -> Bool {
         guard let first = key.unicodeScalars.first, ("A"..."Z").contains(first) else { return false }
-        return key.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == "-") }
+        return key.unicodeScalars.allSatisfy {
+            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == "-")
+        }
     }
 }
 

@@ -18,7 +18,8 @@ extension PolicyParser {
             guard !findings.contains(where: { $0.code == "never_matches" && $0.path == path }) else { continue }
             let ignored = listed.keys.filter { $0 != ATSKey.includesSubdomains }
             let ignoredList = ignored.joined(separator: ", ")
-            let how = ignored.isEmpty
+            let how =
+                ignored.isEmpty
                 ? (exception.includesSubdomains ? "an entry holding only NSIncludesSubdomains" : "an empty entry")
                 : listed.keys.contains(ATSKey.includesSubdomains)
                     ? "an entry holding only NSIncludesSubdomains and keys ATS ignores (\(ignoredList))"
@@ -69,12 +70,14 @@ extension PolicyParser {
         let legacyCurrent = ATSKey.legacyDomainKeys.first { $0.legacy == meant }?.current
         let isGlobal = ATSKey.globalKeys.contains(meant)
         let what = isGlobal ? "a key of NSAppTransportSecurity" : "a key of an exception domain's dictionary"
-        var message = entry.key == meant
+        var message =
+            entry.key == meant
             ? "\(entry.key) is \(what), not a host"
             : XcodeDisplayName.rawKey(for: entry.key) == meant
                 ? "\"\(entry.key)\" is Xcode's display name for \(meant), \(what), not a host"
                 : "\(entry.key) is a misspelling of \(meant), \(what), not a host"
-        message += ": written directly inside NSExceptionDomains it is misplaced, ATS takes it for a host entry "
+        message +=
+            ": written directly inside NSExceptionDomains it is misplaced, ATS takes it for a host entry "
             + "that never matches, and the setting is lost"
         if let legacyCurrent { message += "; \(meant) is also a legacy key ATS no longer reads (now \(legacyCurrent))" }
         let name = legacyCurrent ?? meant

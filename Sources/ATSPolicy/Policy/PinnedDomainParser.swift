@@ -8,7 +8,8 @@ extension PolicyParser {
                 .error, "wrong_type", path,
                 "NSPinnedDomains must be a dictionary of host names, but it is \(describe(entry.value.value)): "
                     + "nothing is pinned",
-                fix: "make it a <dict> with one <key>host</key><dict>…</dict> per pinned domain", at: entry.value.location)
+                fix: "make it a <dict> with one <key>host</key><dict>…</dict> per pinned domain",
+                at: entry.value.location)
             return
         }
         reportDuplicates(domains, at: path)
@@ -104,7 +105,9 @@ extension PolicyParser {
         for (index, item) in items.enumerated() {
             let itemPath = path.appending(index: index)
             guard let value = item.value.lookup(ATSKey.spkiSHA256) else {
-                let what = item.value.typeName == "dictionary" ? "has no SPKI-SHA256-BASE64 key" : "is \(describe(item.value)), not a dictionary"
+                let what =
+                    item.value.typeName == "dictionary"
+                    ? "has no SPKI-SHA256-BASE64 key" : "is \(describe(item.value)), not a dictionary"
                 note(.error, "malformed_pin", itemPath, "this identity \(what): it is skipped", at: item.location)
                 continue
             }
@@ -113,7 +116,8 @@ extension PolicyParser {
                     note(
                         .warning, "unknown_key", itemPath.appending(extra.key),
                         "\(extra.key) is not read: an identity holds only SPKI-SHA256-BASE64",
-                        fix: extra.key.hasPrefix("SPKI") ? "use SPKI-SHA256-BASE64 (SHA-1 pins are not supported)" : "remove it",
+                        fix: extra.key.hasPrefix("SPKI")
+                            ? "use SPKI-SHA256-BASE64 (SHA-1 pins are not supported)" : "remove it",
                         at: extra.keyLocation)
                 }
             }
@@ -134,7 +138,8 @@ extension PolicyParser {
                 note(
                     .error, "malformed_pin", itemPath.appending(ATSKey.spkiSHA256),
                     "\"\(text)\" decodes to \(decoded.count) bytes, but a SHA-256 has 32: it can never match",
-                    fix: "openssl x509 -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64",
+                    fix:
+                        "openssl x509 -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64",
                     at: value.value.location)
                 continue
             }

@@ -44,7 +44,10 @@ public struct PolicyKeyChanges: Sendable, Equatable {
 
     public var json: JSONValue {
         func list(_ changes: [Change]) -> JSONValue {
-            .array(changes.map { .object([("path", .string($0.path)), ("old", .optional($0.old)), ("new", .optional($0.new))]) })
+            .array(
+                changes.map {
+                    .object([("path", .string($0.path)), ("old", .optional($0.old)), ("new", .optional($0.new))])
+                })
         }
         return .object([("added", list(added)), ("removed", list(removed)), ("changed", list(changed))])
     }
@@ -72,7 +75,8 @@ public struct PolicyKeyChanges: Sendable, Equatable {
         case .unsignedInteger(let value): out.append((name, String(value)))
         case .real(let value): out.append((name, String(value)))
         case .string(let value): out.append((name, "\"\(value)\""))
-        case .data(let bytes): out.append((name, "<data, \(bytes.count) bytes, sha256 \(SHA256.hex(of: bytes).prefix(12))>"))
+        case .data(let bytes):
+            out.append((name, "<data, \(bytes.count) bytes, sha256 \(SHA256.hex(of: bytes).prefix(12))>"))
         case .date(let seconds): out.append((name, DateFormat.rfc3339(Int64(seconds))))
         case .uid(let value): out.append((name, "<uid \(value)>"))
         }

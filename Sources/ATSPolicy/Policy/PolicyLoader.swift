@@ -27,7 +27,8 @@ public enum PolicyLoader {
         }
         let policy = try TransportSecurityPolicy(root: parsed.root, settings: settings, file: displayName(path))
         return Loaded(
-            policy: policy, path: path == "-" ? "(standard input)" : path, format: parsed.format, sha256: SHA256.hex(of: bytes),
+            policy: policy, path: path == "-" ? "(standard input)" : path, format: parsed.format,
+            sha256: SHA256.hex(of: bytes),
             root: parsed.root)
     }
 
@@ -50,7 +51,8 @@ public enum PolicyLoader {
         if path == "-" {
             let data = FileHandle.standardInput.readData(ofLength: maximumFileSize + 1)
             guard data.count <= maximumFileSize else {
-                throw PolicyLoadError(.notAPropertyList, file: "(standard input)", reason: "more than 64 MiB: not a policy")
+                throw PolicyLoadError(
+                    .notAPropertyList, file: "(standard input)", reason: "more than 64 MiB: not a policy")
             }
             return [UInt8](data)
         }
@@ -67,7 +69,8 @@ public enum PolicyLoader {
             throw PolicyLoadError(.isDirectory, file: path, reason: "is a directory, not a policy file")
         default:
             // A FIFO or device would block or never end; policies are regular files (or `-`).
-            throw PolicyLoadError(.unreadable, file: path, reason: "is not a regular file (use - to read standard input)")
+            throw PolicyLoadError(
+                .unreadable, file: path, reason: "is not a regular file (use - to read standard input)")
         }
         if let size = attributes[.size] as? NSNumber, size.intValue > maximumFileSize {
             throw PolicyLoadError(

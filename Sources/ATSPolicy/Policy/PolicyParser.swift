@@ -43,7 +43,8 @@ extension TransportSecurityPolicy {
             parser.findings.append(
                 Finding(
                     .info, code: "no_ats_dictionary", path: PolicyKeyPath([ATSKey.appTransportSecurity]),
-                    message: "the Info.plist has no NSAppTransportSecurity dictionary: every host gets the ATS defaults"))
+                    message: "the Info.plist has no NSAppTransportSecurity dictionary: every host gets the ATS defaults"
+                ))
         }
         findings = parser.findings
         if settings.builtinExceptions { addBuiltInExceptions() }
@@ -78,10 +79,14 @@ struct PolicyParser {
             return false
         }
         let known = Set(
-            ATSKey.globalKeys + ATSKey.domainKeys + ATSKey.legacyDomainKeys.map(\.legacy) + ["NSAllowsArbitraryLoadsInMedia"])
+            ATSKey.globalKeys + ATSKey.domainKeys + ATSKey.legacyDomainKeys.map(\.legacy) + [
+                "NSAllowsArbitraryLoadsInMedia"
+            ])
         if entries.contains(where: { known.contains($0.key) }) { return true }
         // Only misspelt or invented ATS keys: read it as an ATS dictionary so `check` names them.
-        let atsPrefixes = ["NSAllows", "NSAllow", "NSException", "NSPinned", "NSTemporary", "NSThirdParty", "NSRequires", "NSIncludes"]
+        let atsPrefixes = [
+            "NSAllows", "NSAllow", "NSException", "NSPinned", "NSTemporary", "NSThirdParty", "NSRequires", "NSIncludes",
+        ]
         return entries.contains { entry in
             atsPrefixes.contains { entry.key.hasPrefix($0) }
                 || KeySuggestions.closest(to: entry.key, among: ATSKey.globalKeys) != nil
@@ -96,7 +101,8 @@ struct PolicyParser {
                 let hasRealBlock = entries.contains { $0.key == ATSKey.appTransportSecurity }
                 if raw != ATSKey.appTransportSecurity {
                     noteDisplayName(
-                        entry, raw: raw, at: path, effect: "and at the top level of the Info.plist it would not be read anyway",
+                        entry, raw: raw, at: path,
+                        effect: "and at the top level of the Info.plist it would not be read anyway",
                         move: "move it into the NSAppTransportSecurity dictionary")
                 } else if hasRealBlock {
                     noteDisplayName(
@@ -105,7 +111,8 @@ struct PolicyParser {
                         fix: "merge what you need from it into the NSAppTransportSecurity block, then delete it")
                 } else {
                     noteDisplayName(
-                        entry, raw: raw, at: path, effect: "so this whole dictionary is ignored and every host gets the ATS defaults")
+                        entry, raw: raw, at: path,
+                        effect: "so this whole dictionary is ignored and every host gets the ATS defaults")
                 }
             } else if ATSKey.globalKeys.contains(entry.key) {
                 note(
@@ -159,7 +166,8 @@ struct PolicyParser {
                     allowed.append(text)
                 }
             }
-            var what = allowed.isEmpty
+            var what =
+                allowed.isEmpty
                 ? "it allows nothing the kept block does not"
                 : "it would have allowed: " + allowed.joined(separator: "; ")
             if !pinned.isEmpty { what += "; and it would have pinned: " + pinned.joined(separator: "; ") }
@@ -267,7 +275,8 @@ struct PolicyParser {
             default: policy.allowsLocalNetworking == .present(false)
             }
         }
-        let noNote = setToNo.isEmpty
+        let noNote =
+            setToNo.isEmpty
             ? ""
             : "; \(setToNo.joined(separator: " and ")) set to NO allows nothing and only does the cancelling"
         note(
@@ -287,7 +296,8 @@ struct PolicyParser {
             note(
                 .error, "wrong_type", path,
                 "\(entry.key) must be a string (none, FCP_v2.1 or recommended), but it is "
-                    + "\(describe(entry.value.value)): ignored", fix: "write <string>FCP_v2.1</string> or <string>none</string>",
+                    + "\(describe(entry.value.value)): ignored",
+                fix: "write <string>FCP_v2.1</string> or <string>none</string>",
                 at: entry.value.location)
             return nil
         }
@@ -330,10 +340,12 @@ struct PolicyParser {
             let pin = raw == ATSKey.pinnedCAIdentities || raw == ATSKey.pinnedLeafIdentities
             noteDisplayName(
                 entry, raw: raw, at: path, effect: "so this setting is ignored",
-                move: global ? nil : pin ? "move it into an NSPinnedDomains entry" : "move it into an NSExceptionDomains entry")
+                move: global
+                    ? nil : pin ? "move it into an NSPinnedDomains entry" : "move it into an NSExceptionDomains entry")
             return
         }
-        if ATSKey.domainKeys.contains(entry.key) || ATSKey.legacyDomainKeys.contains(where: { $0.legacy == entry.key }) {
+        if ATSKey.domainKeys.contains(entry.key) || ATSKey.legacyDomainKeys.contains(where: { $0.legacy == entry.key })
+        {
             note(
                 .error, "misplaced_key", path,
                 "\(entry.key) is a per-domain key: at the top level of NSAppTransportSecurity it has no effect",

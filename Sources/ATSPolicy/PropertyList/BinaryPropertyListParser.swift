@@ -70,7 +70,7 @@ struct BinaryPropertyListParser {
             // The table must lie between the objects (at least one byte of them) and the trailer.
             let tableSize = count.multipliedReportingOverflow(by: offsetSize)
             guard let tableStart = Int(exactly: number(at: 24)),
-                  tableStart > headerSize, !tableSize.overflow, tableSize.partialValue <= start - tableStart
+                tableStart > headerSize, !tableSize.overflow, tableSize.partialValue <= start - tableStart
             else { throw fail("offset table is out of bounds", at: start + 24) }
             // ...and end where the trailer starts, as CoreFoundation requires (its file length must
             // be the header, objects, table and trailer exactly): bytes inserted or appended shift
@@ -100,9 +100,10 @@ struct BinaryPropertyListParser {
         var node: PropertyListNode {
             let value: PropertyListValue
             if let keys {
-                value = .dictionary(zip(keys, values).map { key, value in
-                    PropertyListEntry(key: key.key, keyLocation: key.location, value: value)
-                })
+                value = .dictionary(
+                    zip(keys, values).map { key, value in
+                        PropertyListEntry(key: key.key, keyLocation: key.location, value: value)
+                    })
             } else {
                 value = .array(values)
             }
@@ -204,7 +205,7 @@ struct BinaryPropertyListParser {
     private func objectOffset(_ index: Int) throws(PropertyListError) -> Int {
         let entry = trailer.offsetTableStart + index * trailer.offsetSize
         guard let offset = Int(exactly: Self.bigEndian(bytes[entry..<entry + trailer.offsetSize])),
-              offset >= 8, offset < trailer.offsetTableStart
+            offset >= 8, offset < trailer.offsetTableStart
         else { throw error("offset of object \(index) is out of bounds", at: entry) }
         return offset
     }
@@ -305,7 +306,7 @@ struct BinaryPropertyListParser {
         var position = area.startIndex
         while position < area.endIndex {
             guard let reference = Int(exactly: Self.bigEndian(area[position..<position + size])),
-                  reference < trailer.objectCount
+                reference < trailer.objectCount
             else { throw error("object reference is out of range", at: position) }
             references.append(reference)
             position += size
@@ -319,7 +320,7 @@ struct BinaryPropertyListParser {
     ) throws(PropertyListError) -> ArraySlice<UInt8> {
         let byteCount = count.multipliedReportingOverflow(by: elementSize)
         guard !byteCount.overflow, start <= trailer.offsetTableStart,
-              byteCount.partialValue <= trailer.offsetTableStart - start
+            byteCount.partialValue <= trailer.offsetTableStart - start
         else { throw error("object extends past the end of the object area", at: offset) }
         return bytes[start..<start + byteCount.partialValue]
     }

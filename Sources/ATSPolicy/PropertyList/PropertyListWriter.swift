@@ -36,12 +36,18 @@ public enum PropertyListWriter {
         case .date(let seconds): text += pad + "<date>" + DateFormat.rfc3339(Int64(seconds)) + "</date>\n"
         case .uid(let number): text += pad + "<integer>\(number)</integer>\n"
         case .array(let items):
-            guard !items.isEmpty else { text += pad + "<array/>\n"; return }
+            guard !items.isEmpty else {
+                text += pad + "<array/>\n"
+                return
+            }
             text += pad + "<array>\n"
             for item in items { write(item.value, depth: depth + 1, into: &text) }
             text += pad + "</array>\n"
         case .dictionary(let entries):
-            guard !entries.isEmpty else { text += pad + "<dict/>\n"; return }
+            guard !entries.isEmpty else {
+                text += pad + "<dict/>\n"
+                return
+            }
             text += pad + "<dict>\n"
             for entry in entries { text += fragment(key: entry.key, value: entry.value.value, depth: depth + 1) }
             text += pad + "</dict>\n"

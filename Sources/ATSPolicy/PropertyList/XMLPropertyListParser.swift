@@ -203,7 +203,7 @@ struct XMLPropertyListParser {
             let whole = pieces.map(\.text).joined()
             let bytes = whole.utf8
             guard let first = bytes.firstIndex(where: { !XMLByte.isWhitespace($0) }),
-                  let last = bytes.lastIndex(where: { !XMLByte.isWhitespace($0) })
+                let last = bytes.lastIndex(where: { !XMLByte.isWhitespace($0) })
             else { return nil }
             var skipped = bytes.distance(from: bytes.startIndex, to: first)
             var offset = 0

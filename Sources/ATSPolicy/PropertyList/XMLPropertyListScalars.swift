@@ -97,9 +97,9 @@ enum XMLScalar {
             return value
         }
         guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-              (1...12).contains(month), (1...daysInMonth(month, year: year)).contains(day),
-              hour < 24, minute < 60, second < 60
+            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+            (1...12).contains(month), (1...daysInMonth(month, year: year)).contains(day),
+            hour < 24, minute < 60, second < 60
         else { throw invalid }
         let days = daysSince1970(year: year, month: month, day: day)
         return Double(days * 86_400 + hour * 3_600 + minute * 60 + second)

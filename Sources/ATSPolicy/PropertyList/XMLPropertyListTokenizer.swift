@@ -191,7 +191,7 @@ struct XMLTokenizer {
         position += 1
         skipWhitespace()
         guard position < bytes.count,
-              bytes[position] == UInt8(ascii: "\"") || bytes[position] == UInt8(ascii: "'")
+            bytes[position] == UInt8(ascii: "\"") || bytes[position] == UInt8(ascii: "'")
         else {
             throw error("expected a quoted attribute value in <\(element)> tag", at: position)
         }

@@ -1,14 +1,15 @@
-import TextFormats
-import ArgumentParser
 import ATSPolicy
 import ATSPolicyArguments
+import ArgumentParser
 import TLSInspection
+import TextFormats
 
 /// `atsproxyctl diagnose URL`: nscurl's ATS diagnostics, on Linux, with a conclusion.
 struct DiagnoseCommand: ParsableCommand, OutputCommand {
     static let configuration = CommandConfiguration(
         commandName: "diagnose",
-        abstract: "Load a URL under each ATS dictionary nscurl --ats-diagnostics tries, and name the smallest exception that passes.",
+        abstract:
+            "Load a URL under each ATS dictionary nscurl --ats-diagnostics tries, and name the smallest exception that passes.",
         discussion: """
             Real handshakes against the URL's host, one per ATS dictionary, in nscurl's order (ATS defaults; \
             allow all loads; minimum TLS 1.3 (1.2 on ios9, which had no TLS 1.3) down to 1.0; forward secrecy off; forward secrecy off with insecure \
@@ -29,7 +30,8 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
     @Argument(help: "The URL to load: https://host[:port]/ or http://host[:port]/ (a bare host means https).")
     var url: String
 
-    @Option(name: .customLong("ca-file"), help: "Extra trust anchors (PEM), treated as user-installed roots (repeatable).")
+    @Option(
+        name: .customLong("ca-file"), help: "Extra trust anchors (PEM), treated as user-installed roots (repeatable).")
     var caFiles: [String] = []
 
     @Option(name: .customLong("system-roots"), help: "Trust the OS store as Apple's system roots: on or off.")
@@ -50,7 +52,10 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
     @Flag(name: .customLong("no-survey"), help: "Skip the server facts (the version and suite handshakes).")
     var noSurvey = false
 
-    @Flag(help: "Load an http:// URL as given, in cleartext. Without it, an http:// URL is loaded over https://, as nscurl does.")
+    @Flag(
+        help:
+            "Load an http:// URL as given, in cleartext. Without it, an http:// URL is loaded over https://, as nscurl does."
+    )
     var cleartext = false
 
     @OptionGroup var options: PolicyOptions

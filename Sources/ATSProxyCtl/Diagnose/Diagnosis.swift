@@ -52,7 +52,8 @@ struct Diagnosis {
         }
         let survey =
             target.scheme == .https && surveying
-            ? ServerSurvey.run(prober: prober, host: target.host.description, port: target.port, serverName: runner.serverName)
+            ? ServerSurvey.run(
+                prober: prober, host: target.host.description, port: target.port, serverName: runner.serverName)
             : nil
         return Diagnosis(
             target: target, settings: settings, results: results,
@@ -87,11 +88,13 @@ struct Diagnosis {
                 policy = try TransportSecurityPolicy(root: root, settings: settings, file: test.name)
             } catch {
                 // The plan's dictionaries are well-formed; say so plainly if one ever is not.
-                return DiagnosticResult(test: test, verdict: nil, failure: "the test's ATS dictionary is invalid: \(error)")
+                return DiagnosticResult(
+                    test: test, verdict: nil, failure: "the test's ATS dictionary is invalid: \(error)")
             }
             let requirements = policy.requirements(for: target.host, scheme: target.scheme)
             guard target.scheme == .https else {
-                return loading(DiagnosticResult(test: test, verdict: policy.verdict(for: requirements, observed: nil)), policy)
+                return loading(
+                    DiagnosticResult(test: test, verdict: policy.verdict(for: requirements, observed: nil)), policy)
             }
             let profile = ClientProfile.ats(for: requirements)
             let key = HopFetcher.probeKey(host: target.host.description, port: target.port, profile: profile)
@@ -101,14 +104,16 @@ struct Diagnosis {
             hopProbes[key] = probe
             if let reason = probe.cleartextUpstream {
                 return DiagnosticResult(
-                    test: test, verdict: nil, failure: "the server does not speak TLS on port \(target.port): \(reason)")
+                    test: test, verdict: nil, failure: "the server does not speak TLS on port \(target.port): \(reason)"
+                )
             }
             guard let observed = probe.observed else {
                 switch probe.upstreamFailure {
                 case .handshake(let reason)?:
                     return DiagnosticResult(
                         test: test, verdict: nil,
-                        failure: "the TLS handshake failed, even offering every version and suite OpenSSL speaks: \(reason)")
+                        failure:
+                            "the TLS handshake failed, even offering every version and suite OpenSSL speaks: \(reason)")
                 case let failure?: throw failure
                 case nil: throw ProbeFailure.handshake(reason: "no handshake completed")
                 }
@@ -116,13 +121,15 @@ struct Diagnosis {
             return loading(
                 DiagnosticResult(
                     test: test,
-                    verdict: policy.verdict(for: requirements, observed: observed, atsHandshakeFailure: probe.atsHandshakeFailure)),
+                    verdict: policy.verdict(
+                        for: requirements, observed: observed, atsHandshakeFailure: probe.atsHandshakeFailure)),
                 policy)
         }
 
         /// Once the first handshake passed, loads the URL as nscurl does (a request, redirects followed,
         /// each hop judged by the test's dictionary), sharing probes and responses between tests.
-        private mutating func loading(_ result: DiagnosticResult, _ policy: TransportSecurityPolicy) -> DiagnosticResult {
+        private mutating func loading(_ result: DiagnosticResult, _ policy: TransportSecurityPolicy) -> DiagnosticResult
+        {
             guard result.passed else { return result }
             var fetcher = HopFetcher(prober: prober, policy: policy, probes: hopProbes, responses: responses)
             let load = RedirectingLoad.run(target.load) { fetcher.fetch($0) }

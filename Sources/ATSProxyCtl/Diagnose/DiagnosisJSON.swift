@@ -1,6 +1,6 @@
-import TextFormats
 import ATSPolicy
 import TLSInspection
+import TextFormats
 
 extension Diagnosis {
     /// The `--json` contract: `tests` in order (`name`, `ats_dictionary`, `result`, `violations`),
@@ -52,14 +52,15 @@ extension Diagnosis {
             ("load", result.load.map(Self.loadJSON) ?? .null),
             (
                 "details",
-                .array(violations.map { violation in
-                    .object([
-                        ("name", .string(violation.kind.name)),
-                        ("error", violation.error.json),
-                        ("explanation", .string(violation.explanation)),
-                        ("allowed_by", .optional(violation.allowedBy)),
-                    ])
-                })
+                .array(
+                    violations.map { violation in
+                        .object([
+                            ("name", .string(violation.kind.name)),
+                            ("error", violation.error.json),
+                            ("explanation", .string(violation.explanation)),
+                            ("allowed_by", .optional(violation.allowedBy)),
+                        ])
+                    })
             ),
         ])
     }
@@ -70,16 +71,17 @@ extension Diagnosis {
             ("final_status", load.finalStatus.map { .int($0) } ?? .null),
             (
                 "hops",
-                .array(load.hops.map { hop in
-                    .object([
-                        ("url", .string(hop.url)),
-                        ("status", hop.status.map { .int($0) } ?? .null),
-                        ("location", .optional(hop.location)),
-                        ("violations", .strings(hop.verdict?.violations.map(\.kind.name) ?? [])),
-                        ("error", hop.verdict?.error?.json ?? .null),
-                        ("failure", .optional(hop.failure)),
-                    ])
-                })
+                .array(
+                    load.hops.map { hop in
+                        .object([
+                            ("url", .string(hop.url)),
+                            ("status", hop.status.map { .int($0) } ?? .null),
+                            ("location", .optional(hop.location)),
+                            ("violations", .strings(hop.verdict?.violations.map(\.kind.name) ?? [])),
+                            ("error", hop.verdict?.error?.json ?? .null),
+                            ("failure", .optional(hop.failure)),
+                        ])
+                    })
             ),
         ])
     }
@@ -88,39 +90,50 @@ extension Diagnosis {
         .object([
             (
                 "versions",
-                .array(survey.versions.map { support in
-                    .object([
-                        ("version", .string(support.version.plistName)),
-                        ("accepted", .bool(support.isAccepted)),
-                        (
-                            "suites",
-                            .array(support.suites.map { suite in
-                                .object([
-                                    ("name", .string(suite.ianaName)),
-                                    ("id", .string(suite.hexID)),
-                                    ("ats", .string(SuiteStanding(suite, profile: settings.cipherProfile).rawValue)),
-                                ])
-                            })
-                        ),
-                        ("refusal", .optional(support.refusal)),
-                    ])
-                })
+                .array(
+                    survey.versions.map { support in
+                        .object([
+                            ("version", .string(support.version.plistName)),
+                            ("accepted", .bool(support.isAccepted)),
+                            (
+                                "suites",
+                                .array(
+                                    support.suites.map { suite in
+                                        .object([
+                                            ("name", .string(suite.ianaName)),
+                                            ("id", .string(suite.hexID)),
+                                            (
+                                                "ats",
+                                                .string(SuiteStanding(suite, profile: settings.cipherProfile).rawValue)
+                                            ),
+                                        ])
+                                    })
+                            ),
+                            ("refusal", .optional(support.refusal)),
+                        ])
+                    })
             ),
             ("trust", survey.trust.map { .string($0.name) } ?? .null),
             ("chain", .array(survey.chain.map(Self.certificateJSON))),
-            ("pinned_domains", survey.pinnedDomains(host: target.exceptionKey).map { JSONValue.object([(ATSKey.pinnedDomains, $0.json)]) } ?? .null),
+            (
+                "pinned_domains",
+                survey.pinnedDomains(host: target.exceptionKey).map {
+                    JSONValue.object([(ATSKey.pinnedDomains, $0.json)])
+                } ?? .null
+            ),
         ])
     }
 
     private static func certificateJSON(_ certificate: ServerSurvey.Certificate) -> JSONValue {
         let facts = certificate.facts
-        return .object(facts.summaryFields + [
-            ("issuer", .string(certificate.issuer)),
-            ("dns_names", .strings(facts.dnsNames)),
-            ("ip_addresses", .strings(facts.ipAddresses.map(\.description))),
-            ("spki_sha256", .optional(facts.spkiSHA256?.base64)),
-            ("sent_by_server", .bool(certificate.sentByServer)),
-            ("self_signed", .bool(facts.isSelfSigned)),
-        ])
+        return .object(
+            facts.summaryFields + [
+                ("issuer", .string(certificate.issuer)),
+                ("dns_names", .strings(facts.dnsNames)),
+                ("ip_addresses", .strings(facts.ipAddresses.map(\.description))),
+                ("spki_sha256", .optional(facts.spkiSHA256?.base64)),
+                ("sent_by_server", .bool(certificate.sentByServer)),
+                ("self_signed", .bool(facts.isSelfSigned)),
+            ])
     }
 }

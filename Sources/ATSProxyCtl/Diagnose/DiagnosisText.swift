@@ -1,6 +1,6 @@
-import TextFormats
 import ATSPolicy
 import TLSInspection
+import TextFormats
 
 /// `diagnose`'s text: nscurl's layout for the tests (sections between lines of `=`, each test between
 /// `---`), then the conclusion and the server's facts, which nscurl does not print.
@@ -15,7 +15,8 @@ struct DiagnosisText {
         output.line("Starting ATS Diagnostics")
         output.line()
         output.line(
-            "Configuring ATS Info.plist keys and displaying the result of \(target.scheme.rawValue.uppercased()) loads to \(target.load).")
+            "Configuring ATS Info.plist keys and displaying the result of \(target.scheme.rawValue.uppercased()) loads to \(target.load)."
+        )
         if target.rewritten {
             output.line(
                 "\(target.given) was given: like nscurl, atsproxyctl loads it over https://. "
@@ -58,10 +59,14 @@ struct DiagnosisText {
             if verbose {
                 output.line("Violations :")
                 for violation in violations {
-                    output.line("  - \(violation.kind.name), \(violation.error.nsurlName) \(violation.error.consoleForm): \(violation.explanation)")
+                    output.line(
+                        "  - \(violation.kind.name), \(violation.error.nsurlName) \(violation.error.consoleForm): \(violation.explanation)"
+                    )
                 }
             } else {
-                output.line("Violations : " + violations.map { "\($0.kind.name) \($0.error.consoleForm)" }.joined(separator: ", "))
+                output.line(
+                    "Violations : "
+                        + violations.map { "\($0.kind.name) \($0.error.consoleForm)" }.joined(separator: ", "))
             }
         }
         if let failure = result.failure ?? result.load?.failure { output.line("Error : \(failure)") }
@@ -92,7 +97,8 @@ struct DiagnosisText {
             output.line()
             output.line("Add to the app's Info.plist, inside its top-level <dict>:")
             output.line()
-            output.write(SuggestedException.infoPlistFragment([(domain: diagnosis.target.exceptionKey, exception: exception)]))
+            output.write(
+                SuggestedException.infoPlistFragment([(domain: diagnosis.target.exceptionKey, exception: exception)]))
         }
         output.line()
     }
@@ -117,7 +123,9 @@ struct DiagnosisText {
                 for (index, suite) in support.suites.enumerated() {
                     let version = index == 0 ? support.version.plistName : String(repeating: " ", count: 7)
                     let name = suite.ianaName.padding(to: width)
-                    output.line("  \(version)  \(name)  \(SuiteStanding(suite, profile: diagnosis.settings.cipherProfile).words)")
+                    output.line(
+                        "  \(version)  \(name)  \(SuiteStanding(suite, profile: diagnosis.settings.cipherProfile).words)"
+                    )
                 }
             }
         }
@@ -146,7 +154,8 @@ struct DiagnosisText {
         output.line("     signature:  \(facts.signatureAlgorithm)")
         let days = (facts.notAfter - facts.notBefore) / 86_400
         output.line(
-            "     valid:      \(DateFormat.rfc3339(facts.notBefore)) to \(DateFormat.rfc3339(facts.notAfter)) (\(days) days)")
+            "     valid:      \(DateFormat.rfc3339(facts.notBefore)) to \(DateFormat.rfc3339(facts.notAfter)) (\(days) days)"
+        )
         let names = facts.dnsNames.map { "DNS:\($0)" } + facts.ipAddresses.map { "IP:\($0)" }
         if !names.isEmpty { output.line("     SANs:       \(names.joined(separator: ", "))") }
         if let spki = facts.spkiSHA256 { output.line("     SPKI-SHA256-BASE64: \(spki.base64)") }

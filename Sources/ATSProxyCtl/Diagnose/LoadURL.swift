@@ -25,7 +25,9 @@ struct LoadURL: Equatable, CustomStringConvertible {
 
     /// An absolute `http` or `https` URL (`ws` and `wss` stand for them, as ATS treats them alike).
     init(parsing text: String) throws(Failure) {
-        guard let separator = text.firstRange(of: "://") else { throw Failure(description: "\"\(text)\" is not an absolute URL") }
+        guard let separator = text.firstRange(of: "://") else {
+            throw Failure(description: "\"\(text)\" is not an absolute URL")
+        }
         let name = text[..<separator.lowerBound].lowercased()
         switch name {
         case "https", "wss": scheme = .https
@@ -45,7 +47,9 @@ struct LoadURL: Equatable, CustomStringConvertible {
             hostPart = authority[...close]
             let after = authority[authority.index(after: close)...]
             if !after.isEmpty {
-                guard after.hasPrefix(":") else { throw Failure(description: "unexpected \"\(after)\" after the IPv6 address") }
+                guard after.hasPrefix(":") else {
+                    throw Failure(description: "unexpected \"\(after)\" after the IPv6 address")
+                }
                 explicitPort = try LoadURL.port(after.dropFirst())
             }
         } else if let colon = authority.lastIndex(of: ":") {
@@ -85,7 +89,9 @@ struct LoadURL: Equatable, CustomStringConvertible {
 
     /// The request `diagnose` sends: a GET, closing after the response, as plain as URLSession's.
     var request: [UInt8] {
-        Array("GET \(target) HTTP/1.1\r\nHost: \(authority)\r\nAccept: */*\r\nUser-Agent: atsproxyctl-diagnose\r\nConnection: close\r\n\r\n".utf8)
+        Array(
+            "GET \(target) HTTP/1.1\r\nHost: \(authority)\r\nAccept: */*\r\nUser-Agent: atsproxyctl-diagnose\r\nConnection: close\r\n\r\n"
+                .utf8)
     }
 
     private static func port(_ text: Substring) throws(Failure) -> UInt16 {

@@ -88,7 +88,8 @@ struct RedirectingLoad {
             do {
                 next = try next.resolving(location)
             } catch {
-                return RedirectingLoad(hops: hops, outcome: .failed("the redirect's Location \"\(location)\": \(error)"))
+                return RedirectingLoad(
+                    hops: hops, outcome: .failed("the redirect's Location \"\(location)\": \(error)"))
             }
         }
     }
@@ -129,7 +130,9 @@ struct HopFetcher {
         guard url.scheme == .https else {
             let verdict = policy.verdict(for: requirements, observed: nil)
             guard verdict.isCompliant else { return RedirectingLoad.Fetched(verdict: verdict) }
-            if let known = responses[url.description] { return RedirectingLoad.Fetched(verdict: verdict, response: known) }
+            if let known = responses[url.description] {
+                return RedirectingLoad.Fetched(verdict: verdict, response: known)
+            }
             do {
                 let response = try prober.loadCleartext(host: host, port: url.port, request: url.request)
                 responses[url.description] = response
@@ -148,7 +151,8 @@ struct HopFetcher {
         guard let observed = probe.observed else {
             return RedirectingLoad.Fetched(failure: probe.upstreamFailure?.description ?? "no handshake completed")
         }
-        let verdict = policy.verdict(for: requirements, observed: observed, atsHandshakeFailure: probe.atsHandshakeFailure)
+        let verdict = policy.verdict(
+            for: requirements, observed: observed, atsHandshakeFailure: probe.atsHandshakeFailure)
         guard verdict.isCompliant else { return RedirectingLoad.Fetched(verdict: verdict) }
         let responseKey = "\(url) \(profile)"
         if let known = responses[responseKey] { return RedirectingLoad.Fetched(verdict: verdict, response: known) }
@@ -159,7 +163,8 @@ struct HopFetcher {
                 return RedirectingLoad.Fetched(verdict: verdict, response: response)
             }
             return RedirectingLoad.Fetched(
-                verdict: verdict, failure: load.handshake?.failure?.description ?? "the handshake for the request failed")
+                verdict: verdict,
+                failure: load.handshake?.failure?.description ?? "the handshake for the request failed")
         } catch {
             return RedirectingLoad.Fetched(verdict: verdict, failure: error.description)
         }

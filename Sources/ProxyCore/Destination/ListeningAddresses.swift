@@ -10,7 +10,9 @@ package final class ListeningAddresses: Sendable {
     package init() {}
 
     /// Set by the listening loop once its listeners are bound.
-    func publish(_ bound: [SocketAddress]) { addresses.withLock { $0 = bound + $0.filter { old in !bound.contains { $0.description == old.description } } } }
+    func publish(_ bound: [SocketAddress]) {
+        addresses.withLock { $0 = bound + $0.filter { old in !bound.contains { $0.description == old.description } } }
+    }
 
     /// Adds another listener of the process that no request may be sent to: the web listener, which
     /// trusts loopback clients, and the proxy is one whenever it connects.

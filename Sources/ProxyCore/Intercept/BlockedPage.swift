@@ -11,7 +11,8 @@ extension ProxyResponse {
         let wantsHTML = head.headers.values(for: "Accept").contains { $0.lowercased().contains("text/html") }
         guard wantsHTML else {
             let opening = "atsproxy blocked \(url): App Transport Security would refuse the connection to \(host)."
-            return text(status: 403, reason: "Forbidden", headers: headers, body: blockedText(verdict, opening: opening))
+            return text(
+                status: 403, reason: "Forbidden", headers: headers, body: blockedText(verdict, opening: opening))
         }
         var body = """
             <!doctype html>
@@ -27,16 +28,21 @@ extension ProxyResponse {
 
             """
         for violation in verdict.violations {
-            body += "<li><strong>\(ElementText.escaped(violation.kind.name))</strong>: \(ElementText.escaped(violation.explanation)).<br>"
-            body += "Allowed by: <code>\(ElementText.escaped(violation.allowedBy ?? "no Info.plist key; the server must change"))</code></li>\n"
+            body +=
+                "<li><strong>\(ElementText.escaped(violation.kind.name))</strong>: \(ElementText.escaped(violation.explanation)).<br>"
+            body +=
+                "Allowed by: <code>\(ElementText.escaped(violation.allowedBy ?? "no Info.plist key; the server must change"))</code></li>\n"
         }
         body += "</ul>\n"
-        if let error = verdict.error { body += "<p>The app would see <code>\(ElementText.escaped(error.description))</code>.</p>\n" }
+        if let error = verdict.error {
+            body += "<p>The app would see <code>\(ElementText.escaped(error.description))</code>.</p>\n"
+        }
         body += "<p><small>atsproxy, intercept mode</small></p>\n</body></html>\n"
         let bytes = Array(body.utf8)
         var response = "HTTP/1.1 403 Forbidden\r\n"
         for (name, value) in headers { response += "\(name): \(value)\r\n" }
-        response += "Content-Type: text/html; charset=utf-8\r\nContent-Length: \(bytes.count)\r\nConnection: close\r\n\r\n"
+        response +=
+            "Content-Type: text/html; charset=utf-8\r\nContent-Length: \(bytes.count)\r\nConnection: close\r\n\r\n"
         return Array(response.utf8) + bytes
     }
 }

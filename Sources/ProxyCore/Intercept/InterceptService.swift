@@ -54,13 +54,15 @@ package final class ClientRejections: Sendable {
 
     /// The hosts passed through, with their counts, sorted by name.
     package func passedThrough(limit: Int) -> [(host: String, rejections: Int)] {
-        state.withLock { counts in counts.filter { $0.value >= limit }.map { ($0.key, $0.value) }.sorted { $0.0 < $1.0 } }
+        state.withLock { counts in counts.filter { $0.value >= limit }.map { ($0.key, $0.value) }.sorted { $0.0 < $1.0 }
+        }
     }
 }
 
 extension LeafCache: LeafSource {
     /// The device's SNI as a DNS name; without one, the CONNECT's host (an IP address gets an IP SAN).
-    package func credentials(serverName: String?, connectHost: String, now: Int64) throws(TLSError) -> ServerCredentials {
+    package func credentials(serverName: String?, connectHost: String, now: Int64) throws(TLSError) -> ServerCredentials
+    {
         // Names are compared without case: Example.com and example.com share one leaf.
         try credentials(for: serverName.map { LeafName.dns($0.lowercased()) } ?? LeafName(host: connectHost), now: now)
     }

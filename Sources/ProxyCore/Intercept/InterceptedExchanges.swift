@@ -40,7 +40,8 @@ final class InterceptedExchanges: ExchangeOwner {
     var settings: ProxySettings { session.settings }
 
     init(
-        tunnel: ConnectTunnel, device: TLSByteStream, origin: TLSByteStream?, address: SocketAddress?, requestOrigin: RequestOrigin,
+        tunnel: ConnectTunnel, device: TLSByteStream, origin: TLSByteStream?, address: SocketAddress?,
+        requestOrigin: RequestOrigin,
         blocked: Verdict?
     ) {
         self.tunnel = tunnel
@@ -103,8 +104,10 @@ final class InterceptedExchanges: ExchangeOwner {
             let bytes = device.peek(maximum: 16 * 1024)
             let firstChunk = current == nil
             if current == nil {
-                current = (RequestRecord(startedAt: ProxyServer.nowMilliseconds(), connection: facts, reused: requests > 0),
-                           MonotonicClock.nowMilliseconds())
+                current = (
+                    RequestRecord(startedAt: ProxyServer.nowMilliseconds(), connection: facts, reused: requests > 0),
+                    MonotonicClock.nowMilliseconds()
+                )
             }
             // The first bytes may be some other protocol spoken over TLS: relayed as they come.
             // (Judged on the connection's first chunk: one that ends mid-line is read as HTTP.)
@@ -118,7 +121,9 @@ final class InterceptedExchanges: ExchangeOwner {
                 headBytes += Int64(bytes.count)
             case .failed(let error):
                 awaitingHead = false
-                return refuse(status: error.status, reason: error.statusPhrase, body: error.reason, logged: "bad request: \(error.reason)")
+                return refuse(
+                    status: error.status, reason: error.statusPhrase, body: error.reason,
+                    logged: "bad request: \(error.reason)")
             case .complete(let head, let leftover):
                 device.discardInput(bytes.count - leftover.count)
                 headBytes += Int64(bytes.count - leftover.count)
@@ -148,7 +153,7 @@ final class InterceptedExchanges: ExchangeOwner {
         requests += 1
         current?.record.method = head.method
         current?.record.url = head.target.description
-        current?.record.httpVersion = head.version == .http1_0 ? "HTTP/1.0" : "HTTP/1.1"
+        current?.record.httpVersion = head.version == .http10 ? "HTTP/1.0" : "HTTP/1.1"
         current?.record.requestHeadBytes = headBytes
         if settings.intercept.logHeaders {
             current?.record.requestHeaders = RequestRecord.loggedHeaders(
@@ -159,11 +164,14 @@ final class InterceptedExchanges: ExchangeOwner {
         do {
             framing = try head.bodyFraming()
         } catch {
-            return refuse(status: error.status, reason: error.statusPhrase, body: error.reason, logged: "bad request: \(error.reason)")
+            return refuse(
+                status: error.status, reason: error.statusPhrase, body: error.reason,
+                logged: "bad request: \(error.reason)")
         }
         guard let origin, let address else { return end() }  // Only a page-style block has none.
         let exchange = PlainHTTPExchange(
-            owner: self, origin: origin, address: address, key: OriginKey(host: requestOrigin.host, port: requestOrigin.port),
+            owner: self, origin: origin, address: address,
+            key: OriginKey(host: requestOrigin.host, port: requestOrigin.port),
             head: head, requestFraming: framing, originIsDedicated: true,
             relaysUpgrades: true)
         self.exchange = exchange
@@ -207,9 +215,13 @@ final class InterceptedExchanges: ExchangeOwner {
             guard keepClient, keepOrigin, !session.environment.isDraining else { return endAfterFlush() }
             awaitHead()
         case .failedBeforeResponse(let status, let reason):
-            refuse(status: status, reason: status == 504 ? "Gateway Timeout" : "Bad Gateway", body: reason.text, logged: reason.text)
+            refuse(
+                status: status, reason: status == 504 ? "Gateway Timeout" : "Bad Gateway", body: reason.text,
+                logged: reason.text)
         case .requestRefused(let error):
-            refuse(status: error.status, reason: error.statusPhrase, body: error.reason, logged: "bad request: \(error.reason)")
+            refuse(
+                status: error.status, reason: error.statusPhrase, body: error.reason,
+                logged: "bad request: \(error.reason)")
         case .aborted(let reason):
             logCurrent(error: reason.text)
             end()
@@ -233,7 +245,8 @@ final class InterceptedExchanges: ExchangeOwner {
 
     /// The page-style block: a 403 naming the violations, for every request; nothing goes upstream.
     private func answerBlocked(_ head: RequestHead, verdict: Verdict) {
-        let response = ProxyResponse.blockedPage(verdict, host: requestOrigin.host, url: head.target.description, head: head)
+        let response = ProxyResponse.blockedPage(
+            verdict, host: requestOrigin.host, url: head.target.description, head: head)
         current?.record.status = 403
         current?.record.statusText = "Forbidden"
         current?.record.responseHeadBytes = -1

@@ -1,7 +1,7 @@
 import ATSPolicy
 import EventLoop
-import LogRecord
 import Glibc
+import LogRecord
 import ProxyWire
 import TLSInspection
 
@@ -50,7 +50,8 @@ final class InterceptedTunnel {
     private var client: any ByteStream { session.client }
 
     init(
-        tunnel: ConnectTunnel, upstream: any ByteStream, address: SocketAddress, hello: ClientHello, requirements: Requirements
+        tunnel: ConnectTunnel, upstream: any ByteStream, address: SocketAddress, hello: ClientHello,
+        requirements: Requirements
     ) throws(TLSError) {
         self.tunnel = tunnel
         self.upstream = upstream
@@ -59,12 +60,14 @@ final class InterceptedTunnel {
         self.requirements = requirements
         let context = try tunnel.session.environment.upstreamContext(for: .ats(for: requirements))
         // The device's own server name, or none as it sent none (an IP literal).
-        let stream = try TLSStream(role: .client(serverName: hello.serverName), context: context, transport: StreamTransport(upstream))
+        let stream = try TLSStream(
+            role: .client(serverName: hello.serverName), context: context, transport: StreamTransport(upstream))
         // HTTP/1.1 is what the proxy relays; the device is offered the same.
         try stream.offerApplicationProtocols(["http/1.1"])
         sessionKey = UpstreamSessionCache.Key(
             host: tunnel.host, port: tunnel.port, serverName: hello.serverName, profile: .ats(for: requirements))
-        offered = tunnel.session.environment.upstreamSessions?.entry(for: sessionKey, now: MonotonicClock.nowMilliseconds())
+        offered = tunnel.session.environment.upstreamSessions?.entry(
+            for: sessionKey, now: MonotonicClock.nowMilliseconds())
         if let offered { stream.offer(offered.session) }
         state = .upstreamHandshake(stream)
     }
@@ -78,7 +81,8 @@ final class InterceptedTunnel {
         upstreamAddress = nil
         self.hello = hello
         self.requirements = requirements
-        sessionKey = UpstreamSessionCache.Key(host: tunnel.host, port: tunnel.port, serverName: hello.serverName, profile: .ats(for: requirements))
+        sessionKey = UpstreamSessionCache.Key(
+            host: tunnel.host, port: tunnel.port, serverName: hello.serverName, profile: .ats(for: requirements))
         offered = nil
         state = .done
         pageVerdict = verdict
@@ -147,7 +151,9 @@ final class InterceptedTunnel {
             observed = full
             observed.evaluationTime = now
         } else {
-            guard let facts = stream.outcome(now: now).observed else { return upstreamLost("the handshake ended without a result") }
+            guard let facts = stream.outcome(now: now).observed else {
+                return upstreamLost("the handshake ended without a result")
+            }
             result = ProbeResult(observed: facts, address: upstreamAddress)
             observed = facts
         }
@@ -188,12 +194,15 @@ final class InterceptedTunnel {
         case .upstreamHandshake:
             session.record?.action = .failed
             session.record?.fail(
-                FailureReason(.upstreamTimeout, "upstream did not complete the TLS handshake in \(settings.handshakeTimeout.logText)"))
+                FailureReason(
+                    .upstreamTimeout,
+                    "upstream did not complete the TLS handshake in \(settings.handshakeTimeout.logText)"))
         case .deviceHandshake:
             session.record?.interceptFailed = "client_handshake_timeout"
             session.record?.fail(
                 FailureReason(
-                    .clientHandshakeTimeout, "the device did not complete its TLS handshake in \(settings.handshakeTimeout.logText)"))
+                    .clientHandshakeTimeout,
+                    "the device did not complete its TLS handshake in \(settings.handshakeTimeout.logText)"))
         case .relaying, .done:
             return
         }
@@ -209,8 +218,11 @@ final class InterceptedTunnel {
         }
         let device: TLSStream
         do {
-            let credentials = try leaves.credentials(serverName: hello.serverName, connectHost: tunnel.host, now: Int64(time(nil)))
-            device = try TLSStream(role: .server(credentials: credentials), context: service.deviceContext, transport: StreamTransport(client))
+            let credentials = try leaves.credentials(
+                serverName: hello.serverName, connectHost: tunnel.host, now: Int64(time(nil)))
+            device = try TLSStream(
+                role: .server(credentials: credentials), context: service.deviceContext,
+                transport: StreamTransport(client))
         } catch {
             session.record?.action = .failed
             session.record?.fail(FailureReason(.certificateMint, "minting a certificate for \(serverName): \(error)"))
@@ -242,7 +254,8 @@ final class InterceptedTunnel {
         deadline = nil
         let exchanges = InterceptedExchanges(
             tunnel: tunnel, device: TLSByteStream(transport: client, tls: device),
-            origin: origin.flatMap { origin in upstream.map { TLSByteStream(transport: $0, tls: origin) } }, address: upstreamAddress,
+            origin: origin.flatMap { origin in upstream.map { TLSByteStream(transport: $0, tls: origin) } },
+            address: upstreamAddress,
             requestOrigin: RequestOrigin(scheme: "https", host: serverName, port: tunnel.port), blocked: blocked)
         state = .relaying(exchanges)
         session.noteOpened()
@@ -256,7 +269,8 @@ final class InterceptedTunnel {
         state = .done
         session.record?.interceptFailed = "client_rejected_certificate"
         session.record?.clientAlert = alert
-        var words = "the device rejected the proxy's certificate for \(serverName)"
+        var words =
+            "the device rejected the proxy's certificate for \(serverName)"
             + (alert.map { " (alert \($0))" } ?? " (\(reason))")
             + ": trust the atsproxy CA on the device, or the app pins its certificates"
         if let service = session.environment.interceptService {
@@ -277,7 +291,9 @@ final class InterceptedTunnel {
             if offered != nil { cache.remove(sessionKey) }
             return
         }
-        cache.keep(resumable, result: judged, resumed: stream.wasResumed, for: sessionKey, now: MonotonicClock.nowMilliseconds())
+        cache.keep(
+            resumable, result: judged, resumed: stream.wasResumed, for: sessionKey,
+            now: MonotonicClock.nowMilliseconds())
     }
 
     /// The alert a peer sent, as OpenSSL words it in its error queue ("tlsv1 alert unknown ca",

@@ -1,7 +1,6 @@
-import TextFormats
-import LogRecord
-
 import ATSPolicy
+import LogRecord
+import TextFormats
 
 /// One HTTP request inside an intercepted connection: one JSON line in the log, beside its
 /// connection's line (docs/request-log.md is the contract, LogRecord's ``RequestField`` its field
@@ -59,7 +58,9 @@ package struct RequestRecord: Sendable {
     static let secretFields: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
 
     /// `fields` as logged: secrets redacted unless `logSecrets`.
-    static func loggedHeaders(_ fields: [(name: String, value: String)], logSecrets: Bool) -> [(name: String, value: String)] {
+    static func loggedHeaders(_ fields: [(name: String, value: String)], logSecrets: Bool) -> [(
+        name: String, value: String
+    )] {
         guard !logSecrets else { return fields }
         return fields.map { secretFields.contains($0.name.lowercased()) ? ($0.name, "[redacted]") : $0 }
     }
@@ -115,6 +116,11 @@ package struct RequestRecord: Sendable {
     }
 
     private static func headersJSON(_ fields: [(name: String, value: String)]) -> JSONValue {
-        .array(fields.map { .object([(HeaderField.name.rawValue, .string($0.name)), (HeaderField.value.rawValue, .string($0.value))]) })
+        .array(
+            fields.map {
+                .object([
+                    (HeaderField.name.rawValue, .string($0.name)), (HeaderField.value.rawValue, .string($0.value)),
+                ])
+            })
     }
 }

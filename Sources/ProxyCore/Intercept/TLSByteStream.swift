@@ -218,7 +218,9 @@ final class TLSByteStream: ByteStream {
         if enabled {
             if availableBytes < Self.highWater, peerEnd == nil, !failed { transport.setReading(true) }
             // Bytes, an end or a failure already known are told from the loop.
-            if availableBytes > 0 || transport.availableBytes > 0 || peerEnd != nil || failed { transport.noteReadable() }
+            if availableBytes > 0 || transport.availableBytes > 0 || peerEnd != nil || failed {
+                transport.noteReadable()
+            }
         } else {
             transport.setReading(false)
         }

@@ -55,7 +55,8 @@ package struct PrometheusText: Sendable {
     package mutating func histogram(_ name: MetricName, help: String, _ histogram: HistogramSnapshot) {
         let base = name.description
         precondition(
-            !["_bucket", "_sum", "_count"].contains { base.hasSuffix($0) }, "a histogram's own name has no sample suffix: \(name)")
+            !["_bucket", "_sum", "_count"].contains { base.hasSuffix($0) },
+            "a histogram's own name has no sample suffix: \(name)")
         family(name, type: "histogram", help: help)
         var cumulative = 0
         for (bound, count) in zip(histogram.upperBounds, histogram.bucketCounts) {
@@ -128,7 +129,9 @@ package struct MetricName: Sendable, Hashable, CustomStringConvertible, Expressi
 
     static func isValid(_ name: String) -> Bool {
         guard let first = name.utf8.first, !isDigit(first) else { return false }
-        return name.utf8.allSatisfy { isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ":") }
+        return name.utf8.allSatisfy {
+            isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ":")
+        }
     }
 }
 

@@ -20,7 +20,9 @@ package final class SiteConnection {
         /// How many bytes of answers may wait for a client before its next request is read.
         package var answerBacklog: Int
 
-        package init(headTimeout: Duration, idleTimeout: Duration, eventBacklog: Int = 4 << 20, answerBacklog: Int = 64 * 1024) {
+        package init(
+            headTimeout: Duration, idleTimeout: Duration, eventBacklog: Int = 4 << 20, answerBacklog: Int = 64 * 1024
+        ) {
             self.headTimeout = headTimeout
             self.idleTimeout = idleTimeout
             self.eventBacklog = eventBacklog
@@ -67,7 +69,8 @@ package final class SiteConnection {
         self.hub = hub
         self.gate = gate
         self.onClose = onClose
-        origin = RequestOrigin(scheme: arrival.isSecure ? "https" : "http", host: OnboardingHost.name, port: arrival.isSecure ? 443 : 80)
+        origin = RequestOrigin(
+            scheme: arrival.isSecure ? "https" : "http", host: OnboardingHost.name, port: arrival.isSecure ? 443 : 80)
     }
 
     /// Starts reading requests (bytes already buffered included).
@@ -78,7 +81,8 @@ package final class SiteConnection {
             guard case .awaitingHead = state else { return close() }
             // A head begun and not finished in time gets 408, as on the proxy's listener.
             if event == .timeout, headStartedAt != nil {
-                return answerAndClose(.text("no complete request head in time\n", status: 408, reason: "Request Timeout"))
+                return answerAndClose(
+                    .text("no complete request head in time\n", status: 408, reason: "Request Timeout"))
             }
             // A client that half-closed after its requests still gets their answers: those still
             // buffered (waiting for the client to take earlier ones) are answered first.
@@ -127,7 +131,8 @@ package final class SiteConnection {
                 stream.discardInput(bytes.count)
                 let left = limits.headTimeout.milliseconds - (MonotonicClock.nowMilliseconds() - (headStartedAt ?? 0))
                 guard left > 0 else {
-                    return answerAndClose(.text("no complete request head in time\n", status: 408, reason: "Request Timeout"))
+                    return answerAndClose(
+                        .text("no complete request head in time\n", status: 408, reason: "Request Timeout"))
                 }
                 stream.setTimeouts(read: .milliseconds(left), write: limits.idleTimeout)
             case .failed(let error):
@@ -150,7 +155,8 @@ package final class SiteConnection {
         }
         let framing = try? head.bodyFraming()
         guard framing == BodyFraming.none || framing == .contentLength(0) else {
-            return answerAndClose(.text("atsproxy's pages take no request body\n", status: 413, reason: "Content Too Large"))
+            return answerAndClose(
+                .text("atsproxy's pages take no request body\n", status: 413, reason: "Content Too Large"))
         }
         let request = LocalRequest(
             method: head.method, pathAndQuery: pathAndQuery, headers: head.headers, client: client, arrival: arrival,
@@ -176,8 +182,10 @@ package final class SiteConnection {
             guard let hub else { return answerAndClose(.notFound(request.path)) }
             state = .streaming(channel: channel)
             let fields = extraHeaders.map { "\($0.name): \($0.value)\r\n" }.joined()
-            stream.write(Array(("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
-                + "Connection: close\r\n\(fields)\r\nretry: \(retry)\n\n").utf8))
+            stream.write(
+                Array(
+                    ("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
+                        + "Connection: close\r\n\(fields)\r\nretry: \(retry)\n\n").utf8))
             // The stream stays open as long as the client keeps it; a reader that takes no byte
             // of its backlog for the idle timeout is dropped.
             stream.setTimeouts(read: nil, write: limits.idleTimeout)

@@ -24,13 +24,18 @@ final class SiteTLSSession {
         session: ClientSession, site: any LocalSite & Sendable, serverName: String?, connectHost: String,
         arrival: LocalRequest.Arrival
     ) throws(TLSError) {
-        guard let service = session.environment.interceptService, let leaves = session.environment.leafSource else { return nil }
-        let credentials = try leaves.credentials(serverName: serverName, connectHost: connectHost, now: Int64(time(nil)))
+        guard let service = session.environment.interceptService, let leaves = session.environment.leafSource else {
+            return nil
+        }
+        let credentials = try leaves.credentials(
+            serverName: serverName, connectHost: connectHost, now: Int64(time(nil)))
         self.session = session
         self.site = site
         self.arrival = arrival
         state = .handshake(
-            try TLSStream(role: .server(credentials: credentials), context: service.deviceContext, transport: StreamTransport(session.client)))
+            try TLSStream(
+                role: .server(credentials: credentials), context: service.deviceContext,
+                transport: StreamTransport(session.client)))
     }
 
     func start() {
@@ -55,7 +60,8 @@ final class SiteTLSSession {
         }
         let settings = session.settings
         let pages = SiteConnection(
-            stream: TLSByteStream(transport: session.client, tls: tls), site: site, client: session.deviceAddress, arrival: arrival,
+            stream: TLSByteStream(transport: session.client, tls: tls), site: site, client: session.deviceAddress,
+            arrival: arrival,
             listener: session.listenerText,
             limits: SiteConnection.Limits(headTimeout: settings.headTimeout, idleTimeout: settings.idleTimeout)
         ) { [unowned self] _ in

@@ -164,7 +164,8 @@ extension ConnectTunnel {
         session.record?.serverNameIndication = hello.serverName
         if let reason = inspection.upstreamSpeaksCleartext {
             session.record?.action = .failed
-            session.record?.fail(FailureReason(.serverNotTLS, "the device started TLS, but the server does not speak TLS: \(reason)"))
+            session.record?.fail(
+                FailureReason(.serverNotTLS, "the device started TLS, but the server does not speak TLS: \(reason)"))
             return session.finish()
         }
         if interceptPlanned { return interceptOrPass(hello, upstream: upstream) }
@@ -185,14 +186,18 @@ extension ConnectTunnel {
     /// offers only h2), which go through as a tunnel judged by the probe.
     func interceptOrPass(_ hello: ClientHello, upstream: any ByteStream) {
         var named = requirements
-        if let name = hello.serverName, name != host, let forName = try? session.lookUpRequirements(for: name, scheme: .https) {
+        if let name = hello.serverName, name != host,
+            let forName = try? session.lookUpRequirements(for: name, scheme: .https)
+        {
             named = forName
         }
         var reason: PassthroughReason?
         if let service = session.environment.interceptService, let name = hello.serverName, name != host {
             reason = passthroughReason(for: name, requirements: named, service: service)
         }
-        if reason == nil, !hello.alpnProtocols.isEmpty, !hello.alpnProtocols.contains("http/1.1") { reason = .noHTTP1ALPN }
+        if reason == nil, !hello.alpnProtocols.isEmpty, !hello.alpnProtocols.contains("http/1.1") {
+            reason = .noHTTP1ALPN
+        }
         if let reason {
             session.record?.inspect = .passthrough
             session.record?.passthrough = reason
@@ -204,7 +209,8 @@ extension ConnectTunnel {
         guard let address = upstreamAddress else { return judgeDeferred(upstream: upstream) }
         let intercepted: InterceptedTunnel
         do {
-            intercepted = try InterceptedTunnel(tunnel: self, upstream: upstream, address: address, hello: hello, requirements: named)
+            intercepted = try InterceptedTunnel(
+                tunnel: self, upstream: upstream, address: address, hello: hello, requirements: named)
         } catch {
             session.record?.action = .failed
             session.record?.fail(FailureReason(.upstreamHandshake, "starting the upstream TLS handshake: \(error)"))

@@ -76,7 +76,8 @@ extension ConnectTunnel {
         relay.onEnd = { [unowned self] _, ending in
             // A reset or a refused write ends it as a reset ended the copies: closed, no reason logged.
             if case .failed(let side, let event) = ending, event == .timeout {
-                session.record?.fail(FailureReason(.closedTimeout, "closed: the \(side == .first ? "device" : "server") timed out"))
+                session.record?.fail(
+                    FailureReason(.closedTimeout, "closed: the \(side == .first ? "device" : "server") timed out"))
             }
             session.finish()
         }

@@ -120,7 +120,9 @@ final class ConnectTunnel {
 
     /// Why intercept mode would not intercept `name` (nil: it would): pinned by the policy (the app
     /// rejects any minted leaf), named by `--passthrough`, or rejected by devices too often.
-    func passthroughReason(for name: String, requirements: Requirements, service: InterceptService) -> PassthroughReason? {
+    func passthroughReason(for name: String, requirements: Requirements, service: InterceptService)
+        -> PassthroughReason?
+    {
         if requirements.pins != nil { return .pinned }
         if settings.intercept.passesThrough(name) { return .passthroughPattern }
         if service.rejections.passesThrough(name, limit: settings.intercept.rejectionsBeforePassthrough) {
@@ -155,7 +157,9 @@ final class ConnectTunnel {
         if let refusal = result.refusal { return session.deny(refusal) }
         // A cached verdict may come from another client's probe (a loopback client's, which may
         // reach 127.0.0.1): the address it judged must be one this client may reach.
-        if let address = result.address, let refusal = session.destinations.vet(address) { return session.deny(refusal) }
+        if let address = result.address, let refusal = session.destinations.vet(address) {
+            return session.deny(refusal)
+        }
         session.record?.noteProbe(result)
         session.record?.upstreamAddress = result.address?.description
         if let reason = result.cleartextUpstream {
@@ -171,9 +175,10 @@ final class ConnectTunnel {
             let reason = Self.unreachable(result)
             session.record?.fail(reason)
             let timedOut = result.upstreamFailure?.isTimeout == true
-            return session.respond(ProxyResponse.text(
-                status: timedOut ? 504 : 502, reason: timedOut ? "Gateway Timeout" : "Bad Gateway",
-                body: "atsproxy could not reach \(host):\(port): \(reason.text)\n"))
+            return session.respond(
+                ProxyResponse.text(
+                    status: timedOut ? 504 : 502, reason: timedOut ? "Gateway Timeout" : "Bad Gateway",
+                    body: "atsproxy could not reach \(host):\(port): \(reason.text)\n"))
         }
         let verdict = settings.policy.verdict(
             for: requirements, observed: observed, atsHandshakeFailure: result.atsHandshakeFailure)
@@ -219,8 +224,9 @@ final class ConnectTunnel {
             case .failure(.unreachable(let failure, let timedOut)):
                 session.record?.action = .failed
                 session.record?.fail(FailureReason(failure, timedOut: timedOut))
-                session.respond(ProxyResponse.text(
-                    status: 502, reason: "Bad Gateway", body: "atsproxy could not connect upstream: \(failure)\n"))
+                session.respond(
+                    ProxyResponse.text(
+                        status: 502, reason: "Bad Gateway", body: "atsproxy could not connect upstream: \(failure)\n"))
             }
         }
     }
@@ -266,7 +272,8 @@ final class ConnectTunnel {
     /// handshake reached the server.
     private func deferredVerdict(_ result: ProbeResult) {
         if retriedOthersRefusal(result, key: VerdictKey(host: host, port: port, requirements: requirements)) { return }
-        let refusal = result.refusal.map(\.destination).flatMap { session.destinations.vet($0.address, port: $0.port) }
+        let refusal =
+            result.refusal.map(\.destination).flatMap { session.destinations.vet($0.address, port: $0.port) }
             ?? result.address.flatMap { session.destinations.vet($0) }
         if let refusal {
             session.record?.action = .denied
@@ -278,7 +285,8 @@ final class ConnectTunnel {
         session.record?.upstreamAddress = result.address?.description
         if let reason = result.cleartextUpstream {
             session.record?.action = .failed
-            session.record?.fail(FailureReason(.serverNotTLS, "the device started TLS, but the server does not speak TLS: \(reason)"))
+            session.record?.fail(
+                FailureReason(.serverNotTLS, "the device started TLS, but the server does not speak TLS: \(reason)"))
             return session.finish()
         }
         guard let observed = result.observed else {
@@ -339,7 +347,8 @@ final class ConnectTunnel {
             session.record?.fail(reason)
             return session.finish()
         }
-        let verdict = settings.policy.verdict(for: named, observed: observed, atsHandshakeFailure: result.atsHandshakeFailure)
+        let verdict = settings.policy.verdict(
+            for: named, observed: observed, atsHandshakeFailure: result.atsHandshakeFailure)
         session.record?.serverNameVerdict = verdict
         if !verdict.isCompliant, settings.mode == .enforce {
             // Nothing of the device's handshake has reached the server.

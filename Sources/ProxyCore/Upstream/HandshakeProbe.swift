@@ -24,13 +24,15 @@ final class HandshakeProbe {
     ///   - deadline: when the handshake must be complete (``MonotonicClock`` milliseconds).
     ///   - handshakeLimit: the limit behind `deadline`, for the words of a timeout.
     init(
-        base: EventBase, connection: SocketStream, context: TLSClientContext, serverName: String?, deadline: Int64, handshakeLimit: Duration
+        base: EventBase, connection: SocketStream, context: TLSClientContext, serverName: String?, deadline: Int64,
+        handshakeLimit: Duration
     ) throws(TLSError) {
         self.base = base
         self.connection = connection
         self.deadline = deadline
         self.handshakeLimit = handshakeLimit
-        stream = try TLSStream(role: .client(serverName: serverName), context: context, transport: StreamTransport(connection))
+        stream = try TLSStream(
+            role: .client(serverName: serverName), context: context, transport: StreamTransport(connection))
     }
 
     /// Sends the ClientHello and calls `completion` once, from the loop, with what the handshake
@@ -52,9 +54,10 @@ final class HandshakeProbe {
             // The end is in the input now: the stream reads it as the server's close.
             case .endOfStream: advance()
             case .error(let code):
-                finish(ProbeOutcome(
-                    observed: nil, failure: .connectionLost(reason: String(cString: strerror(code))),
-                    peerCertificates: stream.outcome(now: 0).peerCertificates))
+                finish(
+                    ProbeOutcome(
+                        observed: nil, failure: .connectionLost(reason: String(cString: strerror(code))),
+                        peerCertificates: stream.outcome(now: 0).peerCertificates))
             case .connected, .timeout: break
             }
         }

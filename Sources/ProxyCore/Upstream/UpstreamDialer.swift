@@ -57,7 +57,9 @@ final class UpstreamDialer {
     /// Resolves `host` and connects to its first address that accepts.
     func dial(host: String, port: UInt16, completion: @escaping Completion) {
         if let listed = hosts?.addresses(for: host) {
-            let addresses = listed.compactMap { try? SocketAddress(parsing: $0.contains(":") ? "[\($0)]:\(port)" : "\($0):\(port)") }
+            let addresses = listed.compactMap {
+                try? SocketAddress(parsing: $0.contains(":") ? "[\($0)]:\(port)" : "\($0):\(port)")
+            }
             return vetAndConnect(host: host, port: port, addresses: addresses, completion: completion)
         }
         let lookup = resolver.lookUp(host, port: port) { [unowned self] result in
@@ -74,7 +76,9 @@ final class UpstreamDialer {
 
     /// Connects to `address` only: the one a verdict was about; within `limit` when a deadline
     /// leaves less than the connect timeout.
-    func connect(to address: SocketAddress, host: String, within limit: Duration? = nil, completion: @escaping Completion) {
+    func connect(
+        to address: SocketAddress, host: String, within limit: Duration? = nil, completion: @escaping Completion
+    ) {
         if let limit { timeout = min(timeout, limit) }
         vetAndConnect(host: host, port: address.port, addresses: [address], completion: completion)
     }
@@ -90,7 +94,8 @@ final class UpstreamDialer {
     }
 
     /// Refuses the whole name if any of its addresses is refused; otherwise connects to each in turn.
-    private func vetAndConnect(host: String, port: UInt16, addresses: [SocketAddress], completion: @escaping Completion) {
+    private func vetAndConnect(host: String, port: UInt16, addresses: [SocketAddress], completion: @escaping Completion)
+    {
         if let refusal = addresses.lazy.compactMap(vet).first {
             state = .done
             return completion(.failure(.refused(refusal)))
@@ -105,14 +110,16 @@ final class UpstreamDialer {
         guard let address = addresses.first else {
             state = .done
             let reason = errors.isEmpty ? "no address" : errors.joined(separator: "; ")
-            return completion(.failure(.unreachable(.connect(host: host, port: port, reason: reason), timedOut: timedOut)))
+            return completion(
+                .failure(.unreachable(.connect(host: host, port: port, reason: reason), timedOut: timedOut)))
         }
         let connection: SocketStream
         do {
             connection = try SocketStream(base: base, connectingTo: address)
         } catch {
             state = .done
-            return completion(.failure(.unreachable(.connect(host: host, port: port, reason: error.description), timedOut: false)))
+            return completion(
+                .failure(.unreachable(.connect(host: host, port: port, reason: error.description), timedOut: false)))
         }
         state = .connecting(connection)
         connection.setReading(false)
@@ -120,9 +127,11 @@ final class UpstreamDialer {
         connection.onEvent = { [unowned self] _, event in
             guard event == .connected else {
                 connection.close()
-                let reason = event == .timeout ? "the connection did not open within \(timeout.logText)" : event.description
+                let reason =
+                    event == .timeout ? "the connection did not open within \(timeout.logText)" : event.description
                 return connect(
-                    host: host, port: port, addresses: addresses.dropFirst(), errors: errors + ["\(address): \(reason)"],
+                    host: host, port: port, addresses: addresses.dropFirst(),
+                    errors: errors + ["\(address): \(reason)"],
                     timedOut: timedOut || event == .timeout, completion: completion)
             }
             connection.onEvent = nil

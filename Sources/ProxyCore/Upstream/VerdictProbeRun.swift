@@ -97,7 +97,8 @@ final class VerdictProbeRun {
     }
 
     private func handshake(
-        _ connection: SocketStream, address: SocketAddress, profile: ClientProfile, then: @escaping (ProbeOutcome) -> Void
+        _ connection: SocketStream, address: SocketAddress, profile: ClientProfile,
+        then: @escaping (ProbeOutcome) -> Void
     ) {
         let probe: HandshakeProbe
         do {

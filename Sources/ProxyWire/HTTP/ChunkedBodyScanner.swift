@@ -98,7 +98,9 @@ package struct ChunkedBodyScanner: Sendable {
     private mutating func accept(_ byte: UInt8) -> HeadError? {
         switch state {
         case .sizeStart:
-            guard let digit = HTTPSyntax.hexValue(byte) else { return fail("the chunk size is not a hexadecimal number") }
+            guard let digit = HTTPSyntax.hexValue(byte) else {
+                return fail("the chunk size is not a hexadecimal number")
+            }
             lineBytes = 1
             chunkSize = UInt64(digit)
             sizeDigits = 1
@@ -122,7 +124,9 @@ package struct ChunkedBodyScanner: Sendable {
             if let error = countLineByte("chunk-size") { return error }
             return acceptExtensionByte(byte, in: extensionState)
         case .sizeLineFeed:
-            guard byte == HTTPSyntax.lineFeed else { return fail("the chunk-size line has a CR that is not followed by LF") }
+            guard byte == HTTPSyntax.lineFeed else {
+                return fail("the chunk-size line has a CR that is not followed by LF")
+            }
             if chunkSize == 0 {
                 lineBytes = 0
                 state = .trailerLineStart
@@ -144,7 +148,9 @@ package struct ChunkedBodyScanner: Sendable {
         case .trailerLineStart, .trailerName, .trailerValue:
             return acceptTrailerByte(byte)
         case .trailerLineFeed(let endsBody):
-            guard byte == HTTPSyntax.lineFeed else { return fail("the trailer section has a CR that is not followed by LF") }
+            guard byte == HTTPSyntax.lineFeed else {
+                return fail("the trailer section has a CR that is not followed by LF")
+            }
             lineBytes = 0
             state = endsBody ? .finished : .trailerLineStart
             return nil

@@ -130,7 +130,8 @@ struct HTTPHeadScanner<Scanner: StartLineScanner>: Sendable {
         headBytes += 1
         guard headBytes <= limits.maximumHeadBytes else {
             let prefix = kind == .request ? "request header fields too large: " : ""
-            return .failed(.tooLarge(kind, "\(prefix)the \(kind.noun) head is larger than \(limits.maximumHeadBytes) bytes"))
+            return .failed(
+                .tooLarge(kind, "\(prefix)the \(kind.noun) head is larger than \(limits.maximumHeadBytes) bytes"))
         }
         // Lines end with CRLF or a bare LF (RFC 9112 §2.2). A CR anywhere else is a bare CR,
         // which §2.2 lets a recipient reject; accepting it would let two parsers disagree.
@@ -177,7 +178,8 @@ struct HTTPHeadScanner<Scanner: StartLineScanner>: Sendable {
         fieldLineCount += 1
         guard fieldLineCount <= limits.maximumHeaderLines else {
             let prefix = kind == .request ? "request header fields too large: " : ""
-            return .failed(.tooLarge(kind, "\(prefix)the \(kind.noun) has more than \(limits.maximumHeaderLines) header lines"))
+            return .failed(
+                .tooLarge(kind, "\(prefix)the \(kind.noun) has more than \(limits.maximumHeaderLines) header lines"))
         }
         if byte == HTTPSyntax.colon { return fieldError("has an empty field name") }
         fieldBytes.removeAll(keepingCapacity: true)

@@ -49,8 +49,9 @@ enum HTTPHostSyntax {
         guard bytes.count <= maximumNameLength else { return .failure(.tooLong) }
         for byte in bytes {
             if byte == UInt8(ascii: "%") { return .failure(.percentEncoded) }
-            guard HTTPSyntax.isLetter(byte) || HTTPSyntax.isDigit(byte)
-                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
+            guard
+                HTTPSyntax.isLetter(byte) || HTTPSyntax.isDigit(byte)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
             else { return .failure(.invalidCharacter(byte)) }
         }
         // A name whose last label is a number is meant as an IPv4 address, and resolvers read
@@ -70,7 +71,9 @@ enum HTTPHostSyntax {
         let label = name[labelStart...]
         guard let first = label.first else { return false }
         if label.allSatisfy(HTTPSyntax.isDigit) { return true }
-        guard first == UInt8(ascii: "0"), label.count >= 2, HTTPSyntax.lowercased(label[labelStart + 1]) == UInt8(ascii: "x") else {
+        guard first == UInt8(ascii: "0"), label.count >= 2,
+            HTTPSyntax.lowercased(label[labelStart + 1]) == UInt8(ascii: "x")
+        else {
             return false
         }
         return label.dropFirst(2).allSatisfy { HTTPSyntax.hexValue($0) != nil }
@@ -124,7 +127,8 @@ enum HTTPHostSyntax {
 
     private static func isUnreserved(_ byte: UInt8) -> Bool {
         HTTPSyntax.isLetter(byte) || HTTPSyntax.isDigit(byte)
-            || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "~")
+            || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
+            || byte == UInt8(ascii: "~")
     }
 
     /// Groups of one to four hex digits separated by colons, at most one "::", and optionally a
@@ -148,7 +152,9 @@ enum HTTPHostSyntax {
                 groups += 2
                 break
             }
-            guard (1...4).contains(segment.count), segment.allSatisfy({ HTTPSyntax.hexValue($0) != nil }) else { return false }
+            guard (1...4).contains(segment.count), segment.allSatisfy({ HTTPSyntax.hexValue($0) != nil }) else {
+                return false
+            }
             groups += 1
             guard groups <= 8 else { return false }
             if segmentEnd == bytes.endIndex { break }

@@ -7,7 +7,8 @@ enum HopByHopFields {
     /// hop-by-hop: the proxy relays bodies without re-framing them, so the framing must travel
     /// with them.
     static let alwaysRemoved: Set<String> = [
-        "connection", "proxy-connection", "keep-alive", "proxy-authorization", "proxy-authenticate", "te", "trailer", "upgrade",
+        "connection", "proxy-connection", "keep-alive", "proxy-authorization", "proxy-authenticate", "te", "trailer",
+        "upgrade",
     ]
 
     /// Fields a Connection option cannot remove: they frame the body or name the origin, and

@@ -56,7 +56,8 @@ package struct LocalRequest: Sendable {
         let path = parts.first.map(String.init) ?? "/"
         let query = parts.count > 1 ? Self.decodeQuery(String(parts[1])) : []
         self.init(
-            method: method, path: path.isEmpty ? "/" : path, query: query, headers: headers, client: client, arrival: arrival,
+            method: method, path: path.isEmpty ? "/" : path, query: query, headers: headers, client: client,
+            arrival: arrival,
             listener: listener)
     }
 
@@ -109,7 +110,9 @@ package struct LocalResponse: Sendable {
     package var headers: [(name: String, value: String)]
     package var body: [UInt8]
 
-    package init(status: Int = 200, reason: String = "OK", headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+    package init(
+        status: Int = 200, reason: String = "OK", headers: [(name: String, value: String)] = [], body: [UInt8] = []
+    ) {
         self.status = status
         self.reason = reason
         self.headers = headers
@@ -117,7 +120,10 @@ package struct LocalResponse: Sendable {
     }
 
     /// A response of `contentType` (never cached: the pages show live state and the CA may change).
-    package init(status: Int = 200, reason: String = "OK", contentType: String, body: [UInt8], headers: [(name: String, value: String)] = []) {
+    package init(
+        status: Int = 200, reason: String = "OK", contentType: String, body: [UInt8],
+        headers: [(name: String, value: String)] = []
+    ) {
         self.init(
             status: status, reason: reason,
             headers: [("Content-Type", contentType), ("Cache-Control", "no-store")] + headers, body: body)
@@ -141,7 +147,8 @@ package struct LocalResponse: Sendable {
 
     /// 405 with the methods the site answers.
     package static func methodNotAllowed(_ method: String) -> LocalResponse {
-        var response = LocalResponse.text("atsproxy's pages answer GET and HEAD, not \(method)\n", status: 405, reason: "Method Not Allowed")
+        var response = LocalResponse.text(
+            "atsproxy's pages answer GET and HEAD, not \(method)\n", status: 405, reason: "Method Not Allowed")
         response.headers.append(("Allow", "GET, HEAD"))
         return response
     }

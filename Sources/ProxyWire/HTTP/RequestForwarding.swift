@@ -27,8 +27,8 @@ extension RequestHead {
     private func hostFieldNamesTarget(_ fields: HTTPHeaders) -> Bool {
         let hosts = fields.values(for: "Host")
         guard hosts.count == 1, let value = hosts.first,
-              case .success(let authority) = HTTPAuthority.parse(Array(value.utf8)[...], portRequired: false),
-              authority.host == target.host
+            case .success(let authority) = HTTPAuthority.parse(Array(value.utf8)[...], portRequired: false),
+            authority.host == target.host
         else { return false }
         switch target {
         case .authority(_, let port):

@@ -26,7 +26,8 @@ extension RequestHead {
                 throw .malformed(.request, "the request has both Transfer-Encoding and Content-Length")
             }
             guard codings.last == "chunked" else {
-                throw .malformed(.request, "the request's Transfer-Encoding does not end with chunked, so its length is unknown")
+                throw .malformed(
+                    .request, "the request's Transfer-Encoding does not end with chunked, so its length is unknown")
             }
             if let unknown = codings.first(where: { !FramingFields.knownTransferCodings.contains($0) }) {
                 throw .notImplemented(.request, "the transfer coding \"\(unknown)\" is not supported")

@@ -11,7 +11,10 @@ package struct RequestHead: Sendable, Hashable {
     /// parser's origin: a request sent to the proxy as to a web server, or inside intercepted TLS.
     package let arrivedInOriginForm: Bool
 
-    init(method: String, target: RequestTarget, version: HTTPVersion, headers: HTTPHeaders, arrivedInOriginForm: Bool = false) {
+    init(
+        method: String, target: RequestTarget, version: HTTPVersion, headers: HTTPHeaders,
+        arrivedInOriginForm: Bool = false
+    ) {
         self.method = method
         self.target = target
         self.version = version
@@ -27,8 +30,10 @@ package struct RequestHead: Sendable, Hashable {
         let target: RequestTarget
         if let origin, line.method != "CONNECT", line.target.first == UInt8(ascii: "/") {
             try Self.checkHostFields(headers, knownValid: nil)
-            target = try RequestTargetParser.parseOriginForm(line.target, origin: origin, host: headers.values(for: "Host").first)
-            self.init(method: line.method, target: target, version: line.version, headers: headers, arrivedInOriginForm: true)
+            target = try RequestTargetParser.parseOriginForm(
+                line.target, origin: origin, host: headers.values(for: "Host").first)
+            self.init(
+                method: line.method, target: target, version: line.version, headers: headers, arrivedInOriginForm: true)
             return
         }
         target = try RequestTargetParser.parse(method: line.method, target: line.target)

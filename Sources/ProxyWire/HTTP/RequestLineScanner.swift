@@ -42,7 +42,9 @@ struct RequestLineScanner: StartLineScanner {
             return acceptMethodByte(byte)
         case .target:
             if byte == HTTPSyntax.space {
-                guard bytes.count > methodLength else { return .malformed(.request, "the request line has two spaces after the method") }
+                guard bytes.count > methodLength else {
+                    return .malformed(.request, "the request line has two spaces after the method")
+                }
                 part = .version
                 return nil
             }
@@ -97,7 +99,8 @@ struct RequestLineScanner: StartLineScanner {
             return .failure(.malformed(.request, "the request line has no HTTP version (HTTP/0.9 is not supported)"))
         case .version:
             guard let parsed = version.version else {
-                return .failure(.malformed(.request, "the request line does not end with an HTTP version such as HTTP/1.1"))
+                return .failure(
+                    .malformed(.request, "the request line does not end with an HTTP version such as HTTP/1.1"))
             }
             let method = String(decoding: bytes[..<methodLength], as: UTF8.self)
             return .success(RequestLine(method: method, target: bytes[methodLength...], version: parsed))
@@ -123,7 +126,8 @@ struct RequestLineScanner: StartLineScanner {
 
     static func unsupportedVersionReason(_ versionText: String) -> String {
         if versionText.hasPrefix("HTTP/2") {
-            return "HTTP/2 is not supported: this proxy speaks HTTP/1.1 (a client sending the HTTP/2 preface must use HTTP/1.1 here)"
+            return
+                "HTTP/2 is not supported: this proxy speaks HTTP/1.1 (a client sending the HTTP/2 preface must use HTTP/1.1 here)"
         }
         return "\(versionText) is not supported: this proxy speaks HTTP/1.0 and HTTP/1.1"
     }

@@ -21,7 +21,8 @@ enum RequestTargetParser {
             }
         }
         if isAsterisk(target) {
-            throw fail("asterisk-form (OPTIONS *) is for origin servers: send OPTIONS with an absolute URL to this proxy")
+            throw fail(
+                "asterisk-form (OPTIONS *) is for origin servers: send OPTIONS with an absolute URL to this proxy")
         }
         if target.first == UInt8(ascii: "/") { throw fail(originFormReason) }
         guard let separator = schemeSeparator(in: target) else {
@@ -43,7 +44,8 @@ enum RequestTargetParser {
         // A fragment is never sent (RFC 9112 §3.2: absolute-URI has no fragment); a target with
         // one was built wrongly, and where it ends would be a guess.
         if afterScheme.contains(UInt8(ascii: "#")) { throw fail("the request target contains a #fragment") }
-        let authorityEnd = afterScheme.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? afterScheme.endIndex
+        let authorityEnd =
+            afterScheme.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? afterScheme.endIndex
         let authority: HTTPAuthority
         switch HTTPAuthority.parse(afterScheme[..<authorityEnd], portRequired: false) {
         case .success(let parsed): authority = parsed
@@ -59,24 +61,31 @@ enum RequestTargetParser {
     /// An origin-form target (`/path?query`), as an intercepted connection's requests carry it:
     /// absolute with `origin`'s scheme and the Host field's authority (already checked), or the
     /// origin's host and port when there is no Host field.
-    static func parseOriginForm(_ target: ArraySlice<UInt8>, origin: RequestOrigin, host: String?) throws(HeadError) -> RequestTarget {
+    static func parseOriginForm(_ target: ArraySlice<UInt8>, origin: RequestOrigin, host: String?) throws(HeadError)
+        -> RequestTarget
+    {
         if target.contains(UInt8(ascii: "#")) { throw fail("the request target contains a #fragment") }
         let pathAndQuery = String(decoding: target, as: UTF8.self)
-        if let host, !host.isEmpty, case .success(let authority) = HTTPAuthority.parse(Array(host.utf8)[...], portRequired: false) {
-            return .absolute(scheme: origin.scheme, host: authority.host, port: authority.port, pathAndQuery: pathAndQuery)
+        if let host, !host.isEmpty,
+            case .success(let authority) = HTTPAuthority.parse(Array(host.utf8)[...], portRequired: false)
+        {
+            return .absolute(
+                scheme: origin.scheme, host: authority.host, port: authority.port, pathAndQuery: pathAndQuery)
         }
         let defaultPort: UInt16 = origin.scheme == "https" ? 443 : 80
         return .absolute(
-            scheme: origin.scheme, host: origin.host, port: origin.port == defaultPort ? nil : origin.port, pathAndQuery: pathAndQuery)
+            scheme: origin.scheme, host: origin.host, port: origin.port == defaultPort ? nil : origin.port,
+            pathAndQuery: pathAndQuery)
     }
 
     /// Where "://" starts, if the target begins with a syntactically valid scheme
     /// (RFC 3986 §3.1: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )).
     private static func schemeSeparator(in target: ArraySlice<UInt8>) -> Int? {
         guard let colon = target.firstIndex(of: HTTPSyntax.colon), colon > target.startIndex,
-              target.endIndex - colon >= 3, target[colon + 1] == UInt8(ascii: "/"), target[colon + 2] == UInt8(ascii: "/"),
-              let first = target.first, HTTPSyntax.isLetter(first),
-              target[..<colon].allSatisfy(isSchemeCharacter)
+            target.endIndex - colon >= 3, target[colon + 1] == UInt8(ascii: "/"),
+            target[colon + 2] == UInt8(ascii: "/"),
+            let first = target.first, HTTPSyntax.isLetter(first),
+            target[..<colon].allSatisfy(isSchemeCharacter)
         else { return nil }
         return colon
     }

@@ -8,11 +8,4 @@ package struct ResponseHead: Sendable, Hashable {
     package let reason: String
     /// Editable, so the proxy can add or remove fields before ``serialized(addingVia:)``.
     package var headers: HTTPHeaders
-
-    init(version: HTTPVersion, status: Int, reason: String, headers: HTTPHeaders) {
-        self.version = version
-        self.status = status
-        self.reason = reason
-        self.headers = headers
-    }
 }

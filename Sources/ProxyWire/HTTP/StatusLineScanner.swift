@@ -47,7 +47,8 @@ struct StatusLineScanner: StartLineScanner {
             case .malformed:
                 return .malformed(.response, "the response does not start with an HTTP version such as HTTP/1.1")
             case .unsupported:
-                return .unsupportedVersion(.response, "the server answered with \(version.text), which this proxy does not speak")
+                return .unsupportedVersion(
+                    .response, "the server answered with \(version.text), which this proxy does not speak")
             }
         case .status:
             if statusDigits.count == 3 {
@@ -75,7 +76,9 @@ struct StatusLineScanner: StartLineScanner {
 
     func finish() -> Result<StatusLine, HeadError> {
         guard let parsed = version.version, statusDigits.count == 3 else {
-            return .failure(.malformed(.response, "the status line is incomplete: it needs an HTTP version and a three-digit status"))
+            return .failure(
+                .malformed(
+                    .response, "the status line is incomplete: it needs an HTTP version and a three-digit status"))
         }
         let status = statusDigits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
         return .success(StatusLine(version: parsed, status: status, reason: String(decoding: reason, as: UTF8.self)))

@@ -68,11 +68,13 @@ struct TLSByteReader {
         elementSize: Int = 1
     ) throws(TLSParseError) -> TLSByteReader {
         let length = try readLength(of: field, lengthBytes: lengthBytes)
-        guard length <= remainingCount, allowedLengths.contains(length), elementSize <= 1 || length % elementSize == 0 else {
+        guard length <= remainingCount, allowedLengths.contains(length), elementSize <= 1 || length % elementSize == 0
+        else {
             throw vectorLengthError(field, length: length, allowedLengths: allowedLengths, elementSize: elementSize)
         }
         defer { position += length }
-        return TLSByteReader(borrowing: UnsafeBufferPointer(rebasing: bytes[position..<(position + length)]), container: field)
+        return TLSByteReader(
+            borrowing: UnsafeBufferPointer(rebasing: bytes[position..<(position + length)]), container: field)
     }
 
     /// Reads the rest of a vector of 16-bit values (cipher suites, groups, signature schemes).
@@ -127,7 +129,8 @@ struct TLSByteReader {
         elementSize: Int
     ) -> TLSParseError {
         if length > remainingCount {
-            return TLSParseError("\(field) length \(length) exceeds the \(remainingCount) bytes left in the \(container)")
+            return TLSParseError(
+                "\(field) length \(length) exceeds the \(remainingCount) bytes left in the \(container)")
         }
         if !allowedLengths.contains(length) {
             return TLSParseError(

@@ -32,7 +32,8 @@ enum TLSExtensionBlock {
             let type = try block.readUInt16("extension type")
             let data = try block.readVector(.extensionData(type), lengthBytes: 2, allowedLengths: 0...0xFFFF)
             if extensions.count == 32 { seen = Set(extensions.map(\.type)) }
-            let repeated = if seen != nil { !seen!.insert(type).inserted } else { extensions.contains { $0.type == type } }
+            let repeated =
+                if seen != nil { !seen!.insert(type).inserted } else { extensions.contains { $0.type == type } }
             guard !repeated else {
                 throw TLSParseError("extension \(type) (\(TLSRegistryNames.extensionType(type))) appears twice")
             }

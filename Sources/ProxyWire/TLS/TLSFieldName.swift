@@ -20,7 +20,9 @@ struct TLSFieldName: ExpressibleByStringLiteral, CustomStringConvertible {
     init(stringLiteral value: StaticString) { storage = .literal(value) }
 
     static func extensionData(_ type: UInt16) -> TLSFieldName { TLSFieldName(storage: .extensionData(type: type)) }
-    static func extensionContents(_ type: UInt16) -> TLSFieldName { TLSFieldName(storage: .extensionContents(type: type)) }
+    static func extensionContents(_ type: UInt16) -> TLSFieldName {
+        TLSFieldName(storage: .extensionContents(type: type))
+    }
 
     private init(storage: Storage) { self.storage = storage }
 

@@ -87,11 +87,14 @@ struct TLSHandshakeReassembler: Sendable {
     /// path would accept (the expected type, within `limit`): the usual case, where a hello comes
     /// in one record and one read. Anything else is left to that path, which also reports the
     /// errors; the chunking tests check that both give the same messages.
-    private static func wholeMessage(in input: ArraySlice<UInt8>, expecting expectedType: UInt8, limit: Int) -> TLSHandshakeMessage? {
+    private static func wholeMessage(in input: ArraySlice<UInt8>, expecting expectedType: UInt8, limit: Int)
+        -> TLSHandshakeMessage?
+    {
         let start = input.startIndex
         guard input.count >= headerSize, input[start] == expectedType else { return nil }
         let length = Int(input[start + 1]) << 16 | Int(input[start + 2]) << 8 | Int(input[start + 3])
         guard headerSize + length <= limit, headerSize + length <= input.count else { return nil }
-        return TLSHandshakeMessage(type: expectedType, body: input[(start + headerSize)..<(start + headerSize + length)])
+        return TLSHandshakeMessage(
+            type: expectedType, body: input[(start + headerSize)..<(start + headerSize + length)])
     }
 }

@@ -49,7 +49,8 @@ package struct TLSHelloScanner: Sendable {
     ///   default ``maximumClientHelloBytes`` or ``maximumServerHelloBytes``, by direction.
     package init(direction: Direction, maximumBufferedBytes: Int? = nil) {
         self.direction = direction
-        let limit = maximumBufferedBytes
+        let limit =
+            maximumBufferedBytes
             ?? (direction == .clientToServer ? Self.maximumClientHelloBytes : Self.maximumServerHelloBytes)
         self.maximumBufferedBytes = max(0, limit)
         self.reassembler = TLSHandshakeReassembler(limit: self.maximumBufferedBytes)
@@ -212,7 +213,9 @@ package struct TLSHelloScanner: Sendable {
         default:
             let name = TLSRegistryNames.contentType(header.contentType)
             let article = name.first.map { "aeiou".contains($0) } == true ? "an" : "a"
-            fail("\(article) \(name) record (content type \(header.contentType)) arrived before the \(helloName)", alert: .unexpectedMessage)
+            fail(
+                "\(article) \(name) record (content type \(header.contentType)) arrived before the \(helloName)",
+                alert: .unexpectedMessage)
         }
     }
 

@@ -52,7 +52,8 @@ extension TLSRecordHeader {
         // Every TLS version so far is 3.x (SSL 3.0 = 3.0 … TLS 1.3 = 3.4); a ClientHello's record
         // usually says 3.1 for old middleboxes' sake (RFC 8446 §5.1).
         guard prefix[1] == 3 else {
-            return versionVerdict("\(TLSLogSafeText.describing(prefix[1])) is not a TLS major version (3)", isFirstRecord)
+            return versionVerdict(
+                "\(TLSLogSafeText.describing(prefix[1])) is not a TLS major version (3)", isFirstRecord)
         }
         guard prefix.count >= 3 else { return .incomplete }
         guard prefix[2] <= 4 else {

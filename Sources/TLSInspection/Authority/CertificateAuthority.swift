@@ -29,7 +29,8 @@ package struct CertificateAuthority: Sendable {
     /// lists none without one), and the host name tells one proxy's CA from another's.
     package static var defaultCommonName: String {
         var buffer = [CChar](repeating: 0, count: 256)
-        let host = gethostname(&buffer, buffer.count) == 0
+        let host =
+            gethostname(&buffer, buffer.count) == 0
             ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "localhost"
         // ub-common-name is 64 characters; "atsproxy CA ()" takes 14 of them.
         return "atsproxy CA (\(host.prefix(50)))"
@@ -99,7 +100,8 @@ package struct CertificateAuthority: Sendable {
     /// - Throws: naming the file: a missing or unreadable file; text that is not a PEM certificate
     ///   or key; a key that is not the certificate's; a certificate without CA:TRUE or keyCertSign;
     ///   an expired certificate; a `ca.key` readable by group or others.
-    package static func load(from directory: String, now: Int64 = CertificateAuthority.currentTime) throws(CertificateAuthorityError)
+    package static func load(from directory: String, now: Int64 = CertificateAuthority.currentTime)
+        throws(CertificateAuthorityError)
         -> CertificateAuthority
     {
         let certificatePath = path(directory, certificateFileName)
@@ -113,13 +115,15 @@ package struct CertificateAuthority: Sendable {
         do {
             certificate = try X509Certificate.certificates(pem: certificateFile.bytes)[0]
         } catch {
-            throw CertificateAuthorityError(path: certificatePath, problem: .notPEM(error.openSSLErrors.joined(separator: "; ")))
+            throw CertificateAuthorityError(
+                path: certificatePath, problem: .notPEM(error.openSSLErrors.joined(separator: "; ")))
         }
         let key: PrivateKey
         do {
             key = try PrivateKey(pem: keyFile.bytes)
         } catch {
-            throw CertificateAuthorityError(path: keyPath, problem: .notPEM(error.openSSLErrors.joined(separator: "; ")))
+            throw CertificateAuthorityError(
+                path: keyPath, problem: .notPEM(error.openSSLErrors.joined(separator: "; ")))
         }
         guard X509_check_private_key(certificate.raw, key.raw) == 1 else {
             ERR_clear_error()

@@ -40,8 +40,11 @@ package struct CertificateAuthorityError: Error, Sendable, CustomStringConvertib
         case .notCA(let lack): return "\(path): not a CA certificate: \(lack)"
         case .expired(let notAfter): return "\(path): the CA certificate expired at \(notAfter) (seconds since 1970)"
         case .keyReadableByOthers(let mode):
-            return "\(path): refusing ca.key readable by group or others (mode \(String(mode & 0o777, radix: 8, uppercase: false).leftPadded(to: 4))): chmod 600 \(path)"
-        case .exists: return "\(path): a CA already exists here (replace it with --force; its devices must then trust the new one)"
+            return
+                "\(path): refusing ca.key readable by group or others (mode \(String(mode & 0o777, radix: 8, uppercase: false).leftPadded(to: 4))): chmod 600 \(path)"
+        case .exists:
+            return
+                "\(path): a CA already exists here (replace it with --force; its devices must then trust the new one)"
         case .cannotWrite(let reason): return "\(path): cannot write: \(reason)"
         case .openSSL(let error): return "\(path): \(error)"
         }

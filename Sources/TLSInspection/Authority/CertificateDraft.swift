@@ -122,8 +122,10 @@ final class CertificateDraft {
             }
         }
         // X509_add1_ext_i2d encodes the stack into a new extension: the stack stays ours.
-        guard X509_add1_ext_i2d(raw, NID_subject_alt_name, UnsafeMutableRawPointer(stack), critical ? 1 : 0,
-                                UInt(X509V3_ADD_DEFAULT)) == 1
+        guard
+            X509_add1_ext_i2d(
+                raw, NID_subject_alt_name, UnsafeMutableRawPointer(stack), critical ? 1 : 0,
+                UInt(X509V3_ADD_DEFAULT)) == 1
         else { throw TLSError.drainingQueue("adding the subjectAltName extension") }
     }
 

@@ -54,7 +54,8 @@ package struct LeafMinter: Sendable {
     /// - Throws: when `name` cannot be certified (``LeafName`` says what is allowed) or OpenSSL fails.
     package func mint(for name: LeafName, now: Int64) throws(TLSError) -> MintedLeaf {
         if let problem = name.problem {
-            throw TLSError(operation: "minting a leaf for \(String(reflecting: name.description))", openSSLErrors: [problem])
+            throw TLSError(
+                operation: "minting a leaf for \(String(reflecting: name.description))", openSSLErrors: [problem])
         }
         let notBefore = now - Self.backdate
         let notAfter = notBefore + Self.lifetime

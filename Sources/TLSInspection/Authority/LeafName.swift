@@ -57,7 +57,8 @@ package enum LeafName: Hashable, Sendable, CustomStringConvertible {
                 }
             }
             guard bytes.allSatisfy(allowed) else { return "a host name holds only letters, digits, '-', '_' and '.'" }
-            guard !bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).contains(where: \.isEmpty)
+            guard
+                !bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).contains(where: \.isEmpty)
             else { return "a host name has no empty label" }
             return nil
         }

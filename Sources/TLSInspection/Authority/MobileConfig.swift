@@ -1,5 +1,5 @@
-internal import COpenSSL
 import ATSPolicy
+internal import COpenSSL
 
 /// An iOS configuration profile that installs a CA certificate as a root: an XML property list with
 /// one `com.apple.security.root` payload (Apple's device-management schema; intercept-anchors.md §2.2).
@@ -58,7 +58,8 @@ struct MobileConfig {
         bytes[6] = bytes[6] & 0x0F | 0x80
         bytes[8] = bytes[8] & 0x3F | 0x80
         let hex = bytes.map(X509Certificate.hexByte)
-        return [hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]].map { $0.joined() }.joined(separator: "-")
+        return [hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]].map { $0.joined() }.joined(
+            separator: "-")
     }
 
     static func sha256(_ bytes: [UInt8]) -> [UInt8] {

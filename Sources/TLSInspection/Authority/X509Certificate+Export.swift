@@ -1,5 +1,5 @@
-internal import COpenSSL
 import ATSPolicy
+internal import COpenSSL
 
 extension X509Certificate {
     /// The certificate as PEM text (`-----BEGIN CERTIFICATE-----`).

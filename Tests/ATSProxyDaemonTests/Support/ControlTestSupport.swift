@@ -41,7 +41,8 @@ struct PolicyFile {
     /// An Info.plist whose NSAppTransportSecurity dictionary holds `inner` (XML); written to a
     /// temporary file and renamed over the old one, so the daemon never reads half a file.
     func write(ats inner: String) throws {
-        try write(raw: "<plist version=\"1.0\"><dict><key>NSAppTransportSecurity</key><dict>\(inner)</dict></dict></plist>\n")
+        try write(
+            raw: "<plist version=\"1.0\"><dict><key>NSAppTransportSecurity</key><dict>\(inner)</dict></dict></plist>\n")
     }
 
     func write(raw text: String) throws {
@@ -55,7 +56,8 @@ struct PolicyFile {
     }
 
     /// Cut off in the middle of a dictionary: not a property list.
-    static let truncated = "<plist version=\"1.0\"><dict><key>NSAppTransportSecurity</key><dict>\n<key>NSExceptionDomains</key>\n"
+    static let truncated =
+        "<plist version=\"1.0\"><dict><key>NSAppTransportSecurity</key><dict>\n<key>NSExceptionDomains</key>\n"
 
     /// A well-formed plist whose NSAppTransportSecurity is a string: PolicyLoader refuses the file.
     static let atsNotADictionary =
@@ -81,9 +83,12 @@ func writeHostsFile(in directory: String, _ names: [String]) throws -> String {
 /// `curl` through the proxy on 127.0.0.1:`proxyPort`, body discarded: the HTTP status it got (0 for
 /// none) and its stderr.
 func curlStatus(proxyPort: UInt16, _ url: String, _ extra: [String] = []) throws -> (code: Int, error: String) {
-    let result = try runCommand("/usr/bin/curl", [
-        "-sS", "--max-time", "30", "-o", "/dev/null", "-w", "%{http_code}", "--proxy", "http://127.0.0.1:\(proxyPort)",
-    ] + extra + [url])
+    let result = try runCommand(
+        "/usr/bin/curl",
+        [
+            "-sS", "--max-time", "30", "-o", "/dev/null", "-w", "%{http_code}", "--proxy",
+            "http://127.0.0.1:\(proxyPort)",
+        ] + extra + [url])
     return (Int(result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0, result.standardError)
 }
 

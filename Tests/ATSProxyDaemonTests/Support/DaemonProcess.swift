@@ -15,7 +15,8 @@ final class DaemonProcess {
 
     /// The executable `swift build --build-tests` put beside this test bundle.
     static var executable: String {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("atsproxy").path
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("atsproxy")
+            .path
     }
 
     /// Starts `atsproxy` with `arguments` plus `--log-file` in `directory`; `wrapper` (for example
@@ -47,7 +48,9 @@ final class DaemonProcess {
             // Every daemon's own live view, on a port of its own: tests run side by side. Not with a
             // config file, whose own web-listen line a flag would hide from reloads (a file without
             // one takes the default; when that is taken, the daemon starts without a live view).
-            if !arguments.contains("--web-listen"), !arguments.contains("--config") { flags += ["--web-listen", "127.0.0.1:0"] }
+            if !arguments.contains("--web-listen"), !arguments.contains("--config") {
+                flags += ["--web-listen", "127.0.0.1:0"]
+            }
         }
         let command = wrapper + [Self.executable] + arguments + flags
         process.executableURL = URL(fileURLWithPath: command[0])
@@ -77,7 +80,8 @@ final class DaemonProcess {
 
     /// The web listener's port, from the line the daemon says it on ("… live view and /metrics: http://127.0.0.1:PORT/").
     var webPort: UInt16? {
-        guard let line = standardError.split(separator: "\n").first(where: { $0.contains("live view and /metrics: ") }) else { return nil }
+        guard let line = standardError.split(separator: "\n").first(where: { $0.contains("live view and /metrics: ") })
+        else { return nil }
         return UInt16(line.split(separator: ":").last?.trimmingCharacters(in: CharacterSet(charactersIn: "/ ")) ?? "")
     }
 
@@ -92,7 +96,8 @@ final class DaemonProcess {
     /// still running then is killed with SIGKILL, the test gets an issue (saying `when` it was
     /// expected to exit), and the status is -1. A stop that never comes fails the test instead of
     /// hanging the run.
-    func exitStatus(within timeout: Double, _ when: String, sourceLocation: SourceLocation = #_sourceLocation) -> Int32 {
+    func exitStatus(within timeout: Double, _ when: String, sourceLocation: SourceLocation = #_sourceLocation) -> Int32
+    {
         guard process.waitUntilExit(killingAfter: timeout) else {
             Issue.record(
                 "atsproxy was still running \(timeout) s \(when) and was killed; stderr: \(standardError)",
@@ -122,7 +127,8 @@ final class DaemonProcess {
 
     /// The numbers of the descriptors the process has open, from /proc, in order.
     var openDescriptorNumbers: [Int] {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd")) ?? []
+        let entries =
+            (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd")) ?? []
         return entries.compactMap { Int($0) }.sorted()
     }
 

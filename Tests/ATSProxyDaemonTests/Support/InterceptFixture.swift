@@ -29,7 +29,8 @@ final class InterceptFixture {
     func leaf(_ name: String, for hosts: [String]) throws {
         let names = hosts.map { $0.first?.isNumber == true ? "IP:\($0)" : "DNS:\($0)" }
         try factory.certificate(
-            name, issuer: "root", extensions: ["subjectAltName=" + names.joined(separator: ","), "extendedKeyUsage=serverAuth"])
+            name, issuer: "root",
+            extensions: ["subjectAltName=" + names.joined(separator: ","), "extendedKeyUsage=serverAuth"])
     }
 
     /// The daemon on 127.0.0.1, trusting only the test root upstream, in intercept mode with the
@@ -38,26 +39,33 @@ final class InterceptFixture {
         let inspect = intercept ? ["--inspect", "intercept", "--ca-dir", caDir] : []
         return try DaemonProcess(
             directory: directory,
-            ["--listen", "127.0.0.1:0", "--policy", policy.path, "--hosts-file", hostsFile, "--ca-file", factory.path("root.pem"),
-             "--system-roots", "off", "--threads", "2"] + inspect + extra)
+            [
+                "--listen", "127.0.0.1:0", "--policy", policy.path, "--hosts-file", hostsFile, "--ca-file",
+                factory.path("root.pem"),
+                "--system-roots", "off", "--threads", "2",
+            ] + inspect + extra)
     }
 
     /// curl through the daemon, trusting the interception CA (unless `trust` says otherwise).
     func curl(_ daemon: DaemonProcess, _ arguments: [String], trust: String? = nil) throws -> CommandResult {
-        try runCommand("/usr/bin/curl", [
-            "-sS", "--max-time", "30", "--proxy", "http://127.0.0.1:\(daemon.port)", "--cacert", trust ?? caPEM,
-        ] + arguments)
+        try runCommand(
+            "/usr/bin/curl",
+            [
+                "-sS", "--max-time", "30", "--proxy", "http://127.0.0.1:\(daemon.port)", "--cacert", trust ?? caPEM,
+            ] + arguments)
     }
 
     /// `openssl s_client` through the daemon's CONNECT to `host:port`, with SNI `serverName` (none
     /// when nil), `extra` options: its output (with -showcerts) and exit status.
-    func sClient(_ daemon: DaemonProcess, host: String, port: UInt16, serverName: String?, _ extra: [String] = []) throws
+    func sClient(_ daemon: DaemonProcess, host: String, port: UInt16, serverName: String?, _ extra: [String] = [])
+        throws
         -> CommandResult
     {
         let sni = serverName.map { ["-servername", $0] } ?? ["-noservername"]
         return try runCommand(
             "/usr/bin/openssl",
-            ["s_client", "-proxy", "127.0.0.1:\(daemon.port)", "-connect", "\(host):\(port)", "-showcerts"] + sni + extra,
+            ["s_client", "-proxy", "127.0.0.1:\(daemon.port)", "-connect", "\(host):\(port)", "-showcerts"] + sni
+                + extra,
             input: Data(), timeLimit: 30)
     }
 
@@ -112,5 +120,6 @@ extension DaemonProcess {
 
 /// Whether the header list on a request line has `name` (any case) with `value`.
 func headerValue(_ headers: Any?, _ name: String) -> String? {
-    (headers as? [[String: Any]])?.first { ($0["name"] as? String)?.lowercased() == name.lowercased() }?["value"] as? String
+    (headers as? [[String: Any]])?.first { ($0["name"] as? String)?.lowercased() == name.lowercased() }?["value"]
+        as? String
 }

@@ -13,7 +13,8 @@ final class NotifySocket {
 
     /// Binds a socket at `directory/notify.sock`, or at a fresh abstract name when `abstract`.
     init(directory: String, abstract: Bool = false) throws {
-        address = abstract ? "@atsproxy-test-\(UUID().uuidString)" : directory + "/notify-\(UUID().uuidString.prefix(8)).sock"
+        address =
+            abstract ? "@atsproxy-test-\(UUID().uuidString)" : directory + "/notify-\(UUID().uuidString.prefix(8)).sock"
         descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(description: "socket: errno \(errno)") }
         var storage = sockaddr_un()

@@ -47,11 +47,14 @@ struct PrometheusScrape {
             throw FixtureError(message: "no Python at \(Self.python): run make test-venv (or set ATSPROXY_TEST_PYTHON)")
         }
         let result = try runCommand(Self.python, ["-c", Self.parserScript], input: Data(text.utf8))
-        guard result.status == 0 else { throw FixtureError(message: "prometheus_client refused the text: \(result.standardError)") }
+        guard result.status == 0 else {
+            throw FixtureError(message: "prometheus_client refused the text: \(result.standardError)")
+        }
         let decoded = try JSONSerialization.jsonObject(with: result.standardOutputBytes) as? [[String: Any]] ?? []
         families = decoded.map { family in
             Family(
-                name: family["name"] as? String ?? "", type: family["type"] as? String ?? "", help: family["help"] as? String ?? "",
+                name: family["name"] as? String ?? "", type: family["type"] as? String ?? "",
+                help: family["help"] as? String ?? "",
                 samples: (family["samples"] as? [[String: Any]] ?? []).map {
                     Sample(
                         name: $0["name"] as? String ?? "", labels: $0["labels"] as? [String: String] ?? [:],
@@ -63,7 +66,8 @@ struct PrometheusScrape {
     /// Reads the daemon's metrics through its control socket and parses them.
     init(socket: String) throws {
         let answer = atsproxyctl("metrics", "--socket", socket, "--json")
-        let object = try #require(jsonObject(answer.standardOutput), "not JSON: \(answer.standardOutput) \(answer.standardError)")
+        let object = try #require(
+            jsonObject(answer.standardOutput), "not JSON: \(answer.standardOutput) \(answer.standardError)")
         #expect(object["ok"] as? Bool == true && object["command"] as? String == "metrics")
         try self.init(parsing: try #require(object["text"] as? String))
     }
@@ -78,5 +82,7 @@ struct PrometheusScrape {
     }
 
     /// The family whose samples include `name`.
-    func family(of name: String) -> Family? { families.first { $0.samples.contains { $0.name == name } || $0.name == name } }
+    func family(of name: String) -> Family? {
+        families.first { $0.samples.contains { $0.name == name } || $0.name == name }
+    }
 }

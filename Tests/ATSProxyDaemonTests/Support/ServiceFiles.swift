@@ -12,7 +12,9 @@ enum ServiceFiles {
 
     static func path(_ relative: String) -> String { root + "/" + relative }
 
-    static func text(_ relative: String) throws -> String { try String(contentsOfFile: path(relative), encoding: .utf8) }
+    static func text(_ relative: String) throws -> String {
+        try String(contentsOfFile: path(relative), encoding: .utf8)
+    }
 
     /// The directory holding the `atsproxy` and `atsproxyctl` that `swift build --build-tests` made.
     static var binaries: String { URL(fileURLWithPath: DaemonProcess.executable).deletingLastPathComponent().path }

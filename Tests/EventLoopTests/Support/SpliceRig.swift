@@ -1,10 +1,11 @@
 internal import COpenSSL
 import Dispatch
 import Foundation
-@testable import EventLoop
 import Glibc
 import POSIX
 import Testing
+
+@testable import EventLoop
 
 /// A connected loopback TCP pair: `[0]` for a SocketStream, `[1]` for the test thread (blocking, with
 /// a 20 s receive limit so a broken relay fails the test instead of hanging it).
@@ -17,7 +18,8 @@ func loopbackPair() throws -> (Int32, Int32) {
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     let bound = withUnsafeMutablePointer(to: &address) { pointer in
         pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-            bind(listener, address, length) == 0 && listen(listener, 1) == 0 && getsockname(listener, address, &length) == 0
+            bind(listener, address, length) == 0 && listen(listener, 1) == 0
+                && getsockname(listener, address, &length) == 0
         }
     }
     guard bound else { throw EventError("binding a loopback listener") }

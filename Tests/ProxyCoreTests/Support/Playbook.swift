@@ -1,8 +1,9 @@
 import ATSPolicy
 import EventLoop
 import Foundation
-@testable import ProxyCore
 import TLSInspection
+
+@testable import ProxyCore
 
 /// The event loop of a scripted session: callbacks the streams owe are queued here, as a real
 /// loop queues them, and run by ``run()`` once the test's step is done, so no callback ever runs
@@ -287,7 +288,8 @@ final class ScriptedEnvironment: SessionEnvironment {
     }
 
     func dial(
-        host: String, port: UInt16, address: SocketAddress?, rules: DestinationRules, hosts: HostsTable?, timeout: Duration,
+        host: String, port: UInt16, address: SocketAddress?, rules: DestinationRules, hosts: HostsTable?,
+        timeout: Duration,
         completion: @escaping (Result<(any ByteStream, SocketAddress), UpstreamDialer.DialFailure>) -> Void
     ) -> any UpstreamDial {
         let dial = Dial(host: host, port: port, address: address, playbook: playbook)
@@ -296,7 +298,9 @@ final class ScriptedEnvironment: SessionEnvironment {
         return dial
     }
 
-    func lookUpVerdict(_ key: VerdictKey, rules: DestinationRules, session: UInt64, deliver: @escaping (ProbeResult) -> Void) {
+    func lookUpVerdict(
+        _ key: VerdictKey, rules: DestinationRules, session: UInt64, deliver: @escaping (ProbeResult) -> Void
+    ) {
         verdicts.append(VerdictRequest(key: key, deliver: deliver, playbook: playbook))
     }
 
@@ -340,7 +344,10 @@ final class ScriptedIdleWatch: IdleWatch {
 
     var isWatching: Bool { onIdle != nil }
 
-    func start(limit: Duration, stallLimit: Duration, watching streams: [any ByteStream], onIdle: @escaping (IdleTimer.Ending) -> Void) {
+    func start(
+        limit: Duration, stallLimit: Duration, watching streams: [any ByteStream],
+        onIdle: @escaping (IdleTimer.Ending) -> Void
+    ) {
         watched = streams
         self.onIdle = onIdle
     }

@@ -23,7 +23,8 @@ struct TestProxy {
     /// for `--hosts-file`.
     static func start(
         _ factory: CertificateFactory, policyXML: String, mode: EnforcementMode = .enforce, loops loopCount: Int = 1,
-        keepBelow: Int = LoopBalancer.defaultKeepBelow, listenHost: String = "127.0.0.1", hosts: HostsTable? = nil, configure: (inout ProxySettings) -> Void = { _ in }
+        keepBelow: Int = LoopBalancer.defaultKeepBelow, listenHost: String = "127.0.0.1", hosts: HostsTable? = nil,
+        configure: (inout ProxySettings) -> Void = { _ in }
     ) throws -> TestProxy {
         let policy = try PolicyLoader.load(
             bytes: Array("<plist version=\"1.0\"><dict>\(policyXML)</dict></plist>".utf8), file: "p.plist")
@@ -79,10 +80,13 @@ struct TestProxy {
     func curlHTTPS(
         _ factory: CertificateFactory, name: String = "localhost", port: UInt16, options: [String] = []
     ) throws -> CommandResult {
-        try runCommand("/usr/bin/curl", [
-            "-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(self.port)", "--cacert", factory.path("root.pem"),
-            "--resolve", "\(name):\(port):127.0.0.1",
-        ] + options + ["https://\(name):\(port)/"])
+        try runCommand(
+            "/usr/bin/curl",
+            [
+                "-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(self.port)", "--cacert",
+                factory.path("root.pem"),
+                "--resolve", "\(name):\(port):127.0.0.1",
+            ] + options + ["https://\(name):\(port)/"])
     }
 }
 

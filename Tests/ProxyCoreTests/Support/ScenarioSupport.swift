@@ -53,7 +53,8 @@ struct RawResponse: CustomStringConvertible {
         var headers: [String: String] = [:]
         for line in lines {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
         self.headers = headers
     }
@@ -90,8 +91,9 @@ extension TestProxy {
 
     /// `CONNECT host:port` sent by hand, so the 403's headers can be read.
     func rawConnect(host: String, port: UInt16) -> RawResponse {
-        RawResponse(exchangeRaw(
-            port: self.port, Array("CONNECT \(host):\(port) HTTP/1.1\r\nHost: \(host):\(port)\r\n\r\n".utf8)))
+        RawResponse(
+            exchangeRaw(
+                port: self.port, Array("CONNECT \(host):\(port) HTTP/1.1\r\nHost: \(host):\(port)\r\n\r\n".utf8)))
     }
 }
 
@@ -129,7 +131,8 @@ func expectBlocked(
         // A host that accepts cleartext gets its tunnel before any verdict; its ClientHello is
         // judged then, and a refusal is a failed handshake, as on an iPhone.
         #expect(
-            curl.standardError.contains("alert handshake failure"), "\(curl.standardError)", sourceLocation: sourceLocation)
+            curl.standardError.contains("alert handshake failure"), "\(curl.standardError)",
+            sourceLocation: sourceLocation)
     } else {
         #expect(
             curl.standardError.contains("CONNECT tunnel failed, response 403"), "\(curl.standardError)",

@@ -21,7 +21,10 @@ final class CountingForwarder: Sendable {
     init(to target: UInt16) throws {
         let counts = self.counts
         server = try RawTCPServer { client in
-            let index = counts.received.withLock { $0.append(0); return $0.count - 1 }
+            let index = counts.received.withLock {
+                $0.append(0)
+                return $0.count - 1
+            }
             defer { counts.ended.withLock { _ = $0.insert(index) } }
             guard let upstream = connectLoopback(port: target) else { return }
             defer { close(upstream) }
@@ -106,8 +109,12 @@ final class SpeaksFirstServer: Sendable {
 
 /// Opens a tunnel through `proxy` to localhost:`port` and returns the device's socket once the
 /// 200 is in; nil (with an issue) when the proxy answers otherwise.
-func openRawTunnel(_ proxy: TestProxy, to port: UInt16, sourceLocation: Testing.SourceLocation = #_sourceLocation) -> Int32? {
-    guard let (client, rest) = openRawTunnelKeepingBytes(proxy, to: port, sourceLocation: sourceLocation) else { return nil }
+func openRawTunnel(_ proxy: TestProxy, to port: UInt16, sourceLocation: Testing.SourceLocation = #_sourceLocation)
+    -> Int32?
+{
+    guard let (client, rest) = openRawTunnelKeepingBytes(proxy, to: port, sourceLocation: sourceLocation) else {
+        return nil
+    }
     #expect(rest.isEmpty, "bytes came with the 200: \(rest.count)", sourceLocation: sourceLocation)
     return client
 }
