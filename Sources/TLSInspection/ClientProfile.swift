@@ -52,7 +52,7 @@ package struct ClientProfile: Sendable, Hashable {
     var openSSLGroups: String? { isPermissive ? nil : "X25519:P-256:P-384:P-521" }
 
     /// The signature algorithms offered, in the order an iPhone's ClientHello lists them (a captured
-    /// iOS 14.2 hello, ../shared/tls-on-the-loop.md §4; OpenSSL 3.0 sends them in this order), so a
+    /// iOS 14.2 ClientHello; OpenSSL 3.0 sends them in this order), so a
     /// server that picks by the client's preference signs as it would for an iPhone. `ECDSA+SHA1`
     /// because OpenSSL 3.0's parser refuses the name `ecdsa_sha1`; the SHA-1 ones are sent only at
     /// security level 0, which these contexts use. The permissive probe keeps OpenSSL's own list.

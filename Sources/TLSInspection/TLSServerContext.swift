@@ -7,7 +7,7 @@ internal import CProxyShims
 /// `deinit`; made once per configuration and shared by every stream of it, on any thread (per-
 /// connection contexts are slow on OpenSSL 3.0, openssl#17064).
 ///
-/// What it speaks (../shared/tls-on-the-loop.md §1.4):
+/// What it speaks (what an iPhone offers and ATS accepts; docs/intercept.md):
 /// - TLS 1.2 and 1.3 only (a narrower range for tests);
 /// - TLS 1.2: the forward-secret AEAD suites of ATS's list, ECDHE-ECDSA first, in the server's
 ///   order; TLS 1.3: the three suites Apple's clients offer;

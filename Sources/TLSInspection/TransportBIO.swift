@@ -4,7 +4,7 @@ internal import CProxyShims
 /// The BIO type under every ``TLSStream``: reads and writes go to the stream's
 /// ``CiphertextTransport``, with no buffer of its own (libevent's `BIO_new_bufferevent` and
 /// swift-nio-ssl's `ByteBufferBIO` are the models; a BIO pair would add a fixed 2 x 17 KiB and partial
-/// writes, memory BIOs a copy and buffers that never shrink: ../shared/tls-on-the-loop.md §1.3).
+/// writes, memory BIOs a copy and buffers that never shrink).
 ///
 /// - read: the transport's bytes; none yet is a retryable -1 (`SSL_ERROR_WANT_READ`), the peer's
 ///   end a 0 with no retry flag (OpenSSL then reports an unexpected EOF, or a clean one after

@@ -4,7 +4,8 @@ import Testing
 import TextFormats
 
 // Shared fixtures for the Spec*Tests suites, which check the ATSPolicy engine against
-// /work/shared/ats-spec.md (the spec decides, not the code).
+// the ATS rules as docs/ats-rules.md states them, with Apple's documents cited (the rules decide,
+// not the code).
 //
 // Everything lives in the `ATSSpecFixture` protocol extension (suites conform to it) or in the
 // `ATSSpec` namespace, so nothing here can collide with helpers other test files declare.

@@ -15,7 +15,7 @@ package struct MintedLeaf: Sendable {
 /// Why one leaf key for all hosts: generating a key per host would cost ~6 ms (P-256) to ~200 ms
 /// (RSA), and the key proves nothing per host. Why not the CA's key, as mitmproxy does: the CA key
 /// then only ever signs certificates, and a leaf key that leaks from a process's memory cannot mint
-/// (tls-on-the-loop.md §3; Apple's CVE-2020-9868 concerned shared key material).
+/// (Apple's CVE-2020-9868 concerned shared key material).
 ///
 /// Immutable, so one minter serves every event loop; each loop keeps its own ``LeafCache``.
 package struct LeafMinter: Sendable {

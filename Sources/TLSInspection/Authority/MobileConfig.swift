@@ -2,7 +2,8 @@ import ATSPolicy
 internal import COpenSSL
 
 /// An iOS configuration profile that installs a CA certificate as a root: an XML property list with
-/// one `com.apple.security.root` payload (Apple's device-management schema; intercept-anchors.md §2.2).
+/// one `com.apple.security.root` payload (Apple's Device Management documentation,
+/// "Certificate Root" payload).
 ///
 /// The same certificate always gives the same bytes: the UUIDs come from its SHA-256, so a profile
 /// exported twice is one profile, and nothing depends on the time of export. The profile is unsigned
