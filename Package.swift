@@ -53,7 +53,7 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // `atsproxyctl report`: the proxy's JSON logs (plain or gzip) read back, judged per host, and
         // turned into the narrowest NSAppTransportSecurity that lets the observed traffic through.
-        .target(name: "TrafficReport", dependencies: ["TextFormats", "LogRecord", "ATSPolicy", "CZlib"]),
+        .target(name: "TrafficReport", dependencies: ["POSIX", "TextFormats", "LogRecord", "ATSPolicy", "CZlib"]),
         .testTarget(
             name: "TrafficReportTests",
             dependencies: ["TextFormats", "LogRecord", "TrafficReport", "ATSPolicy", "TLSTestSupport"]),
@@ -65,6 +65,7 @@ let package = Package(
         // What several modules need of the system, in one home: the lock (a pthread mutex, which
         // ThreadSanitizer sees).
         .target(name: "POSIX"),
+        .testTarget(name: "POSIXTests", dependencies: ["POSIX"]),
         // glibc's <malloc.h> (malloc_trim), which the Glibc module leaves out: a module map only.
         .systemLibrary(name: "CMalloc"),
         // splice(2), pipe2(2) and the pipe-size fcntls, which Glibc declares only under _GNU_SOURCE.
@@ -110,7 +111,7 @@ let package = Package(
         // Fuzz targets for the parsers of outside bytes (Fuzz/, `make fuzz`): libFuzzer runs them in a
         // build with -sanitize=fuzzer,address -DFUZZING; an ordinary build makes each a replayer of
         // the files it is given, which the tests run over the seed corpora.
-        .target(name: "FuzzDriver", path: "Fuzz/FuzzDriver"),
+        .target(name: "FuzzDriver", dependencies: ["POSIX"], path: "Fuzz/FuzzDriver"),
         .executableTarget(
             name: "fuzz-http-heads", dependencies: ["FuzzDriver", "ProxyWire"], path: "Fuzz/fuzz-http-heads"),
         .executableTarget(

@@ -1,4 +1,5 @@
 import Glibc
+import POSIX
 
 extension FuzzDriver {
     /// `path` itself, or the regular files directly in it when it is a directory, sorted.
@@ -17,14 +18,6 @@ extension FuzzDriver {
 
     /// The whole file, or nil when it cannot be read.
     static func read(_ path: String) -> [UInt8]? {
-        guard let file = fopen(path, "rb") else { return nil }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = fread(&buffer, 1, buffer.count, file)
-            if count > 0 { bytes += buffer[..<count] }
-            if count < buffer.count { return ferror(file) == 0 ? bytes : nil }
-        }
+        try? FileContents.read(path, maximumSize: .max).bytes
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import POSIX
 
 /// A config file's `key = value` lines, checked for syntax, known keys and repeats; the values are
 /// still text (``SettingsLayer`` types them).
@@ -143,28 +144,15 @@ package struct ConfigFile: Sendable {
     // MARK: - Reading
 
     private static func readBytes(_ path: String) throws(ConfigurationError) -> [UInt8] {
-        func failure(_ reason: String) -> ConfigurationError {
-            ConfigurationError(.unreadableFile, origin: .file(path: path, line: nil), key: nil, reason: reason)
-        }
-        guard let file = fopen(path, "r") else {
-            throw failure("cannot read the config file: \(String(cString: strerror(errno)))")
-        }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = fread(&chunk, 1, chunk.count, file)
-            bytes += chunk[..<count]
-            if bytes.count > maximumSize { throw failure("larger than 1 MiB: not a config file") }
-            if count < chunk.count {
-                // A directory opens but fails on the first read (EISDIR).
-                if ferror(file) != 0 {
-                    throw failure("cannot read the config file: \(String(cString: strerror(errno)))")
+        do {
+            return try FileContents.read(path, maximumSize: maximumSize).bytes
+        } catch {
+            let reason =
+                if case .tooLarge = error.problem { "larger than 1 MiB: not a config file" } else {
+                    "cannot read the config file: \(error.reason)"
                 }
-                break
-            }
+            throw ConfigurationError(.unreadableFile, origin: .file(path: path, line: nil), key: nil, reason: reason)
         }
-        return bytes
     }
 }
 

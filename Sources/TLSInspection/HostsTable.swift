@@ -1,4 +1,5 @@
 import Glibc
+import POSIX
 
 /// Names to addresses in /etc/hosts format (`--hosts-file`), consulted before the system resolver.
 ///
@@ -48,17 +49,11 @@ package struct HostsTable: Sendable, Equatable {
 
     /// Reads and checks the file.
     package static func load(path: String) throws(ReadError) -> HostsTable {
-        guard let file = fopen(path, "r") else {
-            throw ReadError(path: path, line: nil, reason: String(cString: strerror(errno)))
-        }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = fread(&chunk, 1, chunk.count, file)
-            if count > 0 { bytes += chunk[..<count] }
-            if count < chunk.count { break }
-            if bytes.count > 16 << 20 { throw ReadError(path: path, line: nil, reason: "larger than 16 MiB") }
+        let bytes: [UInt8]
+        do {
+            bytes = try FileContents.read(path, maximumSize: 16 << 20).bytes
+        } catch {
+            throw ReadError(path: path, line: nil, reason: error.reason)
         }
         return try HostsTable(path: path, text: String(decoding: bytes, as: UTF8.self))
     }

@@ -1,4 +1,5 @@
 internal import COpenSSL
+import POSIX
 
 /// A private key: the single owner of its `EVP_PKEY`, freed in `deinit`.
 ///
@@ -50,11 +51,16 @@ package struct ServerCredentials: Sendable {
 
     /// Reads a PEM chain file (leaf first, then its intermediates) and a PEM key file.
     package static func loading(chainFile: String, keyFile: String) throws(TLSError) -> ServerCredentials {
-        guard let chainPEM = FileBytes.read(chainFile) else {
-            throw TLSError(operation: "reading certificate chain \(chainFile)", openSSLErrors: ["cannot read the file"])
+        let chainPEM: [UInt8]
+        do { chainPEM = try FileBytes.read(chainFile) } catch {
+            throw TLSError(
+                operation: "reading certificate chain \(chainFile)",
+                openSSLErrors: ["cannot read the file: \(error.reason)"])
         }
-        guard let keyPEM = FileBytes.read(keyFile) else {
-            throw TLSError(operation: "reading private key \(keyFile)", openSSLErrors: ["cannot read the file"])
+        let keyPEM: [UInt8]
+        do { keyPEM = try FileBytes.read(keyFile) } catch {
+            throw TLSError(
+                operation: "reading private key \(keyFile)", openSSLErrors: ["cannot read the file: \(error.reason)"])
         }
         return try ServerCredentials(chain: X509Certificate.certificates(pem: chainPEM), key: PrivateKey(pem: keyPEM))
     }

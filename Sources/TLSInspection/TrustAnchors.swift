@@ -1,4 +1,5 @@
 internal import COpenSSL
+import POSIX
 
 /// The roots a probe trusts: the OS store (Apple's "system roots" stand-in) and any `--ca-file`
 /// anchors, which ATS treats as user-installed roots (exempt from CT, 825-day limit).
@@ -18,8 +19,10 @@ package struct TrustAnchors: Sendable {
     package static func loading(caFiles: [String], systemRoots: Bool = true) throws(TLSError) -> TrustAnchors {
         var anchors: [X509Certificate] = []
         for file in caFiles {
-            guard let bytes = FileBytes.read(file) else {
-                throw TLSError(operation: "reading CA file \(file)", openSSLErrors: ["cannot read the file"])
+            let bytes: [UInt8]
+            do { bytes = try FileBytes.read(file) } catch {
+                throw TLSError(
+                    operation: "reading CA file \(file)", openSSLErrors: ["cannot read the file: \(error.reason)"])
             }
             do {
                 anchors += try X509Certificate.certificates(pem: bytes)
@@ -43,21 +46,10 @@ package struct TrustAnchors: Sendable {
     }
 }
 
-/// Whole-file reads without Foundation, for CA files.
+/// Certificate and key files, read whole (at most 16 MiB: a PEM bundle of every public root is
+/// under 1 MiB).
 enum FileBytes {
-    static func read(_ path: String) -> [UInt8]? {
-        guard let bio = BIO_new_file(path, "rb") else {
-            ERR_clear_error()
-            return nil
-        }
-        defer { BIO_free(bio) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16_384)
-        while true {
-            let count = BIO_read(bio, &chunk, Int32(chunk.count))
-            if count <= 0 { break }
-            bytes += chunk[0..<Int(count)]
-        }
-        return bytes
+    static func read(_ path: String) throws(FileReadError) -> [UInt8] {
+        try FileContents.read(path, maximumSize: 16 << 20).bytes
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import Glibc
+import POSIX
 
 /// One log file's bytes, decompressed when it was gzip (logrotate's `compress`: `atsproxy.log.2.gz`).
 ///
@@ -30,28 +31,20 @@ package struct LogFile: Sendable {
 
     /// Reads `path`; a missing, unreadable or non-regular file is an error that names it.
     package static func read(path: String) throws(LogFileError) -> LogFile {
-        let attributes: [FileAttributeKey: Any]
         do {
-            attributes = try FileManager.default.attributesOfItem(atPath: path)
+            // No size limit: a busy day's log is read whole, as it always was.
+            return LogFile(path: path, contents: try FileContents.read(path, maximumSize: .max).bytes)
         } catch {
-            throw LogFileError(path: path, reason: "no such file")
+            let reason =
+                switch error.problem {
+                case .open(ENOENT): "no such file"
+                case .open(EACCES): "permission denied"
+                case .isDirectory: "is a directory, not a log file"
+                case .notRegularFile: "is not a regular file"
+                default: "cannot be read: \(error.reason)"
+                }
+            throw LogFileError(path: path, reason: reason)
         }
-        switch attributes[.type] as? FileAttributeType {
-        case .typeRegular?: break
-        case .typeDirectory?: throw LogFileError(path: path, reason: "is a directory, not a log file")
-        default: throw LogFileError(path: path, reason: "is not a regular file")
-        }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw LogFileError(path: path, reason: "permission denied")
-        }
-        defer { try? handle.close() }
-        let raw: [UInt8]
-        do {
-            raw = [UInt8](try handle.readToEnd() ?? Data())
-        } catch {
-            throw LogFileError(path: path, reason: "cannot be read: \(error.localizedDescription)")
-        }
-        return LogFile(path: path, contents: raw)
     }
 }
 

@@ -1,4 +1,5 @@
 import Glibc
+import POSIX
 
 /// The POSIX file work of a CA directory: reads that also report the mode, and creation that sets
 /// the mode in the same `open` that makes the file, so a key is never readable by others, not even
@@ -7,28 +8,13 @@ enum AuthorityFiles {
     /// The whole file and its permission bits, read through one descriptor (the mode checked is
     /// the mode of the bytes read).
     static func read(_ path: String) throws(CertificateAuthorityError) -> (bytes: [UInt8], mode: UInt32) {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            let code = errno
-            throw CertificateAuthorityError(path: path, problem: code == ENOENT ? .missing : .unreadable(message(code)))
+        do {
+            let contents = try FileContents.read(path, maximumSize: 1 << 20)
+            return (contents.bytes, contents.mode)
+        } catch {
+            if case .open(ENOENT) = error.problem { throw CertificateAuthorityError(path: path, problem: .missing) }
+            throw CertificateAuthorityError(path: path, problem: .unreadable(error.reason))
         }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else {
-            throw CertificateAuthorityError(path: path, problem: .unreadable(message(errno)))
-        }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16_384)
-        while true {
-            let count = Glibc.read(descriptor, &chunk, chunk.count)
-            if count == 0 { break }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw CertificateAuthorityError(path: path, problem: .unreadable(message(errno)))
-            }
-            bytes += chunk[0..<count]
-        }
-        return (bytes, UInt32(status.st_mode))
     }
 
     /// Creates `path` with `mode`, failing if it exists (O_EXCL), and writes `bytes`. A failed
