@@ -4,7 +4,7 @@ import ProxyWire
 import TLSInspection
 
 /// The proxy's own pages on a proxy listener: `http://atsproxy.test/…` through the proxy, a
-/// browser pointed at the listener's own address, and TLS to either (``SiteTLSSession``). None of
+/// browser pointed at the listener's own address, and TLS to either (``SiteTLSConnection``). None of
 /// these is a connection the device's app makes, so none is judged or logged.
 extension ClientSession {
     /// The parser for a client's next head: origin-form targets (`GET /`, a browser sent straight
@@ -127,10 +127,10 @@ extension ClientSession {
         guard let site = settings.onboarding else { return finish() }
         // No CA, or no leaf: the client sees its handshake end, as with a server it cannot use.
         guard
-            let tls = try? SiteTLSSession(
+            let tls = try? SiteTLSConnection(
                 session: self, site: site, serverName: serverName, connectHost: connectHost, arrival: arrival)
         else { return finish() }
-        siteSession = tls
+        siteConnection = tls
         tls.start()
     }
 }

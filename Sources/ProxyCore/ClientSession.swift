@@ -46,7 +46,7 @@ final class ClientSession: ExchangeOwner {
     var tunnel: ConnectTunnel?
     /// TLS to the proxy's own pages (a CONNECT to the onboarding host, or TLS straight to the
     /// listener): also the last thing a session does.
-    var siteSession: SiteTLSSession?
+    var siteConnection: SiteTLSConnection?
     /// The proxy's address as this client reached it (the listener's, or the interface's for a
     /// wildcard listener): what the onboarding pages and PAC file tell the device to use.
     var localAddress: () -> SocketAddress? = { nil }
@@ -547,8 +547,8 @@ final class ClientSession: ExchangeOwner {
         // The tunnel first: a splicing relay's byte counts go into the record it closes.
         tunnel?.close()
         tunnel = nil
-        siteSession?.close()
-        siteSession = nil
+        siteConnection?.close()
+        siteConnection = nil
         writeRecord()
         originDial?.cancel()
         originDial = nil

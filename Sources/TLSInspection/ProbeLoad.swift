@@ -37,7 +37,7 @@ package enum ProbeLoad {
             return LoadOutcome(
                 handshake: ProbeOutcome(observed: nil, failure: error, peerCertificates: []), response: nil)
         }
-        guard let session = ProbeSession(context: context, connection: connection, serverName: serverName) else {
+        guard let session = BlockingHandshake(context: context, connection: connection, serverName: serverName) else {
             let failure = ProbeFailure.handshake(reason: TLSError.drainingQueue("SSL_new").description)
             return LoadOutcome(
                 handshake: ProbeOutcome(observed: nil, failure: failure, peerCertificates: []), response: nil)
@@ -98,7 +98,7 @@ package enum ProbeLoad {
     }
 }
 
-extension ProbeSession {
+extension BlockingHandshake {
     /// The request over the completed handshake, and the response head.
     func exchange(_ request: [UInt8]) -> Result<[UInt8], LoadFailure> {
         ERR_clear_error()

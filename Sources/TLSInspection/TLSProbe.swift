@@ -45,7 +45,7 @@ package enum TLSProbe {
         } catch {
             return ProbeOutcome(observed: nil, failure: error, peerCertificates: [])
         }
-        guard let session = ProbeSession(context: context, connection: connection, serverName: serverName) else {
+        guard let session = BlockingHandshake(context: context, connection: connection, serverName: serverName) else {
             return ProbeOutcome(
                 observed: nil, failure: .handshake(reason: TLSError.drainingQueue("SSL_new").description),
                 peerCertificates: [])
@@ -55,7 +55,7 @@ package enum TLSProbe {
 }
 
 /// One handshake: the single owner of its `SSL*` (freed in `deinit`) and of the socket under it.
-final class ProbeSession {
+final class BlockingHandshake {
     let ssl: OpaquePointer
     private let context: TLSClientContext
     let connection: TCPConnection

@@ -7,7 +7,7 @@ import TLSInspection
 /// then a ``SiteConnection`` over the session's plaintext. The handshake must finish within the
 /// head timeout. Loop-confined; owned by its ``ClientSession``, which ends when the pages'
 /// connection closes.
-final class SiteTLSSession {
+final class SiteTLSConnection {
     enum State {
         case handshake(TLSStream)
         case serving(SiteConnection)
