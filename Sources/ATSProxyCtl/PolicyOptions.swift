@@ -2,7 +2,7 @@ import ATSPolicy
 import ATSPolicyArguments
 import ArgumentParser
 
-/// The settings of the decisions table, shared by every command that reads a policy.
+/// The settings of docs/ats-rules.md, "The decisions", shared by every command that reads a policy.
 struct PolicyOptions: ParsableArguments {
     @Option(name: .customLong("os-profile"), help: "iOS behaviour to model: ios9, ios10 (10-16), ios17 (17-25), ios26.")
     var osProfile: OSProfile = .ios17
@@ -36,7 +36,7 @@ struct PolicyOptions: ParsableArguments {
     }
 
     func localNetworkRanges() throws -> [AddressRange] {
-        // Additive, as the decisions table says: loopback and link-local always count as local.
+        // Additive (docs/ats-rules.md, "Settings"): loopback and link-local always count as local.
         var ranges = AddressRange.defaultLocalNetworks
         for text in localNetworks {
             if text == "private" {

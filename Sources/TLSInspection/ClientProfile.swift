@@ -7,13 +7,14 @@ package struct ClientProfile: Sendable, Hashable {
     package var tls12Suites: [CipherSuite]
     package var tls13Suites: [CipherSuite]
     /// Security level 0 and every suite OpenSSL can speak: the diagnostic probe that finds out *why*
-    /// an ATS-shaped handshake failed (spec, issue 3).
+    /// an ATS-shaped handshake failed (docs/connections.md).
     package var isPermissive: Bool
     /// Suites a permissive profile leaves out: the survey offers all but those a server already chose,
     /// to list every suite it accepts.
     package var excludedSuites: Set<CipherSuite> = []
 
-    /// The client an ATS app would be for a host: its floor and its suite list (spec §3.3, §3.4). Where
+    /// The client an ATS app would be for a host: its floor and its suite list (Apple open source:
+    /// SecProtocolHelper.m; Apple: NSExceptionMinimumTLSVersion). Where
     /// ATS does not apply, Apple's default client list and TLS 1.0 upwards. Up to TLS 1.3, but iOS 9
     /// had no TLS 1.3 (it came with iOS 12.2), so its client stops at TLS 1.2.
     package static func ats(for requirements: Requirements) -> ClientProfile {
@@ -46,7 +47,7 @@ package struct ClientProfile: Sendable, Hashable {
     }
 
     /// The key-exchange groups offered. Apple's clients offer X25519 and the NIST curves P-256, P-384 and
-    /// P-521 (their ClientHello's supported_groups; the spec is silent), never finite-field DH groups,
+    /// P-521 (their ClientHello's supported_groups; Apple's documents are silent), never finite-field DH groups,
     /// which OpenSSL would also offer: a server that only takes those fails on an iPhone. The permissive
     /// probe keeps OpenSSL's whole list, to complete the handshake and say why.
     var openSSLGroups: String? { isPermissive ? nil : "X25519:P-256:P-384:P-521" }

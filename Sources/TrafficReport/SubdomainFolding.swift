@@ -32,12 +32,11 @@ package struct RefusedFold: Sendable, Equatable {
 
 /// Decides where `NSIncludesSubdomains` is the honest summary of several hosts.
 ///
-/// A parent domain is folded when at least two distinct observed hosts under it need the same
-/// entry, no observed host under it (or the parent itself) needs less (the fold would loosen it),
-/// and the parent belongs to one owner (``SharedSuffixes``). Hosts under it that need more keep
-/// exact entries, which win over the parent's (spec §2.3). Among candidates, the one folding the
-/// most hosts is taken first, and of equal ones the deeper (narrower) domain; then the next, over
-/// the hosts left.
+/// A parent domain is folded when at least two distinct observed hosts under it need the same entry, no observed host
+/// under it (or the parent itself) needs less (the fold would loosen it), and the parent belongs to one owner
+/// (``SharedSuffixes``). Hosts under it that need more keep exact entries, which win over the parent's (Apple open
+/// source: SecProtocolConfiguration.m). Among candidates, the one folding the most hosts is taken first, and of equal
+/// ones the deeper (narrower) domain; then the next, over the hosts left.
 enum SubdomainFolding {
     /// - Parameter hosts: every name host the report judged, with its needs, except local and
     ///   unreachable ones (which show nothing a fold could loosen); `candidates` those needing an exception.

@@ -10,14 +10,14 @@ import TextFormats
 // Everything lives in the `ATSSpecFixture` protocol extension (suites conform to it) or in the
 // `ATSSpec` namespace, so nothing here can collide with helpers other test files declare.
 
-/// Constants and the spec's own tables, copied from the spec rather than from the engine, so a
-/// test fails when the engine's tables drift from the spec.
+/// Constants and the tables of Apple's documents and code (the cipher groups, the error codes), copied from
+/// those sources rather than from the engine, so a test fails when the engine's tables drift from them.
 enum ATSSpec {
     /// The evaluation time every connection uses unless a row says otherwise: 2025-06-01 00:00 UTC.
     static let now = DateFormat.seconds(year: 2025, month: 6, day: 1)
     static let day: Int64 = 86_400
 
-    // MARK: Spec §3.3 cipher suites, by IANA id
+    // MARK: Cipher suites, by IANA id (Apple: Information Property List Key Reference, 2018; SecProtocolHelper.m)
 
     /// (C) TLS 1.3 suites: forward secret by design.
     static let tls13Suites: Set<UInt16> = [0x1301, 0x1302, 0x1303]
@@ -67,15 +67,16 @@ enum ATSSpec {
             ])
     ).sorted()
 
-    /// Spec §4, per violation: the outer NSURLErrorDomain codes and the inner SSL statuses the
-    /// table lists (nil: "none"). Violations §4 does not list (key_size, sig_hash_*,
+    /// Per violation: the outer NSURLErrorDomain codes and the inner SSL statuses (SecBase.h) an app has
+    /// been seen to get, in Apple's documents, nscurl(1) output and Apple's developer forums (nil: "none";
+    /// docs/ats-rules.md, "Violations"). Violations with no such reported code (key_size, sig_hash_*,
     /// validity_too_long, no_serverauth_eku, niap_*) are not in the map.
     static let section4Codes: [String: (nsurl: Set<Int>, ssl: Set<Int?>)] = [
         "cleartext": ([-1022], [nil]),
         "tls_version": ([-1200], [-9836, -9824, -9802, -9800]),
         "cipher_not_fs": ([-1200], [-9824, -9801, -9802]),
         "cipher_not_ats": ([-1200], [-9824, -9801, -9802]),
-        // Plus §4's "not system-trusted while ATS is on" row (the app overrides trust in its delegate).
+        // Plus "ATS failed system trust", -1200/-9802 (the app overrides trust in its delegate).
         "untrusted_chain": ([-1202, -1203, -1200], [-9813, -9812, -9807, -9802]),
         "name_mismatch": ([-1202, -1200], [-9807, -9843]),
         "expired": ([-1201, -1202, -1200], [-9814]),
@@ -262,8 +263,7 @@ extension ATSSpecFixture {
         return result
     }
 
-    /// Every violation carries the Apple error codes §4 lists for it (decisions table: "Each
-    /// carries the Apple error codes of §4").
+    /// Every violation carries the Apple error codes listed for it above (docs/ats-rules.md, "Violations").
     func expectSection4Codes(_ verdict: Verdict, sourceLocation: Testing.SourceLocation = #_sourceLocation) {
         for violation in verdict.violations {
             guard let codes = ATSSpec.section4Codes[violation.kind.name] else { continue }
@@ -288,7 +288,7 @@ extension ATSSpecFixture {
             "requirements and verdict disagree for http://\(host)")
         if !result.isCompliant {
             #expect(violationNames(result) == ["cleartext"], "http://\(host)")
-            #expect(result.error?.nsurl == -1022, "a blocked cleartext load is NSURLErrorDomain -1022 (spec §4)")
+            #expect(result.error?.nsurl == -1022, "a blocked cleartext load is NSURLErrorDomain -1022")
         }
         return result.isCompliant
     }

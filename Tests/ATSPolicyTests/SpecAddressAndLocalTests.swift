@@ -1,9 +1,9 @@
 import ATSPolicy
 import Testing
 
-/// Spec §7 items 19–27: IP literals, CIDR keys and local hosts, per OS profile (§2.4, §2.5, §1.5;
-/// decisions table: local = names without a dot, `.local` names, loopback and link-local addresses,
-/// plus `local_networks`).
+/// IP literals, CIDR keys and local hosts per OS profile, cases Item 19–27 (Apple: NSExceptionDomains,
+/// NSAllowsLocalNetworking; Apple open source: SecProtocolConfiguration.m; docs/ats-rules.md, "The decisions":
+/// local = names without a dot, `.local` names, loopback and link-local addresses, plus `local_networks`).
 @Suite("Spec §7.19–27: IP addresses, CIDR keys and local hosts")
 struct SpecAddressAndLocalTests: ATSSpecFixture {
     static let allProfiles: [OSProfile] = [.ios9, .ios10, .ios17, .ios26]
@@ -40,9 +40,10 @@ struct SpecAddressAndLocalTests: ATSSpecFixture {
     private static let yes = ATSSpec.insecureYES
     private static let no = ATSSpec.insecureNO
 
-    /// ⚠️ §2.4: before iOS 17 the docs say IP keys cannot be used (DTS saw one "apparently" work on
-    /// an iOS 9 beta). These rows assert the documented reading: on ios9 an IP key does not open
-    /// http://; on ios10 every IP literal is exempt from ATS anyway (§2.5).
+    /// ⚠️ Before iOS 17 Apple's NSAllowsLocalNetworking and NSExceptionDomains pages say IP keys cannot be used
+    /// (DTS saw one "apparently" work on an iOS 9 beta). These rows assert the documented reading: on ios9 an IP
+    /// key does not open http://; on ios10 every IP literal is exempt from ATS anyway (Apple:
+    /// NSAllowsLocalNetworking).
     static let ipKeyPreIOS17: [Row] =
         rows(
             "⚠️ IP key insecure=YES before iOS 17", exceptions(d("203.0.113.5", yes)), hosts: ["203.0.113.5"],
@@ -55,7 +56,8 @@ struct SpecAddressAndLocalTests: ATSSpecFixture {
         + rows(
             "19: NSAllowsArbitraryLoads opens a public IP", ATSSpec.arbitraryLoadsYES, hosts: ["203.0.113.5"],
             allowedOn: allProfiles)
-        // §2.5: LocalNetworking applies only to direct hosts, and cancels AAL for the rest.
+        // LocalNetworking applies only to direct hosts, and cancels AAL for the rest (Apple open source:
+        // SecProtocolConfiguration.m, `testLocalNetworkingKeyOverridesAllowsArbitraryLoads`).
         + rows(
             "§2.5: LocalNetworking=YES + AAL=YES leaves a public IP blocked",
             ATSSpec.arbitraryLoadsYES + "<key>NSAllowsLocalNetworking</key><true/>", hosts: ["203.0.113.1"],
@@ -106,8 +108,8 @@ struct SpecAddressAndLocalTests: ATSSpecFixture {
         + rows(
             "21: 2001:db8::/32 does not cover 2001:db9::1", exceptions(d("2001:db8::/32", yes)), hosts: ["2001:db9::1"],
             profiles: ipKeyProfiles, allowedOn: [])
-        // ⚠️ §2.4: Apple compares the text; the spec says "Normalise both sides in the proxy, or copy
-        // this quirk deliberately". atsproxy normalises (first option), so these match.
+        // ⚠️ Apple compares the text (SecProtocolConfiguration.m); atsproxy normalises both sides instead
+        // (docs/ats-rules.md, "Settings"), so these match.
         + rows(
             "⚠️ 21: non-canonical key 2001:0db8::1 vs canonical host", exceptions(d("2001:0db8::1", yes)),
             hosts: ["2001:db8::1"], profiles: ipKeyProfiles, allowedOn: ipKeyProfiles)
@@ -131,7 +133,7 @@ struct SpecAddressAndLocalTests: ATSSpecFixture {
         + rows(
             "21: 0.0.0.0/0 covers every IPv4 host", exceptions(d("0.0.0.0/0", yes)), hosts: ["203.0.113.5", "8.8.8.8"],
             profiles: ipKeyProfiles, allowedOn: ipKeyProfiles)
-        // §1.5 CIDR short forms.
+        // CIDR short forms (Apple open source: SecProtocolConfiguration.m).
         + rows(
             "§1.5: IPv4 short form 10/8", exceptions(d("10/8", yes)), hosts: ["10.1.2.3"], profiles: ipKeyProfiles,
             allowedOn: ipKeyProfiles)
@@ -191,9 +193,10 @@ struct SpecAddressAndLocalTests: ATSSpecFixture {
             "24: AAL=YES + NSAllowsLocalNetworking=NO",
             ATSSpec.arbitraryLoadsYES + "<key>NSAllowsLocalNetworking</key><false/>",
             hosts: ["localhost"], allowedOn: [.ios9])
-        // Item 25: loopback and link-local addresses are local (⚠️ §2.5: code tests say direct; a
-        // DTS report says 127.0.0.1 was blocked on macOS 14. The decisions table counts loopback and
-        // link-local addresses as local, so they are asserted allowed).
+        // Item 25: loopback and link-local addresses are local (⚠️ Apple's SecProtocolConfigurationTest.m
+        // treats them as direct; a reported DTS observation says 127.0.0.1 was blocked on macOS 14.
+        // atsproxy counts loopback and link-local addresses as local (docs/ats-rules.md, "The decisions"), so
+        // they are asserted allowed).
         + rows(
             "⚠️ 25: loopback and link-local, no keys",
             hosts: ["127.0.0.1", "127.1.2.3", "[::1]", "::1", "[fe80::1%en0]", "fe80::1", "169.254.10.20"],
@@ -280,7 +283,7 @@ struct SpecAddressAndLocalTests: ATSSpecFixture {
         #expect(requirements.rule.key == "198.51.100.0/27")
     }
 
-    // MARK: - HTTPS to a local host: no ATS minimums, default trust still applies (§2.2 step 3)
+    // MARK: - HTTPS to a local host: no ATS minimums, default trust still applies (docs/ats-rules.md, rule 2)
 
     @Test(
         "Item 24: HTTPS to a local host skips the ATS minimums but not default trust",

@@ -1,8 +1,9 @@
 import ATSPolicy
 import Testing
 
-/// Spec §7 items 11–18 and the `NSIncludesSubdomains` depth (§2.3, decisions table: any depth for
-/// `NSExceptionDomains`, the nearest ancestor with the flag wins).
+/// `NSExceptionDomains` host matching, cases Item 11–18 (Apple: NSExceptionDomains, NSIncludesSubdomains; Apple
+/// open source: SecProtocolConfiguration.m), and the `NSIncludesSubdomains` depth (docs/ats-rules.md, "The
+/// decisions": any depth for `NSExceptionDomains`, the nearest ancestor with the flag wins).
 @Suite("Spec §7.11–18: NSExceptionDomains host matching")
 struct SpecDomainMatchingTests: ATSSpecFixture {
     struct MatchRow: ATSSpecRow {
@@ -21,7 +22,7 @@ struct SpecDomainMatchingTests: ATSSpecFixture {
     static let withSubdomains = d("example.com", subs + ATSSpec.insecureYES)
     static let shadowing =
         d("example.com", subs + ATSSpec.insecureYES) + d("sub.example.com", noSubs + ATSSpec.minimumTLS("TLSv1.3"))
-    /// Apple's `testIncludesSubdomains` (§2.3 step 3).
+    /// Apple's `testIncludesSubdomains` (Apple open source: SecProtocolConfigurationTest.m).
     static let appleUnitTest =
         d("example.com", subs) + d("subhostname.example.com", noSubs) + d("another.subhostname.example.com", noSubs)
 
@@ -176,7 +177,7 @@ struct SpecDomainMatchingTests: ATSSpecFixture {
         }
     }
 
-    // MARK: - NSIncludesSubdomains depth (decisions table: any depth for NSExceptionDomains)
+    // MARK: - NSIncludesSubdomains depth (docs/ats-rules.md, "The decisions": any depth for NSExceptionDomains)
 
     @Test("NSIncludesSubdomains reaches any depth for exceptions", arguments: 1...8)
     func subdomainDepth(extraLabels: Int) throws {

@@ -1,7 +1,7 @@
 import ATSPolicy
 import Testing
 
-/// The decisions table's `os_profile` row and the §3.4 note on iOS 26: on `ios26` TLS 1.0 and 1.1 are
+/// The `os_profile` row of docs/ats-rules.md, "The decisions": on `ios26` TLS 1.0 and 1.1 are
 /// refused for every load, whatever the policy. Exceptions, `NSAllowsArbitraryLoads` (and its web and
 /// media variants) and the local-host exemption bring them back on the earlier profiles only.
 @Suite("iOS 26: TLS 1.0 and 1.1 refused for every load")

@@ -1,8 +1,9 @@
 import ATSPolicy
 import Testing
 
-/// Spec §7 items 49–50: the NIAP FCP_v2.1 package (§1.1, §1.2, §3.4; decisions table: the NIAP
-/// keys are honoured on the ios26 profile only).
+/// The NIAP FCP_v2.1 package, cases Item 49–50 (Apple: NSRequiresNIAPTLSPackageVersion,
+/// NSExceptionRequiresNIAPTLSPackageVersion; docs/ats-rules.md, "The decisions": the NIAP keys are honoured on the
+/// ios26 profile only).
 @Suite("Spec §7.49–50: NIAP TLS package")
 struct SpecNIAPTests: ATSSpecFixture {
     static func global(_ value: String) -> String {

@@ -1,7 +1,8 @@
 import ATSPolicy
 import Testing
 
-/// Spec §7 items 42–48: `NSPinnedDomains` (§1.4, §0; decisions table: pins reach one label down).
+/// `NSPinnedDomains`, cases Item 42–48 (Apple: NSPinnedDomains; Apple open source: SecPolicy.c;
+/// docs/ats-rules.md, "The decisions": pins reach one label down).
 @Suite("Spec §7.42–48: NSPinnedDomains")
 struct SpecPinningTests: ATSSpecFixture {
     static let leafKey = ATSSpec.leafKey

@@ -1,15 +1,16 @@
 import ATSPolicy
 import Testing
 
-/// Spec §7 items 1–10: global keys, their precedence per OS profile, wrong types (§1.5), listed
-/// domains cancelling the globals (§1.3), per-domain keys (§1.2), legacy keys and built-in
-/// exceptions (decisions table, §2.6).
+/// Cases Item 1–10: global keys and their precedence per OS profile (Apple: NSAppTransportSecurity,
+/// NSAllowsArbitraryLoads), wrong types (Apple open source: SecProtocolConfiguration.m), listed domains
+/// cancelling the globals and per-domain keys (Apple: NSExceptionDomains), legacy keys and built-in
+/// exceptions (docs/ats-rules.md, "The decisions"; SecProtocolConfiguration.m).
 @Suite("Spec §7.1–10: global keys, precedence, wrong types, per-domain keys")
 struct SpecPrecedenceTests: ATSSpecFixture {
     static let allProfiles: [OSProfile] = [.ios9, .ios10, .ios17, .ios26]
     static let ios10Plus: [OSProfile] = [.ios10, .ios17, .ios26]
 
-    // MARK: - The global decision for a public host (spec §2.1, §1.5, §7 items 1–6)
+    // MARK: - The global decision for a public host (Apple: NSAllowsArbitraryLoads; SecProtocolConfiguration.m)
 
     struct GlobalRow: ATSSpecRow {
         let label: String
@@ -61,7 +62,8 @@ struct SpecPrecedenceTests: ATSSpecFixture {
         + rows("ForMedia=YES", mediaYES, client: .media, allowedOn: ios10Plus)
         + rows("ForMedia=YES", mediaYES, client: .urlsession, allowedOn: [])
         + rows("ForMedia=YES", mediaYES, client: .webkit, allowedOn: [])
-        // §2.1 code order: the client-class key relaxes its own client before LocalNetworking cancels anything.
+        // Apple's code order (SecProtocolConfiguration.m): the client-class key relaxes its own client before
+        // LocalNetworking cancels anything.
         + rows("ForMedia=YES + NSAllowsLocalNetworking=YES", mediaYES + localYES, client: .media, allowedOn: ios10Plus)
         + rows(
             "InWebContent=YES + NSAllowsLocalNetworking=YES", webYES + localYES, client: .webkit, allowedOn: ios10Plus)
@@ -78,10 +80,10 @@ struct SpecPrecedenceTests: ATSSpecFixture {
         + rows(
             "AAL=YES + NSAllowsArbitraryLoadsInMedia=YES", aal + "<key>NSAllowsArbitraryLoadsInMedia</key><true/>",
             client: .media, allowedOn: allProfiles)
-        // Misspelt keys are exact, case-sensitive lookups: ignored (§1.1).
+        // Misspelt keys are exact, case-sensitive lookups: ignored (SecProtocolConfiguration.m).
         + rows("NSAllowArbitraryLoads=YES (misspelt)", "<key>NSAllowArbitraryLoads</key><true/>", allowedOn: [])
         + rows("nsallowsarbitraryloads=YES (wrong case)", "<key>nsallowsarbitraryloads</key><true/>", allowedOn: [])
-        // Item 6: wrong types (§1.5).
+        // Item 6: wrong types (SecProtocolConfiguration.m).
         + rows(
             "AAL=\"YES\" (string): absent, ATS on", "<key>NSAllowsArbitraryLoads</key><string>YES</string>",
             allowedOn: [])
@@ -89,8 +91,8 @@ struct SpecPrecedenceTests: ATSSpecFixture {
             "AAL=2 (integer): present-false, ATS on", "<key>NSAllowsArbitraryLoads</key><integer>2</integer>",
             allowedOn: [])
         + rows("AAL=0 (integer): present-false", "<key>NSAllowsArbitraryLoads</key><integer>0</integer>", allowedOn: [])
-        // ⚠️ §1.5: "An integer 1 is probably true ([@1 isEqual:@YES]), but this was not verified."
-        // Asserting the spec's "probably true" reading.
+        // ⚠️ An integer 1 is probably true in Apple's parser ([@1 isEqual:@YES], SecProtocolConfiguration.m),
+        // though no Apple test shows it. Asserting that "probably true" reading.
         + rows(
             "AAL=1 (integer): probably true (⚠️ §1.5)", "<key>NSAllowsArbitraryLoads</key><integer>1</integer>",
             allowedOn: allProfiles)
@@ -158,7 +160,7 @@ struct SpecPrecedenceTests: ATSSpecFixture {
     // MARK: - Item 1: NSAllowsArbitraryLoads=YES and HTTPS
 
     /// ios26 is left out: there TLS 1.0/1.1 are refused for every load, NSAllowsArbitraryLoads or not
-    /// (decisions table, §3.4 note on iOS 26), which SpecIOS26TLSFloorTests holds.
+    /// (docs/ats-rules.md, "The decisions", `os_profile`), which SpecIOS26TLSFloorTests holds.
     @Test(
         "Item 1: AAL=YES drops the ATS minimums: TLS 1.0 with a CBC suite passes",
         arguments: [OSProfile.ios9, .ios10, .ios17])
@@ -203,7 +205,7 @@ struct SpecPrecedenceTests: ATSSpecFixture {
         #expect(violationNames(try verdict(policy, observed: expired)) == ["expired"])
     }
 
-    // MARK: - Item 7 and §1.3: a listed domain cancels every global key
+    // MARK: - Item 7: a listed domain cancels every global key (Apple: NSExceptionDomains)
 
     @Test("Item 7: AAL=YES + empty dict for example.com: example.com gets full ATS, other.com does not")
     func emptyEntryGetsFullATS() throws {
@@ -260,7 +262,8 @@ struct SpecPrecedenceTests: ATSSpecFixture {
         #expect(requirements.atsMinimumsApply)
         #expect(requirements.minimumTLSVersion == .tls12)
         #expect(requirements.requiresForwardSecrecy == false)
-        // Only NSExceptionAllowsInsecureHTTPLoads (or ATS off) lets the app loosen trust (§3.6).
+        // Only NSExceptionAllowsInsecureHTTPLoads (or ATS off) lets the app loosen trust
+        // (Apple: NSExceptionAllowsInsecureHTTPLoads).
         #expect(requirements.appMayOverrideTrust == false)
         #expect(try cleartextAllowed(policy, host: "example.com") == false)
         #expect(violationNames(try verdict(policy, observed: tls12(0xC013, version: .tls11))) == ["tls_version"])
@@ -278,7 +281,7 @@ struct SpecPrecedenceTests: ATSSpecFixture {
         #expect(requirements.appMayOverrideTrust)
         #expect(violationNames(try verdict(policy, observed: tls12(0xC013, version: .tls11))) == ["tls_version"])
         #expect(violationNames(try verdict(policy, observed: tls12(0x009C))) == ["cipher_not_fs"])
-        // A self-signed certificate still fails by default (§3.6).
+        // A self-signed certificate still fails by default (docs/ats-rules.md, "The decisions").
         let selfSigned = connection(
             chain: [leaf(selfSigned: true)], trust: .untrusted(reason: "self-signed certificate"))
         let result = try verdict(policy, observed: selfSigned)
@@ -316,7 +319,7 @@ struct SpecPrecedenceTests: ATSSpecFixture {
         #expect(try verdict(policy, observed: connection(version: .tls13, suite: 0x1302)).isCompliant)
     }
 
-    // MARK: - Per-domain wrong types and values (§1.5)
+    // MARK: - Per-domain wrong types and values (Apple open source: SecProtocolConfiguration.m)
 
     struct DomainValueRow: ATSSpecRow {
         let label: String
@@ -359,7 +362,8 @@ struct SpecPrecedenceTests: ATSSpecFixture {
                 label: "minimum TLS \"\($0.0)\": accepted", body: ATSSpec.minimumTLS($0.0), cleartextAllowed: false,
                 minimumTLS: $0.1, forwardSecrecy: true)
         }
-        // Exact, case-sensitive strings; anything else leaves the floor at TLS 1.2 (§1.5 tested examples).
+        // Exact, case-sensitive strings; anything else leaves the floor at TLS 1.2
+        // (the values Apple's SecProtocolConfigurationTest.m tries).
         + ["TLSv1.4", "TLSV1.3", "TLSv1.00", "TLSv1.31", "SSLv3.0", "1.0", "tlsv1.0", "TLSv1", " TLSv1.0", ""].map {
             DomainValueRow(
                 label: "minimum TLS \"\($0)\": invalid, floor stays TLSv1.2", body: ATSSpec.minimumTLS($0),
@@ -424,7 +428,7 @@ struct SpecPrecedenceTests: ATSSpecFixture {
             policy.findings.contains { $0.path.description.contains("NSExceptionDomains") && $0.severity == .error })
     }
 
-    // MARK: - Info.plist roots (§1.5 last paragraph)
+    // MARK: - Info.plist roots (Apple: NSAppTransportSecurity is a dictionary)
 
     @Test("An Info.plist with NSAppTransportSecurity reads the same as the bare dictionary")
     func infoPlistRoot() throws {
@@ -441,7 +445,7 @@ struct SpecPrecedenceTests: ATSSpecFixture {
         #expect(throws: PolicyLoadError.self) { try infoPlistPolicy(value) }
     }
 
-    // MARK: - Legacy keys (decisions table: legacy_keys = ignore | honor)
+    // MARK: - Legacy keys (docs/ats-rules.md, "The decisions": legacy_keys = ignore | honor)
 
     struct LegacyRow: ATSSpecRow {
         let label: String
@@ -493,7 +497,8 @@ struct SpecPrecedenceTests: ATSSpecFixture {
                 body: ATSSpec.minimumTLS("TLSv1.3")
                     + "<key>NSTemporaryExceptionMinimumTLSVersion</key><string>TLSv1.0</string>",
                 handling: handling, cleartextAllowed: false, minimumTLS: .tls13, forwardSecrecy: true),
-            // electron-builder's value is invalid even when aliases are honoured (§1.2).
+            // electron-builder's value is invalid even when aliases are honoured
+            // (Apple: NSExceptionMinimumTLSVersion).
             LegacyRow(
                 label: "electron-builder's NSTemporaryExceptionMinimumTLSVersion=\"1.0\"",
                 body: "<key>NSTemporaryExceptionAllowsInsecureHTTPLoads</key><true/>"
@@ -560,7 +565,7 @@ struct SpecPrecedenceTests: ATSSpecFixture {
         #expect((finding.message + " " + (finding.fix ?? "")).contains(row.replacement))
     }
 
-    // MARK: - NSRequiresCertificateTransparency (decisions table: parsed, no effect, obsolete)
+    // MARK: - NSRequiresCertificateTransparency (docs/ats-rules.md, "The decisions": parsed, no effect, obsolete)
 
     @Test("NSRequiresCertificateTransparency=YES has no effect of its own, and check calls it obsolete")
     func certificateTransparencyKeyIsObsolete() throws {
@@ -574,7 +579,8 @@ struct SpecPrecedenceTests: ATSSpecFixture {
         #expect(a.minimumTLSVersion == b.minimumTLSVersion)
         #expect(a.requiresForwardSecrecy == b.requiresForwardSecrecy)
         #expect(a.offeredTLS12Suites == b.offeredTLS12Suites)
-        // A chain to a user-installed root is exempt from CT (§3.5): the key does not change that.
+        // A chain to a user-installed root is exempt from CT (Apple open source: SecPolicyServer.c): the key does
+        // not change that.
         let userRoot = connection(trust: .userInstalledRoot, embeddedSCTs: 0)
         #expect(try verdict(withKey, observed: userRoot).isCompliant)
         let finding = try #require(
@@ -582,7 +588,7 @@ struct SpecPrecedenceTests: ATSSpecFixture {
         #expect(finding.message.lowercased().contains("obsolete"))
     }
 
-    // MARK: - Apple's built-in exceptions (§2.6; decisions table: off by default)
+    // MARK: - Apple's built-in exceptions (SecProtocolConfiguration.m; off by default: docs/ats-rules.md)
 
     struct BuiltinRow: ATSSpecRow {
         let label: String

@@ -2,9 +2,10 @@ import ATSPolicy
 import Testing
 import TextFormats
 
-/// Spec §7 items 28–41: TLS versions (§3.4), each cipher profile's TLS 1.2 suites by IANA id
-/// (§3.3), key sizes and signature hashes (§3.1, §3.2), trust, dates, validity length, EKU,
-/// Certificate Transparency (§3.5) and redirect hops (§2.2).
+/// Cases Item 28–41: TLS versions (Apple: NSExceptionMinimumTLSVersion), each cipher profile's TLS 1.2 suites
+/// by IANA id (Apple: Information Property List Key Reference, 2018; SecProtocolHelper.m), key sizes and
+/// signature hashes (Apple: Preventing Insecure Network Connections; HT210176), trust, dates, validity
+/// length, EKU (HT210176, HT211025), Certificate Transparency (HT205280) and redirect hops (docs/ats-rules.md).
 @Suite("Spec §7.28–41: TLS versions, cipher suites and certificates")
 struct SpecTLSAndCertificateTests: ATSSpecFixture {
     static let allProfiles: [OSProfile] = [.ios9, .ios10, .ios17, .ios26]
@@ -21,7 +22,7 @@ struct SpecTLSAndCertificateTests: ATSSpecFixture {
     }
 
     static let versionRows: [VersionRow] = allProfiles.flatMap { os -> [VersionRow] in
-        let legacyHonoured = os != .ios26  // decisions table: ios26 ignores TLS 1.0/1.1 exceptions
+        let legacyHonoured = os != .ios26  // ios26 ignores TLS 1.0/1.1 exceptions (docs/ats-rules.md)
         let cases: [(String?, TLSVersion, Bool)] = [
             (nil, .tls10, false), (nil, .tls11, false), (nil, .tls12, true), (nil, .tls13, true),
             ("TLSv1.0", .tls10, legacyHonoured), ("TLSv1.0", .tls11, legacyHonoured), ("TLSv1.0", .tls12, true),
@@ -30,7 +31,7 @@ struct SpecTLSAndCertificateTests: ATSSpecFixture {
             ("TLSv1.2", .tls11, false), ("TLSv1.2", .tls12, true),
             ("TLSv1.3", .tls12, false), ("TLSv1.3", .tls13, true),
         ]
-        // §3.4 [S33]: before iOS 14 a TLSv1.3 minimum was not actually enforced, so the TLSv1.3
+        // Before iOS 14 a TLSv1.3 minimum was not actually enforced (rdar://50887327), so the TLSv1.3
         // rows are asserted only on the profiles that are wholly iOS 14 or later.
         return cases.filter { $0.0 != "TLSv1.3" || os == .ios17 || os == .ios26 }.map { minimum, negotiated, allowed in
             VersionRow(
@@ -84,9 +85,9 @@ struct SpecTLSAndCertificateTests: ATSSpecFixture {
                 == ATSSpec.forwardSecret(profile).union(ATSSpec.compatibility(profile)))
     }
 
-    /// ⚠️ §3.3 C: with forward secrecy off *and* insecure HTTP allowed the code does not restrict the
-    /// suites (the default client list). The decisions table only commits to "add RSA AES-GCM and
-    /// AES-CBC-SHA", so this asserts a superset of both groups.
+    /// ⚠️ With forward secrecy off *and* insecure HTTP allowed Apple's code does not restrict the suites (the
+    /// default client list; SecProtocolConfiguration.m). atsproxy's decision only commits to "add RSA AES-GCM and
+    /// AES-CBC-SHA" (docs/ats-rules.md, "The decisions"), so this asserts a superset of both groups.
     @Test("⚠️ §3.3: FS=NO + insecure HTTP offers at least both groups", arguments: CipherProfile.allCases)
     func offeredUnrestricted(profile: CipherProfile) throws {
         let xml = ATSSpec.exceptionDomains(
@@ -106,7 +107,7 @@ struct SpecTLSAndCertificateTests: ATSSpecFixture {
         let violation: String?
     }
 
-    /// The spec's readable cases (items 29–35).
+    /// The readable cases (Item 29–35): single named suites, from Apple's 2016 list and from its code.
     static let namedSuiteRows: [SuiteRow] =
         [
             // 29: C014 is in the code's list, not in the documented one.
@@ -194,9 +195,9 @@ struct SpecTLSAndCertificateTests: ATSSpecFixture {
             }
         }
 
-    /// The full matrix: every suite under test × profile × forward secrecy, expected from the spec's
-    /// lists and the vocabulary's definitions (cipher_not_fs: only suites of the compatibility group;
-    /// cipher_not_ats: not offered even with forward secrecy off).
+    /// The full matrix: every suite under test × profile × forward secrecy, expected from Apple's lists (the 2018
+    /// key reference, SecProtocolHelper.m) and the vocabulary's definitions (cipher_not_fs: only suites of the
+    /// compatibility group; cipher_not_ats: not offered even with forward secrecy off).
     static let suiteMatrixRows: [SuiteRow] = CipherProfile.allCases.flatMap { profile in
         [true, false].flatMap { fs in
             ATSSpec.tls12SuitesUnderTest.map { suite in
@@ -326,14 +327,15 @@ struct SpecTLSAndCertificateTests: ATSSpecFixture {
         let policy = try policy(row.arbitraryLoads ? ATSSpec.arbitraryLoadsYES : "")
         let result = try verdict(policy, observed: connection(chain: row.chain(ATSSpecBuilder())))
         #expect(violationNames(result) == row.violations)
-        // §4: -1200 where ATS applies, -1202 (plain trust) where it does not.
+        // -1200 where ATS applies, -1202 (plain trust) where it does not (docs/ats-rules.md, "Violations").
         for violation in result.violations {
             #expect(violation.error.nsurl == (row.arbitraryLoads ? -1202 : -1200), "\(violation.kind.name)")
         }
     }
 
-    /// ⚠️ §1.2/§9.4: the docs say FS=NO "also removes the key length check"; the code does not, and
-    /// system trust enforces RSA ≥ 2048 since iOS 13 anyway, so a weak key still fails.
+    /// ⚠️ Apple's NSExceptionRequiresForwardSecrecy page says FS=NO "also removes the key length check"; the
+    /// code does not, and system trust enforces RSA ≥ 2048 since iOS 13 anyway (HT210176), so a weak key still
+    /// fails.
     @Test("⚠️ Item 36: NSExceptionRequiresForwardSecrecy=NO does not waive the key size")
     func forwardSecrecyOffKeepsKeySize() throws {
         let policy = try policy(ATSSpec.exceptionDomains(ATSSpec.domain("example.com", ATSSpec.forwardSecrecyNO)))
@@ -347,7 +349,7 @@ struct SpecTLSAndCertificateTests: ATSSpecFixture {
         let label: String
         let connection: @Sendable (ATSSpecBuilder) -> ObservedConnection
         let violation: String?
-        /// The NSURLErrorDomain codes §4 lists for the violation.
+        /// The NSURLErrorDomain codes reported for the violation (docs/ats-rules.md, "Violations").
         let nsurlCodes: Set<Int>
     }
 
@@ -466,7 +468,7 @@ struct SpecTLSAndCertificateTests: ATSSpecFixture {
         ValidityRow(
             label: "39: user root, issued 2019-06-30, 900 days (no limit yet)", trust: .userInstalledRoot,
             notBefore: date(2019, 6, 30), lifetime: 900 * ATSSpec.day, tooLong: false),
-        // §6: "compute notAfter − notBefore, inclusive, in days of 86,400 s". Inclusive of both
+        // notAfter − notBefore, inclusive, in days of 86,400 s (Apple's CT policy, HT205280). Inclusive of both
         // endpoints (the CA/B Forum reading), notAfter = notBefore + 398 days is 398 days + 1 s.
         ValidityRow(
             label: "§6: system root, notAfter − notBefore = exactly 398 days (inclusive: too long)", trust: .systemRoot,

@@ -26,8 +26,8 @@ struct CheckCommandTests {
         #expect(result.standardOutput.contains("URLSession loads to hosts without an exception: full ATS"))
     }
 
-    /// Decisions table (`os_profile`): on iOS 26 neither a TLSv1.0 exception nor arbitrary loads bring
-    /// TLS 1.0 back, and check must say so rather than describe either as allowing it.
+    /// docs/ats-rules.md, "The decisions" (`os_profile`): on iOS 26 neither a TLSv1.0 exception nor arbitrary loads
+    /// bring TLS 1.0 back, and check must say so rather than describe either as allowing it.
     @Test("ios26: a TLSv1.0 exception is a finding that it has no effect; ATS-off hosts still need TLS 1.2")
     func ios26LegacyFloors() throws {
         let dir = try ScratchDirectory()

@@ -50,7 +50,7 @@ extension JSONValue {
 
 @Suite("atsproxyctl diagnose against real servers", .startsProcesses(timeLimit: .seconds(60)))
 struct DiagnoseCommandTests {
-    /// nscurl's tests in its order (spec §5.1), then atsproxy's insecure-HTTP entries.
+    /// nscurl's tests in its order (nscurl(1) --ats-diagnostics), then atsproxy's insecure-HTTP entries.
     static let nscurlOrder = [
         "ATS Default Connection", "Allow All Loads", "TLSv1.3", "TLSv1.2", "TLSv1.1", "TLSv1.0",
         "Disabling Perfect Forward Secrecy", "Disabling Perfect Forward Secrecy and Allowing Insecure HTTP",
@@ -163,7 +163,7 @@ struct DiagnoseCommandTests {
         #expect(json["conclusion"]?["reasons"]?.arrayValue?.isEmpty == false)
     }
 
-    /// Decisions table (`os_profile`) and the §3.4 note on iOS 26: a published nscurl run on macOS 26
+    /// docs/ats-rules.md, "The decisions" (`os_profile`): a published nscurl run on macOS 26
     /// fails every test against a TLS 1.0-only server, "Allow All Loads" included, with -1200/-9836.
     @Test("ios26, a TLS 1.0-only server: every test fails with -1200/-9836, and no ATS setting helps: TLS 1.2 needed")
     func ios26RefusesTLS10() throws {
@@ -217,8 +217,8 @@ struct DiagnoseCommandTests {
         withExtendedLifetime(diagnosed.server) {}
     }
 
-    /// Spec §4, "Peer closed or aborted the handshake": a server that hangs up mid-handshake with no
-    /// alert is errSSLClosedNoNotify, -9816, to Apple's client; -9824 is a refused handshake. The front
+    /// A server that hangs up mid-handshake with no alert is errSSLClosedNoNotify, -9816, to Apple's client
+    /// (SecBase.h); -9824 is a refused handshake. The front
     /// reads the first ClientHello (the ATS-shaped probe of the first test) and closes; every later
     /// connection is relayed to a compliant s_server, so the permissive probe's facts break no rule.
     @Test("an EOF during the ATS handshake is handshake_failure with -1200/-9816, not -9824")

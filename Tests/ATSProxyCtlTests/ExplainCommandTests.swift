@@ -111,8 +111,8 @@ struct ExplainCommandTests {
         #expect(ios10["cleartext_allowed"] as? Bool == true)
     }
 
-    /// Decisions table (`os_profile`): iOS 26 keeps TLS 1.2 as the floor where ATS is off too, so explain
-    /// must not read "ATS minimums do not apply" as "TLS 1.0 passes" there.
+    /// docs/ats-rules.md, "The decisions" (`os_profile`): iOS 26 keeps TLS 1.2 as the floor where ATS is off too, so
+    /// explain must not read "ATS minimums do not apply" as "TLS 1.0 passes" there.
     @Test("ios26: where ATS is off the text still gives a TLS 1.2 floor, and says why; ios17 does not")
     func ios26FloorWithATSOff() throws {
         let dir = try ScratchDirectory()

@@ -7,7 +7,7 @@ import TextFormats
 @testable import ATSProxyCtl
 
 /// `atsproxyctl har` on intercept-mode logs (Fixtures/har, described in its README): request lines
-/// as HAR 1.2 entries, checked member by member against the spec's required fields and types.
+/// as HAR 1.2 entries, checked member by member against the HAR 1.2 spec's required fields and types.
 @Suite("atsproxyctl har")
 struct HarCommandTests {
     static let directory = repositoryRoot + "/Tests/ATSProxyCtlTests/Fixtures/har/"
@@ -341,7 +341,8 @@ struct HarCommandTests {
     }
 }
 
-/// HAR 1.2's required members and their JSON types (§3.1 of the intercept anchors, from the spec),
+/// HAR 1.2's required members and their JSON types (Jan Odvarko, "HAR 1.2 Spec",
+/// softwareishard.com/blog/har-12-spec),
 /// checked on every object of a document; plus the timing rules: send, wait and receive never
 /// negative, and `time` the sum of the timings that are not -1.
 enum HARValidator {

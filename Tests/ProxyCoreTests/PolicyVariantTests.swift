@@ -21,8 +21,8 @@ struct PolicyCase: Sendable, CustomTestStringConvertible {
 
     var testDescription: String { name }
 
-    /// Apple's error for the first violation (spec §4, as `VerdictChecker` maps it): -9800 for a
-    /// TLS 1.2 server under a TLS 1.3 floor, -9836 for other version failures, -9824 for suites.
+    /// Apple's error for the first violation (docs/ats-rules.md, "Violations", as `VerdictChecker` maps it): -9800
+    /// for a TLS 1.2 server under a TLS 1.3 floor, -9836 for other version failures, -9824 for suites.
     var error: (nsurl: Int, ssl: Int?) {
         switch violations?.first {
         case "tls_version": (-1200, server.contains("-tls1_2") ? -9800 : -9836)
@@ -117,7 +117,7 @@ struct PolicyVariantTests {
 
     // MARK: - iOS 26: TLS 1.0 and 1.1 refused for every load
 
-    /// Decisions table (`os_profile`) and the §3.4 note on iOS 26: what lets a TLS 1.0 server through on
+    /// docs/ats-rules.md, "The decisions" (`os_profile`): what lets a TLS 1.0 server through on
     /// ios17 (arbitrary loads, a TLSv1.0 exception, the local-host exemption) does not on ios26. The rule
     /// that decided is still named: it is why the reader expected the load to pass.
     static let osProfileCases: [PolicyCase] = [OSProfile.ios17, .ios26].flatMap { os -> [PolicyCase] in
@@ -220,9 +220,10 @@ struct PolicyVariantTests {
 
     // MARK: - Default trust where ATS is off
 
-    /// Spec §2.2 and §3.1: where ATS is off (here the local-host exemption: no ATS keys at all), the ATS
+    /// Where ATS is off (here the local-host exemption: no ATS keys at all), the ATS
     /// minimums go but default server trust stays: expiry, names, anchors, RSA 2048, SHA-2, validity
-    /// length, serverAuth. The app is not assumed to override trust (decisions table).
+    /// length, serverAuth (docs/ats-rules.md, "Which rule decides, for one connection"; Apple: HT210176). The app
+    /// is not assumed to override trust (docs/ats-rules.md, "The decisions").
     @Test(
         "ATS off for localhost (local, no keys): weak protocols pass, default trust still refuses bad certificates",
         arguments: [
@@ -244,7 +245,8 @@ struct PolicyVariantTests {
         case .tls10Only, .tls11Only, .rsaKeyExchangeOnly:
             expectAllowed(curl, lines.first, tlsVersion: kind.facts.version)
         case .rsa1024Leaf, .sha1Leaf, .sha1Intermediate:
-            // Not an ATS status any more: a plain trust failure (spec §4, "-1200 (ATS) or -1202 (plain trust)").
+            // Not an ATS status any more: a plain trust failure, -1202 rather than
+            // ATS's -1200 (docs/ats-rules.md, "Violations").
             expectBlocked(curl, lines.first, violations: [kind.violation], nsurl: -1202, ssl: -9807)
         default:
             expectBlocked(curl, lines.first, violations: [kind.violation], nsurl: kind.error.nsurl, ssl: kind.error.ssl)

@@ -84,12 +84,12 @@ struct PinCase: Sendable, CustomTestStringConvertible {
     static let all: [PinCase] = [
         PinCase(leafPin: "leaf", caPin: nil, matches: true),
         PinCase(leafPin: "other", caPin: nil, matches: false),
-        // Spec §1.4: the CA pin is checked against the validated path, root included, even though the
-        // server never sends its root.
+        // The CA pin is checked against the validated path, root included, even though the server never
+        // sends its root (Apple open source: SecPolicyServer.c; Apple: Identity Pinning, 2021).
         PinCase(leafPin: nil, caPin: "root", matches: true),
         PinCase(leafPin: nil, caPin: "other", matches: false),
         PinCase(leafPin: "leaf", caPin: "root", matches: true),
-        // Both arrays present: both must match (spec §1.4).
+        // Both arrays present: both must match (Apple: NSPinnedDomains).
         PinCase(leafPin: "leaf", caPin: "other", matches: false),
         PinCase(leafPin: "other", caPin: "root", matches: false),
     ]

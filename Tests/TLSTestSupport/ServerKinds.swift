@@ -1,7 +1,7 @@
 import Foundation
 
 /// A kind of server ATS refuses, built with real certificates and an `openssl s_server`, with the one
-/// violation and the Apple error the proxy must name for it (spec, decisions table and §4; the names
+/// violation and the Apple error the proxy must name for it (docs/ats-rules.md, "Violations"; the names
 /// are `ViolationKind`'s).
 package enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringConvertible {
     case tls10Only, tls11Only, rsaKeyExchangeOnly, dheOnly, tls13CCMOnly, finiteFieldGroupsOnly
@@ -28,13 +28,13 @@ package enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringCon
         case .selfSignedLeaf: "a self-signed leaf"
         case .unknownRoot: "a chain to a root that is not an anchor"
         case .validity825Days:
-            // Spec §6: the length is notAfter − notBefore counted inclusively (the CT policy's
-            // definition), so openssl -days 825 gives 825 days and 1 second: over the limit. (Apple's
-            // trustd allows an hour's slip; the spec's decision stands until it says otherwise.)
-            "a leaf of openssl -days 825 under a user-installed root: 825 days and 1 second, spec §6"
+            // The length is notAfter − notBefore counted inclusively (Apple's CT policy's definition,
+            // HT205280; docs/ats-rules.md, "Settings"), so openssl -days 825 gives 825 days and 1 second:
+            // over the limit. (Apple's trustd allows an hour's slip; atsproxy keeps the inclusive count.)
+            "a leaf of openssl -days 825 under a user-installed root: 825 days and 1 second counted inclusively"
         case .clientAuthEKUOnly: "a leaf whose extendedKeyUsage is clientAuth only"
         case .noEKUExtension:
-            "a leaf with no extendedKeyUsage extension (spec §3.1: serverAuth needed since 2019-07-01)"
+            "a leaf with no extendedKeyUsage extension (serverAuth needed since 2019-07-01, Apple HT210176)"
         }
     }
 
@@ -44,7 +44,8 @@ package enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringCon
         case .tls10Only, .tls11Only: "tls_version"
         case .rsaKeyExchangeOnly: "cipher_not_fs"
         case .finiteFieldGroupsOnly: "handshake_failure"
-        // The decisions table: "cipher_not_ats (… DHE-only, 3DES, RC4, NULL)"; §7 case 34.
+        // docs/ats-rules.md, "Violations": "cipher_not_ats … (DHE-only, 3DES, RC4, NULL)"; ATS's forward
+        // secrecy means ECDHE only (Apple: Preventing Insecure Network Connections).
         case .dheOnly, .tls13CCMOnly: "cipher_not_ats"
         case .rsa1024Leaf: "key_size"
         case .sha1Leaf: "sig_hash_leaf"
@@ -58,7 +59,8 @@ package enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringCon
         }
     }
 
-    /// Apple's error for it (spec §4): the outer NSURLErrorDomain code and the inner SSL status.
+    /// Apple's error for it (docs/ats-rules.md, "Violations"): the outer NSURLErrorDomain code and the inner SSL
+    /// status.
     package var error: (nsurl: Int, ssl: Int?) {
         switch self {
         case .tls10Only, .tls11Only: (-1200, -9836)  // errSSLPeerProtocolVersion
@@ -157,8 +159,8 @@ package enum CompliantServer: String, CaseIterable, Sendable, CustomStringConver
         switch self {
         case .tls12ForwardSecret: "TLS 1.2 with forward secrecy (ECDHE-RSA-AES128-GCM-SHA256)"
         case .tls13Only: "TLS 1.3 only"
-        case .ecdsaP256Leaf: "an EC P-256 leaf (spec §7 case 36)"
-        case .validity800Days: "a leaf valid for 800 days under a user-installed root (spec §7 case 39)"
+        case .ecdsaP256Leaf: "an EC P-256 leaf (ATS takes ECC keys of 256 bits or more)"
+        case .validity800Days: "a leaf valid for 800 days under a user-installed root (within the 825-day limit)"
         case .validity824Days:
             "a leaf of openssl -days 824 under a user-installed root: 824 days and 1 second counted inclusively"
         }

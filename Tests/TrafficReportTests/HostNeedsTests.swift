@@ -168,7 +168,8 @@ struct HostNeedsTests {
             report(lines, settings: PolicySettings(osProfile: .ios26)).assessment("a.example.com"))
         #expect(assessment.disposition == .unfixable)
         #expect(assessment.blockers.first?.reason.contains(refusal) == true)
-        // The local-host exemption does not bring TLS 1.0 back on iOS 26 (decisions table, os_profile).
+        // The local-host exemption does not bring TLS 1.0 back on iOS 26 (docs/ats-rules.md, "The decisions",
+        // os_profile).
         let local = [logLine("printer", version: "TLSv1.0", cipher: ecdheCBC)]
         let ios26 = try #require(report(local, settings: PolicySettings(osProfile: .ios26)).assessment("printer"))
         #expect(ios26.blockers.map(\.violation) == ["tls_version"])

@@ -28,7 +28,8 @@ public struct DiagnosticTest: Sendable {
     }
 }
 
-/// The tests, in nscurl's order (spec §5.1), then atsproxy's own.
+/// The tests, in nscurl's order (nscurl(1) --ats-diagnostics; Apple: Identifying the Source of Blocked
+/// Connections), then atsproxy's own.
 public enum DiagnosticPlan {
     /// The TLS versions nscurl names, highest first, as it prints them; iOS 9 had no TLS 1.3, so a
     /// TLSv1.3 floor is no setting an app of that era could have tried.

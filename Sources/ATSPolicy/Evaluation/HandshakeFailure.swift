@@ -1,6 +1,7 @@
 /// Why the handshake as an ATS client failed, as far as Apple's error depends on it: a server that
 /// hangs up without an alert is errSSLClosedNoNotify (-9816) to Apple's client, not a handshake
-/// failure (-9824) (spec §4, "Peer closed or aborted the handshake").
+/// failure (-9824) (Apple's Security framework error codes, SecBase.h: errSSLClosedNoNotify,
+/// errSSLPeerHandshakeFail).
 public struct HandshakeFailure: Sendable, Hashable, CustomStringConvertible {
     /// The failure in OpenSSL's words.
     public var reason: String

@@ -1,5 +1,5 @@
 extension TransportSecurityPolicy {
-    /// The effective requirements for a host, following the decision procedure of spec §2.2.
+    /// The effective requirements for a host, following docs/ats-rules.md, "Which rule decides, for one connection".
     ///
     /// - Parameters:
     ///   - host: the host the app connects to.
@@ -84,8 +84,8 @@ extension TransportSecurityPolicy {
             for: try HostIdentity(parsing: host), scheme: scheme, clientClass: clientClass, explaining: explaining)
     }
 
-    /// Local per spec §2.5 and the profile: names without a dot or ending in `.local`, and
-    /// addresses in `local_networks` (on ios10, every address).
+    /// Local per the profile (Apple: NSAllowsLocalNetworking; docs/ats-rules.md, "The decisions"): names without a
+    /// dot or ending in `.local`, and addresses in `local_networks` (on ios10, every address).
     public func isLocal(_ host: HostIdentity) -> Bool {
         switch host {
         case .name:
@@ -120,7 +120,8 @@ extension TransportSecurityPolicy {
             result.suiteRestriction = .forwardSecretOnly
             why.add("forward secrecy required (ECDHE suites only)")
         } else if exception.allowsInsecureHTTPLoads {
-            // Apple's code leaves the suite list alone in this combination (spec §3.3 C).
+            // Apple's code leaves the suite list alone in this combination (Apple open source:
+            // SecProtocolConfiguration.m).
             result.suiteRestriction = .unrestricted
             why.add(
                 "forward secrecy not required and insecure HTTP allowed: the client offers its full default suite list")
@@ -133,7 +134,7 @@ extension TransportSecurityPolicy {
         }
     }
 
-    /// The rule for hosts that no exception names and that are not exempt as local (spec §2.1):
+    /// The rule for hosts that no exception names and that are not exempt as local (Apple: NSAllowsArbitraryLoads):
     /// the client-class keys for their own clients, then `NSAllowsArbitraryLoads` unless cancelled.
     public func globalRule(for clientClass: ClientClass) -> RuleSource {
         if settings.osProfile.honoursClientClassKeys {

@@ -4,7 +4,7 @@ extension TransportSecurityPolicy {
     /// Judges what was observed against a host's requirements: compliant, or every violation.
     ///
     /// For `http` only cleartext matters. For `https`, protocol checks (version, suite, NIAP) apply
-    /// where the ATS minimums do; certificate checks (default trust, spec §3.1) apply always, unless
+    /// where the ATS minimums do; certificate checks (default trust: Apple, HT210176) apply always, unless
     /// `assume_app_overrides_trust` is set and the app may override trust for this host; pins apply
     /// always (except for web views, whose requirements carry no pins).
     ///
@@ -253,7 +253,8 @@ struct VerdictChecker {
     private mutating func checkTrust(_ observed: ObservedConnection) {
         guard case .untrusted(let reason) = observed.trust else { return }
         // An app that accepts the certificate in its delegate still fails where ATS demands system
-        // trust: "ATS failed system trust", -1200 with -9802 (spec §4).
+        // trust: "ATS failed system trust", -1200 with -9802 (Apple: Preventing Insecure Network
+        // Connections; docs/ats-rules.md, "Violations").
         let overriddenUnderATS = settings.assumeAppOverridesTrust && requirements.atsMinimumsApply
         add(
             .untrustedChain,
@@ -292,8 +293,9 @@ struct VerdictChecker {
         }
     }
 
-    /// Spec §3.1: system-root leaves issued from 2020-09-01 at most 398 days, from 2018-03-01 at most
-    /// 825; leaves under a user-installed root issued from 2019-07-01 at most 825.
+    /// System-root leaves issued from 2020-09-01 at most 398 days (Apple: About upcoming limits on
+    /// trusted certificates, HT211025), from 2018-03-01 at most 825; leaves under a user-installed root
+    /// issued from 2019-07-01 at most 825 (Apple: HT210176; Apple open source: SecPolicy.c).
     private mutating func checkValidityLength(_ leaf: CertificateFacts, trust: ChainTrust) {
         let limit: Int
         let since: Int64
@@ -328,7 +330,8 @@ struct VerdictChecker {
         )
     }
 
-    /// Spec §3.5: only chains to a system root, leaves from 2018-10-16 that have not expired.
+    /// Only chains to a system root, leaves from 2018-10-16 that have not expired (Apple: Certificate
+    /// Transparency policy, HT205280; Apple open source: SecPolicyServer.c).
     private mutating func checkCertificateTransparency(_ observed: ObservedConnection) {
         guard settings.certificateTransparency == .apple, observed.trust == .systemRoot,
             let leaf = observed.chain.first, leaf.notBefore >= AppleDates.ctRequiredFrom,
@@ -374,12 +377,13 @@ struct VerdictChecker {
 }
 
 extension CertificateFacts {
-    /// The validity period counted inclusively, as the CT policy counts it (spec §6):
+    /// The validity period counted inclusively, as Apple's CT policy counts it (HT205280):
     /// notAfter - notBefore + 1 second.
     var lifetime: Int64 { notAfter - notBefore + 1 }
 }
 
-/// The dates Apple's trust rules switch on, in seconds since 1970 (spec §3.1, §3.5).
+/// The dates Apple's trust rules switch on, in seconds since 1970 (Apple: HT210176, HT211025, and
+/// the Certificate Transparency policy, HT205280).
 enum AppleDates {
     static let systemValidityLimitFrom: Int64 = 1_519_862_400  // 2018-03-01
     static let ctRequiredFrom: Int64 = 1_539_648_000  // 2018-10-16

@@ -1,4 +1,4 @@
-/// A name from the fixed vocabulary of ATS violations (spec, decisions table). Names never change;
+/// A name from the fixed vocabulary of ATS violations (docs/ats-rules.md, "Violations"). Names never change;
 /// new ones may be added, so this is a struct with static members rather than a closed enum.
 public struct ViolationKind: Sendable, Hashable, Comparable, CustomStringConvertible {
     public let name: String
@@ -48,8 +48,8 @@ public struct ViolationKind: Sendable, Hashable, Comparable, CustomStringConvert
     public static func < (lhs: ViolationKind, rhs: ViolationKind) -> Bool { lhs.rank < rhs.rank }
 }
 
-/// The error an iPhone app would have seen (spec §4): the outer `NSURLErrorDomain` code and, where
-/// one applies, the inner SSL status (`_kCFStreamErrorCodeKey`).
+/// The error an iPhone app would have seen (docs/ats-rules.md, "Violations"): the outer `NSURLErrorDomain` code and,
+/// where one applies, the inner SSL status (`_kCFStreamErrorCodeKey`).
 public struct AppleError: Sendable, Hashable, CustomStringConvertible {
     public var nsurl: Int
     public var ssl: Int?

@@ -1,6 +1,6 @@
 /// A CIDR range such as `10.0.0.0/8` or `2001:db8::/32`.
 ///
-/// Parsing follows Apple's own rules for CIDR exception keys (spec §1.5): IPv4 short forms such as
+/// Parsing follows Apple's own rules for CIDR exception keys (SecProtocolConfiguration.m): IPv4 short forms such as
 /// `10/8` are padded with `.0`, an IPv6 prefix without `::` gets `::` appended, a prefix longer than
 /// the family allows is invalid, and zone-scoped forms (`fe80::%lo0/10`) are not supported.
 public struct AddressRange: Sendable, Hashable, CustomStringConvertible {
@@ -66,7 +66,7 @@ public struct AddressRange: Sendable, Hashable, CustomStringConvertible {
         case (.v4, .v4), (.v6, .v6):
             return AddressRange.mask(address, to: prefixLength) == network
         default:
-            // Families never mix: an IPv4 address does not match an IPv6 range (spec §2.4).
+            // Families never mix: an IPv4 address does not match an IPv6 range (SecProtocolConfiguration.m).
             return false
         }
     }
@@ -87,7 +87,8 @@ public struct AddressRange: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The ranges atsproxy treats as local by default (spec decisions table): loopback and link-local.
+    /// The ranges atsproxy treats as local by default (docs/ats-rules.md, "The decisions"): loopback and
+    /// link-local.
     public static let defaultLocalNetworks: [AddressRange] = [
         "127.0.0.0/8", "::1/128", "169.254.0.0/16", "fe80::/10",
     ].map { try! AddressRange(parsing: $0) }

@@ -1,8 +1,9 @@
 /// The host of one connection, normalised the way the ATS lookups need it.
 ///
 /// Names are lowercased (the OS looks up exception keys with the lowercased request host, so an
-/// upper-case key never matches; spec §2.3) but keep a trailing dot, which is significant for
-/// `NSExceptionDomains`. IPv6 literals lose their brackets and zone id (spec §6).
+/// upper-case key never matches; Apple: NSExceptionDomains; docs/ats-rules.md, "Settings") but keep a
+/// trailing dot, which is significant for `NSExceptionDomains`. IPv6 literals lose their brackets
+/// (RFC 3986 §3.2.2) and zone id (RFC 6874).
 public enum HostIdentity: Sendable, Hashable, CustomStringConvertible {
     case name(String)
     case address(IPAddress)
@@ -111,7 +112,8 @@ public enum HostIdentity: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// A local name per spec §2.5: no dot (a single trailing dot does not count) or ending in `.local`.
+    /// A local name (Apple: NSAllowsLocalNetworking): no dot (a single trailing dot does not count) or ending in
+    /// `.local`.
     public var isLocalName: Bool {
         guard case .name(let name) = self else { return false }
         // On UTF-8 bytes, as in `init(parsing:)`: names are lowercased and the markers are ASCII.

@@ -3,7 +3,7 @@ import TextFormats
 /// An IPv4 or IPv6 address, parsed from the textual forms a URL or an exception key uses.
 ///
 /// Apple compares exception keys with hosts as text; atsproxy normalises both sides instead, so
-/// `2001:0db8::1` and `2001:db8::1` are the same address (spec §2.4; `check` notes keys that an
+/// `2001:0db8::1` and `2001:db8::1` are the same address (docs/ats-rules.md, "Settings"; `check` notes keys that an
 /// iPhone would only match when the app spells the address the same way).
 public enum IPAddress: Sendable, Hashable, CustomStringConvertible {
     case v4(UInt32)

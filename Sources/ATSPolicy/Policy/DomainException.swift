@@ -1,5 +1,6 @@
 /// A Boolean key that Apple's parser tells apart as absent, present-true and present-false:
-/// presence alone matters for the iOS 10+ cancelling of `NSAllowsArbitraryLoads` (spec §1.5, §2.1).
+/// presence alone matters for the iOS 10+ cancelling of `NSAllowsArbitraryLoads`
+/// (Apple: NSAllowsArbitraryLoads; Apple open source: SecProtocolConfiguration.m).
 public enum KeyPresence: Sendable, Hashable {
     case absent
     case present(Bool)
@@ -8,7 +9,7 @@ public enum KeyPresence: Sendable, Hashable {
     public var isPresent: Bool { self != .absent }
 }
 
-/// The NIAP TLS package an app opts into (iOS 26.4+, spec §3.4).
+/// The NIAP TLS package an app opts into (iOS 26.4+; Apple: NSRequiresNIAPTLSPackageVersion).
 public enum NIAPPackage: String, Sendable, Hashable {
     case none
     case fcp21 = "FCP_v2.1"
@@ -34,7 +35,7 @@ public struct DomainException: Sendable, Hashable {
     public var requiresForwardSecrecy = true
     /// `NSExceptionRequiresNIAPTLSPackageVersion`; nil inherits the global setting.
     public var niapPackage: NIAPPackage?
-    /// One of Apple's built-in exceptions (spec §2.6), not from the file.
+    /// One of Apple's built-in exceptions (Apple open source: SecProtocolConfiguration.m), not from the file.
     public var isBuiltIn = false
     /// The keys that set a value, for `explain`'s "why".
     public var keysInEffect: [String] = []
@@ -54,7 +55,7 @@ public struct PinnedDomain: Sendable, Hashable {
     public var key: String
     public var includesSubdomains = false
     /// nil: the entry has no `NSPinnedLeafIdentities`. Empty: present but nothing valid in it,
-    /// which fails closed (spec §1.4).
+    /// which fails closed (Apple open source: SecPolicy.c, parseNSPinnedDomains).
     public var leafIdentities: Set<SPKIHash>?
     public var caIdentities: Set<SPKIHash>?
 

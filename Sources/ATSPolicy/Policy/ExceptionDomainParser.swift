@@ -125,7 +125,8 @@ extension PolicyParser {
             "NSIncludesSubdomains has no effect on an IP address or CIDR entry", at: location)
     }
 
-    /// The key rules of spec §1.2: lowercase, no port, no wildcard, trailing dot only on purpose.
+    /// The key rules of Apple's NSExceptionDomains reference: lowercase, no port, no wildcard, trailing dot only on
+    /// purpose.
     private mutating func checkNameKey(_ exception: DomainException, at path: PolicyKeyPath, _ location: SourceLocation)
     {
         let key = exception.key
@@ -168,7 +169,8 @@ extension PolicyParser {
                 fix: "write \(key.dropLast()) unless that is what you mean", at: location)
         } else if key == "localhost", settings.osProfile.exemptsLocalHosts {
             // Not a top-level domain worth a warning: the surprise is that listing it at all replaces
-            // the local-host exemption (spec §2.5: an exception beats the local default).
+            // the local-host exemption (an exception beats the local default: Apple open
+            // source, SecProtocolConfiguration.m; docs/ats-rules.md, "Which rule decides, for one connection").
             guard !exception.allowsInsecureHTTPLoads else { return }
             note(
                 .warning, "local_host_listed", path,
@@ -278,14 +280,14 @@ extension PolicyParser {
         return ["", "Temporary", "ThirdParty", "TemporaryThirdParty"].contains(String(middle))
     }
 
-    /// A legacy key (spec §1.2). The fix must leave a valid, uncontradicted policy: when the
+    /// A legacy key (docs/ats-rules.md, "The decisions"). The fix must leave a valid, uncontradicted policy: when the
     /// NSException* key is also set it wins (in Apple's parser, which reads no legacy key, and under
     /// legacy_keys = honor alike), so the legacy key should simply go; and renaming must not carry an
     /// invalid TLS version string such as electron-builder's "1.0" over to the real key.
     ///
     /// When both keys are set with different values (an SDK's install notes pasted next to the app's
     /// own entry), that is a contradiction in the file whatever ATS reads: name it, and the value an
-    /// iPhone uses, the NSException* key's (spec, "Decisions": it wins under honor too).
+    /// iPhone uses, the NSException* key's (docs/ats-rules.md, "The decisions": it wins under honor too).
     private mutating func noteLegacyKey(
         _ entry: PropertyListEntry, current: String, read: Bool, modern: PropertyListEntry?, readInstead: String?,
         at path: PolicyKeyPath
@@ -392,7 +394,7 @@ extension PolicyParser {
         exception.keysInEffect.append(entry.key)
     }
 
-    /// A per-domain Boolean: a wrong type gets the key's default (spec §1.5).
+    /// A per-domain Boolean: a wrong type gets the key's default (Apple open source: SecProtocolConfiguration.m).
     private mutating func domainBool(_ entry: PropertyListEntry, default fallback: Bool, at path: PolicyKeyPath) -> Bool
     {
         switch globalBool(entry, at: path, fallback: fallback) {
@@ -401,7 +403,8 @@ extension PolicyParser {
         }
     }
 
-    /// Exact, case-sensitive strings only; anything else leaves the floor at TLS 1.2 (spec §1.5).
+    /// Exact, case-sensitive strings only; anything else leaves the floor at TLS 1.2
+    /// (Apple open source: SecProtocolConfiguration.m).
     private mutating func minimumTLSVersion(_ entry: PropertyListEntry, at path: PolicyKeyPath) -> TLSVersion? {
         guard case .string(let text) = entry.value.value else {
             note(

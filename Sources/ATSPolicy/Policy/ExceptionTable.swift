@@ -1,9 +1,10 @@
 /// `NSExceptionDomains`, indexed for lookups whose cost does not grow with the number of entries.
 ///
-/// Names: a hash lookup per label of the host (spec §2.3: exact entry first, whatever its
-/// `NSIncludesSubdomains`; then each parent, used only when it includes subdomains, nearest first).
-/// Addresses: an exact lookup, then one lookup per distinct prefix length of the host's family,
-/// longest first (spec §2.4).
+/// Names: a hash lookup per label of the host (as Apple's `sec_protocol_configuration_find_exception_for_host`,
+/// SecProtocolConfiguration.m: exact entry first, whatever its `NSIncludesSubdomains`; then each parent, used only
+/// when it includes subdomains, nearest first). Addresses: an exact lookup, then one lookup per distinct prefix
+/// length of the host's family, longest first (Apple open source: SecProtocolConfiguration.m,
+/// `find_exception_for_address`).
 public struct ExceptionTable: Sendable {
     /// Keyed by `Substring` so the parent climb looks up slices of the host without copying them.
     private var names: [Substring: DomainException] = [:]
@@ -110,7 +111,7 @@ public struct ExceptionTable: Sendable {
     }
 }
 
-/// `NSPinnedDomains`, with Apple's matching (spec §1.4): case-insensitive, the host's trailing dot
+/// `NSPinnedDomains`, with Apple's matching (Apple open source: SecPolicy.c): case-insensitive, the host's trailing dot
 /// stripped, an exact entry plus a parent one label up that includes subdomains, and the union of
 /// every matching entry.
 public struct PinTable: Sendable {
@@ -136,7 +137,8 @@ public struct PinTable: Sendable {
         var name = host.description
         if name.hasSuffix(".") { name.removeLast() }
         var matches: [PinnedDomain] = byKey[name] ?? []
-        // One label up only: pins do not reach `a.b.example.com` from `example.com` (spec §2.3).
+        // One label up only: pins do not reach `a.b.example.com` from `example.com` (Apple open source: SecPolicy.c;
+        // docs/ats-rules.md, "The decisions").
         if let dot = name.firstIndex(of: ".") {
             let parent = String(name[name.index(after: dot)...])
             matches += (byKey[parent] ?? []).filter(\.includesSubdomains)

@@ -3,7 +3,7 @@
 /// the parsing of the entries themselves (ExceptionDomainParser.swift).
 extension PolicyParser {
     /// Under an honoured `NSAllowsArbitraryLoads` every unlisted host has ATS off, and a listed host
-    /// gets only its own entry (spec §1.3). An entry that is empty, or holds nothing but
+    /// gets only its own entry (Apple: NSExceptionDomains). An entry that is empty, or holds nothing but
     /// `NSIncludesSubdomains` and keys ATS ignores (a legacy key, a typo), therefore switches full ATS
     /// back on for that host: almost always the opposite of what listing it was for. Entries with
     /// real settings are left alone, as tightening a host on purpose is a documented use.

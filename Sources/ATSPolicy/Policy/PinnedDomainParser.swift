@@ -1,6 +1,6 @@
 extension PolicyParser {
-    /// `NSPinnedDomains`, read as Apple's `parseNSPinnedDomains` does (spec §1.4): a non-dictionary
-    /// entry is skipped, `NSIncludesSubdomains` must be exactly true, and an identity array that is
+    /// `NSPinnedDomains`, read as Apple's `parseNSPinnedDomains` does (Apple open source: SecPolicy.c): a
+    /// non-dictionary entry is skipped, `NSIncludesSubdomains` must be exactly true, and an identity array that is
     /// not an array or holds nothing valid pins the host with zero keys, so it fails closed.
     mutating func parsePinnedDomains(_ entry: PropertyListEntry, at path: PolicyKeyPath, into table: inout PinTable) {
         guard case .dictionary(let domains) = entry.value.value else {
@@ -59,7 +59,7 @@ extension PolicyParser {
                     "\"\(domain.key)\" never matches: pinned domains are plain host names (no wildcard, port or URL)",
                     fix: "write \(KeyRepair.bareHost(domain.key))", at: domain.keyLocation)
             } else if domain.key.hasSuffix(".") {
-                // The connection host loses its trailing dot before pins are matched (spec §1.4).
+                // The connection host loses its trailing dot before pins are matched (Apple open source: SecPolicy.c).
                 note(
                     .error, "never_matches", domainPath,
                     "\"\(domain.key)\" never matches: a host's trailing dot is removed before pin matching",

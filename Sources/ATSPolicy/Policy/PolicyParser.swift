@@ -51,8 +51,8 @@ extension TransportSecurityPolicy {
     }
 }
 
-/// The walk over the ATS dictionary. It mirrors Apple's parser (spec §1.5) and records a finding
-/// for everything that parser would silently skip or default.
+/// The walk over the ATS dictionary. It mirrors Apple's parser (Apple open source: SecProtocolConfiguration.m) and
+/// records a finding for everything that parser would silently skip or default.
 struct PolicyParser {
     let settings: PolicySettings
     var findings: [Finding] = []
@@ -223,7 +223,7 @@ struct PolicyParser {
     // MARK: - Global keys
 
     /// A global Boolean: a number is present-true when it is true/1 and present-false otherwise;
-    /// any other type is logged by Apple and treated as absent (spec §1.5).
+    /// any other type is logged by Apple and treated as absent (Apple open source: SecProtocolConfiguration.m).
     /// - Parameter fallback: for per-domain keys, the default a wrongly typed value falls back to.
     mutating func globalBool(_ entry: PropertyListEntry, at path: PolicyKeyPath, fallback: Bool? = nil) -> KeyPresence {
         switch entry.value.value {
@@ -256,10 +256,10 @@ struct PolicyParser {
     }
 
     /// The iOS 10+ rule that surprises everyone: any of three keys, whatever its value, turns
-    /// `NSAllowsArbitraryLoads = YES` off (spec §2.1). Even Apple's documented pattern (the broad key
-    /// for iOS 9, a narrow key for iOS 10+) leaves every public `http://` load blocked on a current
-    /// iPhone, which is what apps shipping it rarely expect: a warning, so `--strict` fails, naming
-    /// the lines of both keys. The ios9 profile has no cancellers (the narrow keys did not exist).
+    /// `NSAllowsArbitraryLoads = YES` off (Apple: NSAllowsArbitraryLoads). Even Apple's documented pattern (the broad
+    /// key for iOS 9, a narrow key for iOS 10+) leaves every public `http://` load blocked on a current iPhone, which
+    /// is what apps shipping it rarely expect: a warning, so `--strict` fails, naming the lines of both keys. The ios9
+    /// profile has no cancellers (the narrow keys did not exist).
     mutating func noteArbitraryLoadsCancelling(_ policy: TransportSecurityPolicy, base: PolicyKeyPath) {
         let cancellers = policy.arbitraryLoadsCancellers
         guard policy.allowsArbitraryLoads.isTrue, !cancellers.isEmpty else { return }

@@ -1,4 +1,4 @@
-/// Which iOS behaviour to model where Apple changed the rules (spec, decisions table).
+/// Which iOS behaviour to model where Apple changed the rules (docs/ats-rules.md, "The decisions").
 public enum OSProfile: String, Sendable, CaseIterable, Hashable {
     /// iOS 9: only `NSAllowsArbitraryLoads` counts; no local-host exemption; no IP keys.
     case ios9
@@ -30,13 +30,14 @@ public enum OSProfile: String, Sendable, CaseIterable, Hashable {
 
     /// The lowest TLS version the OS speaks for any load, ATS or not. A published nscurl run on macOS 26
     /// fails even "Allow All Loads" against a TLS 1.0-only server with -1200/-9836, so on iOS 26 the
-    /// floor holds with ATS off too (spec, decisions table and the §3.4 note on iOS 26). Earlier
+    /// floor holds with ATS off too (docs/ats-rules.md, "The decisions", `os_profile`). Earlier
     /// releases speak TLS 1.0 when ATS is off.
     public var lowestTLSVersion: TLSVersion { self == .ios26 ? .tls12 : .tls10 }
     var honoursNIAP: Bool { self == .ios26 }
 }
 
-/// Which API opened the connection: the proxy cannot tell, so a listener says (spec §0).
+/// Which API opened the connection: the proxy cannot tell, so a listener says (Apple: Preventing Insecure
+/// Network Connections, NSAllowsArbitraryLoadsInWebContent, NSAllowsArbitraryLoadsForMedia).
 public enum ClientClass: String, Sendable, CaseIterable, Hashable {
     /// URLSession / NSURLConnection: the default.
     case urlsession
@@ -46,7 +47,7 @@ public enum ClientClass: String, Sendable, CaseIterable, Hashable {
     case media
 }
 
-/// What to do with `NSTemporaryException*` and `NSThirdPartyException*` keys (spec §1.2).
+/// What to do with `NSTemporaryException*` and `NSThirdPartyException*` keys (docs/ats-rules.md, "The decisions").
 public enum LegacyKeyHandling: String, Sendable, CaseIterable, Hashable {
     /// Apple's open-source parser reads none of them: they have no effect (the default).
     case ignore
@@ -54,13 +55,13 @@ public enum LegacyKeyHandling: String, Sendable, CaseIterable, Hashable {
     case honor
 }
 
-/// Certificate Transparency enforcement (spec §3.5).
+/// Certificate Transparency enforcement (Apple: Certificate Transparency policy, HT205280).
 public enum CTEnforcement: String, Sendable, CaseIterable, Hashable {
     case apple
     case off
 }
 
-/// Every choice the spec leaves to the user, with the spec's defaults.
+/// Every choice left to the user, with atsproxy's defaults (docs/ats-rules.md, "The decisions", "Settings").
 public struct PolicySettings: Sendable, Hashable {
     public var osProfile: OSProfile
     public var cipherProfile: CipherProfile
@@ -70,9 +71,11 @@ public struct PolicySettings: Sendable, Hashable {
     /// Address ranges counted as local hosts, besides names without a dot and `.local` names.
     public var localNetworks: [AddressRange]
     /// Whether the app is assumed to override trust where ATS lets it (insecure-HTTP exceptions,
-    /// arbitrary loads, local hosts). Default false: a bad certificate is still blocked (spec §3.6).
+    /// arbitrary loads, local hosts). Default false: a bad certificate is still blocked
+    /// (Apple: NSExceptionAllowsInsecureHTTPLoads; docs/ats-rules.md, "The decisions").
     public var assumeAppOverridesTrust: Bool
-    /// Apple's built-in exceptions for apple.com and friends (spec §2.6); off by default.
+    /// Apple's built-in exceptions for apple.com and friends (Apple open source: SecProtocolConfiguration.m);
+    /// off by default.
     public var builtinExceptions: Bool
     public var certificateTransparency: CTEnforcement
 

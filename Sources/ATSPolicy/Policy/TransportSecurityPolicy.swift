@@ -57,8 +57,8 @@ public struct TransportSecurityPolicy: Sendable {
                 || allowsLocalNetworking.isPresent)
     }
 
-    /// Apple's built-in exceptions (spec §2.6). The app's own entries with the same key win, so
-    /// these are added after parsing and only where the key is free.
+    /// Apple's built-in exceptions (Apple open source: SecProtocolConfiguration.m). The app's own entries with the
+    /// same key win, so these are added after parsing and only where the key is free.
     mutating func addBuiltInExceptions() {
         let builtIns: [(String, TLSVersion)] = [
             ("apple.com", .tls12), ("ls.apple.com", .tls10), ("gs.apple.com", .tls10), ("geo.apple.com", .tls10),
@@ -109,8 +109,8 @@ public enum ATSKey {
     ]
     static let pinKeys = [includesSubdomains, pinnedCAIdentities, pinnedLeafIdentities]
 
-    /// Legacy per-domain keys (spec §1.2) and the `NSException*` key each stands for. Later entries
-    /// in this list lose to earlier ones when several spell the same setting.
+    /// Legacy per-domain keys (docs/ats-rules.md, "The decisions") and the `NSException*` key each stands for. Later
+    /// entries in this list lose to earlier ones when several spell the same setting.
     static let legacyDomainKeys: [(legacy: String, current: String)] = [
         ("NSThirdPartyExceptionAllowsInsecureHTTPLoads", allowsInsecureHTTPLoads),
         ("NSThirdPartyExceptionMinimumTLSVersion", minimumTLSVersion),

@@ -1,4 +1,5 @@
-/// The TLS 1.2 cipher suites an Apple client offers, by era (spec §3.3).
+/// The TLS 1.2 cipher suites an Apple client offers, by era (Apple: Information Property List Key Reference, 2018
+/// archive; Apple open source: SecProtocolInternal.h, SecProtocolHelper.m).
 public enum CipherProfile: String, Sendable, CaseIterable, Hashable {
     /// What current Apple clients offer (Security-60158.100, 2022, and later): the default.
     case current
@@ -29,7 +30,7 @@ public enum CipherProfile: String, Sendable, CaseIterable, Hashable {
 
     /// 3DES suites that Apple's default client list still carries after the two groups. They are
     /// offered only where the code does not restrict suites at all: ATS off, or forward secrecy off
-    /// together with insecure HTTP allowed (spec §3.3 C).
+    /// together with insecure HTTP allowed (Apple open source: SecProtocolConfiguration.m).
     public var legacySuites: [CipherSuite] { Self.legacy }
 
     /// The TLS 1.2 suites offered, in preference order, for a host's requirements.

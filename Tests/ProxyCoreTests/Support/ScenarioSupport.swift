@@ -106,8 +106,8 @@ func loopbackChain() throws -> CertificateFactory {
     try compliantChain(subjectAltNames: ["DNS:localhost", "IP:127.0.0.1"])
 }
 
-/// `local_networks` empty: 127.0.0.1 then counts as a public address (spec §2.5, the decisions
-/// table's `local_networks` setting), the only way to reach a non-local host here, since the proxy
+/// `local_networks` empty: 127.0.0.1 then counts as a public address (Apple: NSAllowsLocalNetworking;
+/// docs/ats-rules.md, "The decisions", `local_networks`), the only way to reach a non-local host here, since the proxy
 /// resolves CONNECT hosts itself and only `localhost` and IP literals resolve on every machine.
 let loopbackIsPublic = PolicySettings(localNetworks: [])
 
