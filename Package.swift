@@ -92,7 +92,11 @@ let package = Package(
         // Swift over OpenSSL: certificate facts, chain verification, the ATS-shaped probe.
         // One-line C wrappers for the OpenSSL macros Swift cannot import.
         .target(name: "CProxyShims", dependencies: ["COpenSSL"]),
-        .target(name: "TLSInspection", dependencies: ["ATSPolicy", "COpenSSL", "CProxyShims", "POSIX"]),
+        // The Public Suffix List for the certificate name rule: Debian's libpsl over the publicsuffix
+        // package's data (ICANN section), rather than a list of our own that would go stale; libpsl
+        // reads the package's file at run time, so a Debian update of the list reaches atsproxy.
+        .systemLibrary(name: "CPSL", pkgConfig: "libpsl", providers: [.apt(["libpsl-dev", "publicsuffix"])]),
+        .target(name: "TLSInspection", dependencies: ["ATSPolicy", "COpenSSL", "CProxyShims", "CPSL", "POSIX"]),
         // libqrencode, as Debian ships it: QR codes of the onboarding URL (a library made for it,
         // not an encoder of our own).
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),

@@ -6,10 +6,12 @@ extension X509Certificate {
     /// What the ATS rules need to know about this certificate, as plain Swift values.
     package var facts: CertificateFacts {
         let key = publicKey
+        let names = subjectAltNames
         return CertificateFacts(
             subject: subject, keyType: key.type, keyBits: key.bits, signatureAlgorithm: signatureAlgorithmName,
-            signatureHash: signatureHash, notBefore: notBefore, notAfter: notAfter, dnsNames: subjectAltNames.dns,
-            ipAddresses: subjectAltNames.ip, extendedKeyUsage: extendedKeyUsage, spkiSHA256: spkiSHA256,
+            signatureHash: signatureHash, notBefore: notBefore, notAfter: notAfter, dnsNames: names.dns,
+            wildcardsOverPublicSuffix: PublicSuffixList.shared.wildcardsOverPublicSuffix(names.dns),
+            ipAddresses: names.ip, extendedKeyUsage: extendedKeyUsage, spkiSHA256: spkiSHA256,
             isSelfSigned: isSelfSigned)
     }
 
@@ -87,16 +89,44 @@ extension X509Certificate {
         return (dns, ip)
     }
 
-    /// nil when the certificate has no extendedKeyUsage extension.
+    /// Every purpose of the extendedKeyUsage extension, in order; nil when the certificate has none.
     var extendedKeyUsage: [CertificateFacts.ExtendedKeyUsage]? {
-        guard X509_get_extension_flags(raw) & UInt32(EXFLAG_XKUSAGE) != 0 else { return nil }
-        let usage = X509_get_extended_key_usage(raw)
-        var result: [CertificateFacts.ExtendedKeyUsage] = []
-        if usage & UInt32(XKU_SSL_SERVER) != 0 { result.append(.serverAuth) }
-        if usage & UInt32(XKU_SSL_CLIENT) != 0 { result.append(.clientAuth) }
-        if usage & UInt32(XKU_ANYEKU) != 0 { result.append(.any) }
-        if usage & ~UInt32(XKU_SSL_SERVER | XKU_SSL_CLIENT | XKU_ANYEKU) != 0 { result.append(.other("other")) }
-        return result
+        guard let list = X509_get_ext_d2i(raw, NID_ext_key_usage, nil, nil) else { return nil }
+        let stack = OpaquePointer(list)
+        defer { OPENSSL_sk_pop_free(stack) { ASN1_OBJECT_free(OpaquePointer($0)) } }
+        return (0..<OPENSSL_sk_num(stack)).compactMap { index in
+            guard let object = OPENSSL_sk_value(stack, index).map(OpaquePointer.init) else { return nil }
+            switch OBJ_obj2nid(object) {
+            case NID_server_auth: return .serverAuth
+            case NID_client_auth: return .clientAuth
+            case NID_anyExtendedKeyUsage: return .any
+            case NID_ns_sgc, NID_ms_sgc: return .serverGatedCrypto
+            case NID_email_protect: return .emailProtection
+            default: return .other(X509Certificate.dottedOID(object))
+            }
+        }
+    }
+
+    /// The Authority Information Access extension's `caIssuers` URIs: where the issuer can be fetched.
+    package var caIssuersURLs: [String] {
+        guard let access = X509_get_ext_d2i(raw, NID_info_access, nil, nil) else { return [] }
+        let stack = OpaquePointer(access)
+        defer { AUTHORITY_INFO_ACCESS_free(stack) }
+        return (0..<OPENSSL_sk_num(stack)).compactMap { index in
+            guard let raw = OPENSSL_sk_value(stack, index) else { return nil }
+            let description = raw.assumingMemoryBound(to: ACCESS_DESCRIPTION.self).pointee
+            guard OBJ_obj2nid(description.method) == NID_ad_ca_issuers, let location = description.location,
+                location.pointee.type == GEN_URI
+            else { return nil }
+            return X509Certificate.string(location.pointee.d.uniformResourceIdentifier)
+        }
+    }
+
+    private static func dottedOID(_ object: OpaquePointer) -> String {
+        var buffer = [CChar](repeating: 0, count: 128)
+        let length = Int(OBJ_obj2txt(&buffer, Int32(buffer.count), object, 1))
+        guard length > 0, length < buffer.count else { return "unknown" }
+        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// SHA-256 of the DER SubjectPublicKeyInfo: the `SPKI-SHA256-BASE64` of `NSPinnedDomains`.

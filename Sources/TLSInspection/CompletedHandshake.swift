@@ -7,22 +7,13 @@ internal import CProxyShims
 struct CompletedHandshake {
     let ssl: OpaquePointer
     let anchors: TrustAnchors
-    let verification: VerificationRecord
 
     /// The facts of a completed handshake, judged at `now`.
     func outcome(now: Int64) -> ProbeOutcome {
         let peer = peerCertificates()
-        let path = verifiedPath() ?? peer
-        let trust: ChainTrust
-        if let reason = verification.trustFailure {
-            trust = .untrusted(reason: reason)
-        } else if let anchor = path.last, anchors.isUserInstalled(anchor) {
-            trust = .userInstalledRoot
-        } else if path.isEmpty {
-            trust = .untrusted(reason: "the server sent no certificate")
-        } else {
-            trust = .systemRoot
-        }
+        let validation = ChainValidation(presented: peer, anchors: anchors)
+        let path = validation.path
+        let trust = validation.trust
         let cipher = SSL_get_current_cipher(ssl).map { CipherSuite(id: SSL_CIPHER_get_protocol_id($0)) }
         let version = TLSVersion(wireValue: UInt16(truncatingIfNeeded: SSL_version(ssl)))
         let observed = ObservedConnection(
@@ -41,14 +32,6 @@ struct CompletedHandshake {
         return (0..<OPENSSL_sk_num(list)).count { index in
             guard let sct = OPENSSL_sk_value(list, index) else { return false }
             return SCT_get_source(OpaquePointer(sct)) != SCT_SOURCE_X509V3_EXTENSION
-        }
-    }
-
-    /// The chain OpenSSL built to an anchor (leaf first), when it built one.
-    private func verifiedPath() -> [X509Certificate]? {
-        guard let stack = SSL_get0_verified_chain(ssl), OPENSSL_sk_num(stack) > 0 else { return nil }
-        return (0..<OPENSSL_sk_num(stack)).compactMap { index in
-            OPENSSL_sk_value(stack, index).map { X509Certificate(retaining: OpaquePointer($0)) }
         }
     }
 

@@ -38,12 +38,11 @@ package final class TLSClientContext: @unchecked Sendable {
         guard SSL_CTX_set_ciphersuites(context, profile.openSSLTLS13Suites) == 1 else {
             throw TLSError.drainingQueue("setting the TLS 1.3 suites")
         }
-        // Trust is judged after the handshake from what the callback recorded; time, purpose and
-        // strength are ATS's own checks, so OpenSSL must not reject on them.
-        SSL_CTX_set_verify(context, SSL_VERIFY_PEER, verifyRecorder)
-        let parameters = SSL_CTX_get0_param(context)
-        X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_NO_CHECK_TIME))
-        anchors.install(into: context)
+        // Trust is judged after the handshake, by ChainValidation over the certificates the server sent:
+        // the one path building every verdict shares, offline ones included. The handshake itself builds
+        // no path (the callback accepts the chain unexamined), so none is built twice.
+        SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+        SSL_CTX_set_cert_verify_callback(context, { _, _ in 1 }, nil)
         // OpenSSL refuses a Certificate message over 100 KiB; servers with long chains or many names
         // send more, and an iPhone accepts them. 256 KiB still bounds what one handshake costs.
         _ = CProxyShims_SSL_CTX_set_max_cert_list(context, 256 * 1024)
@@ -75,37 +74,4 @@ package final class TLSClientContext: @unchecked Sendable {
             throw TLSError.drainingQueue("setting the remaining TLS 1.2 suites")
         }
     }
-}
-
-/// What the verify callback saw for one handshake: the first error that means "no trust", if any.
-final class VerificationRecord {
-    private(set) var trustFailure: String?
-
-    func record(error: Int32, depth: Int32) {
-        guard trustFailure == nil, !VerificationRecord.judgedByATS.contains(error) else { return }
-        let reason = String(cString: X509_verify_cert_error_string(Int(error)))
-        trustFailure = depth == 0 ? reason : "\(reason) (certificate \(depth) of the chain)"
-    }
-
-    /// Verification errors the policy judges itself from the certificate facts.
-    private static let judgedByATS: Set<Int32> = [
-        X509_V_ERR_CERT_NOT_YET_VALID, X509_V_ERR_CERT_HAS_EXPIRED, X509_V_ERR_INVALID_PURPOSE,
-        X509_V_ERR_EE_KEY_TOO_SMALL, X509_V_ERR_CA_KEY_TOO_SMALL, X509_V_ERR_CA_MD_TOO_WEAK,
-        X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH,
-    ]
-}
-
-/// The ex_data slot of an `SSL` that holds its ``VerificationRecord``.
-let verificationRecordIndex: Int32 = CRYPTO_get_ex_new_index(CRYPTO_EX_INDEX_SSL, 0, nil, nil, nil, nil)
-
-/// Records each verification error and lets the handshake go on (returns 1): the probe's verdict
-/// comes from the record, not from a handshake aborted half way.
-private func verifyRecorder(_ preverified: Int32, _ storeContext: OpaquePointer?) -> Int32 {
-    guard preverified == 0, let storeContext,
-        let ssl = X509_STORE_CTX_get_ex_data(storeContext, SSL_get_ex_data_X509_STORE_CTX_idx()),
-        let record = SSL_get_ex_data(OpaquePointer(ssl), verificationRecordIndex)
-    else { return 1 }
-    Unmanaged<VerificationRecord>.fromOpaque(record).takeUnretainedValue()
-        .record(error: X509_STORE_CTX_get_error(storeContext), depth: X509_STORE_CTX_get_error_depth(storeContext))
-    return 1
 }

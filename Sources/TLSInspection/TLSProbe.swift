@@ -59,7 +59,6 @@ final class BlockingHandshake {
     let ssl: OpaquePointer
     private let context: TLSClientContext
     let connection: TCPConnection
-    private let record = VerificationRecord()
 
     init?(context: TLSClientContext, connection: TCPConnection, serverName: String?) {
         guard let ssl = SSL_new(context.raw) else { return nil }
@@ -67,8 +66,6 @@ final class BlockingHandshake {
         self.context = context
         self.connection = connection
         SSL_set_fd(ssl, connection.descriptor)
-        // The verify callback finds the record through the SSL's ex_data; `self` outlives the SSL.
-        SSL_set_ex_data(ssl, verificationRecordIndex, Unmanaged.passUnretained(record).toOpaque())
         if let serverName { _ = CProxyShims_SSL_set_tlsext_host_name(ssl, serverName) }
         // Ask for SCTs in the handshake (the signed_certificate_timestamp extension and OCSP
         // stapling), as Apple's client does, so delivered SCTs can be counted. Permissive: the
@@ -76,15 +73,12 @@ final class BlockingHandshake {
         _ = SSL_enable_ct(ssl, Int32(SSL_CT_VALIDATION_PERMISSIVE))
     }
 
-    deinit {
-        SSL_set_ex_data(ssl, verificationRecordIndex, nil)
-        SSL_free(ssl)
-    }
+    deinit { SSL_free(ssl) }
 
     func handshake(now: Int64) -> ProbeOutcome {
         ERR_clear_error()
         let result = SSL_connect(ssl)
-        let facts = CompletedHandshake(ssl: ssl, anchors: context.anchors, verification: record)
+        let facts = CompletedHandshake(ssl: ssl, anchors: context.anchors)
         guard result == 1 else {
             let (failure, closed) = failure(result)
             var outcome = ProbeOutcome(observed: nil, failure: failure, peerCertificates: facts.peerCertificates())
@@ -122,8 +116,8 @@ extension TLSStream {
     /// the server sent even when the handshake failed. A client's view: on a server stream, whose
     /// peer sends no certificate to judge, nothing is observed.
     package func outcome(now: Int64) -> ProbeOutcome {
-        guard !isServer else { return ProbeOutcome(observed: nil, peerCertificates: []) }
-        let facts = CompletedHandshake(ssl: ssl, anchors: anchors, verification: verification)
+        guard !isServer, let anchors else { return ProbeOutcome(observed: nil, peerCertificates: []) }
+        let facts = CompletedHandshake(ssl: ssl, anchors: anchors)
         guard isHandshakeComplete else {
             return ProbeOutcome(observed: nil, peerCertificates: facts.peerCertificates())
         }

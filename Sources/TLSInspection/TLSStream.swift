@@ -49,10 +49,9 @@ package final class TLSStream {
 
     let ssl: OpaquePointer
     let transport: any CiphertextTransport
-    /// Trust errors the verify callback saw: the policy judges them, OpenSSL does not stop on them.
-    let verification = VerificationRecord()
-    /// The anchors the client context trusts (to tell a user-installed root from a system one).
-    let anchors: TrustAnchors
+    /// The anchors a client stream's peer is judged against; nil for a server stream, whose client
+    /// sends no certificate.
+    let anchors: TrustAnchors?
     /// Which end this is, for the words of errors.
     let isServer: Bool
     private var phase = Phase.handshaking
@@ -96,10 +95,10 @@ package final class TLSStream {
                 operation: "making a TLS stream", openSSLErrors: ["a server stream needs a certificate and key"])
         }
         // A server verifies no client certificates: no anchors.
-        try self.init(role: role, context: context.raw, anchors: TrustAnchors(systemRoots: false), transport: transport)
+        try self.init(role: role, context: context.raw, anchors: nil, transport: transport)
     }
 
-    private init(role: Role, context: OpaquePointer, anchors: TrustAnchors, transport: any CiphertextTransport)
+    private init(role: Role, context: OpaquePointer, anchors: TrustAnchors?, transport: any CiphertextTransport)
         throws(TLSError)
     {
         guard let method = TransportBIOMethod.shared.raw else { throw TLSError.drainingQueue("BIO_meth_new") }
@@ -116,7 +115,6 @@ package final class TLSStream {
         BIO_set_data(bio, Unmanaged.passUnretained(self).toOpaque())
         // One BIO both ways: SSL_set_bio takes a single reference when both are the same.
         SSL_set_bio(ssl, bio, bio)
-        SSL_set_ex_data(ssl, verificationRecordIndex, Unmanaged.passUnretained(verification).toOpaque())
         switch role {
         case .client(let serverName):
             SSL_set_connect_state(ssl)
@@ -131,10 +129,7 @@ package final class TLSStream {
         }
     }
 
-    deinit {
-        SSL_set_ex_data(ssl, verificationRecordIndex, nil)
-        SSL_free(ssl)
-    }
+    deinit { SSL_free(ssl) }
 
     /// Whether the handshake has completed.
     package var isHandshakeComplete: Bool {

@@ -27,6 +27,18 @@ public enum DateFormat {
         return days * 86_400 + Int64(hour * 3600 + minute * 60 + second)
     }
 
+    /// Whole calendar months from `start` to `end` (UTC): 2021-01-31 to 2021-02-28 is 0, to 2021-03-01
+    /// is 1. Apple's older CT table counts a certificate's lifetime in months (HT205280).
+    public static func fullMonths(from start: Int64, to end: Int64) -> Int {
+        let (startYear, startMonth, startDay) = civil(days: floorDivide(start, 86_400))
+        let (endYear, endMonth, endDay) = civil(days: floorDivide(end, 86_400))
+        var months = (endYear - startYear) * 12 + (endMonth - startMonth)
+        let startInMonth = Int64(startDay) * 86_400 + (start - floorDivide(start, 86_400) * 86_400)
+        let endInMonth = Int64(endDay) * 86_400 + (end - floorDivide(end, 86_400) * 86_400)
+        if endInMonth < startInMonth { months -= 1 }
+        return months
+    }
+
     private static func civil(days: Int64) -> (Int, Int, Int) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097

@@ -468,17 +468,17 @@ struct SpecTLSAndCertificateTests: ATSSpecFixture {
         ValidityRow(
             label: "39: user root, issued 2019-06-30, 900 days (no limit yet)", trust: .userInstalledRoot,
             notBefore: date(2019, 6, 30), lifetime: 900 * ATSSpec.day, tooLong: false),
-        // notAfter − notBefore, inclusive, in days of 86,400 s (Apple's CT policy, HT205280). Inclusive of both
-        // endpoints (the CA/B Forum reading), notAfter = notBefore + 398 days is 398 days + 1 s.
+        // notAfter − notBefore compared with `>` (SecPolicy.c): a leaf of exactly the cap passes; the 825-day cap
+        // has an hour's grace (DefaultTrustRuleTests has every edge).
         ValidityRow(
-            label: "§6: system root, notAfter − notBefore = exactly 398 days (inclusive: too long)", trust: .systemRoot,
-            notBefore: date(2021, 1, 1), lifetime: 398 * ATSSpec.day, tooLong: true),
+            label: "§3.1a: system root, notAfter − notBefore = exactly 398 days", trust: .systemRoot,
+            notBefore: date(2021, 1, 1), lifetime: 398 * ATSSpec.day, tooLong: false),
         ValidityRow(
-            label: "§6: user root, notAfter − notBefore = exactly 825 days (inclusive: too long)",
-            trust: .userInstalledRoot, notBefore: date(2021, 1, 1), lifetime: 825 * ATSSpec.day, tooLong: true),
+            label: "§3.1a: user root, notAfter − notBefore = exactly 825 days", trust: .userInstalledRoot,
+            notBefore: date(2021, 1, 1), lifetime: 825 * ATSSpec.day, tooLong: false),
         ValidityRow(
-            label: "§6: user root, 825 days − 1 s (inclusive: 825 days)", trust: .userInstalledRoot,
-            notBefore: date(2021, 1, 1), lifetime: 825 * ATSSpec.day - 1, tooLong: false),
+            label: "§3.1a: user root, 825 days and 2 hours", trust: .userInstalledRoot,
+            notBefore: date(2021, 1, 1), lifetime: 825 * ATSSpec.day + 7200, tooLong: true),
     ]
 
     @Test("Item 39: leaf validity length by root kind and issue date", arguments: validityRows)
@@ -520,11 +520,14 @@ struct SpecTLSAndCertificateTests: ATSSpecFixture {
             label: "clientAuth only, under AAL (trust rule)", notBefore: ATSSpec.now - 30 * ATSSpec.day,
             eku: [.clientAuth], arbitraryLoads: true, violation: true),
         EKURow(
-            label: "clientAuth only, issued 2019-06-01 (before the rule)", notBefore: date(2019, 6, 1),
-            eku: [.clientAuth], arbitraryLoads: false, violation: false),
+            label: "clientAuth only, issued 2019-06-01 (under a system root the rule has no date)",
+            notBefore: date(2019, 6, 1), eku: [.clientAuth], arbitraryLoads: false, violation: true),
+        EKURow(
+            label: "no EKU extension, issued 2019-06-01 (under a system root the rule has no date)",
+            notBefore: date(2019, 6, 1), eku: nil, arbitraryLoads: false, violation: true),
     ]
 
-    @Test("§3.1: certificates issued after 2019-07-01 need the serverAuth EKU", arguments: ekuRows)
+    @Test("§3.1a: under a system root the leaf needs the serverAuth EKU", arguments: ekuRows)
     func extendedKeyUsage(row: EKURow) throws {
         let certificate = leaf(notBefore: row.notBefore, lifetimeDays: 365, eku: row.eku)
         let observed = connection(

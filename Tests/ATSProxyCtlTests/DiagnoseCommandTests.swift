@@ -148,7 +148,8 @@ struct DiagnoseCommandTests {
         "a server that fails default trust: every test fails, trust_failure, and no ATS setting helps",
         arguments: [
             NonCompliantServer.expired, .notYetValid, .otherHostName, .commonNameOnly, .selfSignedLeaf, .unknownRoot,
-            .rsa1024Leaf, .sha1Leaf, .sha1Intermediate, .validity825Days, .clientAuthEKUOnly, .noEKUExtension,
+            .rsa1024Leaf, .sha1Leaf, .sha1Intermediate, .validityOver825Days, .clientAuthEKUOnly,
+            .smimeOnlyIntermediate,
         ])
     func trustFailure(_ kind: NonCompliantServer) throws {
         let diagnosed = try DiagnosedServer { try kind.serverArguments($0, hostName: DiagnosedServer.host) }

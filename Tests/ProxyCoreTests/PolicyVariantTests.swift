@@ -228,7 +228,8 @@ struct PolicyVariantTests {
         "ATS off for localhost (local, no keys): weak protocols pass, default trust still refuses bad certificates",
         arguments: [
             NonCompliantServer.tls10Only, .tls11Only, .rsaKeyExchangeOnly, .rsa1024Leaf, .sha1Leaf, .sha1Intermediate,
-            .expired, .notYetValid, .otherHostName, .selfSignedLeaf, .unknownRoot, .validity825Days, .clientAuthEKUOnly,
+            .expired, .notYetValid, .otherHostName, .selfSignedLeaf, .unknownRoot, .validityOver825Days,
+            .clientAuthEKUOnly,
         ])
     func defaultTrustWithoutATS(_ kind: NonCompliantServer) throws {
         let factory = try CertificateFactory()
@@ -307,7 +308,7 @@ struct PolicyVariantTests {
         arguments: [
             NonCompliantServer.tls10Only, .rsaKeyExchangeOnly, .dheOnly, .rsa1024Leaf, .sha1Leaf, .expired,
             .otherHostName,
-            .unknownRoot, .validity825Days,
+            .unknownRoot, .validityOver825Days,
         ])
     func reportMode(_ kind: NonCompliantServer) throws {
         let factory = try CertificateFactory()

@@ -106,7 +106,12 @@ struct TLSProbeTests {
                 "name_mismatch"
             ),
             ("rsa:2048", "sha256", ["extendedKeyUsage=serverAuth"], "name_mismatch"),
-            ("rsa:2048", "sha256", ["subjectAltName=DNS:localhost"], "no_serverauth_eku"),
+            // Under a user-installed root a leaf without the EKU passes (Apple skips the strict check there);
+            // clientAuth alone fails the loose check every anchor gets.
+            (
+                "rsa:2048", "sha256", ["subjectAltName=DNS:localhost", "extendedKeyUsage=clientAuth"],
+                "no_serverauth_eku"
+            ),
         ] as [(String, String, [String]?, String)])
     func certificateFailures(_ key: String, _ digest: String, _ extensions: [String]?, _ violation: String) throws {
         let factory = try Self.makeChain(leafKey: key, digest: digest, extensions: extensions)

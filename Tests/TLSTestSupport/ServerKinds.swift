@@ -7,7 +7,7 @@ package enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringCon
     case tls10Only, tls11Only, rsaKeyExchangeOnly, dheOnly, tls13CCMOnly, finiteFieldGroupsOnly
     case rsa1024Leaf, sha1Leaf, sha1Intermediate
     case expired, notYetValid, otherHostName, commonNameOnly, selfSignedLeaf, unknownRoot
-    case validity825Days, clientAuthEKUOnly, noEKUExtension
+    case validityOver825Days, clientAuthEKUOnly, smimeOnlyIntermediate
 
     package var description: String {
         switch self {
@@ -27,14 +27,13 @@ package enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringCon
         case .commonNameOnly: "a leaf with CN=<host> and no SAN"
         case .selfSignedLeaf: "a self-signed leaf"
         case .unknownRoot: "a chain to a root that is not an anchor"
-        case .validity825Days:
-            // The length is notAfter − notBefore counted inclusively (Apple's CT policy's definition,
-            // HT205280; docs/ats-rules.md, "Settings"), so openssl -days 825 gives 825 days and 1 second:
-            // over the limit. (Apple's trustd allows an hour's slip; atsproxy keeps the inclusive count.)
-            "a leaf of openssl -days 825 under a user-installed root: 825 days and 1 second counted inclusively"
+        case .validityOver825Days:
+            // Apple compares notAfter − notBefore > 825 days + 1 hour under a user-installed root
+            // (SecPolicy.c; docs/ats-rules.md, "Default trust"): openssl -days 826 is a day over.
+            "a leaf of openssl -days 826 under a user-installed root: over 825 days and 1 hour"
         case .clientAuthEKUOnly: "a leaf whose extendedKeyUsage is clientAuth only"
-        case .noEKUExtension:
-            "a leaf with no extendedKeyUsage extension (serverAuth needed since 2019-07-01, Apple HT210176)"
+        case .smimeOnlyIntermediate:
+            "an intermediate whose extendedKeyUsage is emailProtection (S/MIME) only: no TLS server under any anchor"
         }
     }
 
@@ -54,8 +53,8 @@ package enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringCon
         case .notYetValid: "not_yet_valid"
         case .otherHostName, .commonNameOnly: "name_mismatch"
         case .selfSignedLeaf, .unknownRoot: "untrusted_chain"
-        case .validity825Days: "validity_too_long"
-        case .clientAuthEKUOnly, .noEKUExtension: "no_serverauth_eku"
+        case .validityOver825Days: "validity_too_long"
+        case .clientAuthEKUOnly, .smimeOnlyIntermediate: "no_serverauth_eku"
         }
     }
 
@@ -73,7 +72,7 @@ package enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringCon
         case .notYetValid: (-1204, -9815)  // ServerCertificateNotYetValid, errSSLCertNotYetValid
         case .otherHostName, .commonNameOnly: (-1200, -9807)  // modern OSes (iOS 17 profile)
         case .selfSignedLeaf, .unknownRoot: (-1202, -9813)  // ServerCertificateUntrusted, errSSLNoRootCert
-        case .validity825Days, .clientAuthEKUOnly, .noEKUExtension: (-1202, -9807)
+        case .validityOver825Days, .clientAuthEKUOnly, .smimeOnlyIntermediate: (-1202, -9807)
         }
     }
 
@@ -137,13 +136,16 @@ package enum NonCompliantServer: String, CaseIterable, Sendable, CustomStringCon
         case .unknownRoot:
             try factory.rootCA("other")
             try factory.certificate("leaf", issuer: "other", extensions: named)
-        case .validity825Days:
-            try factory.certificate("leaf", issuer: "root", days: 825, extensions: named)
+        case .validityOver825Days:
+            try factory.certificate("leaf", issuer: "root", days: 826, extensions: named)
         case .clientAuthEKUOnly:
             try factory.certificate(
                 "leaf", issuer: "root", extensions: ["subjectAltName=DNS:\(hostName)", "extendedKeyUsage=clientAuth"])
-        case .noEKUExtension:
-            try factory.certificate("leaf", issuer: "root", extensions: ["subjectAltName=DNS:\(hostName)"])
+        case .smimeOnlyIntermediate:
+            try factory.certificate(
+                "inter", issuer: "root", extensions: ["extendedKeyUsage=emailProtection"], isCA: true)
+            try factory.certificate("leaf", issuer: "inter", extensions: named)
+            extra = ["-cert_chain", "inter.pem"]
         }
         // Certificate kinds: any suite, security level 0 so s_server loads weak keys and SHA-1 chains.
         if extra.isEmpty || self == .sha1Intermediate { extra += ["-cipher", "ALL:@SECLEVEL=0"] }

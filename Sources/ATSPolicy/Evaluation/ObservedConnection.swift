@@ -40,12 +40,38 @@ public struct ObservedConnection: Sendable, Hashable {
 
 /// The outcome of chain building against the trust anchors.
 public enum ChainTrust: Sendable, Hashable {
-    /// Chains to a root of the system store (Apple's "system roots": CT and the 398-day rule apply).
-    case systemRoot
-    /// Chains to an anchor given with `--ca-file` (a user-installed root: exempt from CT, 825 days).
-    case userInstalledRoot
-    /// No path to a trust anchor; the reason in the TLS library's words.
+    /// A path to an anchor of this kind: the last certificate of ``ObservedConnection/chain`` is the
+    /// anchor, which may be a root, an intermediate or the leaf itself.
+    case anchored(TrustAnchorKind)
+    /// No path to a trust anchor; the reason in the TLS library's words, naming the missing issuer
+    /// (and where it could have been fetched from) when that is why.
     case untrusted(reason: String)
+
+    /// Chains to a root of the OS store (Apple's "system roots": CT and the 398-day rule apply).
+    public static let systemRoot = ChainTrust.anchored(.system)
+    /// Chains to an anchor given with `--ca-file` (a user-installed root: exempt from CT, 825 days).
+    public static let userInstalledRoot = ChainTrust.anchored(.user)
+
+    /// The anchor's kind, when there is a path to one.
+    public var anchorKind: TrustAnchorKind? {
+        if case .anchored(let kind) = self { kind } else { nil }
+    }
+}
+
+/// The three kinds of anchor Apple's trust code tells apart (Apple open source: SecPolicyServer.c), which
+/// decide the EKU, validity and CT rules (docs/ats-rules.md, "Default trust").
+public enum TrustAnchorKind: String, Sendable, Hashable, CaseIterable {
+    /// A root of the OS store (`--system-roots`, `--system-anchor`).
+    case system
+    /// One of Apple's own roots in the system store: a system root that Apple's CT rule exempts.
+    case appleSystem = "apple_system"
+    /// Installed and trusted by the user or MDM (`--ca-file`): a company or test CA.
+    case user
+    /// Set by the app itself with `SecTrustSetAnchorCertificates` (`--app-anchor`), e.g. after a pinning check.
+    case app
+
+    /// The system store, Apple's roots included.
+    public var isSystem: Bool { self == .system || self == .appleSystem }
 }
 
 /// What the ATS rules need to know about one certificate.
@@ -81,9 +107,23 @@ public struct CertificateFacts: Sendable, Hashable {
         public var isBelowATSFloor: Bool { isBrokenForTrust || self == .sha224 }
     }
 
+    /// One purpose of an extendedKeyUsage extension (RFC 5280 §4.2.1.12).
     public enum ExtendedKeyUsage: Sendable, Hashable {
         case serverAuth, clientAuth, any
+        /// Netscape's or Microsoft's Server Gated Crypto OID, which Apple's loose EKU check still accepts.
+        case serverGatedCrypto
+        case emailProtection
+        /// Any other purpose, by its dotted OID.
         case other(String)
+
+        /// serverAuth, anyExtendedKeyUsage or Server Gated Crypto: what Apple's loose check asks of every
+        /// certificate of the path that has the extension (Apple open source: SecPolicyLeafCallbacks.c).
+        public var allowsTLSServer: Bool {
+            switch self {
+            case .serverAuth, .any, .serverGatedCrypto: true
+            case .clientAuth, .emailProtection, .other: false
+            }
+        }
     }
 
     /// RFC 2253 subject, for logs.
@@ -97,6 +137,10 @@ public struct CertificateFacts: Sendable, Hashable {
     public var notBefore: Int64
     public var notAfter: Int64
     public var dnsNames: [String]
+    /// The wildcard names among ``dnsNames`` whose wildcard stands directly over a public suffix of
+    /// the Public Suffix List's ICANN section (`*.co.uk`): Apple's `SecDNSMatch` never matches them.
+    /// The TLS layer fills it in from Debian's list, so the policy module needs no copy of it.
+    public var wildcardsOverPublicSuffix: Set<String>
     public var ipAddresses: [IPAddress]
     /// nil when the certificate has no extendedKeyUsage extension.
     public var extendedKeyUsage: [ExtendedKeyUsage]?
@@ -106,8 +150,9 @@ public struct CertificateFacts: Sendable, Hashable {
 
     public init(
         subject: String, keyType: KeyType, keyBits: Int, signatureAlgorithm: String, signatureHash: SignatureHash,
-        notBefore: Int64, notAfter: Int64, dnsNames: [String] = [], ipAddresses: [IPAddress] = [],
-        extendedKeyUsage: [ExtendedKeyUsage]? = [.serverAuth], spkiSHA256: SPKIHash? = nil, isSelfSigned: Bool = false
+        notBefore: Int64, notAfter: Int64, dnsNames: [String] = [], wildcardsOverPublicSuffix: Set<String> = [],
+        ipAddresses: [IPAddress] = [], extendedKeyUsage: [ExtendedKeyUsage]? = [.serverAuth],
+        spkiSHA256: SPKIHash? = nil, isSelfSigned: Bool = false
     ) {
         self.subject = subject
         self.keyType = keyType
@@ -117,6 +162,7 @@ public struct CertificateFacts: Sendable, Hashable {
         self.notBefore = notBefore
         self.notAfter = notAfter
         self.dnsNames = dnsNames
+        self.wildcardsOverPublicSuffix = wildcardsOverPublicSuffix
         self.ipAddresses = ipAddresses
         self.extendedKeyUsage = extendedKeyUsage
         self.spkiSHA256 = spkiSHA256

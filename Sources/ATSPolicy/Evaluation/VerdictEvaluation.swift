@@ -55,11 +55,11 @@ struct VerdictChecker {
     }
 
     /// `NSExceptionDomains["host"]`: the entry a fix would go into.
-    private var entryName: String {
+    var entryName: String {
         "NSExceptionDomains[\"\(requirements.exception?.key ?? requirements.host.description)\"]"
     }
 
-    private mutating func add(
+    mutating func add(
         _ kind: ViolationKind, _ error: AppleError, _ explanation: String, allowedBy: String? = nil
     ) {
         violations.append(Violation(kind: kind, error: error, explanation: explanation, allowedBy: allowedBy))
@@ -180,173 +180,6 @@ struct VerdictChecker {
         }
     }
 
-    // MARK: - Certificates
-
-    mutating func checkCertificates(_ observed: ObservedConnection) {
-        guard let leaf = observed.chain.first else {
-            // No certificate to judge: nothing can satisfy a pin either.
-            checkPins([])
-            return
-        }
-        let waived = settings.assumeAppOverridesTrust && requirements.appMayOverrideTrust
-        if !waived {
-            checkKeySizes(observed.chain)
-            checkSignatureHashes(observed.chain)
-            checkTrust(observed)
-            checkName(leaf)
-            checkDates(observed)
-            checkValidityLength(leaf, trust: observed.trust)
-            checkExtendedKeyUsage(leaf)
-            checkCertificateTransparency(observed)
-        }
-        checkPins(observed.chain)
-    }
-
-    /// Key and hash failures surface as ATS statuses where ATS applies, as plain trust failures elsewhere.
-    private func certificateError(atsStatus: Int) -> AppleError {
-        requirements.atsMinimumsApply ? AppleError(nsurl: -1200, ssl: atsStatus) : AppleError(nsurl: -1202, ssl: -9807)
-    }
-
-    private static func position(_ index: Int, in chain: [CertificateFacts]) -> String {
-        if index == 0 { return "leaf" }
-        return chain[index].isSelfSigned ? "root" : "intermediate"
-    }
-
-    private mutating func checkKeySizes(_ chain: [CertificateFacts]) {
-        for (index, certificate) in chain.enumerated() {
-            let weak: Bool
-            switch certificate.keyType {
-            case .rsa: weak = certificate.keyBits < 2048
-            case .ec: weak = certificate.keyBits < 256
-            case .dsa: weak = true
-            case .ed25519, .ed448, .other: weak = false
-            }
-            guard weak else { continue }
-            add(
-                .keySize, certificateError(atsStatus: -9883),
-                "the \(Self.position(index, in: chain)) certificate \"\(certificate.subject)\" has a "
-                    + "\(certificate.keyType.rawValue.uppercased())-\(certificate.keyBits) key; ATS and system trust require "
-                    + "RSA 2048 or ECC 256 bits or more")
-            return
-        }
-    }
-
-    private mutating func checkSignatureHashes(_ chain: [CertificateFacts]) {
-        let ats = requirements.atsMinimumsApply
-        func weak(_ certificate: CertificateFacts) -> Bool {
-            certificate.signatureHash.isBrokenForTrust || (ats && certificate.signatureHash.isBelowATSFloor)
-        }
-        if let leaf = chain.first, weak(leaf) {
-            add(
-                .signatureHashLeaf, certificateError(atsStatus: -9884),
-                "the leaf certificate is signed with \(leaf.signatureAlgorithm); ATS requires SHA-256 or stronger")
-        }
-        // The trust anchor's self-signature is never checked: nobody relies on it.
-        if let index = chain.indices.dropFirst().first(where: { !chain[$0].isSelfSigned && weak(chain[$0]) }) {
-            add(
-                .signatureHashChain, certificateError(atsStatus: -9885),
-                "the intermediate certificate \"\(chain[index].subject)\" is signed with "
-                    + "\(chain[index].signatureAlgorithm); ATS requires SHA-256 or stronger")
-        }
-    }
-
-    private mutating func checkTrust(_ observed: ObservedConnection) {
-        guard case .untrusted(let reason) = observed.trust else { return }
-        // An app that accepts the certificate in its delegate still fails where ATS demands system
-        // trust: "ATS failed system trust", -1200 with -9802 (Apple: Preventing Insecure Network
-        // Connections; docs/ats-rules.md, "Violations").
-        let overriddenUnderATS = settings.assumeAppOverridesTrust && requirements.atsMinimumsApply
-        add(
-            .untrustedChain,
-            overriddenUnderATS ? AppleError(nsurl: -1200, ssl: -9802) : AppleError(nsurl: -1202, ssl: -9813),
-            "the chain does not lead to a trusted root (\(reason))"
-                + (overriddenUnderATS ? "; ATS requires system trust, which the app's own code cannot grant" : ""))
-    }
-
-    private mutating func checkName(_ leaf: CertificateFacts) {
-        guard !CertificateNameMatcher.matches(requirements.host, leaf) else { return }
-        let names = leaf.dnsNames + leaf.ipAddresses.map(\.description)
-        let error =
-            settings.osProfile == .ios9 ? AppleError(nsurl: -1202, ssl: -9843) : AppleError(nsurl: -1200, ssl: -9807)
-        let detail =
-            names.isEmpty
-            ? "the certificate has no subjectAltName, and Apple ignores the common name"
-            : "the certificate names " + names.prefix(5).joined(separator: ", ") + (names.count > 5 ? ", …" : "")
-        add(.nameMismatch, error, "\(requirements.host) is not a name of the server's certificate: \(detail)")
-    }
-
-    private mutating func checkDates(_ observed: ObservedConnection) {
-        let now = observed.evaluationTime
-        if let index = observed.chain.indices.first(where: { observed.chain[$0].notAfter < now }) {
-            let certificate = observed.chain[index]
-            add(
-                .expired, AppleError(nsurl: -1201, ssl: -9814),
-                "the \(Self.position(index, in: observed.chain)) certificate \"\(certificate.subject)\" expired on "
-                    + DateFormat.rfc3339(certificate.notAfter))
-        }
-        if let index = observed.chain.indices.first(where: { observed.chain[$0].notBefore > now }) {
-            let certificate = observed.chain[index]
-            add(
-                .notYetValid, AppleError(nsurl: -1204, ssl: -9815),
-                "the \(Self.position(index, in: observed.chain)) certificate \"\(certificate.subject)\" is not valid "
-                    + "before " + DateFormat.rfc3339(certificate.notBefore))
-        }
-    }
-
-    /// System-root leaves issued from 2020-09-01 at most 398 days (Apple: About upcoming limits on
-    /// trusted certificates, HT211025), from 2018-03-01 at most 825; leaves under a user-installed root
-    /// issued from 2019-07-01 at most 825 (Apple: HT210176; Apple open source: SecPolicy.c).
-    private mutating func checkValidityLength(_ leaf: CertificateFacts, trust: ChainTrust) {
-        let limit: Int
-        let since: Int64
-        switch trust {
-        case .systemRoot where leaf.notBefore >= AppleDates.shortValidityFrom:
-            (limit, since) = (398, AppleDates.shortValidityFrom)
-        case .systemRoot where leaf.notBefore >= AppleDates.systemValidityLimitFrom:
-            (limit, since) = (825, AppleDates.systemValidityLimitFrom)
-        case .userInstalledRoot where leaf.notBefore >= AppleDates.userValidityLimitFrom:
-            (limit, since) = (825, AppleDates.userValidityLimitFrom)
-        default:
-            return
-        }
-        let lifetime = leaf.lifetime
-        guard lifetime > Int64(limit) * 86_400 else { return }
-        let root = trust == .systemRoot ? "a system root" : "a user-installed root"
-        add(
-            .validityTooLong, AppleError(nsurl: -1202, ssl: -9807),
-            "the leaf certificate is valid for \(lifetime / 86_400) days; leaves under \(root) issued from "
-                + "\(DateFormat.day(since)) may be valid for at most \(limit) days")
-    }
-
-    private mutating func checkExtendedKeyUsage(_ leaf: CertificateFacts) {
-        guard leaf.notBefore >= AppleDates.userValidityLimitFrom else { return }
-        let usages = leaf.extendedKeyUsage ?? []
-        guard !usages.contains(.serverAuth), !usages.contains(.any) else { return }
-        add(
-            .noServerAuthEKU, AppleError(nsurl: -1202, ssl: -9807),
-            leaf.extendedKeyUsage == nil
-                ? "the leaf certificate has no extendedKeyUsage extension; certificates issued after 2019-07-01 need serverAuth"
-                : "the leaf certificate's extendedKeyUsage lacks serverAuth, which certificates issued after 2019-07-01 need"
-        )
-    }
-
-    /// Only chains to a system root, leaves from 2018-10-16 that have not expired (Apple: Certificate
-    /// Transparency policy, HT205280; Apple open source: SecPolicyServer.c).
-    private mutating func checkCertificateTransparency(_ observed: ObservedConnection) {
-        guard settings.certificateTransparency == .apple, observed.trust == .systemRoot,
-            let leaf = observed.chain.first, leaf.notBefore >= AppleDates.ctRequiredFrom,
-            leaf.notAfter >= observed.evaluationTime
-        else { return }
-        let total = observed.embeddedSCTs + observed.deliveredSCTs
-        if observed.deliveredSCTs >= 1, total >= 2 { return }
-        let needed = leaf.lifetime <= 180 * 86_400 ? 2 : 3
-        if observed.embeddedSCTs >= needed { return }
-        add(
-            .certificateTransparency, AppleError(nsurl: -1202, ssl: -9807),
-            "the certificate carries \(observed.embeddedSCTs) embedded and \(observed.deliveredSCTs) delivered SCTs; "
-                + "Apple's CT policy needs \(needed) embedded, or 2 with one delivered in the handshake")
-    }
-
     mutating func checkPins(_ chain: [CertificateFacts]) {
         guard let pins = requirements.pins else { return }
         let domains = pins.domains.map { "\"\($0)\"" }.joined(separator: " and ")
@@ -374,19 +207,4 @@ struct VerdictChecker {
             }
         }
     }
-}
-
-extension CertificateFacts {
-    /// The validity period counted inclusively, as Apple's CT policy counts it (HT205280):
-    /// notAfter - notBefore + 1 second.
-    var lifetime: Int64 { notAfter - notBefore + 1 }
-}
-
-/// The dates Apple's trust rules switch on, in seconds since 1970 (Apple: HT210176, HT211025, and
-/// the Certificate Transparency policy, HT205280).
-enum AppleDates {
-    static let systemValidityLimitFrom: Int64 = 1_519_862_400  // 2018-03-01
-    static let ctRequiredFrom: Int64 = 1_539_648_000  // 2018-10-16
-    static let userValidityLimitFrom: Int64 = 1_561_939_200  // 2019-07-01
-    static let shortValidityFrom: Int64 = 1_598_918_400  // 2020-09-01
 }

@@ -100,11 +100,14 @@ extension Finding {
 }
 
 extension ChainTrust {
-    /// `system_root`, `user_installed_root` or `untrusted`: the log's and `diagnose --json`'s spelling.
+    /// `system_root`, `apple_root`, `user_installed_root`, `app_anchor` or `untrusted`: the log's and
+    /// `diagnose --json`'s spelling.
     public var name: String {
         switch self {
-        case .systemRoot: "system_root"
-        case .userInstalledRoot: "user_installed_root"
+        case .anchored(.system): "system_root"
+        case .anchored(.appleSystem): "apple_root"
+        case .anchored(.user): "user_installed_root"
+        case .anchored(.app): "app_anchor"
         case .untrusted: "untrusted"
         }
     }

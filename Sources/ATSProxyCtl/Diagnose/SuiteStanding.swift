@@ -51,8 +51,10 @@ extension ServerSurvey {
 extension ChainTrust {
     var words: String {
         switch self {
-        case .systemRoot: "chains to a system root"
-        case .userInstalledRoot: "chains to a user-installed root (--ca-file)"
+        case .anchored(.system): "chains to a system root"
+        case .anchored(.appleSystem): "chains to one of Apple's own system roots"
+        case .anchored(.user): "chains to a user-installed root (--ca-file)"
+        case .anchored(.app): "chains to an anchor the app sets itself (--app-anchor)"
         case .untrusted(let reason): "not trusted: \(reason)"
         }
     }
