@@ -71,6 +71,22 @@ package struct ChainValidation {
     }
 }
 
+extension ChainValidation {
+    /// What a verdict is made from: the path's facts and trust, with what the handshake showed (none
+    /// for a chain judged offline). The one place a probe's facts and `diagnose --chain`'s are put
+    /// together, so that both verdicts come from the same facts.
+    package func observedConnection(
+        tlsVersion: TLSVersion? = nil, cipherSuite: CipherSuite? = nil, extendedMasterSecret: Bool? = nil,
+        serverSignatureScheme: String? = nil, deliveredSCTs: Int = 0, evaluationTime: Int64
+    ) -> ObservedConnection {
+        ObservedConnection(
+            tlsVersion: tlsVersion, cipherSuite: cipherSuite, extendedMasterSecret: extendedMasterSecret,
+            serverSignatureScheme: serverSignatureScheme, chain: path.map(\.facts), trust: trust,
+            embeddedSCTs: path.first?.embeddedSCTCount ?? 0, deliveredSCTs: deliveredSCTs,
+            evaluationTime: evaluationTime)
+    }
+}
+
 /// A certificate whose issuer is missing, and where Apple's client would fetch that issuer from.
 package struct MissingIssuer: Sendable, Hashable {
     /// The subject of the certificate left without an issuer, and the issuer it names.

@@ -12,17 +12,14 @@ struct CompletedHandshake {
     func outcome(now: Int64) -> ProbeOutcome {
         let peer = peerCertificates()
         let validation = ChainValidation(presented: peer, anchors: anchors)
-        let path = validation.path
-        let trust = validation.trust
         let cipher = SSL_get_current_cipher(ssl).map { CipherSuite(id: SSL_CIPHER_get_protocol_id($0)) }
         let version = TLSVersion(wireValue: UInt16(truncatingIfNeeded: SSL_version(ssl)))
-        let observed = ObservedConnection(
+        let observed = validation.observedConnection(
             tlsVersion: version, cipherSuite: cipher,
             extendedMasterSecret: version == .tls13 ? true : CProxyShims_SSL_get_extms_support(ssl) == 1,
-            serverSignatureScheme: peerSignatureDigest().map { "digest \($0)" },
-            chain: path.map(\.facts), trust: trust, embeddedSCTs: path.first?.embeddedSCTCount ?? 0,
-            deliveredSCTs: deliveredSCTCount(), evaluationTime: now)
-        return ProbeOutcome(observed: observed, failure: nil, peerCertificates: peer, path: path)
+            serverSignatureScheme: peerSignatureDigest().map { "digest \($0)" }, deliveredSCTs: deliveredSCTCount(),
+            evaluationTime: now)
+        return ProbeOutcome(observed: observed, failure: nil, peerCertificates: peer, path: validation.path)
     }
 
     /// SCTs the server delivered in the TLS extension or a stapled OCSP response (embedded ones are

@@ -20,6 +20,12 @@ package struct ServerSurvey: Sendable {
         package var issuer: String
         /// Whether the server sent it (the anchor at the end of a path usually comes from the trust store).
         package var sentByServer: Bool
+
+        package init(facts: CertificateFacts, issuer: String, sentByServer: Bool) {
+            self.facts = facts
+            self.issuer = issuer
+            self.sentByServer = sentByServer
+        }
     }
 
     /// TLS 1.0 to 1.3, lowest first.
@@ -27,6 +33,12 @@ package struct ServerSurvey: Sendable {
     /// The chain of the handshake at the highest version: leaf first, the anchor last when trusted.
     package var chain: [Certificate]
     package var trust: ChainTrust?
+
+    package init(versions: [VersionSupport], chain: [Certificate], trust: ChainTrust?) {
+        self.versions = versions
+        self.chain = chain
+        self.trust = trust
+    }
 
     /// The versions the server speaks, lowest first.
     package var acceptedVersions: [TLSVersion] { versions.filter(\.isAccepted).map(\.version) }

@@ -27,6 +27,56 @@ public enum DateFormat {
         return days * 86_400 + Int64(hour * 3600 + minute * 60 + second)
     }
 
+    /// Seconds since 1970 for an RFC 3339 timestamp (`2026-11-27T12:00:00Z`, `…+01:00`, with or
+    /// without fractional seconds, which are dropped) or a bare date (`2026-11-27`, midnight UTC); nil
+    /// when the text is neither.
+    public static func parseRFC3339(_ text: String) -> Int64? {
+        let bytes = Array(text.utf8)
+        func number(_ range: Range<Int>) -> Int? {
+            guard range.upperBound <= bytes.count, !range.isEmpty else { return nil }
+            var value = 0
+            for byte in bytes[range] {
+                guard (48...57).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - 48)
+            }
+            return value
+        }
+        func at(_ index: Int, _ character: Character) -> Bool {
+            index < bytes.count && bytes[index] == character.asciiValue!
+        }
+        guard let year = number(0..<4), at(4, "-"), let month = number(5..<7), at(7, "-"), let day = number(8..<10),
+            (1...12).contains(month), (1...31).contains(day)
+        else { return nil }
+        let date = seconds(year: year, month: month, day: day)
+        // The day must exist: 2026-02-30 comes back as another date.
+        guard civil(days: floorDivide(date, 86_400)) == (year, month, day) else { return nil }
+        if bytes.count == 10 { return date }
+        guard at(10, "T") || at(10, "t") || at(10, " "), let hour = number(11..<13), at(13, ":"),
+            let minute = number(14..<16), at(16, ":"), let second = number(17..<19), hour < 24, minute < 60, second < 61
+        else { return nil }
+        var index = 19
+        if at(index, ".") {
+            index += 1
+            let start = index
+            while index < bytes.count, (48...57).contains(bytes[index]) { index += 1 }
+            guard index > start else { return nil }
+        }
+        var offset = 0
+        if at(index, "Z") || at(index, "z") {
+            index += 1
+        } else if at(index, "+") || at(index, "-") {
+            guard let hours = number(index + 1..<index + 3), at(index + 3, ":"),
+                let minutes = number(index + 4..<index + 6), hours < 24, minutes < 60
+            else { return nil }
+            offset = (hours * 3600 + minutes * 60) * (at(index, "-") ? -1 : 1)
+            index += 6
+        } else {
+            return nil
+        }
+        guard index == bytes.count else { return nil }
+        return date + Int64(hour * 3600 + minute * 60 + second - offset)
+    }
+
     /// Whole calendar months from `start` to `end` (UTC): 2021-01-31 to 2021-02-28 is 0, to 2021-03-01
     /// is 1. Apple's older CT table counts a certificate's lifetime in months (HT205280).
     public static func fullMonths(from start: Int64, to end: Int64) -> Int {

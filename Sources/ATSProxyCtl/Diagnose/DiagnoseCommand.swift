@@ -1,6 +1,7 @@
 import ATSPolicy
 import ATSPolicyArguments
 import ArgumentParser
+import Glibc
 import TLSInspection
 import TextFormats
 
@@ -21,18 +22,55 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
             Exit status: 0 the ATS defaults pass; 1 the server needs an exception, or no ATS setting helps; \
             2 a malformed URL, option or file; 3 the server could not be reached.
 
+            With --chain, no server: the certificates in the files (PEM or DER, leaf first, in one bundle or \
+            several files) are judged as an iPhone judges them at --date, for --host, under the app's --policy \
+            (its exceptions and NSPinnedDomains; the ATS defaults without it), through the same path building \
+            and rules as the proxy's verdicts. Each violation is named with Apple's error codes and the \
+            Info.plist key or the server change that fixes it. Exit status: 0 compliant, 1 violations, 2 bad input.
+
             Examples:
               atsproxyctl diagnose https://api.example.com/
               atsproxyctl diagnose --verbose --os-profile ios26 https://legacy.example.com/
               atsproxyctl diagnose --ca-file dev-root.pem --json https://staging.test/
+              atsproxyctl diagnose --chain renewed.pem --date 2027-01-15
+              atsproxyctl diagnose --chain leaf.der intermediate.der --ca-file corp-root.pem --host api.corp.test
+              atsproxyctl diagnose --chain pasted.pem --policy MyApp/Info.plist --json
             """)
 
     @Argument(help: "The URL to load: https://host[:port]/ or http://host[:port]/ (a bare host means https).")
-    var url: String
+    var url: String?
 
     @Option(
-        name: .customLong("ca-file"), help: "Extra trust anchors (PEM), treated as user-installed roots (repeatable).")
+        name: .customLong("chain"), parsing: .upToNextOption,
+        help: "Judge these certificate files (PEM or DER, leaf first) without a server, instead of a URL.")
+    var chainFiles: [String] = []
+
+    @Option(
+        name: .customLong("host"), help: "With --chain: the host to judge for (default: the leaf's first DNS name).")
+    var host: String?
+
+    @Option(
+        name: .customLong("date"), help: "With --chain: the moment to judge at, RFC 3339 or YYYY-MM-DD (default: now).")
+    var date: String?
+
+    @Option(
+        name: .customLong("policy"), help: "With --chain: the app's Info.plist or policy (default: the ATS defaults).")
+    var policy: String?
+
+    @Option(
+        name: .customLong("ca-file"),
+        help: "Extra trust anchors (PEM or DER), treated as user-installed roots (repeatable).")
     var caFiles: [String] = []
+
+    @Option(
+        name: .customLong("app-anchor"),
+        help: "Anchors the app sets itself with SecTrustSetAnchorCertificates (PEM or DER; repeatable).")
+    var appAnchorFiles: [String] = []
+
+    @Option(
+        name: .customLong("system-anchor"),
+        help: "Treat these certificates as system roots, as if in the OS store (PEM or DER; repeatable).")
+    var systemAnchorFiles: [String] = []
 
     @Option(name: .customLong("system-roots"), help: "Trust the OS store as Apple's system roots: on or off.")
     var systemRoots: OnOff = .on
@@ -62,9 +100,29 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
 
     func validate() throws {
         guard (1...300).contains(timeout) else { throw ValidationError("--timeout must be 1 to 300 seconds") }
+        switch (url, chainFiles.isEmpty) {
+        case (nil, true): throw ValidationError("give a URL to load, or --chain FILE... to judge without a server")
+        case (_?, false): throw ValidationError("give a URL or --chain, not both")
+        case (_?, true):
+            for (value, flag) in [(host, "--host"), (date, "--date"), (policy, "--policy")] where value != nil {
+                throw ValidationError("\(flag) goes with --chain; a URL names its own host and is loaded now")
+            }
+        case (nil, false):
+            if let date, DateFormat.parseRFC3339(date) == nil {
+                throw ValidationError(
+                    "--date \(date): not an RFC 3339 time (2026-11-27T12:00:00Z) or a date (2026-11-27)")
+            }
+        }
+    }
+
+    private func anchors() throws(TLSError) -> TrustAnchors {
+        try TrustAnchors.loading(
+            caFiles: caFiles, appAnchorFiles: appAnchorFiles, systemAnchorFiles: systemAnchorFiles,
+            systemRoots: systemRoots.isOn)
     }
 
     func execute(_ output: Output) -> Int32 {
+        guard let url else { return executeChain(output) }
         let target: DiagnoseTarget
         do {
             target = try DiagnoseTarget(url, cleartext: cleartext)
@@ -74,7 +132,7 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
         }
         let prober: UpstreamProber
         do {
-            let anchors = try TrustAnchors.loading(caFiles: caFiles, systemRoots: systemRoots.isOn)
+            let anchors = try anchors()
             let hosts = try hostsFile.map { path throws(HostsTable.ReadError) in try HostsTable.load(path: path) }
             prober = UpstreamProber(anchors: anchors, hosts: hosts, timeout: .seconds(timeout))
         } catch {
@@ -94,5 +152,33 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
             DiagnosisText(diagnosis: diagnosis, verbose: verbose).write(to: output)
         }
         return diagnosis.conclusion.kind == .defaultsPass ? ExitStatus.success : ExitStatus.findings
+    }
+
+    /// `--chain`: the files judged without a server.
+    private func executeChain(_ output: Output) -> Int32 {
+        let settings = options.settings()
+        let chain: ChainDiagnosis
+        do {
+            let anchors = try anchors()
+            let policyValue: TransportSecurityPolicy
+            if let policy {
+                policyValue = try PolicyLoader.load(path: policy, settings: settings).policy
+            } else {
+                policyValue = TransportSecurityPolicy(settings: settings)
+            }
+            let moment = date.flatMap(DateFormat.parseRFC3339) ?? Int64(time(nil))
+            chain = try ChainDiagnosis.run(
+                files: chainFiles, host: host, date: moment, anchors: anchors, policy: policyValue,
+                policyFile: policy, settings: settings)
+        } catch {
+            output.error("atsproxyctl: error: \(error)")
+            return ExitStatus.badInput
+        }
+        if json {
+            output.line(chain.json.serialized)
+        } else {
+            chain.write(to: output, verbose: verbose)
+        }
+        return chain.verdict.isCompliant ? ExitStatus.success : ExitStatus.findings
     }
 }

@@ -80,7 +80,7 @@ struct DiagnosisText {
         return (hop.verdict.map { $0.isCompliant ? "failed" : "refused" } ?? "failed") + " \(hop.url)"
     }
 
-    private func writeConclusion(to output: Output) {
+    func writeConclusion(to output: Output) {
         let conclusion = diagnosis.conclusion
         output.line()
         output.line("Conclusion")
@@ -129,6 +129,12 @@ struct DiagnosisText {
                 }
             }
         }
+        writeChain(survey, to: output)
+    }
+
+    /// The chain with each certificate's facts, and the pins that would match it.
+    func writeChain(_ survey: ServerSurvey, to output: Output) {
+        let target = diagnosis.target
         guard !survey.chain.isEmpty else {
             output.line("No handshake completed: no certificate to show.")
             return
