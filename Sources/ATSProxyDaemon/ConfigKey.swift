@@ -6,6 +6,8 @@ package enum ConfigKey: String, CaseIterable, Sendable {
     case policy
     case mode
     case caFile = "ca-file"
+    case appAnchor = "app-anchor"
+    case systemAnchor = "system-anchor"
     case systemRoots = "system-roots"
     case hostsFile = "hosts-file"
     case logFile = "log-file"
@@ -42,7 +44,7 @@ package enum ConfigKey: String, CaseIterable, Sendable {
     /// Whether each line of this key adds a value (as each flag does) instead of being an error.
     package var isRepeatable: Bool {
         switch self {
-        case .listen, .caFile, .clientClass, .allowClient, .allowDestination, .passthrough, .pacHosts: true
+        case .listen, .caFile, .appAnchor, .systemAnchor, .clientClass, .allowClient, .allowDestination, .passthrough, .pacHosts: true
         default: false
         }
     }
@@ -58,7 +60,8 @@ package enum ConfigKey: String, CaseIterable, Sendable {
             .passthrough, .logHeaders, .logSecrets, .webToken, .pacHosts:
             true
         // The CA is read at start: a new one would need every loop's minted leaves dropped.
-        case .listen, .threads, .controlSocket, .logFile, .caFile, .systemRoots, .caDir, .webListen:
+        case .listen, .threads, .controlSocket, .logFile, .caFile, .appAnchor, .systemAnchor, .systemRoots, .caDir,
+            .webListen:
             false
         }
     }
@@ -66,7 +69,7 @@ package enum ConfigKey: String, CaseIterable, Sendable {
     /// Whether the value is a path, which the file resolves against its own directory when relative.
     var isPath: Bool {
         switch self {
-        case .policy, .caFile, .hostsFile, .logFile, .controlSocket, .caDir: true
+        case .policy, .caFile, .appAnchor, .systemAnchor, .hostsFile, .logFile, .controlSocket, .caDir: true
         default: false
         }
     }

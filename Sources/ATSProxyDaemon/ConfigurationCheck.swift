@@ -14,13 +14,8 @@ struct ConfigurationCheck {
     func summary() throws(ConfigurationError) -> String {
         let policy: String
         do { policy = try describePolicy() } catch { throw configuration.unusableFile(.policy, error) }
-        let anchors: TrustAnchors
-        do {
-            // The OS store is left out: it is the same for every configuration, and not worth reading here.
-            anchors = try TrustAnchors.loading(caFiles: configuration.caFiles, systemRoots: false)
-        } catch {
-            throw configuration.unusableFile(.caFile, error)
-        }
+        // The OS store is left out: it is the same for every configuration, and not worth reading here.
+        let anchors = try configuration.trustAnchors(systemRoots: false)
         let hosts: String
         do {
             hosts = try configuration.hostsTable()?.path ?? "none"
@@ -37,6 +32,11 @@ struct ConfigurationCheck {
             (c.systemRoots ? "system roots" : "no system roots")
             + ", \(plural(anchors.userInstalled.count, "user-installed root"))"
             + (c.caFiles.isEmpty ? "" : " from \(c.caFiles.joined(separator: ", "))")
+            + (c.appAnchorFiles.isEmpty
+                ? "" : ", \(plural(anchors.appAnchors.count, "app anchor")) from \(c.appAnchorFiles.joined(separator: ", "))")
+            + (c.systemAnchorFiles.isEmpty
+                ? ""
+                : ", \(plural(anchors.systemAnchors.count, "system anchor")) from \(c.systemAnchorFiles.joined(separator: ", "))")
         return """
             config file: \(c.configFile ?? "none (flags and defaults only)")
             policy: \(policy)

@@ -206,6 +206,8 @@ extension DaemonConfiguration {
         case .policy: policyFile != other.policyFile
         case .mode: mode != other.mode
         case .caFile: caFiles != other.caFiles
+        case .appAnchor: appAnchorFiles != other.appAnchorFiles
+        case .systemAnchor: systemAnchorFiles != other.systemAnchorFiles
         case .systemRoots: systemRoots != other.systemRoots
         case .hostsFile: hostsFile != other.hostsFile
         case .logFile: logFile != other.logFile
@@ -261,6 +263,8 @@ extension DaemonConfiguration {
         controlSocket = running.controlSocket
         logFile = running.logFile
         caFiles = running.caFiles
+        appAnchorFiles = running.appAnchorFiles
+        systemAnchorFiles = running.systemAnchorFiles
         systemRoots = running.systemRoots
         caDir = running.caDir
         webListen = running.webListen

@@ -82,8 +82,7 @@ final class Daemon {
         signal(SIGPIPE, SIG_IGN)
 
         do { policy = try LoadedPolicy.load(configuration) } catch { throw configuration.unusableFile(.policy, error) }
-        let anchors: TrustAnchors
-        do { anchors = try configuration.trustAnchors() } catch { throw configuration.unusableFile(.caFile, error) }
+        let anchors = try configuration.trustAnchors()
         if let path = configuration.logFile {
             do { log = try LogWriter(path: path) } catch { throw configuration.unusableFile(.logFile, error) }
         }

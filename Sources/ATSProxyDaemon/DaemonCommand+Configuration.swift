@@ -40,6 +40,8 @@ extension DaemonCommand {
         layer.policy = policy
         layer.mode = mode
         layer.caFiles = caFiles
+        layer.appAnchorFiles = appAnchorFiles
+        layer.systemAnchorFiles = systemAnchorFiles
         layer.systemRoots = systemRoots.map { $0 == .on }
         layer.hostsFile = hostsFile
         layer.logFile = logFile

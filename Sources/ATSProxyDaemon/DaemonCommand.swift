@@ -54,8 +54,21 @@ package struct DaemonCommand: ParsableCommand, Sendable {
     var mode: EnforcementMode?
 
     @Option(
-        name: .customLong("ca-file"), help: "Extra trust anchors (PEM), treated as user-installed roots (repeatable).")
+        name: .customLong("ca-file"),
+        help: "Extra trust anchors (PEM or DER), treated as user-installed roots (repeatable).")
     var caFiles: [String] = []
+
+    @Option(
+        name: .customLong("app-anchor"),
+        help:
+            "Anchors the app sets itself with SecTrustSetAnchorCertificates (PEM or DER; repeatable): a root, an intermediate or the leaf."
+    )
+    var appAnchorFiles: [String] = []
+
+    @Option(
+        name: .customLong("system-anchor"),
+        help: "Certificates trusted as system roots, as if in the OS store (PEM or DER; repeatable).")
+    var systemAnchorFiles: [String] = []
 
     @Option(
         name: .customLong("system-roots"), help: "Trust the OS store as Apple's system roots: on or off (default on).")

@@ -24,8 +24,23 @@ extension DaemonConfiguration {
         return (loaded.policy, "\(loaded.path) (sha256 \(loaded.sha256.prefix(12)))")
     }
 
-    package func trustAnchors() throws(TLSError) -> TrustAnchors {
-        try TrustAnchors.loading(caFiles: caFiles, systemRoots: systemRoots)
+    /// The anchors of every kind; an error names the setting whose file is at fault. `systemRoots`
+    /// false leaves the OS store out (a configuration check reads the files only).
+    package func trustAnchors(systemRoots: Bool? = nil) throws(ConfigurationError) -> TrustAnchors {
+        func read(_ files: [String], _ key: ConfigKey) throws(ConfigurationError) -> [X509Certificate] {
+            var certificates: [X509Certificate] = []
+            for file in files {
+                do {
+                    certificates += try CertificateFile.read(file, what: key == .caFile ? "CA file" : "\(key.name) file")
+                } catch {
+                    throw unusableFile(key, error)
+                }
+            }
+            return certificates
+        }
+        return TrustAnchors(
+            systemRoots: systemRoots ?? self.systemRoots, systemAnchors: try read(systemAnchorFiles, .systemAnchor),
+            userInstalled: try read(caFiles, .caFile), appAnchors: try read(appAnchorFiles, .appAnchor))
     }
 
     package func hostsTable() throws(HostsTable.ReadError) -> HostsTable? {

@@ -17,6 +17,10 @@ package struct DaemonConfiguration: Sendable {
     package var mode: EnforcementMode
     /// Extra trust anchors (PEM), treated as user-installed roots.
     package var caFiles: [String]
+    /// Anchors the app sets itself with `SecTrustSetAnchorCertificates` (`--app-anchor`).
+    package var appAnchorFiles: [String]
+    /// Certificates trusted as if in the OS store (`--system-anchor`): a private PKI rehearsed as public.
+    package var systemAnchorFiles: [String]
     /// Whether the OS store stands in for Apple's system roots.
     package var systemRoots: Bool
     package var hostsFile: String?
@@ -104,6 +108,8 @@ package struct DaemonConfiguration: Sendable {
         policyFile = settings.policy
         mode = settings.mode ?? Defaults.mode
         caFiles = settings.caFiles
+        appAnchorFiles = settings.appAnchorFiles
+        systemAnchorFiles = settings.systemAnchorFiles
         systemRoots = settings.systemRoots ?? Defaults.systemRoots
         hostsFile = settings.hostsFile
         logFile = settings.logFile

@@ -10,6 +10,8 @@ struct SettingsLayer {
     var policy: String?
     var mode: EnforcementMode?
     var caFiles: [String] = []
+    var appAnchorFiles: [String] = []
+    var systemAnchorFiles: [String] = []
     var systemRoots: Bool?
     var hostsFile: String?
     var logFile: String?
@@ -49,6 +51,8 @@ struct SettingsLayer {
         case .policy: policy != nil
         case .mode: mode != nil
         case .caFile: !caFiles.isEmpty
+        case .appAnchor: !appAnchorFiles.isEmpty
+        case .systemAnchor: !systemAnchorFiles.isEmpty
         case .systemRoots: systemRoots != nil
         case .hostsFile: hostsFile != nil
         case .logFile: logFile != nil
@@ -86,6 +90,8 @@ struct SettingsLayer {
         merged.policy = policy ?? lower.policy
         merged.mode = mode ?? lower.mode
         merged.caFiles = caFiles.isEmpty ? lower.caFiles : caFiles
+        merged.appAnchorFiles = appAnchorFiles.isEmpty ? lower.appAnchorFiles : appAnchorFiles
+        merged.systemAnchorFiles = systemAnchorFiles.isEmpty ? lower.systemAnchorFiles : systemAnchorFiles
         merged.systemRoots = systemRoots ?? lower.systemRoots
         merged.hostsFile = hostsFile ?? lower.hostsFile
         merged.logFile = logFile ?? lower.logFile
@@ -141,6 +147,8 @@ extension SettingsLayer {
         case .policy: policy = text
         case .mode: mode = try SettingValue.choice(text, EnforcementMode.self)
         case .caFile: caFiles.append(text)
+        case .appAnchor: appAnchorFiles.append(text)
+        case .systemAnchor: systemAnchorFiles.append(text)
         case .systemRoots: systemRoots = try SettingValue.choice(text, DaemonCommand.OnOff.self) == .on
         case .hostsFile: hostsFile = text
         case .logFile: logFile = text
