@@ -96,7 +96,8 @@ let package = Package(
         // package's data (ICANN section), rather than a list of our own that would go stale; libpsl
         // reads the package's file at run time, so a Debian update of the list reaches atsproxy.
         .systemLibrary(name: "CPSL", pkgConfig: "libpsl", providers: [.apt(["libpsl-dev", "publicsuffix"])]),
-        .target(name: "TLSInspection", dependencies: ["ATSPolicy", "COpenSSL", "CProxyShims", "CPSL", "POSIX"]),
+        .target(
+            name: "TLSInspection", dependencies: ["ATSPolicy", "COpenSSL", "CProxyShims", "CPSL", "POSIX", "ProxyWire"]),
         // libqrencode, as Debian ships it: QR codes of the onboarding URL (a library made for it,
         // not an encoder of our own).
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),

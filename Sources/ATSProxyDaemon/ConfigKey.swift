@@ -9,6 +9,7 @@ package enum ConfigKey: String, CaseIterable, Sendable {
     case appAnchor = "app-anchor"
     case systemAnchor = "system-anchor"
     case systemRoots = "system-roots"
+    case aiaFetch = "aia-fetch"
     case hostsFile = "hosts-file"
     case logFile = "log-file"
     case osProfile = "os-profile"
@@ -44,7 +45,9 @@ package enum ConfigKey: String, CaseIterable, Sendable {
     /// Whether each line of this key adds a value (as each flag does) instead of being an error.
     package var isRepeatable: Bool {
         switch self {
-        case .listen, .caFile, .appAnchor, .systemAnchor, .clientClass, .allowClient, .allowDestination, .passthrough, .pacHosts: true
+        case .listen, .caFile, .appAnchor, .systemAnchor, .clientClass, .allowClient, .allowDestination, .passthrough,
+            .pacHosts:
+            true
         default: false
         }
     }
@@ -57,7 +60,7 @@ package enum ConfigKey: String, CaseIterable, Sendable {
             .cipherProfile, .clientClass,
             .hostsFile, .shutdownTimeout, .headTimeout, .connectTimeout, .handshakeTimeout, .idleTimeout, .inspect,
             .blockStyle,
-            .passthrough, .logHeaders, .logSecrets, .webToken, .pacHosts:
+            .passthrough, .logHeaders, .logSecrets, .webToken, .pacHosts, .aiaFetch:
             true
         // The CA is read at start: a new one would need every loop's minted leaves dropped.
         case .listen, .threads, .controlSocket, .logFile, .caFile, .appAnchor, .systemAnchor, .systemRoots, .caDir,

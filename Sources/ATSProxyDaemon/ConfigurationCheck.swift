@@ -33,7 +33,8 @@ struct ConfigurationCheck {
             + ", \(plural(anchors.userInstalled.count, "user-installed root"))"
             + (c.caFiles.isEmpty ? "" : " from \(c.caFiles.joined(separator: ", "))")
             + (c.appAnchorFiles.isEmpty
-                ? "" : ", \(plural(anchors.appAnchors.count, "app anchor")) from \(c.appAnchorFiles.joined(separator: ", "))")
+                ? ""
+                : ", \(plural(anchors.appAnchors.count, "app anchor")) from \(c.appAnchorFiles.joined(separator: ", "))")
             + (c.systemAnchorFiles.isEmpty
                 ? ""
                 : ", \(plural(anchors.systemAnchors.count, "system anchor")) from \(c.systemAnchorFiles.joined(separator: ", "))")

@@ -229,6 +229,7 @@ extension DaemonConfiguration {
         case .blockStyle: intercept.blockStyle != other.intercept.blockStyle
         case .passthrough: intercept.passthrough != other.intercept.passthrough
         case .logHeaders: intercept.logHeaders != other.intercept.logHeaders
+        case .aiaFetch: fetchesIntermediates != other.fetchesIntermediates
         case .logSecrets: intercept.logSecrets != other.intercept.logSecrets
         case .caDir: caDir != other.caDir
         case .webListen: webListen != other.webListen

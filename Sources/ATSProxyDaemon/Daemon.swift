@@ -195,6 +195,8 @@ final class Daemon {
         case .flushCache:
             let dropped = cache.count
             cache.removeAll()
+            // Fetched intermediates too: a CA that fixed its CA Issuers URL is fetched anew.
+            probes?.intermediates.removeAnswers()
             return .object([("ok", true), ("command", .string(command.rawValue)), ("dropped", .int(dropped))])
         case .reopenLogs:
             if let failure = reopenLogs() { return ControlServer.refusal(command: command, failure) }

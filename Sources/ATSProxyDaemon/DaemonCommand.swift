@@ -184,6 +184,13 @@ package struct DaemonCommand: ParsableCommand, Sendable {
     var passthrough: [String] = []
 
     @Option(
+        name: .customLong("aia-fetch"),
+        help:
+            "Fetch an intermediate a server leaves out from its CA Issuers URL (http, under the destination rules), as iOS does: on or off (default on)."
+    )
+    var aiaFetch: OnOff?
+
+    @Option(
         name: .customLong("log-headers"),
         help: "Intercept mode: log request and response headers on each request line: on or off (default off).")
     var logHeaders: OnOff?

@@ -31,7 +31,8 @@ extension DaemonConfiguration {
             var certificates: [X509Certificate] = []
             for file in files {
                 do {
-                    certificates += try CertificateFile.read(file, what: key == .caFile ? "CA file" : "\(key.name) file")
+                    certificates += try CertificateFile.read(
+                        file, what: key == .caFile ? "CA file" : "\(key.name) file")
                 } catch {
                     throw unusableFile(key, error)
                 }
@@ -63,6 +64,7 @@ extension DaemonConfiguration {
         settings.hosts = hosts
         settings.intercept = intercept
         settings.onboarding = onboarding
+        settings.fetchesIntermediates = fetchesIntermediates
         return settings
     }
 

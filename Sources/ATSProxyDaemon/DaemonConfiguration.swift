@@ -23,6 +23,8 @@ package struct DaemonConfiguration: Sendable {
     package var systemAnchorFiles: [String]
     /// Whether the OS store stands in for Apple's system roots.
     package var systemRoots: Bool
+    /// `--aia-fetch`: complete a path the server left an intermediate out of, as iOS does.
+    package var fetchesIntermediates: Bool
     package var hostsFile: String?
     /// Where the JSON log is appended; nil for standard output.
     package var logFile: String?
@@ -69,6 +71,7 @@ package struct DaemonConfiguration: Sendable {
         static let listenAddress = try! SocketAddress(parsing: listen)
         package static let mode = EnforcementMode.enforce
         package static let systemRoots = true
+        package static let fetchesIntermediates = true
         package static let osProfile = OSProfile.ios17
         package static let cipherProfile = CipherProfile.current
         package static let clientClass = ClientClass.urlsession
@@ -111,6 +114,7 @@ package struct DaemonConfiguration: Sendable {
         appAnchorFiles = settings.appAnchorFiles
         systemAnchorFiles = settings.systemAnchorFiles
         systemRoots = settings.systemRoots ?? Defaults.systemRoots
+        fetchesIntermediates = settings.aiaFetch ?? Defaults.fetchesIntermediates
         hostsFile = settings.hostsFile
         logFile = settings.logFile
         osProfile = settings.osProfile ?? Defaults.osProfile

@@ -33,6 +33,7 @@ struct SettingsLayer {
     var blockStyle: BlockStyle?
     var passthrough: [HostPattern] = []
     var logHeaders: Bool?
+    var aiaFetch: Bool?
     var logSecrets: Bool?
     var caDir: String?
     var webListen: WebListenSetting?
@@ -74,6 +75,7 @@ struct SettingsLayer {
         case .blockStyle: blockStyle != nil
         case .passthrough: !passthrough.isEmpty
         case .logHeaders: logHeaders != nil
+        case .aiaFetch: aiaFetch != nil
         case .logSecrets: logSecrets != nil
         case .caDir: caDir != nil
         case .webListen: webListen != nil
@@ -113,6 +115,7 @@ struct SettingsLayer {
         merged.blockStyle = blockStyle ?? lower.blockStyle
         merged.passthrough = passthrough.isEmpty ? lower.passthrough : passthrough
         merged.logHeaders = logHeaders ?? lower.logHeaders
+        merged.aiaFetch = aiaFetch ?? lower.aiaFetch
         merged.logSecrets = logSecrets ?? lower.logSecrets
         merged.caDir = caDir ?? lower.caDir
         merged.webListen = webListen ?? lower.webListen
@@ -170,6 +173,7 @@ extension SettingsLayer {
         case .blockStyle: blockStyle = try SettingValue.choice(text, BlockStyle.self)
         case .passthrough: passthrough.append(try SettingValue.hostPattern(text))
         case .logHeaders: logHeaders = try SettingValue.choice(text, DaemonCommand.OnOff.self) == .on
+        case .aiaFetch: aiaFetch = try SettingValue.choice(text, DaemonCommand.OnOff.self) == .on
         case .logSecrets: logSecrets = try SettingValue.choice(text, DaemonCommand.OnOff.self) == .on
         case .caDir: caDir = text
         case .webListen: webListen = try SettingValue.webListen(text)

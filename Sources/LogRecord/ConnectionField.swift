@@ -40,6 +40,14 @@ package enum ServerNameCheckField: String, LogField {
 /// The members of a connection line's `tls` object: the probe's handshake.
 package enum ProbeTLSField: String, LogField {
     case version, cipher, trust, certificates
+    /// Present only when the probe fetched a missing intermediate (``IntermediateFetchField``).
+    case intermediateFetches = "intermediate_fetches"
+}
+
+/// The members of each of `tls.intermediate_fetches`: an intermediate the server left out, fetched
+/// from a CA Issuers URL as iOS fetches it.
+package enum IntermediateFetchField: String, LogField {
+    case url, result, certificates, reason, cached
 }
 
 /// The members of a connection line's `observed` object: the device's own handshake.

@@ -202,11 +202,17 @@ package struct ConnectionRecord: Sendable {
     }
 
     static func tlsJSON(_ observed: ObservedConnection) -> JSONValue {
-        .object([
+        var fields: [(String, JSONValue)] = [
             (ProbeTLSField.version.rawValue, .optional(observed.tlsVersion?.plistName)),
             (ProbeTLSField.cipher.rawValue, .optional(observed.cipherSuite?.ianaName)),
             (ProbeTLSField.trust.rawValue, .string(observed.trust.name)),
             (ProbeTLSField.certificates.rawValue, .array(observed.chain.map { .object($0.summaryFields) })),
-        ])
+        ]
+        // Only when something was fetched: most lines have nothing to say here.
+        if !observed.intermediateFetches.isEmpty {
+            fields.append(
+                (ProbeTLSField.intermediateFetches.rawValue, .array(observed.intermediateFetches.map(\.json))))
+        }
+        return .object(fields)
     }
 }

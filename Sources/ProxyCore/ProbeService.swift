@@ -124,6 +124,10 @@ package struct VerdictKey: Hashable, Sendable {
 /// (`maximumPerUpstream`), never by a thread count: a slow upstream holds only its own slots.
 package final class ProbeService: Sendable {
     let prober: UpstreamProber
+    /// The anchors the probes' paths are built against (a path completed by fetching, too).
+    let anchors: TrustAnchors
+    /// Intermediates fetched from CA Issuers URLs, and the fetches under way, for every loop.
+    package let intermediates = IntermediateFetchCache()
     private let maximumInFlight: Int
     private let maximumPerUpstream: Int
     private let slots = Locked(Slots())
@@ -136,6 +140,7 @@ package final class ProbeService: Sendable {
     package init(anchors: TrustAnchors, maximumInFlight: Int = 4096, maximumPerUpstream: Int = 64) {
         // The prober's contexts only: its blocking connects (and their hosts table) are not used here.
         prober = UpstreamProber(anchors: anchors)
+        self.anchors = anchors
         self.maximumInFlight = maximumInFlight
         self.maximumPerUpstream = maximumPerUpstream
     }

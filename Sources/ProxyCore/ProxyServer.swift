@@ -38,6 +38,9 @@ package struct ProxySettings: Sendable {
     /// is alive but never reads again would otherwise hold its connections for ever, since TCP
     /// probes a zero window without end.
     package var stallTimeout: Duration = .seconds(300)
+    /// `--aia-fetch`: whether a probe completes a path the server left an intermediate out of, from
+    /// the CA Issuers URL of the certificate left without an issuer, as iOS does.
+    package var fetchesIntermediates = true
     /// `--hosts-file`, read once per load or reload and shared by every loop: names it lists are
     /// dialled at its addresses (``UpstreamDialer``), before /etc/hosts and DNS. A reload that
     /// re-reads it delivers the new table with the rest of the settings, so a session dials with
@@ -91,6 +94,8 @@ package struct ListenEndpoint: Sendable {
 /// A message to a loop: a probe's answer for one of its sessions, or an order from the daemon.
 package enum ProxyMessage: Sendable {
     case probeFinished(session: UInt64, result: ProbeResult)
+    /// The answer to an intermediate this loop waited for while another loop fetched it.
+    case intermediateFetched(request: UInt64, answer: IntermediateFetchCache.Answer)
     /// A reload: connections accepted from now on are judged by these settings; open ones keep theirs.
     /// `listenerClasses` gives each listener's own client class (nil: the settings'), in order.
     /// `applied` runs on the loop once they are in force, so the reload can answer only then.
@@ -130,6 +135,11 @@ package final class ProxyServer {
     /// Verdict probes under way on this loop. They belong to the loop, not to the session that
     /// started them: others may be waiting for the same verdict, and it is cached when it comes.
     private var probeRuns: [ObjectIdentifier: (run: VerdictProbeRun, slot: UpstreamSlot)] = [:]
+    /// Probes waiting for an intermediate (``IntermediateSource``), by request.
+    var intermediateRequests: [UInt64: (IntermediateFetchCache.Answer, Bool) -> Void] = [:]
+    /// The fetches this loop makes for every loop, by the request that started them.
+    var intermediateRuns: [UInt64: (run: IntermediateFetchRun, url: String)] = [:]
+    var nextIntermediateRequest: UInt64 = 0
     /// The last few distinct probe results, whose facts later identical ones share
     /// (``sharingRecentFacts(_:)``).
     var recentResults: [ProbeResult] = []
@@ -263,7 +273,8 @@ package final class ProxyServer {
             return completion(ProbeResult(upstreamFailure: .handshake(reason: "not probed: \(busy)")))
         }
         let run = VerdictProbeRun(
-            key: key, service: probes, base: base, resolver: resolver, settings: settings, rules: rules)
+            key: key, service: probes, base: base, resolver: resolver, settings: settings, rules: rules,
+            intermediates: self)
         let id = ObjectIdentifier(run)
         probeRuns[id] = (run, slot)
         counts.probeStarted()
@@ -285,6 +296,7 @@ package final class ProxyServer {
             run.cancel()
             probes.release(slot)
         }
+        cancelIntermediateFetches()
     }
 
     deinit { cancelProbes() }
@@ -296,6 +308,8 @@ package final class ProxyServer {
         switch message {
         case .probeFinished(let id, let result):
             sessions[id]?.probeFinished(result)
+        case .intermediateFetched(let request, let answer):
+            intermediateRequests.removeValue(forKey: request)?(answer, false)
         case .settingsChanged(let settings, let classes, let applied):
             self.settings = settings
             if classes.count == listenerClasses.count { listenerClasses = classes }

@@ -17,9 +17,16 @@ package struct ChainValidation {
     /// anchors, when that is why the path is untrusted: the intermediate a server left out.
     package let missingIssuer: MissingIssuer?
 
+    /// The fetches of missing intermediates that went into this path (``IntermediateCompletion``).
+    package let fetches: [IntermediateFetch]
+
     /// Builds the path for `presented` (leaf first, as the server sent them, or as a file gave them),
-    /// with `intermediates` (fetched ones) as further candidates, against `anchors`.
-    package init(presented: [X509Certificate], intermediates: [X509Certificate] = [], anchors: TrustAnchors) {
+    /// with `intermediates` (fetched ones, as `fetches` records) as further candidates, against `anchors`.
+    package init(
+        presented: [X509Certificate], intermediates: [X509Certificate] = [], fetches: [IntermediateFetch] = [],
+        anchors: TrustAnchors
+    ) {
+        self.fetches = fetches
         guard let leaf = presented.first else {
             path = []
             trust = .untrusted(reason: "the server sent no certificate")
@@ -62,7 +69,12 @@ package struct ChainValidation {
         if let failure = record.failure {
             path = built.isEmpty ? presented : built
             missingIssuer = record.missingIssuer
-            trust = .untrusted(reason: missingIssuer.map { "\(failure): \($0.words)" } ?? failure)
+            let fetchFailures = fetches.compactMap { fetch -> String? in
+                guard case .failed(let reason) = fetch.outcome else { return nil }
+                return "fetching \(fetch.url) failed: \(reason)"
+            }
+            let missing = missingIssuer.map { ": \($0.words)" } ?? ""
+            trust = .untrusted(reason: ([failure + missing] + fetchFailures).joined(separator: "; "))
         } else {
             path = built
             missingIssuer = nil
@@ -83,7 +95,16 @@ extension ChainValidation {
             tlsVersion: tlsVersion, cipherSuite: cipherSuite, extendedMasterSecret: extendedMasterSecret,
             serverSignatureScheme: serverSignatureScheme, chain: path.map(\.facts), trust: trust,
             embeddedSCTs: path.first?.embeddedSCTCount ?? 0, deliveredSCTs: deliveredSCTs,
-            evaluationTime: evaluationTime)
+            evaluationTime: evaluationTime, intermediateFetches: fetches)
+    }
+
+    /// `observed` with this path in place of its own: the handshake's facts kept, the chain, trust,
+    /// embedded SCTs and fetches from here (a path completed by fetching after the handshake).
+    package func replacingPath(in observed: ObservedConnection) -> ObservedConnection {
+        observedConnection(
+            tlsVersion: observed.tlsVersion, cipherSuite: observed.cipherSuite,
+            extendedMasterSecret: observed.extendedMasterSecret, serverSignatureScheme: observed.serverSignatureScheme,
+            deliveredSCTs: observed.deliveredSCTs, evaluationTime: observed.evaluationTime)
     }
 }
 

@@ -1,5 +1,6 @@
 import ATSPolicy
 import POSIX
+import ProxyWire
 
 /// What the probes behind one verdict found out about an upstream, for one set of requirements.
 package struct UpstreamProbeResult: Sendable {
@@ -36,12 +37,24 @@ package final class UpstreamProber: Sendable {
     /// One configured SSL_CTX per client profile, built on first use: creating a context loads the
     /// trust store, which every probe would otherwise repeat. Contexts are safe to share once set up.
     private let contexts = Locked<[ClientProfile: TLSClientContext]>([:])
+    /// Whether a path the server left an intermediate out of is completed from its CA Issuers URL,
+    /// as iOS does (`--aia-fetch`).
+    private let fetchesIntermediates: Bool
+    /// What each CA Issuers URL gave, fetched once per prober: every test of a diagnosis meets the
+    /// same server and its same missing intermediate.
+    private let fetched = Locked<[String: Result<[X509Certificate], IntermediateCompletion.FetchFailure>]>([:])
 
-    /// - Parameter hosts: `--hosts-file`, consulted before the system resolver.
-    package init(anchors: TrustAnchors, hosts: HostsTable? = nil, timeout: Duration = .seconds(10)) {
+    /// - Parameters:
+    ///   - hosts: `--hosts-file`, consulted before the system resolver.
+    ///   - fetchesIntermediates: complete paths from CA Issuers URLs, as iOS does.
+    package init(
+        anchors: TrustAnchors, hosts: HostsTable? = nil, timeout: Duration = .seconds(10),
+        fetchesIntermediates: Bool = true
+    ) {
         self.anchors = anchors
         self.hosts = hosts
         self.timeout = timeout
+        self.fetchesIntermediates = fetchesIntermediates
     }
 
     /// Probes `host:port` as the ATS client for `requirements` would, then permissively if that
@@ -102,13 +115,43 @@ package final class UpstreamProber: Sendable {
         try ProbeLoad.http(host: host, port: port, hosts: hosts, timeout: timeout, request: request)
     }
 
-    /// One handshake as `profile`.
+    /// One handshake as `profile`, its path completed from CA Issuers URLs when the server left an
+    /// intermediate out.
     package func handshake(host: String, port: UInt16, serverName: String?, profile: ClientProfile) throws(TLSError)
         -> ProbeOutcome
     {
-        TLSProbe.run(
-            host: host, port: port, serverName: serverName, context: try context(for: profile), hosts: hosts,
-            timeout: timeout)
+        completingPath(
+            TLSProbe.run(
+                host: host, port: port, serverName: serverName, context: try context(for: profile), hosts: hosts,
+                timeout: timeout))
+    }
+
+    /// `outcome` with its path completed by fetching, when it is untrusted for want of an intermediate
+    /// that a certificate says where to fetch; as it is otherwise.
+    package func completingPath(_ outcome: ProbeOutcome) -> ProbeOutcome {
+        guard fetchesIntermediates, let observed = outcome.observed, case .untrusted = observed.trust else {
+            return outcome
+        }
+        let validation = validate(outcome.peerCertificates)
+        guard !validation.fetches.isEmpty else { return outcome }
+        var completed = outcome
+        completed.observed = validation.replacingPath(in: observed)
+        completed.path = validation.path
+        return completed
+    }
+
+    /// The path for `presented` against this prober's anchors, completed by fetching (in this thread)
+    /// when an intermediate is missing and fetching is on: what `diagnose --chain` judges.
+    package func validate(_ presented: [X509Certificate]) -> ChainValidation {
+        var completion = IntermediateCompletion(presented: presented, anchors: anchors)
+        guard fetchesIntermediates else { return completion.validation }
+        while let url = completion.nextURL() {
+            let earlier = fetched.withLock { $0[url.text] }
+            let result = earlier ?? url.fetchBlocking(hosts: hosts, timeout: timeout)
+            if earlier == nil { fetched.withLock { $0[url.text] = result } }
+            completion.received(url, result, cached: earlier != nil)
+        }
+        return completion.validation
     }
 
     /// The shared context for `profile` (made on first use): every handshake as that client, on any

@@ -250,6 +250,55 @@ struct DiagnoseChainTests {
         #expect(complete.names == [])
     }
 
+    @Test("a missing intermediate is fetched from the leaf's CA Issuers URL, as iOS fetches it, and the path completes")
+    func fetchedIntermediate() throws {
+        let factory = try CertificateFactory()
+        try factory.rootCA("root")
+        try factory.certificate("inter", issuer: "root", extensions: [], isCA: true)
+        try factory.openssl(["x509", "-in", "inter.pem", "-outform", "DER", "-out", "inter.der"])
+        let issuers = try CAIssuersServer(body: try factory.bytes("inter.der"))
+        try factory.certificate(
+            "leaf", issuer: "inter",
+            extensions: [
+                "subjectAltName=DNS:api.example.test", "extendedKeyUsage=serverAuth",
+                "authorityInfoAccess=caIssuers;URI:\(issuers.url())",
+            ])
+        let anchors = ["--ca-file", factory.path("root.pem")]
+        let fetched = try Self.judge(factory, ["leaf.pem"], anchors)
+        #expect(fetched.names == [])
+        let fetches = fetched.json["intermediate_fetches"]?.arrayValue ?? []
+        #expect(fetches.count == 1)
+        #expect(fetches.first?["url"]?.stringValue == issuers.url())
+        #expect(fetches.first?["result"]?.stringValue == "fetched")
+        #expect(fetches.first?["certificates"] == .strings(["CN=inter"]))
+        #expect(issuers.requests.count == 1)
+        #expect(issuers.requests.first?.hasPrefix("GET /inter.der HTTP/1.0\r\n") == true)
+        // Off, the path stays incomplete, and the violation says where the intermediate was.
+        let off = try Self.judge(factory, ["leaf.pem"], anchors + ["--aia-fetch", "off"])
+        #expect(off.names == ["untrusted_chain"])
+        #expect(off.json["intermediate_fetches"] == .array([]))
+        #expect(issuers.requests.count == 1)
+    }
+
+    @Test("a fetch that brings no certificate is named in the violation")
+    func failedFetch() throws {
+        let factory = try CertificateFactory()
+        try factory.rootCA("root")
+        try factory.certificate("inter", issuer: "root", extensions: [], isCA: true)
+        let issuers = try CAIssuersServer(body: Array("gone".utf8), status: "404 Not Found")
+        try factory.certificate(
+            "leaf", issuer: "inter",
+            extensions: [
+                "subjectAltName=DNS:api.example.test", "extendedKeyUsage=serverAuth",
+                "authorityInfoAccess=caIssuers;URI:\(issuers.url())",
+            ])
+        let result = try Self.judge(factory, ["leaf.pem"], ["--ca-file", factory.path("root.pem")])
+        #expect(result.names == ["untrusted_chain"])
+        let explanation = result.json["policy"]?["details"]?.arrayValue?.first?["explanation"]?.stringValue ?? ""
+        #expect(explanation.contains("CN=inter"), "\(explanation)")
+        #expect(explanation.contains("fetching \(issuers.url()) failed: the server answered 404"), "\(explanation)")
+    }
+
     @Test("the policy's pins apply: a pinned CA key that is not in the path fails")
     func policyPins() throws {
         let factory = try CertificateFactory()

@@ -77,6 +77,11 @@ package final class CertificateFactory {
         ])
     }
 
+    /// The bytes of a file in the directory.
+    package func bytes(_ file: String) throws -> [UInt8] {
+        Array(try Data(contentsOf: URL(fileURLWithPath: path(file))))
+    }
+
     package func pem(_ name: String) throws -> [UInt8] {
         Array(try Data(contentsOf: URL(fileURLWithPath: path("\(name).pem"))))
     }

@@ -20,11 +20,13 @@ public struct ObservedConnection: Sendable, Hashable {
     public var deliveredSCTs: Int
     /// When the chain was evaluated, in seconds since 1970-01-01 UTC.
     public var evaluationTime: Int64
+    /// The intermediates fetched from CA Issuers URLs because the server left them out, in order.
+    public var intermediateFetches: [IntermediateFetch]
 
     public init(
         tlsVersion: TLSVersion?, cipherSuite: CipherSuite?, extendedMasterSecret: Bool? = nil,
         serverSignatureScheme: String? = nil, chain: [CertificateFacts], trust: ChainTrust, embeddedSCTs: Int = 0,
-        deliveredSCTs: Int = 0, evaluationTime: Int64
+        deliveredSCTs: Int = 0, evaluationTime: Int64, intermediateFetches: [IntermediateFetch] = []
     ) {
         self.tlsVersion = tlsVersion
         self.cipherSuite = cipherSuite
@@ -35,6 +37,7 @@ public struct ObservedConnection: Sendable, Hashable {
         self.embeddedSCTs = embeddedSCTs
         self.deliveredSCTs = deliveredSCTs
         self.evaluationTime = evaluationTime
+        self.intermediateFetches = intermediateFetches
     }
 }
 

@@ -113,6 +113,21 @@ extension ChainTrust {
     }
 }
 
+extension IntermediateFetch {
+    /// One of the log's `tls.intermediate_fetches` and `diagnose --json`'s: `url`, `result` (`fetched`
+    /// or `failed`), the fetched `certificates`' subjects or the failure's `reason`, and whether the
+    /// answer was `cached`.
+    public var json: JSONValue {
+        var fields: [(String, JSONValue)] = [("url", .string(url)), ("result", .string(result))]
+        switch outcome {
+        case .fetched(let subjects): fields.append(("certificates", .strings(subjects)))
+        case .failed(let reason): fields.append(("reason", .string(reason)))
+        }
+        fields.append(("cached", .bool(cached)))
+        return .object(fields)
+    }
+}
+
 extension CertificateFacts {
     /// The fields the log's `tls.certificates` has for each certificate (`diagnose` adds more).
     public var summaryFields: [(String, JSONValue)] {

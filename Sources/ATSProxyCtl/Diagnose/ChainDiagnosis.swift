@@ -23,7 +23,7 @@ struct ChainDiagnosis {
     }
 
     static func run(
-        files: [String], host: String?, date: Int64, anchors: TrustAnchors, policy: TransportSecurityPolicy,
+        files: [String], host: String?, date: Int64, prober: UpstreamProber, policy: TransportSecurityPolicy,
         policyFile: String?, settings: PolicySettings
     ) throws(InputError) -> ChainDiagnosis {
         var presented: [X509Certificate] = []
@@ -34,7 +34,7 @@ struct ChainDiagnosis {
                 throw InputError(description: "\(error)")
             }
         }
-        let validation = ChainValidation(presented: presented, anchors: anchors)
+        let validation = prober.validate(presented)
         let observed = validation.observedConnection(evaluationTime: date)
         let target = try Self.target(host: host, leaf: observed.chain.first ?? presented[0].facts, files: files)
         let requirements = policy.requirements(for: target.host, scheme: .https)
@@ -50,7 +50,8 @@ struct ChainDiagnosis {
             }, trust: validation.trust)
         let diagnosis = Diagnosis(
             target: target, settings: settings, results: results,
-            conclusion: DiagnosisConclusion(host: target.exceptionKey, results: results), survey: survey)
+            conclusion: DiagnosisConclusion(host: target.exceptionKey, results: results), survey: survey,
+            intermediateFetches: validation.fetches)
         return ChainDiagnosis(
             diagnosis: diagnosis, files: files, date: date, policyFile: policyFile, verdict: verdict,
             missingIssuer: validation.missingIssuer)

@@ -75,6 +75,11 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
     @Option(name: .customLong("system-roots"), help: "Trust the OS store as Apple's system roots: on or off.")
     var systemRoots: OnOff = .on
 
+    @Option(
+        name: .customLong("aia-fetch"),
+        help: "Fetch an intermediate the server left out from its CA Issuers URL, as iOS does: on or off.")
+    var aiaFetch: OnOff = .on
+
     @Option(name: .customLong("hosts-file"), help: "Names to addresses in /etc/hosts format, consulted before DNS.")
     var hostsFile: String?
 
@@ -134,7 +139,8 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
         do {
             let anchors = try anchors()
             let hosts = try hostsFile.map { path throws(HostsTable.ReadError) in try HostsTable.load(path: path) }
-            prober = UpstreamProber(anchors: anchors, hosts: hosts, timeout: .seconds(timeout))
+            prober = UpstreamProber(
+                anchors: anchors, hosts: hosts, timeout: .seconds(timeout), fetchesIntermediates: aiaFetch.isOn)
         } catch {
             output.error("atsproxyctl: error: \(error)")
             return ExitStatus.badInput
@@ -159,7 +165,9 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
         let settings = options.settings()
         let chain: ChainDiagnosis
         do {
-            let anchors = try anchors()
+            let hosts = try hostsFile.map { path throws(HostsTable.ReadError) in try HostsTable.load(path: path) }
+            let prober = UpstreamProber(
+                anchors: try anchors(), hosts: hosts, timeout: .seconds(timeout), fetchesIntermediates: aiaFetch.isOn)
             let policyValue: TransportSecurityPolicy
             if let policy {
                 policyValue = try PolicyLoader.load(path: policy, settings: settings).policy
@@ -168,7 +176,7 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
             }
             let moment = date.flatMap(DateFormat.parseRFC3339) ?? Int64(time(nil))
             chain = try ChainDiagnosis.run(
-                files: chainFiles, host: host, date: moment, anchors: anchors, policy: policyValue,
+                files: chainFiles, host: host, date: moment, prober: prober, policy: policyValue,
                 policyFile: policy, settings: settings)
         } catch {
             output.error("atsproxyctl: error: \(error)")

@@ -38,6 +38,8 @@ struct Diagnosis {
     var conclusion: DiagnosisConclusion
     /// The TLS facts; nil for an `http://` URL.
     var survey: ServerSurvey?
+    /// The intermediates fetched because the server left them out (each URL once).
+    var intermediateFetches: [IntermediateFetch] = []
 
     /// Runs every test against the server, then the survey. Throws when the server cannot be reached
     /// at all: then no test says anything about ATS.
@@ -57,7 +59,8 @@ struct Diagnosis {
             : nil
         return Diagnosis(
             target: target, settings: settings, results: results,
-            conclusion: DiagnosisConclusion(host: target.exceptionKey, results: results), survey: survey)
+            conclusion: DiagnosisConclusion(host: target.exceptionKey, results: results), survey: survey,
+            intermediateFetches: runner.intermediateFetches)
     }
 
     /// Evaluates tests one by one, sharing the probes of tests whose ATS client is the same (the
@@ -71,6 +74,13 @@ struct Diagnosis {
         /// gives the same answer to the same ClientHello and request.
         private var hopProbes: [String: UpstreamProbeResult] = [:]
         private var responses: [String: Result<[UInt8], LoadFailure>] = [:]
+
+        /// Every fetch the probes made, each URL once, in order.
+        var intermediateFetches: [IntermediateFetch] {
+            var seen: Set<String> = []
+            return hopProbes.values.flatMap { $0.observed?.intermediateFetches ?? [] }
+                .sorted { $0.url < $1.url }.filter { seen.insert($0.url).inserted }
+        }
 
         init(target: DiagnoseTarget, settings: PolicySettings, prober: UpstreamProber) {
             self.target = target

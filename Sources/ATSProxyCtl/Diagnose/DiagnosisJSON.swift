@@ -34,6 +34,7 @@ extension Diagnosis {
                 ])
             ),
             ("server", survey.map { serverJSON($0) } ?? .null),
+            ("intermediate_fetches", .array(intermediateFetches.map(\.json))),
         ])
     }
 

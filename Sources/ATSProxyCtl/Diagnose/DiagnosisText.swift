@@ -140,6 +140,15 @@ struct DiagnosisText {
             return
         }
         output.line("Certificate chain" + (survey.trust.map { ": \($0.words)" } ?? ""))
+        for fetch in diagnosis.intermediateFetches {
+            switch fetch.outcome {
+            case .fetched(let subjects):
+                output.line(
+                    "  the server left out \(subjects.joined(separator: ", ")): fetched from \(fetch.url), as iOS does")
+            case .failed(let reason):
+                output.line("  the server left an intermediate out; fetching it from \(fetch.url) failed: \(reason)")
+            }
+        }
         for (index, certificate) in survey.chain.enumerated() {
             writeCertificate(certificate, index: index, to: output)
         }

@@ -1,5 +1,6 @@
 import ATSPolicy
 import EventLoop
+import ProxyWire
 import TLSInspection
 
 /// The probes behind one verdict, on one loop: reach the upstream (each address in turn, within the
@@ -20,14 +21,24 @@ final class VerdictProbeRun {
     private var handshake: HandshakeProbe?
     private var deadline: Int64 = 0
     private var completion: ((ProbeResult) -> Void)?
+    private let rules: DestinationRules
+    private let fetchesIntermediates: Bool
+    private weak var intermediates: (any IntermediateSource)?
+    /// A path being completed by fetching, the facts it will replace the path of, and what then.
+    private var pathCompletion:
+        (steps: IntermediateCompletion, observed: ObservedConnection, then: (ObservedConnection) -> Void)?
+    private var intermediateRequest: UInt64?
 
     /// - Parameter rules: where the client that asked for the verdict may be connected; an address
     ///   they refuse gets no byte, and the report says so (``ProbeResult/refusal``).
     init(
         key: VerdictKey, service: ProbeService, base: EventBase, resolver: DNSResolver, settings: ProxySettings,
-        rules: DestinationRules
+        rules: DestinationRules, intermediates: (any IntermediateSource)? = nil
     ) {
         self.key = key
+        self.rules = rules
+        self.intermediates = intermediates
+        fetchesIntermediates = settings.fetchesIntermediates
         self.service = service
         self.base = base
         handshakeTimeout = settings.handshakeTimeout
@@ -61,10 +72,17 @@ final class VerdictProbeRun {
         dialer.cancel()
         handshake?.cancel()
         handshake = nil
+        pathCompletion = nil
+        if let request = intermediateRequest { intermediates?.cancelIntermediateRequest(request) }
+        intermediateRequest = nil
     }
 
     private func atsHandshakeEnded(_ outcome: ProbeOutcome, address: SocketAddress) {
-        if let observed = outcome.observed { return finish(ProbeResult(observed: observed, address: address)) }
+        if let observed = outcome.observed {
+            return completePath(observed, presented: outcome.peerCertificates) { [unowned self] observed in
+                finish(ProbeResult(observed: observed, address: address))
+            }
+        }
         guard let failure = outcome.failure else {
             return finish(ProbeResult(upstreamFailure: .handshake(reason: "the handshake ended without a result")))
         }
@@ -91,8 +109,46 @@ final class VerdictProbeRun {
             guard case .success(let (connection, _)) = result else { return finish(unexplained) }
             handshake(connection, address: address, profile: .permissive) { [unowned self] outcome in
                 guard let observed = outcome.observed else { return finish(unexplained) }
-                finish(ProbeResult(observed: observed, atsHandshakeFailure: refusal, address: address))
+                completePath(observed, presented: outcome.peerCertificates) { [unowned self] observed in
+                    finish(ProbeResult(observed: observed, atsHandshakeFailure: refusal, address: address))
+                }
             }
+        }
+    }
+
+    /// `observed`, its path completed from CA Issuers URLs when the server left an intermediate out
+    /// (``IntermediateCompletion``), as iOS completes it; as it is otherwise.
+    private func completePath(
+        _ observed: ObservedConnection, presented: [X509Certificate], then: @escaping (ObservedConnection) -> Void
+    ) {
+        guard fetchesIntermediates, case .untrusted = observed.trust, intermediates != nil else {
+            return then(observed)
+        }
+        let steps = IntermediateCompletion(presented: presented, anchors: service.anchors)
+        pathCompletion = (steps, observed, then)
+        fetchNextIntermediate()
+    }
+
+    private func fetchNextIntermediate() {
+        guard var completion = pathCompletion else { return }
+        guard let url = completion.steps.nextURL(), let intermediates else {
+            pathCompletion = nil
+            let validation = completion.steps.validation
+            return completion.then(
+                validation.fetches.isEmpty ? completion.observed : validation.replacingPath(in: completion.observed))
+        }
+        pathCompletion = completion
+        let request = intermediates.requestIntermediate(url, rules: rules) { [unowned self] answer, cached in
+            intermediateRequest = nil
+            pathCompletion?.steps.received(url, answer, cached: cached)
+            fetchNextIntermediate()
+        }
+        switch request {
+        case .answered(let answer):
+            pathCompletion?.steps.received(url, answer, cached: true)
+            fetchNextIntermediate()
+        case .pending(let number):
+            intermediateRequest = number
         }
     }
 
