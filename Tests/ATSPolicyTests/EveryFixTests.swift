@@ -26,6 +26,7 @@ struct EveryFixTests {
     static func domain(_ key: String, _ inner: String = "") -> String {
         domains("<key>\(key)</key><dict>\(inner)</dict>")
     }
+    static let insecureYES = "<key>NSExceptionAllowsInsecureHTTPLoads</key><true/>"
     static func pins(_ inner: String) -> String { "<key>NSPinnedDomains</key><dict>\(inner)</dict>" }
     static let spki =
         "<array><dict><key>SPKI-SHA256-BASE64</key><string>C5+lpZ7tcVwmwQIMcRtPbsQtWLABXhQzejna0wHFr8M=</string></dict></array>"
@@ -145,8 +146,9 @@ struct EveryFixTests {
             label: "CIDR with host bits", code: "cidr_host_bits", fix: "write 10.0.0.0/8",
             xml: domain("10.1.0.0/8"), fixed: domain("10.0.0.0/8")),
         Row(
+            // Allowing insecure loads keeps the link-local fe80::1's local exemption (local_host_listed otherwise).
             label: "address with a zone", code: "never_matches", fix: "write fe80::1 without the zone",
-            xml: domain("fe80::1%en0"), fixed: domain("fe80::1")),
+            xml: domain("fe80::1%en0", insecureYES), fixed: domain("fe80::1", insecureYES)),
         Row(
             label: "non-canonical address", code: "non_canonical_address", fix: "write 2001:db8::1",
             xml: domain("2001:0db8::1"), fixed: domain("2001:db8::1")),

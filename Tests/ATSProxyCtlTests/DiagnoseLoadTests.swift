@@ -211,6 +211,34 @@ struct DiagnoseRedirectTests {
         #expect(next["minimal_exception"]?.serialized == #"{"NSExceptionMinimumTLSVersion":"TLSv1.0"}"#)
     }
 
+    @Test(
+        "https → http on another host: the proposed entries, that host's insecure-HTTP one included, pass the whole load"
+    )
+    func redirectToCleartextElsewhere() throws {
+        let site = try RedirectSite()
+        let landing = "http://cdn.example.test:\(site.shopCleartext.port)/landing"
+        let url = site.redirect(to: landing)
+        let (text, json) = try site.diagnose(url)
+        #expect(text.exitCode == 1, "\(text.standardError)")
+        let conclusion = try #require(json["conclusion"])
+        #expect(conclusion["kind"]?.stringValue == "redirect_needs_exception")
+        #expect(json["minimal_exception"] == .null, "shop.example.test itself passes with the defaults")
+        #expect(
+            json["redirect_exceptions"]?.serialized
+                == #"[{"domain":"cdn.example.test","exception":{"NSExceptionAllowsInsecureHTTPLoads":true}}]"#)
+        #expect(json["whole_load_passes"] == .bool(true))
+        #expect(
+            conclusion["text"]?.stringValue
+                == "shop.example.test passes with the ATS defaults, but its page redirects to \(landing) in cleartext: "
+                + "cdn.example.test needs NSExceptionAllowsInsecureHTTPLoads too: with the entries below the whole load "
+                + "passes, redirects included (loaded again to check).")
+        let plist = json["minimal_exception_plist"]?.stringValue ?? ""
+        #expect(plist.contains("<key>cdn.example.test</key>"), "\(plist)")
+        #expect(plist.contains("<key>NSExceptionAllowsInsecureHTTPLoads</key>"), "\(plist)")
+        #expect(!plist.contains("<key>shop.example.test</key>"), "\(plist)")
+        #expect(text.standardOutput.contains("<key>cdn.example.test</key>"), "\(text.standardOutput)")
+    }
+
     @Test("an http:// URL is loaded over https://, as nscurl does, and the header says so")
     func httpRewrittenToHTTPS() throws {
         let site = try RedirectSite()

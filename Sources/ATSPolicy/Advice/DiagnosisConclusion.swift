@@ -58,6 +58,15 @@ public struct DiagnosisConclusion: Sendable {
     public var trustFailure: Bool
     /// For ``Kind/redirectNeedsException``: the redirect's URL, on the host that needs its own entry.
     public var redirectURL: String?
+    /// Entries that other hosts need for the load to pass its redirects: a redirect in cleartext to
+    /// another host needs that host's `NSExceptionAllowsInsecureHTTPLoads`, which no entry for the
+    /// URL's host gives.
+    public var redirectExceptions: [(domain: String, exception: SuggestedException)] = []
+    /// Whether the whole load, redirects included, passed under every proposed entry (checked by
+    /// loading it again); nil when no such load was made.
+    public var wholeLoadPasses: Bool?
+    /// The headline's start for a cleartext redirect, before what the other hosts need.
+    private var redirectHeadline: String?
     /// One sentence.
     public var headline: String
     /// Why: what the defaults fail (for an exception), or what no setting relaxes.
@@ -99,9 +108,17 @@ public struct DiagnosisConclusion: Sendable {
             let own =
                 minimalException.map { "needs an NSExceptionDomains entry (\($0.summary))" }
                 ?? "passes with the ATS defaults"
-            headline =
-                "\(host) \(own), but its page redirects to \(hop.url), which ATS refuses: \(hop.host.description) needs "
-                + "an exception of its own. Run atsproxyctl diagnose \(hop.url) for it."
+            if hop.verdict?.violations.map(\.kind) == [.cleartext] {
+                // Cleartext is the one refusal whose entry is known without a handshake: allow it.
+                redirectExceptions = [(hop.host.description, SuggestedException(allowsInsecureHTTPLoads: true))]
+                let start = "\(host) \(own), but its page redirects to \(hop.url) in cleartext: "
+                redirectHeadline = start
+                headline = start + "\(hop.host.description) needs NSExceptionAllowsInsecureHTTPLoads too."
+            } else {
+                headline =
+                    "\(host) \(own), but its page redirects to \(hop.url), which ATS refuses: \(hop.host.description) needs "
+                    + "an exception of its own. Run atsproxyctl diagnose \(hop.url) for it."
+            }
             reasons = hop.verdict?.violations.map(\.explanation) ?? []
         } else if let allowAll, allowAll.passed {
             kind = .arbitraryLoadsOnly
@@ -129,6 +146,28 @@ public struct DiagnosisConclusion: Sendable {
             }
             reasons = allowAll?.reasons ?? defaults?.reasons ?? []
         }
+    }
+
+    /// Every entry proposed: the URL's host's, then the redirects' hosts'.
+    public func entries(host: String) -> [(domain: String, exception: SuggestedException)] {
+        (minimalException.map { [(host, $0)] } ?? []) + redirectExceptions
+    }
+
+    /// The load was made again under every proposed entry (``entries(host:)``, with `redirectExceptions`
+    /// as they stand now: a further cleartext redirect adds its host): says whether it passed.
+    public mutating func wholeLoadChecked(
+        passed: Bool, redirectExceptions: [(domain: String, exception: SuggestedException)], failure: String?
+    ) {
+        self.redirectExceptions = redirectExceptions
+        wholeLoadPasses = passed
+        let hosts = redirectExceptions.map(\.domain).joined(separator: ", ")
+        let needs =
+            "\(hosts) \(redirectExceptions.count == 1 ? "needs" : "need") NSExceptionAllowsInsecureHTTPLoads too"
+        headline =
+            (redirectHeadline ?? "")
+            + (passed
+                ? needs + ": with the entries below the whole load passes, redirects included (loaded again to check)."
+                : needs + ", but even with the entries below the load does not pass: \(failure ?? "it failed").")
     }
 
     /// The smallest test whose own handshake passed but whose load ATS refused at a redirect to

@@ -22,6 +22,16 @@ public struct DiagnosticTest: Sendable {
         case exception(SuggestedException)
     }
 
+    public init(
+        section: String, name: String, atsDictionary: PropertyListValue, role: Role, isFromNSCurl: Bool
+    ) {
+        self.section = section
+        self.name = name
+        self.atsDictionary = atsDictionary
+        self.role = role
+        self.isFromNSCurl = isFromNSCurl
+    }
+
     /// What the test's exception entry relaxes, for an exception test.
     public var exception: SuggestedException? {
         if case .exception(let entry) = role { entry } else { nil }

@@ -77,6 +77,9 @@ extension PolicyParser {
             }
             guard honoursAddressKeys(key, at: path, keyLocation) else { return }
             noteSubdomainsOnAddress(exception, at: path, keyLocation)
+            if let local = localReason(address.description) {
+                noteLocalHostListed(exception, because: local, at: path, keyLocation)
+            }
             if address.description != key {
                 note(
                     .warning, "non_canonical_address", path,
@@ -167,25 +170,53 @@ extension PolicyParser {
                 .warning, "trailing_dot", path,
                 "\"\(key)\" ends with a dot, so it matches only hosts written with a trailing dot, not \(key.dropLast())",
                 fix: "write \(key.dropLast()) unless that is what you mean", at: location)
-        } else if key == "localhost", settings.osProfile.exemptsLocalHosts {
-            // Not a top-level domain worth a warning: the surprise is that listing it at all replaces
-            // the local-host exemption (an exception beats the local default: Apple open
-            // source, SecProtocolConfiguration.m; docs/ats-rules.md, "Which rule decides, for one connection").
-            guard !exception.allowsInsecureHTTPLoads else { return }
-            note(
-                .warning, "local_host_listed", path,
-                "listing \"localhost\" takes it out of the local-host exemption: unlisted, an iPhone exempts it from "
-                    + "ATS (an unqualified name); listed, it gets this entry, which does not allow insecure loads, so "
-                    + "http://localhost is blocked and HTTPS to it needs full ATS"
-                    + (exception.includesSubdomains
-                        ? "; NSIncludesSubdomains only extends the same to names under localhost" : ""),
-                fix: "add NSExceptionAllowsInsecureHTTPLoads = YES to the entry, or remove the entry (localhost is "
-                    + "exempt without it)", at: location)
+        } else if let local = localReason(key), key == "localhost" || !exception.includesSubdomains || key.contains(".")
+        {
+            // Not a top-level domain worth a warning: the surprise is losing the local-host exemption.
+            noteLocalHostListed(exception, because: local, at: path, location)
         } else if !key.contains("."), exception.includesSubdomains {
             note(
                 .warning, "whole_tld", path,
                 "\"\(key)\" with NSIncludesSubdomains applies to every host under .\(key)",
                 fix: "name the domains you need instead", at: location)
+        }
+    }
+
+    /// Listing a host ATS exempts as local takes it out of the exemption: an exception beats the local
+    /// default (Apple open source, SecProtocolConfiguration.m; docs/ats-rules.md, "Which rule decides, for
+    /// one connection"). Said unless the entry allows insecure loads, which keeps http:// working.
+    private mutating func noteLocalHostListed(
+        _ exception: DomainException, because local: String, at path: PolicyKeyPath, _ location: SourceLocation
+    ) {
+        guard !exception.allowsInsecureHTTPLoads else { return }
+        let key = exception.key
+        note(
+            .warning, "local_host_listed", path,
+            "listing \"\(key)\" takes it out of the local-host exemption: unlisted, an iPhone exempts it from "
+                + "ATS (\(local)); listed, it gets this entry, which does not allow insecure loads, so "
+                + "http://\(key.contains(":") ? "[\(key)]" : key) is blocked and HTTPS to it needs full ATS"
+                + (exception.includesSubdomains
+                    ? "; NSIncludesSubdomains only extends the same to names under \(key)" : ""),
+            fix: "add NSExceptionAllowsInsecureHTTPLoads = YES to the entry, or remove the entry (\(key) is "
+                + "exempt without it)", at: location)
+    }
+
+    /// Why ATS would exempt the host `key` names as local, when it would (docs/ats-rules.md, "Local
+    /// hosts"): an unqualified name, a `.local` name, or an address in the local networks. A range is
+    /// no one host, so nil for it.
+    private func localReason(_ key: String) -> String? {
+        guard settings.osProfile.exemptsLocalHosts, !key.contains("/"), let host = try? HostIdentity(parsing: key)
+        else { return nil }
+        switch host {
+        case .name:
+            guard host.isLocalName else { return nil }
+            return key.hasSuffix(".local") ? "a .local name" : "an unqualified name"
+        case .address(let address):
+            if settings.osProfile.treatsEveryAddressAsLocal {
+                return "an IP address, which \(settings.osProfile.releases) exempts"
+            }
+            guard settings.localNetworks.contains(where: { $0.contains(address) }) else { return nil }
+            return "an address of a local network"
         }
     }
 

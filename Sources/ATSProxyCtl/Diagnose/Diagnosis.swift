@@ -57,9 +57,12 @@ struct Diagnosis {
             ? ServerSurvey.run(
                 prober: prober, host: target.host.description, port: target.port, serverName: runner.serverName)
             : nil
+        var conclusion = DiagnosisConclusion(host: target.exceptionKey, results: results)
+        if !conclusion.redirectExceptions.isEmpty {
+            try runner.checkWholeLoad(&conclusion)
+        }
         return Diagnosis(
-            target: target, settings: settings, results: results,
-            conclusion: DiagnosisConclusion(host: target.exceptionKey, results: results), survey: survey,
+            target: target, settings: settings, results: results, conclusion: conclusion, survey: survey,
             intermediateFetches: runner.intermediateFetches)
     }
 
@@ -86,6 +89,32 @@ struct Diagnosis {
             self.target = target
             self.settings = settings
             self.prober = prober
+        }
+
+        /// Loads the URL again under every entry the conclusion proposes, so that what it proposes is
+        /// known to make the whole load pass; a further cleartext redirect to another host adds that
+        /// host's entry and loads again (at most 8 hosts: the redirect limit of a load is 16).
+        mutating func checkWholeLoad(_ conclusion: inout DiagnosisConclusion) throws(ProbeFailure) {
+            var redirects = conclusion.redirectExceptions
+            let host = target.exceptionKey
+            while true {
+                let entries = (conclusion.minimalException.map { [(host, $0)] } ?? []) + redirects
+                let test = DiagnosticTest(
+                    section: "Suggested entries", name: "The suggested entries, redirects included",
+                    atsDictionary: SuggestedException.atsDictionary(entries),
+                    role: .exception(conclusion.minimalException ?? SuggestedException()), isFromNSCurl: false)
+                let result = try evaluate(test)
+                if !result.passed, redirects.count < 8, let hop = result.load?.refusedRedirect,
+                    hop.verdict?.violations.map({ $0.kind }) == [ViolationKind.cleartext],
+                    !entries.contains(where: { $0.0 == hop.host.description })
+                {
+                    redirects.append((hop.host.description, SuggestedException(allowsInsecureHTTPLoads: true)))
+                    continue
+                }
+                conclusion.wholeLoadChecked(
+                    passed: result.passed, redirectExceptions: redirects, failure: result.reasons.first)
+                return
+            }
         }
 
         /// Apple's client sends no SNI for an IP literal.

@@ -18,10 +18,18 @@ extension Diagnosis {
             ("minimal_exception", conclusion.minimalException?.json ?? .null),
             (
                 "minimal_exception_plist",
-                conclusion.minimalException.map {
-                    .string(SuggestedException.infoPlistFragment([(domain: target.exceptionKey, exception: $0)]))
-                } ?? .null
+                conclusion.entries(host: target.exceptionKey).isEmpty
+                    ? .null
+                    : .string(SuggestedException.infoPlistFragment(conclusion.entries(host: target.exceptionKey)))
             ),
+            (
+                "redirect_exceptions",
+                .array(
+                    conclusion.redirectExceptions.map { entry in
+                        .object([("domain", .string(entry.domain)), ("exception", entry.exception.json)])
+                    })
+            ),
+            ("whole_load_passes", conclusion.wholeLoadPasses.map { .bool($0) } ?? .null),
             ("trust_failure", .bool(conclusion.trustFailure)),
             (
                 "conclusion",

@@ -93,12 +93,12 @@ struct DiagnosisText {
         if let redirect = conclusion.redirectURL {
             output.line("Next: atsproxyctl diagnose \(redirect)")
         }
-        if let exception = conclusion.minimalException {
+        let entries = conclusion.entries(host: diagnosis.target.exceptionKey)
+        if !entries.isEmpty {
             output.line()
             output.line("Add to the app's Info.plist, inside its top-level <dict>:")
             output.line()
-            output.write(
-                SuggestedException.infoPlistFragment([(domain: diagnosis.target.exceptionKey, exception: exception)]))
+            output.write(SuggestedException.infoPlistFragment(entries))
         }
         output.line()
     }
