@@ -4,7 +4,11 @@ import ArgumentParser
 
 /// The settings of docs/ats-rules.md, "The decisions", shared by every command that reads a policy.
 struct PolicyOptions: ParsableArguments {
-    @Option(name: .customLong("os-profile"), help: "iOS behaviour to model: ios9, ios10 (10-16), ios17 (17-25), ios26.")
+    @Option(
+        name: .customLong("os-profile"),
+        help:
+            "iOS behaviour to model: ios9, ios10 (10-16), ios17 (17-25), ios26, or apple-system (the OS's own services: no Info.plist exceptions)."
+    )
     var osProfile: OSProfile = .ios17
 
     @Option(

@@ -79,7 +79,8 @@ package struct DaemonCommand: ParsableCommand, Sendable {
 
     @Option(
         name: .customLong("os-profile"),
-        help: "iOS behaviour to model: ios9, ios10, ios17, ios26 (default \(Defaults.osProfile.rawValue)).")
+        help:
+            "iOS behaviour to model: ios9, ios10, ios17, ios26, apple-system (default \(Defaults.osProfile.rawValue)).")
     var osProfile: OSProfile?
 
     @Option(

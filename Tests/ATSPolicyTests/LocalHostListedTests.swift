@@ -58,3 +58,29 @@ struct LocalHostListedTests: ATSSpecFixture {
         }
     }
 }
+
+/// `apple-system`: the OS's own services read no Info.plist (Apple support article 126655).
+@Suite("the apple-system profile")
+struct AppleSystemProfileTests: ATSSpecFixture {
+    @Test("exceptions, arbitrary loads, local exemption and pins are not read: full ATS, TLS 1.2 floor")
+    func noInfoPlist() throws {
+        let permissive = """
+            <key>NSAllowsArbitraryLoads</key><true/>
+            <key>NSExceptionDomains</key><dict><key>mdm.example.com</key><dict>
+            <key>NSExceptionAllowsInsecureHTTPLoads</key><true/>
+            <key>NSExceptionMinimumTLSVersion</key><string>TLSv1.0</string></dict></dict>
+            """
+        let policy = try policy(permissive, settings: settings(.appleSystem))
+        for host in ["mdm.example.com", "updates.example.net", "printer", "127.0.0.1"] {
+            let requirements = try policy.requirements(forHost: host)
+            #expect(requirements.atsMinimumsApply, "\(host)")
+            #expect(requirements.minimumTLSVersion == .tls12, "\(host)")
+            #expect(try !policy.requirements(forHost: host, scheme: .http).cleartextAllowed, "\(host)")
+        }
+        let legacy = connection(host: "mdm.example.com", version: .tls10, suite: 0xC013)
+        #expect(violationNames(try verdict(policy, host: "mdm.example.com", observed: legacy)) == ["tls_version"])
+        // The same policy on ios26 lets the app's entry through (and ios26 refuses TLS 1.0 anyway).
+        let app = try self.policy(permissive, settings: settings(.ios26))
+        #expect(try app.requirements(forHost: "mdm.example.com", scheme: .http).cleartextAllowed)
+    }
+}

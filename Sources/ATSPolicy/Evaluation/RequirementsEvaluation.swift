@@ -21,7 +21,10 @@ extension TransportSecurityPolicy {
             offeredTLS13Suites: CipherProfile.tls13Suites, appMayOverrideTrust: false, pins: nil, niapPackage: nil,
             osProfile: profile, explanation: [])
 
-        if let exception = exceptions.lookup(host) {
+        if !profile.honoursInfoPlist {
+            // The OS's own connections: no app, no Info.plist; full ATS for every host.
+            why.add("\(profile.releases) take no Info.plist exception: full ATS for every host")
+        } else if let exception = exceptions.lookup(host) {
             applyException(exception, to: &result, why: &why)
         } else if result.hostIsLocal, profile.exemptsLocalHosts, allowsLocalNetworking != .present(false) {
             result.rule = RuleSource(
@@ -58,8 +61,8 @@ extension TransportSecurityPolicy {
                     ? "cleartext http:// is allowed" : "cleartext http:// is blocked (NSURLErrorDomain -1022)")
         }
 
-        if pins.isEmpty {
-            // Nothing pinned: the common case, and no string work for it.
+        if pins.isEmpty || !profile.honoursInfoPlist {
+            // Nothing pinned (the common case, and no string work for it), or no Info.plist read at all.
         } else if scheme == .http {
             if explaining, pins.lookup(host) != nil {
                 why.add("NSPinnedDomains does not apply to http:// loads: there is no TLS to pin")

@@ -10,6 +10,12 @@ public enum OSProfile: String, Sendable, CaseIterable, Hashable {
     /// iOS 26: as ios17, plus the NIAP keys; TLS 1.0 and 1.1 are refused for every load, whatever the
     /// policy (exceptions, arbitrary loads and the local-host exemption do not bring them back).
     case ios26
+    /// Apple's own system services on iOS 26.x (Apple support article 126655, April 2026): MDM, declarative
+    /// device management, automated device enrollment, app installation (enterprise apps included) and
+    /// software updates need TLS 1.2 or later, ATS cipher suites and ATS-compliant certificates, and no
+    /// Info.plist exception applies: every host is judged by the ATS defaults, whatever the policy. As
+    /// ios26 otherwise (docs/ats-rules.md, "Apple's system services", says where the article is unclear).
+    case appleSystem = "apple-system"
 
     /// The human name of the range of releases this profile stands for.
     public var releases: String {
@@ -18,21 +24,24 @@ public enum OSProfile: String, Sendable, CaseIterable, Hashable {
         case .ios10: "iOS 10-16"
         case .ios17: "iOS 17-25"
         case .ios26: "iOS 26"
+        case .appleSystem: "Apple's system services (iOS 26)"
         }
     }
 
     var honoursClientClassKeys: Bool { self != .ios9 }
-    var exemptsLocalHosts: Bool { self != .ios9 }
+    var exemptsLocalHosts: Bool { self != .ios9 && self != .appleSystem }
+    /// Whether the app's NSAppTransportSecurity is read at all: not for the OS's own connections.
+    public var honoursInfoPlist: Bool { self != .appleSystem }
     /// Before iOS 17 every IP literal counted as local, and IP keys were not documented.
     var treatsEveryAddressAsLocal: Bool { self == .ios10 }
     var honoursAddressKeys: Bool { self == .ios17 || self == .ios26 }
-    var ignoresLegacyTLSExceptions: Bool { self == .ios26 }
+    var ignoresLegacyTLSExceptions: Bool { self == .ios26 || self == .appleSystem }
 
     /// The lowest TLS version the OS speaks for any load, ATS or not. A published nscurl run on macOS 26
     /// fails even "Allow All Loads" against a TLS 1.0-only server with -1200/-9836, so on iOS 26 the
     /// floor holds with ATS off too (docs/ats-rules.md, "The decisions", `os_profile`). Earlier
     /// releases speak TLS 1.0 when ATS is off.
-    public var lowestTLSVersion: TLSVersion { self == .ios26 ? .tls12 : .tls10 }
+    public var lowestTLSVersion: TLSVersion { self == .ios26 || self == .appleSystem ? .tls12 : .tls10 }
     var honoursNIAP: Bool { self == .ios26 }
 }
 

@@ -2,6 +2,7 @@ import ATSPolicy
 import ATSPolicyArguments
 import ArgumentParser
 import Glibc
+import POSIX
 import TLSInspection
 import TextFormats
 
@@ -28,8 +29,15 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
             and rules as the proxy's verdicts. Each violation is named with Apple's error codes and the \
             Info.plist key or the server change that fixes it. Exit status: 0 compliant, 1 violations, 2 bad input.
 
+            With --urls, every URL of a file (one a line; blank lines and # comments skipped; - for standard \
+            input) is diagnosed, --jobs at a time, into one table (or one JSON document with --json); the exit \
+            status is the worst of them. With --os-profile apple-system the rules are those Apple announced for \
+            the OS's own services (MDM, enrollment, app installation, software updates; support article \
+            126655): TLS 1.2 or later, ATS suites and certificates, no Info.plist exceptions.
+
             Examples:
               atsproxyctl diagnose https://api.example.com/
+              atsproxyctl diagnose --urls endpoints.txt --os-profile apple-system
               atsproxyctl diagnose --verbose --os-profile ios26 https://legacy.example.com/
               atsproxyctl diagnose --ca-file dev-root.pem --json https://staging.test/
               atsproxyctl diagnose --chain renewed.pem --date 2027-01-15
@@ -44,6 +52,14 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
         name: .customLong("chain"), parsing: .upToNextOption,
         help: "Judge these certificate files (PEM or DER, leaf first) without a server, instead of a URL.")
     var chainFiles: [String] = []
+
+    @Option(
+        name: .customLong("urls"),
+        help: "Diagnose every URL of this file (one a line; - for standard input), instead of one URL.")
+    var urlsFile: String?
+
+    @Option(name: .customLong("jobs"), help: "With --urls: how many URLs are diagnosed at a time (1-16).")
+    var jobs: Int = 4
 
     @Option(
         name: .customLong("host"), help: "With --chain: the host to judge for (default: the leaf's first DNS name).")
@@ -105,9 +121,20 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
 
     func validate() throws {
         guard (1...300).contains(timeout) else { throw ValidationError("--timeout must be 1 to 300 seconds") }
+        guard (1...16).contains(jobs) else { throw ValidationError("--jobs must be 1 to 16") }
+        let modes = [url != nil, !chainFiles.isEmpty, urlsFile != nil].count { $0 }
+        guard modes <= 1 else { throw ValidationError("give one of a URL, --urls FILE and --chain FILE...") }
+        if urlsFile != nil {
+            for (value, flag) in [(host, "--host"), (date, "--date"), (policy, "--policy")] where value != nil {
+                throw ValidationError("\(flag) goes with --chain; each URL names its own host and is loaded now")
+            }
+            return
+        }
         switch (url, chainFiles.isEmpty) {
-        case (nil, true): throw ValidationError("give a URL to load, or --chain FILE... to judge without a server")
-        case (_?, false): throw ValidationError("give a URL or --chain, not both")
+        case (nil, true):
+            throw ValidationError(
+                "give a URL to load, --urls FILE for many, or --chain FILE... to judge without a server")
+        case (_?, false): throw ValidationError("give one of a URL, --urls FILE and --chain FILE...")
         case (_?, true):
             for (value, flag) in [(host, "--host"), (date, "--date"), (policy, "--policy")] where value != nil {
                 throw ValidationError("\(flag) goes with --chain; a URL names its own host and is loaded now")
@@ -127,6 +154,7 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
     }
 
     func execute(_ output: Output) -> Int32 {
+        if let urlsFile { return executeList(urlsFile, output) }
         guard let url else { return executeChain(output) }
         let target: DiagnoseTarget
         do {
@@ -158,6 +186,57 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
             DiagnosisText(diagnosis: diagnosis, verbose: verbose).write(to: output)
         }
         return diagnosis.conclusion.kind == .defaultsPass ? ExitStatus.success : ExitStatus.findings
+    }
+
+    /// `--urls`: every URL of the file, into one table or document.
+    private func executeList(_ file: String, _ output: Output) -> Int32 {
+        let text: String
+        do {
+            text = String(decoding: try Self.readList(file), as: UTF8.self)
+        } catch {
+            output.error("atsproxyctl: error: --urls: \(error)")
+            return ExitStatus.badInput
+        }
+        let entries = URLListDiagnosis.entries(text)
+        guard !entries.isEmpty else {
+            output.error("atsproxyctl: error: --urls \(file): no URL in it (one a line; # starts a comment)")
+            return ExitStatus.badInput
+        }
+        let prober: UpstreamProber
+        do {
+            let hosts = try hostsFile.map { path throws(HostsTable.ReadError) in try HostsTable.load(path: path) }
+            prober = UpstreamProber(
+                anchors: try anchors(), hosts: hosts, timeout: .seconds(timeout), fetchesIntermediates: aiaFetch.isOn)
+        } catch {
+            output.error("atsproxyctl: error: \(error)")
+            return ExitStatus.badInput
+        }
+        let list = URLListDiagnosis.run(
+            entries, source: file == "-" ? "(standard input)" : file, jobs: jobs, cleartext: cleartext,
+            surveying: !noSurvey, settings: options.settings(), prober: prober)
+        if json {
+            output.line(list.json.serialized)
+        } else {
+            list.write(to: output)
+        }
+        for row in list.rows where row.status == ExitStatus.badInput {
+            output.error("atsproxyctl: error: \(row.summary)")
+        }
+        return list.status
+    }
+
+    /// The list's bytes: a regular file, or standard input for `-`; at most 16 MiB.
+    private static func readList(_ file: String) throws(FileReadError) -> [UInt8] {
+        guard file == "-" else { return try FileContents.read(file, maximumSize: 16 << 20).bytes }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while bytes.count <= 16 << 20 {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(STDIN_FILENO, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += buffer[0..<count]
+        }
+        return bytes
     }
 
     /// `--chain`: the files judged without a server.

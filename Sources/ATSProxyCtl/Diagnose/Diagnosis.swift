@@ -58,7 +58,16 @@ struct Diagnosis {
                 prober: prober, host: target.host.description, port: target.port, serverName: runner.serverName)
             : nil
         var conclusion = DiagnosisConclusion(host: target.exceptionKey, results: results)
-        if !conclusion.redirectExceptions.isEmpty {
+        if !settings.osProfile.honoursInfoPlist, conclusion.kind != .defaultsPass {
+            // No entry exists to propose: the OS's own services read no Info.plist.
+            conclusion.kind = .noSettingHelps
+            conclusion.minimalException = nil
+            conclusion.passingTest = nil
+            conclusion.redirectExceptions = []
+            conclusion.headline =
+                "\(target.exceptionKey) fails what \(settings.osProfile.releases) require (TLS 1.2 or later, ATS cipher "
+                + "suites, ATS-compliant certificates), and they take no Info.plist exception: the server must change."
+        } else if !conclusion.redirectExceptions.isEmpty {
             try runner.checkWholeLoad(&conclusion)
         }
         return Diagnosis(
