@@ -156,7 +156,9 @@ let package = Package(
         .testTarget(name: "ProxyWireTests", dependencies: ["ProxyWire", "TLSTestSupport"], exclude: ["Fixtures"]),
         // Real certificates and real openssl servers for the tests that need them.
         .target(name: "TLSTestSupport", path: "Tests/TLSTestSupport"),
-        .testTarget(name: "TLSInspectionTests", dependencies: ["TLSInspection", "ATSPolicy", "TLSTestSupport"]),
+        // ProxyWire: its hello parser measures and reads the hellos the probe sends.
+        .testTarget(
+            name: "TLSInspectionTests", dependencies: ["TLSInspection", "ATSPolicy", "ProxyWire", "TLSTestSupport"]),
         .testTarget(
             name: "ATSProxyCtlTests", dependencies: ["TextFormats", "ATSProxyCtl", "ATSPolicy", "TLSTestSupport"],
             exclude: ["Fixtures"]),

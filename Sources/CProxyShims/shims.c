@@ -22,6 +22,8 @@ int CProxyShims_SSL_get_extms_support(SSL *ssl) { return (int)SSL_get_extms_supp
 
 int CProxyShims_SSL_get_peer_signature_nid(SSL *ssl, int *nid) { return (int)SSL_get_peer_signature_nid(ssl, nid); }
 
+int CProxyShims_SSL_get_negotiated_group(SSL *ssl) { return (int)SSL_get_negotiated_group(ssl); }
+
 void CProxyShims_BIO_set_retry_read(BIO *bio) { BIO_set_retry_read(bio); }
 
 void CProxyShims_BIO_clear_retry_flags(BIO *bio) { BIO_clear_retry_flags(bio); }

@@ -99,7 +99,9 @@ struct HostPage {
                 + (record.serverNameCheck.map { check in check.violations.map { "\($0) (server name \(check.host))" } }
                     ?? [])
             if let error = connection.details?.appleError, !violations.isEmpty { violations.append("error \(error)") }
-            let versionAndSuite: [String?] = [record.server?.version?.plistName, record.server?.cipherName]
+            let versionAndSuite: [String?] = [
+                record.server?.version?.plistName, record.server?.cipherName, record.server?.group?.name,
+            ]
             let tls = versionAndSuite.compactMap(\.self).joined(separator: " ")
             let unreadable: String? = record.helloUnreadable.map { "unreadable ClientHello: " + $0 }
             let port: String = record.port.map { String($0) } ?? "-"

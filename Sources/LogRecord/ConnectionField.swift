@@ -40,8 +40,16 @@ package enum ServerNameCheckField: String, LogField {
 /// The members of a connection line's `tls` object: the probe's handshake.
 package enum ProbeTLSField: String, LogField {
     case version, cipher, trust, certificates
+    /// The key-exchange group (``KeyExchangeGroupField``); null when none was used or the line predates it.
+    case group
     /// Present only when the probe fetched a missing intermediate (``IntermediateFetchField``).
     case intermediateFetches = "intermediate_fetches"
+}
+
+/// The members of a key-exchange group (`tls.group`, a request line's `tls_group`), written by the
+/// policy's own JSON.
+package enum KeyExchangeGroupField: String, LogField {
+    case name, codepoint
 }
 
 /// The members of each of `tls.intermediate_fetches`: an intermediate the server left out, fetched

@@ -20,6 +20,8 @@ package enum RequestField: String, LogField {
     case upgrade
     case requestHeaders = "request_headers"
     case responseHeaders = "response_headers"
+    /// The connection's key-exchange group, as its line's `tls.group` (``KeyExchangeGroupField``).
+    case tlsGroup = "tls_group"
 }
 
 /// The members of each element of a request line's `request_headers` and `response_headers`.

@@ -93,6 +93,10 @@ package struct ConnectionRecord: Sendable {
         self.action = action
     }
 
+    /// The key-exchange group of the probe behind this connection's verdict (`tls.group`), which its
+    /// request lines repeat.
+    package var probedKeyExchangeGroup: KeyExchangeGroup? { probedObserved?.keyExchangeGroup }
+
     /// Records what the probe behind this connection's verdict saw.
     package mutating func noteProbe(_ result: ProbeResult) {
         probedObserved = result.observed
@@ -207,6 +211,7 @@ package struct ConnectionRecord: Sendable {
             (ProbeTLSField.cipher.rawValue, .optional(observed.cipherSuite?.ianaName)),
             (ProbeTLSField.trust.rawValue, .string(observed.trust.name)),
             (ProbeTLSField.certificates.rawValue, .array(observed.chain.map { .object($0.summaryFields) })),
+            (ProbeTLSField.group.rawValue, observed.keyExchangeGroup?.json ?? .null),
         ]
         // Only when something was fetched: most lines have nothing to say here.
         if !observed.intermediateFetches.isEmpty {

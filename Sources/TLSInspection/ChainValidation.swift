@@ -88,11 +88,13 @@ extension ChainValidation {
     /// for a chain judged offline). The one place a probe's facts and `diagnose --chain`'s are put
     /// together, so that both verdicts come from the same facts.
     package func observedConnection(
-        tlsVersion: TLSVersion? = nil, cipherSuite: CipherSuite? = nil, extendedMasterSecret: Bool? = nil,
-        serverSignatureScheme: String? = nil, deliveredSCTs: Int = 0, evaluationTime: Int64
+        tlsVersion: TLSVersion? = nil, cipherSuite: CipherSuite? = nil, keyExchangeGroup: KeyExchangeGroup? = nil,
+        extendedMasterSecret: Bool? = nil, serverSignatureScheme: String? = nil, deliveredSCTs: Int = 0,
+        evaluationTime: Int64
     ) -> ObservedConnection {
         ObservedConnection(
-            tlsVersion: tlsVersion, cipherSuite: cipherSuite, extendedMasterSecret: extendedMasterSecret,
+            tlsVersion: tlsVersion, cipherSuite: cipherSuite, keyExchangeGroup: keyExchangeGroup,
+            extendedMasterSecret: extendedMasterSecret,
             serverSignatureScheme: serverSignatureScheme, chain: path.map(\.facts), trust: trust,
             embeddedSCTs: path.first?.embeddedSCTCount ?? 0, deliveredSCTs: deliveredSCTs,
             evaluationTime: evaluationTime, intermediateFetches: fetches)

@@ -12,6 +12,20 @@ package struct ClientProfile: Sendable, Hashable {
     /// Suites a permissive profile leaves out: the survey offers all but those a server already chose,
     /// to list every suite it accepts.
     package var excludedSuites: Set<CipherSuite> = []
+    /// The ClientHello's size and shape: iOS 26's is four times that of the iOS before it.
+    package var hello: HelloShape = .classic
+
+    /// What the ClientHello looks like beyond its versions, suites, groups and signature algorithms.
+    package enum HelloShape: Sendable, Hashable {
+        /// OpenSSL's own: about 300 bytes, one TCP segment, the size of an iPhone's hello before iOS 26.
+        case classic
+        /// iOS 26's: it offers the hybrid post-quantum group X25519MLKEM768 first, with its 1,216-byte key
+        /// share, which makes the hello about 1.6 KB, two TCP segments at a 1,460-byte MSS. A server or
+        /// middlebox that reads the hello from one segment fails iOS 26 devices and passes a small hello;
+        /// the probe must fail it too. ``TLSClientContext`` sends the real key share where OpenSSL has
+        /// ML-KEM (3.5 and later), and pads the hello to the same size where it has not.
+        case postQuantum
+    }
 
     /// The client an ATS app would be for a host: its floor and its suite list (Apple open source:
     /// SecProtocolHelper.m; Apple: NSExceptionMinimumTLSVersion). Where
@@ -23,7 +37,7 @@ package struct ClientProfile: Sendable, Hashable {
         return ClientProfile(
             minimumVersion: minimum, maximumVersion: max(ceiling, minimum),
             tls12Suites: requirements.offeredTLS12Suites, tls13Suites: requirements.offeredTLS13Suites,
-            isPermissive: false)
+            isPermissive: false, hello: requirements.osProfile == .ios26 ? .postQuantum : .classic)
     }
 
     package static let permissive = ClientProfile(
@@ -51,6 +65,13 @@ package struct ClientProfile: Sendable, Hashable {
     /// which OpenSSL would also offer: a server that only takes those fails on an iPhone. The permissive
     /// probe keeps OpenSSL's whole list, to complete the handshake and say why.
     var openSSLGroups: String? { isPermissive ? nil : "X25519:P-256:P-384:P-521" }
+
+    /// iOS 26's groups, tried in turn: X25519MLKEM768 first and X25519 with a key share each (the `*`
+    /// syntax of OpenSSL 3.5), then X25519MLKEM768 alone with one. OpenSSL without ML-KEM refuses both
+    /// (an unknown group name fails the whole list), which is how the context finds out at run time.
+    static let postQuantumGroupLists = [
+        "*X25519MLKEM768:*X25519:P-256:P-384:P-521", "X25519MLKEM768:X25519:P-256:P-384:P-521",
+    ]
 
     /// The signature algorithms offered, in the order an iPhone's ClientHello lists them (a captured
     /// iOS 14.2 ClientHello; OpenSSL 3.0 sends them in this order), so a

@@ -63,9 +63,10 @@ package final class UpstreamProber: Sendable {
         -> UpstreamProbeResult
     {
         let serverName = serverName ?? Self.impliedServerName(requirements)
+        let profile = ClientProfile.ats(for: requirements)
         let ats: ProbeOutcome
         do {
-            ats = try handshake(host: host, port: port, serverName: serverName, profile: .ats(for: requirements))
+            ats = try handshake(host: host, port: port, serverName: serverName, profile: profile)
         } catch {
             return UpstreamProbeResult(upstreamFailure: .handshake(reason: error.description))
         }
@@ -76,7 +77,9 @@ package final class UpstreamProber: Sendable {
         guard case .handshake(let reason)? = ats.failure else {
             return UpstreamProbeResult(upstreamFailure: ats.failure)
         }
-        let failure = HandshakeFailure(reason: reason, serverClosedWithoutAlert: ats.serverClosedWithoutAlert)
+        let failure = HandshakeFailure(
+            reason: reason, serverClosedWithoutAlert: ats.serverClosedWithoutAlert,
+            largeHello: profile.hello == .postQuantum)
         guard let permissive = try? handshake(host: host, port: port, serverName: serverName, profile: .permissive)
         else {
             return UpstreamProbeResult(atsHandshakeFailure: failure, upstreamFailure: .handshake(reason: reason))

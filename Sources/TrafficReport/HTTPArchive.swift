@@ -168,6 +168,8 @@ package enum HTTPArchive {
                     (RequestField.action.rawValue, request.action),
                     (RequestField.rule.rawValue, request.rule), (RequestField.violations.rawValue, request.violations),
                     (RequestField.error.rawValue, request.error),
+                    // The key exchange the verdict's handshake used: X25519MLKEM768 or a classic curve.
+                    (RequestField.tlsGroup.rawValue, request.tlsGroup),
                 ])
             ))
         if let error = request.upstreamError { fields.append(("_error", .string(error))) }

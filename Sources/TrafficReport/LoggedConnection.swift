@@ -16,6 +16,8 @@ package struct LoggedConnection: Sendable, Equatable {
         /// The suite's name as logged (IANA), and the suite when the name is known.
         package var cipherName: String?
         package var cipher: CipherSuite?
+        /// `tls.group`: the key-exchange group; nil when none was used or the line predates the field.
+        package var group: KeyExchangeGroup?
     }
 
     /// The verdict for a ClientHello naming another host than the CONNECT (`sni_check`).
@@ -105,9 +107,12 @@ package struct LoggedConnection: Sendable, Equatable {
         if let tls = json[Field.tls], !tls.isNull {
             let versionName = tls[ProbeTLSField.version]?.stringValue
             let cipherName = tls[ProbeTLSField.cipher]?.stringValue
+            // By its number: the name is for people, and one this reader does not know is still a group.
+            let codepoint = tls[ProbeTLSField.group]?[KeyExchangeGroupField.codepoint]?.intValue
             server = ServerFacts(
                 version: versionName.flatMap(TLSVersion.init(name:)), cipherName: cipherName,
-                cipher: cipherName.flatMap(CipherSuite.init(name:)))
+                cipher: cipherName.flatMap(CipherSuite.init(name:)),
+                group: codepoint.flatMap { UInt16(exactly: $0) }.map(KeyExchangeGroup.init(codepoint:)))
         }
     }
 

@@ -49,6 +49,8 @@ package struct LoggedRequest: Sendable {
     package var rule: JSONValue
     package var violations: JSONValue
     package var error: JSONValue
+    /// The connection's key-exchange group as logged (`tls_group`; null when absent or older).
+    package var tlsGroup: JSONValue
     package var upstreamError: String?
     package var upgrade: String?
     /// nil when headers were not logged (no `--log-headers`).
@@ -111,6 +113,7 @@ package struct LoggedRequest: Sendable {
         rule = json[RequestField.rule] ?? .null
         violations = json[RequestField.violations] ?? .null
         error = json[RequestField.error] ?? .null
+        tlsGroup = json[RequestField.tlsGroup] ?? .null
         upstreamError = try Self.optionalString(json, .upstreamError, what)
         upgrade = try Self.optionalString(json, .upgrade, what)
         requestHeaders = try Self.headers(json, .requestHeaders, what)

@@ -255,6 +255,10 @@ struct DiagnoseCommandTests {
         #expect(first?["error"]?.serialized == #"{"nsurl":-1200,"ssl":-9816}"#)
         // Every later load reached the compliant server.
         #expect(json.testResults["Allow All Loads"] == "PASS")
+        // The group of the test's own handshake: none where it failed (the permissive probe's is not the
+        // app's), the server's choice where it completed.
+        #expect(first?["tls_group"] == .null)
+        #expect(json["tests"]?.arrayValue?[1]["tls_group"]?.serialized == #"{"name":"x25519","codepoint":29}"#)
     }
 
     @Test(
@@ -376,7 +380,8 @@ struct DiagnoseCommandTests {
             text.contains(
                 "---\nTLSv1.0\nATS Dictionary:\n{\n    NSExceptionDomains = {\n        \"diag.example.test\" = {\n"
                     + "            NSExceptionMinimumTLSVersion = \"TLSv1.0\";\n        };\n    };\n}\nResult : PASS\n"
-                    + "Load : 200 https://diag.example.test:\(diagnosed.server.port)/\n---\n"))
+                    + "Load : 200 https://diag.example.test:\(diagnosed.server.port)/\nKey exchange : x25519 (29)\n---\n"
+            ))
         #expect(
             text.contains(
                 "diag.example.test needs an NSExceptionDomains entry: NSExceptionMinimumTLSVersion = TLSv1.0."))

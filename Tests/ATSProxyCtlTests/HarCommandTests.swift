@@ -90,7 +90,10 @@ struct HarCommandTests {
                 == .object([
                     ("compliant", true), ("action", "allowed"), ("rule", .object([("kind", "default"), ("key", nil)])),
                     ("violations", .array([])), ("error", nil),
+                    ("tls_group", .object([("name", "X25519MLKEM768"), ("codepoint", 4588)])),
                 ]))
+        // A line written before the field: null, as every absent verdict field is.
+        #expect(second["_ats"]?["tls_group"] == .null)
     }
 
     @Test("a request with no response: status 0, _error, timings non-negative, sizes unknown")

@@ -128,6 +128,18 @@ struct LiveViewSiteTests {
         #expect(intercept.page("/host?name=ws.example.com").contains("101 Switching Protocols"))
     }
 
+    @Test("a host's page shows the key-exchange group the probe used, after the version and suite")
+    func hostPageGroup() {
+        let site = liveSite([
+            connectionLine("pq.example.com", client: "192.168.1.23:50001", group: ("X25519MLKEM768", 4588)),
+            connectionLine("pq.example.com", client: "192.168.1.23:50002"),
+        ])
+        let page = site.page("/host?name=pq.example.com")
+        #expect(page.contains("<td>TLSv1.3 TLS_AES_128_GCM_SHA256 X25519MLKEM768</td>"), "\(page)")
+        // A line with no group (or written before the field) shows the rest.
+        #expect(page.contains("<td>TLSv1.3 TLS_AES_128_GCM_SHA256</td>"))
+    }
+
     @Test("hostile strings from the network are escaped on every page")
     func escaping() throws {
         let hostile = "<script>alert(1)</script>\"'&"

@@ -64,15 +64,19 @@ func listedHosts(_ page: String) -> [String] {
 /// A connection line in the daemon's format with only what a test varies.
 func connectionLine(
     _ host: String, id: Int? = nil, client: String = "192.168.1.23:50000", ts: String = "2026-11-24T15:00:00.000Z",
-    action: String = "allowed", violations: [String] = [], explanations: [String] = [], upstreamError: String? = nil
+    action: String = "allowed", violations: [String] = [], explanations: [String] = [], upstreamError: String? = nil,
+    group: (name: String, codepoint: Int64)? = nil
 ) -> String {
-    JSONValue.object([
+    let groupJSON: JSONValue =
+        group.map { .object([("name", .string($0.name)), ("codepoint", .int($0.codepoint))]) } ?? .null
+    return JSONValue.object([
         ("ts", .string(ts)), ("client", .string(client)), ("method", "CONNECT"), ("scheme", "https"),
         ("host", .string(host)),
         ("port", 443), ("sni", .null), ("rule", .object([("kind", "default"), ("key", .null)])),
         ("compliant", .bool(violations.isEmpty)), ("action", .string(action)), ("violations", .strings(violations)),
         ("error", .null), ("explanations", .strings(explanations)), ("sni_check", .null), ("tunnel", "tls"),
-        ("tls", .object([("version", "TLSv1.3"), ("cipher", "TLS_AES_128_GCM_SHA256")])), ("observed", .null),
+        ("tls", .object([("version", "TLSv1.3"), ("cipher", "TLS_AES_128_GCM_SHA256"), ("group", groupJSON)])),
+        ("observed", .null),
         ("status", .null), ("upstream_error", .optional(upstreamError)), ("bytes_up", 10), ("bytes_down", 20),
         ("duration_ms", 5), ("kind", "connection"), ("connection_id", id.map { .int($0) } ?? .null),
     ]).serialized

@@ -17,7 +17,8 @@ struct ConnectionRecordTests {
             signatureAlgorithm: "sha256WithRSAEncryption",
             signatureHash: .sha256, notBefore: 1_767_225_600, notAfter: 1_774_915_200, dnsNames: ["legacy.example.com"])
         let observed = ObservedConnection(
-            tlsVersion: .tls10, cipherSuite: CipherSuite(id: 0xC013), chain: [leaf], trust: .systemRoot,
+            tlsVersion: .tls10, cipherSuite: CipherSuite(id: 0xC013), keyExchangeGroup: .secp256r1, chain: [leaf],
+            trust: .systemRoot,
             embeddedSCTs: 3, evaluationTime: 1_770_000_000)
         var record = ConnectionRecord(
             startedAt: 1_770_000_000_042, client: "127.0.0.1:50312", method: "CONNECT", scheme: .https,
@@ -70,6 +71,8 @@ struct ConnectionRecordTests {
                             ])
                         ])
                     ),
+                    // The key exchange, by the IANA registry's name and number.
+                    ("group", .object([("name", .string("secp256r1")), ("codepoint", .int(23))])),
                 ])
             ),
             (

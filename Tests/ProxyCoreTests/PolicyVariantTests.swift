@@ -271,6 +271,38 @@ struct PolicyVariantTests {
         expectAllowed(curl, lines.first, tlsVersion: os == .ios9 ? "TLSv1.2" : "TLSv1.3")
     }
 
+    // MARK: - iOS 26's two-segment hello
+
+    /// Servers and middleboxes that read the ClientHello from one TCP segment fail iOS 26 devices, whose
+    /// hello (X25519MLKEM768's key share) spans two, and pass a small hello (docs/ats-rules.md, "The ATS
+    /// client's ClientHello"): the probe's ios26 hello must fail them too.
+    @Test(
+        "a server that reads the ClientHello from one segment: handshake_failure under ios26, allowed under ios17",
+        arguments: [OSProfile.ios17, .ios26])
+    func oneSegmentHelloReader(_ os: OSProfile) throws {
+        let factory = try compliantChain()
+        let backend = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
+        let server = try OneSegmentHelloServer(backend: backend.port)
+        let proxy = try TestProxy.start(
+            factory, policyXML: fullATSForLocalhost, policySettings: PolicySettings(osProfile: os))
+        defer { proxy.stop() }
+        let curl = try proxy.curlHTTPS(factory, port: server.port)
+        let lines = try proxy.waitForLogLines(1)
+        withExtendedLifetime(backend) {}
+        let group = ((lines.first?.fields["tls"] as? [String: Any])?["group"] as? [String: Any])?["name"] as? String
+        if os == .ios26 {
+            // Closed with no alert: errSSLClosedNoNotify. The permissive probe's small hello got through.
+            expectBlocked(curl, lines.first, violations: ["handshake_failure"], nsurl: -1200, ssl: -9816)
+            #expect(server.rejected == 1)
+            let explanation = (lines.first?.fields["explanations"] as? [String])?.first ?? ""
+            #expect(explanation.contains("the ClientHello was iOS 26's"), "\(explanation)")
+        } else {
+            expectAllowed(curl, lines.first, tlsVersion: "TLSv1.3")
+            #expect(server.rejected == 0)
+            #expect(group == "x25519", "\(String(describing: lines.first))")
+        }
+    }
+
     // MARK: - Pins where ATS is off
 
     @Test(

@@ -35,6 +35,8 @@ REQUEST_FIELDS = {
     "reused": (BOOL,), "compliant": (BOOL,), "action": (STR,), "rule": (DICT, NULL), "violations": (LIST,),
     "error": (DICT, NULL), "upstream_error": (STR, NULL), "upgrade": (STR, NULL),
     "request_headers": (LIST, NULL), "response_headers": (LIST, NULL),
+    # the connection's key-exchange group, as its line's tls.group
+    "tls_group": (DICT, NULL),
 }
 
 

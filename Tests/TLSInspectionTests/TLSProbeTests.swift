@@ -63,6 +63,25 @@ struct TLSProbeTests {
     }
 
     @Test(
+        "the key-exchange group the handshake used is recorded, by its IANA name and codepoint",
+        arguments: [
+            (["-groups", "X25519"], KeyExchangeGroup.x25519, "x25519", 29),
+            (["-groups", "P-256"], .secp256r1, "secp256r1", 23),
+            (["-groups", "P-384"], .secp384r1, "secp384r1", 24),
+            (["-tls1_2", "-groups", "P-521"], .secp521r1, "secp521r1", 25),
+        ])
+    func keyExchangeGroup(_ options: [String], _ group: KeyExchangeGroup, _ name: String, _ codepoint: UInt16) throws {
+        let factory = try Self.makeChain()
+        let server = try TestTLSServer(
+            directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"] + options)
+        let result = try Self.judge(server, factory, policy: try Self.policy(Self.fullATS))
+        let observed = try #require(result.ats.observed, "\(String(describing: result.ats.failure))")
+        #expect(observed.keyExchangeGroup == group)
+        #expect(observed.keyExchangeGroup?.name == name)
+        #expect(observed.keyExchangeGroup?.codepoint == codepoint)
+    }
+
+    @Test(
         "protocol failures: the ATS handshake fails and the permissive probe says why",
         arguments: [
             (["-tls1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"], "tls_version"),

@@ -9,12 +9,18 @@ public struct DiagnosticResult: Sendable {
     /// The load of the URL, made once the first handshake passed (nil when it did not, or when the
     /// test did not load).
     public var load: DiagnosticLoad?
+    /// The key-exchange group the test's ATS-shaped handshake used; nil when it did not complete.
+    public var keyExchangeGroup: KeyExchangeGroup?
 
-    public init(test: DiagnosticTest, verdict: Verdict?, failure: String? = nil, load: DiagnosticLoad? = nil) {
+    public init(
+        test: DiagnosticTest, verdict: Verdict?, failure: String? = nil, load: DiagnosticLoad? = nil,
+        keyExchangeGroup: KeyExchangeGroup? = nil
+    ) {
         self.test = test
         self.verdict = verdict
         self.failure = failure
         self.load = load
+        self.keyExchangeGroup = keyExchangeGroup
     }
 
     /// The first handshake passed and, when the URL was loaded, the load completed.

@@ -26,7 +26,8 @@ extension ViolationKind {
         case .niapCipher: "enable an ECDHE suite with AES-GCM for TLS 1.2"
         case .niapSignatureAlgorithm: "sign the handshake with a SHA-256 or stronger signature scheme"
         case .handshakeFailure:
-            "offer a curve and signature scheme Apple's client offers (X25519 or P-256, ECDSA or RSA-PSS)"
+            "offer a curve and signature scheme Apple's client offers (X25519 or P-256, ECDSA or RSA-PSS), and read "
+                + "a ClientHello over several TCP segments (iOS 26's is about 1.6 KB)"
         default: "change the server"
         }
     }

@@ -7,10 +7,15 @@ public struct HandshakeFailure: Sendable, Hashable, CustomStringConvertible {
     public var reason: String
     /// Whether the server closed the connection mid-handshake with no alert (an unexpected EOF).
     public var serverClosedWithoutAlert: Bool
+    /// Whether the failed hello was iOS 26's, about 1.6 KB over two TCP segments: when a small hello
+    /// then completes, its size is the likely cause (a server or middlebox that reads the hello from
+    /// one segment).
+    public var largeHello: Bool
 
-    public init(reason: String, serverClosedWithoutAlert: Bool = false) {
+    public init(reason: String, serverClosedWithoutAlert: Bool = false, largeHello: Bool = false) {
         self.reason = reason
         self.serverClosedWithoutAlert = serverClosedWithoutAlert
+        self.largeHello = largeHello
     }
 
     public var description: String { reason }

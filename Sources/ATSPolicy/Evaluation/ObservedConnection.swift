@@ -5,6 +5,9 @@ public struct ObservedConnection: Sendable, Hashable {
     public var tlsVersion: TLSVersion?
     /// The negotiated suite, or nil when no handshake completed.
     public var cipherSuite: CipherSuite?
+    /// The key-exchange group the handshake used (`x25519`, `X25519MLKEM768`), or nil when none was
+    /// (no handshake, a resumed TLS 1.2 session, static RSA) or the facts came from no handshake.
+    public var keyExchangeGroup: KeyExchangeGroup?
     /// Whether TLS 1.2 negotiated Extended Master Secret (RFC 7627); nil when unknown.
     public var extendedMasterSecret: Bool?
     /// The signature scheme the server used in the handshake (`rsa_pkcs1_sha1`, `ecdsa_secp256r1_sha256`…),
@@ -24,12 +27,14 @@ public struct ObservedConnection: Sendable, Hashable {
     public var intermediateFetches: [IntermediateFetch]
 
     public init(
-        tlsVersion: TLSVersion?, cipherSuite: CipherSuite?, extendedMasterSecret: Bool? = nil,
-        serverSignatureScheme: String? = nil, chain: [CertificateFacts], trust: ChainTrust, embeddedSCTs: Int = 0,
-        deliveredSCTs: Int = 0, evaluationTime: Int64, intermediateFetches: [IntermediateFetch] = []
+        tlsVersion: TLSVersion?, cipherSuite: CipherSuite?, keyExchangeGroup: KeyExchangeGroup? = nil,
+        extendedMasterSecret: Bool? = nil, serverSignatureScheme: String? = nil, chain: [CertificateFacts],
+        trust: ChainTrust, embeddedSCTs: Int = 0, deliveredSCTs: Int = 0, evaluationTime: Int64,
+        intermediateFetches: [IntermediateFetch] = []
     ) {
         self.tlsVersion = tlsVersion
         self.cipherSuite = cipherSuite
+        self.keyExchangeGroup = keyExchangeGroup
         self.extendedMasterSecret = extendedMasterSecret
         self.serverSignatureScheme = serverSignatureScheme
         self.chain = chain

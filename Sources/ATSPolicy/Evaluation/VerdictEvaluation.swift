@@ -34,12 +34,20 @@ extension TransportSecurityPolicy {
                 Violation(
                     kind: .handshakeFailure, error: failure.appleError,
                     explanation:
-                        "the handshake as an ATS client failed although the server's facts break no rule: \(failure.reason)",
+                        "the handshake as an ATS client failed although the server's facts break no rule: \(failure.reason)"
+                        + (failure.largeHello ? Self.largeHelloHint : ""),
                     allowedBy: nil)
             ]
         }
         return verdict
     }
+
+    /// Why a large hello is the likely cause: the permissive probe's small hello completed, and the
+    /// servers and middleboxes that fail iOS 26 devices this way read the hello from one TCP segment.
+    static let largeHelloHint =
+        "; the ClientHello was iOS 26's (X25519MLKEM768's key share makes it about 1.6 KB, two TCP segments) "
+        + "and a small hello completed: the server, or a middlebox before it, likely reads the ClientHello from "
+        + "one segment"
 }
 
 /// The checks of one verdict; each appends violations with Apple's codes, the facts in words, and

@@ -61,6 +61,15 @@ extension AppleError: JSONObjectWritable {
     }
 }
 
+/// `{"name": "x25519", "codepoint": 29}`: the group by the registry's name and number, as the log,
+/// HAR and `diagnose` write it (a reader matches the number; the name is for people).
+extension KeyExchangeGroup: JSONObjectWritable {
+    public func writeMembers(to sink: inout some JSONObjectSink) {
+        sink.add("name", string: name)
+        sink.add("codepoint", int: Int64(codepoint))
+    }
+}
+
 extension Violation {
     public var json: JSONValue {
         .object([

@@ -170,7 +170,9 @@ struct Diagnosis {
                 DiagnosticResult(
                     test: test,
                     verdict: policy.verdict(
-                        for: requirements, observed: observed, atsHandshakeFailure: probe.atsHandshakeFailure)),
+                        for: requirements, observed: observed, atsHandshakeFailure: probe.atsHandshakeFailure),
+                    // The permissive probe's group is not one the app's handshake would have used.
+                    keyExchangeGroup: probe.atsHandshakeFailure == nil ? observed.keyExchangeGroup : nil),
                 policy)
         }
 

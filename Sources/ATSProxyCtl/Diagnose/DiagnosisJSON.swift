@@ -59,6 +59,7 @@ extension Diagnosis {
             ("error", result.error?.json ?? (result.passed ? .null : AppleError(nsurl: -1200, ssl: nil).json)),
             ("failure", .optional(result.failure ?? result.load?.failure)),
             ("load", result.load.map(Self.loadJSON) ?? .null),
+            ("tls_group", result.keyExchangeGroup?.json ?? .null),
             (
                 "details",
                 .array(

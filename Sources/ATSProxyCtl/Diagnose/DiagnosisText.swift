@@ -70,6 +70,8 @@ struct DiagnosisText {
             }
         }
         if let failure = result.failure ?? result.load?.failure { output.line("Error : \(failure)") }
+        // The group the test's handshake used: X25519MLKEM768 where both sides have ML-KEM.
+        if let group = result.keyExchangeGroup { output.line("Key exchange : \(group.name) (\(group.codepoint))") }
         output.line("---")
         output.line()
     }

@@ -32,6 +32,10 @@ int CProxyShims_SSL_get_extms_support(SSL *ssl);
 /// SSL_get_peer_signature_nid: a macro over SSL_ctrl; the digest of the peer's handshake signature.
 int CProxyShims_SSL_get_peer_signature_nid(SSL *ssl, int *nid);
 
+/// SSL_get_negotiated_group: a macro over SSL_ctrl; the key-exchange group's NID, or
+/// TLSEXT_nid_unknown | the IANA codepoint for a group OpenSSL has no NID for (the ML-KEM hybrids).
+int CProxyShims_SSL_get_negotiated_group(SSL *ssl);
+
 /// BIO_set_retry_read: a macro over BIO_set_flags; tells OpenSSL a read found no bytes yet.
 void CProxyShims_BIO_set_retry_read(BIO *bio);
 

@@ -146,7 +146,8 @@ final class InterceptedExchanges: ExchangeOwner {
         return RequestRecord.ConnectionFacts(
             connectionID: session.id, client: session.peer, host: tunnel.host, port: tunnel.port,
             serverNameIndication: record?.serverNameIndication, upstreamAddress: address?.description,
-            verdict: record?.serverNameVerdict ?? record?.verdict, action: record?.action ?? .allowed)
+            verdict: record?.serverNameVerdict ?? record?.verdict, action: record?.action ?? .allowed,
+            keyExchangeGroup: record?.probedKeyExchangeGroup)
     }
 
     private func started(_ head: RequestHead) {

@@ -17,6 +17,8 @@ package struct RequestRecord: Sendable {
         package var upstreamAddress: String?
         package var verdict: Verdict?
         package var action: Action
+        /// The key-exchange group of the handshake the verdict was judged on (`tls_group`).
+        package var keyExchangeGroup: KeyExchangeGroup?
     }
 
     /// `request`, or `tls_stream` for bytes inside the TLS that were not HTTP.
@@ -113,6 +115,7 @@ package struct RequestRecord: Sendable {
         sink.add(Field.upgrade, string: upgrade)
         sink.add(Field.requestHeaders, requestHeaders.map(Self.headersJSON))
         sink.add(Field.responseHeaders, responseHeaders.map(Self.headersJSON))
+        sink.add(Field.tlsGroup, object: connection.keyExchangeGroup)
     }
 
     private static func headersJSON(_ fields: [(name: String, value: String)]) -> JSONValue {

@@ -90,7 +90,9 @@ final class VerdictProbeRun {
         case .notTLS(let reason):
             finish(ProbeResult(cleartextUpstream: reason, address: address))
         case .handshake(let reason):
-            let refusal = HandshakeFailure(reason: reason, serverClosedWithoutAlert: outcome.serverClosedWithoutAlert)
+            let refusal = HandshakeFailure(
+                reason: reason, serverClosedWithoutAlert: outcome.serverClosedWithoutAlert,
+                largeHello: key.profile.hello == .postQuantum)
             explain(refusal, address: address)
         default:
             finish(ProbeResult(upstreamFailure: failure, address: address))
