@@ -8,6 +8,9 @@ import TLSInspection
 ///
 /// Everything is called on, and answers on, the session's own loop (or the test's thread).
 protocol SessionEnvironment: AnyObject {
+    /// Where a missing intermediate is had (the loop's ``ProxyServer``); nil: not fetched.
+    var intermediateSource: (any IntermediateSource)? { get }
+
     /// The settings new sessions start with.
     var settings: ProxySettings { get }
     /// The proxy's own listening addresses, for the destination rules' loop check.
@@ -76,3 +79,7 @@ protocol UpstreamDial: AnyObject {
 }
 
 extension UpstreamDialer: UpstreamDial {}
+
+extension SessionEnvironment {
+    var intermediateSource: (any IntermediateSource)? { nil }
+}

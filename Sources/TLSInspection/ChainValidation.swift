@@ -22,9 +22,12 @@ package struct ChainValidation {
 
     /// Builds the path for `presented` (leaf first, as the server sent them, or as a file gave them),
     /// with `intermediates` (fetched ones, as `fetches` records) as further candidates, against `anchors`.
+    ///
+    /// `time` steers which issuer OpenSSL prefers when several match (one valid then over an expired
+    /// copy, as Apple's path builder does); the dates themselves are judged by the policy module.
     package init(
         presented: [X509Certificate], intermediates: [X509Certificate] = [], fetches: [IntermediateFetch] = [],
-        anchors: TrustAnchors
+        anchors: TrustAnchors, at time: Int64
     ) {
         self.fetches = fetches
         guard let leaf = presented.first else {
@@ -44,10 +47,18 @@ package struct ChainValidation {
             }
             if X509_STORE_CTX_init(context, anchors.store.raw, leaf.raw, untrusted) == 1 {
                 let parameters = X509_STORE_CTX_get0_param(context)
-                X509_VERIFY_PARAM_set_flags(
-                    parameters, UInt(X509_V_FLAG_PARTIAL_CHAIN | X509_V_FLAG_NO_CHECK_TIME))
-                X509_STORE_CTX_set_ex_data(
-                    context, pathBuildingRecordIndex, Unmanaged.passUnretained(record).toOpaque())
+                X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_PARTIAL_CHAIN))
+                X509_VERIFY_PARAM_set_time(parameters, time_t(time))
+                // Without the record the callback could not tell a failure from success: refuse outright.
+                guard pathBuildingRecordIndex >= 0,
+                    X509_STORE_CTX_set_ex_data(
+                        context, pathBuildingRecordIndex, Unmanaged.passUnretained(record).toOpaque()) == 1
+                else {
+                    path = presented
+                    trust = .untrusted(reason: "the path could not be built: no verification record")
+                    missingIssuer = nil
+                    return
+                }
                 X509_STORE_CTX_set_verify_cb(context, pathBuildingRecorder)
                 if X509_verify_cert(context) != 1, record.failure == nil {
                     record.failure =
@@ -57,6 +68,11 @@ package struct ChainValidation {
                 if let chain = X509_STORE_CTX_get0_chain(context) {
                     built = (0..<OPENSSL_sk_num(chain)).compactMap { index in
                         OPENSSL_sk_value(chain, index).map { X509Certificate(retaining: OpaquePointer($0)) }
+                    }
+                    // Trusted only if the path ends at a certificate of the store, never at one that was
+                    // given: the untrusted ones are counted from the leaf.
+                    if record.failure == nil, Int(X509_STORE_CTX_get_num_untrusted(context)) >= built.count {
+                        record.failure = "the path ends at a certificate that is not a trust anchor"
                     }
                 }
             } else {
@@ -162,8 +178,9 @@ private let pathBuildingRecordIndex: Int32 = CRYPTO_get_ex_new_index(
 /// Records each error and lets path building go on (returns 1), so the path is built as far as it goes
 /// and the first error says why it is not trusted.
 private func pathBuildingRecorder(_ preverified: Int32, _ context: OpaquePointer?) -> Int32 {
-    guard preverified == 0, let context, let record = X509_STORE_CTX_get_ex_data(context, pathBuildingRecordIndex)
-    else { return 1 }
+    guard preverified == 0 else { return 1 }
+    // No record to say why: stop, rather than let a failure pass as success.
+    guard let context, let record = X509_STORE_CTX_get_ex_data(context, pathBuildingRecordIndex) else { return 0 }
     let certificate = X509_STORE_CTX_get_current_cert(context).map { X509Certificate(retaining: $0) }
     Unmanaged<PathBuildingRecord>.fromOpaque(record).takeUnretainedValue()
         .record(

@@ -11,7 +11,7 @@ struct CompletedHandshake {
     /// The facts of a completed handshake, judged at `now`.
     func outcome(now: Int64) -> ProbeOutcome {
         let peer = peerCertificates()
-        let validation = ChainValidation(presented: peer, anchors: anchors)
+        let validation = ChainValidation(presented: peer, anchors: anchors, at: now)
         let cipher = SSL_get_current_cipher(ssl).map { CipherSuite(id: SSL_CIPHER_get_protocol_id($0)) }
         let version = TLSVersion(wireValue: UInt16(truncatingIfNeeded: SSL_version(ssl)))
         let observed = validation.observedConnection(

@@ -14,14 +14,16 @@ package struct IntermediateCompletion {
 
     private let presented: [X509Certificate]
     private let anchors: TrustAnchors
+    private let time: Int64
     private var intermediates: [X509Certificate] = []
     private var tried: Set<String> = []
     package private(set) var validation: ChainValidation
 
-    package init(presented: [X509Certificate], anchors: TrustAnchors, validation: ChainValidation? = nil) {
+    package init(presented: [X509Certificate], anchors: TrustAnchors, at time: Int64) {
         self.presented = presented
         self.anchors = anchors
-        self.validation = validation ?? ChainValidation(presented: presented, anchors: anchors)
+        self.time = time
+        validation = ChainValidation(presented: presented, anchors: anchors, at: time)
     }
 
     /// The URL to fetch next, or nil when fetching can complete the path no further: it is trusted,
@@ -50,7 +52,8 @@ package struct IntermediateCompletion {
             fetch = IntermediateFetch(url: url.text, outcome: .failed(reason: failure.reason), cached: cached)
         }
         validation = ChainValidation(
-            presented: presented, intermediates: intermediates, fetches: validation.fetches + [fetch], anchors: anchors)
+            presented: presented, intermediates: intermediates, fetches: validation.fetches + [fetch], anchors: anchors,
+            at: time)
     }
 
     /// Why a fetch brought no certificate.

@@ -131,6 +131,9 @@ package final class TLSStream {
 
     deinit { SSL_free(ssl) }
 
+    /// The anchors a client stream's peer is judged against (nil for a server stream).
+    package var trustAnchors: TrustAnchors? { anchors }
+
     /// Whether the handshake has completed.
     package var isHandshakeComplete: Bool {
         switch phase {

@@ -135,7 +135,7 @@ package final class UpstreamProber: Sendable {
         guard fetchesIntermediates, let observed = outcome.observed, case .untrusted = observed.trust else {
             return outcome
         }
-        let validation = validate(outcome.peerCertificates)
+        let validation = validate(outcome.peerCertificates, at: observed.evaluationTime)
         guard !validation.fetches.isEmpty else { return outcome }
         var completed = outcome
         completed.observed = validation.replacingPath(in: observed)
@@ -145,8 +145,8 @@ package final class UpstreamProber: Sendable {
 
     /// The path for `presented` against this prober's anchors, completed by fetching (in this thread)
     /// when an intermediate is missing and fetching is on: what `diagnose --chain` judges.
-    package func validate(_ presented: [X509Certificate]) -> ChainValidation {
-        var completion = IntermediateCompletion(presented: presented, anchors: anchors)
+    package func validate(_ presented: [X509Certificate], at time: Int64) -> ChainValidation {
+        var completion = IntermediateCompletion(presented: presented, anchors: anchors, at: time)
         guard fetchesIntermediates else { return completion.validation }
         while let url = completion.nextURL() {
             let earlier = fetched.withLock { $0[url.text] }

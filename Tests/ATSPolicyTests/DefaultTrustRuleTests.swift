@@ -178,6 +178,19 @@ struct DefaultTrustRuleTests: ATSSpecFixture {
         }
     }
 
+    @Test(
+        "a leaf trusted directly still gets the loose EKU check: clientAuth alone fails, no EKU passes",
+        arguments: [TrustAnchorKind.user, .app])
+    func looseCheckOnDirectlyTrustedLeaf(anchor: TrustAnchorKind) throws {
+        let old = Self.date(2019, 1, 1)
+        let clientOnly = leaf(notBefore: old, lifetimeDays: 3000, eku: [.clientAuth], selfSigned: true)
+        let observed = connection(chain: [clientOnly], trust: .anchored(anchor), at: old + Self.day)
+        #expect(violationNames(try verdict(try policy(""), observed: observed)) == ["no_serverauth_eku"])
+        let bare = leaf(notBefore: old, lifetimeDays: 3000, eku: nil, selfSigned: true)
+        let passing = connection(chain: [bare], trust: .anchored(anchor), at: old + Self.day)
+        #expect(violationNames(try verdict(try policy(""), observed: passing)) == [])
+    }
+
     @Test("an untrusted chain still gets the loose EKU check: a clientAuth-only leaf")
     func looseCheckWithoutAnchor() throws {
         let observed = connection(

@@ -107,6 +107,9 @@ struct SpecIOS26TLSFloorTests: ATSSpecFixture {
             forHost: "example.com")
         #expect(!off17.explanation.contains { $0.contains("refuses TLS 1.0") })
         #expect(OSProfile.ios26.lowestTLSVersion == .tls12)
-        #expect(OSProfile.allCases.filter { $0 != .ios26 }.allSatisfy { $0.lowestTLSVersion == .tls10 })
+        // Apple's system services are iOS 26's (support article 126655): the same floor.
+        #expect(OSProfile.appleSystem.lowestTLSVersion == .tls12)
+        let earlier = OSProfile.allCases.filter { $0 != .ios26 && $0 != .appleSystem }
+        #expect(earlier.allSatisfy { $0.lowestTLSVersion == .tls10 })
     }
 }

@@ -61,7 +61,7 @@ struct ConfigFileTests {
             ("mode = enforec", .badValue, ":3: key 'mode': \"enforec\" is not one of: enforce, report"),
             (
                 "os-profile = ios99", .badValue,
-                ":3: key 'os-profile': \"ios99\" is not one of: ios9, ios10, ios17, ios26"
+                ":3: key 'os-profile': \"ios99\" is not one of: ios9, ios10, ios17, ios26, apple-system"
             ),
             ("system-roots = yes", .badValue, ":3: key 'system-roots': \"yes\" is not one of: on, off"),
             (

@@ -113,4 +113,31 @@ struct IntermediateFetchProcessTests {
         let explanation = (line["explanations"] as? [String])?.first ?? ""
         #expect(explanation.contains("fetching \(issuers.url()) failed"), "\(explanation)")
     }
+
+    @Test("intercept mode fetches the missing intermediate too, and the request goes through")
+    func intercepted() throws {
+        let fixture = try InterceptFixture(names: [Self.host])
+        let factory = fixture.factory
+        try factory.certificate("inter", issuer: "root", extensions: [], isCA: true)
+        try factory.openssl(["x509", "-in", "inter.pem", "-outform", "DER", "-out", "inter.der"])
+        let served = try CAIssuersServer(body: try factory.bytes("inter.der"))
+        try factory.certificate(
+            "leaf", issuer: "inter",
+            extensions: [
+                "subjectAltName=DNS:\(Self.host)", "extendedKeyUsage=serverAuth",
+                "authorityInfoAccess=caIssuers;URI:\(served.url())",
+            ])
+        let origin = try TestHTTPOrigin(
+            directory: factory.directory, certificate: factory.path("leaf.pem"), key: factory.path("leaf.key"))
+        let daemon = try fixture.daemon()
+        let result = try fixture.curl(daemon, ["https://\(Self.host):\(origin.port)/hello"])
+        let lines = daemon.logLines(atLeast: 2)
+        #expect(daemon.terminate() == 0)
+        #expect(result.status == 0, "\(result.standardError)")
+        let connection = try #require(lines.first { $0["kind"] as? String == "connection" })
+        #expect(connection["action"] as? String == "allowed", "\(connection)")
+        let fetches = (connection["tls"] as? [String: Any])?["intermediate_fetches"] as? [[String: Any]]
+        #expect(fetches?.first?["result"] as? String == "fetched", "\(connection)")
+        #expect(served.requests.count == 1)
+    }
 }

@@ -168,7 +168,8 @@ extension VerdictChecker {
     /// after 2019-06-30T23:00:00Z must list serverAuth; under a user anchor there is no strict check.
     private mutating func checkExtendedKeyUsage(_ path: TrustPath) {
         var reasons: [String] = []
-        for index in path.chain.indices where !path.isAnchor(index) {
+        // The leaf is checked even when it is its own anchor; an anchor above it is not.
+        for index in path.chain.indices where index == 0 || !path.isAnchor(index) {
             guard let usages = path.chain[index].extendedKeyUsage else { continue }
             if !usages.contains(where: \.allowsTLSServer) {
                 reasons.append(

@@ -34,7 +34,7 @@ struct ChainDiagnosis {
                 throw InputError(description: "\(error)")
             }
         }
-        let validation = prober.validate(presented)
+        let validation = prober.validate(presented, at: date)
         let observed = validation.observedConnection(evaluationTime: date)
         let target = try Self.target(host: host, leaf: observed.chain.first ?? presented[0].facts, files: files)
         let requirements = policy.requirements(for: target.host, scheme: .https)

@@ -226,11 +226,14 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
     }
 
     /// The list's bytes: a regular file, or standard input for `-`; at most 16 MiB.
-    private static func readList(_ file: String) throws(FileReadError) -> [UInt8] {
+    private static func readList(_ file: String) throws -> [UInt8] {
         guard file == "-" else { return try FileContents.read(file, maximumSize: 16 << 20).bytes }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while bytes.count <= 16 << 20 {
+        while true {
+            guard bytes.count <= 16 << 20 else {
+                throw ChainDiagnosis.InputError(description: "(standard input): more than 16 MiB: not a list of URLs")
+            }
             let count = buffer.withUnsafeMutableBytes { Glibc.read(STDIN_FILENO, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { break }

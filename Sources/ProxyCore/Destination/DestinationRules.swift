@@ -34,6 +34,13 @@ package struct DestinationRules: Sendable {
         self.isHostAddress = isHostAddress
     }
 
+    /// What decides where this client may be connected, as text: clients with the same scope may share
+    /// what a fetch under these rules found (``IntermediateFetchCache``).
+    package var fetchScope: String {
+        (clientIsLoopback ? "loopback" : "remote") + "[" + allowedDestinations.map(\.description).joined(separator: ",")
+            + "]"
+    }
+
     /// Why the proxy must not connect this client to `address`, or nil when it may.
     package func vet(_ address: SocketAddress) -> DestinationRefusal? {
         guard let ip = address.withAddressBytes({ IPAddress(networkBytes: $0) }) else { return nil }

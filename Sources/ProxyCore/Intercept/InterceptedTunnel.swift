@@ -44,6 +44,8 @@ final class InterceptedTunnel {
     private let offered: UpstreamSessionCache.Entry?
     /// The facts the verdict was taken from: kept with the session when the tunnel ends.
     private var judged: ProbeResult?
+    /// The upstream's path being completed by fetching an intermediate it left out.
+    private var pathCompletion: PathCompletion?
 
     private var session: ClientSession { tunnel.session }
     private var settings: ProxySettings { session.settings }
@@ -116,6 +118,8 @@ final class InterceptedTunnel {
 
     /// Ends whatever is under way: close_notify to both peers where their sessions are sound.
     func close() {
+        pathCompletion?.cancel()
+        pathCompletion = nil
         deadline?.cancel()
         deadline = nil
         if case .relaying(let exchanges) = state {
@@ -151,12 +155,27 @@ final class InterceptedTunnel {
             observed = full
             observed.evaluationTime = now
         } else {
-            guard let facts = stream.outcome(now: now).observed else {
+            let outcome = stream.outcome(now: now)
+            guard let facts = outcome.observed, let anchors = stream.trustAnchors else {
                 return upstreamLost("the handshake ended without a result")
             }
-            result = ProbeResult(observed: facts, address: upstreamAddress)
-            observed = facts
+            // A server that left an intermediate out: fetched as iOS fetches it, as the tunnel's probe does.
+            pathCompletion = PathCompletion.start(
+                facts, presented: outcome.peerCertificates, anchors: anchors, fetching: settings.fetchesIntermediates,
+                source: session.environment.intermediateSource, rules: session.destinations
+            ) { [weak self] observed in
+                guard let self else { return }
+                pathCompletion = nil
+                judgeUpstream(ProbeResult(observed: observed, address: upstreamAddress), observed, stream)
+            }
+            return
         }
+        judgeUpstream(result, observed, stream)
+    }
+
+    /// Judges the upstream's facts and goes on: the device's handshake, or the block.
+    private func judgeUpstream(_ result: ProbeResult, _ observed: ObservedConnection, _ stream: TLSStream) {
+        guard case .upstreamHandshake = state else { return }
         judged = result
         session.record?.noteProbe(result)
         session.record?.upstreamResumed = stream.wasResumed

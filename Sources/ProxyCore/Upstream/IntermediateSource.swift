@@ -21,9 +21,13 @@ enum IntermediateRequest {
     case answered(IntermediateFetchCache.Answer)
     /// Under way; the number cancels it.
     case pending(UInt64)
+    /// Fetched (or refused) at once: the completion has already run.
+    case delivered
 }
 
 extension ProxyServer: IntermediateSource {
+    var intermediateSource: (any IntermediateSource)? { self }
+
     func requestIntermediate(
         _ url: CAIssuersURL, rules: DestinationRules,
         completion: @escaping (IntermediateFetchCache.Answer, _ cached: Bool) -> Void
@@ -32,7 +36,10 @@ extension ProxyServer: IntermediateSource {
         nextIntermediateRequest += 1
         let request = nextIntermediateRequest
         let cache = probes.intermediates
-        let lookup = cache.lookup(url.text, now: ProxyServer.nowMilliseconds()) { answer in
+        // Keyed by where the client may go too: a fetch another client's rules allowed (or refused)
+        // says nothing of this one's.
+        let key = rules.fetchScope + " " + url.text
+        let lookup = cache.lookup(key, now: ProxyServer.nowMilliseconds()) { answer in
             _ = poster.post(.intermediateFetched(request: request, answer: answer))
         }
         switch lookup {
@@ -45,12 +52,14 @@ extension ProxyServer: IntermediateSource {
             // public certificate, is then shared with any requester of the same URL.
             intermediateRequests[request] = completion
             let run = IntermediateFetchRun(url: url, base: base, resolver: resolver, settings: settings, rules: rules)
-            intermediateRuns[request] = (run, url.text)
+            intermediateRuns[request] = (run, key)
             run.start { [weak self] answer in
-                cache.complete(url.text, with: answer, now: ProxyServer.nowMilliseconds())
+                cache.complete(key, with: answer, now: ProxyServer.nowMilliseconds())
                 self?.intermediateRuns[request] = nil
                 self?.intermediateRequests.removeValue(forKey: request)?(answer, false)
             }
+            // A dial refused at once has delivered the answer already.
+            if intermediateRequests[request] == nil { return .delivered }
         }
         return .pending(request)
     }

@@ -24,10 +24,8 @@ final class VerdictProbeRun {
     private let rules: DestinationRules
     private let fetchesIntermediates: Bool
     private weak var intermediates: (any IntermediateSource)?
-    /// A path being completed by fetching, the facts it will replace the path of, and what then.
-    private var pathCompletion:
-        (steps: IntermediateCompletion, observed: ObservedConnection, then: (ObservedConnection) -> Void)?
-    private var intermediateRequest: UInt64?
+    /// A path being completed by fetching.
+    private var pathCompletion: PathCompletion?
 
     /// - Parameter rules: where the client that asked for the verdict may be connected; an address
     ///   they refuse gets no byte, and the report says so (``ProbeResult/refusal``).
@@ -72,9 +70,8 @@ final class VerdictProbeRun {
         dialer.cancel()
         handshake?.cancel()
         handshake = nil
+        pathCompletion?.cancel()
         pathCompletion = nil
-        if let request = intermediateRequest { intermediates?.cancelIntermediateRequest(request) }
-        intermediateRequest = nil
     }
 
     private func atsHandshakeEnded(_ outcome: ProbeOutcome, address: SocketAddress) {
@@ -118,40 +115,14 @@ final class VerdictProbeRun {
         }
     }
 
-    /// `observed`, its path completed from CA Issuers URLs when the server left an intermediate out
-    /// (``IntermediateCompletion``), as iOS completes it; as it is otherwise.
+    /// `observed`, its path completed from CA Issuers URLs when the server left an intermediate out,
+    /// as iOS completes it; as it is otherwise.
     private func completePath(
         _ observed: ObservedConnection, presented: [X509Certificate], then: @escaping (ObservedConnection) -> Void
     ) {
-        guard fetchesIntermediates, case .untrusted = observed.trust, intermediates != nil else {
-            return then(observed)
-        }
-        let steps = IntermediateCompletion(presented: presented, anchors: service.anchors)
-        pathCompletion = (steps, observed, then)
-        fetchNextIntermediate()
-    }
-
-    private func fetchNextIntermediate() {
-        guard var completion = pathCompletion else { return }
-        guard let url = completion.steps.nextURL(), let intermediates else {
-            pathCompletion = nil
-            let validation = completion.steps.validation
-            return completion.then(
-                validation.fetches.isEmpty ? completion.observed : validation.replacingPath(in: completion.observed))
-        }
-        pathCompletion = completion
-        let request = intermediates.requestIntermediate(url, rules: rules) { [unowned self] answer, cached in
-            intermediateRequest = nil
-            pathCompletion?.steps.received(url, answer, cached: cached)
-            fetchNextIntermediate()
-        }
-        switch request {
-        case .answered(let answer):
-            pathCompletion?.steps.received(url, answer, cached: true)
-            fetchNextIntermediate()
-        case .pending(let number):
-            intermediateRequest = number
-        }
+        pathCompletion = PathCompletion.start(
+            observed, presented: presented, anchors: service.anchors, fetching: fetchesIntermediates,
+            source: intermediates, rules: rules, then: then)
     }
 
     private func handshake(
