@@ -253,16 +253,8 @@ struct DiagnoseChainTests {
     @Test("a missing intermediate is fetched from the leaf's CA Issuers URL, as iOS fetches it, and the path completes")
     func fetchedIntermediate() throws {
         let factory = try CertificateFactory()
-        try factory.rootCA("root")
-        try factory.certificate("inter", issuer: "root", extensions: [], isCA: true)
-        try factory.openssl(["x509", "-in", "inter.pem", "-outform", "DER", "-out", "inter.der"])
-        let issuers = try CAIssuersServer(body: try factory.bytes("inter.der"))
-        try factory.certificate(
-            "leaf", issuer: "inter",
-            extensions: [
-                "subjectAltName=DNS:api.example.test", "extendedKeyUsage=serverAuth",
-                "authorityInfoAccess=caIssuers;URI:\(issuers.url())",
-            ])
+        let issuers = try CAIssuersServer(body: try factory.rootAndIntermediate())
+        try factory.leafNamingIssuer(host: "api.example.test", caIssuers: issuers.url())
         let anchors = ["--ca-file", factory.path("root.pem")]
         let fetched = try Self.judge(factory, ["leaf.pem"], anchors)
         #expect(fetched.names == [])
@@ -283,15 +275,9 @@ struct DiagnoseChainTests {
     @Test("a fetch that brings no certificate is named in the violation")
     func failedFetch() throws {
         let factory = try CertificateFactory()
-        try factory.rootCA("root")
-        try factory.certificate("inter", issuer: "root", extensions: [], isCA: true)
+        _ = try factory.rootAndIntermediate()
         let issuers = try CAIssuersServer(body: Array("gone".utf8), status: "404 Not Found")
-        try factory.certificate(
-            "leaf", issuer: "inter",
-            extensions: [
-                "subjectAltName=DNS:api.example.test", "extendedKeyUsage=serverAuth",
-                "authorityInfoAccess=caIssuers;URI:\(issuers.url())",
-            ])
+        try factory.leafNamingIssuer(host: "api.example.test", caIssuers: issuers.url())
         let result = try Self.judge(factory, ["leaf.pem"], ["--ca-file", factory.path("root.pem")])
         #expect(result.names == ["untrusted_chain"])
         let explanation = result.json["policy"]?["details"]?.arrayValue?.first?["explanation"]?.stringValue ?? ""

@@ -9,16 +9,10 @@ import Testing
 struct IntermediateFetchProcessTests {
     static let host = "leafonly.atsproxy.test"
 
-    /// A root, an intermediate served by `issuers`, and a leaf naming it, in `factory`.
+    /// A root, an intermediate the server leaves out, and a leaf naming `issuersURL`, with the hosts file.
     static func chain(_ factory: CertificateFactory, issuersURL: String) throws {
-        try factory.rootCA("root")
-        try factory.certificate("inter", issuer: "root", extensions: [], isCA: true)
-        try factory.certificate(
-            "leaf", issuer: "inter",
-            extensions: [
-                "subjectAltName=DNS:\(host)", "extendedKeyUsage=serverAuth",
-                "authorityInfoAccess=caIssuers;URI:\(issuersURL)",
-            ])
+        _ = try factory.rootAndIntermediate()
+        try factory.leafNamingIssuer(host: host, caIssuers: issuersURL)
         try "127.0.0.1 \(host)\n".write(toFile: factory.path("hosts"), atomically: true, encoding: .utf8)
     }
 
@@ -40,16 +34,8 @@ struct IntermediateFetchProcessTests {
     @Test("the intermediate is fetched once for two servers that leave it out, and each line says so")
     func fetched() throws {
         let factory = try CertificateFactory()
-        try factory.rootCA("root")
-        try factory.certificate("inter", issuer: "root", extensions: [], isCA: true)
-        try factory.openssl(["x509", "-in", "inter.pem", "-outform", "DER", "-out", "inter.der"])
-        let served = try CAIssuersServer(body: try factory.bytes("inter.der"))
-        try factory.certificate(
-            "leaf", issuer: "inter",
-            extensions: [
-                "subjectAltName=DNS:\(Self.host)", "extendedKeyUsage=serverAuth",
-                "authorityInfoAccess=caIssuers;URI:\(served.url())",
-            ])
+        let served = try CAIssuersServer(body: try factory.rootAndIntermediate())
+        try factory.leafNamingIssuer(host: Self.host, caIssuers: served.url())
         try "127.0.0.1 \(Self.host)\n".write(toFile: factory.path("hosts"), atomically: true, encoding: .utf8)
         // Two servers (two ports: two verdicts), each sending the leaf alone.
         let first = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
@@ -121,12 +107,7 @@ struct IntermediateFetchProcessTests {
         try factory.certificate("inter", issuer: "root", extensions: [], isCA: true)
         try factory.openssl(["x509", "-in", "inter.pem", "-outform", "DER", "-out", "inter.der"])
         let served = try CAIssuersServer(body: try factory.bytes("inter.der"))
-        try factory.certificate(
-            "leaf", issuer: "inter",
-            extensions: [
-                "subjectAltName=DNS:\(Self.host)", "extendedKeyUsage=serverAuth",
-                "authorityInfoAccess=caIssuers;URI:\(served.url())",
-            ])
+        try factory.leafNamingIssuer(host: Self.host, caIssuers: served.url())
         let origin = try TestHTTPOrigin(
             directory: factory.directory, certificate: factory.path("leaf.pem"), key: factory.path("leaf.key"))
         let daemon = try fixture.daemon()

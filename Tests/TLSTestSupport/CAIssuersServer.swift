@@ -50,3 +50,25 @@ extension Array where Element == UInt8 {
         count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix
     }
 }
+
+/// The chains of the missing-intermediate tests: a root, an intermediate the server will leave out,
+/// and a leaf naming where to fetch it.
+extension CertificateFactory {
+    /// Makes `root` and `inter` (under it) and returns the intermediate's DER, for a ``CAIssuersServer``.
+    package func rootAndIntermediate() throws -> [UInt8] {
+        try rootCA("root")
+        try certificate("inter", issuer: "root", extensions: [], isCA: true)
+        try openssl(["x509", "-in", "inter.pem", "-outform", "DER", "-out", "inter.der"])
+        return try bytes("inter.der")
+    }
+
+    /// A leaf `leaf.pem` for `host` under `inter`, with `caIssuers` as its CA Issuers URL.
+    package func leafNamingIssuer(host: String, caIssuers: String) throws {
+        try certificate(
+            "leaf", issuer: "inter",
+            extensions: [
+                "subjectAltName=DNS:\(host)", "extendedKeyUsage=serverAuth",
+                "authorityInfoAccess=caIssuers;URI:\(caIssuers)",
+            ])
+    }
+}
