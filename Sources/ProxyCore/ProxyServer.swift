@@ -373,8 +373,11 @@ extension ProxyServer: SessionEnvironment {
         case .probe:
             startProbe(key, rules: rules) { [weak self] result in
                 // Unreachable upstreams are not cached: the next request tries again. Nor are
-                // refusals (they carry an upstream failure): they hold for this client's rules only.
-                if result.upstreamFailure != nil {
+                // refusals (they carry an upstream failure): they hold for this client's rules only;
+                // nor is a path whose missing intermediate could not be fetched, which another
+                // client's rules may let it fetch (the fetch cache keeps the failure a minute).
+                let fetchFailed = result.observed?.intermediateFetches.contains(where: \.failed) ?? false
+                if result.upstreamFailure != nil || fetchFailed {
                     cache.abandon(key, answering: result)
                 } else {
                     let result = self?.sharingRecentFacts(result) ?? result

@@ -121,4 +121,46 @@ struct IntermediateFetchProcessTests {
         #expect(fetches?.first?["result"] as? String == "fetched", "\(connection)")
         #expect(served.requests.count == 1)
     }
+
+    @Test(
+        "a certificate cannot aim the proxy at loopback for a client beyond it: the fetch is refused under its rules",
+        .enabled(if: WebAccessProcessTests.canMakeNamespaces, "needs root and ip(8) to make a network namespace"))
+    func destinationRules() throws {
+        let namespace = try WebAccessProcessTests.Namespace()
+        let factory = try CertificateFactory()
+        // The CA Issuers URL is on loopback; the server itself on the host's veth address, which the
+        // namespace's client may reach.
+        let served = try CAIssuersServer(body: try factory.rootAndIntermediate())
+        try factory.leafNamingIssuer(host: Self.host, caIssuers: served.url())
+        try "\(namespace.hostAddress) \(Self.host)\n".write(
+            toFile: factory.path("hosts"), atomically: true, encoding: .utf8)
+        let server = try TestTLSServer(
+            directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"], host: namespace.hostAddress)
+        let daemon = try Self.daemon(
+            factory,
+            [
+                "--listen", "\(namespace.hostAddress):0", "--allow-client", "\(namespace.namespaceAddress)/32",
+                "--allow-client", "127.0.0.0/8",
+            ])
+        let remotePort = try #require(daemon.ports.last)
+        _ = try runCommand(
+            "/usr/sbin/ip",
+            [
+                "netns", "exec", namespace.name, "/usr/bin/curl", "-sS", "-k", "--max-time", "20", "--proxy",
+                "http://\(namespace.hostAddress):\(remotePort)", "https://\(Self.host):\(server.port)/",
+            ])
+        // The same server for a loopback client: its rules allow the fetch.
+        _ = try Self.connect(daemon, port: server.port)
+        let lines = daemon.logLines(atLeast: 2)
+        #expect(daemon.terminate() == 0)
+        let remote = try #require(
+            lines.first { ($0["client"] as? String)?.hasPrefix(namespace.namespaceAddress) == true })
+        #expect(remote["violations"] as? [String] == ["untrusted_chain"], "\(remote)")
+        let refused = ((remote["tls"] as? [String: Any])?["intermediate_fetches"] as? [[String: Any]])?.first
+        #expect(refused?["result"] as? String == "failed")
+        #expect((refused?["reason"] as? String)?.contains("refused") == true, "\(String(describing: refused))")
+        let local = try #require(lines.first { ($0["client"] as? String)?.hasPrefix("127.0.0.1") == true })
+        #expect(local["action"] as? String == "allowed", "\(local)")
+        #expect(served.requests.count == 1, "only the loopback client's fetch reached it")
+    }
 }

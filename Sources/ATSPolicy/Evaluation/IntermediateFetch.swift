@@ -20,6 +20,11 @@ public struct IntermediateFetch: Sendable, Hashable {
         self.cached = cached
     }
 
+    /// Whether the fetch brought no certificate.
+    public var failed: Bool {
+        if case .failed = outcome { true } else { false }
+    }
+
     /// `fetched` or `failed`: the log's spelling.
     public var result: String {
         if case .fetched = outcome { "fetched" } else { "failed" }
