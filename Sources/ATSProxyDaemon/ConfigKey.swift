@@ -10,6 +10,7 @@ package enum ConfigKey: String, CaseIterable, Sendable {
     case systemAnchor = "system-anchor"
     case systemRoots = "system-roots"
     case aiaFetch = "aia-fetch"
+    case ctLogList = "ct-log-list"
     case hostsFile = "hosts-file"
     case logFile = "log-file"
     case osProfile = "os-profile"
@@ -64,7 +65,7 @@ package enum ConfigKey: String, CaseIterable, Sendable {
             true
         // The CA is read at start: a new one would need every loop's minted leaves dropped.
         case .listen, .threads, .controlSocket, .logFile, .caFile, .appAnchor, .systemAnchor, .systemRoots, .caDir,
-            .webListen:
+            .webListen, .ctLogList:
             false
         }
     }
@@ -72,7 +73,7 @@ package enum ConfigKey: String, CaseIterable, Sendable {
     /// Whether the value is a path, which the file resolves against its own directory when relative.
     var isPath: Bool {
         switch self {
-        case .policy, .caFile, .appAnchor, .systemAnchor, .hostsFile, .logFile, .controlSocket, .caDir: true
+        case .policy, .caFile, .appAnchor, .systemAnchor, .hostsFile, .logFile, .controlSocket, .caDir, .ctLogList: true
         default: false
         }
     }

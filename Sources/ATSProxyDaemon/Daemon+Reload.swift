@@ -210,6 +210,7 @@ extension DaemonConfiguration {
         case .systemAnchor: systemAnchorFiles != other.systemAnchorFiles
         case .systemRoots: systemRoots != other.systemRoots
         case .hostsFile: hostsFile != other.hostsFile
+        case .ctLogList: ctLogList != other.ctLogList
         case .logFile: logFile != other.logFile
         case .osProfile: osProfile != other.osProfile
         case .cipherProfile: cipherProfile != other.cipherProfile
@@ -265,6 +266,7 @@ extension DaemonConfiguration {
         logFile = running.logFile
         caFiles = running.caFiles
         appAnchorFiles = running.appAnchorFiles
+        ctLogList = running.ctLogList
         systemAnchorFiles = running.systemAnchorFiles
         systemRoots = running.systemRoots
         caDir = running.caDir

@@ -44,6 +44,7 @@ extension DaemonCommand {
         layer.systemAnchorFiles = systemAnchorFiles
         layer.systemRoots = systemRoots.map { $0 == .on }
         layer.hostsFile = hostsFile
+        layer.ctLogList = ctLogList
         layer.logFile = logFile
         layer.osProfile = osProfile
         layer.cipherProfile = cipherProfile

@@ -185,6 +185,13 @@ package struct DaemonCommand: ParsableCommand, Sendable {
     var passthrough: [String] = []
 
     @Option(
+        name: .customLong("ct-log-list"),
+        help:
+            "Apple's CT log list (JSON): verify SCT signatures, log states and operators instead of counting SCTs."
+    )
+    var ctLogList: String?
+
+    @Option(
         name: .customLong("aia-fetch"),
         help:
             "Fetch an intermediate a server leaves out from its CA Issuers URL (http, under the destination rules), as iOS does: on or off (default on)."

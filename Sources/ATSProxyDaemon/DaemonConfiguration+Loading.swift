@@ -39,9 +39,14 @@ extension DaemonConfiguration {
             }
             return certificates
         }
+        var logs: CTLogList?
+        if let ctLogList {
+            do { logs = try CTLogList(path: ctLogList) } catch { throw unusableFile(.ctLogList, error) }
+        }
         return TrustAnchors(
             systemRoots: systemRoots ?? self.systemRoots, systemAnchors: try read(systemAnchorFiles, .systemAnchor),
-            userInstalled: try read(caFiles, .caFile), appAnchors: try read(appAnchorFiles, .appAnchor))
+            userInstalled: try read(caFiles, .caFile), appAnchors: try read(appAnchorFiles, .appAnchor),
+            ctLogList: logs)
     }
 
     package func hostsTable() throws(HostsTable.ReadError) -> HostsTable? {

@@ -26,6 +26,8 @@ package struct DaemonConfiguration: Sendable {
     /// `--aia-fetch`: complete a path the server left an intermediate out of, as iOS does.
     package var fetchesIntermediates: Bool
     package var hostsFile: String?
+    /// `--ct-log-list`: Apple's CT log list, to verify SCTs against; nil: they are counted.
+    package var ctLogList: String?
     /// Where the JSON log is appended; nil for standard output.
     package var logFile: String?
     package var osProfile: OSProfile
@@ -116,6 +118,7 @@ package struct DaemonConfiguration: Sendable {
         systemRoots = settings.systemRoots ?? Defaults.systemRoots
         fetchesIntermediates = settings.aiaFetch ?? Defaults.fetchesIntermediates
         hostsFile = settings.hostsFile
+        ctLogList = settings.ctLogList
         logFile = settings.logFile
         osProfile = settings.osProfile ?? Defaults.osProfile
         cipherProfile = settings.cipherProfile ?? Defaults.cipherProfile

@@ -14,6 +14,7 @@ struct SettingsLayer {
     var systemAnchorFiles: [String] = []
     var systemRoots: Bool?
     var hostsFile: String?
+    var ctLogList: String?
     var logFile: String?
     var osProfile: OSProfile?
     var cipherProfile: CipherProfile?
@@ -56,6 +57,7 @@ struct SettingsLayer {
         case .systemAnchor: !systemAnchorFiles.isEmpty
         case .systemRoots: systemRoots != nil
         case .hostsFile: hostsFile != nil
+        case .ctLogList: ctLogList != nil
         case .logFile: logFile != nil
         case .osProfile: osProfile != nil
         case .cipherProfile: cipherProfile != nil
@@ -96,6 +98,7 @@ struct SettingsLayer {
         merged.systemAnchorFiles = systemAnchorFiles.isEmpty ? lower.systemAnchorFiles : systemAnchorFiles
         merged.systemRoots = systemRoots ?? lower.systemRoots
         merged.hostsFile = hostsFile ?? lower.hostsFile
+        merged.ctLogList = ctLogList ?? lower.ctLogList
         merged.logFile = logFile ?? lower.logFile
         merged.osProfile = osProfile ?? lower.osProfile
         merged.cipherProfile = cipherProfile ?? lower.cipherProfile
@@ -154,6 +157,7 @@ extension SettingsLayer {
         case .systemAnchor: systemAnchorFiles.append(text)
         case .systemRoots: systemRoots = try SettingValue.choice(text, DaemonCommand.OnOff.self) == .on
         case .hostsFile: hostsFile = text
+        case .ctLogList: ctLogList = text
         case .logFile: logFile = text
         case .osProfile: osProfile = try SettingValue.choice(text, OSProfile.self)
         case .cipherProfile: cipherProfile = try SettingValue.choice(text, CipherProfile.self)

@@ -19,6 +19,8 @@ package struct ChainValidation {
 
     /// The fetches of missing intermediates that went into this path (``IntermediateCompletion``).
     package let fetches: [IntermediateFetch]
+    /// The log list SCTs are verified against, from the anchors.
+    private let ctLogList: CTLogList?
 
     /// Builds the path for `presented` (leaf first, as the server sent them, or as a file gave them),
     /// with `intermediates` (fetched ones, as `fetches` records) as further candidates, against `anchors`.
@@ -30,6 +32,7 @@ package struct ChainValidation {
         anchors: TrustAnchors, at time: Int64
     ) {
         self.fetches = fetches
+        ctLogList = anchors.ctLogList
         guard let leaf = presented.first else {
             path = []
             trust = .untrusted(reason: "the server sent no certificate")
@@ -106,23 +109,52 @@ extension ChainValidation {
     package func observedConnection(
         tlsVersion: TLSVersion? = nil, cipherSuite: CipherSuite? = nil, keyExchangeGroup: KeyExchangeGroup? = nil,
         extendedMasterSecret: Bool? = nil, serverSignatureScheme: String? = nil, deliveredSCTs: Int = 0,
-        evaluationTime: Int64
+        evaluationTime: Int64, handshakeSCTs: OpaquePointer? = nil
     ) -> ObservedConnection {
-        ObservedConnection(
+        var observed = ObservedConnection(
             tlsVersion: tlsVersion, cipherSuite: cipherSuite, keyExchangeGroup: keyExchangeGroup,
             extendedMasterSecret: extendedMasterSecret,
             serverSignatureScheme: serverSignatureScheme, chain: path.map(\.facts), trust: trust,
             embeddedSCTs: path.first?.embeddedSCTCount ?? 0, deliveredSCTs: deliveredSCTs,
             evaluationTime: evaluationTime, intermediateFetches: fetches)
+        if let ctLogList, let leaf = path.first {
+            observed.sctVerification = SCTVerification(
+                logList: ctLogList.name,
+                scts: verifiedSCTs(ctLogList, leaf: leaf, handshakeSCTs: handshakeSCTs, time: evaluationTime))
+        }
+        return observed
+    }
+
+    /// The SCTs the handshake gave (`handshakeSCTs`: every source, a STACK_OF(SCT) the `SSL` owns), or
+    /// without a handshake the leaf's embedded ones, as the log list judges them.
+    private func verifiedSCTs(_ list: CTLogList, leaf: X509Certificate, handshakeSCTs: OpaquePointer?, time: Int64)
+        -> [VerifiedSCT]
+    {
+        let issuer = path.count > 1 ? path[1] : nil
+        if let handshakeSCTs { return list.verify(handshakeSCTs, leaf: leaf, issuer: issuer, time: time) }
+        guard let embedded = X509_get_ext_d2i(leaf.raw, NID_ct_precert_scts, nil, nil) else { return [] }
+        let stack = OpaquePointer(embedded)
+        defer { SCT_LIST_free(stack) }
+        // Parsed from the certificate they have no source yet: embedded, which makes them precert entries.
+        for index in 0..<OPENSSL_sk_num(stack) {
+            if let sct = OPENSSL_sk_value(stack, index) {
+                _ = SCT_set_source(OpaquePointer(sct), SCT_SOURCE_X509V3_EXTENSION)
+            }
+        }
+        return list.verify(stack, leaf: leaf, issuer: issuer, time: time)
     }
 
     /// `observed` with this path in place of its own: the handshake's facts kept, the chain, trust,
     /// embedded SCTs and fetches from here (a path completed by fetching after the handshake).
     package func replacingPath(in observed: ObservedConnection) -> ObservedConnection {
-        observedConnection(
+        var replaced = observedConnection(
             tlsVersion: observed.tlsVersion, cipherSuite: observed.cipherSuite,
-            extendedMasterSecret: observed.extendedMasterSecret, serverSignatureScheme: observed.serverSignatureScheme,
-            deliveredSCTs: observed.deliveredSCTs, evaluationTime: observed.evaluationTime)
+            keyExchangeGroup: observed.keyExchangeGroup, extendedMasterSecret: observed.extendedMasterSecret,
+            serverSignatureScheme: observed.serverSignatureScheme, deliveredSCTs: observed.deliveredSCTs,
+            evaluationTime: observed.evaluationTime)
+        // The handshake's SCTs (delivered ones included) were verified with the handshake; keep that.
+        if observed.sctVerification != nil { replaced.sctVerification = observed.sctVerification }
+        return replaced
     }
 }
 

@@ -18,7 +18,7 @@ struct CompletedHandshake {
             tlsVersion: version, cipherSuite: cipher, keyExchangeGroup: keyExchangeGroup(),
             extendedMasterSecret: version == .tls13 ? true : CProxyShims_SSL_get_extms_support(ssl) == 1,
             serverSignatureScheme: peerSignatureDigest().map { "digest \($0)" }, deliveredSCTs: deliveredSCTCount(),
-            evaluationTime: now)
+            evaluationTime: now, handshakeSCTs: anchors.ctLogList == nil ? nil : SSL_get0_peer_scts(ssl))
         return ProbeOutcome(observed: observed, failure: nil, peerCertificates: peer, path: validation.path)
     }
 

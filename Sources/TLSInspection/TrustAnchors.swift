@@ -15,11 +15,14 @@ package struct TrustAnchors: Sendable {
     private let kinds: [[UInt8]: TrustAnchorKind]
     /// The store paths are built in: the OS store (looked up on demand) and every anchor above.
     let store: CertificateStore
+    /// `--ct-log-list`: the CT logs SCTs are verified against; nil: SCTs are only counted.
+    package let ctLogList: CTLogList?
 
     package init(
         systemRoots: Bool = true, systemAnchors: [X509Certificate] = [], userInstalled: [X509Certificate] = [],
-        appAnchors: [X509Certificate] = []
+        appAnchors: [X509Certificate] = [], ctLogList: CTLogList? = nil
     ) {
+        self.ctLogList = ctLogList
         self.systemRoots = systemRoots
         self.systemAnchors = systemAnchors
         self.userInstalled = userInstalled
@@ -37,7 +40,8 @@ package struct TrustAnchors: Sendable {
 
     /// Reads each file's certificates (PEM, or one DER certificate) as anchors of their kind.
     package static func loading(
-        caFiles: [String], appAnchorFiles: [String] = [], systemAnchorFiles: [String] = [], systemRoots: Bool = true
+        caFiles: [String], appAnchorFiles: [String] = [], systemAnchorFiles: [String] = [], systemRoots: Bool = true,
+        ctLogList: CTLogList? = nil
     ) throws(TLSError) -> TrustAnchors {
         func read(_ files: [String], _ what: String) throws(TLSError) -> [X509Certificate] {
             var certificates: [X509Certificate] = []
@@ -46,7 +50,8 @@ package struct TrustAnchors: Sendable {
         }
         return TrustAnchors(
             systemRoots: systemRoots, systemAnchors: try read(systemAnchorFiles, "system anchor file"),
-            userInstalled: try read(caFiles, "CA file"), appAnchors: try read(appAnchorFiles, "app anchor file"))
+            userInstalled: try read(caFiles, "CA file"), appAnchors: try read(appAnchorFiles, "app anchor file"),
+            ctLogList: ctLogList)
     }
 
     /// The kind of an anchor a path ended at: one given as a file, or else a root of the OS store.

@@ -225,6 +225,52 @@ struct DiagnoseChainTests {
         #expect(!user.names.contains("ct"))
     }
 
+    @Test("with a log list the SCTs' signatures are verified by OpenSSL: forged ones do not count, counted ones do")
+    func logList() throws {
+        let factory = try CertificateFactory()
+        try factory.rootCA("root")
+        try factory.certificate(
+            "leaf", issuer: "root",
+            extensions: ["subjectAltName=DNS:api.example.test", "extendedKeyUsage=serverAuth", Self.embeddedSCTs(2)])
+        // Two logs of two operators, with the ids the forged SCTs name and keys of their own.
+        try factory.key("log1", "ec:P-256")
+        try factory.key("log2", "ec:P-256")
+        func spki(_ name: String) throws -> String {
+            try factory.openssl(["pkey", "-in", "\(name).key", "-pubout", "-outform", "DER"]).base64EncodedString()
+        }
+        func id(_ byte: UInt8) -> String { Data(repeating: byte, count: 32).base64EncodedString() }
+        let list = """
+            {"version": "1", "operators": [
+              {"name": "Operator One", "logs": [{"description": "Log One", "log_id": "\(id(1))", "key": "\(try spki("log1"))",
+                "state": {"usable": {"timestamp": "2020-01-01T00:00:00Z"}}}]},
+              {"name": "Operator Two", "logs": [{"description": "Log Two", "log_id": "\(id(2))", "key": "\(try spki("log2"))",
+                "state": {"usable": {"timestamp": "2020-01-01T00:00:00Z"}}}]}]}
+            """
+        try list.write(toFile: factory.path("log_list.json"), atomically: true, encoding: .utf8)
+        let anchors = ["--system-anchor", factory.path("root.pem")]
+        let counted = try Self.judge(factory, ["leaf.pem"], anchors)
+        #expect(!counted.names.contains("ct"), "2 embedded SCTs, counted, are enough for a 90-day leaf")
+        #expect(counted.json["ct"]?["scts"]?.stringValue == "counted")
+        let verified = try Self.judge(
+            factory, ["leaf.pem"], anchors + ["--ct-log-list", factory.path("log_list.json")])
+        #expect(verified.names.contains("ct"), "\(verified.names)")
+        #expect(verified.json["ct"]?["scts"]?.stringValue == "verified")
+        let each = verified.json["ct"]?["each"]?.arrayValue ?? []
+        #expect(each.map { $0["log"]?.stringValue } == ["Log One", "Log Two"])
+        #expect(each.allSatisfy { $0["signature_valid"] == .bool(false) })
+        let explanation =
+            verified.json["policy"]?["details"]?.arrayValue?.first { $0["name"]?.stringValue == "ct" }?["explanation"]?
+            .stringValue ?? ""
+        #expect(explanation.contains("Log One: bad signature"), "\(explanation)")
+        // A list that is not one is refused, naming the file.
+        try "{\"logs\": []}".write(toFile: factory.path("bad.json"), atomically: true, encoding: .utf8)
+        let bad = ATSProxyCtl.run([
+            "diagnose", "--chain", factory.path("leaf.pem"), "--ct-log-list", factory.path("bad.json"),
+        ])
+        #expect(bad.exitCode == 2)
+        #expect(bad.standardError.contains("bad.json"), "\(bad.standardError)")
+    }
+
     // MARK: - Missing intermediates and input
 
     @Test("a missing intermediate is named, with the leaf's CA Issuers URL")

@@ -232,15 +232,44 @@ extension VerdictChecker {
             let leaf = observed.chain.first, leaf.notBefore >= AppleDates.ctRequiredFrom,
             leaf.notAfter >= observed.evaluationTime
         else { return }
+        let requirement = CTRequirement(leaf: leaf)
+        if let verification = observed.sctVerification {
+            return checkVerifiedSCTs(verification, requirement)
+        }
         let total = observed.embeddedSCTs + observed.deliveredSCTs
         if observed.deliveredSCTs >= 1, total >= 2 { return }
-        let requirement = CTRequirement(leaf: leaf)
         if observed.embeddedSCTs >= requirement.embedded { return }
         add(
             .certificateTransparency, AppleError(nsurl: -1202, ssl: -9807),
-            "the certificate carries \(observed.embeddedSCTs) embedded and \(observed.deliveredSCTs) delivered SCTs; "
-                + "Apple's CT policy needs \(requirement.embedded) embedded for \(requirement.reason), "
-                + "or 2 with one delivered in the handshake")
+            "the certificate carries \(observed.embeddedSCTs) embedded and \(observed.deliveredSCTs) delivered SCTs "
+                + "(counted: no CT log list was given to verify them); Apple's CT policy needs "
+                + "\(requirement.embedded) embedded for \(requirement.reason), or 2 with one delivered in the handshake"
+        )
+    }
+
+    /// Apple's CT policy with the SCTs verified against a log list (HT205280): at least 2 SCTs with valid
+    /// signatures from once- or currently-approved logs of at least 2 operators, and either 2 from currently
+    /// approved logs with one delivered in the handshake, or the embedded count the lifetime asks with one
+    /// from a currently approved log.
+    private mutating func checkVerifiedSCTs(_ verification: SCTVerification, _ requirement: CTRequirement) {
+        let counted = verification.scts.filter(\.counts)
+        let operators = Set(counted.map { $0.logOperator ?? $0.log })
+        let current = counted.filter { $0.approval == .current }
+        let delivered = current.contains { $0.source != .embedded } && current.count >= 2
+        let embedded = counted.filter { $0.source == .embedded }
+        let enoughEmbedded =
+            embedded.count >= requirement.embedded && embedded.contains { $0.approval == .current }
+        if counted.count >= 2, operators.count >= 2, delivered || enoughEmbedded { return }
+        let rejected = verification.scts.filter { !$0.counts }.map { sct in
+            "\(sct.log): " + (!sct.signatureValid ? "bad signature" : "log not approved")
+        }
+        add(
+            .certificateTransparency, AppleError(nsurl: -1202, ssl: -9807),
+            "verified against \(verification.logList): \(counted.count) of \(verification.scts.count) SCTs count "
+                + "(\(embedded.count) embedded), from \(operators.count) operator\(operators.count == 1 ? "" : "s")"
+                + (rejected.isEmpty ? "" : "; not counted: " + rejected.joined(separator: ", "))
+                + "; Apple's CT policy needs SCTs from 2 operators: \(requirement.embedded) embedded for "
+                + "\(requirement.reason), or 2 from current logs with one delivered in the handshake")
     }
 }
 

@@ -25,6 +25,8 @@ public struct ObservedConnection: Sendable, Hashable {
     public var evaluationTime: Int64
     /// The intermediates fetched from CA Issuers URLs because the server left them out, in order.
     public var intermediateFetches: [IntermediateFetch]
+    /// The SCTs checked against a CT log list, when one was given; nil: they were only counted.
+    public var sctVerification: SCTVerification? = nil
 
     public init(
         tlsVersion: TLSVersion?, cipherSuite: CipherSuite?, keyExchangeGroup: KeyExchangeGroup? = nil,

@@ -2,7 +2,7 @@
 /// Our own rather than Foundation's so that decoding is strict (no whitespace or missing padding
 /// accepted) and the parsing code needs nothing beyond the standard library; only the file loader
 /// uses Foundation.
-enum Base64 {
+package enum Base64 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
     private static let decodeTable: [Int8] = {
@@ -11,7 +11,7 @@ enum Base64 {
         return table
     }()
 
-    static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count + 2) / 3 * 4)
         var index = 0
@@ -29,7 +29,7 @@ enum Base64 {
     }
 
     /// Decodes padded base64; nil for anything else (wrong length, stray characters, bad padding).
-    static func decode(_ text: String) -> [UInt8]? {
+    package static func decode(_ text: String) -> [UInt8]? {
         let input = Array(text.utf8)
         guard !input.isEmpty, input.count % 4 == 0 else { return nil }
         var out: [UInt8] = []

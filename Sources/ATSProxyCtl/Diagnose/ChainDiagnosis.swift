@@ -16,6 +16,8 @@ struct ChainDiagnosis {
     /// The verdict under that policy: what decides the exit status.
     var verdict: Verdict
     var missingIssuer: MissingIssuer?
+    /// The SCTs as a log list judged them (`--ct-log-list`); nil: counted.
+    var sctVerification: SCTVerification?
 
     /// Bad input for `--chain`, in words naming the file or option at fault.
     struct InputError: Error, CustomStringConvertible {
@@ -54,7 +56,7 @@ struct ChainDiagnosis {
             intermediateFetches: validation.fetches)
         return ChainDiagnosis(
             diagnosis: diagnosis, files: files, date: date, policyFile: policyFile, verdict: verdict,
-            missingIssuer: validation.missingIssuer)
+            missingIssuer: validation.missingIssuer, sctVerification: observed.sctVerification)
     }
 
     /// The host the chain is judged for: `--host`, else the leaf's first DNS name (`www.` under a
@@ -122,6 +124,7 @@ struct ChainDiagnosis {
                     ),
                 ])
             ),
+            ("ct", sctJSON),
             (
                 "missing_issuer",
                 missingIssuer.map { missing in
@@ -134,6 +137,26 @@ struct ChainDiagnosis {
             ),
         ]
         return .object(fields)
+    }
+
+    /// `{"scts": "counted"}`, or `{"scts": "verified", "log_list", "each": [...]}`.
+    private var sctJSON: JSONValue {
+        guard let sctVerification else { return .object([("scts", .string("counted"))]) }
+        return .object([
+            ("scts", .string("verified")),
+            ("log_list", .string(sctVerification.logList)),
+            (
+                "each",
+                .array(
+                    sctVerification.scts.map { sct in
+                        .object([
+                            ("source", .string(sct.source.rawValue)), ("log", .string(sct.log)),
+                            ("operator", .optional(sct.logOperator)), ("approval", .string(sct.approval.rawValue)),
+                            ("signature_valid", .bool(sct.signatureValid)), ("counts", .bool(sct.counts)),
+                        ])
+                    })
+            ),
+        ])
     }
 
     func write(to output: Output, verbose: Bool) {

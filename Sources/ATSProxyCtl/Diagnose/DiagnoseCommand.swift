@@ -92,6 +92,13 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
     var systemRoots: OnOff = .on
 
     @Option(
+        name: .customLong("ct-log-list"),
+        help:
+            "Apple's CT log list (JSON): verify SCT signatures and apply log states and operators (default: count SCTs)."
+    )
+    var ctLogListFile: String?
+
+    @Option(
         name: .customLong("aia-fetch"),
         help: "Fetch an intermediate the server left out from its CA Issuers URL, as iOS does: on or off.")
     var aiaFetch: OnOff = .on
@@ -147,10 +154,13 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
         }
     }
 
-    private func anchors() throws(TLSError) -> TrustAnchors {
+    private func anchors() throws -> TrustAnchors {
         try TrustAnchors.loading(
             caFiles: caFiles, appAnchorFiles: appAnchorFiles, systemAnchorFiles: systemAnchorFiles,
-            systemRoots: systemRoots.isOn)
+            systemRoots: systemRoots.isOn,
+            ctLogList: try ctLogListFile.map { path throws(CTLogList.ReadError) in
+                try CTLogList(path: path)
+            })
     }
 
     func execute(_ output: Output) -> Int32 {
