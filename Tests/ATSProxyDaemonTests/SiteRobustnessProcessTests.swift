@@ -6,7 +6,7 @@ import Testing
 /// The proxy's own pages under clients that push: pipelining without reading, half-closing,
 /// trickling a head; and the web listener against DNS rebinding and requests relayed to it by the
 /// proxy. Each of these once crashed the daemon, held its memory or let a page through.
-@Suite(.startsProcesses(timeLimit: .seconds(60)))
+@Suite(.startsProcesses(timeLimit: .seconds(180)))
 struct SiteRobustnessProcessTests {
     /// Sends `count` pipelined `GET path` to `port` in one write (then half-closes when `halfClose`),
     /// waits `pause` seconds before reading, then reads to the end: how many responses came back.
@@ -20,7 +20,7 @@ struct SiteRobustnessProcessTests {
             s.sendall(("GET %s HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n" % path).encode() * count)
             if half: s.shutdown(socket.SHUT_WR)
             time.sleep(pause)
-            s.settimeout(20)
+            s.settimeout(60)
             data = b""
             while data.count(b"HTTP/1.1 200 OK") < count:
                 chunk = s.recv(1 << 16)
@@ -30,7 +30,7 @@ struct SiteRobustnessProcessTests {
             """
         let result = try runCommand(
             "/usr/bin/python3", ["-c", script, "\(port)", "\(count)", path, halfClose ? "1" : "0", "\(pause)"],
-            timeLimit: 40)
+            timeLimit: 120)
         return Int(result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 
