@@ -72,6 +72,9 @@ package final class EventLoopThread: @unchecked Sendable {
             stopper = base.stopper
             ready.signal()
             base.run()
+            // What is still open closes while its base is alive: a connection retains itself until
+            // it is closed, so one left open would outlive the loop, and the base with it.
+            (keepAlive as? any LoopResident)?.loopEnded()
             // The loop's objects go before the base they belong to.
             withExtendedLifetime(keepAlive) {}
         } catch {
@@ -80,6 +83,12 @@ package final class EventLoopThread: @unchecked Sendable {
         }
         finished.signal()
     }
+}
+
+/// What a loop keeps alive (``EventLoopThread/start(_:)``'s `keepAlive`) and must close when the
+/// loop stops: called on the loop's thread after its last turn, with the base still alive.
+package protocol LoopResident: AnyObject {
+    func loopEnded()
 }
 
 private func threadMain(_ context: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {

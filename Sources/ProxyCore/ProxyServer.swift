@@ -111,7 +111,7 @@ package enum ProxyMessage: Sendable {
 
 /// The proxy on one event loop: accepts clients, keeps their sessions, and receives probe results.
 /// Loop-confined: created, used and released on its loop's thread.
-package final class ProxyServer {
+package final class ProxyServer: LoopResident {
     let base: EventBase
     /// The settings new connections get; replaced by a reload (``ProxyMessage/settingsChanged(_:)``).
     private(set) var settings: ProxySettings
@@ -301,6 +301,16 @@ package final class ProxyServer {
 
     deinit { cancelProbes() }
 
+    /// The loop stopped with sessions still open (a test's proxy, or a stop without a drain): each
+    /// closes now, its line saying so, while the base its connections belong to is alive.
+    package func loopEnded() { closeAll() }
+
+    /// Closes every session (its line says the proxy is shutting down) and stops every probe.
+    private func closeAll() {
+        for session in Array(sessions.values) { session.closeForShutdown() }
+        cancelProbes()
+    }
+
     /// Whether a graceful stop has begun (``SessionEnvironment``).: sessions then close instead of waiting for another request.
     var isDraining: Bool { draining }
 
@@ -321,8 +331,7 @@ package final class ProxyServer {
             listeners = []  // Freeing a listener closes its socket: new clients are refused.
             for session in Array(sessions.values) { session.drain() }
         case .closeAll:
-            for session in Array(sessions.values) { session.closeForShutdown() }
-            cancelProbes()
+            closeAll()
         case .adopt(let socket, let peer, let listener):
             guard let descriptor = socket.take() else { return }
             serve(descriptor, peer: peer, listener: listener)
