@@ -19,6 +19,12 @@ package enum Failure: String, Sendable, CaseIterable {
     case clientClosed = "client_closed"
 
     // The proxy's own rules.
+    /// No probe was made: the limit on TLS handshakes under way, in all or to this upstream, was
+    /// reached (4,096 in all, 64 to one host and port): 503. Nothing was sent upstream.
+    case probeLimit = "probe_limit"
+    /// The proxy ran out of something of its own (memory for a TLS session, a timer, a socket
+    /// option): nothing is known of the upstream.
+    case proxyResource = "proxy_resource"
     /// The client is not one the proxy serves (`--allow-client`): 403.
     case clientDenied = "client_denied"
     /// The destination is one this client may not reach (`--allow-destination`, a loop): 403.

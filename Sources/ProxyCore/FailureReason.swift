@@ -26,6 +26,8 @@ package struct FailureReason: Sendable, Equatable {
         case .timeout, .deadline: .upstreamTimeout
         case .notTLS: .serverNotTLS
         case .connectionLost: .connectionLost
+        case .probeLimit: .probeLimit
+        case .localResource: .proxyResource
         }
     }
 }

@@ -270,7 +270,7 @@ package final class ProxyServer: LoopResident {
         let counts = statistics.probes
         if let busy = probes.reserve(slot) {
             counts.probeNotStarted()
-            return completion(ProbeResult(upstreamFailure: .handshake(reason: "not probed: \(busy)")))
+            return completion(ProbeResult(upstreamFailure: .probeLimit(reason: busy)))
         }
         let run = VerdictProbeRun(
             key: key, service: probes, base: base, resolver: resolver, settings: settings, rules: rules,

@@ -38,7 +38,7 @@ package enum ProbeLoad {
                 handshake: ProbeOutcome(observed: nil, failure: error, peerCertificates: []), response: nil)
         }
         guard let session = BlockingHandshake(context: context, connection: connection, serverName: serverName) else {
-            let failure = ProbeFailure.handshake(reason: TLSError.drainingQueue("SSL_new").description)
+            let failure = ProbeFailure.localResource(reason: TLSError.drainingQueue("SSL_new").description)
             return LoadOutcome(
                 handshake: ProbeOutcome(observed: nil, failure: failure, peerCertificates: []), response: nil)
         }

@@ -19,6 +19,12 @@ package enum ProbeFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case deadline(reason: String)
     /// The connection failed under the handshake (a reset): no verdict, and no retry as another client.
     case connectionLost(reason: String)
+    /// No probe was made: the proxy's limit on TLS handshakes under way (in all, or to this
+    /// upstream) was reached. Nothing was sent upstream, and nothing is known of the server.
+    case probeLimit(reason: String)
+    /// No probe could be made for want of something local: memory for a TLS session, a socket
+    /// option. Nothing is known of the server.
+    case localResource(reason: String)
 
     /// Whether time ran out (a gateway timeout, 504), rather than something failing (502).
     package var isTimeout: Bool {
@@ -37,6 +43,7 @@ package enum ProbeFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case .notTLS(let reason): "the server does not speak TLS: \(reason)"
         case .deadline(let reason): reason
         case .connectionLost(let reason): "the connection failed during the TLS handshake: \(reason)"
+        case .probeLimit(let reason), .localResource(let reason): "not probed: \(reason)"
         }
     }
 }
@@ -133,7 +140,7 @@ final class TCPConnection {
         let size = socklen_t(MemoryLayout<timeval>.size)
         guard setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, size) == 0,
             setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &limit, size) == 0
-        else { throw .handshake(reason: "cannot set socket time limits: \(Errno.message(errno))") }
+        else { throw .localResource(reason: "cannot set socket time limits: \(Errno.message(errno))") }
     }
 
     static func milliseconds(_ duration: Duration) -> Int32 {

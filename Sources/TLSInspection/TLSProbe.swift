@@ -47,7 +47,7 @@ package enum TLSProbe {
         }
         guard let session = BlockingHandshake(context: context, connection: connection, serverName: serverName) else {
             return ProbeOutcome(
-                observed: nil, failure: .handshake(reason: TLSError.drainingQueue("SSL_new").description),
+                observed: nil, failure: .localResource(reason: TLSError.drainingQueue("SSL_new").description),
                 peerCertificates: [])
         }
         return session.handshake(now: now ?? Int64(time(nil)))

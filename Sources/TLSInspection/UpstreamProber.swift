@@ -68,7 +68,7 @@ package final class UpstreamProber: Sendable {
         do {
             ats = try handshake(host: host, port: port, serverName: serverName, profile: profile)
         } catch {
-            return UpstreamProbeResult(upstreamFailure: .handshake(reason: error.description))
+            return UpstreamProbeResult(upstreamFailure: .localResource(reason: error.description))
         }
         if let observed = ats.observed {
             return UpstreamProbeResult(observed: observed, peerCertificates: ats.peerCertificates)

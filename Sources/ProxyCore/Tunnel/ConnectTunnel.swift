@@ -174,11 +174,10 @@ final class ConnectTunnel {
             session.record?.action = .failed
             let reason = Self.unreachable(result)
             session.record?.fail(reason)
-            let timedOut = result.upstreamFailure?.isTimeout == true
+            let (status, phrase) = Self.status(for: result.upstreamFailure)
             return session.respond(
                 ProxyResponse.text(
-                    status: timedOut ? 504 : 502, reason: timedOut ? "Gateway Timeout" : "Bad Gateway",
-                    body: "atsproxy could not reach \(host):\(port): \(reason.text)\n"))
+                    status: status, reason: phrase, body: "atsproxy could not reach \(host):\(port): \(reason.text)\n"))
         }
         let verdict = settings.policy.verdict(
             for: requirements, observed: observed, atsHandshakeFailure: result.atsHandshakeFailure)
@@ -357,6 +356,16 @@ final class ConnectTunnel {
         }
         session.record?.action = .allowed
         reconnect(to: result.address)
+    }
+
+    /// The CONNECT's answer when no verdict could be reached: 504 when time ran out, 503 when the
+    /// proxy made no probe (its limit, or its own resources), 502 for what the upstream did.
+    static func status(for failure: ProbeFailure?) -> (Int, String) {
+        switch failure {
+        case .timeout?, .deadline?: (504, "Gateway Timeout")
+        case .probeLimit?, .localResource?: (503, "Service Unavailable")
+        default: (502, "Bad Gateway")
+        }
     }
 
     /// Why a probe reached no verdict: its failure, or that the upstream could not be reached.

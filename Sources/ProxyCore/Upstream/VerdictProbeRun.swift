@@ -136,7 +136,7 @@ final class VerdictProbeRun {
                 serverName: serverName, deadline: deadline, handshakeLimit: handshakeTimeout)
         } catch {
             connection.close()
-            return finish(ProbeResult(upstreamFailure: .handshake(reason: error.description), address: address))
+            return finish(ProbeResult(upstreamFailure: .localResource(reason: error.description), address: address))
         }
         handshake = probe
         probe.start { [unowned self] outcome in

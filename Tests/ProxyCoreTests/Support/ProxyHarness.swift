@@ -24,7 +24,7 @@ struct TestProxy {
     static func start(
         _ factory: CertificateFactory, policyXML: String, mode: EnforcementMode = .enforce, loops loopCount: Int = 1,
         keepBelow: Int = LoopBalancer.defaultKeepBelow, listenHost: String = "127.0.0.1", hosts: HostsTable? = nil,
-        configure: (inout ProxySettings) -> Void = { _ in }
+        maximumProbes: Int = 4096, configure: (inout ProxySettings) -> Void = { _ in }
     ) throws -> TestProxy {
         let policy = try PolicyLoader.load(
             bytes: Array("<plist version=\"1.0\"><dict>\(policyXML)</dict></plist>".utf8), file: "p.plist")
@@ -34,7 +34,7 @@ struct TestProxy {
         var settings = ProxySettings(policy: policy, mode: mode, handshakeTimeout: .seconds(5))
         settings.hosts = hosts
         configure(&settings)
-        let probes = ProbeService(anchors: anchors)
+        let probes = ProbeService(anchors: anchors, maximumInFlight: maximumProbes)
         let cache = VerdictCache<VerdictKey, ProbeResult>(timeToLiveMilliseconds: 300_000)
         let balancer = loopCount > 1 ? LoopBalancer(keepBelow: keepBelow) : nil
         let endpoints = [ListenEndpoint(address: try SocketAddress(parsing: "\(listenHost):0"))]
