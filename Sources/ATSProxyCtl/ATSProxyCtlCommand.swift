@@ -16,7 +16,7 @@ package struct ATSProxyCtlCommand: ParsableCommand {
         subcommands: [
             CheckCommand.self, ExplainCommand.self, DiagnoseCommand.self, ReportCommand.self, HarCommand.self,
             StatusCommand.self, OnboardCommand.self, ReloadCommand.self, StatsCommand.self, MetricsCommand.self,
-            FlushCacheCommand.self,
+            FlushCacheCommand.self, PassthroughCommand.self,
             ReopenLogsCommand.self,
             CACommand.self,
         ]

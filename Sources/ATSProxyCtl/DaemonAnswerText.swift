@@ -114,9 +114,10 @@ enum DaemonAnswerText {
         if !patterns.isEmpty { row("", "passed through: \(patterns.joined(separator: ", "))", output) }
         if case .array(let hosts)? = inspect["passed_through_after_rejections"], !hosts.isEmpty {
             let named = hosts.map {
-                "\($0["host"]?.stringValue ?? "?") (\($0["rejections"]?.intValue ?? 0) rejections)"
+                "\($0["host"]?.stringValue ?? "?") for \($0["client"]?.stringValue ?? "?") "
+                    + "(\($0["rejections"]?.intValue ?? 0) rejections)"
             }
-            row("", "passed through after devices rejected the certificate: \(named.joined(separator: ", "))", output)
+            row("", "passed through after a device refused the certificate: \(named.joined(separator: ", "))", output)
         }
     }
 

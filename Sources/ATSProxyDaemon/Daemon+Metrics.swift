@@ -17,6 +17,7 @@ extension Daemon {
         writeProcess(to: &text)
         writeConnections(to: &text)
         writeRequests(to: &text)
+        writeFailures(to: &text)
         writeProbes(to: &text)
         writeVerdictCache(to: &text)
         writeLeaves(to: &text)
@@ -93,6 +94,14 @@ extension Daemon {
             [(["direction": "up"] as Labels, counts.bytesUp), (["direction": "down"] as Labels, counts.bytesDown)])
     }
 
+    private func writeFailures(to text: inout PrometheusText) {
+        let failures = statistics.failureCounts.sorted { $0.key.rawValue < $1.key.rawValue }
+        text.counter(
+            "atsproxy_connection_failures_total",
+            help: "Logged connection lines with a failure code (docs/log-format.md), by code.",
+            failures.map { (["failure": $0.key.rawValue], $0.value) })
+    }
+
     private func writeRequests(to text: inout PrometheusText) {
         let requests = statistics.requestCounts.sorted {
             ($0.key.action.rawValue, $0.key.statusClass) < ($1.key.action.rawValue, $1.key.statusClass)
@@ -145,6 +154,12 @@ extension Daemon {
     }
 
     private func writeLeaves(to text: inout PrometheusText) {
+        text.gauge(
+            "atsproxy_intercept_passed_through",
+            help: "Hosts passed through for a device (host and device pairs) after it refused the minted certificate.",
+            Double(
+                intercept?.rejections.passedThrough(limit: configuration.intercept.rejectionsBeforePassthrough).count
+                    ?? 0))
         let leaves = intercept?.leaves
         text.counter(
             "atsproxy_leaves_minted_total", help: "Intercept mode's leaf certificates signed by the CA.",

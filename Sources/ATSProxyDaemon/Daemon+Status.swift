@@ -45,24 +45,40 @@ extension Daemon {
     }
 
     /// Intercept mode at a glance: the mode, the CA, `--passthrough`, and the hosts passed through
-    /// because devices kept rejecting the minted certificate.
+    /// for a device because it kept refusing the minted certificate.
     private var inspectJSON: JSONValue {
         let settings = configuration.intercept
-        let limit = settings.rejectionsBeforePassthrough
+        return .object(
+            [
+                ("mode", .string(settings.mode.rawValue)),
+                ("block_style", .string(settings.blockStyle.rawValue)),
+                (
+                    "ca",
+                    intercept == nil
+                        ? .null : .string("\(configuration.caDir)/\(CertificateAuthority.certificateFileName)")
+                ),
+                ("passthrough", .strings(settings.passthrough.map(\.description))),
+            ] + passedThroughFields)
+    }
+
+    /// `passed_through_after_rejections`: each host passed through for a device that refused its
+    /// minted certificate the configured number of times, with the device and the count.
+    var passedThroughFields: [(String, JSONValue)] {
+        let limit = configuration.intercept.rejectionsBeforePassthrough
         let rejected = intercept?.rejections.passedThrough(limit: limit) ?? []
-        return .object([
-            ("mode", .string(settings.mode.rawValue)),
-            ("block_style", .string(settings.blockStyle.rawValue)),
-            (
-                "ca",
-                intercept == nil ? .null : .string("\(configuration.caDir)/\(CertificateAuthority.certificateFileName)")
-            ),
-            ("passthrough", .strings(settings.passthrough.map(\.description))),
+        return [
             (
                 "passed_through_after_rejections",
-                .array(rejected.map { .object([("host", .string($0.host)), ("rejections", .int($0.rejections))]) })
+                .array(
+                    rejected.map {
+                        .object([
+                            ("host", .string($0.pair.host)), ("client", .string($0.pair.client)),
+                            ("rejections", .int($0.rejections)),
+                        ])
+                    })
             ),
-        ])
+            ("rejections_before_passthrough", .int(limit)),
+        ]
     }
 
     var statsJSON: JSONValue {

@@ -198,6 +198,12 @@ final class Daemon {
             // Fetched intermediates too: a CA that fixed its CA Issuers URL is fetched anew.
             probes?.intermediates.removeAnswers()
             return .object([("ok", true), ("command", .string(command.rawValue)), ("dropped", .int(dropped))])
+        case .passthroughList:
+            return .object([("ok", true), ("command", .string(command.rawValue))] + passedThroughFields)
+        case .passthroughClear:
+            let limit = configuration.intercept.rejectionsBeforePassthrough
+            let cleared = intercept?.rejections.clear(limit: limit) ?? 0
+            return .object([("ok", true), ("command", .string(command.rawValue)), ("cleared", .int(cleared))])
         case .reopenLogs:
             if let failure = reopenLogs() { return ControlServer.refusal(command: command, failure) }
             return .object([("ok", true), ("command", .string(command.rawValue)), ("log_file", .optional(log.path))])

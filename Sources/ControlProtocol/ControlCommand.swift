@@ -22,6 +22,11 @@ package enum ControlCommand: String, Sendable, CaseIterable {
     case flushCache = "flush-cache"
     /// Open the log file again (after logrotate moved it).
     case reopenLogs = "reopen-logs"
+    /// The hosts intercept mode passes through for a device that kept refusing the minted
+    /// certificate, each with the device's address and its count.
+    case passthroughList = "passthrough-list"
+    /// Forget those counts: every device's next connection to each host is intercepted again.
+    case passthroughClear = "passthrough-clear"
 
     /// The longest request line the daemon reads (a command and its newline, with room to spare).
     package static let maximumRequestBytes = 256

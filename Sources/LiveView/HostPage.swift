@@ -29,7 +29,7 @@ struct HostPage {
 
     private func summary(_ row: HostRow) -> String {
         let traffic = row.traffic
-        var html = "<p>Verdict: <span class=\"v-\(row.verdict.rawValue)\">\(HTML.escaped(row.verdict.label))</span>. "
+        var html = "<p>Verdict: <span class=\"v-\(row.verdict.rawValue)\">\(HTML.escaped(row.verdictText))</span>. "
         html +=
             "\(traffic.connections) connections (\(traffic.allowed) allowed, \(traffic.blocked) blocked, \(traffic.failed) failed)"
         if traffic.asServerName > 0 { html += ", \(traffic.asServerName) of them as another CONNECT's server name" }

@@ -58,7 +58,7 @@ struct LivePage {
     /// One host's row; the script builds the same cells from the JSON.
     static func row(_ row: HostRow) -> String {
         var html = "<tr><td>\(HTML.hostLink(row.name))</td>"
-        html += "<td><span class=\"v-\(row.verdict.rawValue)\">\(HTML.escaped(row.verdict.label))</span></td><td>"
+        html += "<td><span class=\"v-\(row.verdict.rawValue)\">\(HTML.escaped(row.verdictText))</span></td><td>"
         if row.violations.isEmpty {
             html += "none"
         } else {

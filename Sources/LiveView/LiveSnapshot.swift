@@ -13,6 +13,16 @@ package struct HostRow: Sendable {
     package let entryKey: String?
 
     package var traffic: HostTraffic { assessment.traffic }
+    /// The verdict cell's words: the verdict, and when a device's connections were passed through
+    /// unread because it refused the proxy's certificate, that too (those loads were judged by a
+    /// probe, not seen).
+    package var verdictText: String {
+        let passed = traffic.passedThroughAfterRefusal
+        guard passed > 0 else { return verdict.label }
+        return verdict.label
+            + "; \(passed) connection\(passed == 1 ? "" : "s") passed through unread: a device refused the proxy's "
+            + "certificate (atsproxyctl passthrough list)"
+    }
     package var name: String { assessment.host.description }
 }
 

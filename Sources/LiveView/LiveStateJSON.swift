@@ -48,7 +48,7 @@ extension LiveSnapshot {
         return .object([
             ("host", .string(row.name)),
             ("verdict", .string(row.verdict.rawValue)),
-            ("verdict_text", .string(row.verdict.label)),
+            ("verdict_text", .string(row.verdictText)),
             ("status", .string(row.assessment.disposition.rawValue)),
             ("connections", .int(traffic.connections)),
             ("requests", .int(traffic.requests)),

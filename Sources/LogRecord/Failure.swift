@@ -55,8 +55,17 @@ package enum Failure: String, Sendable, CaseIterable {
     case upstreamHandshake = "upstream_handshake"
     /// The device did not complete the handshake with the proxy's minted certificate in time.
     case clientHandshakeTimeout = "client_handshake_timeout"
-    /// The device aborted the handshake with the proxy's minted certificate.
+    /// The device refused the proxy's minted certificate: a certificate alert (unknown_ca,
+    /// bad_certificate, certificate_unknown), or a handshake completed then closed before any byte.
     case clientRejectedCertificate = "client_rejected_certificate"
+    /// The device offered no TLS version the proxy's device side speaks (1.2 and 1.3).
+    case clientTLSVersion = "client_tls_version"
+    /// The device offered no cipher suite or group the proxy's device side accepts.
+    case clientNoSharedCipher = "client_no_shared_cipher"
+    /// The device's handshake failed otherwise: another alert, a malformed message.
+    case clientHandshakeFailed = "client_handshake_failed"
+    /// The device closed or reset the connection during its handshake, without an alert.
+    case clientReset = "client_reset"
     /// No certificate could be minted for the server name (or there is no CA).
     case certificateMint = "certificate_mint"
 

@@ -16,6 +16,7 @@ package final class ProxyStatistics: Sendable {
     private let bytesUp = Atomic<Int>(0)
     private let bytesDown = Atomic<Int>(0)
     private let violations = LabeledCounts<String>()
+    private let failures = LabeledCounts<Failure>()
     private let requests = LabeledCounts<RequestClass>()
     /// The verdict probes of every loop.
     package let probes = ProbeStatistics()
@@ -83,7 +84,12 @@ package final class ProxyStatistics: Sendable {
         // Most lines have no violation: they take no lock.
         let names = record.violationNames
         if !names.isEmpty { violations.add(names) }
+        if let failure = record.failure { failures.add(failure) }
     }
+
+    /// Logged connections per failure code (docs/log-format.md): a device refusing the minted
+    /// certificate is told from one offering an old TLS version, a probe limit from a handshake.
+    package var failureCounts: [Failure: Int] { failures.snapshot }
 
     /// Logged connections per violation name (a line naming a violation twice counts once).
     package var violationCounts: [String: Int] { violations.snapshot }

@@ -240,6 +240,19 @@ package final class TLSStream {
         if isSSL, [SSL_R_WRONG_VERSION_NUMBER, SSL_R_PACKET_LENGTH_TOO_LONG].contains(ERR_GET_REASON(first)) {
             return TLSStreamError(kind: .notTLS, reason: reason)
         }
-        return TLSStreamError(kind: code == SSL_ERROR_SSL ? .refused : .internalError, reason: reason)
+        return TLSStreamError(
+            kind: code == SSL_ERROR_SSL ? .refused : .internalError, reason: reason,
+            cause: isSSL ? Self.cause(ofReason: ERR_GET_REASON(first)) : .other)
+    }
+
+    /// What an SSL library reason code names: an alert from the peer (OpenSSL numbers those from
+    /// `SSL_AD_REASON_OFFSET`, 1000 + the alert's description), or no version or suite in common.
+    static func cause(ofReason reason: Int32) -> TLSStreamError.Cause {
+        switch reason {
+        case SSL_AD_REASON_OFFSET...(SSL_AD_REASON_OFFSET + 255): .peerAlert(UInt8(reason - SSL_AD_REASON_OFFSET))
+        case SSL_R_UNSUPPORTED_PROTOCOL, SSL_R_VERSION_TOO_LOW, SSL_R_NO_PROTOCOLS_AVAILABLE: .noSharedVersion
+        case SSL_R_NO_SHARED_CIPHER, SSL_R_NO_SUITABLE_KEY_SHARE, SSL_R_NO_SHARED_GROUPS: .noSharedCipher
+        default: .other
+        }
     }
 }

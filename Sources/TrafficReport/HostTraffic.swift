@@ -18,6 +18,9 @@ package struct HostTraffic: Sendable {
     /// Whether the device sent cleartext to it (`http://`, or plain bytes through a tunnel), whatever
     /// became of the request: a failed `http://` request still shows the app loads the host in clear.
     package internal(set) var cleartextSeen = false
+    /// Connections intercept mode passed through unread because the device had refused the
+    /// proxy's certificate for the host too often (`passthrough: client_rejected_before`).
+    package internal(set) var passedThroughAfterRefusal = 0
     /// The TLS versions the probes saw, each with how many lines showed it.
     package internal(set) var versions: [TLSVersion: Int] = [:]
     /// The suites the servers chose, by logged name, each with how many lines showed it.
@@ -67,6 +70,7 @@ package struct HostTraffic: Sendable {
     mutating func noteRequest(_ record: LoggedConnection) {
         if let port = record.port { ports.insert(port) }
         if record.isCleartext { cleartextSeen = true }
+        if record.passthrough == "client_rejected_before" { passedThroughAfterRefusal += 1 }
         if let reason = record.helloUnreadable {
             unreadableHellos += 1
             if firstUnreadableHello == nil { firstUnreadableHello = reason }

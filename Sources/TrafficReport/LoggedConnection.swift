@@ -51,6 +51,9 @@ package struct LoggedConnection: Sendable, Equatable {
     /// `hello_unreadable`: why the tunnel's ClientHello could not be read (blocked in enforce mode,
     /// relayed unjudged in report mode). The device's own bytes, not the server, were at fault.
     package var helloUnreadable: String?
+    /// `passthrough`: why intercept mode relayed the connection unread (`pinned`,
+    /// `client_rejected_before`, …); nil when it was intercepted, or in tunnel mode.
+    package var passthrough: String?
 
     /// Whether the line is a load the app made: not a malformed head or a request that was not a
     /// proxy request at all (both logged with a placeholder host, and answered 400 by the proxy),
@@ -89,6 +92,7 @@ package struct LoggedConnection: Sendable, Equatable {
         ruleKind = json[Field.rule]?[RuleField.kind]?.stringValue
         tunnel = json[Field.tunnel]?.stringValue
         helloUnreadable = json[Field.helloUnreadable]?.stringValue
+        passthrough = json[Field.passthrough]?.stringValue
         let allViolations = try Self.strings(json, Field.violations)
         let allExplanations = try Self.strings(json, Field.explanations)
         if let check = json[Field.sniCheck], !check.isNull {

@@ -30,6 +30,7 @@ struct HelpTests {
         Subcommand(name: "metrics", options: ["--socket", "--json"]),
         Subcommand(name: "flush-cache", options: ["--socket", "--json"]),
         Subcommand(name: "reopen-logs", options: ["--socket", "--json"]),
+        Subcommand(name: "passthrough", options: ["list", "clear"]),
         Subcommand(name: "ca", options: ["init", "export", "show"]),
     ]
 

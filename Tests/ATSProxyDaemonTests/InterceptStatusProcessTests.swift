@@ -30,12 +30,13 @@ struct InterceptStatusProcessTests {
         let after = atsproxyctl("status", "--socket", daemon.controlSocket)
         #expect(
             after.standardOutput.contains(
-                "passed through after devices rejected the certificate: \(host) (3 rejections)"),
+                "passed through after a device refused the certificate: \(host) for 127.0.0.1 (3 rejections)"),
             "\(after.standardOutput)")
         let json = jsonObject(atsproxyctl("status", "--socket", daemon.controlSocket, "--json").standardOutput)
         let rejected = jsonValue(json, "inspect", "passed_through_after_rejections") as? [[String: Any]]
         #expect(
-            rejected?.first?["host"] as? String == host && rejected?.first?["rejections"] as? Int == 3,
+            rejected?.first?["host"] as? String == host && rejected?.first?["rejections"] as? Int == 3
+                && rejected?.first?["client"] as? String == "127.0.0.1",
             "\(String(describing: json))")
         #expect(jsonValue(json, "inspect", "mode") as? String == "intercept")
         #expect(daemon.terminate() == 0)

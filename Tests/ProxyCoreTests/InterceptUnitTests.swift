@@ -39,16 +39,72 @@ struct InterceptUnitTests {
         #expect(throws: error) { try HostPattern(parsing: text) }
     }
 
-    static let alerts: [(reason: String, name: String?)] = [
-        ("error:0A000418:SSL routines::tlsv1 alert unknown ca", "unknown_ca"),
-        ("error:0A000412:SSL routines::sslv3 alert bad certificate; more", "bad_certificate"),
-        ("error:0A000416:SSL routines::sslv3 alert certificate unknown (SSL alert number 46)", "certificate_unknown"),
-        ("the client closed the connection", nil),
+    /// How a device's failed handshake is read: only a certificate alert (or a completed handshake
+    /// closed at once) counts as refusing the certificate.
+    static let deviceFailures: [(error: TLSStreamError, failure: Failure, counts: Bool, alert: String?)] = [
+        (
+            TLSStreamError(kind: .refused, reason: "tlsv1 alert unknown ca", cause: .peerAlert(48)),
+            .clientRejectedCertificate, true, "unknown_ca"
+        ),
+        (
+            TLSStreamError(kind: .refused, reason: "sslv3 alert bad certificate", cause: .peerAlert(42)),
+            .clientRejectedCertificate, true, "bad_certificate"
+        ),
+        (
+            TLSStreamError(kind: .refused, reason: "sslv3 alert certificate unknown", cause: .peerAlert(46)),
+            .clientRejectedCertificate, true, "certificate_unknown"
+        ),
+        (
+            TLSStreamError(kind: .refused, reason: "sslv3 alert handshake failure", cause: .peerAlert(40)),
+            .clientHandshakeFailed, false, "handshake_failure"
+        ),
+        (
+            TLSStreamError(kind: .refused, reason: "tlsv1 alert decrypt error", cause: .peerAlert(51)),
+            .clientHandshakeFailed, false, "decrypt_error"
+        ),
+        (
+            TLSStreamError(kind: .refused, reason: "unsupported protocol", cause: .noSharedVersion),
+            .clientTLSVersion, false, nil
+        ),
+        (
+            TLSStreamError(kind: .refused, reason: "no shared cipher", cause: .noSharedCipher),
+            .clientNoSharedCipher, false, nil
+        ),
+        (TLSStreamError(kind: .peerClosed, reason: "the client closed the connection"), .clientReset, false, nil),
+        (TLSStreamError(kind: .refused, reason: "bad key share"), .clientHandshakeFailed, false, nil),
     ]
 
-    @Test("the alert a device sent, as OpenSSL words it, in the log's form", arguments: alerts)
-    func alert(_ reason: String, _ name: String?) {
-        #expect(InterceptedTunnel.alertName(in: reason) == name)
+    @Test(
+        "a device's failed handshake: its code, its alert, and whether it counts as refusing the certificate",
+        arguments: deviceFailures)
+    func deviceFailure(_ error: TLSStreamError, _ failure: Failure, _ counts: Bool, _ alert: String?) {
+        let ending = DeviceHandshakeFailure(error)
+        #expect(ending.failure == failure)
+        #expect(ending.isCertificateRejection == counts)
+        #expect(ending.alert == alert)
+    }
+
+    @Test("a completed handshake closed before any byte counts; a timeout or a reset does not")
+    func otherEndings() {
+        #expect(DeviceHandshakeFailure.closedAfterHandshake.isCertificateRejection)
+        #expect(DeviceHandshakeFailure.closedAfterHandshake.failure == .clientRejectedCertificate)
+        #expect(!DeviceHandshakeFailure.timedOut.isCertificateRejection)
+        #expect(DeviceHandshakeFailure.timedOut.failure == .clientHandshakeTimeout)
+        #expect(!DeviceHandshakeFailure.reset("Connection reset by peer").isCertificateRejection)
+    }
+
+    @Test("refusals are counted per device and host: one device's do not pass the host through for another")
+    func perDevice() {
+        let rejections = ClientRejections()
+        let phone = ClientRejections.Pair(client: "10.0.0.5", host: "api.example.com")
+        let tablet = ClientRejections.Pair(client: "10.0.0.6", host: "api.example.com")
+        #expect(!rejections.record(phone, limit: 2))
+        #expect(rejections.record(phone, limit: 2))
+        #expect(rejections.passesThrough(phone, limit: 2))
+        #expect(!rejections.passesThrough(tablet, limit: 2))
+        #expect(rejections.passedThrough(limit: 2).map(\.pair) == [phone])
+        #expect(rejections.clear(limit: 2) == 1)
+        #expect(!rejections.passesThrough(phone, limit: 2))
     }
 
     static func record(logHeaders: [(name: String, value: String)]?) -> RequestRecord {

@@ -30,31 +30,60 @@ package final class InterceptService: Sendable {
     }
 }
 
-/// Devices that aborted the minted handshake, per host: after the settings' limit the host is
-/// passed through (judged by a probe, relayed unread), and the status lists it. Touched only when
-/// a device rejects a certificate and once per intercepted CONNECT, under a lock shared by loops.
+/// Devices that refused the minted certificate (``DeviceHandshakeFailure/isCertificateRejection``),
+/// per client address and host: once one device has refused a host's certificate the settings'
+/// number of times, that host is passed through for that device only (judged by a probe, relayed
+/// unread); another device's traffic to it is still intercepted. `status`, the live view and
+/// /metrics show the pairs; `atsproxyctl passthrough clear` forgets them. Touched when a device
+/// refuses a certificate and once per intercepted CONNECT, under a lock shared by the loops.
 package final class ClientRejections: Sendable {
-    private let state = Locked<[String: Int]>([:])
+    /// A device (its address, without the port) and the host whose certificate it refused.
+    package struct Pair: Hashable, Sendable, Comparable {
+        package var client: String
+        package var host: String
+
+        package init(client: String, host: String) {
+            self.client = client
+            self.host = host
+        }
+
+        package static func < (left: Pair, right: Pair) -> Bool {
+            (left.host, left.client) < (right.host, right.client)
+        }
+    }
+
+    private let counts = Locked<[Pair: Int]>([:])
 
     package init() {}
 
-    /// Counts one rejection for `host`; returns whether the host has just reached `limit`.
-    package func record(host: String, limit: Int) -> Bool {
-        state.withLock { counts in
-            let count = (counts[host] ?? 0) + 1
-            counts[host] = count
+    /// Counts one refusal of `pair`; returns whether the pair has just reached `limit`.
+    package func record(_ pair: Pair, limit: Int) -> Bool {
+        counts.withLock { counts in
+            let count = (counts[pair] ?? 0) + 1
+            counts[pair] = count
             return count == limit
         }
     }
 
-    /// Whether `host` has been rejected `limit` times or more.
-    package func passesThrough(_ host: String, limit: Int) -> Bool {
-        state.withLock { ($0[host] ?? 0) >= limit }
+    /// Whether `pair` has been refused `limit` times or more.
+    package func passesThrough(_ pair: Pair, limit: Int) -> Bool {
+        counts.withLock { ($0[pair] ?? 0) >= limit }
     }
 
-    /// The hosts passed through, with their counts, sorted by name.
-    package func passedThrough(limit: Int) -> [(host: String, rejections: Int)] {
-        state.withLock { counts in counts.filter { $0.value >= limit }.map { ($0.key, $0.value) }.sorted { $0.0 < $1.0 }
+    /// The pairs passed through, with their counts, by host then client.
+    package func passedThrough(limit: Int) -> [(pair: Pair, rejections: Int)] {
+        counts.withLock { counts in counts.filter { $0.value >= limit }.map { ($0.key, $0.value) } }
+            .sorted { $0.pair < $1.pair }
+    }
+
+    /// Forgets every count: each device's next connection to each host is intercepted again.
+    /// Returns how many pairs were passed through (at `limit`) before.
+    @discardableResult
+    package func clear(limit: Int) -> Int {
+        counts.withLock { counts in
+            let passed = counts.values.count { $0 >= limit }
+            counts = [:]
+            return passed
         }
     }
 }

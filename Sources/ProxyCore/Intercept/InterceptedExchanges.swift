@@ -32,6 +32,9 @@ final class InterceptedExchanges: ExchangeOwner {
     private var headBytes: Int64 = 0
     private(set) var clientEnded = false
     private var ended = false
+    /// The device closed after its handshake, before any byte of a request: returns whether the
+    /// owner took it as the device refusing the certificate (and ended the tunnel).
+    var onClosedBeforeRequest: (() -> Bool)?
     /// The bytes inside the TLS are not HTTP: each side's end, passed on, while they are relayed.
     var streamEnds = (device: false, origin: false)
 
@@ -83,7 +86,10 @@ final class InterceptedExchanges: ExchangeOwner {
         // Between requests the device may wait as long as the idle timeout.
         watchIdle([device]) { [unowned self] _ in end() }
         device.onReadable = { [unowned self] _ in readHead() }
-        device.onEvent = { [unowned self] _, _ in end() }
+        device.onEvent = { [unowned self] _, event in
+            if requests == 0, current == nil, event != .timeout, onClosedBeforeRequest?() == true { return }
+            end()
+        }
         if blocked == nil, let origin {
             // The origin serves this device only: when it closes its kept-alive connection (its idle
             // timeout), the device's ends too, so its next request goes on a new one, not to a 502.

@@ -255,7 +255,8 @@ final class InterceptedTunnel {
             switch event {
             case .endOfStream: advanceDevice()
             case .connected: break
-            case .error, .timeout: deviceRejected(reason: event.description, alert: nil)
+            case .error: deviceHandshakeFailed(.reset(event.description))
+            case .timeout: deviceHandshakeFailed(.timedOut)
             }
         }
         client.setReading(true)
@@ -267,38 +268,52 @@ final class InterceptedTunnel {
         do {
             guard try device.handshake() == .complete else { return }
         } catch {
-            return deviceRejected(reason: error.reason, alert: Self.alertName(in: error.reason))
+            return deviceHandshakeFailed(DeviceHandshakeFailure(error))
         }
         deadline?.cancel()
         deadline = nil
+        let handshakeCompletedAt = MonotonicClock.nowMilliseconds()
         let exchanges = InterceptedExchanges(
             tunnel: tunnel, device: TLSByteStream(transport: client, tls: device),
             origin: origin.flatMap { origin in upstream.map { TLSByteStream(transport: $0, tls: origin) } },
             address: upstreamAddress,
             requestOrigin: RequestOrigin(scheme: "https", host: serverName, port: tunnel.port), blocked: blocked)
         state = .relaying(exchanges)
+        exchanges.onClosedBeforeRequest = { [unowned self] in
+            // An app that checks its pins once the handshake is done closes at once; a connection
+            // opened ahead of need and dropped later says nothing of the certificate.
+            let prompt =
+                MonotonicClock.nowMilliseconds() - handshakeCompletedAt < settings.handshakeTimeout.milliseconds
+            guard prompt else { return false }
+            deviceHandshakeFailed(.closedAfterHandshake)
+            return true
+        }
         session.noteOpened()
         exchanges.start()
     }
 
-    /// The device aborted the minted handshake: it does not trust the CA, or the app pins its
-    /// certificates. Counted per host; at the limit the host is passed through from then on.
-    private func deviceRejected(reason: String, alert: String?) {
-        guard case .deviceHandshake = state else { return }
+    /// The device's handshake with the minted certificate ended without a request. Only a refusal
+    /// of the certificate is counted, per device and host; at the limit the host is passed through
+    /// for that device from then on.
+    private func deviceHandshakeFailed(_ ending: DeviceHandshakeFailure) {
+        switch state {
+        case .deviceHandshake: break
+        case .relaying(let exchanges) where ending == .closedAfterHandshake: exchanges.close()
+        default: return
+        }
         state = .done
-        session.record?.interceptFailed = "client_rejected_certificate"
-        session.record?.clientAlert = alert
-        var words =
-            "the device rejected the proxy's certificate for \(serverName)"
-            + (alert.map { " (alert \($0))" } ?? " (\(reason))")
-            + ": trust the atsproxy CA on the device, or the app pins its certificates"
-        if let service = session.environment.interceptService {
+        session.record?.interceptFailed = ending.failure.rawValue
+        session.record?.clientAlert = ending.alert
+        var words = ending.sentence(serverName: serverName, timeout: settings.handshakeTimeout)
+        if ending.isCertificateRejection, let service = session.environment.interceptService {
             let limit = settings.intercept.rejectionsBeforePassthrough
-            if service.rejections.record(host: serverName, limit: limit) {
-                words += "; \(serverName) is passed through from now on, after \(limit) rejections"
+            let pair = ClientRejections.Pair(client: session.clientAddress, host: serverName)
+            if service.rejections.record(pair, limit: limit) {
+                words +=
+                    "; \(serverName) is passed through for \(session.clientAddress) from now on, after \(limit) rejections"
             }
         }
-        session.record?.fail(FailureReason(.clientRejectedCertificate, words))
+        session.record?.fail(FailureReason(ending.failure, words))
         session.finish()
     }
 
@@ -313,19 +328,5 @@ final class InterceptedTunnel {
         cache.keep(
             resumable, result: judged, resumed: stream.wasResumed, for: sessionKey,
             now: MonotonicClock.nowMilliseconds())
-    }
-
-    /// The alert a peer sent, as OpenSSL words it in its error queue ("tlsv1 alert unknown ca",
-    /// "sslv3 alert bad certificate"), in the log's form (`unknown_ca`, `bad_certificate`).
-    static func alertName(in reason: String) -> String? {
-        let words = reason.split(separator: " ", omittingEmptySubsequences: true)
-        guard let at = words.firstIndex(of: "alert") else { return nil }
-        var name: [Substring] = []
-        for word in words[(at + 1)...] {
-            let cut = word.prefix { $0 != ";" && $0 != "(" && $0 != ":" && $0 != ")" }
-            if !cut.isEmpty { name.append(cut) }
-            if cut.count != word.count { break }
-        }
-        return name.isEmpty ? nil : name.joined(separator: "_")
     }
 }

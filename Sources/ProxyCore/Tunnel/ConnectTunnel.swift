@@ -119,13 +119,15 @@ final class ConnectTunnel {
     }
 
     /// Why intercept mode would not intercept `name` (nil: it would): pinned by the policy (the app
-    /// rejects any minted leaf), named by `--passthrough`, or rejected by devices too often.
+    /// rejects any minted leaf), named by `--passthrough`, or its certificate refused by this
+    /// device too often.
     func passthroughReason(for name: String, requirements: Requirements, service: InterceptService)
         -> PassthroughReason?
     {
         if requirements.pins != nil { return .pinned }
         if settings.intercept.passesThrough(name) { return .passthroughPattern }
-        if service.rejections.passesThrough(name, limit: settings.intercept.rejectionsBeforePassthrough) {
+        let pair = ClientRejections.Pair(client: session.clientAddress, host: name)
+        if service.rejections.passesThrough(pair, limit: settings.intercept.rejectionsBeforePassthrough) {
             return .clientRejectedBefore
         }
         return nil
