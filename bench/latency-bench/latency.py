@@ -529,7 +529,7 @@ def report(paths, skipped, results, work):
             continue
         x = medians[case] / direct
         rows.append((f"{name} {which}", f"{medians[case] * 1000:.1f} ms = {x:.2f}x direct "
-                     f"(+{(medians[case] - direct) * 1000:.0f} ms, {(medians[case] - direct) * 1000 / rtt:+.1f} RTT)",
+                     f"({(medians[case] - direct) * 1000:+.0f} ms, {(medians[case] - direct) * 1000 / rtt:+.1f} RTT)",
                      f"<= {limit:.2f}x", "PASS" if x <= limit else "FAIL"))
     peers = []
     for name in ("squid", "mitmdump"):
