@@ -47,7 +47,7 @@ WERROR       := -Xswiftc -warnings-as-errors
 # Extra flags for the benchmarks' release builds, e.g. SWIFT_BUILD_FLAGS="--scratch-path .build-bench".
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all deps test-venv build lint format test test-sanitize test-asan test-tsan fuzz soak run bench bench-policy bench-proxy bench-hostile bench-intercept bench-venv release install uninstall clean
+.PHONY: all deps test-venv build lint format test test-sanitize test-asan test-tsan fuzz soak run bench bench-policy bench-proxy bench-hostile bench-intercept bench-latency bench-venv release install uninstall clean
 
 all: build
 
@@ -218,6 +218,19 @@ bench-intercept: deps bench-venv
 	  bin="$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --show-bin-path)"; \
 	  ATSPROXY="$$bin/atsproxy" ATSPROXYCTL="$$bin/atsproxyctl" MITMDUMP="$(abspath $(BENCH_VENV))/bin/mitmdump" \
 	  python3 bench/proxy-bench/intercept.py
+
+# Time to first byte when the server is far away: nginx behind a userspace relay that delays every
+# byte DELAY_MS (25) each way and gives a new TCP connection its round trip; direct (the client to the
+# relay) against atsproxy in tunnel and intercept mode, a host's first connection and a repeat, and
+# squid (CONNECT) and mitmdump as peers (bench/latency-bench/README.md). SAMPLES (7) per case,
+# interleaved; about 1 minute. A peer that cannot be installed or run is reported as SKIP.
+bench-latency: deps bench-venv
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(BENCH_PACKAGES)"
+	$(SWIFT) build -c release --product atsproxy $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build -c release --product atsproxyctl $(SWIFT_BUILD_FLAGS)
+	bin="$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --show-bin-path)"; \
+	  ATSPROXY="$$bin/atsproxy" ATSPROXYCTL="$$bin/atsproxyctl" MITMDUMP="$(abspath $(BENCH_VENV))/bin/mitmdump" \
+	  python3 bench/latency-bench/latency.py
 
 # mitmproxy from PyPI in its own virtual environment; a failure leaves mitmdump's rows SKIP, not the run.
 bench-venv:
