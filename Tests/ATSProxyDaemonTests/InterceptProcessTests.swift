@@ -338,29 +338,47 @@ struct InterceptProcessTests {
     }
 
     @Test(
-        "a TLS 1.0-only upstream refuses the proxy's handshake: the probe path explains it; blocked with an alert in enforce, relayed unread in report mode",
-        arguments: [false, true])
-    func refusedUpstreamHandshake(report: Bool) throws {
+        "a TLS 1.0-only upstream refuses the proxy's handshake in enforce mode: the probe path explains it, and the device's handshake gets an alert"
+    )
+    func refusedUpstreamHandshake() throws {
         let host = "legacy.intercept.test"
         let fixture = try InterceptFixture(names: [host])
         let arguments = try NonCompliantServer.tls10Only.serverArguments(fixture.factory, hostName: host)
         let server = try TestTLSServer(directory: fixture.directory, arguments)
-        let daemon = try fixture.daemon(report ? ["--mode", "report"] : [])
-        // curl trusting the origin's root and speaking TLS 1.0: only a relayed origin can satisfy it.
+        let daemon = try fixture.daemon()
+        // curl trusting the origin's root and speaking TLS 1.0: only a relayed origin could satisfy it.
         let curl = try fixture.curl(
             daemon, ["--tlsv1.0", "--ciphers", "DEFAULT:@SECLEVEL=0", "https://\(host):\(server.port)/"],
             trust: fixture.factory.path("root.pem"))
         let line = try #require(daemon.lines("connection", atLeast: 1).first)
         #expect(line["inspect"] as? String == "passthrough", "\(line)")
         #expect(line.compliant == false && line.violationNames == ["tls_version"], "\(line)")
-        if report {
-            #expect(curl.status == 0 && curl.standardOutput.contains("s_server"), "\(curl.standardError)")
-            #expect(line.action == "allowed", "\(line)")
-        } else {
-            #expect(curl.status == 35, "\(curl.standardError)")
-            #expect(line.action == "blocked", "\(line)")
-        }
+        #expect(curl.status == 35, "\(curl.standardError)")
+        #expect(line.action == "blocked", "\(line)")
         #expect(daemon.lines("request", atLeast: 0).isEmpty)
+        #expect(daemon.terminate() == 0)
+    }
+
+    @Test(
+        "report mode intercepts a host whose TLS the ATS handshake refuses: a permissive upstream handshake carries the requests, and the verdict keeps the refusal"
+    )
+    func refusedUpstreamHandshakeReported() throws {
+        let host = "legacy.intercept.test"
+        let fixture = try InterceptFixture(names: [host])
+        let arguments = try NonCompliantServer.tls10Only.serverArguments(fixture.factory, hostName: host)
+        let server = try TestTLSServer(directory: fixture.directory, arguments)
+        let daemon = try fixture.daemon(["--mode", "report"])
+        // curl trusting only the atsproxy CA, speaking TLS 1.2-1.3 to the proxy: intercepted.
+        let curl = try fixture.curl(daemon, ["https://\(host):\(server.port)/report-me"])
+        #expect(curl.status == 0 && curl.standardOutput.contains("s_server"), "\(curl.standardError)")
+        let line = try #require(daemon.lines("connection", atLeast: 1).first)
+        #expect(line["inspect"] as? String == "intercept", "\(line)")
+        #expect(line.action == "allowed", "\(line)")
+        #expect(line.compliant == false && line.violationNames == ["tls_version"], "\(line)")
+        #expect((line["tls"] as? [String: Any])?["version"] as? String == "TLSv1.0", "\(line)")
+        let requests = daemon.lines("request", atLeast: 1)
+        #expect(requests.count == 1, "\(requests)")
+        #expect((requests.first?["url"] as? String)?.hasSuffix("/report-me") == true, "\(requests)")
         #expect(daemon.terminate() == 0)
     }
 

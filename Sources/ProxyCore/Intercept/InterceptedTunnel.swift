@@ -13,14 +13,22 @@ import TLSInspection
 /// Upstream first: nothing of the device's handshake is answered until the verdict is known, so a
 /// blocked connection fails the device's handshake with a fatal alert (``BlockStyle/abort``) as the
 /// app's own would on an iPhone, or completes it to answer each request with a 403 page
-/// (``BlockStyle/page``). A refused upstream handshake has no facts to judge: the tunnel's probe
-/// path (``ConnectTunnel/judgeDeferred(upstream:)``) then explains it with the permissive probe.
+/// (``BlockStyle/page``). A refused upstream handshake has no facts to judge: in enforce mode the
+/// tunnel's probe path (``ConnectTunnel/judgeDeferred(upstream:)``) explains it with the permissive
+/// probe and blocks; in report mode the proxy makes the permissive handshake itself, on a new
+/// connection, and intercepts through it, the verdict keeping the refusal, so what such a host's
+/// requests would have been is seen (report mode exists to show what would break).
 ///
 /// One deadline, the handshake timeout from the ClientHello, covers both handshakes. Loop-confined;
 /// owned by its ``ConnectTunnel``, whose session owns the client connection.
 final class InterceptedTunnel {
     enum State {
-        case upstreamHandshake(TLSStream)
+        /// The proxy's handshake with the upstream: ATS-shaped, or, after `refusal` (report mode),
+        /// permissive on a new connection.
+        case upstreamHandshake(TLSStream, refusal: HandshakeFailure?)
+        /// Report mode: the ATS-shaped handshake was refused; the permissive one's connection is
+        /// being opened.
+        case reconnecting(refusal: HandshakeFailure)
         /// The verdict is in; the device's handshake is under way. `blocked`: a page-style block,
         /// whose requests all get the 403 page.
         /// No `origin` for a page-style block of a server that refused the proxy's own handshake.
@@ -30,8 +38,9 @@ final class InterceptedTunnel {
     }
 
     unowned let tunnel: ConnectTunnel
-    /// The upstream connection; nil for a page-style block with no upstream TLS behind it.
-    let upstream: (any ByteStream)?
+    /// The upstream connection; nil for a page-style block with no upstream TLS behind it. Replaced
+    /// once, by the permissive handshake's, in report mode.
+    private(set) var upstream: (any ByteStream)?
     let upstreamAddress: SocketAddress?
     let hello: ClientHello
     /// The policy's answer for the name the device's TLS is for.
@@ -71,7 +80,7 @@ final class InterceptedTunnel {
         offered = tunnel.session.environment.upstreamSessions?.entry(
             for: sessionKey, now: MonotonicClock.nowMilliseconds())
         if let offered { stream.offer(offered.session) }
-        state = .upstreamHandshake(stream)
+        state = .upstreamHandshake(stream, refusal: nil)
     }
 
     /// A page-style block for a server whose verdict came from the probes (it refused the proxy's
@@ -102,6 +111,11 @@ final class InterceptedTunnel {
         deadline = session.environment.makeTimer { [unowned self] in timedOut() }
         deadline?.schedule(after: settings.handshakeTimeout)
         if let pageVerdict { return startDeviceHandshake(origin: nil, blocked: pageVerdict) }
+        watchUpstream()
+    }
+
+    /// Drives the upstream handshake from the upstream's bytes and events.
+    private func watchUpstream() {
         guard let upstream else { return }
         upstream.setTimeouts(read: nil, write: nil)
         upstream.onReadable = { [unowned self] _ in advanceUpstream() }
@@ -133,22 +147,28 @@ final class InterceptedTunnel {
     // MARK: - The upstream handshake, judged
 
     private func advanceUpstream() {
-        guard case .upstreamHandshake(let stream) = state, let upstream else { return }
+        guard case .upstreamHandshake(let stream, let refusal) = state, let upstream else { return }
         do {
             guard try stream.handshake() == .complete else { return }
         } catch {
+            upstream.onReadable = nil
+            upstream.onEvent = nil
+            if refusal == nil, settings.mode == .report, error.kind != .notTLS {
+                return handshakePermissively(
+                    after: HandshakeFailure(
+                        reason: error.reason, serverClosedWithoutAlert: error.kind == .peerClosed,
+                        largeHello: ClientProfile.ats(for: requirements).hello == .postQuantum))
+            }
             // No facts to judge: the probes say why (the permissive one explains a refusal).
             deadline?.cancel()
             state = .done
-            upstream.onReadable = nil
-            upstream.onEvent = nil
             return tunnel.judgeDeferred(upstream: upstream)
         }
         upstream.setReading(false)
         let now = Int64(time(nil))
         let result: ProbeResult
         var observed: ObservedConnection
-        if stream.wasResumed, let offered, let full = offered.result.observed {
+        if refusal == nil, stream.wasResumed, let offered, let full = offered.result.observed {
             // No certificates in a resumed handshake: the full one's facts (and their log form,
             // serialized once), judged as of now.
             result = offered.result
@@ -166,7 +186,9 @@ final class InterceptedTunnel {
             ) { [weak self] observed in
                 guard let self else { return }
                 pathCompletion = nil
-                judgeUpstream(ProbeResult(observed: observed, address: upstreamAddress), observed, stream)
+                judgeUpstream(
+                    ProbeResult(observed: observed, atsHandshakeFailure: refusal, address: upstreamAddress), observed,
+                    stream)
             }
             return
         }
@@ -179,7 +201,8 @@ final class InterceptedTunnel {
         judged = result
         session.record?.noteProbe(result)
         session.record?.upstreamResumed = stream.wasResumed
-        let verdict = settings.policy.verdict(for: requirements, observed: observed, atsHandshakeFailure: nil)
+        let verdict = settings.policy.verdict(
+            for: requirements, observed: observed, atsHandshakeFailure: result.atsHandshakeFailure)
         if requirements.host.description == tunnel.host {
             session.record?.verdict = verdict
         } else {
@@ -200,6 +223,43 @@ final class InterceptedTunnel {
         startDeviceHandshake(origin: stream, blocked: nil)
     }
 
+    /// Report mode, after the ATS-shaped handshake was refused: the permissive one, on a new
+    /// connection to the same address within the same deadline. Its facts, judged with the refusal,
+    /// give the verdict; its session carries the device's requests. Where it cannot be made, the
+    /// probes explain the refusal as in enforce mode, and the tunnel is relayed unread.
+    private func handshakePermissively(after refusal: HandshakeFailure) {
+        upstream?.close()
+        upstream = nil
+        state = .reconnecting(refusal: refusal)
+        session.dial(host: tunnel.host, port: tunnel.port, address: upstreamAddress) { [unowned self] result in
+            guard case .reconnecting = state else {
+                if case .success(let (connection, _)) = result { connection.close() }
+                return
+            }
+            guard case .success(let (connection, _)) = result else {
+                deadline?.cancel()
+                state = .done
+                return tunnel.judgeDeferred(upstream: nil)
+            }
+            do {
+                let context = try session.environment.upstreamContext(for: .permissive)
+                let stream = try TLSStream(
+                    role: .client(serverName: hello.serverName), context: context,
+                    transport: StreamTransport(connection))
+                try stream.offerApplicationProtocols(["http/1.1"])
+                upstream = connection
+                state = .upstreamHandshake(stream, refusal: refusal)
+            } catch {
+                connection.close()
+                deadline?.cancel()
+                state = .done
+                return tunnel.judgeDeferred(upstream: nil)
+            }
+            watchUpstream()
+            advanceUpstream()
+        }
+    }
+
     private func upstreamLost(_ reason: String) {
         guard case .upstreamHandshake = state else { return }
         session.record?.action = .failed
@@ -210,7 +270,7 @@ final class InterceptedTunnel {
 
     private func timedOut() {
         switch state {
-        case .upstreamHandshake:
+        case .upstreamHandshake, .reconnecting:
             session.record?.action = .failed
             session.record?.fail(
                 FailureReason(
@@ -321,7 +381,8 @@ final class InterceptedTunnel {
     /// judged by; a server that declined the offered one has it forgotten.
     private func keepSession(of stream: TLSStream) {
         guard let cache = session.environment.upstreamSessions else { return }
-        guard let judged, let resumable = stream.resumableSession else {
+        // A permissive session is not kept: the next connection tries the ATS-shaped handshake again.
+        guard let judged, judged.atsHandshakeFailure == nil, let resumable = stream.resumableSession else {
             if offered != nil { cache.remove(sessionKey) }
             return
         }

@@ -237,15 +237,17 @@ final class ConnectTunnel {
     /// A ClientHello for the CONNECT's own host came through a tunnel opened before any verdict:
     /// judged now, with the upstream given up meanwhile (a server that serves one connection at a
     /// time would otherwise never answer the probe) and the hello held.
-    func judgeDeferred(upstream: any ByteStream) {
+    /// - Parameter upstream: the connection held meanwhile, if any (intercept mode's, after its
+    ///   handshakes failed, may have none left).
+    func judgeDeferred(upstream: (any ByteStream)?) {
         if interceptPlanned, session.record?.inspect == .intercept {
-            // The proxy's own handshake was refused: the probes explain why, and the verdict decides
-            // as in tunnel mode (a report-mode tunnel is relayed unread).
+            // The proxy's own handshakes were refused: the probes explain why, and the verdict
+            // decides as in tunnel mode (a report-mode tunnel is relayed unread).
             session.record?.inspect = .passthrough
         }
         state = .awaitingDeferredVerdict
         client.setReading(false)
-        giveUp(upstream)
+        if let upstream { giveUp(upstream) }
         session.lookUpVerdict(VerdictKey(host: host, port: port, requirements: requirements))
     }
 
