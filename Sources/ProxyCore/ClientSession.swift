@@ -274,7 +274,9 @@ final class ClientSession: ExchangeOwner {
         let verdict = settings.policy.verdict(for: requirements, observed: nil)
         record?.requirements = requirements
         record?.verdict = verdict
-        if !verdict.isCompliant, settings.mode == .enforce {
+        let decision = ConnectionJudge.decide(
+            verdict, mode: settings.mode, at: .beforeTunnel, blockStyle: settings.intercept.blockStyle)
+        if !decision.proceeds {
             record?.action = .blocked
             return respond(ProxyResponse.cleartextBlocked(verdict, host: host))
         }

@@ -208,9 +208,10 @@ final class InterceptedTunnel {
         } else {
             session.record?.serverNameVerdict = verdict
         }
-        guard verdict.isCompliant || settings.mode == .report else {
+        let decision = tunnel.decide(verdict, at: .deviceHandshake(pageAvailable: true))
+        guard decision.proceeds else {
             session.record?.action = .blocked
-            guard settings.intercept.blockStyle == .page else {
+            guard decision == .page else {
                 // As an iPhone app's connection would fail: a fatal alert to the device's hello.
                 deadline?.cancel()
                 state = .done

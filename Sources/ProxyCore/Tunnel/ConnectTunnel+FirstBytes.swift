@@ -149,10 +149,16 @@ extension ConnectTunnel {
         let verdict = settings.policy.verdict(for: http, observed: nil)
         session.record?.requirements = http
         session.record?.verdict = verdict
-        guard verdict.isCompliant || settings.mode == .report else {
+        // An HTTP request gets Apple's words for it; other protocols are just cut off.
+        let isHTTPRequest = RequestLineDetection.startsWithRequestLine(firstBytes.prefix(8192))
+        switch decide(verdict, at: .cleartextInTunnel(isHTTPRequest: isHTTPRequest)) {
+        case .allow, .report:
+            break
+        case .cutOff:
             session.record?.action = .blocked
-            // An HTTP request gets Apple's words for it; other protocols are just cut off.
-            guard RequestLineDetection.startsWithRequestLine(firstBytes.prefix(8192)) else { return session.finish() }
+            return session.finish()
+        case .respond403, .alert, .page:
+            session.record?.action = .blocked
             return session.respond(ProxyResponse.cleartextBlocked(verdict, host: host))
         }
         session.record?.action = .allowed

@@ -184,7 +184,7 @@ final class ConnectTunnel {
         let verdict = settings.policy.verdict(
             for: requirements, observed: observed, atsHandshakeFailure: result.atsHandshakeFailure)
         session.record?.verdict = verdict
-        if !verdict.isCompliant, settings.mode == .enforce {
+        guard decide(verdict, at: .beforeTunnel).proceeds else {
             session.record?.action = .blocked
             return session.respond(ProxyResponse.blocked(verdict, host: host))
         }
@@ -198,11 +198,9 @@ final class ConnectTunnel {
     /// server and its cleartext is forbidden. So the CONNECT gets the cleartext verdict at once, a
     /// 403 with the reason, and no byte of the server's reaches the device. Returns whether it did.
     private func refusesCleartextUpstream(_ reason: String) -> Bool {
-        guard settings.mode == .enforce, let http = try? session.lookUpRequirements(for: host, scheme: .http) else {
-            return false
-        }
+        guard let http = try? session.lookUpRequirements(for: host, scheme: .http) else { return false }
         let verdict = settings.policy.verdict(for: http, observed: nil)
-        guard !verdict.isCompliant else { return false }
+        guard !decide(verdict, at: .beforeTunnel).proceeds else { return false }
         session.record?.requirements = http
         session.record?.verdict = verdict
         session.record?.action = .blocked
@@ -300,11 +298,12 @@ final class ConnectTunnel {
         let verdict = settings.policy.verdict(
             for: requirements, observed: observed, atsHandshakeFailure: result.atsHandshakeFailure)
         session.record?.verdict = verdict
-        if !verdict.isCompliant, settings.mode == .enforce {
+        let decision = decide(verdict, at: .deviceHandshake(pageAvailable: interceptedHello != nil))
+        if !decision.proceeds {
             // Nothing of the device's handshake has reached the server; the device's TLS stack
             // reports a failed handshake, as an iPhone app's would.
             session.record?.action = .blocked
-            if settings.intercept.blockStyle == .page, let (hello, named) = interceptedHello {
+            if decision == .page, let (hello, named) = interceptedHello {
                 // Unless intercept mode was asked for a page: its own leaf, then the 403 page.
                 session.record?.inspect = .intercept
                 let page = InterceptedTunnel(pageFor: verdict, tunnel: self, hello: hello, requirements: named)
@@ -353,7 +352,7 @@ final class ConnectTunnel {
         let verdict = settings.policy.verdict(
             for: named, observed: observed, atsHandshakeFailure: result.atsHandshakeFailure)
         session.record?.serverNameVerdict = verdict
-        if !verdict.isCompliant, settings.mode == .enforce {
+        if !decide(verdict, at: .deviceHandshake(pageAvailable: false)).proceeds {
             // Nothing of the device's handshake has reached the server.
             session.record?.action = .blocked
             return session.respond(TLSAlertDescription.handshakeFailure.fatalRecord)
@@ -370,6 +369,11 @@ final class ConnectTunnel {
         case .probeLimit?, .localResource?: (503, "Service Unavailable")
         default: (502, "Bad Gateway")
         }
+    }
+
+    /// What ``ConnectionJudge`` decides for `verdict` at `point`, under this session's settings.
+    func decide(_ verdict: Verdict, at point: ConnectionJudge.Point) -> ConnectionJudge.Decision {
+        ConnectionJudge.decide(verdict, mode: settings.mode, at: point, blockStyle: settings.intercept.blockStyle)
     }
 
     /// Why a probe reached no verdict: its failure, or that the upstream could not be reached.
