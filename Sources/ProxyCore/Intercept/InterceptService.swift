@@ -1,3 +1,5 @@
+import EventLoop
+import Glibc
 import POSIX
 import TLSInspection
 
@@ -85,6 +87,22 @@ package final class ClientRejections: Sendable {
             counts = [:]
             return passed
         }
+    }
+}
+
+extension SessionEnvironment {
+    /// The server end of a device's TLS over `client`, presenting a leaf minted for `serverName`
+    /// (the device's SNI) or, without one, for `connectHost`: the one way the proxy answers a
+    /// device's handshake with its own certificate (an intercepted tunnel, the proxy's own pages).
+    /// Nil when there is no CA; throws when no leaf can be minted or no session made.
+    func mintedServerSession(serverName: String?, connectHost: String, over client: any ByteStream)
+        throws(TLSError) -> TLSStream?
+    {
+        guard let service = interceptService, let leaves = leafSource else { return nil }
+        let credentials = try leaves.credentials(
+            serverName: serverName, connectHost: connectHost, now: Int64(time(nil)))
+        return try TLSStream(
+            role: .server(credentials: credentials), context: service.deviceContext, transport: StreamTransport(client))
     }
 }
 

@@ -293,16 +293,13 @@ final class InterceptedTunnel {
     // MARK: - The device's handshake
 
     private func startDeviceHandshake(origin: TLSStream?, blocked: Verdict?) {
-        guard let service = session.environment.interceptService, let leaves = session.environment.leafSource else {
-            return upstreamLost("intercept mode has no CA")
-        }
         let device: TLSStream
         do {
-            let credentials = try leaves.credentials(
-                serverName: hello.serverName, connectHost: tunnel.host, now: Int64(time(nil)))
-            device = try TLSStream(
-                role: .server(credentials: credentials), context: service.deviceContext,
-                transport: StreamTransport(client))
+            guard
+                let minted = try session.environment.mintedServerSession(
+                    serverName: hello.serverName, connectHost: tunnel.host, over: client)
+            else { return upstreamLost("intercept mode has no CA") }
+            device = minted
         } catch {
             session.record?.action = .failed
             session.record?.fail(FailureReason(.certificateMint, "minting a certificate for \(serverName): \(error)"))

@@ -24,18 +24,14 @@ final class SiteTLSConnection {
         session: ClientSession, site: any LocalSite & Sendable, serverName: String?, connectHost: String,
         arrival: LocalRequest.Arrival
     ) throws(TLSError) {
-        guard let service = session.environment.interceptService, let leaves = session.environment.leafSource else {
-            return nil
-        }
-        let credentials = try leaves.credentials(
-            serverName: serverName, connectHost: connectHost, now: Int64(time(nil)))
+        guard
+            let tls = try session.environment.mintedServerSession(
+                serverName: serverName, connectHost: connectHost, over: session.client)
+        else { return nil }
         self.session = session
         self.site = site
         self.arrival = arrival
-        state = .handshake(
-            try TLSStream(
-                role: .server(credentials: credentials), context: service.deviceContext,
-                transport: StreamTransport(session.client)))
+        state = .handshake(tls)
     }
 
     func start() {
