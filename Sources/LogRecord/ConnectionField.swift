@@ -30,6 +30,21 @@ package enum ConnectionField: String, LogField {
     /// ``Failure``'s code for `upstream_error`; null when that is null. Lines written before it
     /// existed have no such field.
     case failure
+    /// Where the time before the first relayed byte went (``TimingField``); null for a line with
+    /// no verdict, connect or tunnel to time. Lines written before it existed have no such field.
+    case timing
+}
+
+/// The members of a connection line's `timing` object: milliseconds from the request head, each
+/// null when that step did not happen.
+package enum TimingField: String, LogField {
+    /// When the verdict was known (a cached one at once; else the probe's time, or the proxy's own
+    /// upstream handshake in intercept mode).
+    case verdictMilliseconds = "verdict_ms"
+    /// How long the connection upstream took to open (the tunnel's, or the origin's for http://).
+    case connectMilliseconds = "connect_ms"
+    /// When the `200 Connection established` went to the device.
+    case establishedMilliseconds = "established_ms"
 }
 
 /// The members of a connection line's `sni_check` object.

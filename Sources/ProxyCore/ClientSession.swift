@@ -321,12 +321,14 @@ final class ClientSession: ExchangeOwner {
         // The dial may end before it returns (a refusal, a name from a hosts file): then there is
         // nothing left to cancel, and what the completion started must not be overwritten.
         var ended = false
+        let began = MonotonicClock.nowMilliseconds()
         let dial = environment.dial(
             host: host, port: port, address: address, rules: destinations, hosts: settings.hosts,
             timeout: settings.connectTimeout
         ) { [unowned self] result in
             ended = true
             originDial = nil
+            if case .success = result { record?.timing.connect = MonotonicClock.nowMilliseconds() - began }
             completion(result)
         }
         if !ended { originDial = dial }
@@ -479,6 +481,20 @@ final class ClientSession: ExchangeOwner {
     static let lingerLimit: Duration = .seconds(5)
     static let lingerReadLimit: Duration = .seconds(2)
     static let lingerByteLimit = 1 << 20
+
+    /// Notes in the record's `timing` that the verdict is known now.
+    func noteVerdictKnown() {
+        let elapsed = millisecondsSinceHead  // Read before the record is written: one access at a time.
+        record?.timing.verdict = elapsed
+    }
+
+    /// Notes in the record's `timing` that the `200` went now.
+    func noteEstablished() {
+        let elapsed = millisecondsSinceHead
+        record?.timing.established = elapsed
+    }
+
+    private var millisecondsSinceHead: Int64? { record.map { ProxyServer.nowMilliseconds() - $0.startedAt } }
 
     /// Tells the live view of the tunnel judged and now relaying (its line comes when it ends).
     func noteOpened() {

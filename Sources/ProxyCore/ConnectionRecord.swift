@@ -74,6 +74,8 @@ package struct ConnectionRecord: Sendable {
     /// Intercept mode: whether the proxy's upstream handshake resumed a session of an earlier
     /// connection (its `tls` facts are then those of the full handshake that made the session).
     package var upstreamResumed: Bool?
+    /// Where the time went before bytes flowed (`timing`).
+    package var timing = ConnectionTiming()
 
     /// What intercept mode did with a connection.
     package enum InspectOutcome: String, Sendable {
@@ -183,6 +185,7 @@ package struct ConnectionRecord: Sendable {
         sink.add(Field.requests, requests.map { .int(Int64($0)) })
         sink.add(Field.upstreamResumed, upstreamResumed.map { .bool($0) })
         sink.add(Field.failure, string: failure?.rawValue)
+        sink.add(Field.timing, timing.isEmpty ? .null : timing.json)
     }
 
     /// The version and suite the device negotiated, as the log's `observed` object.
@@ -219,5 +222,25 @@ package struct ConnectionRecord: Sendable {
                 (ProbeTLSField.intermediateFetches.rawValue, .array(observed.intermediateFetches.map(\.json))))
         }
         return .object(fields)
+    }
+}
+
+/// Where a connection's time went before bytes flowed, in milliseconds from its request head: the
+/// log's `timing`. Each is nil when that step did not happen.
+package struct ConnectionTiming: Sendable, Equatable {
+    package var verdict: Int64?
+    package var connect: Int64?
+    package var established: Int64?
+
+    package init() {}
+
+    var isEmpty: Bool { verdict == nil && connect == nil && established == nil }
+
+    var json: JSONValue {
+        .object([
+            (TimingField.verdictMilliseconds.rawValue, verdict.map { .int($0) } ?? .null),
+            (TimingField.connectMilliseconds.rawValue, connect.map { .int($0) } ?? .null),
+            (TimingField.establishedMilliseconds.rawValue, established.map { .int($0) } ?? .null),
+        ])
     }
 }

@@ -24,6 +24,8 @@ CONNECTION_FIELDS = {
     "upstream_resumed": (BOOL, NULL),
     # why upstream_error is set, as a code (docs/log-format.md)
     "failure": (STR, NULL),
+    # where the time before the first relayed byte went (docs/log-format.md)
+    "timing": (DICT, NULL),
 }
 # Each field docs/request-log.md names for a request line.
 REQUEST_FIELDS = {

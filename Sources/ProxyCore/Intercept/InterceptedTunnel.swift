@@ -198,6 +198,7 @@ final class InterceptedTunnel {
     /// Judges the upstream's facts and goes on: the device's handshake, or the block.
     private func judgeUpstream(_ result: ProbeResult, _ observed: ObservedConnection, _ stream: TLSStream) {
         guard case .upstreamHandshake = state else { return }
+        session.noteVerdictKnown()
         judged = result
         session.record?.noteProbe(result)
         session.record?.upstreamResumed = stream.wasResumed

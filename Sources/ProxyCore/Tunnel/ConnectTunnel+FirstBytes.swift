@@ -14,6 +14,7 @@ extension ConnectTunnel {
     /// The upstream is connected: 200 to the device, then its first bytes are awaited.
     func established(_ upstream: any ByteStream) {
         client.write(ProxyResponse.connectionEstablished)
+        session.noteEstablished()
         // The device's first bytes (its ClientHello) are due as promptly as a request head.
         inspection.establishedAt = MonotonicClock.nowMilliseconds()
         client.setTimeouts(read: settings.headTimeout, write: settings.idleTimeout)

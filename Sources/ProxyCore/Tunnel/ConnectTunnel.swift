@@ -145,6 +145,10 @@ final class ConnectTunnel {
     /// A verdict arrived: for the CONNECT's host, or for the ClientHello's server name.
     func verdictArrived(_ result: ProbeResult) {
         switch state {
+        case .awaitingVerdict, .awaitingServerNameVerdict, .awaitingDeferredVerdict: session.noteVerdictKnown()
+        default: return
+        }
+        switch state {
         case .awaitingVerdict: connectVerdict(result)
         case .awaitingServerNameVerdict(let name, let named): serverNameVerdict(result, name: name, requirements: named)
         case .awaitingDeferredVerdict: deferredVerdict(result)
