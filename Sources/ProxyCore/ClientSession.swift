@@ -274,9 +274,7 @@ final class ClientSession: ExchangeOwner {
         let verdict = settings.policy.verdict(for: requirements, observed: nil)
         record?.requirements = requirements
         record?.verdict = verdict
-        let decision = ConnectionJudge.decide(
-            verdict, mode: settings.mode, at: .beforeTunnel, blockStyle: settings.intercept.blockStyle)
-        if !decision.proceeds {
+        if !decide(verdict, at: .beforeTunnel).proceeds {
             record?.action = .blocked
             return respond(ProxyResponse.cleartextBlocked(verdict, host: host))
         }
@@ -481,6 +479,11 @@ final class ClientSession: ExchangeOwner {
     static let lingerLimit: Duration = .seconds(5)
     static let lingerReadLimit: Duration = .seconds(2)
     static let lingerByteLimit = 1 << 20
+
+    /// What ``ConnectionJudge`` decides for `verdict` at `point`, under this session's settings.
+    func decide(_ verdict: Verdict, at point: ConnectionJudge.Point) -> ConnectionJudge.Decision {
+        ConnectionJudge.decide(verdict, mode: settings.mode, at: point, blockStyle: settings.intercept.blockStyle)
+    }
 
     /// Notes in the record's `timing` that the verdict is known now.
     func noteVerdictKnown() {

@@ -375,9 +375,9 @@ final class ConnectTunnel {
         }
     }
 
-    /// What ``ConnectionJudge`` decides for `verdict` at `point`, under this session's settings.
+    /// What ``ConnectionJudge`` decides for `verdict` at `point`, under the session's settings.
     func decide(_ verdict: Verdict, at point: ConnectionJudge.Point) -> ConnectionJudge.Decision {
-        ConnectionJudge.decide(verdict, mode: settings.mode, at: point, blockStyle: settings.intercept.blockStyle)
+        session.decide(verdict, at: point)
     }
 
     /// Why a probe reached no verdict: its failure, or that the upstream could not be reached.
