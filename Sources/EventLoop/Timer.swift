@@ -2,12 +2,21 @@ internal import CLibevent
 import Glibc
 import POSIX
 
+/// A one-shot timer: what a loop's users need of one, so that a scripted session's tests can fire
+/// it in the clock's place (``Timer`` on a loop).
+package protocol LoopTimer: AnyObject {
+    /// Fires once after `delay`, unless cancelled or scheduled again first.
+    func schedule(after delay: Duration)
+    /// Disarms it; nothing fires until it is scheduled again.
+    func cancel()
+}
+
 /// A one-shot timer on an event base: the single owner of its `event`, freed in `deinit`.
 ///
 /// ``schedule(after:)`` arms it (re-arming replaces the pending time), ``cancel()`` disarms it.
 /// The C callback's context is the timer itself, unretained: `deinit` frees the event first, so no
 /// callback can run on a freed timer.
-package final class Timer {
+package final class Timer: LoopTimer {
     private var raw: OpaquePointer?
     private let onFire: () -> Void
 

@@ -248,15 +248,16 @@ final class ClientSession: ExchangeOwner {
     }
 
     /// Looks the verdict for `key` up (cache, a probe in flight, or a new probe with this client's
-    /// destination rules); it comes back through ``probeFinished(_:)`` on this loop.
-    func lookUpVerdict(_ key: VerdictKey) {
-        environment.lookUpVerdict(key, rules: destinations, session: id) { [weak self] result in
-            self?.probeFinished(result)
+    /// destination rules); it comes back through ``probeFinished(_:for:)`` on this loop.
+    /// `progress`: told how a probe this session started goes (``ProbeProgress``).
+    func lookUpVerdict(_ key: VerdictKey, progress: ((ProbeProgress) -> Void)? = nil) {
+        environment.lookUpVerdict(key, rules: destinations, session: id, progress: progress) { [weak self] result in
+            self?.probeFinished(result, for: key)
         }
     }
 
-    /// A verdict for this session's tunnel.
-    func probeFinished(_ result: ProbeResult) { tunnel?.verdictArrived(result) }
+    /// The verdict for `key`, for this session's tunnel.
+    func probeFinished(_ result: ProbeResult, for key: VerdictKey) { tunnel?.verdictArrived(result, for: key) }
 
     // MARK: - Plain HTTP
 
@@ -326,7 +327,7 @@ final class ClientSession: ExchangeOwner {
         ) { [unowned self] result in
             ended = true
             originDial = nil
-            if case .success = result { record?.timing.connect = MonotonicClock.nowMilliseconds() - began }
+            if case .success = result { noteConnected(took: MonotonicClock.nowMilliseconds() - began) }
             completion(result)
         }
         if !ended { originDial = dial }
@@ -489,6 +490,12 @@ final class ClientSession: ExchangeOwner {
     func noteVerdictKnown() {
         let elapsed = millisecondsSinceHead  // Read before the record is written: one access at a time.
         record?.timing.verdict = elapsed
+    }
+
+    /// Notes in the record's `timing` how long the connection upstream took to open (a dial of the
+    /// session's, or the tunnel's connection opened while its probe ran).
+    func noteConnected(took milliseconds: Int64) {
+        record?.timing.connect = milliseconds
     }
 
     /// Notes in the record's `timing` that the `200` went now.

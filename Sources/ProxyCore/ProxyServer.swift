@@ -41,6 +41,8 @@ package struct ProxySettings: Sendable {
     /// `--aia-fetch`: whether a probe completes a path the server left an intermediate out of, from
     /// the CA Issuers URL of the certificate left without an issuer, as iOS does.
     package var fetchesIntermediates = true
+    /// `--tunnel-start`: when a tunnel mode CONNECT to a host with no verdict yet gets its `200`.
+    package var tunnelStart = TunnelStart.atVerdict
     /// `--hosts-file`, read once per load or reload and shared by every loop: names it lists are
     /// dialled at its addresses (``UpstreamDialer``), before /etc/hosts and DNS. A reload that
     /// re-reads it delivers the new table with the rest of the settings, so a session dials with
@@ -93,7 +95,7 @@ package struct ListenEndpoint: Sendable {
 
 /// A message to a loop: a probe's answer for one of its sessions, or an order from the daemon.
 package enum ProxyMessage: Sendable {
-    case probeFinished(session: UInt64, result: ProbeResult)
+    case probeFinished(session: UInt64, key: VerdictKey, result: ProbeResult)
     /// The answer to an intermediate this loop waited for while another loop fetched it.
     case intermediateFetched(request: UInt64, answer: IntermediateFetchCache.Answer)
     /// A reload: connections accepted from now on are judged by these settings; open ones keep theirs.
@@ -265,7 +267,10 @@ package final class ProxyServer: LoopResident {
 
     /// Probes `key` on this loop, within the service's limits; `completion` runs from the loop with
     /// the answer (a failure result when no probe slot is free).
-    func startProbe(_ key: VerdictKey, rules: DestinationRules, completion: @escaping (ProbeResult) -> Void) {
+    func startProbe(
+        _ key: VerdictKey, rules: DestinationRules, progress: ((ProbeProgress) -> Void)? = nil,
+        completion: @escaping (ProbeResult) -> Void
+    ) {
         let slot = UpstreamSlot(host: key.host, port: key.port)
         let counts = statistics.probes
         if let busy = probes.reserve(slot) {
@@ -279,7 +284,7 @@ package final class ProxyServer: LoopResident {
         probeRuns[id] = (run, slot)
         counts.probeStarted()
         let began = ContinuousClock.now
-        run.start { [weak self] result in
+        run.start(progress: progress) { [weak self] result in
             counts.probeFinished(result, after: ContinuousClock.now - began)
             if let self, probeRuns.removeValue(forKey: id) != nil { probes.release(slot) }
             completion(result)
@@ -316,8 +321,8 @@ package final class ProxyServer: LoopResident {
 
     private func handle(_ message: ProxyMessage) {
         switch message {
-        case .probeFinished(let id, let result):
-            sessions[id]?.probeFinished(result)
+        case .probeFinished(let id, let key, let result):
+            sessions[id]?.probeFinished(result, for: key)
         case .intermediateFetched(let request, let answer):
             intermediateRequests.removeValue(forKey: request)?(answer, false)
         case .settingsChanged(let settings, let classes, let applied):
@@ -365,14 +370,15 @@ extension ProxyServer: SessionEnvironment {
     }
 
     func lookUpVerdict(
-        _ key: VerdictKey, rules: DestinationRules, session: UInt64, deliver: @escaping (ProbeResult) -> Void
+        _ key: VerdictKey, rules: DestinationRules, session: UInt64, progress: ((ProbeProgress) -> Void)?,
+        deliver: @escaping (ProbeResult) -> Void
     ) {
         guard let poster = messages else { return }
         let cache = self.cache
         switch cache.lookup(
             key, now: ProxyServer.nowMilliseconds(),
             waiter: { result in
-                poster.post(.probeFinished(session: session, result: result))
+                poster.post(.probeFinished(session: session, key: key, result: result))
             })
         {
         case .hit(let result):
@@ -380,7 +386,7 @@ extension ProxyServer: SessionEnvironment {
         case .waiting:
             return
         case .probe:
-            startProbe(key, rules: rules) { [weak self] result in
+            startProbe(key, rules: rules, progress: progress) { [weak self] result in
                 // Unreachable upstreams are not cached: the next request tries again. Nor are
                 // refusals (they carry an upstream failure): they hold for this client's rules only;
                 // nor is a path whose missing intermediate could not be fetched, which another
@@ -392,7 +398,7 @@ extension ProxyServer: SessionEnvironment {
                     let result = self?.sharingRecentFacts(result) ?? result
                     cache.complete(key, with: result, now: ProxyServer.nowMilliseconds())
                 }
-                poster.post(.probeFinished(session: session, result: result))
+                poster.post(.probeFinished(session: session, key: key, result: result))
             }
         }
     }
@@ -420,7 +426,7 @@ extension ProxyServer: SessionEnvironment {
         try probes.prober.context(for: profile)
     }
 
-    func makeTimer(_ onFire: @escaping () -> Void) -> Timer? { try? Timer(base: base, onFire: onFire) }
+    func makeTimer(_ onFire: @escaping () -> Void) -> (any LoopTimer)? { try? Timer(base: base, onFire: onFire) }
 
     func noteOpened(_ record: ConnectionRecord) {
         guard let feed, feed.isEnabled else { return }  // The line is built only for a live view.

@@ -31,9 +31,11 @@ protocol SessionEnvironment: AnyObject {
 
     /// Finds the verdict for `key`: from the cache, by joining a probe in flight, or by starting
     /// one with `rules`. `deliver` runs once with the report, from the loop (at once on a hit),
-    /// unless the session has ended by then.
+    /// unless the session has ended by then. `progress` hears of a probe this session started, as
+    /// it goes (never of a cached verdict or a joined probe).
     func lookUpVerdict(
-        _ key: VerdictKey, rules: DestinationRules, session: UInt64, deliver: @escaping (ProbeResult) -> Void)
+        _ key: VerdictKey, rules: DestinationRules, session: UInt64, progress: ((ProbeProgress) -> Void)?,
+        deliver: @escaping (ProbeResult) -> Void)
 
     /// Writes one finished request or tunnel to the log and the counters.
     func log(_ record: ConnectionRecord)
@@ -51,7 +53,7 @@ protocol SessionEnvironment: AnyObject {
     /// The TLS client context of `profile`: one per profile, shared by every loop.
     func upstreamContext(for profile: ClientProfile) throws(TLSError) -> TLSClientContext
     /// A one-shot timer on the loop (nil: no memory for one).
-    func makeTimer(_ onFire: @escaping () -> Void) -> Timer?
+    func makeTimer(_ onFire: @escaping () -> Void) -> (any LoopTimer)?
     /// Writes one request line of an intercepted connection.
     func log(request: RequestRecord)
 

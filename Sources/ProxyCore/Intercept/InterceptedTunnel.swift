@@ -46,7 +46,7 @@ final class InterceptedTunnel {
     /// The policy's answer for the name the device's TLS is for.
     let requirements: Requirements
     private var state: State
-    private var deadline: Timer?
+    private var deadline: (any LoopTimer)?
     /// Where this server's resumable session is kept, and the one offered (the facts of the full
     /// handshake that made it come with it).
     private let sessionKey: UpstreamSessionCache.Key

@@ -40,6 +40,7 @@ extension ConnectTunnel {
 
     func relayDown() {
         if case .classifying(let upstream) = state { return upstreamSpokeFirst(upstream) }
+        if case .helloAhead(let upstream, _) = state { return serverAnsweredAhead(upstream) }
         guard case .relaying(let upstream) = state else { return }
         if var scanner = inspection.serverScanner {
             switch scanner.feed(upstream.peek()) {
@@ -111,6 +112,7 @@ extension ConnectTunnel {
     }
 
     func upstreamEvent(_ event: StreamEvent) {
+        if event != .endOfStream, case .helloAhead = state { return heldAnswerGivenUp() }
         guard event == .endOfStream, let upstream else { return session.finish() }
         inspection.upstreamEnded = true
         upstream.setReading(false)

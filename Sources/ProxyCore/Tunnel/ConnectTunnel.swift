@@ -17,10 +17,11 @@ import TLSInspection
 final class ConnectTunnel {
     /// Where the tunnel is, with what that phase needs.
     enum State {
-        /// The verdict for the CONNECT's host is being looked up or probed.
-        case awaitingVerdict
-        /// Allowed; the upstream connection is being opened.
-        case connecting
+        /// The verdict for the CONNECT's host is being looked up or probed; `early`: the tunnel's own
+        /// connection, opened alongside the probe this session started.
+        case awaitingVerdict(early: EarlyUpstream?)
+        /// Allowed; the upstream connection is being opened (or `early` is finishing its dial).
+        case connecting(early: EarlyUpstream?)
         /// 200 sent; the device's first bytes are held until they show TLS or cleartext, and nothing
         /// is read from the server until they are judged.
         case classifying(upstream: any ByteStream)
@@ -32,6 +33,10 @@ final class ConnectTunnel {
         case awaitingDeferredVerdict
         /// The server name's verdict allowed it: the upstream is being opened again.
         case reconnecting
+        /// `--tunnel-start connect`: the 200 went before the CONNECT's verdict, and the device's
+        /// ClientHello (`forwarded` bytes, still held in the client's input) went to the server
+        /// while the probe runs; the server's answer waits in `upstream` until the verdict.
+        case helloAhead(upstream: any ByteStream, forwarded: Int)
         /// Judged: bytes flow both ways, through the proxy's buffers while the server's hello is read.
         case relaying(upstream: any ByteStream)
         /// Judged and both hellos read: the bytes move kernel to kernel (``SpliceRelay``), which
@@ -49,7 +54,7 @@ final class ConnectTunnel {
     let port: UInt16
     /// The policy's answer for the CONNECT's host (https).
     let requirements: Requirements
-    var state = State.awaitingVerdict
+    var state = State.awaitingVerdict(early: nil)
     /// Whether the verdict was looked up again after another client's probe was refused an address
     /// this client may reach (once: the second probe runs with this client's rules).
     private var verdictRetried = false
@@ -68,6 +73,13 @@ final class ConnectTunnel {
     private(set) var interceptPlanned = false
     /// The address the upstream connection reached.
     private(set) var upstreamAddress: SocketAddress?
+    /// `--tunnel-start connect`: the CONNECT's verdict, owed to a tunnel whose 200 went before it.
+    var owedVerdict = OwedVerdict.none
+    /// Gives up the connection holding the server's answer when the verdict is late
+    /// (``EarlyUpstream/escapeDelay(connectTook:)``).
+    var escape: (any LoopTimer)?
+    /// How long the tunnel's early connection took to open (the escape's measure of the round trip).
+    var earlyConnectTook: Int64 = 0
     /// The ClientHello intercept mode took, and its name's requirements: a page-style block of a
     /// server that refused the proxy's handshake answers the device with them.
     var interceptedHello: (hello: ClientHello, requirements: Requirements)?
@@ -87,7 +99,9 @@ final class ConnectTunnel {
     /// The upstream of the phases that hold one.
     var upstream: (any ByteStream)? {
         switch state {
-        case .classifying(let upstream), .relaying(let upstream), .splicing(let upstream, _): upstream
+        case .classifying(let upstream), .relaying(let upstream), .splicing(let upstream, _),
+            .helloAhead(let upstream, _):
+            upstream
         case .intercepting(let intercepted): intercepted.upstream
         default: nil
         }
@@ -108,7 +122,9 @@ final class ConnectTunnel {
             }
         }
         guard acceptsCleartext else {
-            return session.lookUpVerdict(VerdictKey(host: host, port: port, requirements: requirements))
+            return session.lookUpVerdict(VerdictKey(host: host, port: port, requirements: requirements)) {
+                [weak self] progress in self?.probeProgressed(progress)
+            }
         }
         // Nothing to judge until a side speaks: a TLS verdict now could only be a false failure
         // for a device that means to speak cleartext, or a server that waits for its client (a
@@ -137,13 +153,17 @@ final class ConnectTunnel {
     /// client (and logs the record after this).
     func close() {
         if case .intercepting(let intercepted) = state { intercepted.close() }
+        if case .awaitingVerdict(let early?) = state { early.close() }
+        if case .connecting(let early?) = state { early.close() }
         if case .splicing(_, let relay) = state { countSplicedBytes(relay) }
         upstream?.close()
         state = .done
     }
 
-    /// A verdict arrived: for the CONNECT's host, or for the ClientHello's server name.
-    func verdictArrived(_ result: ProbeResult) {
+    /// A verdict arrived: for the CONNECT's host, or for the ClientHello's server name (`key` says
+    /// which).
+    func verdictArrived(_ result: ProbeResult, for key: VerdictKey) {
+        if key.serverName == nil, case .owed = owedVerdict { return owedVerdictArrived(result) }
         switch state {
         case .awaitingVerdict, .awaitingServerNameVerdict, .awaitingDeferredVerdict: session.noteVerdictKnown()
         default: return
@@ -158,7 +178,50 @@ final class ConnectTunnel {
 
     // MARK: - The CONNECT's verdict
 
+    /// The CONNECT's own probe is connecting to an address: the tunnel's connection opens alongside,
+    /// to the same address (another address tried replaces it); the probe is about to connect
+    /// again for its permissive handshake: the tunnel's is given up first.
+    private func probeProgressed(_ progress: ProbeProgress) {
+        guard case .awaitingVerdict(let early) = state else { return }
+        early?.close()
+        switch progress {
+        case .connecting(let address):
+            let early = EarlyUpstream(
+                address: address, host: host, environment: session.environment, rules: session.destinations,
+                settings: settings)
+            state = .awaitingVerdict(early: early)
+            if settings.tunnelStart == .atConnect {
+                // A verdict that comes first takes the wait over (``openUpstream(address:early:)``).
+                early.whenOpen { [unowned self] connection in
+                    if let connection { openedBeforeVerdict(connection, early: early) }
+                }
+            }
+        case .explaining:
+            state = .awaitingVerdict(early: nil)
+        }
+    }
+
+    /// `--tunnel-start connect`: the tunnel's connection opened before the verdict, so the 200 goes
+    /// now, and the device's first bytes are read as in a tunnel opened before any verdict
+    /// (``verdictDeferred``), with the verdict owed.
+    private func openedBeforeVerdict(_ connection: any ByteStream, early: EarlyUpstream) {
+        guard case .awaitingVerdict = state else { return connection.close() }
+        owedVerdict = .owed
+        verdictDeferred = true
+        earlyConnectTook = early.connectTook
+        session.noteConnected(took: early.connectTook)
+        session.record?.upstreamAddress = early.address.description
+        upstreamAddress = early.address
+        established(connection)
+    }
+
     private func connectVerdict(_ result: ProbeResult) {
+        // The early connection serves only the allowed path to the address it dialed; any other
+        // outcome closes it unused (nothing was read from it or written to it).
+        var early: EarlyUpstream?
+        if case .awaitingVerdict(let opened) = state { early = opened }
+        state = .awaitingVerdict(early: nil)
+        defer { early?.close() }
         if retriedOthersRefusal(result, key: VerdictKey(host: host, port: port, requirements: requirements)) { return }
         if let refusal = result.refusal { return session.deny(refusal) }
         // A cached verdict may come from another client's probe (a loopback client's, which may
@@ -174,7 +237,7 @@ final class ConnectTunnel {
             inspection.upstreamSpeaksCleartext = reason
             if refusesCleartextUpstream(reason) { return }
             session.record?.action = .allowed
-            return openUpstream(address: result.address)
+            return openUpstream(address: result.address, early: early.take())
         }
         guard let observed = result.observed else {
             session.record?.action = .failed
@@ -193,7 +256,7 @@ final class ConnectTunnel {
             return session.respond(ProxyResponse.blocked(verdict, host: host))
         }
         session.record?.action = .allowed
-        openUpstream(address: result.address)
+        openUpstream(address: result.address, early: early.take())
     }
 
     /// The probe found a server that does not speak TLS (`reason`: what it sent instead, often a
@@ -213,9 +276,21 @@ final class ConnectTunnel {
         return true
     }
 
-    /// Connects to the address the verdict was about (by name only when the probe reached none).
-    private func openUpstream(address: SocketAddress?) {
-        state = .connecting
+    /// Connects to the address the verdict was about (by name only when the probe reached none):
+    /// through `early` when it dialed that address and did not fail.
+    private func openUpstream(address: SocketAddress?, early: EarlyUpstream? = nil) {
+        if let early, let address, early.address.description == address.description {
+            state = .connecting(early: early)
+            return early.whenOpen { [unowned self] connection in
+                guard let connection else { return openUpstream(address: address) }
+                session.noteConnected(took: early.connectTook)
+                session.record?.upstreamAddress = address.description
+                upstreamAddress = address
+                established(connection)
+            }
+        }
+        early?.close()
+        state = .connecting(early: nil)
         session.dial(host: host, port: port, address: address) { [unowned self] result in
             switch result {
             case .success(let (upstream, address)):
@@ -242,6 +317,7 @@ final class ConnectTunnel {
     /// - Parameter upstream: the connection held meanwhile, if any (intercept mode's, after its
     ///   handshakes failed, may have none left).
     func judgeDeferred(upstream: (any ByteStream)?) {
+        if let upstream, judgesOwedVerdict(upstream: upstream) { return }
         if interceptPlanned, session.record?.inspect == .intercept {
             // The proxy's own handshakes were refused: the probes explain why, and the verdict
             // decides as in tunnel mode (a report-mode tunnel is relayed unread).
@@ -255,7 +331,7 @@ final class ConnectTunnel {
 
     /// Closes an upstream given up while a verdict is taken: what it said or whether it ended is
     /// forgotten with it (the next connection starts afresh).
-    private func giveUp(_ upstream: any ByteStream) {
+    func giveUp(_ upstream: any ByteStream) {
         upstream.close()
         inspection.upstreamEnded = false
         inspection.serverScanner = TLSHelloScanner(direction: .serverToClient)
@@ -275,8 +351,17 @@ final class ConnectTunnel {
 
     /// The 200 has gone: a refusal can only close the tunnel, before any byte of the device's
     /// handshake reached the server.
-    private func deferredVerdict(_ result: ProbeResult) {
-        if retriedOthersRefusal(result, key: VerdictKey(host: host, port: port, requirements: requirements)) { return }
+    /// - Parameter held: `--tunnel-start connect`'s connection, which carried the device's
+    ///   ClientHello (`forwarded` bytes of the client's input) and holds the server's answer: relayed
+    ///   when the verdict allows the address it reached, closed unread otherwise.
+    func deferredVerdict(_ result: ProbeResult, held: (upstream: any ByteStream, forwarded: Int)? = nil) {
+        var held = held
+        // Whatever the verdict, the held connection goes unless it is the one relayed.
+        defer { if let held { giveUp(held.upstream) } }
+        if retriedOthersRefusal(result, key: VerdictKey(host: host, port: port, requirements: requirements)) {
+            state = .awaitingDeferredVerdict
+            return
+        }
         let refusal =
             result.refusal.map(\.destination).flatMap { session.destinations.vet($0.address, port: $0.port) }
             ?? result.address.flatMap { session.destinations.vet($0) }
@@ -304,8 +389,9 @@ final class ConnectTunnel {
         session.record?.verdict = verdict
         let decision = decide(verdict, at: .deviceHandshake(pageAvailable: interceptedHello != nil))
         if !decision.proceeds {
-            // Nothing of the device's handshake has reached the server; the device's TLS stack
-            // reports a failed handshake, as an iPhone app's would.
+            // Nothing of the server's has reached the device (nor, unless the 200 went at connect,
+            // anything of the device's handshake the server); the device's TLS stack reports a
+            // failed handshake, as an iPhone app's would.
             session.record?.action = .blocked
             if decision == .page, let (hello, named) = interceptedHello {
                 // Unless intercept mode was asked for a page: its own leaf, then the 403 page.
@@ -317,6 +403,10 @@ final class ConnectTunnel {
             return session.respond(TLSAlertDescription.handshakeFailure.fatalRecord)
         }
         session.record?.action = .allowed
+        if let (upstream, forwarded) = held, result.address?.description == upstreamAddress?.description {
+            held = nil
+            return relayHeldAnswer(upstream, forwarded: forwarded)
+        }
         reconnect(to: result.address)
     }
 
@@ -389,7 +479,7 @@ final class ConnectTunnel {
     /// Opens the upstream connection again after the server name's probe, then relays: to the
     /// address that probe judged (and the destination rules passed), not to what the name resolves
     /// to now.
-    private func reconnect(to address: SocketAddress?) {
+    func reconnect(to address: SocketAddress?) {
         state = .reconnecting
         session.dial(host: host, port: port, address: address) { [unowned self] result in
             switch result {
@@ -429,4 +519,12 @@ struct TunnelInspection {
     /// reads (what OpenSSL's servers accept) in full records, with room to spare for their headers.
     /// A hello split into so many tiny records that it does not fit is unreadable, so refused.
     static let maximumHeldBytes = 132 * 1024
+}
+
+extension Optional where Wrapped == EarlyUpstream {
+    /// The early connection, handed on: the caller's deferred close then finds nothing.
+    fileprivate mutating func take() -> EarlyUpstream? {
+        defer { self = nil }
+        return self
+    }
 }

@@ -34,6 +34,9 @@ final class UpstreamDialer {
     private var timeout: Duration
     private let vet: (SocketAddress) -> DestinationRefusal?
     private var state = State.idle
+    /// Told of each address as its connect is issued (the SYN is on its way): a tunnel dials its
+    /// own connection then, queued behind the probe's at a server that accepts one at a time.
+    var onConnecting: ((SocketAddress) -> Void)?
 
     private enum State {
         case idle
@@ -122,6 +125,7 @@ final class UpstreamDialer {
                 .failure(.unreachable(.connect(host: host, port: port, reason: error.description), timedOut: false)))
         }
         state = .connecting(connection)
+        onConnecting?(address)
         connection.setReading(false)
         connection.setTimeouts(read: nil, write: timeout)
         connection.onEvent = { [unowned self] _, event in

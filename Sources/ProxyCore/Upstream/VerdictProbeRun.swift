@@ -26,6 +26,7 @@ final class VerdictProbeRun {
     private weak var intermediates: (any IntermediateSource)?
     /// A path being completed by fetching.
     private var pathCompletion: PathCompletion?
+    private var progress: ((ProbeProgress) -> Void)?
 
     /// - Parameter rules: where the client that asked for the verdict may be connected; an address
     ///   they refuse gets no byte, and the report says so (``ProbeResult/refusal``).
@@ -47,8 +48,12 @@ final class VerdictProbeRun {
     private var serverName: String? { key.sentServerName }
 
     /// Starts; `completion` runs once, from the loop, unless the run is cancelled first.
-    func start(completion: @escaping (ProbeResult) -> Void) {
+    /// - Parameter progress: told of the probe's connection as it is opened, and when the ATS-shaped
+    ///   handshake was refused and the permissive one will connect again (``ProbeProgress``).
+    func start(progress: ((ProbeProgress) -> Void)? = nil, completion: @escaping (ProbeResult) -> Void) {
         self.completion = completion
+        dialer.onConnecting = progress.map { progress in { progress(.connecting($0)) } }
+        self.progress = progress
         dialer.dial(host: key.host, port: key.port) { [unowned self] result in
             switch result {
             case .failure(.refused(let refusal)):
@@ -99,6 +104,9 @@ final class VerdictProbeRun {
     /// The permissive handshake, to the same address, by the same deadline: its facts say why the
     /// ATS-shaped one was refused. If it cannot complete either, the refusal is all there is.
     private func explain(_ refusal: HandshakeFailure, address: SocketAddress) {
+        dialer.onConnecting = nil
+        progress?(.explaining)
+        progress = nil
         let unexplained = ProbeResult(
             atsHandshakeFailure: refusal, upstreamFailure: .handshake(reason: refusal.reason), address: address)
         let left = deadline - MonotonicClock.nowMilliseconds()
@@ -150,4 +158,14 @@ final class VerdictProbeRun {
         cancel()
         completion?(result)
     }
+}
+
+/// How far a probe has come, for the session that started it: its tunnel may open its own upstream
+/// connection alongside (``ConnectTunnel``), and must give it up before a second probe connection.
+enum ProbeProgress {
+    /// The probe's connect to this address was issued.
+    case connecting(SocketAddress)
+    /// The ATS-shaped handshake was refused: the permissive one connects again, and a server that
+    /// accepts one connection at a time must not find another waiting before it.
+    case explaining
 }

@@ -222,12 +222,14 @@ final class ScriptedStream: ByteStream {
 /// The proxy around a scripted session: dials and verdicts wait for the test to answer them; the
 /// log is kept in memory.
 final class ScriptedEnvironment: SessionEnvironment {
-    let settings: ProxySettings
+    var settings: ProxySettings
     let listeningAddresses: [SocketAddress] = []
     var isDraining = false
     let playbook = Playbook()
     /// The idle watches sessions made, the latest last: the test fires them in the clock's place.
     private(set) var idleWatches: [ScriptedIdleWatch] = []
+    /// The one-shot timers sessions made, the latest last: the test fires them in the clock's place.
+    private(set) var timers: [ScriptedTimer] = []
     private(set) var records: [ConnectionRecord] = []
     private(set) var ended: [UInt64] = []
     /// The sessions started, kept as the proxy keeps them (their callbacks hold them unowned).
@@ -261,15 +263,23 @@ final class ScriptedEnvironment: SessionEnvironment {
     final class VerdictRequest {
         let key: VerdictKey
         private let deliver: (ProbeResult) -> Void
+        private let progress: ((ProbeProgress) -> Void)?
         private let playbook: Playbook
 
-        fileprivate init(key: VerdictKey, deliver: @escaping (ProbeResult) -> Void, playbook: Playbook) {
+        fileprivate init(
+            key: VerdictKey, progress: ((ProbeProgress) -> Void)?, deliver: @escaping (ProbeResult) -> Void,
+            playbook: Playbook
+        ) {
             self.key = key
+            self.progress = progress
             self.deliver = deliver
             self.playbook = playbook
         }
 
         func answer(_ result: ProbeResult) { playbook.later { [deliver] in deliver(result) } }
+
+        /// The probe reports how far it came, as a real one does to the session that started it.
+        func progressed(_ step: ProbeProgress) { playbook.later { [progress] in progress?(step) } }
     }
 
     private(set) var dials: [Dial] = []
@@ -299,9 +309,10 @@ final class ScriptedEnvironment: SessionEnvironment {
     }
 
     func lookUpVerdict(
-        _ key: VerdictKey, rules: DestinationRules, session: UInt64, deliver: @escaping (ProbeResult) -> Void
+        _ key: VerdictKey, rules: DestinationRules, session: UInt64, progress: ((ProbeProgress) -> Void)?,
+        deliver: @escaping (ProbeResult) -> Void
     ) {
-        verdicts.append(VerdictRequest(key: key, deliver: deliver, playbook: playbook))
+        verdicts.append(VerdictRequest(key: key, progress: progress, deliver: deliver, playbook: playbook))
     }
 
     func log(_ record: ConnectionRecord) { records.append(record) }
@@ -330,8 +341,35 @@ final class ScriptedEnvironment: SessionEnvironment {
     func upstreamContext(for profile: ClientProfile) throws(TLSError) -> TLSClientContext {
         try TLSClientContext(profile: profile, anchors: TrustAnchors(systemRoots: false))
     }
-    func makeTimer(_ onFire: @escaping () -> Void) -> EventLoop.Timer? { nil }
+    func makeTimer(_ onFire: @escaping () -> Void) -> (any LoopTimer)? {
+        let timer = ScriptedTimer(playbook: playbook, onFire: onFire)
+        timers.append(timer)
+        return timer
+    }
     func log(request: RequestRecord) {}
+}
+
+/// A one-shot timer on the test's clock: ``comeDue()`` is its time passing.
+final class ScriptedTimer: LoopTimer {
+    private let playbook: Playbook
+    private let onFire: () -> Void
+    /// The delay it was last scheduled with, while it is armed.
+    private(set) var armed: Duration?
+
+    init(playbook: Playbook, onFire: @escaping () -> Void) {
+        self.playbook = playbook
+        self.onFire = onFire
+    }
+
+    func schedule(after delay: Duration) { armed = delay }
+    func cancel() { armed = nil }
+
+    /// Its time passed: it fires if armed (from the loop, as a real timer does).
+    func comeDue() {
+        guard armed != nil else { return }
+        armed = nil
+        playbook.later { [onFire] in onFire() }
+    }
 }
 
 /// An idle watch on the test's clock: ``comeDue(_:)`` is the limit passing.

@@ -53,6 +53,31 @@ final class CountingForwarder: Sendable {
         return nil
     }
 
+    /// How many connections carried any byte, once every connection accepted so far has ended (at
+    /// most `wait` seconds each), else nil. The probe's carries its ClientHello; a tunnel that sent
+    /// nothing adds none, whether the proxy opened one connection for it or gave one up first.
+    func connectionsCarryingBytesOnceEnded(wait: Double = 10) -> Int? {
+        var carrying = 0
+        for index in received.indices {
+            guard let count = receivedOnceEnded(connection: index, wait: wait) else { return nil }
+            if count > 0 { carrying += 1 }
+        }
+        return carrying
+    }
+
+    /// Waits until the tunnel's connection, whichever it is in the order accepted, has received at
+    /// least `count` bytes: two connections carried bytes (the probe's ClientHello, and the
+    /// tunnel's), one of them `count` or more (at most `wait` seconds).
+    func awaitTunnelReceived(atLeast count: Int, wait: Double = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(wait)
+        while Date() < deadline {
+            let now = received.filter { $0 > 0 }
+            if now.count >= 2, now.contains(where: { $0 >= count }) { return true }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return false
+    }
+
     /// Waits until connection `index` has received at least `count` bytes (at most `wait` seconds).
     func awaitReceived(connection index: Int, atLeast count: Int, wait: Double = 10) -> Bool {
         let deadline = Date().addingTimeInterval(wait)
