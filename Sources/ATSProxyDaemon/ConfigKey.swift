@@ -1,6 +1,7 @@
 import ATSPolicy
 
-/// A setting of the daemon: a key in the config file and the flag of the same name.
+/// A setting of the daemon: a key in the config file and the flag of the same name. What each one
+/// is (its value, default, reload behaviour and help) is its ``setting``.
 package enum ConfigKey: String, CaseIterable, Sendable {
     case listen
     case policy
@@ -44,39 +45,13 @@ package enum ConfigKey: String, CaseIterable, Sendable {
     package var flag: String { "--" + rawValue }
 
     /// Whether each line of this key adds a value (as each flag does) instead of being an error.
-    package var isRepeatable: Bool {
-        switch self {
-        case .listen, .caFile, .appAnchor, .systemAnchor, .clientClass, .allowClient, .allowDestination, .passthrough,
-            .pacHosts:
-            true
-        default: false
-        }
-    }
+    package var isRepeatable: Bool { setting.isRepeatable }
 
-    /// Whether a changed value takes effect when the daemon reloads; the others need a restart,
-    /// because they are bound into sockets, threads, open files or the probes' trust store at start.
-    package var takesEffectOnReload: Bool {
-        switch self {
-        case .policy, .mode, .verdictTTL, .verdictCacheSize, .allowClient, .allowDestination, .osProfile,
-            .cipherProfile, .clientClass,
-            .hostsFile, .shutdownTimeout, .headTimeout, .connectTimeout, .handshakeTimeout, .idleTimeout, .inspect,
-            .blockStyle,
-            .passthrough, .logHeaders, .logSecrets, .webToken, .pacHosts, .aiaFetch:
-            true
-        // The CA is read at start: a new one would need every loop's minted leaves dropped.
-        case .listen, .threads, .controlSocket, .logFile, .caFile, .appAnchor, .systemAnchor, .systemRoots, .caDir,
-            .webListen, .ctLogList:
-            false
-        }
-    }
+    /// Whether a changed value takes effect when the daemon reloads (``DaemonSetting/Reload``).
+    package var takesEffectOnReload: Bool { setting.reload == .applies }
 
     /// Whether the value is a path, which the file resolves against its own directory when relative.
-    var isPath: Bool {
-        switch self {
-        case .policy, .caFile, .appAnchor, .systemAnchor, .hostsFile, .logFile, .controlSocket, .caDir, .ctLogList: true
-        default: false
-        }
-    }
+    var isPath: Bool { if case .path = setting.kind { true } else { false } }
 
     /// The key meant by a misspelt one, if one is close enough to suggest: the same key with
     /// underscores, spaces, capitals or a leading `--`, or one at most two edits away.

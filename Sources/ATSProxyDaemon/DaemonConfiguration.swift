@@ -88,6 +88,8 @@ package struct DaemonConfiguration: Sendable {
         package static let idleTimeoutSeconds = 300
         package static let inspect = InspectMode.tunnel
         package static let blockStyle = BlockStyle.abort
+        package static let logHeaders = false
+        package static let logSecrets = false
         package static let caDir = CertificateAuthority.defaultDirectory
         package static let webListen = "127.0.0.1:8081"
         static let webListenAddress = try! SocketAddress(parsing: webListen)
@@ -137,8 +139,8 @@ package struct DaemonConfiguration: Sendable {
         intercept.mode = settings.inspect ?? Defaults.inspect
         intercept.blockStyle = settings.blockStyle ?? Defaults.blockStyle
         intercept.passthrough = settings.passthrough
-        intercept.logHeaders = settings.logHeaders ?? false
-        intercept.logSecrets = settings.logSecrets ?? false
+        intercept.logHeaders = settings.logHeaders ?? Defaults.logHeaders
+        intercept.logSecrets = settings.logSecrets ?? Defaults.logSecrets
         self.intercept = intercept
         caDir = settings.caDir ?? Defaults.caDir
         webListen = settings.webListen ?? .address(Defaults.webListenAddress)

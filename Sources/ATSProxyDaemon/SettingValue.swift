@@ -81,26 +81,13 @@ enum SettingValue {
         }
     }
 
-    /// The numbers each numeric key accepts. The upper bounds catch typos (milliseconds written as
-    /// seconds) and keep the conversions to milliseconds and timer values far from overflow.
+    /// The numbers each numeric key accepts (its ``DaemonSetting/Kind/integer(_:unit:)``).
     static func allowedRange(of key: ConfigKey) -> ClosedRange<Int> {
-        switch key {
-        case .threads: 1...256
-        case .verdictTTL: 0...31_536_000
-        // Each entry is a few KB at most (the probe's certificate facts): a million is gigabytes.
-        case .verdictCacheSize: 1...1_000_000
-        // 0: stop at once, without waiting for tunnels.
-        case .shutdownTimeout: 0...86_400
-        default: 1...86_400
-        }
+        if case .integer(let range, _) = key.setting.kind { range } else { Int.min...Int.max }
     }
 
     private static func unit(of key: ConfigKey) -> String? {
-        switch key {
-        case .threads: nil
-        case .verdictCacheSize: "entries"
-        default: "seconds"
-        }
+        if case .integer(_, let unit) = key.setting.kind { unit } else { nil }
     }
 }
 

@@ -34,13 +34,4 @@ import Testing
         let count = Int(result.standardOutput.split(separator: " ").first ?? "") ?? 0
         #expect(count > 0, "\(result.standardOutput)")
     }
-
-    @Test("fuzz-config's dictionary names every config key, so a new key is fuzzed as a token too")
-    func configDictionary() throws {
-        let dictionary = try String(contentsOfFile: Repository.path("Fuzz/Dictionaries/config.dict"), encoding: .utf8)
-        let tokens = Set(
-            dictionary.split(separator: "\n").filter { $0.hasPrefix("\"") }.map { String($0.dropFirst().dropLast()) })
-        let missing = ConfigKey.allCases.map(\.name).filter { !tokens.contains($0) }
-        #expect(missing.isEmpty, "add to Fuzz/Dictionaries/config.dict: \(missing)")
-    }
 }
