@@ -11,6 +11,7 @@ package enum ConfigKey: String, CaseIterable, Sendable {
     case systemAnchor = "system-anchor"
     case systemRoots = "system-roots"
     case aiaFetch = "aia-fetch"
+    case tunnelStart = "tunnel-start"
     case ctLogList = "ct-log-list"
     case hostsFile = "hosts-file"
     case logFile = "log-file"

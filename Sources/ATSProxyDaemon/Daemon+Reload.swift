@@ -231,6 +231,7 @@ extension DaemonConfiguration {
         case .passthrough: intercept.passthrough != other.intercept.passthrough
         case .logHeaders: intercept.logHeaders != other.intercept.logHeaders
         case .aiaFetch: fetchesIntermediates != other.fetchesIntermediates
+        case .tunnelStart: tunnelStart != other.tunnelStart
         case .logSecrets: intercept.logSecrets != other.intercept.logSecrets
         case .caDir: caDir != other.caDir
         case .webListen: webListen != other.webListen

@@ -65,6 +65,7 @@ extension DaemonCommand {
         layer.passthrough = try parsed(.passthrough, passthrough, SettingValue.hostPattern)
         layer.logHeaders = logHeaders.map { $0 == .on }
         layer.aiaFetch = aiaFetch.map { $0 == .on }
+        layer.tunnelStart = tunnelStart
         layer.logSecrets = logSecrets.map { $0 == .on }
         layer.caDir = caDir
         layer.webListen = try parsed(.webListen, webListen.map { [$0] } ?? [], SettingValue.webListen).first

@@ -6,6 +6,7 @@ import ProxyCore
 extension EnforcementMode: ExpressibleByArgument {}
 extension InspectMode: ExpressibleByArgument {}
 extension BlockStyle: ExpressibleByArgument {}
+extension TunnelStart: ExpressibleByArgument {}
 
 /// `atsproxy`: the proxy daemon, in the foreground (systemd style), logging one JSON line per
 /// connection to stdout or a file.
@@ -70,6 +71,7 @@ package struct DaemonCommand: ParsableCommand, Sendable {
     @Option(name: .setting(.passthrough), help: .setting(.passthrough)) var passthrough: [String] = []
     @Option(name: .setting(.ctLogList), help: .setting(.ctLogList)) var ctLogList: String?
     @Option(name: .setting(.aiaFetch), help: .setting(.aiaFetch)) var aiaFetch: OnOff?
+    @Option(name: .setting(.tunnelStart), help: .setting(.tunnelStart)) var tunnelStart: TunnelStart?
     @Option(name: .setting(.logHeaders), help: .setting(.logHeaders)) var logHeaders: OnOff?
     @Option(name: .setting(.logSecrets), help: .setting(.logSecrets)) var logSecrets: OnOff?
     @Option(name: .setting(.caDir), help: .setting(.caDir)) var caDir: String?

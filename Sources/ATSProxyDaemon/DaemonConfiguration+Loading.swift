@@ -70,6 +70,7 @@ extension DaemonConfiguration {
         settings.intercept = intercept
         settings.onboarding = onboarding
         settings.fetchesIntermediates = fetchesIntermediates
+        settings.tunnelStart = tunnelStart
         return settings
     }
 

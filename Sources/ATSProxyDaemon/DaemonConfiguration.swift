@@ -25,6 +25,8 @@ package struct DaemonConfiguration: Sendable {
     package var systemRoots: Bool
     /// `--aia-fetch`: complete a path the server left an intermediate out of, as iOS does.
     package var fetchesIntermediates: Bool
+    /// `--tunnel-start`: when a tunnel-mode CONNECT to a host with no verdict yet gets its 200.
+    package var tunnelStart: TunnelStart
     package var hostsFile: String?
     /// `--ct-log-list`: Apple's CT log list, to verify SCTs against; nil: they are counted.
     package var ctLogList: String?
@@ -74,6 +76,7 @@ package struct DaemonConfiguration: Sendable {
         package static let mode = EnforcementMode.enforce
         package static let systemRoots = true
         package static let fetchesIntermediates = true
+        package static let tunnelStart = TunnelStart.atVerdict
         package static let osProfile = OSProfile.ios17
         package static let cipherProfile = CipherProfile.current
         package static let clientClass = ClientClass.urlsession
@@ -119,6 +122,7 @@ package struct DaemonConfiguration: Sendable {
         systemAnchorFiles = settings.systemAnchorFiles
         systemRoots = settings.systemRoots ?? Defaults.systemRoots
         fetchesIntermediates = settings.aiaFetch ?? Defaults.fetchesIntermediates
+        tunnelStart = settings.tunnelStart ?? Defaults.tunnelStart
         hostsFile = settings.hostsFile
         ctLogList = settings.ctLogList
         logFile = settings.logFile

@@ -35,6 +35,7 @@ struct SettingsLayer {
     var passthrough: [HostPattern] = []
     var logHeaders: Bool?
     var aiaFetch: Bool?
+    var tunnelStart: TunnelStart?
     var logSecrets: Bool?
     var caDir: String?
     var webListen: WebListenSetting?
@@ -78,6 +79,7 @@ struct SettingsLayer {
         case .passthrough: !passthrough.isEmpty
         case .logHeaders: logHeaders != nil
         case .aiaFetch: aiaFetch != nil
+        case .tunnelStart: tunnelStart != nil
         case .logSecrets: logSecrets != nil
         case .caDir: caDir != nil
         case .webListen: webListen != nil
@@ -119,6 +121,7 @@ struct SettingsLayer {
         merged.passthrough = passthrough.isEmpty ? lower.passthrough : passthrough
         merged.logHeaders = logHeaders ?? lower.logHeaders
         merged.aiaFetch = aiaFetch ?? lower.aiaFetch
+        merged.tunnelStart = tunnelStart ?? lower.tunnelStart
         merged.logSecrets = logSecrets ?? lower.logSecrets
         merged.caDir = caDir ?? lower.caDir
         merged.webListen = webListen ?? lower.webListen
@@ -178,6 +181,7 @@ extension SettingsLayer {
         case .passthrough: passthrough.append(try SettingValue.hostPattern(text))
         case .logHeaders: logHeaders = try SettingValue.choice(text, DaemonCommand.OnOff.self) == .on
         case .aiaFetch: aiaFetch = try SettingValue.choice(text, DaemonCommand.OnOff.self) == .on
+        case .tunnelStart: tunnelStart = try SettingValue.choice(text, TunnelStart.self)
         case .logSecrets: logSecrets = try SettingValue.choice(text, DaemonCommand.OnOff.self) == .on
         case .caDir: caDir = text
         case .webListen: webListen = try SettingValue.webListen(text)

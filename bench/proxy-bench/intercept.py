@@ -127,7 +127,7 @@ def new_name(proxy_name, i):
     return f"n{i}-{proxy_name}.{DOMAIN}"
 
 
-def start_atsproxy(work, processes, name, intercept, hosts):
+def start_atsproxy(work, processes, name, intercept, hosts, extra=()):
     port = hostile.free_port()
     argv = [ATSPROXY, "--listen", f"127.0.0.1:{port}", "--policy", os.path.join(TOP, "config", "ats-defaults.plist"),
             "--hosts-file", hosts, "--control-socket", os.path.join(work, f"{name}.sock"),
@@ -136,6 +136,7 @@ def start_atsproxy(work, processes, name, intercept, hosts):
             "--shutdown-timeout", "1"]
     if intercept:
         argv += ["--inspect", "intercept", "--ca-dir", os.path.join(work, "atsca")]
+    argv += list(extra)
     process = processes.start(name, argv, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, f"{name}.err"), "w"))
     hostile.wait_for_port(port, name, process, work)
     cafile = os.path.join(work, "atsca", "ca.pem") if intercept else os.path.join(work, "root.pem")
