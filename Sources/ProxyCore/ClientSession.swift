@@ -9,7 +9,7 @@ import TLSInspection
 /// The session reads request heads and routes each: `CONNECT` to a ``ConnectTunnel``, absolute-form `http://` to a
 /// ``PlainHTTPExchange``, anything else to a 400. A keep-alive client comes back here for its next
 /// head once an exchange is over. Every request or tunnel leaves one ``ConnectionRecord`` in the log.
-final class ClientSession: ExchangeOwner {
+final class ClientSession: ExchangeOwner, TunnelOwner {
     let id: UInt64
     unowned let environment: any SessionEnvironment
     let client: any ByteStream
@@ -242,7 +242,7 @@ final class ClientSession: ExchangeOwner {
             return respond(
                 ProxyResponse.text(status: 400, reason: "Bad Request", body: "\(host) is not a host: \(error)\n"))
         }
-        let tunnel = ConnectTunnel(session: self, host: host, port: port, requirements: requirements)
+        let tunnel = ConnectTunnel(owner: self, host: host, port: port, requirements: requirements)
         self.tunnel = tunnel
         tunnel.start()
     }
@@ -345,6 +345,7 @@ final class ClientSession: ExchangeOwner {
 
     /// The destination is one this client may not reach: 403 with the reason, logged as denied.
     func deny(_ refusal: DestinationRefusal) {
+        endTunnel()  // Its findings first: the denial is the last word.
         let sentence = refusal.sentence(client: clientAddress)
         record?.action = .denied
         record?.upstreamAddress = refusal.destination.description
@@ -428,7 +429,7 @@ final class ClientSession: ExchangeOwner {
     /// client has as long to read it as it had to send a head.
     func respond(_ bytes: [UInt8]) {
         client.setReading(false)
-        tunnel?.close()
+        endTunnel()
         client.write(bytes)
         closeAfterFlush(within: settings.headTimeout, lingering: true)
     }
@@ -507,8 +508,9 @@ final class ClientSession: ExchangeOwner {
     private var millisecondsSinceHead: Int64? { record.map { ProxyServer.nowMilliseconds() - $0.startedAt } }
 
     /// Tells the live view of the tunnel judged and now relaying (its line comes when it ends).
-    func noteOpened() {
+    func tunnelOpened() {
         guard var record else { return }
+        if let tunnel { record.fold(tunnel.findings) }
         record.connectionID = id
         environment.noteOpened(record)
     }
@@ -562,19 +564,28 @@ final class ClientSession: ExchangeOwner {
 
     /// The drain time is up: the connection closes whatever it is doing, and its record says so.
     func closeForShutdown() {
+        endTunnel()
         if record != nil, record?.upstreamError == nil {
             record?.fail(FailureReason(.shutdown, "closed: the proxy is shutting down"))
         }
         finish()
     }
 
+    /// Closes the tunnel, if any, and folds what it found into the record: the one place a tunnel's
+    /// findings reach the log (closed first, so a splicing relay's byte counts are in them). What
+    /// the session then writes of the end (a denial, a shutdown) comes after, so it has the last word.
+    private func endTunnel() {
+        guard let tunnel else { return }
+        self.tunnel = nil
+        tunnel.close()
+        record?.fold(tunnel.findings)
+    }
+
     func finish() {
         guard !finished else { return }
         finished = true
         idleTimer?.stop()
-        // The tunnel first: a splicing relay's byte counts go into the record it closes.
-        tunnel?.close()
-        tunnel = nil
+        endTunnel()
         siteConnection?.close()
         siteConnection = nil
         writeRecord()

@@ -39,10 +39,10 @@ extension InterceptedExchanges {
         let moved = Int64(source.moveInput(to: target, maximum: .max))
         if up {
             current?.record.requestBodyBytes += moved
-            session.record?.bytesUp += moved
+            tunnel.findings.bytesUp += moved
         } else {
             current?.record.responseBodyBytes += moved
-            session.record?.bytesDown += moved
+            tunnel.findings.bytesDown += moved
         }
         Backpressure.apply(source: source, target: target) { [weak self] in
             guard let self else { return false }

@@ -38,9 +38,9 @@ final class InterceptedExchanges: ExchangeOwner {
     /// The bytes inside the TLS are not HTTP: each side's end, passed on, while they are relayed.
     var streamEnds = (device: false, origin: false)
 
-    var session: ClientSession { tunnel.session }
+    var owner: any TunnelOwner { tunnel.owner }
     var client: any ByteStream { device }
-    var settings: ProxySettings { session.settings }
+    var settings: ProxySettings { owner.settings }
 
     init(
         tunnel: ConnectTunnel, device: TLSByteStream, origin: TLSByteStream?, address: SocketAddress?,
@@ -66,7 +66,7 @@ final class InterceptedExchanges: ExchangeOwner {
     func close() {
         guard !ended else { return }
         ended = true
-        session.record?.requests = requests
+        tunnel.findings.requests = requests
         // An end without close_notify (or a broken session) on one leg is not made clean on the other.
         if let origin {
             if origin.endedCleanly == false || origin.failure != nil { device.passOnTruncation() }
@@ -148,12 +148,12 @@ final class InterceptedExchanges: ExchangeOwner {
     }
 
     private var facts: RequestRecord.ConnectionFacts {
-        let record = session.record
+        let record = tunnel.findings
         return RequestRecord.ConnectionFacts(
-            connectionID: session.id, client: session.peer, host: tunnel.host, port: tunnel.port,
-            serverNameIndication: record?.serverNameIndication, upstreamAddress: address?.description,
-            verdict: record?.serverNameVerdict ?? record?.verdict, action: record?.action ?? .allowed,
-            keyExchangeGroup: record?.probedKeyExchangeGroup)
+            connectionID: owner.id, client: owner.peer, host: tunnel.host, port: tunnel.port,
+            serverNameIndication: record.serverNameIndication, upstreamAddress: address?.description,
+            verdict: record.serverNameVerdict ?? record.verdict, action: record.action ?? .allowed,
+            keyExchangeGroup: record.probe?.observed?.keyExchangeGroup)
     }
 
     private func started(_ head: RequestHead) {
@@ -190,17 +190,17 @@ final class InterceptedExchanges: ExchangeOwner {
     func clientHalfClosed() { clientEnded = true }
 
     func watchIdle(_ streams: [any ByteStream], onIdle: @escaping (IdleTimer.Ending) -> Void) {
-        session.watchIdle(streams, onIdle: onIdle)
+        owner.watchIdle(streams, onIdle: onIdle)
     }
 
-    func closedReason(_ ending: IdleTimer.Ending) -> FailureReason { session.closedReason(ending) }
+    func closedReason(_ ending: IdleTimer.Ending) -> FailureReason { owner.closedReason(ending) }
 
     func exchangeEnded(_ exchange: PlainHTTPExchange, _ ending: ExchangeEnding) {
         guard self.exchange === exchange else { return }
         self.exchange = nil
         let tally = exchange.tally
-        session.record?.bytesUp += tally.bytesUp
-        session.record?.bytesDown += tally.bytesDown
+        tunnel.findings.bytesUp += tally.bytesUp
+        tunnel.findings.bytesDown += tally.bytesDown
         if var line = current?.record, let startedAt = current?.startedAt {
             line.status = tally.status
             line.statusText = tally.response?.reason
@@ -219,7 +219,7 @@ final class InterceptedExchanges: ExchangeOwner {
         switch ending {
         case .completed(let keepClient, let keepOrigin):
             logCurrent(error: nil)
-            guard keepClient, keepOrigin, !session.environment.isDraining else { return endAfterFlush() }
+            guard keepClient, keepOrigin, !owner.environment.isDraining else { return endAfterFlush() }
             awaitHead()
         case .failedBeforeResponse(let status, let reason):
             refuse(
@@ -269,8 +269,8 @@ final class InterceptedExchanges: ExchangeOwner {
         current = nil
         line.upstreamError = error
         line.durationMilliseconds = max(0, MonotonicClock.nowMilliseconds() - startedAt)
-        line.connection.action = session.record?.action ?? line.connection.action
-        session.environment.log(request: line)
+        line.connection.action = tunnel.findings.action ?? line.connection.action
+        owner.environment.log(request: line)
     }
 
     /// Ends once what the device is owed has been written (or the write limit passes).
@@ -287,6 +287,6 @@ final class InterceptedExchanges: ExchangeOwner {
     func end() {
         if current != nil { logCurrent(error: "the connection ended before the request was complete") }
         close()
-        session.finish()
+        owner.finish()
     }
 }

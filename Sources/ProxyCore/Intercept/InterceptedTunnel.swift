@@ -56,9 +56,9 @@ final class InterceptedTunnel {
     /// The upstream's path being completed by fetching an intermediate it left out.
     private var pathCompletion: PathCompletion?
 
-    private var session: ClientSession { tunnel.session }
-    private var settings: ProxySettings { session.settings }
-    private var client: any ByteStream { session.client }
+    private var owner: any TunnelOwner { tunnel.owner }
+    private var settings: ProxySettings { owner.settings }
+    private var client: any ByteStream { owner.client }
 
     init(
         tunnel: ConnectTunnel, upstream: any ByteStream, address: SocketAddress, hello: ClientHello,
@@ -69,7 +69,7 @@ final class InterceptedTunnel {
         upstreamAddress = address
         self.hello = hello
         self.requirements = requirements
-        let context = try tunnel.session.environment.upstreamContext(for: .ats(for: requirements))
+        let context = try tunnel.owner.environment.upstreamContext(for: .ats(for: requirements))
         // The device's own server name, or none as it sent none (an IP literal).
         let stream = try TLSStream(
             role: .client(serverName: hello.serverName), context: context, transport: StreamTransport(upstream))
@@ -77,7 +77,7 @@ final class InterceptedTunnel {
         try stream.offerApplicationProtocols(["http/1.1"])
         sessionKey = UpstreamSessionCache.Key(
             host: tunnel.host, port: tunnel.port, serverName: hello.serverName, profile: .ats(for: requirements))
-        offered = tunnel.session.environment.upstreamSessions?.entry(
+        offered = tunnel.owner.environment.upstreamSessions?.entry(
             for: sessionKey, now: MonotonicClock.nowMilliseconds())
         if let offered { stream.offer(offered.session) }
         state = .upstreamHandshake(stream, refusal: nil)
@@ -106,9 +106,9 @@ final class InterceptedTunnel {
     private var serverName: String { hello.serverName ?? tunnel.host }
 
     func start() {
-        session.record?.inspect = .intercept
+        tunnel.findings.inspect = .intercept
         client.setReading(false)
-        deadline = session.environment.makeTimer { [unowned self] in timedOut() }
+        deadline = owner.environment.makeTimer { [unowned self] in timedOut() }
         deadline?.schedule(after: settings.handshakeTimeout)
         if let pageVerdict { return startDeviceHandshake(origin: nil, blocked: pageVerdict) }
         watchUpstream()
@@ -182,7 +182,7 @@ final class InterceptedTunnel {
             // A server that left an intermediate out: fetched as iOS fetches it, as the tunnel's probe does.
             pathCompletion = PathCompletion.start(
                 facts, presented: outcome.peerCertificates, anchors: anchors, fetching: settings.fetchesIntermediates,
-                source: session.environment.intermediateSource, rules: session.destinations
+                source: owner.environment.intermediateSource, rules: owner.destinations
             ) { [weak self] observed in
                 guard let self else { return }
                 pathCompletion = nil
@@ -198,30 +198,30 @@ final class InterceptedTunnel {
     /// Judges the upstream's facts and goes on: the device's handshake, or the block.
     private func judgeUpstream(_ result: ProbeResult, _ observed: ObservedConnection, _ stream: TLSStream) {
         guard case .upstreamHandshake = state else { return }
-        session.noteVerdictKnown()
+        owner.noteVerdictKnown()
         judged = result
-        session.record?.noteProbe(result)
-        session.record?.upstreamResumed = stream.wasResumed
+        tunnel.findings.noteProbe(result)
+        tunnel.findings.upstreamResumed = stream.wasResumed
         let verdict = settings.policy.verdict(
             for: requirements, observed: observed, atsHandshakeFailure: result.atsHandshakeFailure)
         if requirements.host.description == tunnel.host {
-            session.record?.verdict = verdict
+            tunnel.findings.verdict = verdict
         } else {
-            session.record?.serverNameVerdict = verdict
+            tunnel.findings.serverNameVerdict = verdict
         }
         let decision = tunnel.decide(verdict, at: .deviceHandshake(pageAvailable: true))
         guard decision.proceeds else {
-            session.record?.action = .blocked
+            tunnel.findings.action = .blocked
             guard decision == .page else {
                 // As an iPhone app's connection would fail: a fatal alert to the device's hello.
                 deadline?.cancel()
                 state = .done
                 stream.shutdown()
-                return session.respond(TLSAlertDescription.handshakeFailure.fatalRecord)
+                return owner.respond(TLSAlertDescription.handshakeFailure.fatalRecord)
             }
             return startDeviceHandshake(origin: stream, blocked: verdict)
         }
-        session.record?.action = .allowed
+        tunnel.findings.action = .allowed
         startDeviceHandshake(origin: stream, blocked: nil)
     }
 
@@ -233,7 +233,7 @@ final class InterceptedTunnel {
         upstream?.close()
         upstream = nil
         state = .reconnecting(refusal: refusal)
-        session.dial(host: tunnel.host, port: tunnel.port, address: upstreamAddress) { [unowned self] result in
+        owner.dial(host: tunnel.host, port: tunnel.port, address: upstreamAddress) { [unowned self] result in
             guard case .reconnecting = state else {
                 if case .success(let (connection, _)) = result { connection.close() }
                 return
@@ -244,7 +244,7 @@ final class InterceptedTunnel {
                 return tunnel.judgeDeferred(upstream: nil)
             }
             do {
-                let context = try session.environment.upstreamContext(for: .permissive)
+                let context = try owner.environment.upstreamContext(for: .permissive)
                 let stream = try TLSStream(
                     role: .client(serverName: hello.serverName), context: context,
                     transport: StreamTransport(connection))
@@ -264,23 +264,23 @@ final class InterceptedTunnel {
 
     private func upstreamLost(_ reason: String) {
         guard case .upstreamHandshake = state else { return }
-        session.record?.action = .failed
-        session.record?.fail(FailureReason(.upstreamHandshake, "the upstream TLS handshake: \(reason)"))
+        tunnel.findings.action = .failed
+        tunnel.findings.fail(FailureReason(.upstreamHandshake, "the upstream TLS handshake: \(reason)"))
         state = .done
-        session.finish()
+        owner.finish()
     }
 
     private func timedOut() {
         switch state {
         case .upstreamHandshake, .reconnecting:
-            session.record?.action = .failed
-            session.record?.fail(
+            tunnel.findings.action = .failed
+            tunnel.findings.fail(
                 FailureReason(
                     .upstreamTimeout,
                     "upstream did not complete the TLS handshake in \(settings.handshakeTimeout.logText)"))
         case .deviceHandshake:
-            session.record?.interceptFailed = "client_handshake_timeout"
-            session.record?.fail(
+            tunnel.findings.interceptFailed = "client_handshake_timeout"
+            tunnel.findings.fail(
                 FailureReason(
                     .clientHandshakeTimeout,
                     "the device did not complete its TLS handshake in \(settings.handshakeTimeout.logText)"))
@@ -288,7 +288,7 @@ final class InterceptedTunnel {
             return
         }
         state = .done
-        session.finish()
+        owner.finish()
     }
 
     // MARK: - The device's handshake
@@ -297,15 +297,15 @@ final class InterceptedTunnel {
         let device: TLSStream
         do {
             guard
-                let minted = try session.environment.mintedServerSession(
+                let minted = try owner.environment.mintedServerSession(
                     serverName: hello.serverName, connectHost: tunnel.host, over: client)
             else { return upstreamLost("intercept mode has no CA") }
             device = minted
         } catch {
-            session.record?.action = .failed
-            session.record?.fail(FailureReason(.certificateMint, "minting a certificate for \(serverName): \(error)"))
+            tunnel.findings.action = .failed
+            tunnel.findings.fail(FailureReason(.certificateMint, "minting a certificate for \(serverName): \(error)"))
             state = .done
-            return session.finish()
+            return owner.finish()
         }
         state = .deviceHandshake(device: device, origin: origin, blocked: blocked)
         client.setTimeouts(read: nil, write: nil)
@@ -347,7 +347,7 @@ final class InterceptedTunnel {
             deviceHandshakeFailed(.closedAfterHandshake)
             return true
         }
-        session.noteOpened()
+        owner.tunnelOpened()
         exchanges.start()
     }
 
@@ -361,25 +361,25 @@ final class InterceptedTunnel {
         default: return
         }
         state = .done
-        session.record?.interceptFailed = ending.failure.rawValue
-        session.record?.clientAlert = ending.alert
+        tunnel.findings.interceptFailed = ending.failure.rawValue
+        tunnel.findings.clientAlert = ending.alert
         var words = ending.sentence(serverName: serverName, timeout: settings.handshakeTimeout)
-        if ending.isCertificateRejection, let service = session.environment.interceptService {
+        if ending.isCertificateRejection, let service = owner.environment.interceptService {
             let limit = settings.intercept.rejectionsBeforePassthrough
-            let pair = ClientRejections.Pair(client: session.clientAddress, host: serverName)
+            let pair = ClientRejections.Pair(client: owner.clientAddress, host: serverName)
             if service.rejections.record(pair, limit: limit) {
                 words +=
-                    "; \(serverName) is passed through for \(session.clientAddress) from now on, after \(limit) rejections"
+                    "; \(serverName) is passed through for \(owner.clientAddress) from now on, after \(limit) rejections"
             }
         }
-        session.record?.fail(FailureReason(ending.failure, words))
-        session.finish()
+        tunnel.findings.fail(FailureReason(ending.failure, words))
+        owner.finish()
     }
 
     /// Keeps the upstream session for the next connection to this server, with the facts it was
     /// judged by; a server that declined the offered one has it forgotten.
     private func keepSession(of stream: TLSStream) {
-        guard let cache = session.environment.upstreamSessions else { return }
+        guard let cache = owner.environment.upstreamSessions else { return }
         // A permissive session is not kept: the next connection tries the ATS-shaped handshake again.
         guard let judged, judged.atsHandshakeFailure == nil, let resumable = stream.resumableSession else {
             if offered != nil { cache.remove(sessionKey) }

@@ -14,7 +14,7 @@ extension ConnectTunnel {
     /// The upstream is connected: 200 to the device, then its first bytes are awaited.
     func established(_ upstream: any ByteStream) {
         client.write(ProxyResponse.connectionEstablished)
-        session.noteEstablished()
+        owner.noteEstablished()
         // The device's first bytes (its ClientHello) are due as promptly as a request head.
         inspection.establishedAt = MonotonicClock.nowMilliseconds()
         client.setTimeouts(read: settings.headTimeout, write: settings.idleTimeout)
@@ -49,15 +49,15 @@ extension ConnectTunnel {
     /// `cleartext` rule now, and relayed when it allows it. If the device has begun to speak, its
     /// own bytes decide instead, and the server's wait.
     func upstreamSpokeFirst(_ upstream: any ByteStream) {
-        guard client.availableBytes == 0, let http = try? session.lookUpRequirements(for: host, scheme: .http) else {
+        guard client.availableBytes == 0, let http = try? owner.lookUpRequirements(for: host, scheme: .http) else {
             return upstream.setReading(false)
         }
         let verdict = settings.policy.verdict(for: http, observed: nil)
-        session.record?.tunnelProtocol = .cleartext
-        session.record?.scheme = .http
-        session.record?.requirements = http
-        session.record?.verdict = verdict
-        session.record?.action = .allowed
+        findings.tunnelProtocol = .cleartext
+        findings.scheme = .http
+        findings.requirements = http
+        findings.verdict = verdict
+        findings.action = .allowed
         startRelaying(upstream)
     }
 
@@ -87,7 +87,7 @@ extension ConnectTunnel {
             awaitMoreHeldBytes()
         case .notTLS:
             // A device that got its 200 and hung up without a word sent nothing to judge.
-            if held.isEmpty { return session.finish() }
+            if held.isEmpty { return owner.finish() }
             cleartextInTunnel(firstBytes: held, upstream: upstream)
         case .clientHello(let hello):
             clientHelloSeen(hello, upstream: upstream)
@@ -117,8 +117,8 @@ extension ConnectTunnel {
         if inspection.upstreamSpeaksCleartext != nil {
             reason += " (the server speaks first; what it sent waits until the device's first bytes are judged)"
         }
-        session.record?.fail(FailureReason(.helloTimeout, reason))
-        session.finish()
+        findings.fail(FailureReason(.helloTimeout, reason))
+        owner.finish()
     }
 
     /// The device's bytes look like TLS but hold no ClientHello the proxy can read, so there is
@@ -128,59 +128,59 @@ extension ConnectTunnel {
     /// 403 inside TLS), then the close. In report mode the bytes are relayed. Logged non-compliant
     /// either way, with `reason` as `hello_unreadable`.
     private func helloUnreadable(_ reason: String, alert: TLSAlertDescription, upstream: any ByteStream) {
-        session.record?.tunnelProtocol = .tls
-        session.record?.helloUnreadable = reason
+        findings.tunnelProtocol = .tls
+        findings.helloUnreadable = reason
         guard settings.mode == .report else {
-            session.record?.action = .blocked
-            return session.respond(alert.fatalRecord)
+            findings.action = .blocked
+            return owner.respond(alert.fatalRecord)
         }
-        session.record?.action = .allowed
+        findings.action = .allowed
         startRelaying(upstream)
     }
 
     /// The device speaks cleartext through the tunnel: what ATS decides for http:// to this host.
     private func cleartextInTunnel(firstBytes: [UInt8], upstream: any ByteStream) {
         if interceptPlanned {
-            session.record?.inspect = .passthrough
-            session.record?.passthrough = .notTLS
+            findings.inspect = .passthrough
+            findings.passthrough = .notTLS
         }
-        guard let http = try? session.lookUpRequirements(for: host, scheme: .http) else { return session.finish() }
-        session.record?.tunnelProtocol = .cleartext
-        session.record?.scheme = .http
+        guard let http = try? owner.lookUpRequirements(for: host, scheme: .http) else { return owner.finish() }
+        findings.tunnelProtocol = .cleartext
+        findings.scheme = .http
         let verdict = settings.policy.verdict(for: http, observed: nil)
-        session.record?.requirements = http
-        session.record?.verdict = verdict
+        findings.requirements = http
+        findings.verdict = verdict
         // An HTTP request gets Apple's words for it; other protocols are just cut off.
         let isHTTPRequest = RequestLineDetection.startsWithRequestLine(firstBytes.prefix(8192))
         switch decide(verdict, at: .cleartextInTunnel(isHTTPRequest: isHTTPRequest)) {
         case .allow, .report:
             break
         case .cutOff:
-            session.record?.action = .blocked
-            return session.finish()
+            findings.action = .blocked
+            return owner.finish()
         case .respond403, .alert, .page:
-            session.record?.action = .blocked
-            return session.respond(ProxyResponse.cleartextBlocked(verdict, host: host))
+            findings.action = .blocked
+            return owner.respond(ProxyResponse.cleartextBlocked(verdict, host: host))
         }
-        session.record?.action = .allowed
+        findings.action = .allowed
         startRelaying(upstream)
     }
 
     private func clientHelloSeen(_ hello: ClientHello, upstream: any ByteStream) {
-        session.record?.tunnelProtocol = .tls
-        session.record?.serverNameIndication = hello.serverName
+        findings.tunnelProtocol = .tls
+        findings.serverNameIndication = hello.serverName
         if let reason = inspection.upstreamSpeaksCleartext {
-            session.record?.action = .failed
-            session.record?.fail(
+            findings.action = .failed
+            findings.fail(
                 FailureReason(.serverNotTLS, "the device started TLS, but the server does not speak TLS: \(reason)"))
-            return session.finish()
+            return owner.finish()
         }
         if interceptPlanned { return interceptOrPass(hello, upstream: upstream) }
         // (The usual case, the CONNECT's own name, needs no second policy lookup.) In a tunnel opened
         // before any verdict, only the name the device's TLS is for is judged: the CONNECT's host
         // was never the one its handshake would have been with.
         guard let name = hello.serverName, name != host,
-            let named = try? session.lookUpRequirements(for: name, scheme: .https), named.host != requirements.host
+            let named = try? owner.lookUpRequirements(for: name, scheme: .https), named.host != requirements.host
         else { return verdictDeferred ? judgeDeferred(upstream: upstream) : startRelaying(upstream) }
         judgeServerName(name, requirements: named, upstream: upstream)
     }
@@ -194,20 +194,20 @@ extension ConnectTunnel {
     func interceptOrPass(_ hello: ClientHello, upstream: any ByteStream) {
         var named = requirements
         if let name = hello.serverName, name != host,
-            let forName = try? session.lookUpRequirements(for: name, scheme: .https)
+            let forName = try? owner.lookUpRequirements(for: name, scheme: .https)
         {
             named = forName
         }
         var reason: PassthroughReason?
-        if let service = session.environment.interceptService, let name = hello.serverName, name != host {
+        if let service = owner.environment.interceptService, let name = hello.serverName, name != host {
             reason = passthroughReason(for: name, requirements: named, service: service)
         }
         if reason == nil, !hello.alpnProtocols.isEmpty, !hello.alpnProtocols.contains("http/1.1") {
             reason = .noHTTP1ALPN
         }
         if let reason {
-            session.record?.inspect = .passthrough
-            session.record?.passthrough = reason
+            findings.inspect = .passthrough
+            findings.passthrough = reason
             if let name = hello.serverName, name != host, named.host != requirements.host {
                 return judgeServerName(name, requirements: named, upstream: upstream)
             }
@@ -219,9 +219,9 @@ extension ConnectTunnel {
             intercepted = try InterceptedTunnel(
                 tunnel: self, upstream: upstream, address: address, hello: hello, requirements: named)
         } catch {
-            session.record?.action = .failed
-            session.record?.fail(FailureReason(.upstreamHandshake, "starting the upstream TLS handshake: \(error)"))
-            return session.finish()
+            findings.action = .failed
+            findings.fail(FailureReason(.upstreamHandshake, "starting the upstream TLS handshake: \(error)"))
+            return owner.finish()
         }
         interceptedHello = (hello, named)
         state = .intercepting(intercepted)

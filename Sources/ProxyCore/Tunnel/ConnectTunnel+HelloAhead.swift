@@ -26,12 +26,12 @@ extension ConnectTunnel {
         case .helloAhead(let upstream, let forwarded):
             owedVerdict = .none
             escape?.cancel()
-            session.noteVerdictKnown()
+            owner.noteVerdictKnown()
             deferredVerdict(result, held: (upstream, forwarded))
         case .awaitingDeferredVerdict:
             // The connection that carried the hello was given up meanwhile.
             owedVerdict = .none
-            session.noteVerdictKnown()
+            owner.noteVerdictKnown()
             deferredVerdict(result)
         case .classifying:
             owedVerdict = .arrived(result)
@@ -51,7 +51,7 @@ extension ConnectTunnel {
         case .arrived(let result):
             owedVerdict = .none
             client.setReading(false)
-            session.noteVerdictKnown()
+            owner.noteVerdictKnown()
             deferredVerdict(result, held: (upstream, 0))
         case .owed:
             sendHelloAhead(upstream)
@@ -74,7 +74,7 @@ extension ConnectTunnel {
     func serverAnsweredAhead(_ upstream: any ByteStream) {
         upstream.setReading(false)
         guard escape == nil else { return }
-        escape = session.environment.makeTimer { [unowned self] in heldAnswerGivenUp() }
+        escape = owner.environment.makeTimer { [unowned self] in heldAnswerGivenUp() }
         escape?.schedule(after: EarlyUpstream.escapeDelay(connectTook: earlyConnectTook))
     }
 
@@ -90,7 +90,7 @@ extension ConnectTunnel {
     /// device, and the relay takes over from the bytes the device sent after its hello.
     func relayHeldAnswer(_ upstream: any ByteStream, forwarded: Int) {
         client.discardInput(forwarded)
-        session.record?.bytesUp += Int64(forwarded)
+        findings.bytesUp += Int64(forwarded)
         startRelaying(upstream)
     }
 }

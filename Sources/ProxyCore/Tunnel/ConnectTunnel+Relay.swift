@@ -14,11 +14,11 @@ import ProxyWire
 extension ConnectTunnel {
     func startRelaying(_ upstream: any ByteStream) {
         state = .relaying(upstream: upstream)
-        session.noteOpened()
+        owner.tunnelOpened()
         client.setTimeouts(read: nil, write: nil)
-        session.watchIdle([client, upstream]) { [unowned self] ending in
-            session.record?.fail(session.closedReason(ending))
-            session.finish()
+        owner.watchIdle([client, upstream]) { [unowned self] ending in
+            findings.fail(owner.closedReason(ending))
+            owner.finish()
         }
         if !inspection.clientEnded { client.setReading(true) }
         relayUp()
@@ -32,7 +32,7 @@ extension ConnectTunnel {
 
     func relayUp() {
         guard case .relaying(let upstream) = state else { return }
-        session.record?.bytesUp += Int64(client.availableBytes)
+        findings.bytesUp += Int64(client.availableBytes)
         client.moveInput(to: upstream)
         Backpressure.apply(source: client, target: upstream) { [unowned self] in !inspection.clientEnded }
         spliceOnceJudged(upstream)
@@ -47,14 +47,14 @@ extension ConnectTunnel {
             case .needMoreData:
                 inspection.serverScanner = scanner
             case .serverHello(let hello):
-                session.record?.deviceVersion = TLSVersion(wireValue: hello.selectedVersion)
-                session.record?.deviceCipher = CipherSuite(id: hello.cipherSuite)
+                findings.deviceVersion = TLSVersion(wireValue: hello.selectedVersion)
+                findings.deviceCipher = CipherSuite(id: hello.cipherSuite)
                 inspection.serverScanner = nil
             default:
                 inspection.serverScanner = nil
             }
         }
-        session.record?.bytesDown += Int64(upstream.availableBytes)
+        findings.bytesDown += Int64(upstream.availableBytes)
         upstream.moveInput(to: client)
         Backpressure.apply(source: upstream, target: client) { [unowned self] in !inspection.upstreamEnded }
         spliceOnceJudged(upstream)
@@ -69,7 +69,7 @@ extension ConnectTunnel {
     /// keeps the copies it has; streams that are not sockets, as in tests, always copy.)
     private func spliceOnceJudged(_ upstream: any ByteStream) {
         guard inspection.serverScanner == nil, !inspection.clientEnded, !inspection.upstreamEnded,
-            (session.record.map { $0.bytesUp + $0.bytesDown } ?? 0) >= Self.spliceThreshold,
+            (findings.bytesUp + findings.bytesDown) >= Self.spliceThreshold,
             let clientSocket = client as? SocketStream, let upstreamSocket = upstream as? SocketStream
         else { return }
         let relay = SpliceRelay(first: clientSocket, second: upstreamSocket)
@@ -77,10 +77,10 @@ extension ConnectTunnel {
         relay.onEnd = { [unowned self] _, ending in
             // A reset or a refused write ends it as a reset ended the copies: closed, no reason logged.
             if case .failed(let side, let event) = ending, event == .timeout {
-                session.record?.fail(
+                findings.fail(
                     FailureReason(.closedTimeout, "closed: the \(side == .first ? "device" : "server") timed out"))
             }
-            session.finish()
+            owner.finish()
         }
         relay.start()
     }
@@ -91,8 +91,8 @@ extension ConnectTunnel {
 
     /// Adds what the relay moved to the record (the bytes before it were counted as they were copied).
     func countSplicedBytes(_ relay: SpliceRelay) {
-        session.record?.bytesUp += Int64(relay.bytesToSecond)
-        session.record?.bytesDown += Int64(relay.bytesToFirst)
+        findings.bytesUp += Int64(relay.bytesToSecond)
+        findings.bytesDown += Int64(relay.bytesToFirst)
         relay.close()
     }
 
@@ -101,7 +101,7 @@ extension ConnectTunnel {
     func clientEvent(_ event: StreamEvent) {
         // Only the device's deadline for its first bytes sets a limit on the client here.
         if event == .timeout, case .classifying = state { return firstBytesTimedOut() }
-        guard event == .endOfStream else { return session.finish() }
+        guard event == .endOfStream else { return owner.finish() }
         inspection.clientEnded = true
         client.setReading(false)
         switch state {
@@ -113,7 +113,7 @@ extension ConnectTunnel {
 
     func upstreamEvent(_ event: StreamEvent) {
         if event != .endOfStream, case .helloAhead = state { return heldAnswerGivenUp() }
-        guard event == .endOfStream, let upstream else { return session.finish() }
+        guard event == .endOfStream, let upstream else { return owner.finish() }
         inspection.upstreamEnded = true
         upstream.setReading(false)
         // Before the device's bytes are judged, the server's end waits like its bytes: it is passed
@@ -137,7 +137,7 @@ extension ConnectTunnel {
     /// closing the sockets sends each FIN, and a shutdown(2) just before the close would be a system
     /// call (and a loopback round through the peer's TCP input) for nothing.
     private func halfClose(_ target: any ByteStream) {
-        guard !isDone else { return session.finish() }
+        guard !isDone else { return owner.finish() }
         target.shutdownWrite()
     }
 

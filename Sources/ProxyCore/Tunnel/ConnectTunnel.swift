@@ -49,7 +49,9 @@ final class ConnectTunnel {
         case done
     }
 
-    unowned let session: ClientSession
+    unowned let owner: any TunnelOwner
+    /// What the tunnel has found and decided: the session folds it into the log record.
+    var findings = TunnelFindings()
     let host: String
     let port: UInt16
     /// The policy's answer for the CONNECT's host (https).
@@ -84,11 +86,11 @@ final class ConnectTunnel {
     /// server that refused the proxy's handshake answers the device with them.
     var interceptedHello: (hello: ClientHello, requirements: Requirements)?
 
-    var client: any ByteStream { session.client }
-    var settings: ProxySettings { session.settings }
+    var client: any ByteStream { owner.client }
+    var settings: ProxySettings { owner.settings }
 
-    init(session: ClientSession, host: String, port: UInt16, requirements: Requirements) {
-        self.session = session
+    init(owner: any TunnelOwner, host: String, port: UInt16, requirements: Requirements) {
+        self.owner = owner
         self.host = host
         self.port = port
         self.requirements = requirements
@@ -108,11 +110,11 @@ final class ConnectTunnel {
     }
 
     func start() {
-        session.record?.requirements = requirements
-        if settings.intercept.mode == .intercept, let service = session.environment.interceptService {
+        findings.requirements = requirements
+        if settings.intercept.mode == .intercept, let service = owner.environment.interceptService {
             if let reason = passthroughReason(for: host, requirements: requirements, service: service) {
-                session.record?.inspect = .passthrough
-                session.record?.passthrough = reason
+                findings.inspect = .passthrough
+                findings.passthrough = reason
             } else {
                 // The device's ClientHello is needed before anything can be judged: the verdict
                 // comes from the proxy's own handshake with the upstream, made after it.
@@ -122,7 +124,7 @@ final class ConnectTunnel {
             }
         }
         guard acceptsCleartext else {
-            return session.lookUpVerdict(VerdictKey(host: host, port: port, requirements: requirements)) {
+            return owner.lookUpVerdict(VerdictKey(host: host, port: port, requirements: requirements)) {
                 [weak self] progress in self?.probeProgressed(progress)
             }
         }
@@ -130,7 +132,7 @@ final class ConnectTunnel {
         // for a device that means to speak cleartext, or a server that waits for its client (a
         // local service that answers no ClientHello).
         verdictDeferred = true
-        session.record?.action = .allowed
+        findings.action = .allowed
         openUpstream(address: nil)
     }
 
@@ -142,7 +144,7 @@ final class ConnectTunnel {
     {
         if requirements.pins != nil { return .pinned }
         if settings.intercept.passesThrough(name) { return .passthroughPattern }
-        let pair = ClientRejections.Pair(client: session.clientAddress, host: name)
+        let pair = ClientRejections.Pair(client: owner.clientAddress, host: name)
         if service.rejections.passesThrough(pair, limit: settings.intercept.rejectionsBeforePassthrough) {
             return .clientRejectedBefore
         }
@@ -165,7 +167,7 @@ final class ConnectTunnel {
     func verdictArrived(_ result: ProbeResult, for key: VerdictKey) {
         if key.serverName == nil, case .owed = owedVerdict { return owedVerdictArrived(result) }
         switch state {
-        case .awaitingVerdict, .awaitingServerNameVerdict, .awaitingDeferredVerdict: session.noteVerdictKnown()
+        case .awaitingVerdict, .awaitingServerNameVerdict, .awaitingDeferredVerdict: owner.noteVerdictKnown()
         default: return
         }
         switch state {
@@ -187,7 +189,7 @@ final class ConnectTunnel {
         switch progress {
         case .connecting(let address):
             let early = EarlyUpstream(
-                address: address, host: host, environment: session.environment, rules: session.destinations,
+                address: address, host: host, environment: owner.environment, rules: owner.destinations,
                 settings: settings)
             state = .awaitingVerdict(early: early)
             if settings.tunnelStart == .atConnect {
@@ -209,8 +211,8 @@ final class ConnectTunnel {
         owedVerdict = .owed
         verdictDeferred = true
         earlyConnectTook = early.connectTook
-        session.noteConnected(took: early.connectTook)
-        session.record?.upstreamAddress = early.address.description
+        owner.noteConnected(took: early.connectTook)
+        findings.upstreamAddress = early.address.description
         upstreamAddress = early.address
         established(connection)
     }
@@ -223,39 +225,39 @@ final class ConnectTunnel {
         state = .awaitingVerdict(early: nil)
         defer { early?.close() }
         if retriedOthersRefusal(result, key: VerdictKey(host: host, port: port, requirements: requirements)) { return }
-        if let refusal = result.refusal { return session.deny(refusal) }
+        if let refusal = result.refusal { return owner.deny(refusal) }
         // A cached verdict may come from another client's probe (a loopback client's, which may
         // reach 127.0.0.1): the address it judged must be one this client may reach.
-        if let address = result.address, let refusal = session.destinations.vet(address) {
-            return session.deny(refusal)
+        if let address = result.address, let refusal = owner.destinations.vet(address) {
+            return owner.deny(refusal)
         }
-        session.record?.noteProbe(result)
-        session.record?.upstreamAddress = result.address?.description
+        findings.noteProbe(result)
+        findings.upstreamAddress = result.address?.description
         if let reason = result.cleartextUpstream {
             // No TLS to judge: the device's own first bytes decide (the `cleartext` rule, or a TLS
             // handshake that would fail against this server).
             inspection.upstreamSpeaksCleartext = reason
             if refusesCleartextUpstream(reason) { return }
-            session.record?.action = .allowed
+            findings.action = .allowed
             return openUpstream(address: result.address, early: early.take())
         }
         guard let observed = result.observed else {
-            session.record?.action = .failed
+            findings.action = .failed
             let reason = Self.unreachable(result)
-            session.record?.fail(reason)
+            findings.fail(reason)
             let (status, phrase) = Self.status(for: result.upstreamFailure)
-            return session.respond(
+            return owner.respond(
                 ProxyResponse.text(
                     status: status, reason: phrase, body: "atsproxy could not reach \(host):\(port): \(reason.text)\n"))
         }
         let verdict = settings.policy.verdict(
             for: requirements, observed: observed, atsHandshakeFailure: result.atsHandshakeFailure)
-        session.record?.verdict = verdict
+        findings.verdict = verdict
         guard decide(verdict, at: .beforeTunnel).proceeds else {
-            session.record?.action = .blocked
-            return session.respond(ProxyResponse.blocked(verdict, host: host))
+            findings.action = .blocked
+            return owner.respond(ProxyResponse.blocked(verdict, host: host))
         }
-        session.record?.action = .allowed
+        findings.action = .allowed
         openUpstream(address: result.address, early: early.take())
     }
 
@@ -265,14 +267,14 @@ final class ConnectTunnel {
     /// server and its cleartext is forbidden. So the CONNECT gets the cleartext verdict at once, a
     /// 403 with the reason, and no byte of the server's reaches the device. Returns whether it did.
     private func refusesCleartextUpstream(_ reason: String) -> Bool {
-        guard let http = try? session.lookUpRequirements(for: host, scheme: .http) else { return false }
+        guard let http = try? owner.lookUpRequirements(for: host, scheme: .http) else { return false }
         let verdict = settings.policy.verdict(for: http, observed: nil)
         guard !decide(verdict, at: .beforeTunnel).proceeds else { return false }
-        session.record?.requirements = http
-        session.record?.verdict = verdict
-        session.record?.action = .blocked
-        session.record?.fail(FailureReason(.serverNotTLS, "the server does not speak TLS: \(reason)"))
-        session.respond(ProxyResponse.cleartextServerBlocked(verdict, host: host, reason: reason))
+        findings.requirements = http
+        findings.verdict = verdict
+        findings.action = .blocked
+        findings.fail(FailureReason(.serverNotTLS, "the server does not speak TLS: \(reason)"))
+        owner.respond(ProxyResponse.cleartextServerBlocked(verdict, host: host, reason: reason))
         return true
     }
 
@@ -283,26 +285,26 @@ final class ConnectTunnel {
             state = .connecting(early: early)
             return early.whenOpen { [unowned self] connection in
                 guard let connection else { return openUpstream(address: address) }
-                session.noteConnected(took: early.connectTook)
-                session.record?.upstreamAddress = address.description
+                owner.noteConnected(took: early.connectTook)
+                findings.upstreamAddress = address.description
                 upstreamAddress = address
                 established(connection)
             }
         }
         early?.close()
         state = .connecting(early: nil)
-        session.dial(host: host, port: port, address: address) { [unowned self] result in
+        owner.dial(host: host, port: port, address: address) { [unowned self] result in
             switch result {
             case .success(let (upstream, address)):
-                session.record?.upstreamAddress = address.description
+                findings.upstreamAddress = address.description
                 upstreamAddress = address
                 established(upstream)
             case .failure(.refused(let refusal)):
-                session.deny(refusal)
+                owner.deny(refusal)
             case .failure(.unreachable(let failure, let timedOut)):
-                session.record?.action = .failed
-                session.record?.fail(FailureReason(failure, timedOut: timedOut))
-                session.respond(
+                findings.action = .failed
+                findings.fail(FailureReason(failure, timedOut: timedOut))
+                owner.respond(
                     ProxyResponse.text(
                         status: 502, reason: "Bad Gateway", body: "atsproxy could not connect upstream: \(failure)\n"))
             }
@@ -318,15 +320,15 @@ final class ConnectTunnel {
     ///   handshakes failed, may have none left).
     func judgeDeferred(upstream: (any ByteStream)?) {
         if let upstream, judgesOwedVerdict(upstream: upstream) { return }
-        if interceptPlanned, session.record?.inspect == .intercept {
+        if interceptPlanned, findings.inspect == .intercept {
             // The proxy's own handshakes were refused: the probes explain why, and the verdict
             // decides as in tunnel mode (a report-mode tunnel is relayed unread).
-            session.record?.inspect = .passthrough
+            findings.inspect = .passthrough
         }
         state = .awaitingDeferredVerdict
         client.setReading(false)
         if let upstream { giveUp(upstream) }
-        session.lookUpVerdict(VerdictKey(host: host, port: port, requirements: requirements))
+        owner.lookUpVerdict(VerdictKey(host: host, port: port, requirements: requirements))
     }
 
     /// Closes an upstream given up while a verdict is taken: what it said or whether it ended is
@@ -342,10 +344,10 @@ final class ConnectTunnel {
     /// looked up again, once, with them. Returns whether it was.
     private func retriedOthersRefusal(_ result: ProbeResult, key: VerdictKey) -> Bool {
         guard let refusal = result.refusal, !verdictRetried,
-            session.destinations.vet(refusal.destination.address, port: refusal.destination.port) == nil
+            owner.destinations.vet(refusal.destination.address, port: refusal.destination.port) == nil
         else { return false }
         verdictRetried = true
-        session.lookUpVerdict(key)
+        owner.lookUpVerdict(key)
         return true
     }
 
@@ -363,46 +365,46 @@ final class ConnectTunnel {
             return
         }
         let refusal =
-            result.refusal.map(\.destination).flatMap { session.destinations.vet($0.address, port: $0.port) }
-            ?? result.address.flatMap { session.destinations.vet($0) }
+            result.refusal.map(\.destination).flatMap { owner.destinations.vet($0.address, port: $0.port) }
+            ?? result.address.flatMap { owner.destinations.vet($0) }
         if let refusal {
-            session.record?.action = .denied
-            session.record?.upstreamAddress = refusal.destination.description
-            session.record?.fail(FailureReason(.destinationDenied, refusal.sentence(client: session.clientAddress)))
-            return session.finish()
+            findings.action = .denied
+            findings.upstreamAddress = refusal.destination.description
+            findings.fail(FailureReason(.destinationDenied, refusal.sentence(client: owner.clientAddress)))
+            return owner.finish()
         }
-        session.record?.noteProbe(result)
-        session.record?.upstreamAddress = result.address?.description
+        findings.noteProbe(result)
+        findings.upstreamAddress = result.address?.description
         if let reason = result.cleartextUpstream {
-            session.record?.action = .failed
-            session.record?.fail(
+            findings.action = .failed
+            findings.fail(
                 FailureReason(.serverNotTLS, "the device started TLS, but the server does not speak TLS: \(reason)"))
-            return session.finish()
+            return owner.finish()
         }
         guard let observed = result.observed else {
-            session.record?.action = .failed
-            session.record?.fail(Self.unreachable(result))
-            return session.finish()
+            findings.action = .failed
+            findings.fail(Self.unreachable(result))
+            return owner.finish()
         }
         let verdict = settings.policy.verdict(
             for: requirements, observed: observed, atsHandshakeFailure: result.atsHandshakeFailure)
-        session.record?.verdict = verdict
+        findings.verdict = verdict
         let decision = decide(verdict, at: .deviceHandshake(pageAvailable: interceptedHello != nil))
         if !decision.proceeds {
             // Nothing of the server's has reached the device (nor, unless the 200 went at connect,
             // anything of the device's handshake the server); the device's TLS stack reports a
             // failed handshake, as an iPhone app's would.
-            session.record?.action = .blocked
+            findings.action = .blocked
             if decision == .page, let (hello, named) = interceptedHello {
                 // Unless intercept mode was asked for a page: its own leaf, then the 403 page.
-                session.record?.inspect = .intercept
+                findings.inspect = .intercept
                 let page = InterceptedTunnel(pageFor: verdict, tunnel: self, hello: hello, requirements: named)
                 state = .intercepting(page)
                 return page.start()
             }
-            return session.respond(TLSAlertDescription.handshakeFailure.fatalRecord)
+            return owner.respond(TLSAlertDescription.handshakeFailure.fatalRecord)
         }
-        session.record?.action = .allowed
+        findings.action = .allowed
         if let (upstream, forwarded) = held, result.address?.description == upstreamAddress?.description {
             held = nil
             return relayHeldAnswer(upstream, forwarded: forwarded)
@@ -420,14 +422,14 @@ final class ConnectTunnel {
         // The upstream connection is given up while the name is probed: a server that serves one
         // connection at a time would otherwise never answer the probe. It is opened again after.
         giveUp(upstream)
-        session.lookUpVerdict(VerdictKey(host: host, port: port, serverName: name, requirements: named))
+        owner.lookUpVerdict(VerdictKey(host: host, port: port, serverName: name, requirements: named))
     }
 
     private func serverNameVerdict(_ result: ProbeResult, name: String, requirements named: Requirements) {
         let key = VerdictKey(host: host, port: port, serverName: name, requirements: named)
         if retriedOthersRefusal(result, key: key) { return }
         guard let observed = result.observed else {
-            session.record?.action = result.refusal == nil ? .failed : .denied
+            findings.action = result.refusal == nil ? .failed : .denied
             let prefix = "probing the ClientHello's server name \(named.host): "
             // A refusal comes with a connect failure too: the denial is the code that says why.
             let reason: FailureReason =
@@ -440,18 +442,18 @@ final class ConnectTunnel {
                 } else {
                     FailureReason(.upstreamUnreachable, prefix + "no answer")
                 }
-            session.record?.fail(reason)
-            return session.finish()
+            findings.fail(reason)
+            return owner.finish()
         }
         let verdict = settings.policy.verdict(
             for: named, observed: observed, atsHandshakeFailure: result.atsHandshakeFailure)
-        session.record?.serverNameVerdict = verdict
+        findings.serverNameVerdict = verdict
         if !decide(verdict, at: .deviceHandshake(pageAvailable: false)).proceeds {
             // Nothing of the device's handshake has reached the server.
-            session.record?.action = .blocked
-            return session.respond(TLSAlertDescription.handshakeFailure.fatalRecord)
+            findings.action = .blocked
+            return owner.respond(TLSAlertDescription.handshakeFailure.fatalRecord)
         }
-        session.record?.action = .allowed
+        findings.action = .allowed
         reconnect(to: result.address)
     }
 
@@ -467,7 +469,7 @@ final class ConnectTunnel {
 
     /// What ``ConnectionJudge`` decides for `verdict` at `point`, under the session's settings.
     func decide(_ verdict: Verdict, at point: ConnectionJudge.Point) -> ConnectionJudge.Decision {
-        session.decide(verdict, at: point)
+        owner.decide(verdict, at: point)
     }
 
     /// Why a probe reached no verdict: its failure, or that the upstream could not be reached.
@@ -481,20 +483,20 @@ final class ConnectTunnel {
     /// to now.
     func reconnect(to address: SocketAddress?) {
         state = .reconnecting
-        session.dial(host: host, port: port, address: address) { [unowned self] result in
+        owner.dial(host: host, port: port, address: address) { [unowned self] result in
             switch result {
             case .success(let (upstream, address)):
-                session.record?.upstreamAddress = address.description
+                findings.upstreamAddress = address.description
                 attach(upstream)
                 startRelaying(upstream)
             case .failure(.refused(let refusal)):
-                session.record?.action = .denied
-                session.record?.fail(FailureReason(.destinationDenied, refusal.description))
-                session.finish()
+                findings.action = .denied
+                findings.fail(FailureReason(.destinationDenied, refusal.description))
+                owner.finish()
             case .failure(.unreachable(let failure, let timedOut)):
-                session.record?.action = .failed
-                session.record?.fail(FailureReason(failure, timedOut: timedOut, prefix: "reconnecting upstream: "))
-                session.finish()
+                findings.action = .failed
+                findings.fail(FailureReason(failure, timedOut: timedOut, prefix: "reconnecting upstream: "))
+                owner.finish()
             }
         }
     }
