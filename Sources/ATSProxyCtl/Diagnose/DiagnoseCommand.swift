@@ -107,7 +107,7 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
     @Option(name: .customLong("hosts-file"), help: "Names to addresses in /etc/hosts format, consulted before DNS.")
     var hostsFile: String?
 
-    @Option(help: "Seconds allowed for each connection and handshake.")
+    @Option(help: "Seconds allowed for a connection to open, and for a verdict's handshakes (as the proxy's timeouts).")
     var timeout: Int = 10
 
     @Flag(help: "Print one JSON object instead of text.")
