@@ -35,9 +35,11 @@ let package = Package(
             name: "ATSProxyCtl",
             dependencies: [
                 "TextFormats", "LogRecord",
-                // TLSInspection for diagnose's handshakes: OpenSSL, but no libevent. ProxyWire (pure
-                // Swift) reads the response heads of diagnose's loads.
-                "ATSPolicy", "ATSPolicyArguments", "ControlProtocol", "TLSInspection", "ProxyWire",
+                // ProxyCore for diagnose's probes: the proxy's own probe engine, run in a loop of its
+                // own (libevent and OpenSSL), so diagnose judges a server as the proxy does.
+                // TLSInspection for its certificates and anchors; ProxyWire (pure Swift) reads the
+                // response heads of diagnose's loads.
+                "ATSPolicy", "ATSPolicyArguments", "ControlProtocol", "ProxyCore", "TLSInspection", "ProxyWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 "TrafficReport",
                 // `onboard`: the onboarding URL's QR code in the terminal.
@@ -135,7 +137,8 @@ let package = Package(
             name: "ATSPolicyTests", dependencies: ["TextFormats", "ATSPolicy", "TLSTestSupport"], exclude: ["Fixtures"]),
         // COpenSSL for SHA-256: the splice tests check 64 MiB byte for byte.
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "COpenSSL", "POSIX"]),
-        // ProxyWire: the request parser is the fuzz test's oracle for what the proxy must answer.
+        // ProxyWire: the request parser is the fuzz test's oracle for what the proxy must answer; its
+        // hello parser measures and reads the hellos the probes send.
         .testTarget(
             name: "ProxyCoreTests",
             dependencies: [
@@ -156,11 +159,11 @@ let package = Package(
         .testTarget(name: "ProxyWireTests", dependencies: ["ProxyWire", "TLSTestSupport"], exclude: ["Fixtures"]),
         // Real certificates and real openssl servers for the tests that need them.
         .target(name: "TLSTestSupport", path: "Tests/TLSTestSupport"),
-        // ProxyWire: its hello parser measures and reads the hellos the probe sends.
         .testTarget(
-            name: "TLSInspectionTests", dependencies: ["TLSInspection", "ATSPolicy", "ProxyWire", "TLSTestSupport"]),
+            name: "TLSInspectionTests", dependencies: ["TLSInspection", "ATSPolicy", "TLSTestSupport"]),
         .testTarget(
-            name: "ATSProxyCtlTests", dependencies: ["TextFormats", "ATSProxyCtl", "ATSPolicy", "TLSTestSupport"],
+            name: "ATSProxyCtlTests",
+            dependencies: ["TextFormats", "ATSProxyCtl", "ATSPolicy", "ProxyCore", "TLSInspection", "TLSTestSupport"],
             exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]

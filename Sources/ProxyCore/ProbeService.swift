@@ -101,8 +101,14 @@ package struct VerdictKey: Hashable, Sendable {
         self.host = host
         self.port = port
         self.serverName = serverName
-        sentServerName = serverName ?? UpstreamProber.impliedServerName(requirements)
+        sentServerName = serverName ?? Self.impliedServerName(requirements)
         profile = .ats(for: requirements)
+    }
+
+    /// The SNI the requirements' host implies: its name; none for an IP literal, as Apple's client
+    /// sends none.
+    package static func impliedServerName(_ requirements: Requirements) -> String? {
+        if case .name(let name) = requirements.host { name } else { nil }
     }
 
     /// Hashes the host, port and server name only: keys for one host:port as another client are
@@ -123,7 +129,9 @@ package struct VerdictKey: Hashable, Sendable {
 /// memory (`maximumInFlight`, a few KiB each while they wait) and per upstream host and port
 /// (`maximumPerUpstream`), never by a thread count: a slow upstream holds only its own slots.
 package final class ProbeService: Sendable {
-    let prober: UpstreamProber
+    /// One configured SSL_CTX per client profile, made on first use: making one loads the trust
+    /// store, which every probe would otherwise repeat. Contexts are safe to share once set up.
+    private let contexts = Locked<[ClientProfile: TLSClientContext]>([:])
     /// The anchors the probes' paths are built against (a path completed by fetching, too).
     let anchors: TrustAnchors
     /// Intermediates fetched from CA Issuers URLs, and the fetches under way, for every loop.
@@ -138,11 +146,20 @@ package final class ProbeService: Sendable {
     }
 
     package init(anchors: TrustAnchors, maximumInFlight: Int = 4096, maximumPerUpstream: Int = 64) {
-        // The prober's contexts only: its blocking connects (and their hosts table) are not used here.
-        prober = UpstreamProber(anchors: anchors)
         self.anchors = anchors
         self.maximumInFlight = maximumInFlight
         self.maximumPerUpstream = maximumPerUpstream
+    }
+
+    /// The shared context for `profile`: every handshake as that client, on any loop, uses the same one.
+    package func context(for profile: ClientProfile) throws(TLSError) -> TLSClientContext {
+        if let made = contexts.withLock({ $0[profile] }) { return made }
+        let made = try TLSClientContext(profile: profile, anchors: anchors)
+        return contexts.withLock { cache in
+            if let raced = cache[profile] { return raced }
+            cache[profile] = made
+            return made
+        }
     }
 
     /// Probes under way, on every loop.

@@ -278,7 +278,7 @@ package final class ProxyServer: LoopResident {
             return completion(ProbeResult(upstreamFailure: .probeLimit(reason: busy)))
         }
         let run = VerdictProbeRun(
-            key: key, service: probes, base: base, resolver: resolver, settings: settings, rules: rules,
+            key: key, service: probes, base: base, resolver: resolver, limits: settings.probeLimits, rules: rules,
             intermediates: self)
         let id = ObjectIdentifier(run)
         probeRuns[id] = (run, slot)
@@ -423,7 +423,7 @@ extension ProxyServer: SessionEnvironment {
     }
 
     func upstreamContext(for profile: ClientProfile) throws(TLSError) -> TLSClientContext {
-        try probes.prober.context(for: profile)
+        try probes.context(for: profile)
     }
 
     func makeTimer(_ onFire: @escaping () -> Void) -> (any LoopTimer)? { try? Timer(base: base, onFire: onFire) }

@@ -2,8 +2,8 @@ import ATSPolicy
 internal import COpenSSL
 internal import CProxyShims
 
-/// Reads the facts of a client handshake from its `SSL`: shared by the blocking probe and
-/// ``TLSStream``, whose SSL it borrows for the call.
+/// Reads the facts of a client handshake from its `SSL`: ``TLSStream``'s, which it borrows for the
+/// call.
 struct CompletedHandshake {
     let ssl: OpaquePointer
     let anchors: TrustAnchors

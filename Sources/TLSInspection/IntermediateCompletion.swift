@@ -1,13 +1,11 @@
 import ATSPolicy
 internal import COpenSSL
-import Glibc
-import POSIX
 import ProxyWire
 
 /// Completing a path whose server left an intermediate out, as iOS does: from the `http` CA Issuers
 /// URL of the certificate left without an issuer, one fetch after another (an intermediate may lack
 /// its own issuer too), at most ``maximumFetches``. The steps only: who fetches, and how (on an event
-/// loop, or blocking for `diagnose`), is the caller's.
+/// loop, ProxyCore's `PathCompletion`), is the caller's.
 package struct IntermediateCompletion {
     /// More than any real chain needs, and a bound on what one certificate can make the proxy fetch.
     package static let maximumFetches = 3
@@ -87,44 +85,5 @@ extension X509Certificate {
             return .failure(.init("the answer (\(body.count) bytes) is no certificate: not DER, PKCS #7 or PEM"))
         }
         return .success(bundle)
-    }
-}
-
-extension CAIssuersURL {
-    /// Fetches the certificates at this URL in this thread (for `diagnose`), within `timeout` in all.
-    func fetchBlocking(hosts: HostsTable?, timeout: Duration) -> Result<
-        [X509Certificate], IntermediateCompletion.FetchFailure
-    > {
-        let started = ContinuousClock.now
-        let connection: TCPConnection
-        do {
-            connection = try TCPConnection.connect(host: host, port: port, hosts: hosts, timeout: timeout)
-        } catch {
-            return .failure(.init(error.description))
-        }
-        let request = self.request
-        let sent = request.withUnsafeBytes {
-            send(connection.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-        }
-        guard sent == request.count else { return .failure(.init("the request could not be sent")) }
-        var reader = CAIssuersResponseReader()
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        while ContinuousClock.now - started < timeout {
-            let count = buffer.withUnsafeMutableBytes { recv(connection.descriptor, $0.baseAddress, $0.count, 0) }
-            let state: CAIssuersResponseReader.State
-            if count > 0 {
-                state = reader.consume(Array(buffer[0..<count]))
-            } else if count == 0 {
-                state = reader.end()
-            } else {
-                return .failure(.init(Errno.wouldBlock(errno) ? "no answer in \(timeout)" : Errno.message(errno)))
-            }
-            switch state {
-            case .needMoreData: continue
-            case .failed(let reason): return .failure(.init(reason))
-            case .complete(let body): return X509Certificate.certificates(caIssuersBody: body)
-            }
-        }
-        return .failure(.init("no whole answer in \(timeout)"))
     }
 }

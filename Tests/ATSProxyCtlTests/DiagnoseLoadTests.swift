@@ -1,5 +1,6 @@
 import ATSPolicy
 import Foundation
+import ProxyCore
 import TLSInspection
 import TLSTestSupport
 import Testing
@@ -266,7 +267,8 @@ final class RedirectSite {
     let shop: TestHTTPOrigin
     let shopCleartext: TestHTTPOrigin
     let legacyCDN: TestTLSServer
-    let prober: UpstreamProber
+    let probeService: ProbeService
+    let probeLimits: ProbeLimits
 
     init() throws {
         factory = try CertificateFactory()
@@ -284,9 +286,11 @@ final class RedirectSite {
         legacyCDN = try TestTLSServer(
             directory: factory.directory,
             ["-cert", "cdn.pem", "-key", "cdn.key", "-tls1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"])
-        prober = UpstreamProber(
-            anchors: try TrustAnchors.loading(caFiles: [factory.path("root.pem")], systemRoots: false),
-            hosts: try HostsTable.load(path: factory.path("hosts")), timeout: .seconds(5))
+        probeService = ProbeService(
+            anchors: try TrustAnchors.loading(caFiles: [factory.path("root.pem")], systemRoots: false))
+        probeLimits = ProbeLimits(
+            connectTimeout: .seconds(5), handshakeTimeout: .seconds(5),
+            hosts: try HostsTable.load(path: factory.path("hosts")))
     }
 
     /// `https://shop.example.test:PORT/redirect?to=LOCATION&status=STATUS`.
@@ -299,7 +303,7 @@ final class RedirectSite {
     func load(_ url: String, policyXML: String = "") throws -> RedirectingLoad {
         let policy = try PolicyLoader.load(
             bytes: Array("<plist version=\"1.0\"><dict>\(policyXML)</dict></plist>".utf8), file: "test.plist")
-        var fetcher = HopFetcher(prober: prober, policy: policy)
+        var fetcher = HopFetcher(loop: try ProbeLoop(service: probeService, limits: probeLimits), policy: policy)
         return RedirectingLoad.run(try LoadURL(parsing: url)) { fetcher.fetch($0) }
     }
 

@@ -5,7 +5,8 @@ import Glibc
 /// fail iOS 26 devices do: with one read(2) of at most one TCP segment's worth (1,460 bytes, the MSS of
 /// an Ethernet path). When that read holds the whole hello it hands the bytes on to `backend` and
 /// relays both ways, so a small hello gets a real handshake; when it does not (iOS 26's hello, about
-/// 1.6 KB, spans two segments) it closes the connection with no alert, as they do.
+/// 1.6 KB, spans two segments) it closes the connection with no alert, as they do, or resets it, as
+/// the middleboxes among them that cut what they cannot parse do (`resets`).
 ///
 /// On loopback a segment can hold 64 KiB, so the limit is the read's size, not the network's.
 package final class OneSegmentHelloServer {
@@ -16,8 +17,10 @@ package final class OneSegmentHelloServer {
     private let listener: RawTCPServer
     private let tally: Tally
 
-    /// - Parameter backend: the real TLS server the hello is handed on to (kept alive by the caller).
-    package init(backend: UInt16) throws {
+    /// - Parameters:
+    ///   - backend: the real TLS server the hello is handed on to (kept alive by the caller).
+    ///   - resets: a hello that does not fit is answered with a TCP reset rather than a close.
+    package init(backend: UInt16, resets: Bool = false) throws {
         let tally = Tally()
         self.tally = tally
         listener = try RawTCPServer { client in
@@ -27,6 +30,12 @@ package final class OneSegmentHelloServer {
             let first = Array(buffer[..<count])
             guard Self.holdsWholeHello(first) else {
                 tally.note(rejected: true)
+                if resets {
+                    // SO_LINGER with no time: close(2) sends a RST (the caller closes after we return).
+                    var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+                    setsockopt(client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+                    return
+                }
                 // A close with no alert. The bytes after the first read are drained only so that the
                 // close is a FIN, not the RST that closing with unread bytes sends.
                 shutdown(client, Int32(SHUT_WR))

@@ -1,4 +1,5 @@
 import ATSPolicy
+import ProxyCore
 import TLSInspection
 import TextFormats
 
@@ -25,7 +26,7 @@ struct ChainDiagnosis {
     }
 
     static func run(
-        files: [String], host: String?, date: Int64, prober: UpstreamProber, policy: TransportSecurityPolicy,
+        files: [String], host: String?, date: Int64, probes: ProbeLoop, policy: TransportSecurityPolicy,
         policyFile: String?, settings: PolicySettings
     ) throws(InputError) -> ChainDiagnosis {
         var presented: [X509Certificate] = []
@@ -36,7 +37,7 @@ struct ChainDiagnosis {
                 throw InputError(description: "\(error)")
             }
         }
-        let validation = prober.validate(presented, at: date)
+        let validation = probes.validate(presented, at: date)
         let observed = validation.observedConnection(evaluationTime: date)
         let target = try Self.target(host: host, leaf: observed.chain.first ?? presented[0].facts, files: files)
         let requirements = policy.requirements(for: target.host, scheme: .https)

@@ -3,6 +3,7 @@ import ATSPolicyArguments
 import ArgumentParser
 import Glibc
 import POSIX
+import ProxyCore
 import TLSInspection
 import TextFormats
 
@@ -106,7 +107,7 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
     @Option(name: .customLong("hosts-file"), help: "Names to addresses in /etc/hosts format, consulted before DNS.")
     var hostsFile: String?
 
-    @Option(help: "Seconds allowed for each connection and handshake.")
+    @Option(help: "Seconds allowed for a connection to open, and for a verdict's handshakes (as the proxy's timeouts).")
     var timeout: Int = 10
 
     @Flag(help: "Print one JSON object instead of text.")
@@ -163,6 +164,16 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
             })
     }
 
+    /// What every probe of this run shares: the TLS contexts (``ProbeService``, made against the
+    /// anchors) and the limits, `--timeout` being both the connect and the handshake timeout.
+    private func probeSetup() throws -> (ProbeService, ProbeLimits) {
+        let hosts = try hostsFile.map { path throws(HostsTable.ReadError) in try HostsTable.load(path: path) }
+        let limits = ProbeLimits(
+            connectTimeout: .seconds(timeout), handshakeTimeout: .seconds(timeout), hosts: hosts,
+            fetchesIntermediates: aiaFetch.isOn)
+        return (ProbeService(anchors: try anchors()), limits)
+    }
+
     func execute(_ output: Output) -> Int32 {
         if let urlsFile { return executeList(urlsFile, output) }
         guard let url else { return executeChain(output) }
@@ -173,19 +184,17 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
             output.error("atsproxyctl: error: URL \"\(url)\": \(error)")
             return ExitStatus.badInput
         }
-        let prober: UpstreamProber
+        let setup: (ProbeService, ProbeLimits)
         do {
-            let anchors = try anchors()
-            let hosts = try hostsFile.map { path throws(HostsTable.ReadError) in try HostsTable.load(path: path) }
-            prober = UpstreamProber(
-                anchors: anchors, hosts: hosts, timeout: .seconds(timeout), fetchesIntermediates: aiaFetch.isOn)
+            setup = try probeSetup()
         } catch {
             output.error("atsproxyctl: error: \(error)")
             return ExitStatus.badInput
         }
         let diagnosis: Diagnosis
         do {
-            diagnosis = try Diagnosis.run(target, settings: options.settings(), prober: prober, surveying: !noSurvey)
+            let probes = try ProbeLoop.starting(service: setup.0, limits: setup.1)
+            diagnosis = try Diagnosis.run(target, settings: options.settings(), probes: probes, surveying: !noSurvey)
         } catch {
             output.error("atsproxyctl: error: \(target.url): \(error)")
             return ExitStatus.unreachable
@@ -212,18 +221,16 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
             output.error("atsproxyctl: error: --urls \(file): no URL in it (one a line; # starts a comment)")
             return ExitStatus.badInput
         }
-        let prober: UpstreamProber
+        let setup: (ProbeService, ProbeLimits)
         do {
-            let hosts = try hostsFile.map { path throws(HostsTable.ReadError) in try HostsTable.load(path: path) }
-            prober = UpstreamProber(
-                anchors: try anchors(), hosts: hosts, timeout: .seconds(timeout), fetchesIntermediates: aiaFetch.isOn)
+            setup = try probeSetup()
         } catch {
             output.error("atsproxyctl: error: \(error)")
             return ExitStatus.badInput
         }
         let list = URLListDiagnosis.run(
             entries, source: file == "-" ? "(standard input)" : file, jobs: jobs, cleartext: cleartext,
-            surveying: !noSurvey, settings: options.settings(), prober: prober)
+            surveying: !noSurvey, settings: options.settings(), service: setup.0, limits: setup.1)
         if json {
             output.line(list.json.serialized)
         } else {
@@ -257,9 +264,7 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
         let settings = options.settings()
         let chain: ChainDiagnosis
         do {
-            let hosts = try hostsFile.map { path throws(HostsTable.ReadError) in try HostsTable.load(path: path) }
-            let prober = UpstreamProber(
-                anchors: try anchors(), hosts: hosts, timeout: .seconds(timeout), fetchesIntermediates: aiaFetch.isOn)
+            let (service, limits) = try probeSetup()
             let policyValue: TransportSecurityPolicy
             if let policy {
                 policyValue = try PolicyLoader.load(path: policy, settings: settings).policy
@@ -268,7 +273,9 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
             }
             let moment = date.flatMap(DateFormat.parseRFC3339) ?? Int64(time(nil))
             chain = try ChainDiagnosis.run(
-                files: chainFiles, host: host, date: moment, prober: prober, policy: policyValue,
+                files: chainFiles, host: host, date: moment,
+                probes: try ProbeLoop.starting(service: service, limits: limits),
+                policy: policyValue,
                 policyFile: policy, settings: settings)
         } catch {
             output.error("atsproxyctl: error: \(error)")

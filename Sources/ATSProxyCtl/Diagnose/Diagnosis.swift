@@ -1,4 +1,5 @@
 import ATSPolicy
+import ProxyCore
 import TLSInspection
 
 /// The URL `diagnose` loads, as given, and as loaded.
@@ -41,13 +42,13 @@ struct Diagnosis {
     /// The intermediates fetched because the server left them out (each URL once).
     var intermediateFetches: [IntermediateFetch] = []
 
-    /// Runs every test against the server, then the survey. Throws when the server cannot be reached
-    /// at all: then no test says anything about ATS.
-    static func run(_ target: DiagnoseTarget, settings: PolicySettings, prober: UpstreamProber, surveying: Bool = true)
+    /// Runs every test against the server, then the survey, with the proxy's probes in `probes`'
+    /// loop. Throws when the server cannot be reached at all: then no test says anything about ATS.
+    static func run(_ target: DiagnoseTarget, settings: PolicySettings, probes: ProbeLoop, surveying: Bool = true)
         throws(ProbeFailure) -> Diagnosis
     {
-        var runner = Runner(target: target, settings: settings, prober: prober)
-        if target.scheme == .http { try prober.checkConnection(host: target.host.description, port: target.port) }
+        var runner = Runner(target: target, settings: settings, probes: probes)
+        if target.scheme == .http { try probes.checkConnection(host: target.host.description, port: target.port) }
         var results: [DiagnosticResult] = []
         for test in DiagnosticPlan.tests(for: target.exceptionKey, on: settings.osProfile) {
             results.append(try runner.evaluate(test))
@@ -55,7 +56,7 @@ struct Diagnosis {
         let survey =
             target.scheme == .https && surveying
             ? ServerSurvey.run(
-                prober: prober, host: target.host.description, port: target.port, serverName: runner.serverName)
+                probes: probes, host: target.host.description, port: target.port, serverName: runner.serverName)
             : nil
         var conclusion = DiagnosisConclusion(host: target.exceptionKey, results: results)
         if !settings.osProfile.honoursInfoPlist, conclusion.kind != .defaultsPass {
@@ -81,10 +82,10 @@ struct Diagnosis {
     private struct Runner {
         let target: DiagnoseTarget
         let settings: PolicySettings
-        let prober: UpstreamProber
+        let probes: ProbeLoop
         /// Verdict probes and responses already had, shared by the tests and their hops: the server
         /// gives the same answer to the same ClientHello and request.
-        private var hopProbes: [String: UpstreamProbeResult] = [:]
+        private var hopProbes: [String: ProbeResult] = [:]
         private var responses: [String: Result<[UInt8], LoadFailure>] = [:]
 
         /// Every fetch the probes made, each URL once, in order.
@@ -94,10 +95,10 @@ struct Diagnosis {
                 .sorted { $0.url < $1.url }.filter { seen.insert($0.url).inserted }
         }
 
-        init(target: DiagnoseTarget, settings: PolicySettings, prober: UpstreamProber) {
+        init(target: DiagnoseTarget, settings: PolicySettings, probes: ProbeLoop) {
             self.target = target
             self.settings = settings
-            self.prober = prober
+            self.probes = probes
         }
 
         /// Loads the URL again under every entry the conclusion proposes, so that what it proposes is
@@ -146,9 +147,11 @@ struct Diagnosis {
             }
             let profile = ClientProfile.ats(for: requirements)
             let key = HopFetcher.probeKey(host: target.host.description, port: target.port, profile: profile)
+            // The proxy's key for these requirements, so the proxy's very probes.
             let probe =
                 hopProbes[key]
-                ?? prober.verdictProbe(host: target.host.description, port: target.port, requirements: requirements)
+                ?? probes.verdict(
+                    VerdictKey(host: target.host.description, port: target.port, requirements: requirements))
             hopProbes[key] = probe
             if let reason = probe.cleartextUpstream {
                 return DiagnosticResult(
@@ -181,7 +184,7 @@ struct Diagnosis {
         private mutating func loading(_ result: DiagnosticResult, _ policy: TransportSecurityPolicy) -> DiagnosticResult
         {
             guard result.passed else { return result }
-            var fetcher = HopFetcher(prober: prober, policy: policy, probes: hopProbes, responses: responses)
+            var fetcher = HopFetcher(loop: probes, policy: policy, probes: hopProbes, responses: responses)
             let load = RedirectingLoad.run(target.load) { fetcher.fetch($0) }
             hopProbes = fetcher.probes
             responses = fetcher.responses

@@ -1,4 +1,5 @@
 import ATSPolicy
+import ProxyCore
 import ProxyWire
 import TLSInspection
 
@@ -101,22 +102,23 @@ struct RedirectingLoad {
     }
 }
 
-/// Fetches hops for ``RedirectingLoad`` with real connections: a verdict from the prober's
-/// ATS-shaped handshake (shared by the hops and tests that would send the same ClientHello), then
-/// the request over a connection of the same shape.
+/// Fetches hops for ``RedirectingLoad`` with real connections: a verdict from the proxy's probes
+/// (shared by the hops and tests that would send the same ClientHello), then the request over a
+/// connection of the same shape to the address the verdict was about, as the proxy's tunnel
+/// connects to its verdict's address.
 struct HopFetcher {
-    let prober: UpstreamProber
+    let loop: ProbeLoop
     let policy: TransportSecurityPolicy
     /// Verdict probes already made, by ``probeKey(host:port:profile:)``.
-    var probes: [String: UpstreamProbeResult]
+    var probes: [String: ProbeResult]
     /// Response heads already had, by URL and (for https) client profile.
     var responses: [String: Result<[UInt8], LoadFailure>]
 
     init(
-        prober: UpstreamProber, policy: TransportSecurityPolicy, probes: [String: UpstreamProbeResult] = [:],
+        loop: ProbeLoop, policy: TransportSecurityPolicy, probes: [String: ProbeResult] = [:],
         responses: [String: Result<[UInt8], LoadFailure>] = [:]
     ) {
-        self.prober = prober
+        self.loop = loop
         self.policy = policy
         self.probes = probes
         self.responses = responses
@@ -134,7 +136,7 @@ struct HopFetcher {
                 return RedirectingLoad.Fetched(verdict: verdict, response: known)
             }
             do {
-                let response = try prober.loadCleartext(host: host, port: url.port, request: url.request)
+                let response = try loop.loadCleartext(host: host, port: url.port, request: url.request)
                 responses[url.description] = response
                 return RedirectingLoad.Fetched(verdict: verdict, response: response)
             } catch {
@@ -143,7 +145,7 @@ struct HopFetcher {
         }
         let profile = ClientProfile.ats(for: requirements)
         let key = Self.probeKey(host: host, port: url.port, profile: profile)
-        let probe = probes[key] ?? prober.verdictProbe(host: host, port: url.port, requirements: requirements)
+        let probe = probes[key] ?? loop.verdict(VerdictKey(host: host, port: url.port, requirements: requirements))
         probes[key] = probe
         if let reason = probe.cleartextUpstream {
             return RedirectingLoad.Fetched(failure: "the server does not speak TLS on port \(url.port): \(reason)")
@@ -156,17 +158,14 @@ struct HopFetcher {
         guard verdict.isCompliant else { return RedirectingLoad.Fetched(verdict: verdict) }
         let responseKey = "\(url) \(profile)"
         if let known = responses[responseKey] { return RedirectingLoad.Fetched(verdict: verdict, response: known) }
-        do {
-            let load = try prober.load(host: host, port: url.port, requirements: requirements, request: url.request)
-            if let response = load.response {
-                responses[responseKey] = response
-                return RedirectingLoad.Fetched(verdict: verdict, response: response)
-            }
-            return RedirectingLoad.Fetched(
-                verdict: verdict,
-                failure: load.handshake?.failure?.description ?? "the handshake for the request failed")
-        } catch {
-            return RedirectingLoad.Fetched(verdict: verdict, failure: error.description)
+        let load = loop.load(
+            at: probe.address, host: host, port: url.port, serverName: VerdictKey.impliedServerName(requirements),
+            profile: profile, request: url.request)
+        if let response = load.response {
+            responses[responseKey] = response
+            return RedirectingLoad.Fetched(verdict: verdict, response: response)
         }
+        return RedirectingLoad.Fetched(
+            verdict: verdict, failure: load.handshake.failure?.description ?? "the handshake for the request failed")
     }
 }

@@ -1,6 +1,7 @@
 import ATSPolicy
 import Dispatch
 import POSIX
+import ProxyCore
 import TLSInspection
 import TextFormats
 
@@ -37,10 +38,11 @@ struct URLListDiagnosis {
         }
     }
 
-    /// Diagnoses each entry, `jobs` at a time, each with its own blocking probes.
+    /// Diagnoses each entry, `jobs` at a time: each job a thread with a probe loop of its own
+    /// (the loop's probes are the proxy's), sharing `service`'s TLS contexts.
     static func run(
         _ entries: [(line: Int, url: String)], source: String, jobs: Int, cleartext: Bool, surveying: Bool,
-        settings: PolicySettings, prober: UpstreamProber
+        settings: PolicySettings, service: ProbeService, limits: ProbeLimits
     ) -> URLListDiagnosis {
         let results = Locked([Row?](repeating: nil, count: entries.count))
         let next = Locked(0)
@@ -48,6 +50,10 @@ struct URLListDiagnosis {
         let work = entries
         for _ in 0..<max(1, min(jobs, entries.count)) {
             DispatchQueue.global().async(group: group) {
+                // Made and used on this job's thread only.
+                let probes = Result { () throws(ProbeFailure) in
+                    try ProbeLoop.starting(service: service, limits: limits)
+                }
                 while true {
                     let index = next.withLock { value -> Int in
                         defer { value += 1 }
@@ -56,7 +62,7 @@ struct URLListDiagnosis {
                     guard index < work.count else { return }
                     let row = diagnose(
                         work[index], source: source, cleartext: cleartext, surveying: surveying, settings: settings,
-                        prober: prober)
+                        probes: probes)
                     results.withLock { $0[index] = row }
                 }
             }
@@ -67,7 +73,7 @@ struct URLListDiagnosis {
 
     private static func diagnose(
         _ entry: (line: Int, url: String), source: String, cleartext: Bool, surveying: Bool, settings: PolicySettings,
-        prober: UpstreamProber
+        probes: Result<ProbeLoop, ProbeFailure>
     ) -> Row {
         func failed(_ status: Int32, _ result: String, _ message: String) -> Row {
             Row(
@@ -84,7 +90,7 @@ struct URLListDiagnosis {
         }
         let diagnosis: Diagnosis
         do {
-            diagnosis = try Diagnosis.run(target, settings: settings, prober: prober, surveying: surveying)
+            diagnosis = try Diagnosis.run(target, settings: settings, probes: probes.get(), surveying: surveying)
         } catch {
             return failed(ExitStatus.unreachable, "UNREACHABLE", "\(target.url): \(error)")
         }

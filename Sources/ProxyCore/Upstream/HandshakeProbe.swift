@@ -8,7 +8,9 @@ import TLSInspection
 /// The handshake must complete by `deadline` (``MonotonicClock`` milliseconds), fixed before it
 /// starts and never moved by progress: a server that sends one byte every second is cut off as
 /// surely as a silent one. The probe owns its connection and closes it when it ends, whatever the
-/// outcome; ``cancel()`` ends it without a completion.
+/// outcome, except that a probe made with `keepsConnection` hands a completed one on to whoever
+/// takes it in the completion (``takeConnection()``), for a request over it; ``cancel()`` ends it
+/// without a completion.
 final class HandshakeProbe {
     private let base: EventBase
     private let connection: SocketStream
@@ -19,14 +21,20 @@ final class HandshakeProbe {
     private var completion: ((ProbeOutcome) -> Void)?
     /// Ciphertext the server sent, to tell a silent server from a slow one when time runs out.
     private var bytesReceived = 0
+    private let keepsConnection: Bool
+    /// The completed connection, from the moment it is handed on until the completion has run.
+    private var handedOn: OpenTLSConnection?
 
     /// - Parameters:
     ///   - deadline: when the handshake must be complete (``MonotonicClock`` milliseconds).
     ///   - handshakeLimit: the limit behind `deadline`, for the words of a timeout.
+    ///   - keepsConnection: a completed handshake's connection is left open for ``takeConnection()``
+    ///     rather than closed with a close_notify.
     init(
         base: EventBase, connection: SocketStream, context: TLSClientContext, serverName: String?, deadline: Int64,
-        handshakeLimit: Duration
+        handshakeLimit: Duration, keepsConnection: Bool = false
     ) throws(TLSError) {
+        self.keepsConnection = keepsConnection
         self.base = base
         self.connection = connection
         self.deadline = deadline
@@ -65,6 +73,14 @@ final class HandshakeProbe {
         advance()
     }
 
+    /// In the completion of a probe made with `keepsConnection`, after a completed handshake: the
+    /// connection and its TLS session, which the caller owns from then on (and must close). Untaken,
+    /// the probe closes it once the completion returns.
+    func takeConnection() -> OpenTLSConnection? {
+        defer { handedOn = nil }
+        return handedOn
+    }
+
     /// Stops the probe without calling its completion (its requester went away and nobody waits).
     func cancel() {
         completion = nil
@@ -76,7 +92,11 @@ final class HandshakeProbe {
         do {
             guard try stream.handshake() == .complete else { return }
             let outcome = stream.outcome(now: Int64(time(nil)))
-            stream.shutdown()  // A polite close_notify: the probe asked for nothing else.
+            if keepsConnection {
+                handedOn = OpenTLSConnection(connection: connection, stream: stream)
+            } else {
+                stream.shutdown()  // A polite close_notify: the probe asked for nothing else.
+            }
             finish(outcome)
         } catch {
             var outcome = ProbeOutcome(
@@ -109,11 +129,26 @@ final class HandshakeProbe {
         self.completion = nil
         end()
         completion?(outcome)
+        if let untaken = takeConnection() { untaken.connection.close() }
     }
 
     private func end() {
         timer?.cancel()
         timer = nil
+        guard handedOn == nil else {
+            // Handed on: the probe's callbacks go, the connection stays open for its taker.
+            connection.onReadable = nil
+            connection.onEvent = nil
+            connection.setReading(false)
+            return
+        }
         connection.close()
     }
+}
+
+/// A client connection whose handshake completed, handed on by its ``HandshakeProbe``: the one
+/// TLS session over the one socket, owned by whoever took them.
+struct OpenTLSConnection {
+    let connection: SocketStream
+    let stream: TLSStream
 }

@@ -17,12 +17,12 @@ final class IntermediateFetchRun {
     private var reader = CAIssuersResponseReader()
     private var completion: ((IntermediateFetchCache.Answer) -> Void)?
 
-    init(url: CAIssuersURL, base: EventBase, resolver: DNSResolver, settings: ProxySettings, rules: DestinationRules) {
+    init(url: CAIssuersURL, base: EventBase, resolver: DNSResolver, limits: ProbeLimits, rules: DestinationRules) {
         self.url = url
         self.base = base
-        limit = settings.handshakeTimeout
+        limit = limits.handshakeTimeout
         dialer = UpstreamDialer(
-            base: base, resolver: resolver, hosts: settings.hosts, timeout: settings.connectTimeout, vet: rules.vet)
+            base: base, resolver: resolver, hosts: limits.hosts, timeout: limits.connectTimeout, vet: rules.vet)
     }
 
     func start(completion: @escaping (IntermediateFetchCache.Answer) -> Void) {

@@ -51,7 +51,8 @@ extension ProxyServer: IntermediateSource {
             // The first requester's destination rules decide where the fetch may go; the answer, a
             // public certificate, is then shared with any requester of the same URL.
             intermediateRequests[request] = completion
-            let run = IntermediateFetchRun(url: url, base: base, resolver: resolver, settings: settings, rules: rules)
+            let run = IntermediateFetchRun(
+                url: url, base: base, resolver: resolver, limits: settings.probeLimits, rules: rules)
             intermediateRuns[request] = (run, key)
             run.start { [weak self] answer in
                 cache.complete(key, with: answer, now: ProxyServer.nowMilliseconds())

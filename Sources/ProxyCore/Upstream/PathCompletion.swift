@@ -12,7 +12,7 @@ final class PathCompletion {
     private let rules: DestinationRules
     private var steps: IntermediateCompletion
     private let observed: ObservedConnection
-    private var completion: ((ObservedConnection) -> Void)?
+    private var completion: ((ObservedConnection, ChainValidation?) -> Void)?
     private var request: UInt64?
 
     /// Completes `observed`'s path when it is untrusted for want of an intermediate and fetching is
@@ -21,8 +21,20 @@ final class PathCompletion {
         _ observed: ObservedConnection, presented: [X509Certificate], anchors: TrustAnchors, fetching: Bool,
         source: (any IntermediateSource)?, rules: DestinationRules, then: @escaping (ObservedConnection) -> Void
     ) -> PathCompletion? {
+        startReportingPath(
+            observed, presented: presented, anchors: anchors, fetching: fetching, source: source, rules: rules
+        ) { observed, _ in then(observed) }
+    }
+
+    /// As ``start(_:presented:anchors:fetching:source:rules:then:)``, and with the validation that
+    /// rebuilt the path (nil when nothing was fetched): the path's certificates, for whoever shows them.
+    static func startReportingPath(
+        _ observed: ObservedConnection, presented: [X509Certificate], anchors: TrustAnchors, fetching: Bool,
+        source: (any IntermediateSource)?, rules: DestinationRules,
+        then: @escaping (ObservedConnection, ChainValidation?) -> Void
+    ) -> PathCompletion? {
         guard fetching, case .untrusted = observed.trust, let source else {
-            then(observed)
+            then(observed, nil)
             return nil
         }
         let run = PathCompletion(
@@ -35,7 +47,7 @@ final class PathCompletion {
 
     private init(
         source: any IntermediateSource, rules: DestinationRules, steps: IntermediateCompletion,
-        observed: ObservedConnection, then: @escaping (ObservedConnection) -> Void
+        observed: ObservedConnection, then: @escaping (ObservedConnection, ChainValidation?) -> Void
     ) {
         self.source = source
         self.rules = rules
@@ -56,7 +68,11 @@ final class PathCompletion {
             let validation = steps.validation
             let completion = self.completion
             self.completion = nil
-            completion?(validation.fetches.isEmpty ? observed : validation.replacingPath(in: observed))
+            if validation.fetches.isEmpty {
+                completion?(observed, nil)
+            } else {
+                completion?(validation.replacingPath(in: observed), validation)
+            }
             return
         }
         let asked = source.requestIntermediate(url, rules: rules) { [weak self] answer, cached in

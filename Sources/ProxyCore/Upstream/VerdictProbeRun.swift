@@ -31,18 +31,18 @@ final class VerdictProbeRun {
     /// - Parameter rules: where the client that asked for the verdict may be connected; an address
     ///   they refuse gets no byte, and the report says so (``ProbeResult/refusal``).
     init(
-        key: VerdictKey, service: ProbeService, base: EventBase, resolver: DNSResolver, settings: ProxySettings,
+        key: VerdictKey, service: ProbeService, base: EventBase, resolver: DNSResolver, limits: ProbeLimits,
         rules: DestinationRules, intermediates: (any IntermediateSource)? = nil
     ) {
         self.key = key
         self.rules = rules
         self.intermediates = intermediates
-        fetchesIntermediates = settings.fetchesIntermediates
+        fetchesIntermediates = limits.fetchesIntermediates
         self.service = service
         self.base = base
-        handshakeTimeout = settings.handshakeTimeout
+        handshakeTimeout = limits.handshakeTimeout
         dialer = UpstreamDialer(
-            base: base, resolver: resolver, hosts: settings.hosts, timeout: settings.connectTimeout, vet: rules.vet)
+            base: base, resolver: resolver, hosts: limits.hosts, timeout: limits.connectTimeout, vet: rules.vet)
     }
 
     private var serverName: String? { key.sentServerName }
@@ -140,7 +140,7 @@ final class VerdictProbeRun {
         let probe: HandshakeProbe
         do {
             probe = try HandshakeProbe(
-                base: base, connection: connection, context: try service.prober.context(for: profile),
+                base: base, connection: connection, context: try service.context(for: profile),
                 serverName: serverName, deadline: deadline, handshakeLimit: handshakeTimeout)
         } catch {
             connection.close()

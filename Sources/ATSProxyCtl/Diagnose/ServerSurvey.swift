@@ -1,70 +1,60 @@
 import ATSPolicy
+import ProxyCore
+import TLSInspection
 
 /// What a server accepts and presents, found with a permissive client one TLS version at a time: the
 /// facts `atsproxyctl diagnose` shows beside its verdicts.
-package struct ServerSurvey: Sendable {
+struct ServerSurvey: Sendable {
     /// One TLS version: the suites the server chose when offered everything, then everything but what
     /// it had already chosen, until it refused (its preference order, as far as it has one).
-    package struct VersionSupport: Sendable {
-        package var version: TLSVersion
-        package var suites: [CipherSuite]
+    struct VersionSupport: Sendable {
+        var version: TLSVersion
+        var suites: [CipherSuite]
         /// Why the first handshake at this version failed, when the server does not speak it.
-        package var refusal: String?
+        var refusal: String?
 
-        package var isAccepted: Bool { !suites.isEmpty }
+        var isAccepted: Bool { !suites.isEmpty }
     }
 
     /// One certificate of the chain, with what a pin needs.
-    package struct Certificate: Sendable {
-        package var facts: CertificateFacts
-        package var issuer: String
+    struct Certificate: Sendable {
+        var facts: CertificateFacts
+        var issuer: String
         /// Whether the server sent it (the anchor at the end of a path usually comes from the trust store).
-        package var sentByServer: Bool
-
-        package init(facts: CertificateFacts, issuer: String, sentByServer: Bool) {
-            self.facts = facts
-            self.issuer = issuer
-            self.sentByServer = sentByServer
-        }
+        var sentByServer: Bool
     }
 
     /// TLS 1.0 to 1.3, lowest first.
-    package var versions: [VersionSupport]
+    var versions: [VersionSupport]
     /// The chain of the handshake at the highest version: leaf first, the anchor last when trusted.
-    package var chain: [Certificate]
-    package var trust: ChainTrust?
+    var chain: [Certificate]
+    var trust: ChainTrust?
 
-    package init(versions: [VersionSupport], chain: [Certificate], trust: ChainTrust?) {
+    init(versions: [VersionSupport], chain: [Certificate], trust: ChainTrust?) {
         self.versions = versions
         self.chain = chain
         self.trust = trust
     }
 
     /// The versions the server speaks, lowest first.
-    package var acceptedVersions: [TLSVersion] { versions.filter(\.isAccepted).map(\.version) }
+    var acceptedVersions: [TLSVersion] { versions.filter(\.isAccepted).map(\.version) }
 
     /// At most this many suites are listed per version: a bound on handshakes against a server that
     /// answers every offer.
-    package static let suiteLimit = 48
+    static let suiteLimit = 48
 
-    /// Surveys `host:port`, sending `serverName` as SNI. Blocking: one handshake per accepted suite
-    /// and one more per version.
-    package static func run(prober: UpstreamProber, host: String, port: UInt16, serverName: String?) -> ServerSurvey {
+    /// Surveys `host:port`, sending `serverName` as SNI, with the probe engine's handshakes (each
+    /// path completed as a verdict's is): one handshake per accepted suite and one more per version.
+    static func run(probes: ProbeLoop, host: String, port: UInt16, serverName: String?) -> ServerSurvey {
         var versions: [VersionSupport] = []
         var best: ProbeOutcome?
         for version in TLSVersion.exceptionVersions {
             var support = VersionSupport(version: version, suites: [], refusal: nil)
             var excluded: Set<CipherSuite> = []
             while support.suites.count < suiteLimit {
-                let outcome: ProbeOutcome
-                do {
-                    outcome = try prober.handshake(
-                        host: host, port: port, serverName: serverName,
-                        profile: .survey(version: version, excluding: excluded))
-                } catch {
-                    if support.suites.isEmpty { support.refusal = error.description }
-                    break
-                }
+                let outcome = probes.handshake(
+                    host: host, port: port, serverName: serverName,
+                    profile: .survey(version: version, excluding: excluded))
                 guard let observed = outcome.observed, let suite = observed.cipherSuite, !excluded.contains(suite)
                 else {
                     if support.suites.isEmpty {

@@ -1,4 +1,5 @@
 import ATSPolicy
+import ProxyCore
 import ProxyWire
 import TLSInspection
 import TLSTestSupport
@@ -16,10 +17,12 @@ struct ClientHelloShapeTests {
             bytes: Array("<plist version=\"1.0\"><dict/></plist>".utf8), file: "t.plist",
             settings: PolicySettings(osProfile: os))
         let requirements = try policy.requirements(forHost: "www.example.com")
-        let context = try TLSClientContext(
-            profile: .ats(for: requirements), anchors: try TrustAnchors.loading(caFiles: [], systemRoots: false))
+        let service = ProbeService(anchors: try TrustAnchors.loading(caFiles: [], systemRoots: false))
+        // The context the probes use for this client: its hello is the probe's.
+        let context = try service.context(for: .ats(for: requirements))
         let recorder = try HelloRecorder()
-        _ = TLSProbe.run(host: "127.0.0.1", port: recorder.port, serverName: serverName, context: context)
+        _ = try ProbeLoop(service: service, limits: ProbeLimits()).handshake(
+            host: "127.0.0.1", port: recorder.port, serverName: serverName, profile: .ats(for: requirements))
         return (try #require(recorder.records.first), context)
     }
 

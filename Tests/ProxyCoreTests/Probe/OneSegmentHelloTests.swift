@@ -1,4 +1,5 @@
 import ATSPolicy
+import ProxyCore
 import TLSInspection
 import TLSTestSupport
 import Testing
@@ -12,16 +13,17 @@ struct OneSegmentHelloTests {
         "the ios26 probe fails with handshake_failure where the ios17 probe passes",
         arguments: [(OSProfile.ios17, [String]()), (.ios26, ["handshake_failure"])])
     func oneSegmentReader(_ os: OSProfile, _ expected: [String]) throws {
-        let factory = try TLSProbeTests.makeChain()
+        let factory = try ProbeHandshakeTests.makeChain()
         let backend = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
         let server = try OneSegmentHelloServer(backend: backend.port)
         let policy = try PolicyLoader.load(
-            bytes: Array("<plist version=\"1.0\"><dict>\(TLSProbeTests.fullATS)</dict></plist>".utf8), file: "t.plist",
+            bytes: Array("<plist version=\"1.0\"><dict>\(ProbeHandshakeTests.fullATS)</dict></plist>".utf8),
+            file: "t.plist",
             settings: PolicySettings(osProfile: os))
         let requirements = try policy.requirements(forHost: "localhost")
-        let prober = UpstreamProber(anchors: try TLSProbeTests.anchors(factory))
-        let result = prober.verdictProbe(
-            host: "127.0.0.1", port: server.port, serverName: "localhost", requirements: requirements)
+        let probes = try ProbeHandshakeTests.loop(try ProbeHandshakeTests.anchors(factory))
+        let result = probes.verdict(
+            VerdictKey(host: "127.0.0.1", port: server.port, serverName: "localhost", requirements: requirements))
         // The permissive probe's small hello completes either way: the server itself is sound.
         let observed = try #require(result.observed, "\(String(describing: result.upstreamFailure))")
         let verdict = policy.verdict(

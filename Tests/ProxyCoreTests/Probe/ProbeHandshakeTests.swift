@@ -1,12 +1,14 @@
 import ATSPolicy
 import Foundation
+import ProxyCore
 import TLSInspection
 import TLSTestSupport
 import Testing
 
-/// Real handshakes against real `openssl s_server` instances on 127.0.0.1, judged by the policy.
-@Suite("TLS probe against real servers", .startsProcesses(timeLimit: .seconds(60)))
-struct TLSProbeTests {
+/// The probe engine's handshakes against real `openssl s_server` instances on 127.0.0.1, judged by
+/// the policy.
+@Suite("Probe handshakes against real servers", .startsProcesses(timeLimit: .seconds(60)))
+struct ProbeHandshakeTests {
     /// A CA, and a leaf for `localhost` signed by it, in a scratch directory.
     static func makeChain(
         leafKey: String = "rsa:2048", digest: String = "sha256", extensions: [String]? = nil
@@ -28,19 +30,27 @@ struct TLSProbeTests {
             bytes: Array("<plist version=\"1.0\"><dict>\(inner)</dict></plist>".utf8), file: "t.plist")
     }
 
-    /// The ATS-shaped probe for `localhost`, then the permissive one when it fails, as the proxy does.
+    /// A probe loop on this thread, its paths built against `anchors` and never completed by
+    /// fetching (these servers send what they have).
+    static func loop(_ anchors: TrustAnchors, timeout: Duration = .seconds(10)) throws -> ProbeLoop {
+        try ProbeLoop(
+            service: ProbeService(anchors: anchors),
+            limits: ProbeLimits(connectTimeout: timeout, handshakeTimeout: timeout, fetchesIntermediates: false))
+    }
+
+    /// The ATS-shaped handshake for `localhost`, then the permissive one when it fails, as the proxy does.
     static func judge(
         _ server: TestTLSServer, _ factory: CertificateFactory, policy: TransportSecurityPolicy
     ) throws -> (ats: ProbeOutcome, permissive: ProbeOutcome?, verdict: Verdict) {
         let requirements = try policy.requirements(forHost: "localhost")
-        let anchors = try anchors(factory)
-        let context = try TLSClientContext(profile: .ats(for: requirements), anchors: anchors)
-        let ats = TLSProbe.run(host: "127.0.0.1", port: server.port, serverName: "localhost", context: context)
+        let probes = try loop(try anchors(factory))
+        let ats = probes.handshake(
+            host: "127.0.0.1", port: server.port, serverName: "localhost", profile: .ats(for: requirements))
         var permissive: ProbeOutcome?
         var observed = ats.observed
         if observed == nil {
-            let open = try TLSClientContext(profile: .permissive, anchors: anchors)
-            permissive = TLSProbe.run(host: "127.0.0.1", port: server.port, serverName: "localhost", context: open)
+            permissive = probes.handshake(
+                host: "127.0.0.1", port: server.port, serverName: "localhost", profile: .permissive)
             observed = permissive?.observed
         }
         return (ats, permissive, policy.verdict(for: requirements, observed: observed))
@@ -146,8 +156,8 @@ struct TLSProbeTests {
         let factory = try Self.makeChain()
         let server = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
         let requirements = try Self.policy(Self.fullATS).requirements(forHost: "localhost")
-        let bare = try TLSClientContext(profile: .ats(for: requirements), anchors: TrustAnchors(systemRoots: false))
-        let outcome = TLSProbe.run(host: "127.0.0.1", port: server.port, serverName: "localhost", context: bare)
+        let outcome = try Self.loop(TrustAnchors(systemRoots: false)).handshake(
+            host: "127.0.0.1", port: server.port, serverName: "localhost", profile: .ats(for: requirements))
         let observed = try #require(outcome.observed)
         guard case .untrusted(let reason) = observed.trust else {
             Issue.record("expected untrusted, got \(observed.trust)")
@@ -159,8 +169,8 @@ struct TLSProbeTests {
 
     @Test("nothing listening is a connect failure naming the port")
     func refused() throws {
-        let context = try TLSClientContext(profile: .permissive, anchors: TrustAnchors(systemRoots: false))
-        let outcome = TLSProbe.run(host: "127.0.0.1", port: 1, serverName: nil, context: context, timeout: .seconds(2))
+        let outcome = try Self.loop(TrustAnchors(systemRoots: false), timeout: .seconds(2)).handshake(
+            host: "127.0.0.1", port: 1, serverName: nil, profile: .permissive)
         #expect(outcome.observed == nil)
         guard case .connect(_, let port, let reason)? = outcome.failure else {
             Issue.record("expected a connect failure, got \(String(describing: outcome.failure))")
@@ -172,9 +182,8 @@ struct TLSProbeTests {
 
     @Test("a name that does not resolve is a resolve failure")
     func unresolvable() throws {
-        let context = try TLSClientContext(profile: .permissive, anchors: TrustAnchors(systemRoots: false))
-        let outcome = TLSProbe.run(
-            host: "no-such-host.invalid", port: 443, serverName: nil, context: context, timeout: .seconds(2))
+        let outcome = try Self.loop(TrustAnchors(systemRoots: false), timeout: .seconds(2)).handshake(
+            host: "no-such-host.invalid", port: 443, serverName: nil, profile: .permissive)
         guard case .resolve? = outcome.failure else {
             Issue.record("expected a resolve failure, got \(String(describing: outcome.failure))")
             return

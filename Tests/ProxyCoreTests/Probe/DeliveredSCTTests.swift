@@ -32,14 +32,15 @@ struct DeliveredSCTTests {
     /// SCTs travel in the Certificate message, which s_server cannot be given).
     @Test("a TLS 1.2 server delivering SCTs in the handshake has them counted", arguments: [0, 2, 3])
     func delivered(count: Int) throws {
-        let factory = try TLSProbeTests.makeChain()
+        let factory = try ProbeHandshakeTests.makeChain()
         var arguments = ["-cert", "leaf.pem", "-key", "leaf.key"]
         if count > 0 {
             try Self.serverInfo(count: count).write(toFile: factory.path("scts.pem"), atomically: true, encoding: .utf8)
             arguments += ["-serverinfo", "scts.pem", "-tls1_2"]
         }
         let server = try TestTLSServer(directory: factory.directory, arguments)
-        let result = try TLSProbeTests.judge(server, factory, policy: try TLSProbeTests.policy(TLSProbeTests.fullATS))
+        let result = try ProbeHandshakeTests.judge(
+            server, factory, policy: try ProbeHandshakeTests.policy(ProbeHandshakeTests.fullATS))
         let observed = try #require(result.ats.observed, "\(String(describing: result.ats.failure))")
         #expect(observed.deliveredSCTs == count)
         #expect(observed.embeddedSCTs == 0)
