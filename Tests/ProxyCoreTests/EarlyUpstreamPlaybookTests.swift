@@ -136,8 +136,8 @@ struct EarlyUpstreamPlaybookTests {
     }
 
     @Test(
-        "the escape delay: twice the connect, and 100 ms for the probe's own work",
-        arguments: [(0, 100), (25, 150), (-3, 100)])
+        "the escape delay: twice the connect, and 250 ms",
+        arguments: [(0, 250), (25, 300), (-3, 250)])
     func escapeDelay(connect: Int64, milliseconds: Int64) {
         #expect(EarlyUpstream.escapeDelay(connectTook: connect) == .milliseconds(milliseconds))
     }
@@ -264,5 +264,55 @@ struct EarlyUpstreamPlaybookTests {
         verdict.answer(ProbeResult(observed: compliantFacts(for: "elsewhere.example.org"), address: Self.address))
         environment.playbook.run()
         #expect(client.deliveredText.hasPrefix("HTTP/1.1 403"), "\(client.deliveredText)")
+    }
+
+    // MARK: - The probe's answer
+
+    @Test("the server answered the probe: the early connection is kept however late the verdict")
+    func answeredProbeKeepsEarly() throws {
+        let (environment, _, client, verdict) = try Self.probing()
+        let early = ScriptedStream("early", playbook: environment.playbook)
+        environment.dials[0].connect(early, address: Self.address)
+        environment.playbook.run()
+        verdict.progressed(.answered)
+        environment.playbook.run()
+        environment.timers.last?.comeDue()
+        environment.playbook.run()
+        #expect(early.isOpen, "a server answering the probe is not waiting on the early connection")
+        verdict.answer(ProbeResult(observed: compliantFacts(for: Self.host), address: Self.address))
+        environment.playbook.run()
+        #expect(client.deliveredText == Self.established)
+        #expect(environment.dials.count == 1)
+    }
+
+    @Test("at connect: with the probe answered, a late verdict does not give the held answer up")
+    func atConnectAnsweredProbe() throws {
+        let (environment, client, verdict, upstream, _) = try Self.helloAhead()
+        verdict.progressed(.answered)
+        upstream.peerSends(Self.serverFlight)
+        environment.playbook.run()
+        environment.timers.last?.comeDue()
+        environment.playbook.run()
+        #expect(upstream.isOpen)
+        verdict.answer(ProbeResult(observed: compliantFacts(for: Self.host), address: Self.address))
+        environment.playbook.run()
+        #expect(client.delivered == Array(Self.established.utf8) + Self.serverFlight)
+        #expect(environment.dials.count == 1)
+    }
+
+    @Test("at connect: the probe connecting again for its permissive handshake gives the held connection up first")
+    func atConnectExplaining() throws {
+        let (environment, _, verdict, upstream, hello) = try Self.helloAhead(mode: .report)
+        verdict.progressed(.answered)
+        verdict.progressed(.explaining)
+        environment.playbook.run()
+        #expect(!upstream.isOpen)
+        verdict.answer(ProbeResult(observed: compliantFacts(for: Self.host), address: Self.address))
+        environment.playbook.run()
+        let dial = try #require(environment.dials.count == 2 ? environment.dials[1] : nil)
+        let again = ScriptedStream("again", playbook: environment.playbook)
+        dial.connect(again, address: Self.address)
+        environment.playbook.run()
+        #expect(again.delivered == hello)
     }
 }

@@ -74,12 +74,20 @@ extension ConnectTunnel {
     func serverAnsweredAhead(_ upstream: any ByteStream) {
         upstream.setReading(false)
         guard escape == nil else { return }
-        escape = owner.environment.makeTimer { [unowned self] in heldAnswerGivenUp() }
+        escape = owner.environment.makeTimer { [unowned self] in verdictLateForHeldAnswer() }
         escape?.schedule(after: EarlyUpstream.escapeDelay(connectTook: earlyConnectTook))
     }
 
-    /// The verdict is late, or the server broke the connection that carried the hello: it goes,
+    /// The verdict is late and the probe unanswered, or the probe connects again, or the server
+    /// broke the connection that carried the hello: it goes,
     /// and the hello goes again on a new one after the verdict.
+    private func verdictLateForHeldAnswer() {
+        // The server answered the probe too: it is not waiting on this connection, and the verdict
+        // is on its way.
+        guard !probeAnswered else { return }
+        heldAnswerGivenUp()
+    }
+
     func heldAnswerGivenUp() {
         guard case .helloAhead(let upstream, _) = state else { return }
         giveUp(upstream)

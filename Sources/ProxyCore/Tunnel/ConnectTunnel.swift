@@ -82,6 +82,9 @@ final class ConnectTunnel {
     var escape: (any LoopTimer)?
     /// How long the tunnel's early connection took to open (the escape's measure of the round trip).
     var earlyConnectTook: Int64 = 0
+    /// Whether the server has answered the probe's ATS handshake: it is serving the probe, so a
+    /// connection of the tunnel's is not what the probe waits behind, and no escape is needed.
+    var probeAnswered = false
     /// The ClientHello intercept mode took, and its name's requirements: a page-style block of a
     /// server that refused the proxy's handshake answers the device with them.
     var interceptedHello: (hello: ClientHello, requirements: Requirements)?
@@ -184,10 +187,24 @@ final class ConnectTunnel {
     /// to the same address (another address tried replaces it); the probe is about to connect
     /// again for its permissive handshake: the tunnel's is given up first.
     private func probeProgressed(_ progress: ProbeProgress) {
-        guard case .awaitingVerdict(let early) = state else { return }
-        early?.close()
         switch progress {
+        case .answered:
+            probeAnswered = true
+            if case .awaitingVerdict(let early?) = state { early.probeAnswered() }
+        case .explaining:
+            // The permissive handshake connects again: nothing of the tunnel's may be waiting
+            // before it at a server that serves one connection at a time.
+            probeAnswered = false
+            switch state {
+            case .awaitingVerdict(let early):
+                early?.close()
+                state = .awaitingVerdict(early: nil)
+            case .helloAhead: heldAnswerGivenUp()
+            default: break
+            }
         case .connecting(let address):
+            guard case .awaitingVerdict(let previous) = state else { return }
+            previous?.close()
             let early = EarlyUpstream(
                 address: address, host: host, environment: owner.environment, rules: owner.destinations,
                 settings: settings)
@@ -198,8 +215,6 @@ final class ConnectTunnel {
                     if let connection { openedBeforeVerdict(connection, early: early) }
                 }
             }
-        case .explaining:
-            state = .awaitingVerdict(early: nil)
         }
     }
 

@@ -10,10 +10,11 @@ import EventLoop
 /// time usually serves the probe first. Not always: anything between that does not keep the order
 /// of connections (a load balancer, a forwarder with a thread per connection) can hand the server
 /// this one first, and the server then waits for a ClientHello that only the verdict releases,
-/// while the probe waits behind it. So the connection is given up if the verdict has not come
-/// within ``escapeDelay(connectTook:)`` of its opening (the tunnel then dials after the verdict,
-/// as it would have without it), and before the probe connects again for its permissive
-/// handshake (``ProbeProgress/explaining``), which would queue behind it the same way.
+/// while the probe waits behind it. So the connection is given up if, ``escapeDelay(connectTook:)``
+/// after its opening, the server has answered neither the probe (``ProbeProgress/answered``) nor
+/// been given the verdict (the tunnel then dials after the verdict, as it would have without it),
+/// and before the probe connects again for its permissive handshake
+/// (``ProbeProgress/explaining``), which would queue behind it the same way.
 ///
 /// The single owner of its dial, its connection and its escape timer until ``whenOpen(_:)`` hands
 /// the connection over; ``close()`` ends whichever it holds. Loop-confined.
@@ -34,6 +35,8 @@ final class EarlyUpstream {
     private var waiter: (((any ByteStream)?) -> Void)?
     private let environment: any SessionEnvironment
     private let began = MonotonicClock.nowMilliseconds()
+    /// Whether the server has answered the probe (``probeAnswered()``).
+    private var answered = false
     /// How long the connection took to open, in milliseconds (0 until it has).
     private(set) var connectTook: Int64 = 0
     /// Gives the open connection up when the verdict is late (see the type's comment).
@@ -60,13 +63,15 @@ final class EarlyUpstream {
         if case .starting = phase { phase = .dialing(dial) }
     }
 
-    /// How long an open connection waits for the verdict before it is given up: twice its own
-    /// connect (about two round trips, the probe's handshake and its answer's journey, where the
-    /// probe's connect went out just before it) and 100 ms for the probe's own work (the chain's
-    /// checks, an intermediate fetched). Given up too early, it costs only the round trip it was
-    /// to save; too late, a server that serves one connection at a time waits that long.
+    /// How long an open connection waits, while the server has not answered the probe, before it
+    /// is given up: twice its own connect (about two round trips, the probe's handshake and its
+    /// answer's journey, where the probe's connect went out just before it) and 250 ms, since a
+    /// connect's time is no measure of the round trip where something near answers it for the
+    /// server (a load balancer; the bench's delay relay). Once the probe is answered there is
+    /// nothing to escape from, so a slow network does not give the connection up; a server that
+    /// serves one connection at a time, served this one first, waits that long, once per host.
     static func escapeDelay(connectTook milliseconds: Int64) -> Duration {
-        .milliseconds(2 * max(milliseconds, 0) + 100)
+        .milliseconds(2 * max(milliseconds, 0) + 250)
     }
 
     private func dialEnded(_ result: Result<(any ByteStream, SocketAddress), UpstreamDialer.DialFailure>) {
@@ -79,7 +84,7 @@ final class EarlyUpstream {
             connection.setReading(false)
             phase = .open(connection)
             connectTook = MonotonicClock.nowMilliseconds() - began
-            if waiter == nil {
+            if waiter == nil, !answered {
                 escape = environment.makeTimer { [unowned self] in giveUp() }
                 escape?.schedule(after: Self.escapeDelay(connectTook: connectTook))
             }
@@ -92,8 +97,17 @@ final class EarlyUpstream {
         }
     }
 
-    /// The verdict is late: the connection goes, and the tunnel will dial after it.
+    /// The server answered the probe: it is serving the probe's connection, not waiting on this
+    /// one, so there is nothing to escape from.
+    func probeAnswered() {
+        answered = true
+        escape?.cancel()
+    }
+
+    /// The verdict is late and the probe unanswered: the connection goes, and the tunnel will dial
+    /// after the verdict.
     private func giveUp() {
+        guard !answered else { return }
         if case .open(let connection) = phase {
             connection.close()
             phase = .failed

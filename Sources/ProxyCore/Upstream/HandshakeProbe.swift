@@ -22,6 +22,8 @@ final class HandshakeProbe {
     /// Ciphertext the server sent, to tell a silent server from a slow one when time runs out.
     private var bytesReceived = 0
     private let keepsConnection: Bool
+    /// Called once, when the server's first bytes arrive: it is serving this connection.
+    var onFirstBytes: (() -> Void)?
     /// The completed connection, from the moment it is handed on until the completion has run.
     private var handedOn: OpenTLSConnection?
 
@@ -54,6 +56,10 @@ final class HandshakeProbe {
         self.timer = timer
         timer.schedule(after: .milliseconds(left))
         connection.onReadable = { [unowned self] connection in
+            if bytesReceived == 0, connection.availableBytes > 0, let first = onFirstBytes {
+                onFirstBytes = nil
+                first()
+            }
             bytesReceived += connection.availableBytes
             advance()
         }

@@ -147,6 +147,7 @@ final class VerdictProbeRun {
             return finish(ProbeResult(upstreamFailure: .localResource(reason: error.description), address: address))
         }
         handshake = probe
+        if let progress { probe.onFirstBytes = { progress(.answered) } }
         probe.start { [unowned self] outcome in
             handshake = nil
             then(outcome)
@@ -165,6 +166,9 @@ final class VerdictProbeRun {
 enum ProbeProgress {
     /// The probe's connect to this address was issued.
     case connecting(SocketAddress)
+    /// The server's first bytes reached the probe: it is serving the probe's connection, so a
+    /// connection of the tunnel's cannot be what it is waiting on.
+    case answered
     /// The ATS-shaped handshake was refused: the permissive one connects again, and a server that
     /// accepts one connection at a time must not find another waiting before it.
     case explaining
