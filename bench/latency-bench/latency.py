@@ -61,9 +61,12 @@ DOMAIN = hostile.DOMAIN  # good.test: nginx's leaf is for *.good.test
 
 # Goals: time to first byte / direct's, medians.
 # (path, case, the most its median may be as a ratio to direct's, or None; the most round trips it may
-# add, or None). atsproxy-tun is the default --tunnel-start verdict (the must: no more than
-# direct + 1 round trip on a first connection); atsproxy-tunc is --tunnel-start connect (its goal: +0).
-GOALS = [("atsproxy-tun", "first", None, 1.0), ("atsproxy-tunc", "first", 1.33, None),
+# add, or None). atsproxy-tun is the default --tunnel-start verdict: its first connection waits for
+# the verdict before the device's handshake starts, so it costs one round trip and the probe's own
+# handshake work more than direct (the must: + 1 round trip; its goal, 1.33x, is met only by
+# the other mode); atsproxy-tunc is --tunnel-start connect, + 0 round trips.
+GOALS = [("atsproxy-tun", "first", None, 1.0), ("atsproxy-tun", "first", 1.33, None),
+         ("atsproxy-tunc", "first", 1.33, None),
          ("atsproxy-tun", "repeat", 1.05, None), ("atsproxy-tunc", "repeat", 1.05, None),
          ("atsproxy-icpt", "first", 1.10, None)]
 OURS = ("direct", "atsproxy-tun", "atsproxy-tunc", "atsproxy-icpt")
