@@ -7,12 +7,10 @@ import TLSInspection
 /// browser pointed at the listener's own address, and TLS to either (``SiteTLSConnection``). None of
 /// these is a connection the device's app makes, so none is judged or logged.
 extension ClientSession {
-    /// The parser for a client's next head: origin-form targets (`GET /`, a browser sent straight
-    /// to the listener) are taken, made absolute against the onboarding host, and marked
+    /// The origin a client's heads are read against: origin-form targets (`GET /`, a browser sent
+    /// straight to the listener) are taken, made absolute against the onboarding host, and marked
     /// (``RequestHead/arrivedInOriginForm``).
-    static func newParser() -> RequestHeadParser {
-        RequestHeadParser(origin: RequestOrigin(scheme: "http", host: OnboardingHost.name, port: 80))
-    }
+    static let headOrigin = RequestOrigin(scheme: "http", host: OnboardingHost.name, port: 80)
 
     /// How `head` reaches the proxy's own pages, or nil when it is a request to proxy.
     func siteArrival(of head: RequestHead) -> LocalRequest.Arrival? {

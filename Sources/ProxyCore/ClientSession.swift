@@ -28,12 +28,9 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
 
     /// The record of the request or tunnel in progress; written to the log when it ends.
     var record: ConnectionRecord?
-    private var parser = ClientSession.newParser()
-    /// Whether any byte of the current head has arrived (an idle keep-alive client just goes away).
-    private var headStarted = false
-    /// When the current head's first byte arrived (``MonotonicClock``): the head must be complete
-    /// within the head timeout of it, however slowly its bytes trickle in.
-    private var headStartedAt: Int64 = 0
+    /// The current request head, read within the head timeout of its first byte (an idle keep-alive
+    /// client, with no byte of one, just goes away).
+    private var headReader: HeadReader
     /// Watches a tunnel, an exchange or a keep-alive client for the idle timeout; made on first use.
     private var idleTimer: (any IdleWatch)?
     /// The client half-closed: what it has sent is answered, then the connection closes.
@@ -73,6 +70,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         let settings = environment.settings
         self.settings = settings
         clientAddress = address?.description ?? peer
+        headReader = HeadReader(origin: Self.headOrigin, limit: settings.headTimeout)
         destinations = DestinationRules(
             client: address, allowedDestinations: settings.allowedDestinations,
             listeners: environment.listeningAddresses)
@@ -113,8 +111,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
     /// - Parameter readingBuffered: false to leave buffered bytes for a later turn of the loop
     ///   (after a page answered at once, so pipelined requests do not recurse).
     func awaitHead(_ wait: HeadWait, readingBuffered: Bool = true) {
-        parser = Self.newParser()
-        headStarted = false
+        headReader.reset()
         switch wait {
         case .firstRequest:
             client.setTimeouts(read: settings.headTimeout, write: settings.headTimeout)
@@ -124,9 +121,11 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         }
         client.onReadable = { [unowned self] _ in readHead() }
         client.onEvent = { [unowned self] _, event in
-            if event == .timeout, headStarted {
+            if event == .timeout, headReader.hasStarted {
                 requestTimedOut()
-            } else if event == .endOfStream, !headStarted, client.pendingOutputBytes > 0 || client.availableBytes > 0 {
+            } else if event == .endOfStream, !headReader.hasStarted,
+                client.pendingOutputBytes > 0 || client.availableBytes > 0
+            {
                 // A client that half-closed after pipelined requests still gets every answer.
                 clientEnded = true
                 if client.availableBytes > 0 {
@@ -149,40 +148,31 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
     /// Feeds buffered bytes to the head parser; what follows a complete head stays buffered for the
     /// body, the tunnel or the next request.
     private func readHead() {
-        while client.availableBytes > 0 {
-            let bytes = client.peek(maximum: 16 * 1024)
+        if !headReader.hasStarted, client.availableBytes > 0 {
             // A TLS record where a request should start: a browser opened https:// on the
             // listener's own address (iOS fetches a PAC URL over HTTPS first).
-            if !headStarted, bytes.first == TLSContentType.handshake, servesPagesOverTLS { return startDirectTLS() }
-            if !headStarted {
-                headStarted = true
-                headStartedAt = MonotonicClock.nowMilliseconds()
-                idleTimer?.stop()  // The head deadline takes over from the keep-alive wait.
+            if client.peek(maximum: 1).first == TLSContentType.handshake, servesPagesOverTLS {
+                return startDirectTLS()
             }
-            switch parser.consume(bytes) {
-            case .needMoreData:
-                client.discardInput(bytes.count)
-            case .failed(let error):
-                record = ConnectionRecord(
-                    startedAt: ProxyServer.nowMilliseconds(), client: peer, method: "-", scheme: .http, host: "-",
-                    port: 0,
-                    action: .failed)
-                record?.fail(FailureReason(.badRequest, "bad request: \(error.reason)"))
-                return respond(
-                    ProxyResponse.text(status: error.status, reason: error.statusPhrase, body: error.reason + "\n"))
-            case .complete(let head, let leftover):
-                client.discardInput(bytes.count - leftover.count)
-                client.setReading(false)
-                parser = Self.newParser()  // Frees what the parser buffered for a tunnel's lifetime.
-                return route(head)
-            }
+            idleTimer?.stop()  // The head deadline takes over from the keep-alive wait.
         }
-        guard headStarted else { return }
-        // The head is incomplete: the read limit is what is left of its deadline, so bytes that
-        // trickle in do not extend it (a per-read limit alone would restart with every byte).
-        let left = settings.headTimeout.milliseconds - (MonotonicClock.nowMilliseconds() - headStartedAt)
-        guard left > 0 else { return requestTimedOut() }
-        client.setTimeouts(read: .milliseconds(left), write: settings.idleTimeout)
+        switch headReader.read(from: client) {
+        case .needMore(let left):
+            // The read limit is what is left of the head's deadline, so bytes that trickle in do not
+            // extend it (a per-read limit alone would restart with every byte).
+            if let left { client.setTimeouts(read: left, write: settings.idleTimeout) }
+        case .timedOut:
+            requestTimedOut()
+        case .failed(let error):
+            record = ConnectionRecord(
+                startedAt: ProxyServer.nowMilliseconds(), client: peer, method: "-", scheme: .http, host: "-", port: 0,
+                action: .failed)
+            record?.fail(FailureReason(.badRequest, "bad request: \(error.reason)"))
+            respond(ProxyResponse.text(status: error.status, reason: error.statusPhrase, body: error.reason + "\n"))
+        case .complete(let head, _):
+            client.setReading(false)
+            route(head)
+        }
     }
 
     /// The head did not complete in time: a 408, and a line in the log as for any other request
@@ -558,7 +548,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
     /// or tunnel finishes it, then goes (``exchangeFinished(keepClient:keepOrigin:)`` checks).
     func drain() {
         if lingering { return finish() }
-        guard record == nil, exchange == nil, !headStarted else { return }
+        guard record == nil, exchange == nil, !headReader.hasStarted else { return }
         finish()
     }
 

@@ -21,7 +21,7 @@ final class InterceptedExchanges: ExchangeOwner {
     let address: SocketAddress?
     let requestOrigin: RequestOrigin
     let blocked: Verdict?
-    private var parser: RequestHeadParser
+    private var headReader: HeadReader
     private var exchange: PlainHTTPExchange?
     /// The request in progress: its line, and when its first byte came (``MonotonicClock``).
     var current: (record: RequestRecord, startedAt: Int64)?
@@ -29,7 +29,6 @@ final class InterceptedExchanges: ExchangeOwner {
     /// Between requests: the device's bytes are a request head, however many reads it takes.
     private var awaitingHead = false
     /// The bytes of the request head being read, as the device sent them.
-    private var headBytes: Int64 = 0
     private(set) var clientEnded = false
     private var ended = false
     /// The device closed after its handshake, before any byte of a request: returns whether the
@@ -53,7 +52,7 @@ final class InterceptedExchanges: ExchangeOwner {
         self.address = address
         self.requestOrigin = requestOrigin
         self.blocked = blocked
-        parser = RequestHeadParser(origin: requestOrigin)
+        headReader = HeadReader(origin: requestOrigin, limit: tunnel.settings.headTimeout)
     }
 
     func start() {
@@ -79,9 +78,8 @@ final class InterceptedExchanges: ExchangeOwner {
     // MARK: - Request heads
 
     private func awaitHead() {
-        parser = RequestHeadParser(origin: requestOrigin)
+        headReader.reset()
         awaitingHead = true
-        headBytes = 0
         device.setTimeouts(read: nil, write: nil)
         // Between requests the device may wait as long as the idle timeout.
         watchIdle([device]) { [unowned self] _ in end() }
@@ -105,38 +103,41 @@ final class InterceptedExchanges: ExchangeOwner {
     }
 
     private func readHead() {
-        guard awaitingHead else { return }
-        while device.availableBytes > 0 {
-            let bytes = device.peek(maximum: 16 * 1024)
-            let firstChunk = current == nil
-            if current == nil {
-                current = (
-                    RequestRecord(startedAt: ProxyServer.nowMilliseconds(), connection: facts, reused: requests > 0),
-                    MonotonicClock.nowMilliseconds()
-                )
-            }
+        guard awaitingHead, device.availableBytes > 0 else { return }
+        if current == nil {
+            current = (
+                RequestRecord(startedAt: ProxyServer.nowMilliseconds(), connection: facts, reused: requests > 0),
+                MonotonicClock.nowMilliseconds()
+            )
             // The first bytes may be some other protocol spoken over TLS: relayed as they come.
             // (Judged on the connection's first chunk: one that ends mid-line is read as HTTP.)
-            if requests == 0, firstChunk, origin != nil, RequestLineDetection.start(of: bytes) == .notRequestLine {
+            if requests == 0, origin != nil,
+                RequestLineDetection.start(of: device.peek(maximum: 16 * 1024)) == .notRequestLine
+            {
                 awaitingHead = false
                 return relayStream(upgradedTo: nil)
             }
-            switch parser.consume(bytes) {
-            case .needMoreData:
-                device.discardInput(bytes.count)
-                headBytes += Int64(bytes.count)
-            case .failed(let error):
-                awaitingHead = false
-                return refuse(
-                    status: error.status, reason: error.statusPhrase, body: error.reason,
-                    logged: "bad request: \(error.reason)")
-            case .complete(let head, let leftover):
-                device.discardInput(bytes.count - leftover.count)
-                headBytes += Int64(bytes.count - leftover.count)
-                device.setReading(false)
-                awaitingHead = false
-                return started(head)
-            }
+        }
+        // Between requests and while a head arrives, the idle watch bounds a silent device (its
+        // read limit is its TLS transport's); a head that trickles in gets the listener's limit.
+        switch headReader.read(from: device) {
+        case .needMore:
+            return
+        case .timedOut:
+            awaitingHead = false
+            refuse(
+                status: 408, reason: "Request Timeout", body: "no complete request head in time",
+                logged: "request timeout: no complete request head within \(settings.headTimeout.logText)")
+        case .failed(let error):
+            awaitingHead = false
+            refuse(
+                status: error.status, reason: error.statusPhrase, body: error.reason,
+                logged: "bad request: \(error.reason)"
+            )
+        case .complete(let head, let bytes):
+            device.setReading(false)
+            awaitingHead = false
+            started(head, headBytes: bytes)
         }
     }
 
@@ -156,7 +157,7 @@ final class InterceptedExchanges: ExchangeOwner {
             keyExchangeGroup: record.probe?.observed?.keyExchangeGroup)
     }
 
-    private func started(_ head: RequestHead) {
+    private func started(_ head: RequestHead, headBytes: Int64) {
         requests += 1
         current?.record.method = head.method
         current?.record.url = head.target.description

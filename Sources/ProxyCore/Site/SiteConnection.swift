@@ -31,7 +31,7 @@ package final class SiteConnection {
     }
 
     enum State {
-        case awaitingHead(RequestHeadParser)
+        case awaitingHead(HeadReader)
         /// Subscribed to a channel of `hub`: events are written as they come; the client's bytes are discarded.
         case streaming(channel: String)
         /// The last answer is being written; nothing more is read.
@@ -75,12 +75,12 @@ package final class SiteConnection {
 
     /// Starts reading requests (bytes already buffered included).
     package func start() {
-        state = .awaitingHead(RequestHeadParser(origin: origin))
+        state = .awaitingHead(HeadReader(origin: origin, limit: limits.headTimeout))
         stream.onReadable = { [unowned self] _ in readable() }
         stream.onEvent = { [unowned self] _, event in
-            guard case .awaitingHead = state else { return close() }
+            guard case .awaitingHead(let reader) = state else { return close() }
             // A head begun and not finished in time gets 408, as on the proxy's listener.
-            if event == .timeout, headStartedAt != nil {
+            if event == .timeout, reader.hasStarted {
                 return answerAndClose(
                     .text("no complete request head in time\n", status: 408, reason: "Request Timeout"))
             }
@@ -112,35 +112,24 @@ package final class SiteConnection {
         }
     }
 
-    /// When the head being read began (``MonotonicClock``), nil between requests: a head must be
-    /// complete within the head timeout of its first byte, however its bytes trickle in.
-    private var headStartedAt: Int64?
     /// The client half-closed: what it sent is answered, then the connection closes.
     private var clientEnded = false
 
     private func readHeads() {
-        while case .awaitingHead(var parser) = state, stream.availableBytes > 0 {
+        while case .awaitingHead(var reader) = state, stream.availableBytes > 0 {
             // Answers pile up unread: read nothing more until the client takes them.
             if stream.pendingOutputBytes > limits.answerBacklog { return pauseForBacklog() }
-            let bytes = stream.peek(maximum: 16 * 1024)
-            if headStartedAt == nil { headStartedAt = MonotonicClock.nowMilliseconds() }
-            let result = parser.consume(bytes)
-            state = .awaitingHead(parser)
-            switch result {
-            case .needMoreData:
-                stream.discardInput(bytes.count)
-                let left = limits.headTimeout.milliseconds - (MonotonicClock.nowMilliseconds() - (headStartedAt ?? 0))
-                guard left > 0 else {
-                    return answerAndClose(
-                        .text("no complete request head in time\n", status: 408, reason: "Request Timeout"))
-                }
-                stream.setTimeouts(read: .milliseconds(left), write: limits.idleTimeout)
+            let step = reader.read(from: stream)
+            state = .awaitingHead(reader)
+            switch step {
+            case .needMore(let left):
+                if let left { stream.setTimeouts(read: left, write: limits.idleTimeout) }
+            case .timedOut:
+                return answerAndClose(
+                    .text("no complete request head in time\n", status: 408, reason: "Request Timeout"))
             case .failed(let error):
                 return answerAndClose(.text(error.reason + "\n", status: error.status, reason: error.statusPhrase))
-            case .complete(let head, let leftover):
-                stream.discardInput(bytes.count - leftover.count)
-                headStartedAt = nil
-                state = .awaitingHead(RequestHeadParser(origin: origin))
+            case .complete(let head, _):
                 answer(head)
             }
         }
