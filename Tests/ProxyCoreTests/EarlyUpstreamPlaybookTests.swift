@@ -2,6 +2,7 @@ import ATSPolicy
 import EventLoop
 import Foundation
 import LogRecord
+import TLSInspection
 import TLSTestSupport
 import Testing
 
@@ -314,5 +315,101 @@ struct EarlyUpstreamPlaybookTests {
         dial.connect(again, address: Self.address)
         environment.playbook.run()
         #expect(again.delivered == hello)
+    }
+
+    // MARK: - Connect mode, before the device speaks
+
+    /// At connect: the early connection opened, the 200 sent, the device silent so far.
+    static func openedSilent(
+        mode: EnforcementMode = .enforce
+    ) throws -> (ScriptedEnvironment, ScriptedStream, ScriptedEnvironment.VerdictRequest, early: ScriptedStream) {
+        let (environment, _, client, verdict) = try probing(mode: mode, start: .atConnect)
+        let early = ScriptedStream("early", playbook: environment.playbook)
+        environment.dials[0].connect(early, address: address)
+        environment.playbook.run()
+        #expect(client.deliveredText == established)
+        return (environment, client, verdict, early)
+    }
+
+    @Test(
+        "at connect: a silent device's early connection is given up at its escape; the hello goes to a new one after the verdict"
+    )
+    func silentDeviceEscapes() throws {
+        let (environment, client, verdict, early) = try Self.openedSilent()
+        let escape = try #require(environment.timers.last)
+        #expect(escape.armed != nil, "bounded while the device is silent too")
+        escape.comeDue()
+        environment.playbook.run()
+        #expect(!early.isOpen)
+        let hello = TestClientHello(serverName: Self.host).records()
+        client.peerSends(hello)  // Waits, unread, for the verdict.
+        environment.playbook.run()
+        verdict.answer(ProbeResult(observed: compliantFacts(for: Self.host), address: Self.address))
+        environment.playbook.run()
+        let dial = try #require(environment.dials.count == 2 ? environment.dials[1] : nil)
+        #expect(dial.address?.description == Self.address.description)
+        let again = ScriptedStream("again", playbook: environment.playbook)
+        dial.connect(again, address: Self.address)
+        environment.playbook.run()
+        #expect(again.delivered == hello)
+        again.peerSends(Self.serverFlight)
+        environment.playbook.run()
+        #expect(client.delivered == Array(Self.established.utf8) + Self.serverFlight)
+    }
+
+    @Test("at connect: the permissive probe's connect gives a silent device's early connection up first")
+    func silentDeviceExplaining() throws {
+        let (environment, _, verdict, early) = try Self.openedSilent(mode: .report)
+        verdict.progressed(.explaining)
+        environment.playbook.run()
+        #expect(!early.isOpen)
+    }
+
+    @Test(
+        "at connect: the server ends the connection that carried the hello without a word: the hello goes again after the verdict"
+    )
+    func endedWithoutAnswer() throws {
+        let (environment, client, verdict, upstream, hello) = try Self.helloAhead()
+        upstream.peerEnds()
+        environment.playbook.run()
+        #expect(!upstream.isOpen)
+        verdict.answer(ProbeResult(observed: compliantFacts(for: Self.host), address: Self.address))
+        environment.playbook.run()
+        let dial = try #require(environment.dials.count == 2 ? environment.dials[1] : nil)
+        let again = ScriptedStream("again", playbook: environment.playbook)
+        dial.connect(again, address: Self.address)
+        environment.playbook.run()
+        #expect(again.delivered == hello, "the hello goes to the new connection")
+        again.peerSends(Self.serverFlight)
+        environment.playbook.run()
+        #expect(client.delivered == Array(Self.established.utf8) + Self.serverFlight, "no end passed on before it")
+    }
+
+    @Test(
+        "at connect, report mode: a server that speaks first is acted on when the verdict comes, not when the device speaks"
+    )
+    func serverSpeaksFirst() throws {
+        let (environment, client, verdict, early) = try Self.openedSilent(mode: .report)
+        verdict.answer(ProbeResult(cleartextUpstream: "SSH-2.0-OpenSSH_9.6", address: Self.address))
+        environment.playbook.run()
+        #expect(!early.isOpen, "the early connection, read by no one, is replaced")
+        let dial = try #require(environment.dials.count == 2 ? environment.dials[1] : nil)
+        let again = ScriptedStream("again", playbook: environment.playbook)
+        dial.connect(again, address: Self.address)
+        environment.playbook.run()
+        again.peerSends("SSH-2.0-OpenSSH_9.6\r\n")
+        environment.playbook.run()
+        #expect(client.deliveredText == Self.established + "SSH-2.0-OpenSSH_9.6\r\n")
+    }
+
+    @Test("at connect: a verdict that reached no server ends the tunnel at once, with its failure")
+    func unreachableBeforeHello() throws {
+        let (environment, client, verdict, early) = try Self.openedSilent()
+        verdict.answer(ProbeResult(upstreamFailure: .deadline(reason: "no answer")))
+        environment.playbook.run()
+        #expect(!early.isOpen && !client.isOpen)
+        let record = try #require(environment.records.first)
+        #expect(record.action == .failed)
+        #expect(record.upstreamError != nil)
     }
 }

@@ -41,7 +41,7 @@ extension ConnectTunnel {
     /// Whether bytes the server sends before the device are judged at once, by the `cleartext`
     /// rule: where it lets them through (``acceptsCleartext``), or in report mode for a server the
     /// probe found speaking cleartext. A TLS server never speaks first; other servers wait.
-    private var judgesServerFirstBytes: Bool {
+    var judgesServerFirstBytes: Bool {
         acceptsCleartext || (settings.mode == .report && inspection.upstreamSpeaksCleartext != nil)
     }
 

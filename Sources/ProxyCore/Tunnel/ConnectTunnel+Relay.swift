@@ -112,7 +112,15 @@ extension ConnectTunnel {
     }
 
     func upstreamEvent(_ event: StreamEvent) {
-        if event != .endOfStream, case .helloAhead = state { return heldAnswerGivenUp() }
+        // A connection that carried the hello ahead and broke, or ended without a word, is of no
+        // use: the hello goes again on a new one after the verdict. (An answer and then an end, an
+        // alert and a close, are the server's to relay.)
+        if case .helloAhead(let upstream, _) = state, event != .endOfStream || upstream.availableBytes == 0 {
+            return heldAnswerGivenUp()
+        }
+        // Connect mode, the verdict owed: a connection that ended before the device spoke is of no
+        // use to it; a new one is opened after the verdict.
+        if case .classifying = state, case .owed = owedVerdict { return detachBeforeFirstBytes() }
         guard event == .endOfStream, let upstream else { return owner.finish() }
         inspection.upstreamEnded = true
         upstream.setReading(false)

@@ -37,6 +37,10 @@ final class ConnectTunnel {
         /// ClientHello (`forwarded` bytes, still held in the client's input) went to the server
         /// while the probe runs; the server's answer waits in `upstream` until the verdict.
         case helloAhead(upstream: any ByteStream, forwarded: Int)
+        /// `--tunnel-start connect`: the early connection was given up before the device's first
+        /// bytes were judged; they wait, unread, for the verdict, then a new connection to the
+        /// address it judged (``reattach(with:)``).
+        case detached
         /// Judged: bytes flow both ways, through the proxy's buffers while the server's hello is read.
         case relaying(upstream: any ByteStream)
         /// Judged and both hellos read: the bytes move kernel to kernel (``SpliceRelay``), which
@@ -157,6 +161,7 @@ final class ConnectTunnel {
     /// Closes the upstream, if any, and counts what a splicing relay moved; the session closes the
     /// client (and logs the record after this).
     func close() {
+        escape?.cancel()
         if case .intercepting(let intercepted) = state { intercepted.close() }
         if case .awaitingVerdict(let early?) = state { early.close() }
         if case .connecting(let early?) = state { early.close() }
@@ -190,6 +195,7 @@ final class ConnectTunnel {
         switch progress {
         case .answered:
             probeAnswered = true
+            escape?.cancel()
             if case .awaitingVerdict(let early?) = state { early.probeAnswered() }
         case .explaining:
             // The permissive handshake connects again: nothing of the tunnel's may be waiting
@@ -200,6 +206,7 @@ final class ConnectTunnel {
                 early?.close()
                 state = .awaitingVerdict(early: nil)
             case .helloAhead: heldAnswerGivenUp()
+            case .classifying: if case .owed = owedVerdict { detachBeforeFirstBytes() }
             default: break
             }
         case .connecting(let address):
@@ -230,6 +237,9 @@ final class ConnectTunnel {
         findings.upstreamAddress = early.address.description
         upstreamAddress = early.address
         established(connection)
+        // Until the device speaks, a server that serves one connection at a time may be waiting on
+        // this one while the probe waits behind it.
+        scheduleEscape()
     }
 
     private func connectVerdict(_ result: ProbeResult) {
@@ -375,6 +385,8 @@ final class ConnectTunnel {
         var held = held
         // Whatever the verdict, the held connection goes unless it is the one relayed.
         defer { if let held { giveUp(held.upstream) } }
+        // What a retried lookup's answer (perhaps given at once) finds.
+        if held != nil { state = .awaitingDeferredVerdict }
         if retriedOthersRefusal(result, key: VerdictKey(host: host, port: port, requirements: requirements)) {
             state = .awaitingDeferredVerdict
             return
@@ -488,7 +500,7 @@ final class ConnectTunnel {
     }
 
     /// Why a probe reached no verdict: its failure, or that the upstream could not be reached.
-    private static func unreachable(_ result: ProbeResult) -> FailureReason {
+    static func unreachable(_ result: ProbeResult) -> FailureReason {
         result.upstreamFailure.map { FailureReason($0) }
             ?? FailureReason(.upstreamUnreachable, "the upstream could not be reached")
     }
@@ -496,14 +508,16 @@ final class ConnectTunnel {
     /// Opens the upstream connection again after the server name's probe, then relays: to the
     /// address that probe judged (and the destination rules passed), not to what the name resolves
     /// to now.
-    func reconnect(to address: SocketAddress?) {
+    /// - Parameter then: what the new connection is for (relaying, unless said otherwise).
+    func reconnect(to address: SocketAddress?, then: ((any ByteStream) -> Void)? = nil) {
         state = .reconnecting
         owner.dial(host: host, port: port, address: address) { [unowned self] result in
             switch result {
             case .success(let (upstream, address)):
                 findings.upstreamAddress = address.description
+                upstreamAddress = address
                 attach(upstream)
-                startRelaying(upstream)
+                if let then { then(upstream) } else { startRelaying(upstream) }
             case .failure(.refused(let refusal)):
                 findings.action = .denied
                 findings.fail(FailureReason(.destinationDenied, refusal.description))

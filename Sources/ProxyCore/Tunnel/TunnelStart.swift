@@ -1,4 +1,5 @@
-/// When a tunnel-mode CONNECT to a host whose verdict is not known yet gets its `200`. Either way
+/// When a CONNECT judged by a probe (tunnel mode, and the hosts intercept mode passes through at
+/// the CONNECT: pinned or `--passthrough`) to a host whose verdict is not known yet gets its `200`. Either way
 /// nothing the server sends reaches the device before the verdict, a cached verdict that blocks
 /// is a `403` at the CONNECT, and the tunnel's own connection opens while the probe runs
 /// (``EarlyUpstream``).
