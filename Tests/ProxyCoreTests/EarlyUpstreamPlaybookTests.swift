@@ -35,6 +35,21 @@ struct EarlyUpstreamPlaybookTests {
         return (environment, session, client, verdict)
     }
 
+    /// An allowing verdict about `address` comes to a tunnel without a connection to it: the tunnel
+    /// dials `address` (its second dial), which the test connects.
+    static func redialled(
+        _ environment: ScriptedEnvironment, after verdict: ScriptedEnvironment.VerdictRequest, to address: SocketAddress
+    ) throws -> ScriptedStream {
+        verdict.answer(ProbeResult(observed: compliantFacts(for: host), address: address))
+        environment.playbook.run()
+        let dial = try #require(environment.dials.count == 2 ? environment.dials[1] : nil)
+        #expect(dial.address?.description == address.description, "the tunnel goes to the address the verdict judged")
+        let stream = ScriptedStream("again", playbook: environment.playbook)
+        dial.connect(stream, address: address)
+        environment.playbook.run()
+        return stream
+    }
+
     @Test("opened alongside the probe: an allowing verdict gets its 200 at once, through that connection")
     func allowed() throws {
         let (environment, _, client, verdict) = try Self.probing()
@@ -213,13 +228,7 @@ struct EarlyUpstreamPlaybookTests {
         escape.comeDue()
         environment.playbook.run()
         #expect(!upstream.isOpen)
-        verdict.answer(ProbeResult(observed: compliantFacts(for: Self.host), address: Self.address))
-        environment.playbook.run()
-        let dial = try #require(environment.dials.count == 2 ? environment.dials[1] : nil)
-        #expect(dial.address?.description == Self.address.description)
-        let again = ScriptedStream("again", playbook: environment.playbook)
-        dial.connect(again, address: Self.address)
-        environment.playbook.run()
+        let again = try Self.redialled(environment, after: verdict, to: Self.address)
         #expect(again.delivered == hello)
         again.peerSends(Self.serverFlight)
         environment.playbook.run()
@@ -308,12 +317,7 @@ struct EarlyUpstreamPlaybookTests {
         verdict.progressed(.explaining)
         environment.playbook.run()
         #expect(!upstream.isOpen)
-        verdict.answer(ProbeResult(observed: compliantFacts(for: Self.host), address: Self.address))
-        environment.playbook.run()
-        let dial = try #require(environment.dials.count == 2 ? environment.dials[1] : nil)
-        let again = ScriptedStream("again", playbook: environment.playbook)
-        dial.connect(again, address: Self.address)
-        environment.playbook.run()
+        let again = try Self.redialled(environment, after: verdict, to: Self.address)
         #expect(again.delivered == hello)
     }
 
@@ -344,13 +348,7 @@ struct EarlyUpstreamPlaybookTests {
         let hello = TestClientHello(serverName: Self.host).records()
         client.peerSends(hello)  // Waits, unread, for the verdict.
         environment.playbook.run()
-        verdict.answer(ProbeResult(observed: compliantFacts(for: Self.host), address: Self.address))
-        environment.playbook.run()
-        let dial = try #require(environment.dials.count == 2 ? environment.dials[1] : nil)
-        #expect(dial.address?.description == Self.address.description)
-        let again = ScriptedStream("again", playbook: environment.playbook)
-        dial.connect(again, address: Self.address)
-        environment.playbook.run()
+        let again = try Self.redialled(environment, after: verdict, to: Self.address)
         #expect(again.delivered == hello)
         again.peerSends(Self.serverFlight)
         environment.playbook.run()
@@ -373,12 +371,7 @@ struct EarlyUpstreamPlaybookTests {
         upstream.peerEnds()
         environment.playbook.run()
         #expect(!upstream.isOpen)
-        verdict.answer(ProbeResult(observed: compliantFacts(for: Self.host), address: Self.address))
-        environment.playbook.run()
-        let dial = try #require(environment.dials.count == 2 ? environment.dials[1] : nil)
-        let again = ScriptedStream("again", playbook: environment.playbook)
-        dial.connect(again, address: Self.address)
-        environment.playbook.run()
+        let again = try Self.redialled(environment, after: verdict, to: Self.address)
         #expect(again.delivered == hello, "the hello goes to the new connection")
         again.peerSends(Self.serverFlight)
         environment.playbook.run()
