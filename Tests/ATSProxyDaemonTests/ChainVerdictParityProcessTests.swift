@@ -63,20 +63,13 @@ struct ChainVerdictParityProcessTests {
         }
         try "127.0.0.1 \(Self.host)\n".write(toFile: factory.path("hosts"), atomically: true, encoding: .utf8)
         let server = try TestTLSServer(directory: factory.directory, serverArguments)
-        let daemon = try DaemonProcess(
+        let line = try DaemonProcess.lineForOneRequest(
             directory: factory.directory,
             [
                 "--listen", "127.0.0.1:0", "--system-roots", "off", row.anchorFlag, factory.path("root.pem"),
                 "--hosts-file", factory.path("hosts"), "--threads", "1",
-            ])
-        _ = try runCommand(
-            "/usr/bin/curl",
-            [
-                "-sS", "-k", "--max-time", "20", "--proxy", "http://127.0.0.1:\(daemon.port)",
-                "https://\(Self.host):\(server.port)/",
-            ])
-        let line = try #require(daemon.logLines(atLeast: 1).first)
-        #expect(daemon.terminate() == 0)
+            ],
+            url: "https://\(Self.host):\(server.port)/")
         let proxyViolations = line["violations"] as? [String] ?? []
 
         let diagnosed = ATSProxyCtl.run(

@@ -32,16 +32,9 @@ struct ProbeVerdictParityProcessTests {
             "--os-profile", "ios26",
         ]
 
-        let daemon = try DaemonProcess(
-            directory: factory.directory, ["--listen", "127.0.0.1:0", "--threads", "1"] + common)
-        _ = try runCommand(
-            "/usr/bin/curl",
-            [
-                "-sS", "-k", "--max-time", "20", "--proxy", "http://127.0.0.1:\(daemon.port)",
-                "https://\(Self.host):\(server.port)/",
-            ])
-        let line = try #require(daemon.logLines(atLeast: 1).first)
-        #expect(daemon.terminate() == 0)
+        let line = try DaemonProcess.lineForOneRequest(
+            directory: factory.directory, ["--listen", "127.0.0.1:0", "--threads", "1"] + common,
+            url: "https://\(Self.host):\(server.port)/")
         let proxyViolations = line["violations"] as? [String] ?? []
         let handedOnByProxy = server.handedOn
 

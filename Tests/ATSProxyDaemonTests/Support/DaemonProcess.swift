@@ -143,3 +143,19 @@ final class DaemonProcess {
         return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 }
+
+extension DaemonProcess {
+    /// The proxy's verdict on one URL, as the parity suites compare it with `diagnose`'s: a
+    /// daemon started in `directory` with `arguments`, one curl through it (certificates not
+    /// checked: the proxy's verdict is what is read), its first log line, and the daemon stopped.
+    static func lineForOneRequest(
+        directory: String, _ arguments: [String], url: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> [String: Any] {
+        let daemon = try DaemonProcess(directory: directory, arguments)
+        _ = try runCommand(
+            "/usr/bin/curl", ["-sS", "-k", "--max-time", "20", "--proxy", "http://127.0.0.1:\(daemon.port)", url])
+        let line = try #require(daemon.logLines(atLeast: 1).first, sourceLocation: sourceLocation)
+        #expect(daemon.terminate() == 0, sourceLocation: sourceLocation)
+        return line
+    }
+}
