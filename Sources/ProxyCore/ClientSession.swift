@@ -25,6 +25,8 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
     /// The policy, mode and limits as they were when the client connected: a session is judged by
     /// one set from start to end.
     let settings: ProxySettings
+    /// The environment's clock, read for every timing the session logs.
+    var clock: any SessionClock { environment.clock }
 
     /// The record of the request or tunnel in progress; written to the log when it ends.
     var record: ConnectionRecord?
@@ -82,7 +84,8 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
             // not serve, so the line's method and host are "-".
             let reason = "client \(peer) is not allowed to use this proxy (see --allow-client)"
             record = ConnectionRecord(
-                startedAt: ProxyServer.nowMilliseconds(), client: peer, method: "-", scheme: .http, host: "-", port: 0,
+                startedAt: environment.clock.wallMilliseconds, client: peer, method: "-", scheme: .http, host: "-",
+                port: 0,
                 action: .denied)
             record?.fail(FailureReason(.clientDenied, reason))
             client.setTimeouts(read: settings.headTimeout, write: settings.headTimeout)
@@ -156,7 +159,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
             }
             idleTimer?.stop()  // The head deadline takes over from the keep-alive wait.
         }
-        switch headReader.read(from: client) {
+        switch headReader.read(from: client, now: { [clock] in clock.monotonicMilliseconds }) {
         case .needMore(let left):
             // The read limit is what is left of the head's deadline, so bytes that trickle in do not
             // extend it (a per-read limit alone would restart with every byte).
@@ -165,7 +168,8 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
             requestTimedOut()
         case .failed(let error):
             record = ConnectionRecord(
-                startedAt: ProxyServer.nowMilliseconds(), client: peer, method: "-", scheme: .http, host: "-", port: 0,
+                startedAt: environment.clock.wallMilliseconds, client: peer, method: "-", scheme: .http, host: "-",
+                port: 0,
                 action: .failed)
             record?.fail(FailureReason(.badRequest, "bad request: \(error.reason)"))
             respond(ProxyResponse.text(status: error.status, reason: error.statusPhrase, body: error.reason + "\n"))
@@ -179,7 +183,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
     /// the proxy could not read (a client counts on one line per connection it opened).
     private func requestTimedOut() {
         record = ConnectionRecord(
-            startedAt: ProxyServer.nowMilliseconds(), client: peer, method: "-", scheme: .http, host: "-", port: 0,
+            startedAt: environment.clock.wallMilliseconds, client: peer, method: "-", scheme: .http, host: "-", port: 0,
             action: .failed)
         record?.fail(
             FailureReason(
@@ -192,7 +196,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         if case .authority(let host, let port) = head.target, head.method == "CONNECT", Self.isOnboardingHost(host) {
             return connectToSite(port: port)
         }
-        let now = ProxyServer.nowMilliseconds()
+        let now = environment.clock.wallMilliseconds
         switch head.target {
         case .absolute("http", let host, let port, _):
             record = ConnectionRecord(
@@ -310,14 +314,14 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         // The dial may end before it returns (a refusal, a name from a hosts file): then there is
         // nothing left to cancel, and what the completion started must not be overwritten.
         var ended = false
-        let began = MonotonicClock.nowMilliseconds()
+        let began = environment.clock.monotonicMilliseconds
         let dial = environment.dial(
             host: host, port: port, address: address, rules: destinations, hosts: settings.hosts,
             timeout: settings.connectTimeout
         ) { [unowned self] result in
             ended = true
             originDial = nil
-            if case .success = result { noteConnected(took: MonotonicClock.nowMilliseconds() - began) }
+            if case .success = result { noteConnected(took: environment.clock.monotonicMilliseconds - began) }
             completion(result)
         }
         if !ended { originDial = dial }
@@ -453,14 +457,14 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         writeRecord()
         client.shutdownWrite()
         client.discardInput(client.availableBytes)
-        let deadline = MonotonicClock.nowMilliseconds() + Self.lingerLimit.milliseconds
+        let deadline = environment.clock.monotonicMilliseconds + Self.lingerLimit.milliseconds
         var dropped = 0
         client.setTimeouts(read: Self.lingerReadLimit, write: nil)
         client.onDrained = nil
         client.onReadable = { [unowned self] stream in
             dropped += stream.availableBytes
             stream.discardInput(stream.availableBytes)
-            if dropped > Self.lingerByteLimit || MonotonicClock.nowMilliseconds() >= deadline { finish() }
+            if dropped > Self.lingerByteLimit || environment.clock.monotonicMilliseconds >= deadline { finish() }
         }
         // The client's close, a read timeout or an error: done.
         client.onEvent = { [unowned self] _, _ in finish() }
@@ -495,7 +499,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         record?.timing.established = elapsed
     }
 
-    private var millisecondsSinceHead: Int64? { record.map { ProxyServer.nowMilliseconds() - $0.startedAt } }
+    private var millisecondsSinceHead: Int64? { record.map { environment.clock.wallMilliseconds - $0.startedAt } }
 
     /// Tells the live view of the tunnel judged and now relaying (its line comes when it ends).
     func tunnelOpened() {
@@ -509,7 +513,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
     func writeRecord() {
         guard var record else { return }
         self.record = nil
-        record.durationMilliseconds = ProxyServer.nowMilliseconds() - record.startedAt
+        record.durationMilliseconds = environment.clock.wallMilliseconds - record.startedAt
         record.connectionID = id
         environment.log(record)
     }

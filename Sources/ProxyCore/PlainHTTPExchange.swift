@@ -103,7 +103,7 @@ final class PlainHTTPExchange {
             tally.requestBodyBytes = requestBody.payloadBytes
         }
         if requestBody.isFinished {
-            if tally.requestSentAt == nil { tally.requestSentAt = MonotonicClock.nowMilliseconds() }
+            if tally.requestSentAt == nil { tally.requestSentAt = owner.clock.monotonicMilliseconds }
             // What follows is the client's next request: it waits until this response is over.
             client.setReading(false)
             return finishIfDone()
@@ -124,7 +124,7 @@ final class PlainHTTPExchange {
 
     private func readResponseHead() {
         if tally.firstResponseByteAt == nil, origin.availableBytes > 0 {
-            tally.firstResponseByteAt = MonotonicClock.nowMilliseconds()
+            tally.firstResponseByteAt = owner.clock.monotonicMilliseconds
         }
         while !responseStarted, origin.availableBytes > 0 {
             let bytes = origin.peek(maximum: 16 * 1024)
@@ -366,6 +366,8 @@ struct ExchangeTally {
 protocol ExchangeOwner: AnyObject {
     var client: any ByteStream { get }
     var settings: ProxySettings { get }
+    /// The clock the exchange's timings are read from.
+    var clock: any SessionClock { get }
     /// Whether the client half-closed (it may still read the answers to what it sent).
     var clientEnded: Bool { get }
     func clientHalfClosed()

@@ -347,6 +347,8 @@ package final class ProxyServer: LoopResident {
 }
 
 extension ProxyServer: SessionEnvironment {
+    var clock: any SessionClock { SystemClock() }
+
     var listeningAddresses: [SocketAddress] { listening.current }
 
     // event_new fails only without memory.

@@ -13,6 +13,8 @@ protocol SessionEnvironment: AnyObject {
 
     /// The settings new sessions start with.
     var settings: ProxySettings { get }
+    /// The time as sessions read it (the system's clocks on a loop; the test's own in a script).
+    var clock: any SessionClock { get }
     /// The proxy's own listening addresses, for the destination rules' loop check.
     var listeningAddresses: [SocketAddress] { get }
     /// Whether a graceful stop has begun: sessions then close instead of waiting for another request.
@@ -59,6 +61,26 @@ protocol SessionEnvironment: AnyObject {
 
     /// The session closed its client: it is forgotten.
     func sessionEnded(_ id: UInt64)
+}
+
+/// The time as a session reads it: every duration, deadline and timestamp of a session and what it
+/// owns comes from here, so a scripted session's time moves only when its test says so.
+protocol SessionClock {
+    /// Milliseconds on a clock that never goes back (``MonotonicClock``): durations and deadlines.
+    var monotonicMilliseconds: Int64 { get }
+    /// The time of day in milliseconds since 1970 (UTC) (``WallClock``): the log's timestamps.
+    var wallMilliseconds: Int64 { get }
+}
+
+extension SessionClock {
+    /// The time of day in whole seconds since 1970: certificates' validity, minted leaves' dates.
+    var wallSeconds: Int64 { wallMilliseconds / 1000 }
+}
+
+/// The system's clocks, as a loop's sessions read them.
+struct SystemClock: SessionClock {
+    var monotonicMilliseconds: Int64 { MonotonicClock.nowMilliseconds() }
+    var wallMilliseconds: Int64 { WallClock.nowMilliseconds() }
 }
 
 /// Watches streams for the idle timeout (``IdleTimer`` on a loop; the test's own clock in a

@@ -100,7 +100,7 @@ extension SessionEnvironment {
     {
         guard let service = interceptService, let leaves = leafSource else { return nil }
         let credentials = try leaves.credentials(
-            serverName: serverName, connectHost: connectHost, now: Int64(time(nil)))
+            serverName: serverName, connectHost: connectHost, now: clock.wallSeconds)
         return try TLSStream(
             role: .server(credentials: credentials), context: service.deviceContext, transport: StreamTransport(client))
     }

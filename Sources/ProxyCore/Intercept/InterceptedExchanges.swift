@@ -40,6 +40,7 @@ final class InterceptedExchanges: ExchangeOwner {
     var owner: any TunnelOwner { tunnel.owner }
     var client: any ByteStream { device }
     var settings: ProxySettings { owner.settings }
+    var clock: any SessionClock { owner.environment.clock }
 
     init(
         tunnel: ConnectTunnel, device: TLSByteStream, origin: TLSByteStream?, address: SocketAddress?,
@@ -106,8 +107,8 @@ final class InterceptedExchanges: ExchangeOwner {
         guard awaitingHead, device.availableBytes > 0 else { return }
         if current == nil {
             current = (
-                RequestRecord(startedAt: ProxyServer.nowMilliseconds(), connection: facts, reused: requests > 0),
-                MonotonicClock.nowMilliseconds()
+                RequestRecord(startedAt: clock.wallMilliseconds, connection: facts, reused: requests > 0),
+                clock.monotonicMilliseconds
             )
             // The first bytes may be some other protocol spoken over TLS: relayed as they come.
             // (Judged on the connection's first chunk: one that ends mid-line is read as HTTP.)
@@ -120,7 +121,7 @@ final class InterceptedExchanges: ExchangeOwner {
         }
         // Between requests and while a head arrives, the idle watch bounds a silent device (its
         // read limit is its TLS transport's); a head that trickles in gets the listener's limit.
-        switch headReader.read(from: device) {
+        switch headReader.read(from: device, now: { [clock] in clock.monotonicMilliseconds }) {
         case .needMore:
             return
         case .timedOut:
@@ -269,7 +270,7 @@ final class InterceptedExchanges: ExchangeOwner {
         var line = recorded
         current = nil
         line.upstreamError = error
-        line.durationMilliseconds = max(0, MonotonicClock.nowMilliseconds() - startedAt)
+        line.durationMilliseconds = max(0, clock.monotonicMilliseconds - startedAt)
         line.connection.action = tunnel.findings.action ?? line.connection.action
         owner.environment.log(request: line)
     }

@@ -78,7 +78,7 @@ final class InterceptedTunnel {
         sessionKey = UpstreamSessionCache.Key(
             host: tunnel.host, port: tunnel.port, serverName: hello.serverName, profile: .ats(for: requirements))
         offered = tunnel.owner.environment.upstreamSessions?.entry(
-            for: sessionKey, now: MonotonicClock.nowMilliseconds())
+            for: sessionKey, now: tunnel.owner.environment.clock.monotonicMilliseconds)
         if let offered { stream.offer(offered.session) }
         state = .upstreamHandshake(stream, refusal: nil)
     }
@@ -165,7 +165,7 @@ final class InterceptedTunnel {
             return tunnel.judgeDeferred(upstream: upstream)
         }
         upstream.setReading(false)
-        let now = Int64(time(nil))
+        let now = owner.environment.clock.wallSeconds
         let result: ProbeResult
         var observed: ObservedConnection
         if refusal == nil, stream.wasResumed, let offered, let full = offered.result.observed {
@@ -331,7 +331,7 @@ final class InterceptedTunnel {
         }
         deadline?.cancel()
         deadline = nil
-        let handshakeCompletedAt = MonotonicClock.nowMilliseconds()
+        let handshakeCompletedAt = owner.environment.clock.monotonicMilliseconds
         let exchanges = InterceptedExchanges(
             tunnel: tunnel, device: TLSByteStream(transport: client, tls: device),
             origin: origin.flatMap { origin in upstream.map { TLSByteStream(transport: $0, tls: origin) } },
@@ -342,7 +342,8 @@ final class InterceptedTunnel {
             // An app that checks its pins once the handshake is done closes at once; a connection
             // opened ahead of need and dropped later says nothing of the certificate.
             let prompt =
-                MonotonicClock.nowMilliseconds() - handshakeCompletedAt < settings.handshakeTimeout.milliseconds
+                owner.environment.clock.monotonicMilliseconds - handshakeCompletedAt
+                < settings.handshakeTimeout.milliseconds
             guard prompt else { return false }
             deviceHandshakeFailed(.closedAfterHandshake)
             return true
@@ -387,6 +388,6 @@ final class InterceptedTunnel {
         }
         cache.keep(
             resumable, result: judged, resumed: stream.wasResumed, for: sessionKey,
-            now: MonotonicClock.nowMilliseconds())
+            now: owner.environment.clock.monotonicMilliseconds)
     }
 }

@@ -16,7 +16,7 @@ extension ConnectTunnel {
         client.write(ProxyResponse.connectionEstablished)
         owner.noteEstablished()
         // The device's first bytes (its ClientHello) are due as promptly as a request head.
-        inspection.establishedAt = MonotonicClock.nowMilliseconds()
+        inspection.establishedAt = owner.environment.clock.monotonicMilliseconds
         client.setTimeouts(read: settings.headTimeout, write: settings.idleTimeout)
         attach(upstream)
         // Whatever the server sends waits in its socket until the device's bytes are judged, unless
@@ -101,7 +101,9 @@ extension ConnectTunnel {
     /// Waits for the rest of the device's first bytes until what is left of their deadline.
     private func awaitMoreHeldBytes() {
         guard !inspection.clientEnded else { return }
-        let left = settings.headTimeout.milliseconds - (MonotonicClock.nowMilliseconds() - inspection.establishedAt)
+        let left =
+            settings.headTimeout.milliseconds
+            - (owner.environment.clock.monotonicMilliseconds - inspection.establishedAt)
         guard left > 0 else { return firstBytesTimedOut() }
         client.setTimeouts(read: .milliseconds(left), write: settings.idleTimeout)
     }

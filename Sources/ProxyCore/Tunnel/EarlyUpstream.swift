@@ -34,7 +34,7 @@ final class EarlyUpstream {
     /// The verdict's wait for the dial (``whenOpen(_:)``).
     private var waiter: (((any ByteStream)?) -> Void)?
     private let environment: any SessionEnvironment
-    private let began = MonotonicClock.nowMilliseconds()
+    private let began: Int64
     /// Whether the server has answered the probe (``probeAnswered()``).
     private var answered = false
     /// How long the connection took to open, in milliseconds (0 until it has).
@@ -49,6 +49,7 @@ final class EarlyUpstream {
     ) {
         self.address = address
         self.environment = environment
+        began = environment.clock.monotonicMilliseconds
         let dial = environment.dial(
             host: host, port: address.port, address: address, rules: rules, hosts: settings.hosts,
             timeout: settings.connectTimeout
@@ -83,7 +84,7 @@ final class EarlyUpstream {
             }
             connection.setReading(false)
             phase = .open(connection)
-            connectTook = MonotonicClock.nowMilliseconds() - began
+            connectTook = environment.clock.monotonicMilliseconds - began
             if waiter == nil, !answered {
                 escape = environment.makeTimer { [unowned self] in giveUp() }
                 escape?.schedule(after: Self.escapeDelay(connectTook: connectTook))

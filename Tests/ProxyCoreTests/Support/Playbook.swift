@@ -223,6 +223,9 @@ final class ScriptedStream: ByteStream {
 /// log is kept in memory.
 final class ScriptedEnvironment: SessionEnvironment {
     var settings: ProxySettings
+    /// The session's time: it moves only when the test advances it (``ScriptedClock/advance(by:)``).
+    let scriptedClock = ScriptedClock()
+    var clock: any SessionClock { scriptedClock }
     let listeningAddresses: [SocketAddress] = []
     var isDraining = false
     let playbook = Playbook()
@@ -323,51 +326,105 @@ final class ScriptedEnvironment: SessionEnvironment {
 
     func sessionEnded(_ id: UInt64) { ended.append(id) }
 
-    /// A session for a loopback client on `client`, started.
-    func startSession(client: ScriptedStream) -> ClientSession {
+    /// A session for a client at `address` (loopback unless told) on `client`, started.
+    func startSession(client: ScriptedStream, address: String = "127.0.0.1") -> ClientSession {
         let session = ClientSession(
-            id: 1, environment: self, client: client, peer: "127.0.0.1:50000",
-            address: IPAddress("127.0.0.1"), allowed: true, clientClass: .urlsession)
+            id: UInt64(sessions.count + 1), environment: self, client: client, peer: "\(address):50000",
+            address: IPAddress(address), allowed: true, clientClass: .urlsession)
         sessions.append(session)
         session.start()
         playbook.run()
         return session
     }
 
-    // Intercept mode is not scripted: its tests run a real daemon with real TLS.
-    var interceptService: InterceptService? { nil }
-    var leafSource: (any LeafSource)? { nil }
+    // MARK: Intercept mode
+
+    /// Intercept mode's parts, once ``intercept(authority:trusting:)`` turned it on.
+    private(set) var interceptService: InterceptService?
+    private(set) var leafSource: (any LeafSource)?
     var upstreamSessions: UpstreamSessionCache? { nil }
+    /// The roots the proxy's own upstream handshakes trust (as `--ca-file` gives them).
+    private var originRoots: [X509Certificate] = []
+    /// The request lines of intercepted connections, in order.
+    private(set) var requests: [RequestRecord] = []
+
+    /// Turns intercept mode on: leaves minted by `authority` for the devices, the origins' chains
+    /// trusted to `originRoots` (the user-installed kind, so no CT is asked of them).
+    func intercept(authority: CertificateAuthority, trusting originRoots: [X509Certificate]) throws {
+        let minter = try LeafMinter(authority: authority)
+        interceptService = InterceptService(deviceContext: try TLSServerContext()) { LeafCache(minter: minter) }
+        leafSource = LeafCache(minter: minter)
+        self.originRoots = originRoots
+        settings.intercept.mode = .intercept
+    }
+
     func upstreamContext(for profile: ClientProfile) throws(TLSError) -> TLSClientContext {
-        try TLSClientContext(profile: profile, anchors: TrustAnchors(systemRoots: false))
+        try TLSClientContext(profile: profile, anchors: TrustAnchors(systemRoots: false, userInstalled: originRoots))
     }
     func makeTimer(_ onFire: @escaping () -> Void) -> (any LoopTimer)? {
-        let timer = ScriptedTimer(playbook: playbook, onFire: onFire)
+        let timer = ScriptedTimer(playbook: playbook, clock: scriptedClock, onFire: onFire)
         timers.append(timer)
         return timer
     }
-    func log(request: RequestRecord) {}
+    func log(request: RequestRecord) { requests.append(request) }
+
+    /// Time passes: the clock moves on by `duration`, every timer that falls due fires, and the
+    /// loop runs what that causes. (Idle watches are the test's to fire: ``ScriptedIdleWatch``.)
+    func advance(by duration: Duration) {
+        scriptedClock.advance(by: duration)
+        for timer in timers { timer.comeDue(by: scriptedClock.monotonicMilliseconds) }
+        playbook.run()
+    }
+}
+
+/// The test's clock: it starts at the real time and moves only by ``advance(by:)``.
+final class ScriptedClock: SessionClock {
+    private(set) var monotonicMilliseconds: Int64 = 1_000_000
+    private(set) var wallMilliseconds = WallClock.nowMilliseconds()
+
+    func advance(by duration: Duration) {
+        monotonicMilliseconds += duration.milliseconds
+        wallMilliseconds += duration.milliseconds
+    }
 }
 
 /// A one-shot timer on the test's clock: ``comeDue()`` is its time passing.
 final class ScriptedTimer: LoopTimer {
     private let playbook: Playbook
+    private let clock: ScriptedClock
     private let onFire: () -> Void
     /// The delay it was last scheduled with, while it is armed.
     private(set) var armed: Duration?
+    /// When it falls due on the clock, while it is armed.
+    private var dueAt: Int64?
 
-    init(playbook: Playbook, onFire: @escaping () -> Void) {
+    init(playbook: Playbook, clock: ScriptedClock, onFire: @escaping () -> Void) {
         self.playbook = playbook
+        self.clock = clock
         self.onFire = onFire
     }
 
-    func schedule(after delay: Duration) { armed = delay }
-    func cancel() { armed = nil }
+    func schedule(after delay: Duration) {
+        armed = delay
+        dueAt = clock.monotonicMilliseconds + delay.milliseconds
+    }
+
+    func cancel() {
+        armed = nil
+        dueAt = nil
+    }
+
+    /// Fires if armed and due by `now` on the clock.
+    func comeDue(by now: Int64) {
+        guard let dueAt, dueAt <= now else { return }
+        comeDue()
+    }
 
     /// Its time passed: it fires if armed (from the loop, as a real timer does).
     func comeDue() {
         guard armed != nil else { return }
         armed = nil
+        dueAt = nil
         playbook.later { [onFire] in onFire() }
     }
 }
