@@ -82,8 +82,12 @@ final class InterceptedExchanges: ExchangeOwner {
         headReader.reset()
         awaitingHead = true
         device.setTimeouts(read: nil, write: nil)
-        // Between requests the device may wait as long as the idle timeout.
-        watchIdle([device]) { [unowned self] _ in end() }
+        // Between requests the device may wait as long as the idle timeout; the tunnel's line then
+        // says the proxy closed it, as tunnel mode's does.
+        watchIdle([device]) { [unowned self] ending in
+            tunnel.findings.fail(owner.closedReason(ending))
+            end()
+        }
         device.onReadable = { [unowned self] _ in readHead() }
         device.onEvent = { [unowned self] _, event in
             if requests == 0, current == nil, event != .timeout, onClosedBeforeRequest?() == true { return }
