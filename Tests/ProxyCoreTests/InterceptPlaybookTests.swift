@@ -26,17 +26,23 @@ struct InterceptPlaybookTests {
         message.replacingOccurrences(of: "\r\n\r\n", with: "\r\nVia: 1.1 atsproxy\r\n\r\n")
     }
 
+    /// The device's request reaches the origin, and the origin's answer the device, each as the
+    /// proxy relays it.
+    static func oneRequest(_ rig: InterceptRig, _ device: MemoryTLSPeer, _ origin: MemoryTLSPeer) {
+        device.send(request)
+        rig.settle()
+        #expect(origin.take() == forwardedRequest, "the request reaches the origin as the device sent it")
+        origin.send(response)
+        rig.settle()
+        #expect(device.take() == forwardedResponse)
+    }
+
     @Test("a request through an intercepted tunnel: a minted leaf for the device, one request line, one tunnel line")
     func interceptedRequest() throws {
         let rig = try InterceptRig()
         let (client, _, device, origin) = try rig.intercepted()
         #expect(device.peerSubject?.contains("CN=\(InterceptRig.host)") == true, "the leaf is minted for the name")
-        device.send(Self.request)
-        rig.settle()
-        #expect(origin.take() == Self.forwardedRequest, "the request reaches the origin as the device sent it")
-        origin.send(Self.response)
-        rig.settle()
-        #expect(device.take() == Self.forwardedResponse)
+        Self.oneRequest(rig, device, origin)
         let line = try #require(rig.environment.requests.first)
         #expect(line.status == 200 && line.method == "GET")
         #expect(line.url == "https://api.example.com/v1/items")
@@ -147,12 +153,7 @@ struct InterceptPlaybookTests {
         rig.settle()
         #expect(origin.handshake == .complete && origin.version == "TLSv1")
         #expect(device.handshake == .complete)
-        device.send(Self.request)
-        rig.settle()
-        #expect(origin.take() == Self.forwardedRequest, "the device's request is seen and relayed")
-        origin.send(Self.response)
-        rig.settle()
-        #expect(device.take() == Self.forwardedResponse)
+        Self.oneRequest(rig, device, origin)
         #expect(rig.environment.requests.count == 1)
         device.closeNotify()
         client.peerEnds()
