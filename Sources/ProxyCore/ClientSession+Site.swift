@@ -73,15 +73,12 @@ extension ClientSession {
         // The next request is read on a later turn of the loop, not from here: a thousand
         // pipelined requests must not become a thousand nested calls.
         awaitHead(.nextRequest, readingBuffered: false)
+        guard case .head = reader else { return }
         if client.pendingOutputBytes > Self.pageBacklog {
             // Answers pile up unread: read nothing more until they are taken.
             client.setReading(false)
-            client.setDrainedMark(0)
-            client.onDrained = { [unowned self] _ in
-                client.onDrained = nil
-                client.setReading(true)
-                if client.availableBytes > 0 { client.noteReadable() }
-            }
+            reader = .backlogged
+            awaitClientDrained(to: 0)
         } else if client.availableBytes > 0 {
             client.noteReadable()
         }
@@ -128,7 +125,7 @@ extension ClientSession {
             let tls = try? SiteTLSConnection(
                 session: self, site: site, serverName: serverName, connectHost: connectHost, arrival: arrival)
         else { return finish() }
-        siteConnection = tls
+        reader = .site(tls)
         tls.start()
     }
 }

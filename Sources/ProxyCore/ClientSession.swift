@@ -30,28 +30,23 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
 
     /// The record of the request or tunnel in progress; written to the log when it ends.
     var record: ConnectionRecord?
-    /// The current request head, read within the head timeout of its first byte (an idle keep-alive
-    /// client, with no byte of one, just goes away).
-    private var headReader: HeadReader
+    /// Who handles the client's bytes now (``ClientReader``): the client's callbacks, set once in
+    /// ``start()``, dispatch on it. Set only by the session's own files, where it hands the client on.
+    var reader = ClientReader.none
     /// Watches a tunnel, an exchange or a keep-alive client for the idle timeout; made on first use.
     private var idleTimer: (any IdleWatch)?
     /// The client half-closed: what it has sent is answered, then the connection closes.
     var clientEnded = false
     private var finished = false
-    /// Answered and half-closed, dropping what the client still sends (``linger()``).
-    private var lingering = false
 
     /// The CONNECT in progress: the last thing a session does.
-    var tunnel: ConnectTunnel?
-    /// TLS to the proxy's own pages (a CONNECT to the onboarding host, or TLS straight to the
-    /// listener): also the last thing a session does.
-    var siteConnection: SiteTLSConnection?
+    var tunnel: ConnectTunnel? { if case .tunnel(let tunnel) = reader { tunnel } else { nil } }
     /// The proxy's address as this client reached it (the listener's, or the interface's for a
     /// wildcard listener): what the onboarding pages and PAC file tell the device to use.
     var localAddress: () -> SocketAddress? = { nil }
 
     // The plain-HTTP path's state.
-    var exchange: PlainHTTPExchange?
+    var exchange: PlainHTTPExchange? { if case .exchange(let exchange) = reader { exchange } else { nil } }
     /// An origin connection kept open after a keep-alive exchange, for the client's next request.
     var idleOrigin: IdleOrigin?
     /// The upstream or origin connection being opened, cancelled if the session ends first.
@@ -72,13 +67,15 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         let settings = environment.settings
         self.settings = settings
         clientAddress = address?.description ?? peer
-        headReader = HeadReader(origin: Self.headOrigin, limit: settings.headTimeout)
         destinations = DestinationRules(
             client: address, allowedDestinations: settings.allowedDestinations,
             listeners: environment.listeningAddresses)
     }
 
     func start() {
+        // The one place the client's callbacks are set: who handles them is ``reader``.
+        client.onReadable = { [unowned self] _ in clientReadable() }
+        client.onEvent = { [unowned self] _, event in clientEvent(event) }
         guard allowed else {
             // Refused before anything is read: the proxy takes no request from a client it does
             // not serve, so the line's method and host are "-".
@@ -98,6 +95,63 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         awaitHead(.firstRequest)
     }
 
+    // MARK: - Who reads the client
+
+    /// The client's bytes go to whoever ``reader`` says.
+    private func clientReadable() {
+        switch reader {
+        case .head: readHead()
+        case .exchange(let exchange): exchange.clientReadable()
+        case .tunnel(let tunnel): tunnel.clientReadable()
+        case .site(let site): site.clientReadable()
+        case .lingering: dropLingering()
+        case .none, .backlogged, .closing: return  // Left in the input, unread.
+        }
+    }
+
+    private func clientEvent(_ event: StreamEvent) {
+        switch reader {
+        case .head(let headReader): headEvent(event, started: headReader.hasStarted)
+        case .backlogged: headEvent(event, started: false)
+        case .exchange(let exchange): exchange.clientEvent(event)
+        case .tunnel(let tunnel): tunnel.clientEvent(event)
+        case .site(let site): site.clientEvent(event)
+        case .none:
+            // Whoever reads next acts on the end; nothing else can wait.
+            if event == .endOfStream { clientEnded = true } else { finish() }
+        case .closing:
+            // A client that half-closed after its request still reads the answer.
+            if event != .endOfStream { finish() }
+        case .lingering:
+            finish()  // The client's close, a read timeout or an error: done.
+        }
+    }
+
+    /// Runs ``clientDrained()`` once the client's output falls to `mark` bytes, for the current reader.
+    ///
+    /// The client's drained callback is set only while a drain is awaited, and always to the same
+    /// dispatch: a stream with one set reports every write that empties its output.
+    func awaitClientDrained(to mark: Int) {
+        client.onDrained = { [unowned self] _ in clientDrained() }
+        client.setDrainedMark(mark)
+    }
+
+    private func clientDrained() {
+        client.onDrained = nil
+        switch reader {
+        case .closing(let lingering): flushed(lingering: lingering)
+        case .backlogged:
+            // The answers are taken: the next head is read, as after any page.
+            reader = .head(newHeadReader)
+            client.setReading(true)
+            if client.availableBytes > 0 { client.noteReadable() }
+        case .exchange(let exchange): exchange.clientDrained()
+        case .tunnel(let tunnel): tunnel.clientDrained()
+        case .site(let site): site.clientDrained()
+        case .none, .head, .lingering: return  // Asked for by a reader since replaced.
+        }
+    }
+
     // MARK: - Request heads
 
     /// Which request head a session waits for.
@@ -114,31 +168,13 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
     /// - Parameter readingBuffered: false to leave buffered bytes for a later turn of the loop
     ///   (after a page answered at once, so pipelined requests do not recurse).
     func awaitHead(_ wait: HeadWait, readingBuffered: Bool = true) {
-        headReader.reset()
+        reader = .head(newHeadReader)
         switch wait {
         case .firstRequest:
             client.setTimeouts(read: settings.headTimeout, write: settings.headTimeout)
         case .nextRequest:
             client.setTimeouts(read: nil, write: nil)
             watchIdle([client]) { [unowned self] _ in finish() }
-        }
-        client.onReadable = { [unowned self] _ in readHead() }
-        client.onEvent = { [unowned self] _, event in
-            if event == .timeout, headReader.hasStarted {
-                requestTimedOut()
-            } else if event == .endOfStream, !headReader.hasStarted,
-                client.pendingOutputBytes > 0 || client.availableBytes > 0
-            {
-                // A client that half-closed after pipelined requests still gets every answer.
-                clientEnded = true
-                if client.availableBytes > 0 {
-                    client.noteReadable()
-                } else {
-                    closeAfterFlush(within: settings.idleTimeout)
-                }
-            } else {
-                finish()
-            }
         }
         if readingBuffered, client.availableBytes > 0 { readHead() }
         // A buffered head was complete and is being handled, or was answered and the session ended.
@@ -148,9 +184,14 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         client.setReading(true)
     }
 
+    /// A reader for the next head, within the head timeout of its first byte (an idle keep-alive
+    /// client, with no byte of one, just goes away).
+    private var newHeadReader: HeadReader { HeadReader(origin: Self.headOrigin, limit: settings.headTimeout) }
+
     /// Feeds buffered bytes to the head parser; what follows a complete head stays buffered for the
     /// body, the tunnel or the next request.
     private func readHead() {
+        guard case .head(var headReader) = reader else { return }
         if !headReader.hasStarted, client.availableBytes > 0 {
             // A TLS record where a request should start: a browser opened https:// on the
             // listener's own address (iOS fetches a PAC URL over HTTPS first).
@@ -159,7 +200,9 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
             }
             idleTimer?.stop()  // The head deadline takes over from the keep-alive wait.
         }
-        switch headReader.read(from: client, now: { [clock] in clock.monotonicMilliseconds }) {
+        let step = headReader.read(from: client, now: { [clock] in clock.monotonicMilliseconds })
+        reader = .head(headReader)
+        switch step {
         case .needMore(let left):
             // The read limit is what is left of the head's deadline, so bytes that trickle in do not
             // extend it (a per-read limit alone would restart with every byte).
@@ -175,7 +218,25 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
             respond(ProxyResponse.text(status: error.status, reason: error.statusPhrase, body: error.reason + "\n"))
         case .complete(let head, _):
             client.setReading(false)
+            reader = .none  // Until route hands the client on.
             route(head)
+        }
+    }
+
+    /// An event while a head is awaited (`started`: a byte of it is in).
+    private func headEvent(_ event: StreamEvent, started: Bool) {
+        if event == .timeout, started {
+            requestTimedOut()
+        } else if event == .endOfStream, !started, client.pendingOutputBytes > 0 || client.availableBytes > 0 {
+            // A client that half-closed after pipelined requests still gets every answer.
+            clientEnded = true
+            if client.availableBytes > 0 {
+                client.noteReadable()
+            } else {
+                closeAfterFlush(within: settings.idleTimeout)
+            }
+        } else {
+            finish()
         }
     }
 
@@ -237,7 +298,8 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
                 ProxyResponse.text(status: 400, reason: "Bad Request", body: "\(host) is not a host: \(error)\n"))
         }
         let tunnel = ConnectTunnel(owner: self, host: host, port: port, requirements: requirements)
-        self.tunnel = tunnel
+        // The tunnel handles the client from here: its end before the 200 is the tunnel's to act on.
+        reader = .tunnel(tunnel)
         tunnel.start()
     }
 
@@ -333,7 +395,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         record?.upstreamAddress = address.description
         let exchange = PlainHTTPExchange(
             owner: self, origin: origin, address: address, key: key, head: head, requestFraming: framing)
-        self.exchange = exchange
+        reader = .exchange(exchange)
         exchange.start()
     }
 
@@ -350,7 +412,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
     /// The exchange ended: what it moved goes into the record, then the session acts on how it ended.
     func exchangeEnded(_ exchange: PlainHTTPExchange, _ ending: ExchangeEnding) {
         guard self.exchange === exchange else { return }
-        self.exchange = nil
+        reader = .none  // Until the session reads the next head, or closes.
         record?.bytesUp += exchange.tally.bytesUp
         record?.bytesDown += exchange.tally.bytesDown
         if let status = exchange.tally.status { record?.status = status }
@@ -434,16 +496,16 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         idleTimer?.stop()
         client.setTimeouts(read: nil, write: limit)
         client.setReading(false)
-        client.onReadable = nil
-        let done = { [unowned self] in lingering ? linger() : finish() }
-        guard client.pendingOutputBytes > 0 else { return done() }
-        client.setDrainedMark(0)
-        client.onDrained = { _ in done() }
         // A client that half-closed after its request still reads the answer: only a real error or
-        // a timeout ends the session before the response is written.
-        client.onEvent = { [unowned self] _, event in
-            if event != .endOfStream { finish() }
-        }
+        // a timeout ends the session before the response is written (``clientEvent(_:)``).
+        reader = .closing(lingering: lingering)
+        guard client.pendingOutputBytes > 0 else { return flushed(lingering: lingering) }
+        awaitClientDrained(to: 0)
+    }
+
+    /// The answer is written: close, or linger.
+    private func flushed(lingering: Bool) {
+        if lingering { linger() } else { finish() }
     }
 
     /// Ends a connection the proxy answered while the client may still be sending (a head too
@@ -453,22 +515,22 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
     /// §9.6; nginx's lingering_close). The log line is written first: the lingering is not the
     /// request's.
     private func linger() {
-        lingering = true
+        // The client's close, a read timeout or an error then ends it (``clientEvent(_:)``).
+        reader = .lingering(deadline: clock.monotonicMilliseconds + Self.lingerLimit.milliseconds, dropped: 0)
         writeRecord()
         client.shutdownWrite()
         client.discardInput(client.availableBytes)
-        let deadline = environment.clock.monotonicMilliseconds + Self.lingerLimit.milliseconds
-        var dropped = 0
         client.setTimeouts(read: Self.lingerReadLimit, write: nil)
-        client.onDrained = nil
-        client.onReadable = { [unowned self] stream in
-            dropped += stream.availableBytes
-            stream.discardInput(stream.availableBytes)
-            if dropped > Self.lingerByteLimit || environment.clock.monotonicMilliseconds >= deadline { finish() }
-        }
-        // The client's close, a read timeout or an error: done.
-        client.onEvent = { [unowned self] _, _ in finish() }
         client.setReading(true)
+    }
+
+    /// Drops what a lingering client sent, up to the limits.
+    private func dropLingering() {
+        guard case .lingering(let deadline, var dropped) = reader else { return }
+        dropped += client.availableBytes
+        client.discardInput(client.availableBytes)
+        reader = .lingering(deadline: deadline, dropped: dropped)
+        if dropped > Self.lingerByteLimit || clock.monotonicMilliseconds >= deadline { finish() }
     }
 
     /// How long a lingering close waits in all, for one read, and how much it drops, at most.
@@ -551,8 +613,12 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
     /// A graceful stop began: a client between requests goes now; one in the middle of a request
     /// or tunnel finishes it, then goes (``exchangeFinished(keepClient:keepOrigin:)`` checks).
     func drain() {
-        if lingering { return finish() }
-        guard record == nil, exchange == nil, !headReader.hasStarted else { return }
+        switch reader {
+        case .lingering: return finish()
+        case .head(let headReader) where headReader.hasStarted: return
+        default: break
+        }
+        guard record == nil, exchange == nil else { return }
         finish()
     }
 
@@ -570,7 +636,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
     /// the session then writes of the end (a denial, a shutdown) comes after, so it has the last word.
     private func endTunnel() {
         guard let tunnel else { return }
-        self.tunnel = nil
+        reader = .none
         tunnel.close()
         record?.fold(tunnel.findings)
     }
@@ -580,13 +646,13 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         finished = true
         idleTimer?.stop()
         endTunnel()
-        siteConnection?.close()
-        siteConnection = nil
+        let last = reader
+        reader = .none
+        if case .site(let site) = last { site.close() }
         writeRecord()
         originDial?.cancel()
         originDial = nil
-        exchange?.origin.close()
-        exchange = nil
+        if case .exchange(let exchange) = last { exchange.origin.close() }
         idleOrigin?.connection.close()
         idleOrigin = nil
         client.close()

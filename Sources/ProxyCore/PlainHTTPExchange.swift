@@ -7,10 +7,12 @@ import ProxyWire
 /// form, hop-by-hop fields gone, `Via` added), its body streamed as it arrives, and the response
 /// streamed back the same way, both with backpressure. Loop-confined; owned by its session.
 ///
-/// The client and origin connections stay the session's; the exchange borrows their callbacks until
-/// it ends, and says so once, with how (``ExchangeEnding``), through ``ExchangeOwner``: the only
-/// part of the session it sees. What it moved is in ``tally``, which the session logs.
-final class PlainHTTPExchange {
+/// The client and origin connections stay the session's. The exchange borrows the origin's
+/// callbacks until it ends; the client's stay its owner's, which hands them on to the exchange
+/// (``ClientBytesHandler``) from its start until it ends. It says once how it ended
+/// (``ExchangeEnding``), through ``ExchangeOwner``: the only part of the session it sees. What it
+/// moved is in ``tally``, which the session logs.
+final class PlainHTTPExchange: ClientBytesHandler {
     let origin: any ByteStream
     /// The address `origin` reached.
     let address: SocketAddress
@@ -65,8 +67,6 @@ final class PlainHTTPExchange {
         origin.onReadable = { [weak self] _ in self?.originReadable() }
         origin.onEvent = { [weak self] _, event in self?.originEvent(event) }
         origin.onDrained = nil
-        client.onEvent = { [weak self] _, event in self?.clientEvent(event) }
-        client.onReadable = { [weak self] _ in self?.pumpRequestBody() }
         sendRequest()
     }
 
@@ -87,6 +87,9 @@ final class PlainHTTPExchange {
         pumpRequestBody()
         if !requestBody.isFinished { client.setReading(true) }
     }
+
+    /// The request body's bytes.
+    func clientReadable() { pumpRequestBody() }
 
     private func pumpRequestBody() {
         while !requestBody.isFinished, client.availableBytes > 0 {
@@ -238,7 +241,14 @@ final class PlainHTTPExchange {
             origin.setReading(false)
             return finishIfDone()
         }
-        Backpressure.apply(source: origin, target: client) { [weak self] in !(self?.responseBody?.isFinished ?? true) }
+        // Resumed from ``clientDrained()``: the client's callbacks are the owner's.
+        if Backpressure.pausesReading(of: origin, for: client) { owner.awaitClientDrained(to: Backpressure.resumeMark) }
+    }
+
+    /// The client took enough of the response: the origin is read again, unless the body is done.
+    func clientDrained() {
+        client.setDrainedMark(0)
+        if responseBody?.isFinished == false { origin.setReading(true) }
     }
 
     // MARK: - Events
@@ -279,7 +289,7 @@ final class PlainHTTPExchange {
         end(responseStarted ? .aborted(reason: reason) : .failedBeforeResponse(status: 502, reason: reason))
     }
 
-    private func clientEvent(_ event: StreamEvent) {
+    func clientEvent(_ event: StreamEvent) {
         guard event == .endOfStream, requestBody.isFinished else {
             return end(
                 .aborted(reason: FailureReason(.clientClosed, "the client went away before the exchange was over")))
@@ -371,6 +381,8 @@ protocol ExchangeOwner: AnyObject {
     /// Whether the client half-closed (it may still read the answers to what it sent).
     var clientEnded: Bool { get }
     func clientHalfClosed()
+    /// Calls the exchange's ``ClientBytesHandler/clientDrained()`` once the client's output falls to `mark`.
+    func awaitClientDrained(to mark: Int)
     func watchIdle(_ streams: [any ByteStream], onIdle: @escaping (IdleTimer.Ending) -> Void)
     func closedReason(_ ending: IdleTimer.Ending) -> FailureReason
     /// Called once, when the exchange ends.

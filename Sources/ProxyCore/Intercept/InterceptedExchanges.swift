@@ -188,6 +188,10 @@ final class InterceptedExchanges: ExchangeOwner {
             head: head, requestFraming: framing, originIsDedicated: true,
             relaysUpgrades: true)
         self.exchange = exchange
+        // The device's bytes and events are the exchange's until it ends (the session's own
+        // stream is the TLS transport under ``device``, whose callbacks ``device`` holds).
+        device.onReadable = { [weak exchange] _ in exchange?.clientReadable() }
+        device.onEvent = { [weak exchange] _, event in exchange?.clientEvent(event) }
         exchange.start()
     }
 
@@ -200,6 +204,14 @@ final class InterceptedExchanges: ExchangeOwner {
     }
 
     func closedReason(_ ending: IdleTimer.Ending) -> FailureReason { owner.closedReason(ending) }
+
+    func awaitClientDrained(to mark: Int) {
+        device.onDrained = { [weak self] device in
+            device.onDrained = nil
+            self?.exchange?.clientDrained()
+        }
+        device.setDrainedMark(mark)
+    }
 
     func exchangeEnded(_ exchange: PlainHTTPExchange, _ ending: ExchangeEnding) {
         guard self.exchange === exchange else { return }

@@ -307,19 +307,31 @@ final class InterceptedTunnel {
             state = .done
             return owner.finish()
         }
+        // From here the client's bytes and events, which the session hands on through the
+        // tunnel, drive the handshake (``clientReadable()``, ``clientEvent(_:)``).
         state = .deviceHandshake(device: device, origin: origin, blocked: blocked)
         client.setTimeouts(read: nil, write: nil)
-        client.onReadable = { [unowned self] _ in advanceDevice() }
-        client.onEvent = { [unowned self] _, event in
-            switch event {
-            case .endOfStream: advanceDevice()
-            case .connected: break
-            case .error: deviceHandshakeFailed(.reset(event.description))
-            case .timeout: deviceHandshakeFailed(.timedOut)
-            }
-        }
         client.setReading(true)
         advanceDevice()
+    }
+
+    /// Whether the client's events are this type's: while the device's handshake is under way
+    /// (before it, they are the tunnel's; after it, the ``TLSByteStream``'s).
+    var handlesClientEvents: Bool {
+        if case .deviceHandshake = state { true } else { false }
+    }
+
+    /// The device's bytes, through its tunnel: the handshake goes on.
+    func clientReadable() { advanceDevice() }
+
+    /// The device's end, failure or timeout during its handshake.
+    func clientEvent(_ event: StreamEvent) {
+        switch event {
+        case .endOfStream: advanceDevice()
+        case .connected: break
+        case .error: deviceHandshakeFailed(.reset(event.description))
+        case .timeout: deviceHandshakeFailed(.timedOut)
+        }
     }
 
     private func advanceDevice() {

@@ -6,8 +6,9 @@ import TLSInspection
 /// TLS from a client to the proxy's own pages: the handshake with a leaf minted by the proxy's CA,
 /// then a ``SiteConnection`` over the session's plaintext. The handshake must finish within the
 /// head timeout. Loop-confined; owned by its ``ClientSession``, which ends when the pages'
-/// connection closes.
-final class SiteTLSConnection {
+/// connection closes, and which hands it the client's callbacks (``ClientReader/site(_:)``) until
+/// the ``TLSByteStream`` over the client takes them.
+final class SiteTLSConnection: ClientBytesHandler {
     enum State {
         case handshake(TLSStream)
         case serving(SiteConnection)
@@ -37,13 +38,18 @@ final class SiteTLSConnection {
     func start() {
         let client = session.client
         client.setTimeouts(read: session.settings.headTimeout, write: session.settings.headTimeout)
-        client.onReadable = { [unowned self] _ in advance() }
-        client.onEvent = { [unowned self] _, event in
-            if event == .endOfStream { advance() } else { session.finish() }
-        }
         client.setReading(true)
         advance()
     }
+
+    func clientReadable() { advance() }
+
+    func clientEvent(_ event: StreamEvent) {
+        if event == .endOfStream { advance() } else { session.finish() }
+    }
+
+    /// Nothing waits for the client's output during the handshake.
+    func clientDrained() {}
 
     private func advance() {
         guard case .handshake(let tls) = state else { return }

@@ -23,8 +23,6 @@ extension ConnectTunnel {
         // the cleartext rule judges a server that speaks first at once (``upstreamSpokeFirst(_:)``).
         upstream.setReading(judgesServerFirstBytes)
         state = .classifying(upstream: upstream)
-        client.onReadable = { [unowned self] _ in clientBytesArrived() }
-        client.onEvent = { [unowned self] _, event in clientEvent(event) }
         client.setReading(true)
         // Bytes sent right behind the CONNECT head are already buffered.
         if client.availableBytes > 0 { classifyHeldBytes() }
@@ -59,14 +57,6 @@ extension ConnectTunnel {
         findings.verdict = verdict
         findings.action = .allowed
         startRelaying(upstream)
-    }
-
-    private func clientBytesArrived() {
-        switch state {
-        case .classifying: classifyHeldBytes()
-        case .relaying: relayUp()
-        default: return
-        }
     }
 
     func classifyHeldBytes() {

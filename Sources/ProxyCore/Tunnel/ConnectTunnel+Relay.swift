@@ -22,12 +22,12 @@ extension ConnectTunnel {
         }
         if !inspection.clientEnded { client.setReading(true) }
         relayUp()
-        if inspection.clientEnded { forwardEnd(to: upstream) }
+        if inspection.clientEnded { forwardEnd(toUpstream: upstream) }
         // The device's bytes are judged: the server may speak now, and what it already sent goes
         // first, then its end if it has ended.
         if !inspection.upstreamEnded { upstream.setReading(true) }
         if upstream.availableBytes > 0 { relayDown() }
-        if inspection.upstreamEnded, case .relaying = state { forwardEnd(to: client) }
+        if inspection.upstreamEnded, case .relaying = state { forwardEndToClient() }
     }
 
     func relayUp() {
@@ -56,7 +56,10 @@ extension ConnectTunnel {
         }
         findings.bytesDown += Int64(upstream.availableBytes)
         upstream.moveInput(to: client)
-        Backpressure.apply(source: upstream, target: client) { [unowned self] in !inspection.upstreamEnded }
+        // Resumed from ``clientDrained()``: the client's callbacks are the session's.
+        if Backpressure.pausesReading(of: upstream, for: client) {
+            owner.awaitClientDrained(to: Backpressure.resumeMark)
+        }
         spliceOnceJudged(upstream)
     }
 
@@ -96,9 +99,34 @@ extension ConnectTunnel {
         relay.close()
     }
 
+    // MARK: - The client, as the session hands it on
+
+    /// The device's bytes: held for classifying, relayed, or intercept mode's handshake.
+    func clientReadable() {
+        switch state {
+        case .classifying: classifyHeldBytes()
+        case .relaying: relayUp()
+        case .intercepting(let intercepted): intercepted.clientReadable()
+        default: return  // Not read until the tunnel is judged or the upstream open.
+        }
+    }
+
+    /// The client's output drained to the mark asked for: in a relaying tunnel, either the
+    /// backpressure on the upstream is lifted, or (once the server has ended) its end is passed on.
+    func clientDrained() {
+        guard case .relaying(let upstream) = state else { return }
+        if inspection.upstreamEnded { return halfClose(client) }
+        client.setDrainedMark(0)
+        upstream.setReading(true)
+    }
+
     // MARK: - Ends
 
     func clientEvent(_ event: StreamEvent) {
+        // During intercept mode's handshake with the device, its events are the handshake's.
+        if case .intercepting(let intercepted) = state, intercepted.handlesClientEvents {
+            return intercepted.clientEvent(event)
+        }
         // Only the device's deadline for its first bytes sets a limit on the client here.
         if event == .timeout, case .classifying = state { return firstBytesTimedOut() }
         guard event == .endOfStream else { return owner.finish() }
@@ -106,7 +134,7 @@ extension ConnectTunnel {
         client.setReading(false)
         switch state {
         case .classifying: classifyHeldBytes()
-        case .relaying(let upstream): forwardEnd(to: upstream)
+        case .relaying(let upstream): forwardEnd(toUpstream: upstream)
         default: return  // The end is forwarded when relaying starts.
         }
     }
@@ -127,18 +155,25 @@ extension ConnectTunnel {
         // Before the device's bytes are judged, the server's end waits like its bytes: it is passed
         // on after them, once relaying starts.
         guard case .relaying = state else { return }
-        forwardEnd(to: client)
+        forwardEndToClient()
     }
 
-    /// Half-closes `target` once what is queued for it is written; the session ends when both
+    /// Half-closes the upstream once what is queued for it is written; the session ends when both
     /// directions have ended and everything is delivered.
-    private func forwardEnd(to target: any ByteStream) {
-        guard target.pendingOutputBytes > 0 else { return halfClose(target) }
-        target.setDrainedMark(0)
-        target.onDrained = { [unowned self] target in
-            target.onDrained = nil
-            halfClose(target)
+    private func forwardEnd(toUpstream upstream: any ByteStream) {
+        guard upstream.pendingOutputBytes > 0 else { return halfClose(upstream) }
+        upstream.setDrainedMark(0)
+        upstream.onDrained = { [unowned self] upstream in
+            upstream.onDrained = nil
+            halfClose(upstream)
         }
+    }
+
+    /// The server's end, passed on to the device once what is queued for it is written (then
+    /// ``clientDrained()`` half-closes it).
+    private func forwardEndToClient() {
+        guard client.pendingOutputBytes > 0 else { return halfClose(client) }
+        owner.awaitClientDrained(to: 0)
     }
 
     /// Sends `target` our end, or, when that was the tunnel's last open direction, ends the session:

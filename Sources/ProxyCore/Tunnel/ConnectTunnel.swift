@@ -11,10 +11,11 @@ import TLSInspection
 /// backpressure and half-closes (``ConnectTunnel+Relay``).
 ///
 /// Each phase holds its own data (``State``): the upstream exists only in the phases that have one,
-/// so no phase can reach a connection it does not hold. The session owns the client stream, the
-/// log record and the responses; the tunnel is the last thing a session does, so it ends the
+/// so no phase can reach a connection it does not hold. The session owns the client stream (and
+/// its callbacks, which it hands on to the tunnel from the CONNECT's head on: ``ClientBytesHandler``),
+/// the log record and the responses; the tunnel is the last thing a session does, so it ends the
 /// session when it ends. Loop-confined.
-final class ConnectTunnel {
+final class ConnectTunnel: ClientBytesHandler {
     /// Where the tunnel is, with what that phase needs.
     enum State {
         /// The verdict for the CONNECT's host is being looked up or probed; `early`: the tunnel's own

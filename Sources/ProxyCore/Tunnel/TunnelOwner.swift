@@ -7,7 +7,8 @@ import TLSInspection
 /// ``ExchangeOwner`` is for a plain-HTTP exchange. The tunnel keeps what it finds in its own
 /// ``TunnelFindings``; the session folds them into the log record. ``ClientSession`` is the owner.
 protocol TunnelOwner: AnyObject {
-    /// The device's connection (the session owns it; the tunnel reads and writes it).
+    /// The device's connection (the session owns it and its callbacks, which reach the tunnel as
+    /// a ``ClientBytesHandler``; the tunnel reads and writes it).
     var client: any ByteStream { get }
     /// The settings the session started with.
     var settings: ProxySettings { get }
@@ -40,6 +41,8 @@ protocol TunnelOwner: AnyObject {
     /// The tunnel is judged and relays: the live view may show it (with the findings so far).
     func tunnelOpened()
 
+    /// Calls the tunnel's ``ClientBytesHandler/clientDrained()`` once the client's output falls to `mark`.
+    func awaitClientDrained(to mark: Int)
     /// Watches `connections` for the idle and stall timeouts.
     func watchIdle(_ connections: [any ByteStream], onIdle: @escaping (IdleTimer.Ending) -> Void)
     /// Why an idle or stalled tunnel was closed.
