@@ -236,15 +236,15 @@ struct DiagnoseCommandTests {
             }
             guard let upstream = connectLoopback(port: backendPort) else { return }
             defer { close(upstream) }
-            let done = Atomic<Bool>(false)
+            let done = DispatchSemaphore(value: 0)
             Thread.detachNewThread {
                 relay(from: upstream, to: client)
-                done.store(true, ordering: .relaxed)
                 shutdown(client, Int32(SHUT_RDWR))
+                done.signal()
             }
             relay(from: client, to: upstream)
             shutdown(upstream, Int32(SHUT_WR))
-            while !done.load(ordering: .relaxed) { usleep(1_000) }
+            done.wait()
         }
         let result = backend.diagnose(["--json", "--no-survey"], url: "https://\(DiagnosedServer.host):\(front.port)/")
         withExtendedLifetime(backend.server) {}

@@ -146,6 +146,8 @@ struct DaemonProcessTests {
         let early = receiveAvailable(waiting, wait: 0.5).map { String(decoding: $0, as: UTF8.self) }
         #expect(early == nil, "answered while out of descriptors: \(early ?? "")")
 
+        // Nothing happening is the point: the CPU the daemon uses over 1.5 s of waiting, which stays
+        // a sleep (a busy machine only gives a spinning daemon less of the core, and a quiet one none).
         let before = daemon.cpuSeconds
         Thread.sleep(forTimeInterval: 1.5)
         let spent = daemon.cpuSeconds - before
@@ -221,7 +223,9 @@ struct DaemonProcessTests {
         #expect(
             warm.map { $0.split(separator: " ").prefix(4).joined(separator: " ") } == ["0 0 000 200", "1 0 200 200"])
         #expect(daemon.logLines(atLeast: 2).count == 2)
-        Thread.sleep(forTimeInterval: 0.3)
+        // Counted once the warm-up's connections have ended (`stats` answers only after its own
+        // connection is closed on the daemon's side, as atsproxyctl reads to the end).
+        #expect(daemon.awaitNoOpenConnections(), "the warm-up's connections never ended")
         let before = daemon.openDescriptors
         for round in 0..<5 {
             let fetched = try curl([

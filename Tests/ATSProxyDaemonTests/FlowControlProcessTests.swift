@@ -28,13 +28,15 @@ struct FlowControlProcessTests {
     /// A counter shared between a test and the threads that move its bytes.
     final class Progress: Sendable {
         private let bytes = Locked(0)
-        private let resumed = Locked(false)
+        private let resumed = DispatchSemaphore(value: 0)
         private let verified = Locked<Int?>(nil)
 
         var count: Int { bytes.withLock { $0 } }
         func set(_ value: Int) { bytes.withLock { $0 = value } }
-        var isResumed: Bool { resumed.withLock { $0 } }
-        func resume() { resumed.withLock { $0 = true } }
+        func resume() { resumed.signal() }
+        /// Blocks until ``resume()`` (at most `timeout` seconds: a test that failed before it must
+        /// not hold the thread for ever).
+        func awaitResume(timeout: Double = 120) { _ = resumed.wait(timeout: .now() + timeout) }
         /// How many bytes the receiving end checked against the pattern, once it is done.
         var verifiedCount: Int? { verified.withLock { $0 } }
         func finish(verified count: Int) { verified.withLock { $0 = count } }
@@ -56,7 +58,7 @@ struct FlowControlProcessTests {
                 pattern.send(offered, to: descriptor) { progress.set($0) }
                 return
             }
-            while !progress.isResumed { Thread.sleep(forTimeInterval: 0.01) }
+            progress.awaitResume()
             var checked = 0
             if rest.withUnsafeBytes({ pattern.matches($0, at: 0) }) { checked = rest.count }
             if checked == rest.count {
@@ -107,7 +109,10 @@ struct FlowControlProcessTests {
     }
 
     /// Waits until `progress` stops growing (the writer is blocked) and returns where it stopped:
-    /// two readings a second apart that agree. Nil when it is still moving after 20 s.
+    /// two readings a second apart that agree. Nil when it is still moving after 20 s. The seconds
+    /// are the definition of "stopped": a writer blocked in send(2) says so nowhere else. A machine
+    /// too slow to move a byte for a second makes the plateau early and lower, which the bounds
+    /// the tests check (well under what was offered, memory bounded) still hold for.
     static func plateau(of progress: Progress) -> Int? {
         Thread.sleep(forTimeInterval: 1)
         var last = progress.count
@@ -120,14 +125,10 @@ struct FlowControlProcessTests {
         return nil
     }
 
-    /// Whether the upstream's count reaches `total` within 30 s (its writer thread counts after each
+    /// Whether the upstream's count reaches `total` (its writer thread counts after each
     /// send returns).
     static func reaches(_ progress: Progress, _ total: Int) -> Bool {
-        for _ in 0..<3000 {
-            if progress.count >= total { return true }
-            usleep(10_000)
-        }
-        return progress.count >= total
+        eventually(interval: 0.01) { progress.count >= total }
     }
 
     /// One small exchange, so the daemon's memory is measured after its first connection's

@@ -51,12 +51,10 @@ struct HandshakeDeadlineProcessTests {
                 answers.withLock { $0.append(String(head.prefix(40))) }
             }
         }
-        // While they wait: sample the daemon's threads.
-        for _ in 0..<10 {
+        // While they wait: sample the daemon's threads every 100 ms until every CONNECT is answered.
+        repeat {
             if let count = Self.threads(of: daemon.process) { peak.max(count, ordering: .relaxed) }
-            usleep(100_000)
-        }
-        group.wait()
+        } while group.wait(timeout: .now() + 0.1) == .timedOut
         let heads = answers.withLock { $0 }
         #expect(heads.count == 60)
         #expect(heads.allSatisfy { $0.hasPrefix("HTTP/1.1 504 Gateway Timeout") }, "\(Set(heads))")

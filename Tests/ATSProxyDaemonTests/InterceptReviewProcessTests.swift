@@ -8,8 +8,10 @@ import Testing
 @Suite("Intercept mode, scripted clients", .startsProcesses(timeLimit: .seconds(60)))
 struct InterceptReviewProcessTests {
     /// Connects through `daemon` to `host:port`, trusting the interception CA, writes `pieces` one
-    /// TLS record each 0.3 s apart ("@sleep S": a pause of S seconds instead), and reads until the session ends: the output starts with
-    /// "END clean", "END truncated" or "END timeout" (10 s of silence), then what was read.
+    /// TLS record each 0.3 s apart (the scenario: a device that writes its request in pieces), and
+    /// reads until the session ends: the output starts with "END clean", "END truncated" or
+    /// "END timeout" (10 s of silence), then what was read. A piece "@end" reads until the session
+    /// ends there, prints the same, and goes on with the next pieces (a send that fails ends them).
     /// (With no daemon, straight to the server at 127.0.0.1:`port`, trusting the test root.)
     static func scriptedClient(
         _ fixture: InterceptFixture, _ daemon: DaemonProcess?, host: String, port: UInt16, _ pieces: [String]
@@ -38,25 +40,35 @@ struct InterceptReviewProcessTests {
         context = ssl.create_default_context(cafile=cafile)
         context.options &= ~ssl.OP_IGNORE_UNEXPECTED_EOF  # A truncation is an error, told apart from close_notify.
         tls = context.wrap_socket(raw, server_hostname=host, suppress_ragged_eofs=False)
+
+        def read_to_end():
+            data = b""
+            try:
+                while True:
+                    chunk = tls.recv(65536)
+                    if not chunk:
+                        print("END clean")
+                        break
+                    data += chunk
+            except (ssl.SSLEOFError, ssl.SSLError) as error:
+                print("END truncated" if "EOF" in str(error) else f"END error {error}")
+            except socket.timeout:
+                print("END timeout")
+            except OSError as error:
+                print(f"END error {error}")
+            sys.stdout.write(data.decode("latin-1"))
+
         for piece in sys.argv[5:]:
-            if piece.startswith("@sleep "):
-                time.sleep(float(piece[7:]))
+            if piece == "@end":
+                read_to_end()
                 continue
-            tls.sendall(piece.replace("\\r", "\r").replace("\\n", "\n").encode())
-            time.sleep(0.3)
-        data = b""
-        try:
-            while True:
-                chunk = tls.recv(65536)
-                if not chunk:
-                    print("END clean")
-                    break
-                data += chunk
-        except (ssl.SSLEOFError, ssl.SSLError) as error:
-            print("END truncated" if "EOF" in str(error) else f"END error {error}")
-        except socket.timeout:
-            print("END timeout")
-        sys.stdout.write(data.decode("latin-1"))
+            try:
+                tls.sendall(piece.replace("\\r", "\r").replace("\\n", "\n").encode())
+            except OSError as error:
+                print(f"SEND failed {error}")
+                break
+            time.sleep(0.3)  # The scenario: the next piece comes apart, in a TLS record of its own.
+        read_to_end()
         """#
 
     @Test("a request head that comes in two TLS records, apart: answered, one request line")
@@ -114,9 +126,14 @@ struct InterceptReviewProcessTests {
             locations: "location = /short { keepalive_timeout 1s; return 200 \"short\\n\"; }")
         let daemon = try fixture.daemon()
         let request = "GET /short HTTP/1.1\\r\\nHost: \(host)\\r\\n\\r\\n"
+        // The device stays idle until its connection ends (nginx closes its side after 1 s), then
+        // sends its next request on it.
         let result = try Self.scriptedClient(
-            fixture, daemon, host: host, port: nginx.ports[0], [request, "@sleep 3", request])
+            fixture, daemon, host: host, port: nginx.ports[0], [request, "@end", request])
         #expect(result.standardOutput.contains("short"), "\(result.standardOutput) \(result.standardError)")
+        #expect(
+            !result.standardOutput.contains("END timeout"),
+            "the device's connection did not end: \(result.standardOutput)")
         #expect(!result.standardOutput.contains("502"), "\(result.standardOutput)")
         let requests = daemon.lines("request", atLeast: 1)
         #expect(requests.map { $0["status"] as? Int } == [200], "\(requests)")

@@ -10,7 +10,9 @@ import Testing
 struct LingeringCloseProcessTests {
     /// Sends `bytes` in one write, waits `pause` seconds (the answer and, without a lingering
     /// close, the reset arrive meanwhile), then reads to the end: the bytes read, and the errno
-    /// that ended the read (0 for a clean end).
+    /// that ended the read (0 for a clean end). The pause is the scenario, a client slow to read,
+    /// and stays a sleep: no event says the reset has come, since with a lingering close it never
+    /// does. A slow machine can only make it miss the bug, never fail a daemon that lingers.
     static func sendThenRead(port: UInt16, _ bytes: [UInt8], pause: Double) throws -> (answer: String, error: Int32) {
         let client = try #require(connectLoopback(port: port))
         defer { close(client) }
@@ -62,7 +64,8 @@ struct LingeringCloseProcessTests {
         defer { close(client) }
         let part = Array("GET http://example.test/ HTTP/1.1\r\n".utf8)
         _ = part.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        // Still trickling when the deadline passes: these bytes are unread when the 408 goes.
+        // Still trickling when the deadline passes: these bytes are unread when the 408 goes (the
+        // scenario: a client trickling its head, so the pauses are sleeps).
         for _ in 0..<4 {
             Thread.sleep(forTimeInterval: 0.4)
             _ = Array("X: y\r\n".utf8).withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

@@ -44,10 +44,9 @@ struct LiveViewProcessTests {
         defer { if client.isRunning { client.terminate() } }
 
         var shown: [String: Any]?
-        let deadline = Date().addingTimeInterval(5)
-        while shown == nil, Date() < deadline {
+        _ = try eventually {
             shown = Self.host(host, in: try Self.state(web))
-            if shown == nil { Thread.sleep(forTimeInterval: 0.05) }
+            return shown != nil
         }
         let row = try #require(shown, "the open tunnel to \(host) never showed")
         #expect(row["verdict"] as? String == "allowed", "\(row)")
@@ -56,8 +55,16 @@ struct LiveViewProcessTests {
         try input.fileHandleForWriting.close()
         client.waitUntilExit()
         _ = daemon.lines("connection", atLeast: 1)
-        Thread.sleep(forTimeInterval: 0.6)  // The view takes the log's lines every quarter second.
-        let after = try #require(Self.host(host, in: try Self.state(web)))
+        // The view takes the log's lines every quarter second: read it once it has taken every line
+        // the log holds and the tunnel has left its open connections.
+        let logged = daemon.logLines(atLeast: 1).count
+        var state: [String: Any] = [:]
+        #expect(
+            try eventually {
+                state = try Self.state(web)
+                return state["lines"] as? Int ?? 0 >= logged && state["open_connections"] as? Int == 0
+            }, "the view never took the log's \(logged) lines: \(state)")
+        let after = try #require(Self.host(host, in: state))
         #expect(after["connections"] as? Int == 1, "\(after)")
         #expect(daemon.terminate() == 0)
     }

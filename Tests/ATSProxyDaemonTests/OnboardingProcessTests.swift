@@ -65,8 +65,9 @@ struct OnboardingProcessTests {
             "http://atsproxy.test/status.json",
         ])
         #expect(both.status == 200)
-        // Nothing the proxy answered itself is a connection of the app's: the log stays empty.
-        Thread.sleep(forTimeInterval: 0.3)
+        // Nothing the proxy answered itself is a connection of the app's: the log stays empty. Read
+        // once every connection has ended (each writes its line, if any, before it leaves the count).
+        #expect(daemon.awaitNoOpenConnections(), "connections still open")
         #expect(daemon.logLines(atLeast: 0).isEmpty)
         #expect(daemon.terminate() == 0)
     }

@@ -219,6 +219,7 @@ struct ReloadProcessTests {
             let result = atsproxyctl("reload", "--socket", daemon.controlSocket)
             statuses.append(result.exitCode)
             if curl.isRunning, bytesDownloaded() < size { duringTransfer += 1 }
+            // The scenario: reloads spread over the download, not all at its start.
             if index < 4 { Thread.sleep(forTimeInterval: 0.3) }
         }
         #expect(statuses == [0, 1, 0, 1, 0])

@@ -1,5 +1,6 @@
 import ATSProxyCtl
 import Foundation
+import POSIX
 import TLSTestSupport
 import Testing
 
@@ -19,7 +20,7 @@ struct SiteRobustnessProcessTests {
             s = socket.create_connection(("127.0.0.1", port))
             s.sendall(("GET %s HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n" % path).encode() * count)
             if half: s.shutdown(socket.SHUT_WR)
-            time.sleep(pause)
+            time.sleep(pause)  # The scenario: a client that reads nothing for a while.
             s.settimeout(60)
             data = b""
             while data.count(b"HTTP/1.1 200 OK") < count:
@@ -73,21 +74,33 @@ struct SiteRobustnessProcessTests {
         let fixture = try InterceptFixture(names: [])
         let daemon = try fixture.daemon(intercept: false)
         let port = web ? try #require(daemon.webPort) : daemon.port
-        Thread.sleep(forTimeInterval: 0.3)
+        let path = web ? "/api/state.json" : "/status.json"
+        // The baseline once the listener has served a request, not after a guessed moment.
+        #expect(try Self.pipeline(port: port, count: 1, path: path, halfClose: false) == 1)
         let pid = daemon.process.processIdentifier
         let before = Self.residentKiB(pid)
-        let watcher = Thread {
-            Thread.sleep(forTimeInterval: 1.5)
-            let during = Self.residentKiB(pid)
-            // AddressSanitizer's quarantine keeps freed memory from reuse: its RSS says nothing here.
-            if ProcessInfo.processInfo.environment["ASAN_OPTIONS"] == nil, !threadSanitizer {
-                #expect(during - before < 40 * 1024, "RSS grew from \(before) KiB to \(during) KiB")
-            }
+        // The most RSS the daemon reaches while the client holds its answers unread and then reads
+        // them: sampled every 100 ms until the client is done, whatever the machine's pace.
+        let peak = Locked(before)
+        let done = DispatchSemaphore(value: 0)
+        let watcher = DispatchGroup()
+        watcher.enter()
+        Thread.detachNewThread {
+            repeat {
+                let now = Self.residentKiB(pid)
+                peak.withLock { $0 = max($0, now) }
+            } while done.wait(timeout: .now() + 0.1) == .timedOut
+            watcher.leave()
         }
-        watcher.start()
-        let answered = try Self.pipeline(
-            port: port, count: count, path: web ? "/api/state.json" : "/status.json", halfClose: false, pause: 2)
+        let answered = try Self.pipeline(port: port, count: count, path: path, halfClose: false, pause: 2)
+        done.signal()
+        watcher.wait()
         #expect(answered == count)
+        let during = peak.withLock { $0 }
+        // AddressSanitizer's quarantine keeps freed memory from reuse: its RSS says nothing here.
+        if ProcessInfo.processInfo.environment["ASAN_OPTIONS"] == nil, !threadSanitizer {
+            #expect(during - before < 40 * 1024, "RSS grew from \(before) KiB to \(during) KiB")
+        }
         #expect(daemon.terminate() == 0)
     }
 
@@ -105,7 +118,7 @@ struct SiteRobustnessProcessTests {
             try:
                 for byte in b"GET / HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nX-Slow: " + b"a" * 20:
                     s.sendall(bytes([byte]))
-                    time.sleep(0.5)
+                    time.sleep(0.5)  # The scenario: a head trickled in, a byte every half second.
             except OSError:
                 pass
             try:

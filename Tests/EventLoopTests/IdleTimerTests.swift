@@ -95,7 +95,7 @@ struct IdleTimerTests {
     func readsCount() throws {
         let rig = try Rig(limit: .milliseconds(300))
         for _ in 0..<10 {
-            usleep(100_000)
+            usleep(100_000)  // The scenario: bytes arriving paced, each well inside the limit.
             _ = send(rig.peer, "x", 1, Int32(MSG_NOSIGNAL))
         }
         let last = ContinuousClock.now
@@ -113,7 +113,7 @@ struct IdleTimerTests {
         var buffer = [UInt8](repeating: 0, count: 32 * 1024)
         let start = ContinuousClock.now
         while received < total {
-            usleep(10_000)
+            usleep(10_000)  // The scenario: a slow reader, taking 32 KiB every 10 ms.
             let got = recv(rig.peer, &buffer, buffer.count, Int32(MSG_DONTWAIT))
             if got > 0 { received += got }
             guard ContinuousClock.now - start < .seconds(20) else { break }

@@ -76,6 +76,8 @@ struct SpliceRelayTests {
         defer { loop.stop() }
         let total = 64 << 20
         let sent = Atomic<Int>(0)
+        /// Whether the sender is inside a send (blocked there, once the buffers are full).
+        let sending = Atomic<Bool>(false)
         let sender = DispatchGroup()
         let sentHash = Locked<[UInt8]>([])
         onThread(sender) {
@@ -89,6 +91,8 @@ struct SpliceRelayTests {
                 }
                 let ok = block.withUnsafeBytes { raw in
                     hash.update(raw)
+                    sending.store(true, ordering: .relaxed)
+                    defer { sending.store(false, ordering: .relaxed) }
                     return sendAll(peerA, raw)
                 }
                 if !ok { break }
@@ -100,21 +104,28 @@ struct SpliceRelayTests {
             sentHash.withLock { $0 = digest }
         }
         // Peer B reads nothing for a while: the sender must stall at what the kernel buffers hold.
-        var previous = 0
+        // Stalled is counted on the relay's own clock, its samples (one per 20 ms its loop runs),
+        // not the wall clock, which a busy machine stretches: the sender sits in a send, and its
+        // count stays put while the relay's loop takes 5 samples, each with bytes waiting for peer B.
+        func samples() -> Int { report.snapshot.secondWaiting.count }
+        var mark = (sent: -1, samples: 0)
         var stalledAt = 0
-        for _ in 0..<50 {
-            pause(0.1)
+        let stalled = eventually {
             let now = sent.load(ordering: .relaxed)
-            if now == previous, now > 0 {
-                stalledAt = now
-                break
+            let taken = samples()
+            guard now == mark.sent, now > 0, sending.load(ordering: .relaxed) else {
+                mark = (now, taken)
+                return false
             }
-            previous = now
+            stalledAt = now
+            return taken - mark.samples >= 5 && report.snapshot.secondWaiting.suffix(5).allSatisfy { $0 }
         }
         #expect(
-            stalledAt > 0 && stalledAt < 24 << 20,
-            "the sender stalls at what the sockets and the pipe hold: \(stalledAt)")
-        pause(0.3)
+            stalled && stalledAt < 24 << 20, "the sender stalls at what the sockets and the pipe hold: \(stalledAt)")
+        // Nothing happening is the point here: the relay's loop runs 300 ms more (15 samples) and
+        // must read nothing more from the source meanwhile.
+        let later = samples() + 15
+        #expect(eventually { samples() >= later }, "the relay's loop stopped sampling")
         #expect(sent.load(ordering: .relaxed) == stalledAt, "nothing more was read from the source")
         let waiting = report.snapshot.secondWaiting
         #expect(waiting.suffix(5).allSatisfy { $0 } && !waiting.isEmpty, "bytes wait for peer B: \(waiting.suffix(5))")
@@ -180,8 +191,9 @@ struct SpliceRelayTests {
         // SO_LINGER 0: close sends a reset.
         var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
         setsockopt(peerB, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        // No pause for the reset to land: whether the relay meets it reading or writing "anyone?",
+        // it fails on the second connection.
         close(peerB)
-        pause(0.05)
         sendAll(peerA, "anyone?")
         let state = try #require(report.waitForEnd())
         guard case .failed(.second, .error(let code)) = state.ending else {
@@ -204,7 +216,7 @@ struct SpliceRelayTests {
             close(peerB)
         }
         sendAll(peerA, "read before; ")
-        pause(0.05)
+        #expect(awaitReadable(first, atLeast: 13), "the bytes never reached the first connection")
         let (loop, report) = try startRelay(first: first, second: second, method: method) { a, _ in
             a.readImmediately()  // "read before; " now sits in the first connection's input.
             // Queued for peer A and not written yet: the relay must flush it before splicing.

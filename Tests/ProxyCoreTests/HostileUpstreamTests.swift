@@ -14,7 +14,9 @@ struct HostileUpstreamTests {
     /// The handshake deadline these tests run the proxy with.
     static let handshakeTimeout = Duration.seconds(2)
 
-    static func startProxy(_ factory: CertificateFactory) throws -> TestProxy {
+    static func startProxy(_ factory: CertificateFactory, handshakeTimeout: Duration = handshakeTimeout) throws
+        -> TestProxy
+    {
         try TestProxy.start(factory, policyXML: fullATSForLocalhost) { $0.handshakeTimeout = handshakeTimeout }
     }
 
@@ -28,9 +30,13 @@ struct HostileUpstreamTests {
         return (answer?.head, ContinuousClock.now - sent)
     }
 
-    /// A server that accepts and never says a word (a firewalled host that still completes TCP).
-    static func silentServer() throws -> RawTCPServer {
-        try RawTCPServer { connection in _ = awaitPeerClose(connection, wait: 30) }
+    /// A server that accepts and never says a word (a firewalled host that still completes TCP);
+    /// `accepted` runs as each connection is accepted.
+    static func silentServer(accepted: @escaping @Sendable () -> Void = {}) throws -> RawTCPServer {
+        try RawTCPServer { connection in
+            accepted()
+            _ = awaitPeerClose(connection, wait: 30)
+        }
     }
 
     @Test("a server that accepts and never answers: the CONNECT gets 504 at the handshake deadline, in words")
@@ -56,7 +62,7 @@ struct HostileUpstreamTests {
             var bytes: [UInt8] = [0x16, 0x03, 0x03, 0x40, 0x00] + [UInt8](repeating: 0x02, count: 200)
             while !bytes.isEmpty {
                 guard sendAll(connection, [bytes.removeFirst()]) else { return }
-                usleep(200_000)
+                usleep(200_000)  // The scenario: an upstream that drips its handshake.
             }
         }
         let proxy = try Self.startProxy(factory)
@@ -131,19 +137,30 @@ struct HostileUpstreamTests {
     @Test("forty silent upstreams waiting out their deadline do not delay the verdict for a compliant host")
     func slowUpstreamsDelayNobody() throws {
         let factory = try compliantChain()
-        let silent = try (0..<40).map { _ in try Self.silentServer() }
+        // Which silent servers the proxy has reached: its probe is then waiting for their handshake.
+        let reached = Locked<Set<Int>>([])
+        let silent = try (0..<40).map { index in try Self.silentServer { reached.withLock { _ = $0.insert(index) } } }
         let good = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
-        let proxy = try Self.startProxy(factory)
+        // A deadline long enough that the silent CONNECTs are still waiting once all 40 have reached
+        // their servers, however long a busy machine takes to get them there.
+        let proxy = try Self.startProxy(factory, handshakeTimeout: .seconds(10))
         defer { proxy.stop() }
         let silentAnswered = Locked<[ContinuousClock.Instant]>([])
         let group = DispatchGroup()
+        // A thread each, all at once: Dispatch's pool runs only a few blocking jobs at a time, and
+        // the rest would wait their turn, not their verdict.
         for server in silent {
-            DispatchQueue.global().async(group: group) {
-                let (head, _) = Self.connect(proxy: proxy, port: server.port)
+            group.enter()
+            Thread.detachNewThread {
+                let (head, _) = Self.connect(proxy: proxy, port: server.port, wait: 30)
                 if head != nil { silentAnswered.withLock { $0.append(.now) } }
+                group.leave()
             }
         }
-        usleep(300_000)  // Every silent CONNECT is waiting for its verdict.
+        // Every silent CONNECT is waiting for its verdict: the proxy has connected to every silent server.
+        #expect(
+            eventually { reached.withLock { $0.count } == 40 },
+            "the proxy reached \(reached.withLock { $0.count }) of 40")
         let (head, _) = Self.connect(proxy: proxy, port: good.port)
         let goodAnswered = ContinuousClock.now
         #expect(head?.hasPrefix("HTTP/1.1 200") == true, "\(head ?? "no answer")")

@@ -25,12 +25,12 @@ struct LoopBalancerTests {
     /// session leaves its loop's count only after writing its log line, and a client's connection
     /// counts from just before its answer, so one read at either moment races the loop.
     private func openConnections(_ proxy: TestProxy, becoming expected: [Int]) -> [Int] {
-        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
-        while true {
-            let counts = proxy.loads.map(\.openConnections)
-            if counts == expected || ContinuousClock.now >= deadline { return counts }
-            Thread.sleep(forTimeInterval: 0.01)
+        var counts: [Int] = []
+        _ = eventually(timeout: 10, interval: 0.01) {
+            counts = proxy.loads.map(\.openConnections)
+            return counts == expected
         }
+        return counts
     }
 
     @Test("below keepBelow the listening loop serves every client itself")

@@ -214,7 +214,7 @@ struct PlainHTTPForwardingTests {
         var answer: [UInt8] = []
         for byte in "GET \(setup.url("/slow")) HTTP/1.1\r\nX-Slow: ".utf8 {
             _ = withUnsafeBytes(of: byte) { send(descriptor, $0.baseAddress, 1, Int32(MSG_NOSIGNAL)) }
-            Thread.sleep(forTimeInterval: 0.05)
+            Thread.sleep(forTimeInterval: 0.05)  // The scenario: a head trickled in, a byte every 50 ms.
             if let received = receiveAvailable(descriptor), !received.isEmpty {
                 answer = received
                 break

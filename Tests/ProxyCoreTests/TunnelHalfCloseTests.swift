@@ -17,13 +17,8 @@ struct TunnelHalfCloseTests {
         var all: [String] { entries.withLock { $0 } }
 
         /// Waits until `entry` is noted (at most `wait` seconds).
-        func await(_ entry: String, wait: Double = 5) -> Bool {
-            let deadline = Date().addingTimeInterval(wait)
-            while Date() < deadline {
-                if all.contains(entry) { return true }
-                Thread.sleep(forTimeInterval: 0.01)
-            }
-            return false
+        func await(_ entry: String, wait: Double = 30) -> Bool {
+            eventually(timeout: wait, interval: 0.01) { all.contains(entry) }
         }
     }
 
@@ -70,7 +65,8 @@ struct TunnelHalfCloseTests {
         let upstream = try Self.upstream { descriptor, _ in
             // The device's FIN arrives with nothing after the request.
             journal.note(Self.readToEnd(descriptor) == [] ? "device ended" : "device did not end")
-            // Three parts, each well inside the idle timeout of the last, together well past it.
+            // Three parts, each well inside the idle timeout of the last, together well past it:
+            // the scenario is a server that answers slowly, so these pauses are sleeps.
             for part in 1...3 {
                 Thread.sleep(forTimeInterval: 0.6)
                 sendAll(descriptor, Array("part \(part)\n".utf8))
@@ -78,9 +74,10 @@ struct TunnelHalfCloseTests {
             journal.note("sent")
             // Then silence, with the server's side still open: the tunnel is idle from here. The
             // device's FIN came already, so the proxy's close shows only as a reset to a send.
-            guard journal.await("device saw the end", wait: 10) else { return }
-            for _ in 0..<20 where sendAll(descriptor, Array("late\n".utf8)) { Thread.sleep(forTimeInterval: 0.05) }
-            journal.note(sendAll(descriptor, Array("late\n".utf8)) ? "still open" : "proxy closed")
+            guard journal.await("device saw the end") else { return }
+            // Sends until one fails (the reset to an earlier one came back): the proxy's close.
+            let closed = eventually { !sendAll(descriptor, Array("late\n".utf8)) }
+            journal.note(closed ? "proxy closed" : "still open")
         }
         let proxy = try TestProxy.start(factory, policyXML: insecureLocalhost) { $0.idleTimeout = .seconds(1) }
         defer { proxy.stop() }

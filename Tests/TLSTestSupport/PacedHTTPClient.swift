@@ -69,7 +69,7 @@ package enum PacedHTTPClient {
         def pace(start, done):
             delay = start + done / rate - time.monotonic()
             if delay > 0:
-                time.sleep(delay)
+                time.sleep(delay)  # The scenario: a client held to its rate.
 
         if mode == "download":
             connection.request("GET", target)

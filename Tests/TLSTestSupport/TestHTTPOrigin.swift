@@ -110,7 +110,7 @@ package final class TestHTTPOrigin {
                 elif path == "/loop":
                     self.send(302, b"again\n", [("Location", "/loop")])
                 elif path == "/stall":
-                    time.sleep(float(params.get("seconds", "30")))
+                    time.sleep(float(params.get("seconds", "30")))  # The scenario: an origin that answers late.
                     self.send(200, b"late\n")
                 elif path == "/stall-body":
                     self.send_response(200)
@@ -118,7 +118,7 @@ package final class TestHTTPOrigin {
                     self.end_headers()
                     self.wfile.write(b"x" * 100)
                     self.wfile.flush()
-                    time.sleep(float(params.get("seconds", "30")))
+                    time.sleep(float(params.get("seconds", "30")))  # The scenario: a body that stops.
                     self.close_connection = True
                 elif path == "/continue":
                     self.wfile.write(b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n")

@@ -92,16 +92,6 @@ func curlStatus(proxyPort: UInt16, _ url: String, _ extra: [String] = []) throws
     return (Int(result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0, result.standardError)
 }
 
-/// Polls `condition` every 50 ms until it holds or `timeout` seconds pass; returns whether it held.
-func eventually(timeout: Double = 15, _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while true {
-        if try condition() { return true }
-        if Date() >= deadline { return false }
-        Thread.sleep(forTimeInterval: 0.05)
-    }
-}
-
 /// Waits for the process to exit, at most `timeout` seconds; returns whether it did.
 func waitForExit(_ process: Process, timeout: Double) -> Bool {
     eventually(timeout: timeout) { !process.isRunning }
@@ -125,4 +115,11 @@ extension DaemonProcess {
     }
 
     var pid: Int32 { process.processIdentifier }
+
+    /// Waits until the daemon has no client connection open (`stats`' active connections is 0), at
+    /// most `timeout` seconds; returns whether it got there. A session writes its log line before it
+    /// leaves that count, so from then on the log holds every line the sessions so far will write.
+    func awaitNoOpenConnections(timeout: Double = 30) -> Bool {
+        eventually(timeout: timeout) { jsonValue(daemonStats(controlSocket), "connections", "active") as? Int == 0 }
+    }
 }

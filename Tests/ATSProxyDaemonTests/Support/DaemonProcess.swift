@@ -111,15 +111,15 @@ final class DaemonProcess {
 
     /// The log's JSON lines once there are at least `count`, or what is there after 10 seconds.
     func logLines(atLeast count: Int) -> [[String: Any]] {
-        let deadline = Date().addingTimeInterval(10)
-        while true {
+        var lines: [[String: Any]] = []
+        _ = eventually(timeout: 10, interval: 0.02) {
             let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-            let lines = text.split(separator: "\n").compactMap {
+            lines = text.split(separator: "\n").compactMap {
                 try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
             }
-            if lines.count >= count || Date() >= deadline { return lines }
-            Thread.sleep(forTimeInterval: 0.02)
+            return lines.count >= count
         }
+        return lines
     }
 
     /// How many descriptors the process has open, from /proc.
@@ -130,6 +130,14 @@ final class DaemonProcess {
         let entries =
             (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd")) ?? []
         return entries.compactMap { Int($0) }.sorted()
+    }
+
+    /// The paths of the files the process holds open, from /proc (a renamed file shows its new name).
+    var openFilePaths: Set<String> {
+        let directory = "/proc/\(process.processIdentifier)/fd"
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return Set(
+            entries.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + $0) })
     }
 
     /// User plus system CPU seconds the process has used so far, from /proc.

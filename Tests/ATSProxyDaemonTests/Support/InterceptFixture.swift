@@ -109,12 +109,12 @@ extension DaemonProcess {
     /// The log's lines of `kind` ("connection" or "request") once there are at least `count` of
     /// them, or what there is after 10 seconds.
     func lines(_ kind: String, atLeast count: Int) -> [[String: Any]] {
-        let deadline = Date().addingTimeInterval(10)
-        while true {
-            let found = logLines(atLeast: 0).filter { $0.kind == kind }
-            if found.count >= count || Date() >= deadline { return found }
-            Thread.sleep(forTimeInterval: 0.05)
+        var found: [[String: Any]] = []
+        _ = eventually(timeout: 10) {
+            found = logLines(atLeast: 0).filter { $0.kind == kind }
+            return found.count >= count
         }
+        return found
     }
 }
 

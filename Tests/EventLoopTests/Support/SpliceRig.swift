@@ -103,8 +103,25 @@ func onThread(_ group: DispatchGroup, _ body: @escaping @Sendable () -> Void) {
     }
 }
 
-/// Sleeps the test thread.
-func pause(_ seconds: Double) { usleep(UInt32(seconds * 1_000_000)) }
+/// Waits for a state the test cannot be told about directly: polls `condition` every 10 ms until
+/// it holds or `timeout` seconds pass (generous: it only matters when the test is failing), and
+/// returns whether it held. TLSTestSupport's `eventually`, which this target does not link.
+func eventually(timeout: Double = 30, _ condition: () -> Bool) -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+    while true {
+        if condition() { return true }
+        if ContinuousClock.now >= deadline { return false }
+        usleep(10_000)
+    }
+}
+
+/// Waits until `descriptor` has at least `count` bytes to read (at most 30 s); returns whether it has.
+func awaitReadable(_ descriptor: Int32, atLeast count: Int) -> Bool {
+    eventually {
+        var available: Int32 = 0
+        return ioctl(descriptor, UInt(FIONREAD), &available) == 0 && Int(available) >= count
+    }
+}
 
 /// Reads until the end of stream, hashing: the count and the SHA-256.
 func receiveHashing(_ descriptor: Int32, delay: Duration = .zero) -> (count: Int, sha256: [UInt8]) {

@@ -80,13 +80,13 @@ extension TestProxy {
     /// The log's lines once there are at least `count` (a session writes its line when it ends, which
     /// can be a moment after the client has its answer), or whatever is there after `timeout`.
     func waitForLogLines(_ count: Int, timeout: Duration = .seconds(10)) throws -> [LogLine] {
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
-        while true {
-            let lines = (try? logLines()) ?? []
-            if lines.count >= count || clock.now >= deadline { return lines.map(LogLine.init) }
-            Thread.sleep(forTimeInterval: 0.02)
+        var lines: [[String: Any]] = []
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        _ = eventually(timeout: seconds, interval: 0.02) {
+            lines = (try? logLines()) ?? []
+            return lines.count >= count
         }
+        return lines.map(LogLine.init)
     }
 
     /// `CONNECT host:port` sent by hand, so the 403's headers can be read.

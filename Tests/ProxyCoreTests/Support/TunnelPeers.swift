@@ -45,12 +45,8 @@ final class CountingForwarder: Sendable {
 
     /// What connection `index` received once it has ended (at most `wait` seconds), else nil.
     func receivedOnceEnded(connection index: Int, wait: Double = 10) -> Int? {
-        let deadline = Date().addingTimeInterval(wait)
-        while Date() < deadline {
-            if counts.ended.withLock({ $0.contains(index) }) { return received[index] }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        return nil
+        let ended = eventually(timeout: wait, interval: 0.02) { counts.ended.withLock { $0.contains(index) } }
+        return ended ? received[index] : nil
     }
 
     /// How many connections carried any byte, once every connection accepted so far has ended (at
@@ -69,24 +65,18 @@ final class CountingForwarder: Sendable {
     /// least `count` bytes: two connections carried bytes (the probe's ClientHello, and the
     /// tunnel's), one of them `count` or more (at most `wait` seconds).
     func awaitTunnelReceived(atLeast count: Int, wait: Double = 10) -> Bool {
-        let deadline = Date().addingTimeInterval(wait)
-        while Date() < deadline {
+        eventually(timeout: wait, interval: 0.02) {
             let now = received.filter { $0 > 0 }
-            if now.count >= 2, now.contains(where: { $0 >= count }) { return true }
-            Thread.sleep(forTimeInterval: 0.02)
+            return now.count >= 2 && now.contains { $0 >= count }
         }
-        return false
     }
 
     /// Waits until connection `index` has received at least `count` bytes (at most `wait` seconds).
     func awaitReceived(connection index: Int, atLeast count: Int, wait: Double = 10) -> Bool {
-        let deadline = Date().addingTimeInterval(wait)
-        while Date() < deadline {
+        eventually(timeout: wait, interval: 0.02) {
             let now = received
-            if index < now.count, now[index] >= count { return true }
-            Thread.sleep(forTimeInterval: 0.02)
+            return index < now.count && now[index] >= count
         }
-        return false
     }
 }
 
@@ -112,6 +102,7 @@ final class SpeaksFirstServer: Sendable {
         let box = SentBox()
         self.box = box
         server = try RawTCPServer { descriptor in
+            // The scenario: a server that speaks late (after the device may have spoken first).
             if delay > 0 { usleep(useconds_t(delay * 1_000_000)) }
             if firehose {
                 let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 65_536)
