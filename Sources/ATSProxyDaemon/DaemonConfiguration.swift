@@ -76,7 +76,7 @@ package struct DaemonConfiguration: Sendable {
         package static let mode = EnforcementMode.enforce
         package static let systemRoots = true
         package static let fetchesIntermediates = true
-        package static let tunnelStart = TunnelStart.atVerdict
+        package static let tunnelStart = TunnelStart.atConnect
         package static let osProfile = OSProfile.ios17
         package static let cipherProfile = CipherProfile.current
         package static let clientClass = ClientClass.urlsession

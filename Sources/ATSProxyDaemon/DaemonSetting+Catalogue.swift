@@ -91,7 +91,7 @@ extension ConfigKey {
         case .tunnelStart:
             return DaemonSetting(
                 self, "verdict|connect", .choice(Self.words(TunnelStart.self)), .applies,
-                default: .value(D.tunnelStart.rawValue), example: "connect",
+                default: .value(D.tunnelStart.rawValue), example: "verdict",
                 "When a tunnel-mode CONNECT to a host with no verdict yet gets its 200: verdict (after it: a block is a 403, one round trip more than direct) or connect (when the server's connection opens: no round trip more, and a block on the first connection fails the device's handshake)"
             )
         case .aiaFetch:

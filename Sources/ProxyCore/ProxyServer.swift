@@ -42,7 +42,7 @@ package struct ProxySettings: Sendable {
     /// the CA Issuers URL of the certificate left without an issuer, as iOS does.
     package var fetchesIntermediates = true
     /// `--tunnel-start`: when a tunnel mode CONNECT to a host with no verdict yet gets its `200`.
-    package var tunnelStart = TunnelStart.atVerdict
+    package var tunnelStart = TunnelStart.atConnect
     /// `--hosts-file`, read once per load or reload and shared by every loop: names it lists are
     /// dialled at its addresses (``UpstreamDialer``), before /etc/hosts and DNS. A reload that
     /// re-reads it delivers the new table with the rest of the settings, so a session dials with

@@ -526,7 +526,8 @@ struct ConfigReloadProcessTests {
         try lab.writePolicy("app.plist", ats: "")
         try lab.writeConfig([
             "listen = 127.0.0.1:0", "threads = 2", "system-roots = off", "ca-file = root.pem", "hosts-file = hosts",
-            "policy = app.plist",
+            // A blocked host's 403 at the CONNECT, first connection or not: verdict mode.
+            "policy = app.plist", "tunnel-start = verdict",
         ])
         try lab.start()
         let daemon = lab.daemon!

@@ -82,6 +82,8 @@ struct DaemonProcessTests {
                 "--listen", "127.0.0.1:0", "--listen", "127.0.0.1:0", "--client-class", "urlsession", "--client-class",
                 "webkit",
                 "--policy", policy,
+                // The two listeners' answers at the CONNECT (403, 200): verdict mode.
+                "--tunnel-start", "verdict",
             ] + Self.common(factory))
         #expect(daemon.ports.count == 2)
         let connect = Array("CONNECT app.atsproxy.test:\(server.port) HTTP/1.1\r\n\r\n".utf8)
@@ -191,7 +193,9 @@ struct DaemonProcessTests {
             <key>NSExceptionAllowsInsecureHTTPLoads</key><true/></dict></dict>
             """)
         let daemon = try DaemonProcess(
-            directory: factory.directory, ["--listen", "127.0.0.1:0", "--policy", policy] + Self.common(factory))
+            // Each kind's answer at the CONNECT (a blocked one's 403 among them): verdict mode.
+            directory: factory.directory,
+            ["--listen", "127.0.0.1:0", "--policy", policy, "--tunnel-start", "verdict"] + Self.common(factory))
         let proxy = "http://127.0.0.1:\(daemon.port)"
         // One line per URL curl fetched: its number, curl's result, the CONNECT's status and the
         // final one (000 for none), and the body's size. Bodies go to /dev/null.

@@ -35,6 +35,8 @@ struct HandshakeDeadlineProcessTests {
                 "--listen", "127.0.0.1:0", "--policy", policy, "--ca-file", factory.path("root.pem"), "--system-roots",
                 "off",
                 "--threads", "2", "--handshake-timeout", "2",
+                // Each CONNECT's 504 at the deadline: verdict mode, where the 200 waits for the probe.
+                "--tunnel-start", "verdict",
             ])
         let before = try #require(Self.threads(of: daemon.process))
 

@@ -33,7 +33,10 @@ struct ProbeVerdictParityProcessTests {
         ]
 
         let line = try DaemonProcess.lineForOneRequest(
-            directory: factory.directory, ["--listen", "127.0.0.1:0", "--threads", "1"] + common,
+            // Verdict mode: the backend then counts the probes' hellos only (by default the device's
+            // own goes to the server while the probe runs).
+            directory: factory.directory,
+            ["--listen", "127.0.0.1:0", "--threads", "1", "--tunnel-start", "verdict"] + common,
             url: "https://\(Self.host):\(server.port)/")
         let proxyViolations = line["violations"] as? [String] ?? []
         let handedOnByProxy = server.handedOn

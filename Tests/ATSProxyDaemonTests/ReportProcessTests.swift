@@ -39,6 +39,8 @@ struct ReportProcessTests {
                 "--listen", "127.0.0.1:0", "--policy", policy.path, "--hosts-file", hosts, "--ca-file",
                 factory.path("root.pem"),
                 "--system-roots", "off", "--threads", "2",
+                // Blocked traffic refused at the CONNECT (403), before and after the reload: verdict mode.
+                "--tunnel-start", "verdict",
             ])
 
         let urls = [

@@ -34,7 +34,9 @@ struct ConnectTunnelTests {
         let server = try TestTLSServer(
             directory: factory.directory,
             ["-cert", "leaf.pem", "-key", "leaf.key", "-tls1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"])
-        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost)
+        // The 403 at the CONNECT: verdict mode (the default's first connection fails with an alert:
+        // TunnelStartAtConnectTests).
+        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost) { $0.tunnelStart = .atVerdict }
         defer { proxy.stop() }
         let result = try proxy.curlHTTPS(factory, port: server.port)
         #expect(result.status != 0)

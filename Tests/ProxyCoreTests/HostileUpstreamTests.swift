@@ -17,7 +17,11 @@ struct HostileUpstreamTests {
     static func startProxy(_ factory: CertificateFactory, handshakeTimeout: Duration = handshakeTimeout) throws
         -> TestProxy
     {
-        try TestProxy.start(factory, policyXML: fullATSForLocalhost) { $0.handshakeTimeout = handshakeTimeout }
+        // The probe's outcome read as the CONNECT's answer (504, 502, 403): the 200 waits for it.
+        try TestProxy.start(factory, policyXML: fullATSForLocalhost) {
+            $0.handshakeTimeout = handshakeTimeout
+            $0.tunnelStart = .atVerdict
+        }
     }
 
     /// Sends a CONNECT for `localhost:port` and waits up to `wait` seconds for the answer's head.

@@ -18,7 +18,8 @@ struct SpeaksFirstUpstreamTests {
     func blockedAtConnect(firehose: Bool) throws {
         let factory = try compliantChain()
         let upstream = try SpeaksFirstServer(firehose: firehose)
-        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost)
+        // The 403 at the CONNECT: verdict mode.
+        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost) { $0.tunnelStart = .atVerdict }
         defer { proxy.stop() }
         let response = proxy.rawConnect(host: "localhost", port: upstream.port)
         #expect(response.status == 403, "\(response)")

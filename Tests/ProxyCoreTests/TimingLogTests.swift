@@ -18,7 +18,8 @@ struct TimingLogTests {
     func tunnels() throws {
         let factory = try compliantChain()
         let server = try TestTLSServer(directory: factory.directory, ["-cert", "leaf.pem", "-key", "leaf.key"])
-        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost)
+        // Verdict, then connect, then the 200: verdict mode's order.
+        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost) { $0.tunnelStart = .atVerdict }
         defer { proxy.stop() }
         for attempt in 1...2 {
             let result = try proxy.curlHTTPS(factory, port: server.port)

@@ -112,7 +112,9 @@ struct TunnelInspectionTests {
     func cleartextServerRefused() throws {
         let factory = try compliantChain()
         let origin = try TestHTTPOrigin(directory: factory.directory)
-        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost)
+        // Refused at the CONNECT: verdict mode (the default's is refused inside the tunnel:
+        // cleartextServerRefusedInTunnel).
+        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost) { $0.tunnelStart = .atVerdict }
         defer { proxy.stop() }
         let result = try runCommand(
             "/usr/bin/curl",
@@ -125,6 +127,27 @@ struct TunnelInspectionTests {
         #expect(line["action"] as? String == "blocked")
         #expect(line["violations"] as? [String] == ["cleartext"])
         #expect((line["upstream_error"] as? String)?.contains("does not speak TLS") == true)
+    }
+
+    @Test(
+        "the default: a cleartext request in a tunnel opened before the verdict gets Apple's 403 inside it, and nothing reaches the server"
+    )
+    func cleartextServerRefusedInTunnel() throws {
+        let factory = try compliantChain()
+        let origin = try TestHTTPOrigin(directory: factory.directory)
+        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost)
+        defer { proxy.stop() }
+        let result = try runCommand(
+            "/usr/bin/curl",
+            [
+                "-sS", "--max-time", "20", "--proxytunnel", "--proxy", "http://127.0.0.1:\(proxy.port)",
+                "-o", "/dev/null", "-w", "%{http_connect} %{http_code}", "http://localhost:\(origin.port)/inside",
+            ])
+        #expect(result.standardOutput == "200 403", "the tunnel opened, and the request inside it was refused")
+        let line = try proxy.onlyLogLine()
+        #expect(line["action"] as? String == "blocked")
+        #expect(line["violations"] as? [String] == ["cleartext"])
+        #expect(line["bytes_up"] as? Int == 0, "the refused request never went to the server")
     }
 
     @Test("a device speaking TLS to a server that does not is cut off, and the log says why")

@@ -3,6 +3,10 @@
 /// nothing the server sends reaches the device before the verdict, a cached verdict that blocks
 /// is a `403` at the CONNECT, and the tunnel's own connection opens while the probe runs
 /// (``EarlyUpstream``).
+///
+/// The default is ``atConnect``: a device's first connection to a host then costs what it would
+/// on an iPhone, and a refusal reaches the app as its own TLS would report it (an app behind no
+/// proxy never sees a `403`). ``atVerdict`` is for people and scripts who read the CONNECT's answer.
 package enum TunnelStart: String, Sendable, CaseIterable {
     /// After the verdict: one that blocks is a `403` carrying Apple's error and the violations,
     /// for every connection. A host's first connection costs one round trip more than a direct one
