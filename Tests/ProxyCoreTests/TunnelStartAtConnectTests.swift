@@ -57,6 +57,28 @@ struct TunnelStartAtConnectTests {
         #expect(second.standardError.contains("403"), "\(second.standardError)")
     }
 
+    @Test(
+        "a server that accepts and never answers: the device's handshake ends at the handshake deadline, and the line says why"
+    )
+    func silentServer() throws {
+        let factory = try compliantChain()
+        let server = try HostileUpstreamTests.silentServer()
+        let proxy = try TestProxy.start(factory, policyXML: fullATSForLocalhost) {
+            $0.tunnelStart = .atConnect
+            $0.handshakeTimeout = .seconds(2)
+        }
+        defer { proxy.stop() }
+        let result = try proxy.curlHTTPS(factory, port: server.port)
+        #expect(result.status != 0, "curl got through to a server that never spoke")
+        #expect(
+            !result.standardError.contains("timed out"),
+            "the proxy, not curl's own limit, ended it: \(result.standardError)")
+        let line = try #require(try proxy.waitForLogLines(1).first)
+        #expect(line.action == "failed", "\(line)")
+        #expect(line.fields["failure"] as? String == "upstream_timeout", "\(line)")
+        #expect(line.upstreamError?.contains("in 2 s") == true, "\(line)")
+    }
+
     @Test("a server that serves one connection at a time, behind a forwarder that does not keep their order: served")
     func serialServerBehindReorderingForwarder() throws {
         let factory = try compliantChain()
