@@ -1,8 +1,8 @@
 /// Why a connection line has an `upstream_error`, as a code a reader can match (the line's
 /// `failure`; the sentence in `upstream_error` is for people and may change). Mostly on `failed`
 /// and `denied` lines; a `blocked` line whose server does not speak TLS, and an `allowed` one
-/// closed while idle, stalled or at shutdown, carry one too. docs/log-format.md lists them: codes
-/// may be added, never renamed.
+/// whose origin sent bytes beyond its response or that was closed while idle, stalled or at
+/// shutdown, carry one too. docs/log-format.md lists them: codes may be added, never renamed.
 package enum Failure: String, Sendable, CaseIterable {
     // The device's request.
     /// The request head (or a plain request's body framing) could not be read: 400, 431 or 501.
@@ -49,6 +49,10 @@ package enum Failure: String, Sendable, CaseIterable {
     case badResponse = "bad_response"
     /// The origin closed or failed the connection during a plain request's exchange.
     case upstreamClosed = "upstream_closed"
+    /// The origin sent bytes beyond its response's framed end (a body on a HEAD, 204 or 304
+    /// answer, more than its Content-Length): the client had the response as framed, and the
+    /// origin's connection was closed with the surplus unread, not kept for another request.
+    case responseSurplus = "response_surplus"
 
     // Intercept mode.
     /// The proxy's own TLS handshake with the server failed, or could not start.

@@ -345,7 +345,9 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         }
         record?.action = .allowed
         let key = OriginKey(host: host, port: port)
-        let reused = idleOrigin?.key == key ? idleOrigin : nil
+        // An idle origin that has spoken since its last response (a callback for its bytes may still
+        // be due) is not reused: those bytes would be taken for this request's response.
+        let reused = idleOrigin?.key == key && idleOrigin?.connection.availableBytes == 0 ? idleOrigin : nil
         if reused == nil { idleOrigin?.connection.close() }
         idleOrigin = nil
         if let reused {
@@ -417,8 +419,8 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         record?.bytesDown += exchange.tally.bytesDown
         if let status = exchange.tally.status { record?.status = status }
         switch ending {
-        case .completed(let keepClient, let keepOrigin):
-            exchangeCompleted(exchange, keepClient: keepClient, keepOrigin: keepOrigin)
+        case .completed(let keepClient, let origin):
+            exchangeCompleted(exchange, keepClient: keepClient, origin: origin)
         case .failedBeforeResponse(let status, let reason):
             exchange.origin.close()
             failBeforeResponse(status: status, reason: reason)
@@ -441,9 +443,11 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
     func clientHalfClosed() { clientEnded = true }
 
     /// The response is delivered (or being delivered): log it, then read the next head or close.
-    private func exchangeCompleted(_ exchange: PlainHTTPExchange, keepClient: Bool, keepOrigin: Bool) {
+    private func exchangeCompleted(_ exchange: PlainHTTPExchange, keepClient: Bool, origin: OriginAfterResponse) {
+        // The origin's surplus is that request's: its line says so (the client had its response).
+        if let reason = origin.surplusReason { record?.fail(reason) }
         writeRecord()
-        if keepOrigin {
+        if origin.isReusable {
             idleOrigin = IdleOrigin(key: exchange.key, connection: exchange.origin, address: exchange.address)
             watchIdleOrigin(exchange.origin)
         } else {
@@ -456,7 +460,8 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         }
     }
 
-    /// The origin must not speak between requests; if it closes or does, it is not reused.
+    /// The origin must not speak between requests; if it closes or does, it is not reused (its
+    /// request's line is written already: the bytes are dropped with the connection).
     private func watchIdleOrigin(_ origin: any ByteStream) {
         origin.setTimeouts(read: settings.idleTimeout, write: nil)
         origin.setReading(true)
@@ -611,7 +616,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
     // MARK: - Shutdown
 
     /// A graceful stop began: a client between requests goes now; one in the middle of a request
-    /// or tunnel finishes it, then goes (``exchangeFinished(keepClient:keepOrigin:)`` checks).
+    /// or tunnel finishes it, then goes (``exchangeCompleted(_:keepClient:origin:)`` checks).
     func drain() {
         switch reader {
         case .lingering: return finish()

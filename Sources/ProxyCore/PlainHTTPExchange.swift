@@ -24,6 +24,8 @@ final class PlainHTTPExchange: ClientBytesHandler {
     private var requestBody: BodyTransfer
     private var responseParser = ResponseHeadParser()
     private var responseBody: BodyTransfer?
+    /// How the final response's body ends, as its head said: the surplus's log text names it.
+    private var responseFraming: BodyFraming?
     /// Whether the origin connection may serve another request after this response.
     private var originReusable = false
     /// Whether the client connection may send another request after this response.
@@ -205,6 +207,7 @@ final class PlainHTTPExchange: ClientBytesHandler {
             return false
         }
         let body = BodyTransfer(framing, kind: .response)
+        responseFraming = framing
         originReusable = !response.connectionMustClose && !body.runsUntilClose
         clientReusable = head.isKeepAlive && !body.runsUntilClose && (originReusable || !originIsDedicated)
         var bytes = response.serialized(addingVia: Self.via)
@@ -301,15 +304,47 @@ final class PlainHTTPExchange: ClientBytesHandler {
 
     /// Reports back once the response is complete. A response that ends before its request body is
     /// sent ends the client's connection too, since the rest of that body cannot be told apart
-    /// from a next request.
+    /// from a next request; so does a dedicated origin that cannot serve another request, its
+    /// surplus included (the response's head has gone without `Connection: close`: the client
+    /// learns it from the close, after the response).
     private func finishIfDone() {
         guard responseBody?.isFinished == true else { return }
         let requestDone = requestBody.isFinished
+        let origin = originAfterResponse(requestDone: requestDone)
         // A client that half-closed is still owed answers to requests it pipelined before.
         let moreRequests = !owner.clientEnded || client.availableBytes > 0
-        end(
-            .completed(
-                keepClient: clientReusable && requestDone && moreRequests, keepOrigin: originReusable && requestDone))
+        let keepClient = clientReusable && requestDone && moreRequests && (origin.isReusable || !originIsDedicated)
+        end(.completed(keepClient: keepClient, origin: origin))
+    }
+
+    /// What the origin connection is good for now that the response is over: a byte of the
+    /// origin's beyond it (issue 27: a body on a HEAD, 204 or 304 answer, more than the
+    /// Content-Length, in the same write) would be read as the next request's response, so a
+    /// connection holding one is never reused.
+    private func originAfterResponse(requestDone: Bool) -> OriginAfterResponse {
+        let reusable = originReusable && requestDone
+        // What the origin sent with the response's last bytes may not have been read yet (a read
+        // stops at its size; a TLS origin's records are decrypted as they are read): read it now,
+        // rather than find it later in front of the next response.
+        if reusable { origin.readImmediately() }
+        let surplus = origin.availableBytes
+        guard surplus == 0 else {
+            let end =
+                switch responseFraming {
+                case .contentLength(let length): "its Content-Length was \(length)"
+                case .chunked: "after its last chunk"
+                case .some(.none) where head.method == "HEAD": "a response to HEAD has no body"
+                case .some(.none): "a \(tally.status ?? 0) response has no body"
+                case .untilClose, nil: "the end of its response"
+                }
+            return .surplus(
+                bytes: surplus,
+                reason: FailureReason(
+                    .responseSurplus,
+                    "the origin sent \(surplus) bytes beyond the end of its response (\(end)): "
+                        + "the client had the response as framed, and the origin's connection was closed, not reused"))
+        }
+        return reusable ? .reusable : .closing
     }
 
     /// The protocol a request asks to switch to: its Upgrade value, when its Connection field lists
@@ -341,8 +376,8 @@ final class PlainHTTPExchange: ClientBytesHandler {
 /// How a ``PlainHTTPExchange`` ended, which its session acts on.
 enum ExchangeEnding {
     /// The response is delivered, or on its way: the session may read another request, and keep
-    /// the origin for the next one.
-    case completed(keepClient: Bool, keepOrigin: Bool)
+    /// the origin for the next one when it is ``OriginAfterResponse/reusable``.
+    case completed(keepClient: Bool, origin: OriginAfterResponse)
     /// Nothing of a response reached the client: it gets `status` (502 or 504) with the reason.
     case failedBeforeResponse(status: Int, reason: FailureReason)
     /// The request's own body cannot be framed, before any response: 400 (or what the error says).

@@ -83,8 +83,16 @@ struct HTTPFramingTests {
             ("200 OK", "", "GET", .framing(.untilClose), false),
             ("200 OK", "Transfer-Encoding: chunked\r\n", "GET", .framing(.chunked), false),
             ("200 OK", "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n", "GET", .framing(.chunked), true),
-            ("200 OK", "Transfer-Encoding: gzip\r\n", "GET", .framing(.untilClose), false),
-            ("200 OK", "Transfer-Encoding: br, chunked\r\n", "POST", .framing(.chunked), false),
+            ("200 OK", "Transfer-Encoding: gzip, chunked\r\n", "POST", .framing(.chunked), false),
+            ("200 OK", "Transfer-Encoding: X-GZIP\r\nTransfer-Encoding: chunked\r\n", "GET", .framing(.chunked), false),
+            // Issue 27: not a known list ending in chunked, refused whatever RFC 9112 §6.3 rule 4 allows.
+            ("200 OK", "Transfer-Encoding: gzip\r\n", "GET", .error(502), false),
+            ("200 OK", "Transfer-Encoding: chunked, identity\r\n", "GET", .error(502), false),
+            ("200 OK", "Transfer-Encoding: xchunked\r\nContent-Length: 5\r\n", "GET", .error(502), true),
+            ("200 OK", "Transfer-Encoding: identity, chunked\r\n", "GET", .error(502), false),
+            ("200 OK", "Transfer-Encoding: br, chunked\r\n", "POST", .error(502), false),
+            ("200 OK", "Transfer-Encoding: chunked, identity\r\n", "HEAD", .error(502), false),
+            ("304 Not Modified", "Transfer-Encoding: xchunked\r\n", "GET", .error(502), false),
             ("204 No Content", "Content-Length: 5\r\n", "GET", .framing(.none), false),
             ("304 Not Modified", "Content-Length: 5\r\n", "GET", .framing(.none), false),
             ("100 Continue", "", "POST", .framing(.none), false),
@@ -116,13 +124,44 @@ struct HTTPFramingTests {
         #expect(head.connectionMustClose == mustClose)
     }
 
-    @Test("Transfer-Encoding in an HTTP/1.0 response means closing afterwards (RFC 9112 §6.1)")
+    @Test("Transfer-Encoding in an HTTP/1.0 response is faulty framing (RFC 9112 §6.1): 502, naming the field")
     func http10ResponseWithTransferEncoding() throws {
         let head = try HTTPTestSupport.responseHead(
             "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n")
-        #expect(try head.bodyFraming(requestMethod: "GET") == .chunked)
-        #expect(head.isKeepAlive)
+        #expect(
+            throws: HeadError(
+                status: 502,
+                reason:
+                    "an HTTP/1.0 response cannot use Transfer-Encoding, and this one has Transfer-Encoding \"chunked\"")
+        ) {
+            try head.bodyFraming(requestMethod: "GET")
+        }
         #expect(head.connectionMustClose)
+    }
+
+    @Test(
+        "a refused response Transfer-Encoding is named in the reason, as the origin sent it",
+        arguments: [
+            (
+                "Transfer-Encoding: chunked, identity\r\n",
+                "the response's Transfer-Encoding \"chunked, identity\" does not end in chunked, so a client could find another end of its body"
+            ),
+            (
+                "Transfer-Encoding: xchunked\r\nContent-Length: 5\r\n",
+                "the response's Transfer-Encoding \"xchunked\" does not end in chunked, so a client could find another end of its body"
+            ),
+            (
+                "Transfer-Encoding: Identity\r\nTransfer-Encoding: chunked\r\n",
+                "the response's Transfer-Encoding \"Identity, chunked\" has \"identity\", not a known transfer coding"
+            ),
+            (
+                "Transfer-Encoding: chunked;x=1\r\n",
+                "the response's Transfer-Encoding \"chunked;x=1\" cannot be read: the Transfer-Encoding header gives parameters to chunked"
+            ),
+        ])
+    func refusedTransferEncodingNamed(_ fields: String, _ reason: String) throws {
+        let head = try HTTPTestSupport.responseHead("HTTP/1.1 200 OK\r\n\(fields)\r\n")
+        #expect(throws: HeadError(status: 502, reason: reason)) { try head.bodyFraming(requestMethod: "GET") }
     }
 
     @Test(

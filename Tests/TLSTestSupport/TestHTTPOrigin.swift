@@ -16,6 +16,8 @@ import Foundation
 /// - `GET /loop`: a 302 to itself, for ever.
 /// - `GET /stall?seconds=S`: no answer for S seconds.
 /// - `GET /stall-body?seconds=S`: a head promising 1000 bytes, 100 of them, then S seconds of silence.
+/// - `GET /surplus`: `hello` with a Content-Length of 5 and, in the same write, a second response
+///   nobody asked for (`X-Smuggled: yes`, `SPLIT!`); the connection stays open (issue 27).
 /// Every response carries `X-Origin-Connection: <n>`, the number of the TCP connection it came on.
 package final class TestHTTPOrigin {
     package let port: UInt16
@@ -120,6 +122,10 @@ package final class TestHTTPOrigin {
                     self.wfile.flush()
                     time.sleep(float(params.get("seconds", "30")))  # The scenario: a body that stops.
                     self.close_connection = True
+                elif path == "/surplus":
+                    self.wfile.write(
+                        b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
+                        + b"HTTP/1.1 200 OK\r\nX-Smuggled: yes\r\nContent-Length: 6\r\n\r\nSPLIT!")
                 elif path == "/continue":
                     self.wfile.write(b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n")
                     self.send(200, b"after the hints\n")

@@ -235,9 +235,12 @@ final class InterceptedExchanges: ExchangeOwner {
             current?.record = line
         }
         switch ending {
-        case .completed(let keepClient, let keepOrigin):
-            logCurrent(error: nil)
-            guard keepClient, keepOrigin, !owner.environment.isDraining else { return endAfterFlush() }
+        case .completed(let keepClient, let origin):
+            // The origin's surplus ends the connection it came on, and the device's with it: the
+            // request's line and the tunnel's say why.
+            if let reason = origin.surplusReason { tunnel.findings.fail(reason) }
+            logCurrent(error: origin.surplusReason?.text)
+            guard keepClient, origin.isReusable, !owner.environment.isDraining else { return endAfterFlush() }
             awaitHead()
         case .failedBeforeResponse(let status, let reason):
             refuse(
