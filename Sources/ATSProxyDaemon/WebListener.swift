@@ -26,7 +26,12 @@ final class WebListener {
     private let feed: TrafficFeed
     private let ingest: ([[UInt8]], Int) -> Void
     private let update: () -> [UInt8]?
-    var access: WebAccess
+    /// The token rule, with wrong tokens counted and slowed; a reload replaces its ``WebAccess``.
+    private(set) var tokenGuard: WebTokenGuard
+    var access: WebAccess {
+        get { tokenGuard.access }
+        set { tokenGuard.access = newValue }
+    }
     var limits: SiteConnection.Limits
     private var clock: EventLoop.Timer?
     private var ticks = 0
@@ -55,7 +60,7 @@ final class WebListener {
         self.base = base
         self.site = site
         self.feed = feed
-        self.access = access
+        tokenGuard = WebTokenGuard(access: access)
         self.limits = limits
         self.ingest = ingest
         self.update = update
@@ -79,11 +84,17 @@ final class WebListener {
         let pages = SiteConnection(
             stream: connection, site: site, client: client, arrival: .web, listener: address.description,
             limits: limits, hub: hub,
-            gate: { [unowned self] request in access.decide(request) },
+            gate: { [unowned self] request in gate(request) },
             onClose: { [unowned self] closed in connections[ObjectIdentifier(closed)] = nil }
         )
         connections[ObjectIdentifier(pages)] = pages
         pages.start()
+    }
+
+    private func gate(_ request: LocalRequest) -> GateDecision {
+        let (decision, line) = tokenGuard.decide(request, now: MonotonicClock.nowMilliseconds())
+        if let line { Daemon.say(line) }
+        return decision
     }
 
     private func tock() {
