@@ -37,6 +37,7 @@ package enum ConfigKey: String, CaseIterable, Sendable {
     case caDir = "ca-dir"
     case webListen = "web-listen"
     case webToken = "web-token"
+    case webTokenFile = "web-token-file"
     case pacHosts = "pac-hosts"
 
     /// The key as written in the file, and as the flag without its `--`.

@@ -29,6 +29,15 @@ extension Daemon {
             "atsproxy_log_write_errors_total",
             help: "Log lines lost because write(2) failed (a full disk, a closed output).",
             log.writeErrors)
+        text.counter(
+            "atsproxy_web_token_failures_total",
+            help: "Requests to the web listener that gave a wrong web token (query, cookie or bearer header).",
+            web?.tokenGuard.wrongTokens ?? 0)
+        text.counter(
+            "atsproxy_web_token_slowed_total",
+            help:
+                "Web listener requests answered 429 without a look at their token: their address gave too many wrong ones.",
+            web?.tokenGuard.slowed ?? 0)
         text.gauge(
             "atsproxy_resident_memory_bytes", help: "The daemon's resident memory (VmRSS).",
             Double(ResidentMemory.bytes()))

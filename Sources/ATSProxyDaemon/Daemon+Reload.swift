@@ -90,8 +90,13 @@ extension Daemon {
             Daemon.say(outcome.summary)
             tell(.ready, .status(outcome.succeeded ? statusLine : "\(statusLine); last reload refused"))
         }
-        let fresh: DaemonConfiguration
+        var fresh: DaemonConfiguration
         do { fresh = try resolveConfiguration() } catch {
+            outcome.failure = error.description
+            return outcome
+        }
+        // Read again on every reload, as the hosts file is: a new token in the same file applies.
+        do { try fresh.readWebTokenFile() } catch {
             outcome.failure = error.description
             return outcome
         }
@@ -236,6 +241,7 @@ extension DaemonConfiguration {
         case .caDir: caDir != other.caDir
         case .webListen: webListen != other.webListen
         case .webToken: webToken != other.webToken
+        case .webTokenFile: webTokenFile != other.webTokenFile
         case .pacHosts: pacHosts != other.pacHosts
         }
     }

@@ -126,7 +126,9 @@ final class Daemon {
         // The web listener first: the pages link to it when a phone can reach it.
         try startWebListener(base: base)
         installOnboarding()
-        memory = try MemoryTrimmer(base: base, statistics: statistics)
+        memory = try MemoryTrimmer(base: base, statistics: statistics) { [unowned self] in
+            web.map { (open: $0.openConnections, peak: $0.takePeakConnections()) } ?? (0, 0)
+        }
         pthread_sigmask(SIG_UNBLOCK, &handled, nil)
         Daemon.say(
             "atsproxy listening on \(boundListeners.joined(separator: ", ")) with \(loops.count) thread\(loops.count == 1 ? "" : "s"), "

@@ -70,6 +70,7 @@ extension DaemonCommand {
         layer.caDir = caDir
         layer.webListen = try parsed(.webListen, webListen.map { [$0] } ?? [], SettingValue.webListen).first
         layer.webToken = try parsed(.webToken, webToken.map { [$0] } ?? [], SettingValue.webToken).first
+        layer.webTokenFile = webTokenFile
         layer.pacHosts = try parsed(.pacHosts, pacHosts, SettingValue.hostPattern)
 
         for key in ConfigKey.allCases where layer.gives(key) { layer.origins[key] = .commandLine }

@@ -77,6 +77,7 @@ package struct DaemonCommand: ParsableCommand, Sendable {
     @Option(name: .setting(.caDir), help: .setting(.caDir)) var caDir: String?
     @Option(name: .setting(.webListen), help: .setting(.webListen)) var webListen: String?
     @Option(name: .setting(.webToken), help: .setting(.webToken)) var webToken: String?
+    @Option(name: .setting(.webTokenFile), help: .setting(.webTokenFile)) var webTokenFile: String?
     @Option(name: .setting(.pacHosts), help: .setting(.pacHosts)) var pacHosts: [String] = []
 
     package init() {}
@@ -90,7 +91,8 @@ package struct DaemonCommand: ParsableCommand, Sendable {
     }
 
     package func run() throws {
-        let configuration = try resolveConfiguration()
+        var configuration = try resolveConfiguration()
+        try configuration.readWebTokenFile()
         if checkConfig {
             print(try ConfigurationCheck(configuration).summary())
             return

@@ -61,8 +61,11 @@ package struct DaemonConfiguration: Sendable {
     /// given one that cannot bind stops the start).
     package var webListenGiven: Bool
     /// What a web client beyond loopback must present (`?token=`, a cookie, or a bearer header);
-    /// required when the web listener is not on loopback.
+    /// required when the web listener is not on loopback. From `web-token`, or read from
+    /// ``webTokenFile`` by ``readWebTokenFile()`` (at start and on every reload).
     package var webToken: String?
+    /// `web-token-file`: the file the token is read from (kept out of `ps` and the config file).
+    package var webTokenFile: String?
     /// `--pac-hosts`: the hosts the PAC file sends to the proxy (empty: every host but Apple's own).
     package var pacHosts: [HostPattern]
     /// Where each setting that was given came from (a repeated key: its first line); a key missing
@@ -149,9 +152,16 @@ package struct DaemonConfiguration: Sendable {
         caDir = settings.caDir ?? Defaults.caDir
         webListen = settings.webListen ?? .address(Defaults.webListenAddress)
         webListenGiven = settings.webListen != nil
+        webTokenFile = settings.webTokenFile
         webToken = settings.webToken
         pacHosts = settings.pacHosts
-        if case .address(let address) = webListen, !address.isLoopback, webToken == nil {
+        if webToken != nil, webTokenFile != nil {
+            throw ConfigurationError(
+                .conflictingValues, origin: settings.origins[.webTokenFile] ?? .commandLine,
+                key: ConfigKey.webTokenFile.name,
+                reason: "web-token is given too: give the token once, by web-token-file (kept out of ps) or web-token")
+        }
+        if case .address(let address) = webListen, !address.isLoopback, webToken == nil, webTokenFile == nil {
             throw ConfigurationError(
                 .conflictingValues, origin: settings.origins[.webListen] ?? .commandLine, key: ConfigKey.webListen.name,
                 reason:

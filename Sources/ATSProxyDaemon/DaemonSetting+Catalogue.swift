@@ -193,8 +193,16 @@ extension ConfigKey {
         case .webToken:
             return DaemonSetting(
                 self, "TOKEN", .text, .applies, default: .none, example: "0123456789abcdef0123456789abcdef",
-                "A secret web clients beyond loopback must present: open http://HOST:PORT/?token=TOKEN once (a cookie keeps it), or send Authorization: Bearer TOKEN"
+                "A secret web clients beyond loopback must present: open http://HOST:PORT/?token=TOKEN once (a cookie keeps it), or send Authorization: Bearer TOKEN",
+                discussion:
+                    "A flag's value is visible to every local user in ps: prefer web-token-file, or this key in a config file only root reads."
             )
+        // Read on every reload too: a new token in the file takes effect without a restart.
+        case .webTokenFile:
+            return DaemonSetting(
+                self, "FILE", .path, .applies, default: .none, example: "/etc/atsproxy/web-token",
+                "A file holding the web token (its first line; surrounding spaces and newlines ignored), read at start and on every reload",
+                discussion: "Kept out of ps and of the config file; give web-token or web-token-file, not both.")
         case .pacHosts:
             return DaemonSetting(
                 self, "PATTERN", .text, repeatable: true, .applies,

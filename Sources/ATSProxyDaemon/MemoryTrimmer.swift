@@ -16,22 +16,34 @@ final class MemoryTrimmer {
     static let interval: Duration = .seconds(5)
 
     private var watch = BurstWatch()
+    /// The web listener's connections, watched apart: an event stream may hold a whole state of
+    /// the live view (a megabyte with thousands of hosts), so a few dozen gone are worth a trim.
+    private var webWatch = BurstWatch(minimumDrop: 32)
     private var clock: EventLoop.Timer?
     private let statistics: ProxyStatistics
+    /// The web listener's open connections, and the most since the last look; nil without one.
+    private let webConnections: (() -> (open: Int, peak: Int))?
     /// Trims done since start, and the resident bytes they returned (RSS before minus after).
     private(set) var trims = 0
     private(set) var bytesReturned = 0
 
-    /// Starts watching on `base`: the connections `statistics` counts are read every ``interval``.
-    init(base: EventBase, statistics: ProxyStatistics) throws(EventError) {
+    /// Starts watching on `base`: the connections `statistics` counts, and those of the web
+    /// listener, are read every ``interval``.
+    init(
+        base: EventBase, statistics: ProxyStatistics, webConnections: (() -> (open: Int, peak: Int))? = nil
+    ) throws(EventError) {
         self.statistics = statistics
+        self.webConnections = webConnections
         clock = try EventLoop.Timer(base: base) { [unowned self] in tick() }
         clock?.schedule(after: Self.interval)
     }
 
     private func tick() {
         let peak = statistics.takePeakOpenConnections()
-        if watch.observe(open: statistics.openConnections, peakSinceLast: peak) { trim() }
+        let proxyBurstEnded = watch.observe(open: statistics.openConnections, peakSinceLast: peak)
+        let web = webConnections?()
+        let webBurstEnded = web.map { webWatch.observe(open: $0.open, peakSinceLast: $0.peak) } ?? false
+        if proxyBurstEnded || webBurstEnded { trim() }
         clock?.schedule(after: Self.interval)
     }
 

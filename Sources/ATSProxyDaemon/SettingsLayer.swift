@@ -40,6 +40,7 @@ struct SettingsLayer {
     var caDir: String?
     var webListen: WebListenSetting?
     var webToken: String?
+    var webTokenFile: String?
     var pacHosts: [HostPattern] = []
     /// Where each given setting came from (its first line, for a repeated key), for errors that
     /// involve two settings.
@@ -84,6 +85,7 @@ struct SettingsLayer {
         case .caDir: caDir != nil
         case .webListen: webListen != nil
         case .webToken: webToken != nil
+        case .webTokenFile: webTokenFile != nil
         case .pacHosts: !pacHosts.isEmpty
         }
     }
@@ -126,6 +128,7 @@ struct SettingsLayer {
         merged.caDir = caDir ?? lower.caDir
         merged.webListen = webListen ?? lower.webListen
         merged.webToken = webToken ?? lower.webToken
+        merged.webTokenFile = webTokenFile ?? lower.webTokenFile
         merged.pacHosts = pacHosts.isEmpty ? lower.pacHosts : pacHosts
         // Only keys a layer gives have an origin in it, so the upper one wins where both do.
         merged.origins = lower.origins.merging(origins) { _, upper in upper }
@@ -186,6 +189,7 @@ extension SettingsLayer {
         case .caDir: caDir = text
         case .webListen: webListen = try SettingValue.webListen(text)
         case .webToken: webToken = try SettingValue.webToken(text)
+        case .webTokenFile: webTokenFile = text
         case .pacHosts: pacHosts.append(try SettingValue.hostPattern(text))
         }
     }

@@ -4,19 +4,34 @@ import ProxyWire
 
 /// Who may use the web listener: clients on loopback always; any other only with the web token,
 /// given as `?token=` (a cookie then keeps it for the page's own requests and its event stream),
-/// the cookie, or `Authorization: Bearer`. A value: a reload that changes the token makes a new one.
+/// the cookie, or `Authorization: Bearer` (the scheme in any case, RFC 9110 §11.1). A value: a
+/// reload that changes the token makes a new one. Wrong tokens are told apart from missing ones
+/// (``Answer/wrongToken(_:)``) so that ``WebTokenGuard`` can count and slow them.
 struct WebAccess: Sendable {
     static let cookieName = "atsproxy_token"
     /// nil: only loopback clients are served.
     var token: String?
 
-    func decide(_ request: LocalRequest) -> GateDecision {
-        if let address = IPAddress(request.client)?.unmapped,
-            ProxySettings.loopback.contains(where: { $0.contains(address) }),
-            Self.namesThisMachine(request.headers.first("Host"))
-        {
-            return .pass(addHeaders: [])
-        }
+    /// What the token rule says of one request.
+    enum Answer {
+        /// Served, with these fields added (a cookie that keeps a token given in the query).
+        case admit(addHeaders: [(name: String, value: String)])
+        /// Refused with this answer, no token having been given (or none being set): not a guess.
+        case refuse(LocalResponse)
+        /// A token was given and it is not the one: refused with this answer, and a guess to count.
+        case wrongToken(LocalResponse)
+    }
+
+    /// Whether the request is this machine's own: a loopback client whose Host names this machine,
+    /// served without a token (and never slowed).
+    func isLocal(_ request: LocalRequest) -> Bool {
+        guard let address = IPAddress(request.client)?.unmapped else { return false }
+        return ProxySettings.loopback.contains(where: { $0.contains(address) })
+            && Self.namesThisMachine(request.headers.first("Host"))
+    }
+
+    func decide(_ request: LocalRequest) -> Answer {
+        if isLocal(request) { return .admit(addHeaders: []) }
         guard let token else {
             if IPAddress(request.client).map({ address in
                 ProxySettings.loopback.contains { $0.contains(address.unmapped) }
@@ -32,22 +47,33 @@ struct WebAccess: Sendable {
                     "this web listener serves this machine only: start atsproxy with --web-token to let \(request.client) in\n",
                     status: 403, reason: "Forbidden"))
         }
-        if let given = request.queryValue("token"), Self.same(given, token) {
+        let query = request.queryValue("token")
+        if let query, Self.same(query, token) {
             // HttpOnly: the page's scripts never see it; Strict: no other site's page sends it.
-            return .pass(addHeaders: [("Set-Cookie", "\(Self.cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict")])
+            return .admit(addHeaders: [
+                ("Set-Cookie", "\(Self.cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict")
+            ])
         }
-        if let cookie = Self.cookie(in: request), Self.same(cookie, token) { return .pass(addHeaders: []) }
-        if let authorization = request.headers.first("Authorization"), authorization.hasPrefix("Bearer "),
-            Self.same(String(authorization.dropFirst("Bearer ".count)), token)
-        {
-            return .pass(addHeaders: [])
-        }
+        let cookie = Self.cookie(in: request)
+        if let cookie, Self.same(cookie, token) { return .admit(addHeaders: []) }
+        let bearer = request.headers.first("Authorization").flatMap(Self.bearerToken)
+        if let bearer, Self.same(bearer, token) { return .admit(addHeaders: []) }
         var refusal = LocalResponse.text(
             "this web listener needs its token from \(request.client): open http://\(request.listener)/?token=TOKEN "
                 + "(the --web-token value), or send Authorization: Bearer TOKEN\n",
             status: 401, reason: "Unauthorized")
         refusal.headers.append(("WWW-Authenticate", "Bearer realm=\"atsproxy\""))
-        return .refuse(refusal)
+        return query != nil || cookie != nil || bearer != nil ? .wrongToken(refusal) : .refuse(refusal)
+    }
+
+    /// The token of an `Authorization` value whose scheme is Bearer, matched in any case (RFC 9110
+    /// §11.1: `bearer`, `BEARER`), after one or more spaces; nil for another scheme or no token.
+    static func bearerToken(_ authorization: String) -> String? {
+        guard let space = authorization.firstIndex(of: " "),
+            authorization[..<space].lowercased() == "bearer"
+        else { return nil }
+        let token = authorization[space...].drop { $0 == " " }
+        return token.isEmpty ? nil : String(token.trimmingSpaces)
     }
 
     /// Whether a loopback client's Host names this machine (an IP address or localhost), as a

@@ -14,19 +14,37 @@ final class WebListener {
     static let tick: Duration = .milliseconds(250)
     /// A comment line every so often keeps idle streams from being cut by the idle limit or NATs.
     static let heartbeatTicks = 60
-    /// The most connections served at once; more are closed as they come, so that clients that
-    /// hold connections open cannot take the descriptors the proxy needs.
-    static let maximumConnections = 256
+    /// The most connections served at once; more are refused as they come, so that clients that
+    /// hold connections open cannot take the descriptors the proxy needs. Room for every stream
+    /// 64 addresses may hold, and the operator's beside them.
+    static let maximumConnections = 512
+    /// The most connections one client address may hold (a browser opens at most 6 to a host, and
+    /// each tab of the live view one stream): one address's idle connections cannot fill the listener.
+    static let maximumConnectionsPerClient = 32
+    /// The most event streams one client address may hold (loopback too: a program on this machine
+    /// can keep streams it never reads as easily as a remote one).
+    static let maximumStreamsPerClient = 8
 
     private let base: EventBase
     private var listener: Listener?
-    private let hub = EventStreamHub()
+    private let hub = EventStreamHub(maximumPerClient: WebListener.maximumStreamsPerClient)
     private var connections: [ObjectIdentifier: SiteConnection] = [:]
+    /// Open connections by client address.
+    private var perClient: [String: Int] = [:]
+    /// The most connections open since ``takePeakConnections()`` last ran (for ``MemoryTrimmer``).
+    private var peakConnections = 0
+    /// The current state as the event a new stream opens with, made once until the state changes.
+    private var welcomeEvent: SharedBytes?
     private let site: any LocalSite
     private let feed: TrafficFeed
     private let ingest: ([[UInt8]], Int) -> Void
     private let update: () -> [UInt8]?
-    var access: WebAccess
+    /// The token rule, with wrong tokens counted and slowed; a reload replaces its ``WebAccess``.
+    private(set) var tokenGuard: WebTokenGuard
+    var access: WebAccess {
+        get { tokenGuard.access }
+        set { tokenGuard.access = newValue }
+    }
     var limits: SiteConnection.Limits
     private var clock: EventLoop.Timer?
     private var ticks = 0
@@ -55,7 +73,7 @@ final class WebListener {
         self.base = base
         self.site = site
         self.feed = feed
-        self.access = access
+        tokenGuard = WebTokenGuard(access: access)
         self.limits = limits
         self.ingest = ingest
         self.update = update
@@ -64,30 +82,75 @@ final class WebListener {
         }
         clock = try EventLoop.Timer(base: base) { [unowned self] in tock() }
         clock?.schedule(after: Self.tick)
-        hub.welcome = { channel in channel == Self.trafficChannel ? welcome() : nil }
+        hub.welcome = { [unowned self] channel in
+            guard channel == Self.trafficChannel else { return nil }
+            // One copy of the state for every stream that opens before it changes: 256 streams
+            // opened at once hold one welcome between them, not 256.
+            if let welcomeEvent { return welcomeEvent }
+            welcomeEvent = welcome().map(SharedBytes.init)
+            return welcomeEvent
+        }
         // Only now is anyone there to take the loops' lines.
         feed.isEnabled = true
     }
 
+    /// How many connections are open now.
+    var openConnections: Int { connections.count }
+
+    /// The most connections open since the last call (a burst between two looks still shows).
+    func takePeakConnections() -> Int {
+        defer { peakConnections = connections.count }
+        return max(peakConnections, connections.count)
+    }
+
     private func accept(_ descriptor: Int32, peer: SocketAddress) {
-        guard connections.count < Self.maximumConnections else {
-            _ = Glibc.close(descriptor)
-            return
+        let client = peer.ipAddress.map(\.description) ?? peer.description
+        if connections.count >= Self.maximumConnections {
+            return refuse(
+                descriptor, "this web listener serves \(Self.maximumConnections) connections at once, all taken")
+        }
+        if perClient[client, default: 0] >= Self.maximumConnectionsPerClient {
+            return refuse(
+                descriptor,
+                "\(client) already holds \(Self.maximumConnectionsPerClient) connections to this web listener, the most one address may"
+            )
         }
         guard let connection = try? SocketStream(base: base, descriptor: descriptor), let address else { return }
-        let client = peer.ipAddress.map(\.description) ?? peer.description
         let pages = SiteConnection(
             stream: connection, site: site, client: client, arrival: .web, listener: address.description,
             limits: limits, hub: hub,
-            gate: { [unowned self] request in access.decide(request) },
-            onClose: { [unowned self] closed in connections[ObjectIdentifier(closed)] = nil }
+            gate: { [unowned self] request in gate(request) },
+            onClose: { [unowned self] closed in
+                connections[ObjectIdentifier(closed)] = nil
+                perClient[closed.client, default: 1] -= 1
+                if perClient[closed.client] == 0 { perClient[closed.client] = nil }
+            }
         )
         connections[ObjectIdentifier(pages)] = pages
+        perClient[client, default: 0] += 1
+        peakConnections = max(peakConnections, connections.count)
         pages.start()
+    }
+
+    /// Answers a connection turned away at accept with a 503 that says why (one write, which a new
+    /// socket's buffer takes whole; no request is read) and closes it.
+    private func refuse(_ descriptor: Int32, _ reason: String) {
+        let response = LocalResponse.text(reason + "\n", status: 503, reason: "Service Unavailable")
+        let bytes = response.serialized(keepAlive: false)
+        _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        _ = Glibc.close(descriptor)
+    }
+
+    private func gate(_ request: LocalRequest) -> GateDecision {
+        let (decision, line) = tokenGuard.decide(request, now: MonotonicClock.nowMilliseconds())
+        if let line { Daemon.say(line) }
+        return decision
     }
 
     private func tock() {
         let (lines, dropped) = feed.take()
+        // The welcome lives one tick: the state may have changed since (lines, a reload's policy).
+        welcomeEvent = nil
         if !lines.isEmpty || dropped > 0 { ingest(lines, dropped) }
         if hub.subscribers(of: Self.trafficChannel) > 0 {
             let due = ticks - lastUpdateTick >= Self.updateInterval(bytes: lastUpdateBytes)
@@ -96,7 +159,7 @@ final class WebListener {
                 lastUpdateTick = ticks
                 lastUpdateBytes = event.count
             } else if ticks % Self.heartbeatTicks == 0 {
-                hub.publish(Array(": still here\n\n".utf8), on: Self.trafficChannel)
+                hub.publishComment(Array(": still here\n\n".utf8), on: Self.trafficChannel)
             }
         }
         ticks += 1

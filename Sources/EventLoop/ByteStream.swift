@@ -28,6 +28,9 @@ package protocol ByteStream: AnyObject {
     func discardInput(_ count: Int)
     /// Queues `bytes` for the peer and writes what it takes at once.
     func write(_ bytes: [UInt8])
+    /// As ``write(_:)-([UInt8])``, holding a reference to `shared` instead of a copy where the stream
+    /// can (a socket's output buffer); others copy.
+    func write(_ shared: SharedBytes)
     /// Moves the whole input to `other`'s output (without copying, between two sockets).
     func moveInput(to other: any ByteStream)
     /// Moves at most `maximum` bytes of the input to `other`'s output; returns how many moved.
@@ -64,6 +67,7 @@ package protocol ByteStream: AnyObject {
 }
 
 extension ByteStream {
+    package func write(_ shared: SharedBytes) { write(shared.bytes) }
     /// Takes the whole input.
     package func read() -> [UInt8] { read(maximum: .max) }
     /// Looks at the whole input.

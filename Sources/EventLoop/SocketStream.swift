@@ -233,6 +233,18 @@ package final class SocketStream: ByteStream {
         flushNow()
     }
 
+    /// Queues a reference to `shared` (no copy: the output buffer holds it until the socket has
+    /// taken its bytes, then lets it go) and writes what the socket takes at once.
+    package func write(_ shared: SharedBytes) {
+        guard let output, shared.count > 0 else { return }
+        let context = Unmanaged.passRetained(shared).toOpaque()
+        guard evbuffer_add_reference(output, shared.base, shared.count, releaseSharedBytes, context) == 0 else {
+            Unmanaged<SharedBytes>.fromOpaque(context).release()
+            return write(shared.bytes)
+        }
+        flushNow()
+    }
+
     /// Moves everything in this connection's input to `other`'s output without copying the bytes
     /// (evbuffer chains are handed over), and writes what `other`'s socket takes at once: the
     /// relay's hot path.
@@ -681,4 +693,11 @@ private func writeCallback(_ descriptor: Int32, _ what: Int16, _ context: Unsafe
 private func noticeCallback(_ descriptor: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
     guard let connection = connection(context) else { return }
     withExtendedLifetime(connection) { connection.deliverNotices() }
+}
+
+/// libevent's cleanup for a ``SharedBytes`` reference in an output buffer: the chain holding it was
+/// drained or freed, so the buffer's retain (taken in ``SocketStream/write(_:)-shared``) ends.
+private func releaseSharedBytes(_: UnsafeRawPointer?, _: Int, _ context: UnsafeMutableRawPointer?) {
+    guard let context else { return }
+    Unmanaged<SharedBytes>.fromOpaque(context).release()
 }

@@ -14,26 +14,23 @@ package final class SiteConnection {
     package struct Limits: Sendable {
         package var headTimeout: Duration
         package var idleTimeout: Duration
-        /// How many bytes of events may wait for a slow stream reader before it is dropped (one
-        /// event is always sent to a reader that has taken everything, however large).
-        package var eventBacklog: Int
         /// How many bytes of answers may wait for a client before its next request is read.
         package var answerBacklog: Int
 
-        package init(
-            headTimeout: Duration, idleTimeout: Duration, eventBacklog: Int = 4 << 20, answerBacklog: Int = 64 * 1024
-        ) {
+        package init(headTimeout: Duration, idleTimeout: Duration, answerBacklog: Int = 64 * 1024) {
             self.headTimeout = headTimeout
             self.idleTimeout = idleTimeout
-            self.eventBacklog = eventBacklog
             self.answerBacklog = answerBacklog
         }
     }
 
     enum State {
         case awaitingHead(HeadReader)
-        /// Subscribed to a channel of `hub`: events are written as they come; the client's bytes are discarded.
-        case streaming(channel: String)
+        /// Subscribed to a channel of `hub`; the client's bytes are discarded. An event is handed to
+        /// the socket only once its output has drained; until then the newest one waits aside
+        /// (`waiting`), replacing any older one: a stream holds at most one event in its output and
+        /// one waiting, whatever its reader's pace (a state replaces the state before it whole).
+        case streaming(channel: String, waiting: SharedBytes?)
         /// The last answer is being written; nothing more is read.
         case closing
         case closed
@@ -42,7 +39,7 @@ package final class SiteConnection {
     let stream: any ByteStream
     let site: any LocalSite
     /// The client's address as the request's `client`, and how it arrived.
-    let client: String
+    package let client: String
     let arrival: LocalRequest.Arrival
     let listener: String
     let limits: Limits
@@ -169,7 +166,15 @@ package final class SiteConnection {
             }
         case .eventStream(let channel, let retry):
             guard let hub else { return answerAndClose(.notFound(request.path)) }
-            state = .streaming(channel: channel)
+            guard hub.admits(client) else {
+                var refusal = LocalResponse.text(
+                    "\(client) already holds \(hub.maximumPerClient) event streams of this listener, the most one "
+                        + "address may: close a tab of the live view (a stream whose reader takes nothing is dropped "
+                        + "after the idle timeout)\n", status: 429, reason: "Too Many Requests")
+                refusal.headers.append(("Retry-After", "\(limits.idleTimeout.components.seconds)"))
+                return answerAndClose(refusal)
+            }
+            state = .streaming(channel: channel, waiting: nil)
             let fields = extraHeaders.map { "\($0.name): \($0.value)\r\n" }.joined()
             stream.write(
                 Array(
@@ -193,12 +198,30 @@ package final class SiteConnection {
         }
     }
 
-    /// Writes one event's bytes; a reader that has let more than the backlog pile up is closed.
-    func send(event bytes: [UInt8]) {
-        guard case .streaming = state else { return }
-        let pending = stream.pendingOutputBytes
-        guard pending == 0 || pending + bytes.count <= limits.eventBacklog else { return close() }
-        stream.write(bytes)
+    /// Hands `event` to the socket when its output has drained; otherwise keeps it aside, in the
+    /// place of any event already waiting, and writes it once the output drains.
+    func send(event: SharedBytes) {
+        guard case .streaming(let channel, let waiting) = state else { return }
+        guard stream.pendingOutputBytes > 0 else { return stream.write(event) }
+        state = .streaming(channel: channel, waiting: event)
+        guard waiting == nil else { return }
+        stream.setDrainedMark(0)
+        stream.onDrained = { [unowned self] _ in sendWaiting() }
+    }
+
+    /// Writes a comment (a heartbeat) only when nothing is being sent or waits: it would add to a
+    /// backlog, and a stream that is sending shows it is alive without one.
+    func send(comment: SharedBytes) {
+        guard case .streaming(_, nil) = state, stream.pendingOutputBytes == 0 else { return }
+        stream.write(comment)
+    }
+
+    /// The output drained: the event kept aside goes now.
+    private func sendWaiting() {
+        stream.onDrained = nil
+        guard case .streaming(let channel, let waiting?) = state else { return }
+        state = .streaming(channel: channel, waiting: nil)
+        stream.write(waiting)
     }
 
     private func answerAndClose(_ response: LocalResponse) {
@@ -211,7 +234,7 @@ package final class SiteConnection {
         stream.setReading(false)
         stream.onReadable = nil
         guard stream.pendingOutputBytes > 0 else { return close() }
-        if case .streaming(let channel) = state { hub?.unsubscribe(self, from: channel) }
+        if case .streaming(let channel, _) = state { hub?.unsubscribe(self, from: channel) }
         state = .closing
         stream.setDrainedMark(0)
         stream.onDrained = { [unowned self] _ in close() }
@@ -221,7 +244,7 @@ package final class SiteConnection {
     /// Closes the connection (idempotent).
     package func close() {
         if case .closed = state { return }
-        if case .streaming(let channel) = state { hub?.unsubscribe(self, from: channel) }
+        if case .streaming(let channel, _) = state { hub?.unsubscribe(self, from: channel) }
         state = .closed
         stream.onReadable = nil
         stream.onEvent = nil
