@@ -69,13 +69,14 @@ package struct RequestHead: Sendable, Hashable {
 package struct RequestOrigin: Sendable, Hashable {
     /// "https" inside TLS.
     package var scheme: String
-    /// The server's name (the SNI, or the CONNECT host), for a request with no Host field.
+    /// The server's name (the SNI, or the CONNECT host), for a request with no Host field:
+    /// lowercased, as request targets are (an SNI may come in any case), IPv6 without brackets.
     package var host: String
     package var port: UInt16
 
     package init(scheme: String, host: String, port: UInt16) {
         self.scheme = scheme
-        self.host = host
+        self.host = HTTPSyntax.lowercased(host)
         self.port = port
     }
 }
