@@ -2,6 +2,7 @@ import ATSPolicy
 import EventLoop
 import LogRecord
 import ProxyWire
+import TLSInspection
 
 /// The HTTP/1.1 requests inside an intercepted connection, one after another on the device's TLS
 /// session, each relayed to the origin's by a ``PlainHTTPExchange`` (the code that relays plain
@@ -9,6 +10,12 @@ import ProxyWire
 /// bodies, `Expect: 100-continue` and `Connection: close` behave as they do for plain HTTP; the
 /// origin connection serves this device only, so when it cannot take another request the device is
 /// told so (`Connection: close`) and the connection ends after the response.
+///
+/// The device's bytes are HTTP throughout when its ALPN says `http/1.1`, or when its first bytes
+/// begin as a request does (``RequestLineDetection/start(of:)``): a head the parser refuses gets
+/// 400, 501 or 505 inside the TLS session, as plain mode answers it, and its line. Only positive
+/// evidence of another protocol (no ALPN, and a first byte no request begins with) or an accepted
+/// upgrade makes the connection an opaque relay (``relayStream(upgradedTo:)``).
 ///
 /// A page-style block (`blocked`) answers every request with the 403 page instead, and nothing
 /// reaches the origin. Loop-confined; owned by its ``InterceptedTunnel``.
@@ -28,6 +35,9 @@ final class InterceptedExchanges: ExchangeOwner {
     private var requests = 0
     /// Between requests: the device's bytes are a request head, however many reads it takes.
     private var awaitingHead = false
+    /// Whether the device's bytes are known to be HTTP: from the start when its ALPN said
+    /// `http/1.1`, else once its first bytes showed it. Never unset: every later head is parsed.
+    private var speaksHTTP: Bool
     /// The bytes of the request head being read, as the device sent them.
     private(set) var clientEnded = false
     private var ended = false
@@ -54,6 +64,8 @@ final class InterceptedExchanges: ExchangeOwner {
         self.requestOrigin = requestOrigin
         self.blocked = blocked
         headReader = HeadReader(origin: requestOrigin, limit: tunnel.settings.headTimeout)
+        // The device chose HTTP/1.1 itself: nothing it sends is taken for another protocol.
+        speaksHTTP = device.tls.selectedApplicationProtocol == "http/1.1"
     }
 
     func start() {
@@ -114,14 +126,9 @@ final class InterceptedExchanges: ExchangeOwner {
                 RequestRecord(startedAt: clock.wallMilliseconds, connection: facts, reused: requests > 0),
                 clock.monotonicMilliseconds
             )
-            // The first bytes may be some other protocol spoken over TLS: relayed as they come.
-            // (Judged on the connection's first chunk: one that ends mid-line is read as HTTP.)
-            if requests == 0, origin != nil,
-                RequestLineDetection.start(of: device.peek(maximum: 16 * 1024)) == .notRequestLine
-            {
-                awaitingHead = false
-                return relayStream(upgradedTo: nil)
-            }
+        }
+        if !speaksHTTP {
+            guard decideProtocol() else { return }
         }
         // Between requests and while a head arrives, the idle watch bounds a silent device (its
         // read limit is its TLS transport's); a head that trickles in gets the listener's limit.
@@ -129,10 +136,7 @@ final class InterceptedExchanges: ExchangeOwner {
         case .needMore:
             return
         case .timedOut:
-            awaitingHead = false
-            refuse(
-                status: 408, reason: "Request Timeout", body: "no complete request head in time",
-                logged: "request timeout: no complete request head within \(settings.headTimeout.logText)")
+            headTimedOut()
         case .failed(let error):
             awaitingHead = false
             refuse(
@@ -144,6 +148,44 @@ final class InterceptedExchanges: ExchangeOwner {
             awaitingHead = false
             started(head, headBytes: bytes)
         }
+    }
+
+    /// The longest run of first bytes that may still be undecided: a head's size limit. Token bytes
+    /// that long showed no other protocol either; the parser refuses them as a request.
+    private static let undecidedLimit = HeadLimits().maximumHeadBytes
+
+    /// No ALPN: the first bytes say whether the device speaks HTTP (then true: read the head), or
+    /// another protocol (relayed). False while they cannot tell yet.
+    private func decideProtocol() -> Bool {
+        let first = device.peek(maximum: Self.undecidedLimit)
+        switch RequestLineDetection.start(of: first) {
+        case .http:
+            speaksHTTP = true
+            return true
+        case .otherProtocol:
+            awaitingHead = false
+            relayStream(upgradedTo: nil)
+            return false
+        case .undecided:
+            // A prefix of a request that is still arriving: within the head's limits, as a head.
+            if first.count >= Self.undecidedLimit {
+                speaksHTTP = true
+                return true
+            }
+            if let startedAt = current?.startedAt,
+                clock.monotonicMilliseconds - startedAt >= settings.headTimeout.milliseconds
+            {
+                headTimedOut()
+            }
+            return false
+        }
+    }
+
+    private func headTimedOut() {
+        awaitingHead = false
+        refuse(
+            status: 408, reason: "Request Timeout", body: "no complete request head in time",
+            logged: "request timeout: no complete request head within \(settings.headTimeout.logText)")
     }
 
     /// The origin spoke or ended while no request was in flight: the connection cannot carry

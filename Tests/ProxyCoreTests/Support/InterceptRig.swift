@@ -67,12 +67,14 @@ final class InterceptRig {
         return peer
     }
 
-    /// The origin server on `upstream`, with the certificate the proxy's handshake trusts.
-    func origin(on upstream: ScriptedStream, versions: ClosedRange<Int32> = TLS1_2_VERSION...TLS1_3_VERSION)
-        throws -> MemoryTLSPeer
-    {
+    /// The origin server on `upstream`, with the certificate the proxy's handshake trusts (or
+    /// another of ``certificates``, by name).
+    func origin(
+        on upstream: ScriptedStream, versions: ClosedRange<Int32> = TLS1_2_VERSION...TLS1_3_VERSION,
+        certificate: String = "origin"
+    ) throws -> MemoryTLSPeer {
         let peer = try MemoryTLSPeer(
-            .server(certificate: certificates.path("origin.pem"), key: certificates.path("origin.key")),
+            .server(certificate: certificates.path("\(certificate).pem"), key: certificates.path("\(certificate).key")),
             over: upstream, versions: versions,
             ciphers: versions.lowerBound < TLS1_2_VERSION ? "DEFAULT:@SECLEVEL=0" : nil)
         peers.append(peer)
@@ -89,13 +91,14 @@ final class InterceptRig {
         } while peers.map({ $0.exchange() }).contains(true)
     }
 
-    /// An intercepted tunnel with both handshakes done: the device and the origin, ready for requests.
-    func intercepted(from address: String = "127.0.0.1") throws -> (
-        client: ScriptedStream, upstream: ScriptedStream, device: MemoryTLSPeer, origin: MemoryTLSPeer
-    ) {
+    /// An intercepted tunnel with both handshakes done: the device (offering `alpn`) and the
+    /// origin (presenting `originCertificate`), ready for requests.
+    func intercepted(from address: String = "127.0.0.1", alpn: [String] = [], originCertificate: String = "origin")
+        throws -> (client: ScriptedStream, upstream: ScriptedStream, device: MemoryTLSPeer, origin: MemoryTLSPeer)
+    {
         let (client, upstream) = try connected(from: address)
-        let device = try device(on: client)
-        let origin = try origin(on: upstream)
+        let device = try device(on: client, alpn: alpn)
+        let origin = try origin(on: upstream, certificate: originCertificate)
         settle()
         try #require(device.handshake == .complete, "the device's handshake: \(device.handshake)")
         try #require(origin.handshake == .complete, "the origin's handshake: \(origin.handshake)")

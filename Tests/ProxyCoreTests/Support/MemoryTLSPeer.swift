@@ -224,6 +224,15 @@ final class MemoryTLSPeer {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// The application protocol the handshake agreed on (ALPN), nil for none.
+    var selectedProtocol: String? {
+        var data: UnsafePointer<UInt8>?
+        var length: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &data, &length)
+        guard let data, length > 0 else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+    }
+
     /// The protocol version spoken ("TLSv1.3").
     var version: String { String(cString: SSL_get_version(ssl)) }
 }

@@ -1,0 +1,174 @@
+import ATSPolicy
+import COpenSSL
+import Foundation
+import LogRecord
+import ProxyWire
+import TLSTestSupport
+import Testing
+
+@testable import ProxyCore
+
+/// Issue 27 item 3 in intercept mode, scripted (``InterceptRig``): a device whose ALPN or
+/// first bytes say HTTP is parsed as HTTP throughout, so a first request the strict parser refuses
+/// gets its 400, 501 or 505 and its line, and never reaches the origin as an unlogged stream.
+@Suite("Intercept sessions, scripted: HTTP throughout")
+struct InterceptParsePlaybookTests {
+    static let host = "Host: api.example.com\r\n\r\n"
+
+    /// A first request the review's lenient origin took as a request, while the proxy relayed it as
+    /// a `tls_stream` and logged none: the status it gets with ALPN `http/1.1`, and without ALPN
+    /// too, unless its first byte is one no request begins with (then it is another protocol).
+    struct Form: Sendable, CustomTestStringConvertible {
+        var name: String
+        var bytes: [UInt8]
+        var status: Int
+        var relayedWithoutALPN = false
+        var testDescription: String { name }
+    }
+
+    static let forms: [Form] = [
+        Form(name: "two spaces after the method", bytes: bytes("GET  /v1/items HTTP/1.1\r\n" + host), status: 400),
+        Form(name: "two spaces before the version", bytes: bytes("GET /v1/items  HTTP/1.1\r\n" + host), status: 400),
+        Form(name: "a tab after the method", bytes: bytes("GET\t/v1/items HTTP/1.1\r\n" + host), status: 400),
+        Form(name: "a tab before the version", bytes: bytes("GET /v1/items\tHTTP/1.1\r\n" + host), status: 400),
+        Form(
+            name: "a 33-byte method",
+            bytes: bytes(String(repeating: "G", count: 33) + " /v1/items HTTP/1.1\r\n" + host),
+            status: 501),
+        Form(name: "HTTP/1.2", bytes: bytes("GET /v1/items HTTP/1.2\r\n" + host), status: 505),
+        Form(name: "lower-case http/1.1", bytes: bytes("GET /v1/items http/1.1\r\n" + host), status: 400),
+        Form(name: "HTTP/1.32", bytes: bytes("GET /v1/items HTTP/1.32\r\n" + host), status: 505),
+        Form(name: "HTTP/2.0", bytes: bytes("GET /v1/items HTTP/2.0\r\n" + host), status: 505),
+        Form(name: "a space after the version", bytes: bytes("GET /v1/items HTTP/1.1 \r\n" + host), status: 400),
+        Form(name: "no version (HTTP/0.9)", bytes: bytes("GET /v1/items\r\n" + host), status: 400),
+        Form(
+            name: "a NUL method", bytes: [0] + bytes(" /v1/items HTTP/1.1\r\n" + host), status: 400,
+            relayedWithoutALPN: true),
+        Form(
+            name: "a leading space", bytes: bytes(" GET /v1/items HTTP/1.1\r\n" + host), status: 400,
+            relayedWithoutALPN: true),
+    ]
+
+    static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    @Test(
+        "ALPN http/1.1: a first request the parser refuses gets its status and a line; nothing reaches the origin",
+        arguments: forms)
+    func refusedWithALPN(_ form: Form) throws {
+        try Self.expectRefused(form.bytes, status: form.status, alpn: ["http/1.1"])
+    }
+
+    @Test(
+        "no ALPN: first bytes that begin as a request are HTTP all the same; only a byte no request begins with is not",
+        arguments: forms)
+    func refusedWithoutALPN(_ form: Form) throws {
+        if form.relayedWithoutALPN {
+            try Self.expectRelayed(form.bytes)
+        } else {
+            try Self.expectRefused(form.bytes, status: form.status, alpn: [])
+        }
+    }
+
+    /// `bytes` as the device's first: answered with `status` inside its TLS session, one request
+    /// line saying why, nothing upstream, the connection ended.
+    static func expectRefused(_ bytes: [UInt8], status: Int, alpn: [String]) throws {
+        let rig = try InterceptRig()
+        let (_, _, device, origin) = try rig.intercepted(alpn: alpn)
+        #expect(device.selectedProtocol == alpn.first, "the ALPN the test means")
+        device.send(bytes)
+        rig.settle()
+        let answer = device.take()
+        #expect(answer.hasPrefix("HTTP/1.1 \(status) "), "\(answer)")
+        #expect(device.sawEnd, "the connection ends with the answer")
+        #expect(origin.received.isEmpty, "not a byte reached the origin: \(origin.receivedText)")
+        let lines = rig.environment.requests
+        #expect(lines.count == 1)
+        let line = try #require(lines.first)
+        #expect(line.kind == .request && line.status == status)
+        #expect(line.upstreamError?.hasPrefix("bad request: ") == true, "\(String(describing: line.upstreamError))")
+    }
+
+    /// `bytes` as the device's first, without ALPN: another protocol, relayed both ways, one
+    /// `tls_stream` line once both ends have closed.
+    static func expectRelayed(_ bytes: [UInt8]) throws {
+        let rig = try InterceptRig()
+        let (client, upstream, device, origin) = try rig.intercepted()
+        #expect(device.selectedProtocol == nil)
+        device.send(bytes)
+        rig.settle()
+        #expect(origin.received == bytes, "relayed as it came")
+        origin.send([0xFF, 0x00])
+        rig.settle()
+        #expect(device.received == [0xFF, 0x00])
+        device.closeNotify()
+        client.peerEnds()
+        origin.closeNotify()
+        upstream.peerEnds()
+        rig.settle()
+        let line = try #require(rig.environment.requests.first)
+        #expect(line.kind == .tlsStream && line.status == nil)
+        #expect(line.requestBodyBytes == Int64(bytes.count) && line.responseBodyBytes == 2)
+    }
+
+    @Test(
+        "a leading empty line is skipped, as on later requests: the request is answered",
+        arguments: [
+            (alpn: ["http/1.1"], lead: "\r\n"), (alpn: ["http/1.1"], lead: "\n"), (alpn: [], lead: "\r\n"),
+            (alpn: [], lead: "\n"),
+        ])
+    func leadingEmptyLine(_ alpn: [String], _ lead: String) throws {
+        let rig = try InterceptRig()
+        let (_, _, device, origin) = try rig.intercepted(alpn: alpn)
+        device.send(lead + InterceptPlaybookTests.request)
+        rig.settle()
+        #expect(origin.take() == InterceptPlaybookTests.forwardedRequest, "the request without the empty line")
+        origin.send(InterceptPlaybookTests.response)
+        rig.settle()
+        #expect(device.take() == InterceptPlaybookTests.forwardedResponse)
+        let line = try #require(rig.environment.requests.first)
+        #expect(line.status == 200 && line.url == "https://api.example.com/v1/items")
+    }
+
+    @Test("no ALPN, a first request arriving a byte at a time: it waits for the method's end, then is HTTP")
+    func firstBytesTrickle() throws {
+        let rig = try InterceptRig()
+        let (_, _, device, origin) = try rig.intercepted()
+        for byte in "GET" {
+            device.send(String(byte))
+            rig.settle()
+        }
+        #expect(origin.received.isEmpty && rig.environment.requests.isEmpty, "undecided: nothing relayed")
+        device.send("  /v1/items HTTP/1.1\r\n" + Self.host)
+        rig.settle()
+        #expect(device.take().hasPrefix("HTTP/1.1 400 "))
+        #expect(origin.received.isEmpty)
+        #expect(rig.environment.requests.first?.status == 400)
+    }
+
+    @Test("no ALPN, token bytes trickling in, then a byte no method has: another protocol, relayed whole")
+    func trickleThenOtherProtocol() throws {
+        let rig = try InterceptRig()
+        let (_, _, device, origin) = try rig.intercepted()
+        device.send("GE")
+        rig.settle()
+        #expect(origin.received.isEmpty && device.received.isEmpty, "undecided: nothing relayed, nothing answered")
+        device.send([0x00, 0x01])
+        rig.settle()
+        #expect(origin.received == Array("GE".utf8) + [0x00, 0x01], "nothing was taken while it was undecided")
+        #expect(device.received.isEmpty, "no 400: it is not HTTP")
+    }
+
+    @Test("no ALPN, a method that never ends: the head timeout answers it as a request (408)")
+    func undecidedTimesOut() throws {
+        let rig = try InterceptRig()
+        let (_, _, device, origin) = try rig.intercepted()
+        device.send("GE")
+        rig.settle()
+        rig.environment.advance(by: rig.environment.settings.headTimeout)
+        device.send("T")
+        rig.settle()
+        #expect(device.take().hasPrefix("HTTP/1.1 408 "))
+        #expect(origin.received.isEmpty)
+        #expect(rig.environment.requests.first?.status == 408)
+    }
+}
