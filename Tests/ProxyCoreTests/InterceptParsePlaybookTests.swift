@@ -171,4 +171,22 @@ struct InterceptParsePlaybookTests {
         #expect(origin.received.isEmpty)
         #expect(rig.environment.requests.first?.status == 408)
     }
+
+    @Test("a page-style block: bytes that are not HTTP are not relayed to the blocked server")
+    func blockedStreamNotRelayed() throws {
+        let rig = try InterceptRig()
+        // A certificate for another name: the handshake completes, and its verdict blocks.
+        try rig.certificates.certificate(
+            "elsewhere", issuer: "origin-root", key: "ec:P-256",
+            extensions: ["subjectAltName=DNS:elsewhere.example", "extendedKeyUsage=serverAuth"])
+        rig.environment.settings.intercept.blockStyle = .page
+        let (_, _, device, origin) = try rig.intercepted(originCertificate: "elsewhere")
+        device.send([0, 1, 2, 3])
+        rig.settle()
+        #expect(origin.received.isEmpty, "nothing reaches a blocked server")
+        #expect(device.sawEnd)
+        let line = try #require(rig.environment.requests.first)
+        #expect(line.kind == .tlsStream && line.connection.action == .blocked)
+        #expect(line.upstreamError?.contains("not relayed") == true)
+    }
 }

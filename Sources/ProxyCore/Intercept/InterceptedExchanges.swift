@@ -155,7 +155,7 @@ final class InterceptedExchanges: ExchangeOwner {
     private static let undecidedLimit = HeadLimits().maximumHeadBytes
 
     /// No ALPN: the first bytes say whether the device speaks HTTP (then true: read the head), or
-    /// another protocol (relayed). False while they cannot tell yet.
+    /// another protocol (relayed, or, to a blocked server, not). False while they cannot tell yet.
     private func decideProtocol() -> Bool {
         let first = device.peek(maximum: Self.undecidedLimit)
         switch RequestLineDetection.start(of: first) {
@@ -164,6 +164,13 @@ final class InterceptedExchanges: ExchangeOwner {
             return true
         case .otherProtocol:
             awaitingHead = false
+            guard blocked == nil else {
+                // Nothing reaches a blocked server, whatever the device speaks.
+                current?.record.kind = .tlsStream
+                logCurrent(error: "bytes that are not HTTP were not relayed: the server is blocked")
+                end()
+                return false
+            }
             relayStream(upgradedTo: nil)
             return false
         case .undecided:
