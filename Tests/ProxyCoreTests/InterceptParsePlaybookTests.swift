@@ -8,10 +8,11 @@ import Testing
 
 @testable import ProxyCore
 
-/// Issue 27 item 3 in intercept mode, scripted (``InterceptRig``): a device whose ALPN or
+/// Issue 27 items 3 and 6 in intercept mode, scripted (``InterceptRig``): a device whose ALPN or
 /// first bytes say HTTP is parsed as HTTP throughout, so a first request the strict parser refuses
-/// gets its 400, 501 or 505 and its line, and never reaches the origin as an unlogged stream.
-@Suite("Intercept sessions, scripted: HTTP throughout")
+/// gets its 400, 501 or 505 and its line, and never reaches the origin as an unlogged stream; and
+/// every request must name the authority its connection was judged for.
+@Suite("Intercept sessions, scripted: HTTP throughout, one authority")
 struct InterceptParsePlaybookTests {
     static let host = "Host: api.example.com\r\n\r\n"
 
@@ -188,5 +189,51 @@ struct InterceptParsePlaybookTests {
         let line = try #require(rig.environment.requests.first)
         #expect(line.kind == .tlsStream && line.connection.action == .blocked)
         #expect(line.upstreamError?.contains("not relayed") == true)
+    }
+
+    // MARK: - Item 6: one authority
+
+    /// Requests for the connection's own authority, written as clients write it, and requests for another.
+    static let authorities: [(request: String, refused: Bool)] = [
+        ("GET /v1/items HTTP/1.1\r\nHost: api.example.com\r\n\r\n", false),
+        ("GET /v1/items HTTP/1.1\r\nHost: API.Example.COM:443\r\n\r\n", false),
+        ("GET https://api.example.com/v1/items HTTP/1.1\r\nHost: api.example.com\r\n\r\n", false),
+        ("GET /v1/items HTTP/1.1\r\nHost: evil.example\r\n\r\n", true),
+        ("GET /v1/items HTTP/1.1\r\nHost: api.example.com:8443\r\n\r\n", true),
+        ("GET http://evil.example/v1/items HTTP/1.1\r\nHost: api.example.com\r\n\r\n", true),
+        ("GET https://evil.example/v1/items HTTP/1.1\r\n\r\n", true),
+        ("GET https://api.example.com/v1/items HTTP/1.1\r\nHost: evil.example\r\n\r\n", true),
+    ]
+
+    @Test(
+        "a Host or absolute-form target naming another authority gets a 400 and goes nowhere; the line's URL is the connection's",
+        arguments: authorities)
+    func authority(_ request: String, _ refused: Bool) throws {
+        let rig = try InterceptRig()
+        let (_, _, device, origin) = try rig.intercepted(alpn: ["http/1.1"])
+        device.send(request)
+        rig.settle()
+        if refused {
+            let answer = device.take()
+            #expect(answer.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(answer)")
+            #expect(answer.contains("this connection is to api.example.com"), "\(answer)")
+            #expect(origin.received.isEmpty, "not a byte reached the origin: \(origin.receivedText)")
+            #expect(device.sawEnd)
+        } else {
+            #expect(origin.take().hasPrefix("GET /v1/items HTTP/1.1\r\n"))
+            origin.send(InterceptPlaybookTests.response)
+            rig.settle()
+            #expect(device.take() == InterceptPlaybookTests.forwardedResponse)
+        }
+        let line = try #require(rig.environment.requests.first)
+        #expect(line.method == "GET")
+        #expect(line.url == "https://api.example.com/v1/items", "the judged authority, whatever the request named")
+        #expect(line.status == (refused ? 400 : 200))
+        if refused {
+            #expect(
+                line.upstreamError?.hasPrefix("bad request: ") == true
+                    && line.upstreamError?.contains("names") == true,
+                "\(String(describing: line.upstreamError))")
+        }
     }
 }

@@ -15,7 +15,9 @@ import TLSInspection
 /// begin as a request does (``RequestLineDetection/start(of:)``): a head the parser refuses gets
 /// 400, 501 or 505 inside the TLS session, as plain mode answers it, and its line. Only positive
 /// evidence of another protocol (no ALPN, and a first byte no request begins with) or an accepted
-/// upgrade makes the connection an opaque relay (``relayStream(upgradedTo:)``).
+/// upgrade makes the connection an opaque relay (``relayStream(upgradedTo:)``). Every request must
+/// name the origin's authority, the one its connection was judged for; one naming another gets a
+/// 400 and goes nowhere (``RequestOrigin/foreignAuthority(in:)``).
 ///
 /// A page-style block (`blocked`) answers every request with the 403 page instead, and nothing
 /// reaches the origin. Loop-confined; owned by its ``InterceptedTunnel``.
@@ -214,12 +216,17 @@ final class InterceptedExchanges: ExchangeOwner {
     private func started(_ head: RequestHead, headBytes: Int64) {
         requests += 1
         current?.record.method = head.method
-        current?.record.url = head.target.description
+        // The connection's authority, not the one the request names: only the former was judged,
+        // and a request naming another is refused below.
+        current?.record.url = requestOrigin.url(of: head.target)
         current?.record.httpVersion = head.version == .http10 ? "HTTP/1.0" : "HTTP/1.1"
         current?.record.requestHeadBytes = headBytes
         if settings.intercept.logHeaders {
             current?.record.requestHeaders = RequestRecord.loggedHeaders(
                 head.headers.fields.map { ($0.name, $0.value) }, logSecrets: settings.intercept.logSecrets)
+        }
+        if let foreign = requestOrigin.foreignAuthority(in: head) {
+            return refuse(status: 400, reason: "Bad Request", body: foreign, logged: "bad request: \(foreign)")
         }
         if let blocked { return answerBlocked(head, verdict: blocked) }
         let framing: BodyFraming
@@ -323,7 +330,7 @@ final class InterceptedExchanges: ExchangeOwner {
     /// The page-style block: a 403 naming the violations, for every request; nothing goes upstream.
     private func answerBlocked(_ head: RequestHead, verdict: Verdict) {
         let response = ProxyResponse.blockedPage(
-            verdict, host: requestOrigin.host, url: head.target.description, head: head)
+            verdict, host: requestOrigin.host, url: requestOrigin.url(of: head.target), head: head)
         current?.record.status = 403
         current?.record.statusText = "Forbidden"
         current?.record.responseHeadBytes = -1

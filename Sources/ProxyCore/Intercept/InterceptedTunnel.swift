@@ -344,6 +344,10 @@ final class InterceptedTunnel {
         deadline?.cancel()
         deadline = nil
         let handshakeCompletedAt = owner.environment.clock.monotonicMilliseconds
+        // The requests' one authority: the SNI (the name the proxy's own handshake sent, whose
+        // certificate it checked and whose rule made the verdict), or the CONNECT host when the
+        // device sent none; the CONNECT's port, the one dialled. When the SNI and the CONNECT differ,
+        // only the SNI's name was proved, so a request for the CONNECT's is refused as any other.
         let exchanges = InterceptedExchanges(
             tunnel: tunnel, device: TLSByteStream(transport: client, tls: device),
             origin: origin.flatMap { origin in upstream.map { TLSByteStream(transport: $0, tls: origin) } },
