@@ -14,7 +14,7 @@ import TLSInspection
 /// The device's bytes are HTTP throughout when its ALPN says `http/1.1`, or when its first bytes
 /// begin as a request does (``RequestLineDetection/start(of:)``): a head the parser refuses gets
 /// 400, 501 or 505 inside the TLS session, as plain mode answers it, and its line. Only positive
-/// evidence of another protocol (no ALPN, and a first byte no request begins with) or an accepted
+/// evidence of another protocol (no ALPN, and first bytes no request begins with) or an accepted
 /// upgrade makes the connection an opaque relay (``relayStream(upgradedTo:)``). Every request must
 /// name the origin's authority, the one its connection was judged for; one naming another gets a
 /// 400 and goes nowhere (``RequestOrigin/foreignAuthority(in:)``).
