@@ -83,7 +83,7 @@ struct InterceptReviewProcessTests {
         let result = try Self.scriptedClient(
             fixture, daemon, host: host, port: origin.port,
             [
-                "GET /split HTTP/1.1\\r\\nHost: \(host)\\r\\n", "Connection: close\\r\\n\\r\\n",
+                "GET /split HTTP/1.1\\r\\nHost: \(host):\(origin.port)\\r\\n", "Connection: close\\r\\n\\r\\n",
             ])
         #expect(
             result.standardOutput.contains("hello from the origin, /split"),
@@ -106,7 +106,8 @@ struct InterceptReviewProcessTests {
             key: fixture.factory.path("leaf.key"))
         let daemon = try fixture.daemon()
         let result = try Self.scriptedClient(
-            fixture, daemon, host: host, port: origin.port, ["GET /close HTTP/1.1\\r\\nHost: \(host)\\r\\n\\r\\n"])
+            fixture, daemon, host: host, port: origin.port,
+            ["GET /close HTTP/1.1\\r\\nHost: \(host):\(origin.port)\\r\\n\\r\\n"])
         #expect(
             result.standardOutput.contains("until the origin closes"),
             "\(result.standardOutput) \(result.standardError)")
@@ -125,7 +126,7 @@ struct InterceptReviewProcessTests {
             directory: fixture.directory, certificates: ["leaf"],
             locations: "location = /short { keepalive_timeout 1s; return 200 \"short\\n\"; }")
         let daemon = try fixture.daemon()
-        let request = "GET /short HTTP/1.1\\r\\nHost: \(host)\\r\\n\\r\\n"
+        let request = "GET /short HTTP/1.1\\r\\nHost: \(host):\(nginx.ports[0])\\r\\n\\r\\n"
         // The device stays idle until its connection ends (nginx closes its side after 1 s), then
         // sends its next request on it.
         let result = try Self.scriptedClient(
@@ -149,7 +150,9 @@ struct InterceptReviewProcessTests {
         try fixture.leaf("leaf", for: [host])
         let nginx = try TestNginx(directory: fixture.directory, certificates: ["leaf"])
         let daemon = try fixture.daemon()
-        let head = "GET / HTTP/1.1\r\nHost: \(host)\r\nKeep-Alive: timeout=5\r\nConnection: close\r\n\r\n"
+        // The Host names the port, as clients write it: a request for another authority is refused.
+        let head =
+            "GET / HTTP/1.1\r\nHost: \(host):\(nginx.ports[0])\r\nKeep-Alive: timeout=5\r\nConnection: close\r\n\r\n"
         let piece = head.replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
         let direct = try Self.scriptedClient(fixture, nil, host: host, port: nginx.ports[0], [piece])
         let originHead = try #require(
