@@ -24,8 +24,10 @@ struct RequestOriginAuthorityTests {
         ("GET / HTTP/1.1\r\nHost: API.EXAMPLE.COM:443\r\n\r\n", 443, nil, "https://api.example.com/"),
         ("GET / HTTP/1.1\r\nHost: api.example.com:8443\r\n\r\n", 8443, nil, "https://api.example.com:8443/"),
         ("GET /no-host HTTP/1.0\r\n\r\n", 443, nil, "https://api.example.com/no-host"),
+        // A Host without a port on a CONNECT to another port: the request goes to that port, logged so.
+        ("GET /x HTTP/1.1\r\nHost: api.example.com\r\n\r\n", 8443, nil, "https://api.example.com:8443/x"),
         (
-            "GET /x HTTP/1.1\r\nHost: api.example.com\r\n\r\n", 8443, "the Host header names api.example.com,",
+            "GET /x HTTP/1.1\r\nHost: api.example.com:443\r\n\r\n", 8443, "the Host header names api.example.com:443,",
             "https://api.example.com:8443/x"
         ),
         (

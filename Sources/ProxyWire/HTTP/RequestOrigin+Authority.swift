@@ -28,7 +28,7 @@ extension RequestOrigin {
     /// Nil when every authority `head` names (its target, made from the Host field for
     /// origin-form; the Host field beside an absolute-form target) is the origin's: the same host,
     /// compared without case (targets and Host values come lowercased, IPv6 without brackets), and
-    /// the same port, a missing one standing for ``defaultPort``. Else the sentence saying which.
+    /// the same port when one is named. Else the sentence saying which.
     package func foreignAuthority(in head: RequestHead) -> String? {
         let named: (host: String, port: UInt16?)
         switch head.target {
@@ -43,8 +43,12 @@ extension RequestOrigin {
         return mismatch(field.host, field.port, what: "the Host header")
     }
 
+    /// A named port must be the connection's. A name without one is taken as the connection's own
+    /// port, not the scheme's default: the request can only go to the port the device connected to,
+    /// the log names that port, and clients that leave a non-default port out of Host (hand-written
+    /// scripts, some libraries) are not refused for it. The name is what domain fronting changes.
     private func mismatch(_ otherHost: String, _ otherPort: UInt16?, what: String) -> String? {
-        guard otherHost != host || (otherPort ?? defaultPort) != port else { return nil }
+        guard otherHost != host || (otherPort.map { $0 != port } ?? false) else { return nil }
         let named = HTTPAuthority.written(host: otherHost, port: otherPort)
         return
             "\(what) names \(named), but this connection is to \(authority), the only server it was judged for: "
