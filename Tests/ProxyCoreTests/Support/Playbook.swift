@@ -40,8 +40,10 @@ final class ScriptedStream: ByteStream {
     private var output: [UInt8] = []
     /// Everything the peer has taken from the session, in order.
     private(set) var delivered: [UInt8] = []
-    /// Whether the session sent its end (shutdownWrite, or close).
+    /// Whether the session sent its end (shutdownWrite, close, or reset).
     private(set) var sentEnd = false
+    /// Whether the session ended the stream with a reset (``reset()``) rather than a clean close.
+    private(set) var wasReset = false
     private(set) var isOpen = true
     private(set) var isReading = true
     /// Whether the peer takes what is written at once; off, it waits for ``peerTakes(all:)``.
@@ -179,6 +181,7 @@ final class ScriptedStream: ByteStream {
     }
 
     var inputEnded: Bool { endDelivered }
+    var inputEndedCleanly: Bool { inputEnded }
 
     func noteReadable() {
         playbook.later { [weak self] in
@@ -216,6 +219,13 @@ final class ScriptedStream: ByteStream {
         onReadable = nil
         onDrained = nil
         onEvent = nil
+    }
+
+    /// As a socket's abortive close: what the peer has not taken is lost.
+    func reset() {
+        guard isOpen else { return }
+        wasReset = true
+        close()
     }
 }
 
