@@ -47,6 +47,10 @@ package protocol ByteStream: AnyObject {
     func noteReadable()
     /// Whether the peer ended its side and nothing more will arrive (what is buffered may still be read).
     var inputEnded: Bool { get }
+    /// Whether the peer's end, once ``inputEnded``, says that it sent all it meant to: a socket's
+    /// FIN does; a TLS session's end does only with close_notify before it (an end without one
+    /// cannot be told from a cut). False while the input has not ended.
+    var inputEndedCleanly: Bool { get }
 
     /// Stops or resumes reading.
     func setReading(_ enabled: Bool)
@@ -60,6 +64,13 @@ package protocol ByteStream: AnyObject {
     func shutdownWrite()
     /// Closes both ways and drops the callbacks. Idempotent.
     func close()
+    /// Closes abortively, so that the peer cannot take what it received for all there was: a
+    /// socket sends a reset (TCP RST) instead of its FIN; a TLS session sends no close_notify and
+    /// resets its transport. What the output still holds is dropped, and so may be what the kernel
+    /// has not sent yet: an owner that means the peer to have what it queued waits for the output
+    /// to drain first (``setDrainedMark(_:)``). Drops the callbacks as ``close()`` does;
+    /// idempotent, and nothing after ``close()``.
+    func reset()
 
     var onReadable: ((any ByteStream) -> Void)? { get set }
     var onDrained: ((any ByteStream) -> Void)? { get set }

@@ -290,6 +290,10 @@ package final class SocketStream: ByteStream {
     /// ``onEvent`` from the loop), and nothing more will arrive.
     package private(set) var inputEnded = false
 
+    /// A socket's end is its FIN, which is the peer's own: clean whenever it came (a reset is an
+    /// error, never an end).
+    package var inputEndedCleanly: Bool { inputEnded }
+
     /// Discards the first `count` bytes of the input (after a ``peek(maximum:)`` has looked at them).
     package func discardInput(_ count: Int) {
         guard let input, count > 0 else { return }
@@ -342,6 +346,17 @@ package final class SocketStream: ByteStream {
     package func shutdownWrite() {
         guard descriptor >= 0, phase != .closed else { return }
         shutdown(descriptor, Int32(SHUT_WR))
+    }
+
+    /// Sets `SO_LINGER` to on with no time (tcp(7): close() then drops the send queue and sends a
+    /// RST, not a FIN), then closes as ``close()`` does.
+    package func reset() {
+        guard phase != .closed else { return }
+        if descriptor >= 0 {
+            var abortive = linger(l_onoff: 1, l_linger: 0)
+            _ = setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &abortive, socklen_t(MemoryLayout<linger>.size))
+        }
+        close()
     }
 
     /// Frees the events and buffers, closes the socket and drops the callbacks' retain. Idempotent.

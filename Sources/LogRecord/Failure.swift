@@ -1,8 +1,8 @@
 /// Why a connection line has an `upstream_error`, as a code a reader can match (the line's
 /// `failure`; the sentence in `upstream_error` is for people and may change). Mostly on `failed`
 /// and `denied` lines; a `blocked` line whose server does not speak TLS, and an `allowed` one
-/// whose origin sent bytes beyond its response or that was closed while idle, stalled or at
-/// shutdown, carry one too. docs/log-format.md lists them: codes may be added, never renamed.
+/// whose origin sent bytes beyond its response or cut it off, or that was closed while idle,
+/// stalled or at shutdown, carry one too. docs/log-format.md lists them: codes may be added, never renamed.
 package enum Failure: String, Sendable, CaseIterable {
     // The device's request.
     /// The request head (or a plain request's body framing) could not be read: 400, 431 or 501.
@@ -53,6 +53,12 @@ package enum Failure: String, Sendable, CaseIterable {
     /// answer, more than its Content-Length): the client had the response as framed, and the
     /// origin's connection was closed with the surplus unread, not kept for another request.
     case responseSurplus = "response_surplus"
+    /// The response's head reached the client and its body was cut off: it did not end by its
+    /// framing (short of its Content-Length, chunked without its last chunk, a malformed chunk), nor,
+    /// for a body that runs until the close, by the origin's clean close (a reset, an error, a TLS
+    /// end without close_notify), or the idle or stall timer ended it. The client's connection was
+    /// reset, never closed cleanly, so it cannot take the part for the whole.
+    case responseTruncated = "response_truncated"
 
     // Intercept mode.
     /// The proxy's own TLS handshake with the server failed, or could not start.

@@ -22,6 +22,9 @@ package enum RequestField: String, LogField {
     case responseHeaders = "response_headers"
     /// The connection's key-exchange group, as its line's `tls.group` (``KeyExchangeGroupField``).
     case tlsGroup = "tls_group"
+    /// ``Failure``'s code for `upstream_error`, when the proxy has one; null otherwise. Lines
+    /// written before it existed have no such field.
+    case failure
 }
 
 /// The members of each element of a request line's `request_headers` and `response_headers`.

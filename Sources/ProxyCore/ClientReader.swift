@@ -24,11 +24,24 @@ enum ClientReader {
     case tunnel(ConnectTunnel)
     /// TLS to the proxy's own pages: the handshake, then the pages over it.
     case site(SiteTLSConnection)
-    /// The session's answer is being written, then the connection closes (or lingers).
-    case closing(lingering: Bool)
+    /// What the session queued for the client is being written; then the connection ends as
+    /// `then` says.
+    case closing(then: ClientEnd)
     /// Answered and half-closed: what the client still sends is dropped until `deadline`
     /// (the session clock's monotonic time) or a byte limit (`dropped` so far).
     case lingering(deadline: Int64, dropped: Int)
+}
+
+/// How the session ends a client connection once what it queued for the client is written.
+enum ClientEnd {
+    /// A clean close: a FIN after the last byte.
+    case close
+    /// Half-closed, then what the client still sends is dropped for a while before the close
+    /// (``ClientSession``'s lingering close), so that no reset destroys the answer on its way.
+    case linger
+    /// A reset (``ByteStream/reset()``), never a FIN: a response was cut off, and a clean close
+    /// would let the client take the part it has (a body that runs until the close) for the whole.
+    case reset
 }
 
 /// What the session hands the client to: the session's callbacks on the client call these, and

@@ -139,7 +139,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
     private func clientDrained() {
         client.onDrained = nil
         switch reader {
-        case .closing(let lingering): flushed(lingering: lingering)
+        case .closing(let end): flushed(then: end)
         case .backlogged:
             // The answers are taken: the next head is read, as after any page.
             reader = .head(newHeadReader)
@@ -433,6 +433,13 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
             exchange.origin.close()
             record?.fail(reason)
             finish()
+        case .truncated(let reason):
+            // The line is the request's (as after a complete response); the client then gets what
+            // was relayed, and a reset in place of the rest.
+            exchange.origin.close()
+            record?.fail(reason)
+            writeRecord()
+            closeAfterFlush(within: settings.idleTimeout, then: .reset)
         case .upgraded:
             // Plain HTTP forwards no Upgrade field, so an exchange here is never upgraded.
             exchange.origin.close()
@@ -492,25 +499,26 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         client.setReading(false)
         endTunnel()
         client.write(bytes)
-        closeAfterFlush(within: settings.headTimeout, lingering: true)
+        closeAfterFlush(within: settings.headTimeout, then: .linger)
     }
 
-    /// Closes once everything queued for the client is written, or once no byte of it has been
-    /// taken for `limit`; `lingering`, through ``linger()``.
-    func closeAfterFlush(within limit: Duration, lingering: Bool = false) {
+    /// Ends the client's connection as `end` says once everything queued for it is written, or
+    /// once no byte of it has been taken for `limit`: a close, a lingering one (``linger()``), or a
+    /// reset (the reset then comes whatever is left unwritten).
+    func closeAfterFlush(within limit: Duration, then end: ClientEnd = .close) {
         idleTimer?.stop()
         client.setTimeouts(read: nil, write: limit)
         client.setReading(false)
         // A client that half-closed after its request still reads the answer: only a real error or
         // a timeout ends the session before the response is written (``clientEvent(_:)``).
-        reader = .closing(lingering: lingering)
-        guard client.pendingOutputBytes > 0 else { return flushed(lingering: lingering) }
+        reader = .closing(then: end)
+        guard client.pendingOutputBytes > 0 else { return flushed(then: end) }
         awaitClientDrained(to: 0)
     }
 
-    /// The answer is written: close, or linger.
-    private func flushed(lingering: Bool) {
-        if lingering { linger() } else { finish() }
+    /// The answer is written: close or reset (``finish()``), or linger.
+    private func flushed(then end: ClientEnd) {
+        if case .linger = end { linger() } else { finish() }
     }
 
     /// Ends a connection the proxy answered while the client may still be sending (a head too
@@ -660,7 +668,9 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         if case .exchange(let exchange) = last { exchange.origin.close() }
         idleOrigin?.connection.close()
         idleOrigin = nil
-        client.close()
+        // A cut-off response ends with a reset however the session ends (flushed, the client's
+        // error, the write limit, a shutdown).
+        if case .closing(then: .reset) = last { client.reset() } else { client.close() }
         environment.sessionEnded(id)
     }
 }

@@ -1,5 +1,6 @@
 import ATSPolicy
 import EventLoop
+import Glibc
 import LogRecord
 import ProxyWire
 
@@ -99,9 +100,7 @@ final class PlainHTTPExchange: ClientBytesHandler {
             do {
                 count = try requestBody.bodyBytes(bufferedIn: client)
             } catch {
-                return responseStarted
-                    ? end(.aborted(reason: FailureReason(.badRequest, "bad request body: \(error.reason)")))
-                    : end(.requestRefused(error))
+                return responseStarted ? truncate("bad request body: \(error.reason)") : end(.requestRefused(error))
             }
             guard count > 0 else { break }
             tally.bytesUp += Int64(client.moveInput(to: origin, maximum: count))
@@ -233,7 +232,7 @@ final class PlainHTTPExchange: ClientBytesHandler {
                 count = try body.bodyBytes(bufferedIn: origin)
             } catch {
                 responseBody = body
-                return end(.aborted(reason: FailureReason(.badResponse, "the origin's response body: \(error.reason)")))
+                return truncate("the origin's response body: \(error.reason)")
             }
             guard count > 0 else { break }
             tally.bytesDown += Int64(origin.moveInput(to: client, maximum: count))
@@ -260,22 +259,31 @@ final class PlainHTTPExchange: ClientBytesHandler {
         switch event {
         case .connected:
             return  // Connected before the exchange began.
-        case .endOfStream where responseBody?.runsUntilClose == true:
+        case .endOfStream where responseBody?.runsUntilClose == true && origin.inputEndedCleanly:
             responseBody = BodyTransfer(.none, kind: .response)
             originReusable = false
             finishIfDone()
+        case .endOfStream where responseBody?.runsUntilClose == true:
+            // A TLS origin's end without close_notify: the body may have been cut anywhere.
+            truncate("the origin ended its TLS session without close_notify")
         case .endOfStream:
             failOrAbort(FailureReason(.upstreamClosed, "the origin closed the connection"))
         case .timeout:
             // The exchange sets no limit of its own on the origin (the idle timer watches it).
             failOrAbort(FailureReason(.upstreamTimeout, "the origin connection timed out"))
+        case .error(let code) where responseStarted:
+            switch code {
+            case ECONNRESET: truncate("the origin reset the connection")
+            case EPROTO: truncate("the origin's TLS session failed")  // A TLS origin's (``TLSByteStream``).
+            default: truncate("the origin's connection failed: \(StreamEvent.error(code).description)")
+            }
         case .error(let code):
             failOrAbort(FailureReason(.upstreamClosed, StreamEvent.error(code).description))
         }
     }
 
     /// Nothing moved either way for the idle timeout: a 504 if the whole request went and no answer
-    /// came, otherwise all the proxy can do is close.
+    /// came, a cut-off response if one had begun, otherwise all the proxy can do is close.
     private func idleTimedOut(_ ending: IdleTimer.Ending) {
         if ending == .idle, requestBody.isFinished, !responseStarted {
             end(
@@ -283,13 +291,34 @@ final class PlainHTTPExchange: ClientBytesHandler {
                     status: 504,
                     reason: FailureReason(
                         .upstreamTimeout, "the origin did not answer within \(settings.idleTimeout.logText)")))
+        } else if responseStarted {
+            truncate(owner.closedReason(ending).text)
         } else {
             end(.aborted(reason: owner.closedReason(ending)))
         }
     }
 
+    /// The origin failed: a 502 while nothing of a response has gone to the client, else the
+    /// response is cut off.
     private func failOrAbort(_ reason: FailureReason) {
-        end(responseStarted ? .aborted(reason: reason) : .failedBeforeResponse(status: 502, reason: reason))
+        if responseStarted {
+            truncate(reason.text)
+        } else {
+            end(.failedBeforeResponse(status: 502, reason: reason))
+        }
+    }
+
+    /// The response's head has gone to the client and its body cannot end as its framing (or the
+    /// origin's clean close) would end it: the exchange ends ``ExchangeEnding/truncated(reason:)``,
+    /// its sentence saying how many body bytes were relayed and why they stopped (`cause`).
+    private func truncate(_ cause: String) {
+        let relayed = responseBody?.payloadBytes ?? 0
+        let whole =
+            if case .contentLength(let length) = responseFraming { " of \(length) (its Content-Length)" } else { "" }
+        end(
+            .truncated(
+                reason: FailureReason(
+                    .responseTruncated, "the response was cut off after \(relayed) body bytes\(whole): \(cause)")))
     }
 
     func clientEvent(_ event: StreamEvent) {
@@ -382,8 +411,17 @@ enum ExchangeEnding {
     case failedBeforeResponse(status: Int, reason: FailureReason)
     /// The request's own body cannot be framed, before any response: 400 (or what the error says).
     case requestRefused(HeadError)
-    /// Part of the response was relayed: all the proxy can do is close.
+    /// The exchange ended before it was over with nothing of a response to protect: the client went
+    /// away, or an upload went idle before any answer. All the proxy can do is close.
     case aborted(reason: FailureReason)
+    /// The response's head reached the client, and its body did not end by its framing (short of
+    /// its Content-Length, chunked without its last chunk, a malformed chunk) nor, for a body that
+    /// runs until the close, by the origin's clean close (a reset, an error, a TLS end without
+    /// close_notify); or the idle or stall timer cut it. The client must not be able to take the
+    /// part for the whole: its connection ends with a reset (``ByteStream/reset()``) once what was
+    /// queued for it is written, never with a clean close. `reason` is
+    /// ``Failure/responseTruncated``, its sentence with the body bytes relayed and the cause.
+    case truncated(reason: FailureReason)
     /// The origin agreed to switch protocols (101, passed on): from here the bytes of both
     /// connections are the new protocol's, to be relayed as they come.
     case upgraded(protocol: String)

@@ -116,6 +116,38 @@ struct ConnectionTests {
         #expect(drained.wait(timeout: .now() + 10) == .success)
     }
 
+    @Test(
+        "after its bytes, reset() ends the connection with a reset (ECONNRESET), close() with an end of stream",
+        arguments: [true, false])
+    func resetOrClose(_ resetting: Bool) throws {
+        let (ours, theirs) = try loopbackPair()
+        defer { close(theirs) }
+        let (loop, _) = try EventLoopThread.start { base in
+            let connection = try SocketStream(base: base, descriptor: ours)
+            connection.setReading(false)
+            connection.onDrained = { connection in
+                if resetting { connection.reset() } else { connection.close() }
+            }
+            connection.setDrainedMark(0)
+            connection.write(Array("part of a body".utf8))
+            return (keepAlive: connection, info: 0)
+        }
+        defer { loop.stop() }
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1024)
+        var ending: Int32 = -1
+        while true {
+            let count = recv(theirs, &chunk, chunk.count, 0)
+            guard count > 0 else {
+                ending = count == 0 ? 0 : errno
+                break
+            }
+            received += chunk[..<count]
+        }
+        #expect(String(decoding: received, as: UTF8.self) == "part of a body", "the bytes written before arrive first")
+        #expect(ending == (resetting ? ECONNRESET : 0), "\(String(cString: strerror(ending)))")
+    }
+
     @Test("a connect reports connected and sends what was written before; a refused one reports the error")
     func connecting() throws {
         // A port nothing listens on: bound by the kernel's choice, then released.

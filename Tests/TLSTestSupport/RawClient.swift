@@ -62,6 +62,38 @@ package func receiveAvailable(_ descriptor: Int32, wait: Double = 0) -> [UInt8]?
     return count <= 0 ? [] : Array(chunk[0..<count])
 }
 
+/// How a peer ended a connection, as its reader saw it.
+package enum PeerEnd: Equatable, Sendable {
+    /// An end of stream: the peer's FIN.
+    case fin
+    /// A reset (ECONNRESET): the peer said the stream was cut.
+    case reset
+    /// Another error, with its errno.
+    case error(Int32)
+    /// Nothing ended it within the wait.
+    case stillOpen
+}
+
+/// Reads until the peer ends the connection, or `wait` seconds pass: what came, and how it ended.
+package func receiveUntilEnd(_ descriptor: Int32, wait: Double) -> (bytes: [UInt8], end: PeerEnd) {
+    let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(wait * 1000)))
+    var received: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let left = ContinuousClock.now.duration(to: deadline)
+        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        guard left > .zero, poll(&entry, 1, Int32(left / .milliseconds(1))) > 0 else { return (received, .stillOpen) }
+        let count = recv(descriptor, &chunk, chunk.count, Int32(MSG_DONTWAIT))
+        if count > 0 {
+            received += chunk[0..<count]
+        } else if count == 0 {
+            return (received, .fin)
+        } else if errno != EAGAIN && errno != EINTR {
+            return (received, errno == ECONNRESET ? .reset : .error(errno))
+        }
+    }
+}
+
 /// A TCP socket listening on 127.0.0.1 (a port the kernel picked) that never accepts: a server
 /// that can only tell whether anyone connected to it. Closed when the value goes away.
 package final class LoopbackListener {

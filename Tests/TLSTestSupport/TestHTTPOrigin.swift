@@ -6,7 +6,12 @@ import Foundation
 /// - `GET /headers`: the request line and headers as the origin received them, one per line.
 /// - `POST /echo`: the request body back (Content-Length or chunked request bodies).
 /// - `GET /chunked?n=N`: N chunks of "chunk i\n", chunked.
-/// - `GET /close`: a body delimited by the origin closing the connection (no length).
+/// - `GET /close`: a body delimited by the origin closing the connection (no length), closed
+///   cleanly: over TLS, close_notify first.
+/// - `GET /cut?bytes=N&how=HOW`: exactly `HTTP/1.1 200 OK`, `Content-Type: text/plain` and N bytes of
+///   "x" (1200 unless told), a body that runs until the close, then the connection ends as HOW says:
+///   `reset` (a TCP reset, SO_LINGER 0), `fin` (closed, over TLS without close_notify: a cut),
+///   `clean` (as `/close` ends).
 /// - `GET /big?bytes=N`: N bytes of "x" with a Content-Length.
 /// - `GET /continue`: a 103 Early Hints response before the final 200.
 /// - `GET /random?bytes=N&seed=S`: N seeded random bytes, their SHA-256 in `X-Content-SHA256`.
@@ -43,7 +48,7 @@ package final class TestHTTPOrigin {
     }
 
     static let script = #"""
-        import http.server, socketserver, sys, itertools, hashlib, random, ssl, time, urllib.parse
+        import http.server, socket, socketserver, struct, sys, itertools, hashlib, random, ssl, time, urllib.parse
 
         counter = itertools.count(1)
 
@@ -65,6 +70,20 @@ package final class TestHTTPOrigin {
                     self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(body)
+
+            def end_connection(self, how):
+                """Ends the connection now: `clean` (over TLS, close_notify first), `fin` (a close,
+                over TLS without close_notify), `reset` (a TCP reset)."""
+                self.close_connection = True
+                if how == "reset":
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                elif how == "clean" and isinstance(self.connection, ssl.SSLSocket):
+                    try:
+                        self.connection.settimeout(5)
+                        self.connection.unwrap()  # close_notify, and the proxy's answer to it
+                    except (OSError, ValueError):
+                        pass
+                self.connection.close()
 
             def read_body(self):
                 if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
@@ -100,7 +119,11 @@ package final class TestHTTPOrigin {
                     self.send_header("X-Origin-Connection", str(self.connection_number))
                     self.end_headers()
                     self.wfile.write(b"until the origin closes\n")
-                    self.close_connection = True
+                    self.end_connection("clean")
+                elif path == "/cut":
+                    body = b"x" * int(params.get("bytes", "1200"))
+                    self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n" + body)
+                    self.end_connection(params.get("how", "reset"))
                 elif path == "/big":
                     self.send(200, b"x" * int(params.get("bytes", "1000000")))
                 elif path == "/random":

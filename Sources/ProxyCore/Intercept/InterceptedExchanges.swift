@@ -43,6 +43,9 @@ final class InterceptedExchanges: ExchangeOwner {
     /// The bytes of the request head being read, as the device sent them.
     private(set) var clientEnded = false
     private var ended = false
+    /// A response was cut off (``ExchangeEnding/truncated(reason:)``): the device's connection
+    /// ends with a reset, whichever way it ends, never with close_notify.
+    private var responseCut = false
     /// The device closed after its handshake, before any byte of a request: returns whether the
     /// owner took it as the device refusing the certificate (and ended the tunnel).
     var onClosedBeforeRequest: (() -> Bool)?
@@ -76,7 +79,8 @@ final class InterceptedExchanges: ExchangeOwner {
         awaitHead()
     }
 
-    /// Closes both sessions (close_notify where they are sound) and notes the count. Idempotent.
+    /// Closes both sessions (close_notify where they are sound; the device's reset after a cut-off
+    /// response) and notes the count. Idempotent.
     func close() {
         guard !ended else { return }
         ended = true
@@ -86,7 +90,7 @@ final class InterceptedExchanges: ExchangeOwner {
             if origin.endedCleanly == false || origin.failure != nil { device.passOnTruncation() }
             if device.endedCleanly == false || device.failure != nil { origin.passOnTruncation() }
         }
-        device.close()
+        if responseCut { device.reset() } else { device.close() }
         origin?.close()
     }
 
@@ -295,10 +299,11 @@ final class InterceptedExchanges: ExchangeOwner {
             // The origin's surplus ends the connection it came on, and the device's with it: the
             // request's line and the tunnel's say why.
             if let reason = origin.surplusReason { tunnel.findings.fail(reason) }
-            logCurrent(error: origin.surplusReason?.text)
+            logCurrent(error: origin.surplusReason?.text, failure: origin.surplusReason?.failure)
             guard keepClient, origin.isReusable, !owner.environment.isDraining else { return endAfterFlush() }
             awaitHead()
         case .failedBeforeResponse(let status, let reason):
+            current?.record.failure = reason.failure
             refuse(
                 status: status, reason: status == 504 ? "Gateway Timeout" : "Bad Gateway", body: reason.text,
                 logged: reason.text)
@@ -307,8 +312,15 @@ final class InterceptedExchanges: ExchangeOwner {
                 status: error.status, reason: error.statusPhrase, body: error.reason,
                 logged: "bad request: \(error.reason)")
         case .aborted(let reason):
-            logCurrent(error: reason.text)
+            logCurrent(error: reason.text, failure: reason.failure)
             end()
+        case .truncated(let reason):
+            // What was relayed reaches the device, then a reset: no close_notify, which would let a
+            // body that runs until the close pass for a whole one. The tunnel's line says so too.
+            tunnel.findings.fail(reason)
+            logCurrent(error: reason.text, failure: reason.failure)
+            responseCut = true
+            endAfterFlush()
         case .upgraded(let name):
             // A WebSocket, say: its bytes are relayed as they come, and counted on the request's line.
             relayStream(upgradedTo: name)
@@ -340,11 +352,13 @@ final class InterceptedExchanges: ExchangeOwner {
         endAfterFlush()
     }
 
-    func logCurrent(error: String?) {
+    /// Writes the current request's line, with `error` (and its code, `failure`, when known).
+    func logCurrent(error: String?, failure: Failure? = nil) {
         guard let (recorded, startedAt) = current else { return }
         var line = recorded
         current = nil
         line.upstreamError = error
+        if let failure { line.failure = failure }
         line.durationMilliseconds = max(0, clock.monotonicMilliseconds - startedAt)
         line.connection.action = tunnel.findings.action ?? line.connection.action
         owner.environment.log(request: line)

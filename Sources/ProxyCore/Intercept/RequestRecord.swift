@@ -44,6 +44,8 @@ package struct RequestRecord: Sendable {
     /// Whether an earlier request used the same connection.
     package var reused: Bool
     package var upstreamError: String?
+    /// Why, as ``Failure``'s code (`failure`), when the proxy has one for `upstreamError`.
+    package var failure: Failure?
     /// The protocol switched to after a 101.
     package var upgrade: String?
     /// Logged only with `--log-headers` (nil otherwise), secrets already redacted.
@@ -116,6 +118,7 @@ package struct RequestRecord: Sendable {
         sink.add(Field.requestHeaders, requestHeaders.map(Self.headersJSON))
         sink.add(Field.responseHeaders, responseHeaders.map(Self.headersJSON))
         sink.add(Field.tlsGroup, object: connection.keyExchangeGroup)
+        sink.add(Field.failure, string: failure?.rawValue)
     }
 
     private static func headersJSON(_ fields: [(name: String, value: String)]) -> JSONValue {

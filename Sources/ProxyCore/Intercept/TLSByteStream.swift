@@ -152,6 +152,7 @@ final class TLSByteStream: ByteStream {
     var isOpen: Bool { transport.isOpen }
     var isReading: Bool { transport.isOpen && reading && !endReported }
     var inputEnded: Bool { peerEnd != nil }
+    var inputEndedCleanly: Bool { peerEnd == true }
 
     func read(maximum: Int) -> [UInt8] {
         let count = min(maximum, availableBytes)
@@ -257,5 +258,16 @@ final class TLSByteStream: ByteStream {
         onDrained = nil
         onEvent = nil
         transport.close()
+    }
+
+    /// Never close_notify: the transport is reset. The records written so far are in the
+    /// transport's output already (each write flushes its records there), so an owner that waits
+    /// for the output to drain has them reach the peer before the reset.
+    func reset() {
+        guard transport.isOpen else { return }
+        onReadable = nil
+        onDrained = nil
+        onEvent = nil
+        transport.reset()
     }
 }

@@ -40,6 +40,8 @@ final class MemoryTLSPeer {
     private(set) var received: [UInt8] = []
     /// Whether the session's close_notify (or its end without one) was read.
     private(set) var sawEnd = false
+    /// Whether that end was close_notify: the session said it sent all it meant to.
+    private(set) var sawCloseNotify = false
     private var pendingPlaintext: [UInt8] = []
     /// A silent peer moves nothing (``exchange()`` does nothing): a device that stopped mid-handshake.
     var isSilent = false
@@ -171,6 +173,7 @@ final class MemoryTLSPeer {
             let code = SSL_get_error(ssl, count)
             if code == SSL_ERROR_ZERO_RETURN || code == SSL_ERROR_SYSCALL || code == SSL_ERROR_SSL {
                 sawEnd = true
+                sawCloseNotify = code == SSL_ERROR_ZERO_RETURN
                 moved = true
             }
             break

@@ -36,12 +36,16 @@ final class ScriptedStream: ByteStream {
     private var kernel: [UInt8] = []
     private var peerEnded = false
     private var endDelivered = false
+    /// The error the peer's connection failed with (a reset: ECONNRESET), reported after its bytes.
+    private var peerFailure: Int32?
     private var input: [UInt8] = []
     private var output: [UInt8] = []
     /// Everything the peer has taken from the session, in order.
     private(set) var delivered: [UInt8] = []
-    /// Whether the session sent its end (shutdownWrite, or close).
+    /// Whether the session sent its end (shutdownWrite, close, or reset).
     private(set) var sentEnd = false
+    /// Whether the session ended the stream with a reset (``reset()``) rather than a clean close.
+    private(set) var wasReset = false
     private(set) var isOpen = true
     private(set) var isReading = true
     /// Whether the peer takes what is written at once; off, it waits for ``peerTakes(all:)``.
@@ -49,6 +53,7 @@ final class ScriptedStream: ByteStream {
     private var drainedMark = 0
     private var drainedArmed = false
     private(set) var readLimit: Duration?
+    private(set) var writeLimit: Duration?
     private(set) var lastActivity = MonotonicClock.nowMilliseconds()
 
     var onReadable: ((any ByteStream) -> Void)?
@@ -76,6 +81,13 @@ final class ScriptedStream: ByteStream {
         deliverInput()
     }
 
+    /// The peer's connection fails with `code` (ECONNRESET: it reset the connection), after what
+    /// it sent before: as a socket's read finds the data, then the error.
+    func peerFails(_ code: Int32) {
+        peerFailure = code
+        deliverInput()
+    }
+
     /// The peer takes what waits in the output (all of it, or `count` bytes).
     func peerTakes(_ count: Int = .max) {
         let taken = min(count, output.count)
@@ -100,6 +112,18 @@ final class ScriptedStream: ByteStream {
         return true
     }
 
+    /// The write limit the session set passes with bytes still waiting for the peer (as a socket's
+    /// write event times out). Returns whether it did.
+    @discardableResult
+    func writeLimitPasses() -> Bool {
+        guard isOpen, writeLimit != nil, !output.isEmpty else { return false }
+        playbook.later { [weak self] in
+            guard let self, isOpen else { return }
+            onEvent?(self, .timeout)
+        }
+        return true
+    }
+
     private func deliverInput() {
         guard isOpen, isReading else { return }
         if !kernel.isEmpty {
@@ -112,7 +136,14 @@ final class ScriptedStream: ByteStream {
                 onReadable?(self)
             }
         }
-        if peerEnded, !endDelivered {
+        if let code = peerFailure, !endDelivered {
+            endDelivered = true
+            playbook.later { [weak self] in
+                guard let self, isOpen else { return }
+                isReading = false
+                onEvent?(self, .error(code))
+            }
+        } else if peerEnded, !endDelivered {
             // As a socket's read finds the data, then the end: reading stops when the end is reported.
             endDelivered = true
             playbook.later { [weak self] in
@@ -178,7 +209,8 @@ final class ScriptedStream: ByteStream {
         if takesEverything { peerTakes() }
     }
 
-    var inputEnded: Bool { endDelivered }
+    var inputEnded: Bool { endDelivered && peerFailure == nil }
+    var inputEndedCleanly: Bool { inputEnded }
 
     func noteReadable() {
         playbook.later { [weak self] in
@@ -205,7 +237,10 @@ final class ScriptedStream: ByteStream {
         noteDrained()
     }
 
-    func setTimeouts(read: Duration?, write: Duration?) { readLimit = read }
+    func setTimeouts(read: Duration?, write: Duration?) {
+        readLimit = read
+        writeLimit = write
+    }
 
     func shutdownWrite() { sentEnd = true }
 
@@ -216,6 +251,13 @@ final class ScriptedStream: ByteStream {
         onReadable = nil
         onDrained = nil
         onEvent = nil
+    }
+
+    /// As a socket's abortive close: what the peer has not taken is lost.
+    func reset() {
+        guard isOpen else { return }
+        wasReset = true
+        close()
     }
 }
 
