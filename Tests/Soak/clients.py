@@ -22,7 +22,8 @@ MIB = 1 << 20
 class Op:
     """One client operation's result.
 
-    expected: a connection line owed per item, (client port, method, host, allowed actions);
+    expected: a connection line owed per item, (client port, method, host, allowed actions), and
+    when a fifth item is given, the line's `failure` (None: none);
     intercepted: (client port, request count) per intercepted connection, whose line must say
     `requests` = count, with as many request lines; connections: TCP connections made to the proxy."""
     kind: str
@@ -109,10 +110,13 @@ class Reader:
         data, self.buffer = self.buffer[:count], self.buffer[count:]
         return data
 
-    def response(self):
-        """(status, headers, body) of one response, Content-Length or chunked."""
+    def response(self, bodiless=False):
+        """(status, headers, body) of one response, Content-Length or chunked; `bodiless`: one that
+        has no body whatever its head says (to HEAD, a 204 or 304)."""
         head = self.head()
         headers = headers_of(head)
+        if bodiless:
+            return status_of(head), headers, b""
         if headers.get("transfer-encoding", "").lower() == "chunked":
             parts = []
             while True:
@@ -327,24 +331,80 @@ def intercepted_blocked(client, rng, op):
     op.outcome = "handshake_failure"
 
 
+# How an origin ends a body early (upstreams.HTTPHandler): (path, whether the client may take the
+# body as whole). A response that did not end by its framing, or by the origin's own clean close,
+# ends towards the client with a reset and its line says response_truncated (issue 27); only a clean
+# end of a body that runs until the close (a FIN; over TLS, close_notify) is a whole response.
+CUTS = {
+    "cut": ("/cut?n=262144", False),  # Content-Length, a quarter, then a FIN
+    "reset": ("/reset?n=262144", False),  # Content-Length, a quarter, then a reset
+    "unframed reset": ("/unframed?n=262144&end=reset", False),
+    "unframed fin": ("/unframed?n=262144&end=fin", True),
+}
+# Over TLS, a FIN without close_notify cannot be told from a truncation either.
+INTERCEPTED_CUTS = dict(CUTS, **{"unframed eof": ("/unframed?n=262144&end=eof", False)})
+
+
+def cut_response(sock, name, whole):
+    """Reads a cut response to its end: a whole one must be the quarter of payload(262144) the origin
+    sent, ending cleanly; any other must end with a reset, never a clean end (issue 27, item 2)."""
+    reader = Reader(sock)
+    try:
+        head = reader.head()
+        body = reader.buffer + read_to_end(sock)
+    except ConnectionResetError:
+        expect(not whole, f"{name}: a whole response ended with a reset")
+        return
+    except (Failure, ssl.SSLError) as error:
+        raise Failure(f"{name}: ended with {type(error).__name__} ({error}), not a reset") from None
+    expect(whole, f"{name}: a cut body ended cleanly ({len(body)} bytes after {head[:40]!r})")
+    expect_bytes(body == payload(262144)[:65536], f"{name}: {len(body)} bytes differ")
+
+
 def intercepted_cut(client, rng, op):
-    """An intercepted request whose origin closes (FIN) or resets a quarter into a 256 KiB body:
-    the client gets the head and part of the body, then the connection ends."""
-    path = rng.choice(["cut", "reset"])
+    """An intercepted request whose origin ends the body early (CUTS): the device gets the head and
+    part of the body, then a reset (never close_notify), and the line says response_truncated; a body
+    running until the origin's close_notify arrives whole."""
+    name = rng.choice(sorted(INTERCEPTED_CUTS))
+    path, whole = INTERCEPTED_CUTS[name]
     sock, status, _ = client.connect_tunnel(op, "web")
     port = port_of(sock)
-    op.expected.append((port, "CONNECT", client.names["web"], {"allowed"}))
+    op.expected.append((port, "CONNECT", client.names["web"], {"allowed"}, None if whole else "response_truncated"))
     expect(status == 200, f"CONNECT answered {status}")
-    with client.ca.wrap_socket(sock, server_hostname=client.names["web"]) as tls:
-        tls.sendall(request_bytes("GET", f"/{path}?n=262144", client.names["web"]))
-        try:
-            Reader(tls).response()
-            raise Failure(f"/{path}: a cut body arrived whole")
-        except (Failure, ssl.SSLError, ConnectionResetError) as error:
-            expect("arrived whole" not in str(error), str(error))
+    with client.ca.wrap_socket(sock, server_hostname=client.names["web"], suppress_ragged_eofs=False) as tls:
+        tls.sendall(request_bytes("GET", path, client.names["web"]))
+        cut_response(tls, name, whole)
     op.requests += 1
     op.intercepted.append((port, 1))
-    op.outcome = f"origin {path} mid-body"
+    op.outcome = f"origin {name}"
+
+
+def intercepted_surplus(client, rng, op):
+    """An intercepted request whose origin sends bytes beyond its response (upstreams' SURPLUS): the
+    device gets the response as framed, then its connection ends; the line says response_surplus."""
+    shape = rng.choice(["head", "204", "304", "extra"])
+    sock, status, _ = client.connect_tunnel(op, "web")
+    port = port_of(sock)
+    op.expected.append((port, "CONNECT", client.names["web"], {"allowed"}, "response_surplus"))
+    expect(status == 200, f"CONNECT answered {status}")
+    with client.ca.wrap_socket(sock, server_hostname=client.names["web"]) as tls:
+        method = "HEAD" if shape == "head" else "GET"
+        tls.sendall(request_bytes(method, f"/surplus?shape={shape}", client.names["web"]))
+        reader = Reader(tls)
+        check_surplus_response(reader, shape)
+        rest = reader.buffer + read_to_end(tls)
+        expect_bytes(rest == b"", f"surplus {shape}: {len(rest)} bytes after the response: {rest[:60]!r}")
+    op.requests += 1
+    op.intercepted.append((port, 1))
+    op.outcome = f"surplus {shape}"
+
+
+def check_surplus_response(reader, shape):
+    """The response to /surplus?shape=…, read as framed: the origin's bytes beyond it are not in it."""
+    status, headers, body = reader.response(bodiless=shape in ("head", "204", "304"))
+    expect(status == {"head": 200, "204": 204, "304": 304, "extra": 200}[shape], f"surplus {shape}: {status}")
+    expect_bytes(body == (b"hello" if shape == "extra" else b"") and "x-smuggled" not in headers,
+                 f"surplus {shape}: {body[:60]!r} {headers}")
 
 
 def plain_requests(client, rng, op):
@@ -380,18 +440,37 @@ def plain_flip(client, rng, op):
 
 
 def plain_cut(client, rng, op):
-    """Plain http:// whose origin closes or resets a quarter into the body: the client sees it end early."""
+    """Plain http:// whose origin ends the body early (CUTS): the client gets part of it, then a
+    reset, and the line says response_truncated; a body running until the origin's FIN arrives whole."""
     host, port = client.target("plain")
-    path = rng.choice(["cut", "reset"])
+    name = rng.choice(sorted(CUTS))
+    path, whole = CUTS[name]
     with client.connect(op) as sock:
-        op.expected.append((port_of(sock), "GET", host, {"allowed"}))
-        sock.sendall(request_bytes("GET", f"http://{host}:{port}/{path}?n=262144", f"{host}:{port}"))
-        try:
-            Reader(sock).response()
-            raise Failure(f"/{path}: a cut body arrived whole")
-        except (Failure, ConnectionResetError) as error:
-            expect("arrived whole" not in str(error), str(error))
-    op.outcome = f"origin {path} mid-body"
+        op.expected.append((port_of(sock), "GET", host, {"allowed"}, None if whole else "response_truncated"))
+        sock.sendall(request_bytes("GET", f"http://{host}:{port}{path}", f"{host}:{port}"))
+        cut_response(sock, name, whole)
+    op.outcome = f"origin {name}"
+
+
+def plain_surplus(client, rng, op):
+    """Plain http:// keep-alive: a response with the origin's bytes beyond it (upstreams' SURPLUS),
+    then another request on the same connection, which must get its own response, never those bytes
+    (the origin's connection is not reused); the first line says response_surplus."""
+    host, port = client.target("plain")
+    shape = rng.choice(["head", "204", "304", "extra"])
+    with client.connect(op) as sock:
+        reader = Reader(sock)
+        method = "HEAD" if shape == "head" else "GET"
+        sock.sendall(request_bytes(method, f"http://{host}:{port}/surplus?shape={shape}", f"{host}:{port}"))
+        check_surplus_response(reader, shape)
+        op.expected.append((port_of(sock), method, host, {"allowed"}, "response_surplus"))
+        sock.sendall(request_bytes("GET", f"http://{host}:{port}/data?n=1000", f"{host}:{port}", close=True))
+        status, headers, body = reader.response()
+        expect(status == 200 and "x-smuggled" not in headers, f"after surplus {shape}: {status} {headers}")
+        expect_bytes(body == payload(1000), f"after surplus {shape}: {body[:60]!r}")
+        op.expected.append((port_of(sock), "GET", host, {"allowed"}, None))
+    op.requests += 2
+    op.outcome = f"surplus {shape}"
 
 
 # --- hostile clients ------------------------------------------------------------------------------
@@ -541,7 +620,7 @@ def client_hello(name):
 OPERATIONS = [
     (tunnel_transfer, 6), (tunnel_blocked, 3), (tunnel_stalled_upstream, 1), (tunnel_reset_upstream, 2),
     (intercepted_requests, 6), (intercepted_blocked, 2), (intercepted_cut, 2),
-    (plain_requests, 6), (plain_flip, 3), (plain_cut, 2),
+    (intercepted_surplus, 2), (plain_requests, 6), (plain_flip, 3), (plain_cut, 2), (plain_surplus, 2),
     (slow_head, 1), (stalled_head, 1), (garbage, 2), (oversize_head, 2), (half_closed_plain, 2),
     (half_closed_tunnel, 2), (dropped_mid_handshake, 2), (dropped_mid_body, 2), (dropped_early, 2),
 ]

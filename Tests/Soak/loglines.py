@@ -88,7 +88,7 @@ def client_port(line):
 
 def match_connections(lines, ops):
     """Pairs each connection line the clients are owed (clients.Op.expected) with one the daemon wrote,
-    by client port, method, host and action, and for an intercepted connection the number of requests
+    by client port, method, host and action (and failure, when the client names one), and for an intercepted connection the number of requests
     the client made on it: (unmatched expected, unmatched lines). A port the kernel gave twice holds
     both operations' lines."""
     written = collections.defaultdict(list)
@@ -98,13 +98,13 @@ def match_connections(lines, ops):
     missing = []
     for op in ops:
         intercepted = dict(op.intercepted)
-        for port, method, host, actions in op.expected:
+        for port, method, host, actions, *failure in op.expected:
             candidates = written.get(port, [])
             found = next((line for line in candidates if line["method"] == method and line["host"] == host
-                          and line["action"] in actions
+                          and line["action"] in actions and (not failure or line["failure"] == failure[0])
                           and (port not in intercepted or (line["requests"] or 0) == intercepted[port])), None)
             if found is None:
-                missing.append(f"{op.kind}: port {port} {method} {host} {sorted(actions)}")
+                missing.append(f"{op.kind}: port {port} {method} {host} {sorted(actions)} {failure}")
             else:
                 candidates.remove(found)
     extra = [f"{line['client']} {line['method']} {line['host']} {line['action']}"

@@ -92,7 +92,25 @@ class HTTPHandler:
       POST /echo                  the request body back (chunked if the request's was)
       GET  /cut?n=N               Content-Length N, a quarter of the body, then a FIN (closes mid-body)
       GET  /reset?n=N             Content-Length N, a quarter of the body, then a reset
+      GET  /unframed?n=N&end=E    no Content-Length, not chunked (the body runs until the close):
+                                  a quarter of payload(N), then E: `reset`; `fin`, a clean end (over
+                                  TLS, close_notify first); `eof`, over TLS a FIN without close_notify
+      GET|HEAD /surplus?shape=S   a response and, in the same write, bytes beyond its end (the review's
+                                  server bugs, issue 27): S is `head` (a HEAD answered with a 44-byte
+                                  body), `204` or `304` (with a body), `extra` (more than the
+                                  Content-Length: a second response); then serves on
     """
+
+    # The bytes after each /surplus response: what a proxy reusing the connection would give the
+    # client's next request as its response.
+    SMUGGLED = b"HTTP/1.1 200 OK\r\nX-Smuggled: yes\r\nContent-Length: 6\r\n\r\nSPLIT!"
+    SURPLUS = {
+        "head": b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 44\r\n\r\n"
+                b"<html><body>a body on a HEAD</body></html>\r\n",
+        "204": b"HTTP/1.1 204 No Content\r\n\r\n" + SMUGGLED,
+        "304": b"HTTP/1.1 304 Not Modified\r\n\r\n" + SMUGGLED,
+        "extra": b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello" + SMUGGLED,
+    }
 
     def __init__(self, conn):
         self.conn = conn
@@ -186,6 +204,22 @@ class HTTPHandler:
                 if path == "/reset":
                     reset(self.conn)
                 return
+            elif path == "/unframed":
+                length = int(params["n"])
+                self.conn.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + payload(length)[:length // 4])
+                time.sleep(0.05)
+                if params["end"] == "reset":
+                    reset(self.conn)
+                elif params["end"] == "fin" and isinstance(self.conn, ssl.SSLSocket):
+                    # close_notify, without waiting for the peer's (unwrap's second step would).
+                    self.conn.settimeout(0.0)
+                    try:
+                        self.conn.unwrap()
+                    except (ssl.SSLWantReadError, OSError):
+                        pass
+                return
+            elif path == "/surplus":
+                self.conn.sendall(self.SURPLUS[params["shape"]])
             else:
                 self.respond(b"not found\n", close=close, status="404 Not Found")
             if close:
