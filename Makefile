@@ -27,7 +27,7 @@ RUN_ALLOW_FLAGS = $(if $(filter 127.% localhost% [::1]%,$(LISTEN)),,$(foreach ra
 # chromium and chromium-driver are the real browser (libnss3-tools: certutil, which trusts the CA in a
 # test HOME's NSS store as a phone's trust switch does); the web tests drive headless (Selenium, from
 # the test venv below); python3-venv makes that venv.
-APT_PACKAGES := libssl-dev libevent-dev zlib1g-dev libqrencode-dev libpsl-dev publicsuffix openssl curl python3 python3-venv util-linux systemd \
+APT_PACKAGES := libssl-dev libevent-dev libnghttp2-dev zlib1g-dev libqrencode-dev libpsl-dev publicsuffix openssl curl python3 python3-venv util-linux systemd \
 	logrotate nginx zbar-tools qrencode chromium chromium-driver libnss3-tools groff-base mandoc zsh fish nodejs
 # The tests' own Python packages (PyPI), in a virtual environment under .build: Selenium drives
 # chromium for the web tests; prometheus-client's parser reads /metrics as Prometheus would.

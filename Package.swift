@@ -74,6 +74,13 @@ let package = Package(
         .target(name: "CSplice"),
         // Pure-Swift wire parsers for the proxy: HTTP/1.1 heads and bodies, TLS hellos seen in transit.
         .target(name: "ProxyWire"),
+        // libnghttp2, as Debian ships it: HTTP/2's framing, HPACK, flow control and its defences
+        // (Rapid Reset, CONTINUATION floods) from the library curl, Envoy and Apache use, which Debian
+        // keeps patched, rather than an HTTP/2 stack of our own. It does no I/O: bytes in, bytes out.
+        .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
+        // Swift over libnghttp2: one HTTP/2 connection's session, either end, fed and drained as bytes.
+        .target(name: "HTTP2", dependencies: ["CNGHTTP2"]),
+        .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2"]),
         // The proxy itself: connection records, verdict cache, request handling.
         .target(
             name: "ProxyCore",

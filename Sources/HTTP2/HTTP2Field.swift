@@ -1,0 +1,34 @@
+/// One header field of an HTTP/2 message as it travels: its bytes, unchanged (HPACK carries octets;
+/// a relay passes on what it was given, and only the log reads them as text). Names are lower case on
+/// the wire (RFC 9113 §8.2.1); pseudo-header fields (`:method`, `:status`…) are fields like the others,
+/// first in the list.
+package struct HTTP2Field: Sendable, Equatable {
+    package var name: [UInt8]
+    package var value: [UInt8]
+
+    package init(name: [UInt8], value: [UInt8]) {
+        self.name = name
+        self.value = value
+    }
+
+    package init(_ name: String, _ value: String) {
+        self.init(name: Array(name.utf8), value: Array(value.utf8))
+    }
+
+    package var nameText: String { String(decoding: name, as: UTF8.self) }
+    package var valueText: String { String(decoding: value, as: UTF8.self) }
+
+    /// Whether it is a pseudo-header field (its name begins with a colon).
+    package var isPseudo: Bool { name.first == UInt8(ascii: ":") }
+
+    /// Its size as SETTINGS_MAX_HEADER_LIST_SIZE counts it: name and value, and 32 octets (RFC 9113 §6.5.2).
+    package var listSize: Int { name.count + value.count + 32 }
+}
+
+extension [HTTP2Field] {
+    /// The first value of the field `name` (lower case), as text.
+    package func value(of name: String) -> String? {
+        let wanted = [UInt8](name.utf8)
+        return first(where: { $0.name == wanted })?.valueText
+    }
+}

@@ -1,0 +1,133 @@
+import CNGHTTP2
+
+/// libnghttp2's callbacks: C functions that recover their ``HTTP2Session`` from the context pointer
+/// the session was made with, and tell its delegate.
+extension HTTP2Session {
+    fileprivate static func owner(_ context: UnsafeMutableRawPointer?) -> HTTP2Session {
+        Unmanaged<HTTP2Session>.fromOpaque(context!).takeUnretainedValue()
+    }
+
+    private static var temporalFailure: Int32 { NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue }
+
+    static func install(in callbacks: OpaquePointer?) {
+        nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, context in
+            guard let frame else { return 0 }
+            HTTP2Session.owner(context).incomingHeaders[frame.pointee.hd.stream_id] = ([], 0)
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_header_callback(callbacks) {
+            _, frame, name, nameLength, value, valueLength, _, context in
+            guard let frame, let name, let value else { return 0 }
+            return HTTP2Session.owner(context).header(
+                on: frame.pointee.hd.stream_id,
+                HTTP2Field(
+                    name: Array(UnsafeBufferPointer(start: name, count: nameLength)),
+                    value: Array(UnsafeBufferPointer(start: value, count: valueLength))))
+        }
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, context in
+            guard let frame else { return 0 }
+            HTTP2Session.owner(context).received(frame.pointee)
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) {
+            _, _, stream, data, length, context in
+            let session = HTTP2Session.owner(context)
+            session.unconsumed[stream, default: 0] += length
+            session.delegate.session(session, data: UnsafeRawBufferPointer(start: data, count: length), on: stream)
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, code, context in
+            HTTP2Session.owner(context).closed(stream, code: HTTP2ErrorCode(rawValue: code))
+            return 0
+        }
+    }
+
+    /// One field of a header list: kept, unless the list outgrew SETTINGS_MAX_HEADER_LIST_SIZE, which
+    /// resets the stream (the library then drops the rest of the list, however it is sent: an HPACK
+    /// bomb expands into nothing held).
+    private func header(on stream: Int32, _ field: HTTP2Field) -> Int32 {
+        guard var list = incomingHeaders[stream] else { return 0 }
+        list.size += field.listSize
+        guard list.size <= Int(settings.maxHeaderListSize) else {
+            incomingHeaders[stream] = nil
+            resets[stream] = .headerListTooLarge(size: list.size)
+            return Self.temporalFailure
+        }
+        list.fields.append(field)
+        incomingHeaders[stream] = list
+        return 0
+    }
+
+    private func received(_ frame: nghttp2_frame) {
+        let stream = frame.hd.stream_id
+        let endsStream = frame.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+        switch UInt32(frame.hd.type) {
+        case NGHTTP2_HEADERS.rawValue:
+            guard let list = incomingHeaders.removeValue(forKey: stream) else { return }
+            let kind: HTTP2HeadersKind =
+                switch frame.headers.cat {
+                case NGHTTP2_HCAT_REQUEST: .request
+                case NGHTTP2_HCAT_RESPONSE: .response
+                default: .headers
+                }
+            delegate.session(self, headers: list.fields, kind: kind, on: stream, endsStream: endsStream)
+        case NGHTTP2_DATA.rawValue where endsStream:
+            delegate.session(self, endedDataOn: stream)
+        case NGHTTP2_GOAWAY.rawValue:
+            let goaway = frame.goaway
+            let debug = goaway.opaque_data.map { Array(UnsafeBufferPointer(start: $0, count: goaway.opaque_data_len)) }
+            delegate.session(
+                self, goAway: goaway.last_stream_id, code: HTTP2ErrorCode(rawValue: goaway.error_code),
+                debug: debug ?? [])
+        case NGHTTP2_SETTINGS.rawValue where frame.hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0:
+            delegate.sessionReceivedSettings(self)
+        default:
+            return
+        }
+    }
+
+    private func closed(_ stream: Int32, code: HTTP2ErrorCode) {
+        // Bytes the caller will never pass on: the connection's window gets them back.
+        if let left = unconsumed.removeValue(forKey: stream), left > 0 {
+            _ = nghttp2_session_consume_connection(sessionPointer, left)
+        }
+        incomingHeaders[stream] = nil
+        outputs[stream] = nil
+        delegate.session(self, closed: stream, code: code, reason: resets.removeValue(forKey: stream))
+    }
+
+    /// The data provider every stream with a body is submitted with: it reads the stream's
+    /// ``StreamOutput``; when that is empty and open, the stream waits (deferred) until
+    /// ``send(_:on:)`` or ``finish(_:trailers:)`` resumes it.
+    var dataProvider: nghttp2_data_provider {
+        nghttp2_data_provider(source: nghttp2_data_source(ptr: nil)) {
+            _, stream, buffer, length, flags, _, context in
+            let session = HTTP2Session.owner(context)
+            return session.provideData(on: stream, into: buffer!, length: length, flags: flags!)
+        }
+    }
+
+    private func provideData(
+        on stream: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>
+    ) -> Int {
+        guard var output = outputs[stream] else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+        let taken = output.take(into: buffer, length: length)
+        let end = output.end
+        outputs[stream] = output
+        if taken > 0 { delegate.session(self, dataTaken: taken, on: stream) }
+        guard output.count == 0 else { return taken }
+        switch end {
+        case .open:
+            return taken > 0 ? taken : Int(NGHTTP2_ERR_DEFERRED.rawValue)
+        case .ended(let trailers):
+            flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+            if !trailers.isEmpty {
+                // END_STREAM travels on the trailers' HEADERS instead (submitted from here, as the
+                // library documents).
+                flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
+                _ = trailers.withNameValues { nghttp2_submit_trailer(sessionPointer, stream, $0, $1) }
+            }
+            return taken
+        }
+    }
+}
