@@ -354,11 +354,20 @@ def cut_response(sock, name, whole):
         body = reader.buffer + read_to_end(sock)
     except ConnectionResetError:
         expect(not whole, f"{name}: a whole response ended with a reset")
-        return
+        return "reset"
+    except ssl.SSLEOFError as error:
+        # Python reads TLS with SSL_read_ex, so a reset under TLS (SSL_ERROR_SYSCALL) surfaces as an
+        # SSLEOFError with no OpenSSL reason; a FIN without close_notify carries one
+        # (UNEXPECTED_EOF_WHILE_READING) and is not the reset the contract names.
+        if error.reason is not None:
+            raise Failure(f"{name}: ended with a FIN without close_notify ({error}), not a reset") from None
+        expect(not whole, f"{name}: a whole response ended with a reset")
+        return "reset"
     except (Failure, ssl.SSLError) as error:
         raise Failure(f"{name}: ended with {type(error).__name__} ({error}), not a reset") from None
     expect(whole, f"{name}: a cut body ended cleanly ({len(body)} bytes after {head[:40]!r})")
     expect_bytes(body == payload(262144)[:65536], f"{name}: {len(body)} bytes differ")
+    return "whole"
 
 
 def intercepted_cut(client, rng, op):
@@ -373,10 +382,10 @@ def intercepted_cut(client, rng, op):
     expect(status == 200, f"CONNECT answered {status}")
     with client.ca.wrap_socket(sock, server_hostname=client.names["web"], suppress_ragged_eofs=False) as tls:
         tls.sendall(request_bytes("GET", path, client.names["web"]))
-        cut_response(tls, name, whole)
+        ending = cut_response(tls, name, whole)
     op.requests += 1
     op.intercepted.append((port, 1))
-    op.outcome = f"origin {name}"
+    op.outcome = f"origin {name}: {ending}"
 
 
 def intercepted_surplus(client, rng, op):
@@ -448,8 +457,8 @@ def plain_cut(client, rng, op):
     with client.connect(op) as sock:
         op.expected.append((port_of(sock), "GET", host, {"allowed"}, None if whole else "response_truncated"))
         sock.sendall(request_bytes("GET", f"http://{host}:{port}{path}", f"{host}:{port}"))
-        cut_response(sock, name, whole)
-    op.outcome = f"origin {name}"
+        ending = cut_response(sock, name, whole)
+    op.outcome = f"origin {name}: {ending}"
 
 
 def plain_surplus(client, rng, op):
