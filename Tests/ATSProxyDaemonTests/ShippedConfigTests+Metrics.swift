@@ -92,7 +92,9 @@ extension ShippedConfigTests {
         #expect(active.contains("job_name: atsproxy"))
         #expect(active.contains("metrics_path: /metrics"))
         #expect(active.contains(#"targets: ["127.0.0.1:8081"]"#))
-        #expect(text.contains("--web-token"))
+        // The token by file or config key, never the flag's value (visible to every local user in ps).
+        #expect(text.contains("web-token-file"))
+        #expect(!text.contains("--web-token TOKEN"))
         #expect(text.contains("type: Bearer"))
         #expect(text.contains("token: [\"TOKEN\"]"))
         #expect(!text.contains("\t"), "YAML is indented with spaces")
