@@ -63,8 +63,6 @@ struct EventStreamBoundsProcessTests {
         for s in streams: s.close()
         """
 
-    static func residentKiB(_ pid: Int32) -> Int { SiteRobustnessProcessTests.residentKiB(pid) }
-
     @Test(
         "256 event streams that never read, while the view changes: RSS grows less than 32 MiB, the operator gets in, and it comes back after they close"
     )
@@ -94,7 +92,8 @@ struct EventStreamBoundsProcessTests {
         #expect(
             try SiteRobustnessProcessTests.pipeline(port: web, count: 1, path: "/api/state.json", halfClose: false) == 1
         )
-        let before = Self.residentKiB(pid)
+        let memory = PeakResidentMemory(pid: pid)
+        let before = memory.start
 
         let status = fixture.directory + "/streams-status"
         let streams = Process()
@@ -106,17 +105,6 @@ struct EventStreamBoundsProcessTests {
         defer {
             input.fileHandleForWriting.closeFile()
             streams.waitUntilExit()
-        }
-        let peak = Locked(before)
-        let done = DispatchSemaphore(value: 0)
-        let watcher = DispatchGroup()
-        watcher.enter()
-        Thread.detachNewThread {
-            repeat {
-                let now = Self.residentKiB(pid)
-                peak.withLock { $0 = max($0, now) }
-            } while done.wait(timeout: .now() + 0.1) == .timedOut
-            watcher.leave()
         }
         func updates() -> Int {
             let text = (try? String(contentsOfFile: status, encoding: .utf8)) ?? ""
@@ -144,9 +132,7 @@ struct EventStreamBoundsProcessTests {
             "/usr/bin/curl", ["-s", "--max-time", "3", "http://127.0.0.1:\(web)/events"], timeLimit: 10)
         #expect(own.standardOutput.contains("event: update\ndata: {"), "\(own.standardOutput.prefix(200))")
 
-        done.signal()
-        watcher.wait()
-        let during = peak.withLock { $0 }
+        let during = memory.stop()
         let sanitized =
             ProcessInfo.processInfo.environment["ASAN_OPTIONS"] != nil
             || ProcessInfo.processInfo.environment["TSAN_OPTIONS"] != nil
@@ -158,8 +144,8 @@ struct EventStreamBoundsProcessTests {
         streams.waitUntilExit()
         if !sanitized {
             #expect(
-                eventually(timeout: 30) { Self.residentKiB(pid) - before < 16 * 1024 },
-                "RSS \(Self.residentKiB(pid)) KiB after the streams closed, \(before) KiB before them (peak \(during) KiB)"
+                eventually(timeout: 30) { PeakResidentMemory.residentKiB(pid) - before < 16 * 1024 },
+                "RSS \(PeakResidentMemory.residentKiB(pid)) KiB after the streams closed, \(before) KiB before them (peak \(during) KiB)"
             )
         }
         #expect(daemon.terminate() == 0)

@@ -35,12 +35,6 @@ struct SiteRobustnessProcessTests {
         return Int(result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 
-    static func residentKiB(_ pid: Int32) -> Int {
-        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
-        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-    }
-
     @Test("5,000 pipelined page requests in one write: every one answered, in order, and the daemon lives")
     func pipelinedPages() throws {
         let fixture = try InterceptFixture(names: [])
@@ -78,25 +72,13 @@ struct SiteRobustnessProcessTests {
         // The baseline once the listener has served a request, not after a guessed moment.
         #expect(try Self.pipeline(port: port, count: 1, path: path, halfClose: false) == 1)
         let pid = daemon.process.processIdentifier
-        let before = Self.residentKiB(pid)
         // The most RSS the daemon reaches while the client holds its answers unread and then reads
         // them: sampled every 100 ms until the client is done, whatever the machine's pace.
-        let peak = Locked(before)
-        let done = DispatchSemaphore(value: 0)
-        let watcher = DispatchGroup()
-        watcher.enter()
-        Thread.detachNewThread {
-            repeat {
-                let now = Self.residentKiB(pid)
-                peak.withLock { $0 = max($0, now) }
-            } while done.wait(timeout: .now() + 0.1) == .timedOut
-            watcher.leave()
-        }
+        let memory = PeakResidentMemory(pid: pid)
+        let before = memory.start
         let answered = try Self.pipeline(port: port, count: count, path: path, halfClose: false, pause: 2)
-        done.signal()
-        watcher.wait()
+        let during = memory.stop()
         #expect(answered == count)
-        let during = peak.withLock { $0 }
         // AddressSanitizer's quarantine keeps freed memory from reuse: its RSS says nothing here.
         if ProcessInfo.processInfo.environment["ASAN_OPTIONS"] == nil, !threadSanitizer {
             #expect(during - before < 40 * 1024, "RSS grew from \(before) KiB to \(during) KiB")
