@@ -163,8 +163,9 @@ let package = Package(
                 "ATSProxyCtl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            // Browser/: the Python that drives chromium for the web tests.
-            exclude: ["Browser"]
+            // Browser/: the Python that drives chromium for the web tests. Smuggling/: the smuggling
+            // corpus, its generator, its origin and its client (Smuggling/README.md).
+            exclude: ["Browser", "Smuggling"]
         ),
         .testTarget(name: "ProxyWireTests", dependencies: ["ProxyWire", "TLSTestSupport"], exclude: ["Fixtures"]),
         // Real certificates and real openssl servers for the tests that need them.

@@ -308,9 +308,11 @@ final class InterceptedExchanges: ExchangeOwner {
                 status: status, reason: status == 504 ? "Gateway Timeout" : "Bad Gateway", body: reason.text,
                 logged: reason.text)
         case .requestRefused(let error):
+            // The body was refused half-way: its head already went to the origin, so the line says
+            // so as plain forwarding's does, apart from a head refused before anything went out.
             refuse(
                 status: error.status, reason: error.statusPhrase, body: error.reason,
-                logged: "bad request: \(error.reason)")
+                logged: "bad request body: \(error.reason)")
         case .aborted(let reason):
             logCurrent(error: reason.text, failure: reason.failure)
             end()
