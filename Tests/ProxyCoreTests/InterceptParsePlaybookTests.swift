@@ -149,7 +149,7 @@ struct InterceptParsePlaybookTests {
     @Test("no ALPN, token bytes trickling in, then a byte no method has: another protocol, relayed whole")
     func trickleThenOtherProtocol() throws {
         let rig = try InterceptRig()
-        let (_, _, device, origin) = try rig.intercepted()
+        let (client, upstream, device, origin) = try rig.intercepted()
         device.send("GE")
         rig.settle()
         #expect(origin.received.isEmpty && device.received.isEmpty, "undecided: nothing relayed, nothing answered")
@@ -157,6 +157,14 @@ struct InterceptParsePlaybookTests {
         rig.settle()
         #expect(origin.received == Array("GE".utf8) + [0x00, 0x01], "nothing was taken while it was undecided")
         #expect(device.received.isEmpty, "no 400: it is not HTTP")
+        // Both ends close, so the relay ends and is logged (and lets go of its connections).
+        device.closeNotify()
+        client.peerEnds()
+        origin.closeNotify()
+        upstream.peerEnds()
+        rig.settle()
+        let line = try #require(rig.environment.requests.first)
+        #expect(line.kind == .tlsStream && line.requestBodyBytes == 4)
     }
 
     @Test("no ALPN, a method that never ends: the head timeout answers it as a request (408)")
