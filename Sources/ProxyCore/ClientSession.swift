@@ -268,7 +268,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
             record = ConnectionRecord(
                 startedAt: now, client: peer, method: head.method, scheme: .https, host: host, port: port,
                 action: .failed)
-            connectRequest(host: host, port: port)
+            connectRequest(head, host: host, port: port)
         default:
             record = ConnectionRecord(
                 startedAt: now, client: peer, method: head.method, scheme: .http, host: head.target.host,
@@ -288,7 +288,17 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
 
     // MARK: - CONNECT
 
-    private func connectRequest(host: String, port: UInt16) {
+    private func connectRequest(_ head: RequestHead, host: String, port: UInt16) {
+        // A CONNECT that declares a body is refused: a hop that honoured its Content-Length would
+        // take the first bytes of the tunnel for that body (the smuggling corpus's
+        // own-connect-in-tunnel).
+        do {
+            _ = try head.bodyFraming()
+        } catch {
+            record?.fail(FailureReason(.badRequest, "bad request: \(error.reason)"))
+            return respond(
+                ProxyResponse.text(status: error.status, reason: error.statusPhrase, body: error.reason + "\n"))
+        }
         let requirements: Requirements
         do {
             requirements = try lookUpRequirements(for: host, scheme: .https)
