@@ -6,7 +6,8 @@ extension RequestHead {
     /// as chunked, but says it "ought to be handled as an error"), Transfer-Encoding in HTTP/1.0
     /// (§6.1), a final coding other than chunked (rule 4), and invalid Content-Length (rule 5).
     /// A transfer coding not registered with IANA is 501 (§6.1: "A server that receives a
-    /// request message with a transfer coding it does not understand SHOULD respond with 501").
+    /// request message with a transfer coding it does not understand SHOULD respond with 501"),
+    /// and so is a registered one other than chunked (nginx's rule): the next hop may not apply it.
     ///
     /// CONNECT has no content (RFC 9110 §9.3.6): the bytes after its head are the tunnel. One
     /// that declares a body anyway is refused rather than guessed at.
@@ -31,6 +32,13 @@ extension RequestHead {
             }
             if let unknown = codings.first(where: { !FramingFields.knownTransferCodings.contains($0) }) {
                 throw .notImplemented(.request, "the transfer coding \"\(unknown)\" is not supported")
+            }
+            // Only chunked alone is forwarded, as nginx does: an origin that does not apply
+            // "gzip, chunked" as a list reads no body, and the chunks become a request of their
+            // own (the smuggling corpus's own-te-gzip-chunked).
+            if let other = codings.first(where: { $0 != "chunked" }) {
+                throw .notImplemented(
+                    .request, "the transfer coding \"\(other)\" is not forwarded on requests: only chunked alone is")
             }
             return .chunked
         }
