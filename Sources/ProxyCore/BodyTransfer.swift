@@ -20,7 +20,9 @@ struct BodyTransfer {
         switch framing {
         case .none: state = .done
         case .contentLength(let length): state = length == 0 ? .done : .remaining(length)
-        case .chunked: state = .chunked(ChunkedBodyScanner(kind: kind))
+        case .chunked:
+            // A request's trailer fields are refused, a response's relayed (ChunkedBodyScanner).
+            state = .chunked(ChunkedBodyScanner(kind: kind, refusesTrailerFields: kind == .request))
         case .untilClose: state = .untilClose
         }
     }

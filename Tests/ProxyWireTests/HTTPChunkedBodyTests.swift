@@ -133,6 +133,31 @@ struct HTTPChunkedBodyTests {
         }
     }
 
+    /// How the proxy scans a request body: the HTTP Garden's server bug 39 (a loose origin ends the
+    /// body at "0\r\nXX" and reads the trailer line as a request) and its plainer forms.
+    @Test(
+        "refusing trailer fields: an empty trailer section ends the body, any field is a 400",
+        arguments: [
+            ("0\r\n\r\n", true),
+            ("5\r\nhello\r\n0;x=1\r\n\r\n", true),
+            ("0\r\nX-Trailer: yes\r\n\r\n", false),
+            ("0\r\nX:GET /smuggled HTTP/1.1\r\n\r\n", false),
+            ("0\r\nContent-Length: 5\r\n\r\n", false),
+            ("0\r\n:x\r\n\r\n", false),
+        ])
+    func refusesTrailerFields(_ body: String, _ accepted: Bool) {
+        let input = HTTPTestSupport.bytes(body)
+        for sizes in [[input.count], Array(repeating: 1, count: input.count)] {
+            switch HTTPTestSupport.scanChunked(input, pieceSizes: sizes, refusesTrailerFields: true) {
+            case .success(let scan):
+                #expect(accepted && scan.consumed == input.count && scan.finished)
+            case .failure(let error):
+                #expect(!accepted && error.status == 400, "\(error.reason)")
+                #expect(error.reason.contains("trailer fields"))
+            }
+        }
+    }
+
     @Test(
         "chunk-size and trailer lines are limited to 4096 bytes",
         arguments: [

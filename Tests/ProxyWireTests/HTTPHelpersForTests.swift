@@ -90,10 +90,10 @@ enum HTTPTestSupport {
 
     /// Scans `input` with a fresh scanner in pieces of the given sizes; returns the total bytes
     /// consumed and whether the body finished, or the error.
-    static func scanChunked(_ input: [UInt8], pieceSizes: [Int], kind: HTTPMessageKind = .request) -> Result<
-        ChunkScan, HeadError
-    > {
-        var scanner = ChunkedBodyScanner(kind: kind)
+    static func scanChunked(
+        _ input: [UInt8], pieceSizes: [Int], kind: HTTPMessageKind = .request, refusesTrailerFields: Bool = false
+    ) -> Result<ChunkScan, HeadError> {
+        var scanner = ChunkedBodyScanner(kind: kind, refusesTrailerFields: refusesTrailerFields)
         var start = 0
         var consumed = 0
         var sizes = pieceSizes[...]

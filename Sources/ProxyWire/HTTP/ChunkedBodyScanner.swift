@@ -41,6 +41,7 @@ package struct ChunkedBodyScanner: Sendable {
     }
 
     private let kind: HTTPMessageKind
+    private let refusesTrailerFields: Bool
     private var state = State.sizeStart
     private var chunkSize: UInt64 = 0
     private var sizeDigits = 0
@@ -49,8 +50,13 @@ package struct ChunkedBodyScanner: Sendable {
     private var failure: HeadError?
 
     /// `kind` sets the status of errors: 400 for a request body, 502 for a response body.
-    package init(kind: HTTPMessageKind = .request) {
+    /// `refusesTrailerFields`: a trailer field is an error, the body may end only with an empty
+    /// trailer section. The proxy relays requests so: origins that read chunked bodies loosely take
+    /// a trailer line for the start of a request of their own (the HTTP Garden's server bug 39), and
+    /// no client the proxy serves sends request trailers.
+    package init(kind: HTTPMessageKind = .request, refusesTrailerFields: Bool = false) {
         self.kind = kind
+        self.refusesTrailerFields = refusesTrailerFields
     }
 
     /// True once the whole body, trailers included, has been scanned.
@@ -265,6 +271,10 @@ package struct ChunkedBodyScanner: Sendable {
         case .trailerLineStart:
             if byte == HTTPSyntax.carriageReturn {
                 state = .trailerLineFeed(endsBody: true)
+            } else if refusesTrailerFields {
+                return fail(
+                    "the \(kind.noun)'s chunked body ends with trailer fields, which atsproxy does not forward: "
+                        + "an origin can take a trailer line for a request of its own")
             } else if HTTPSyntax.isTokenCharacter(byte) {
                 state = .trailerName
             } else if HTTPSyntax.isWhitespace(byte) {
