@@ -41,6 +41,9 @@ def run(job, proxy_port, ca_file):
             if not answer.startswith(b"HTTP/1.1 200"):
                 raise ConnectionError("CONNECT answered %r" % answer)
             context = ssl.create_default_context(cafile=ca_file)
+            # As the review's device and every HTTP client on iOS: ALPN http/1.1, which makes the
+            # proxy read the connection as HTTP whatever its first bytes (issue 27, item 3).
+            context.set_alpn_protocols(["http/1.1"])
             stream = context.wrap_socket(raw, server_hostname=host)
         try:
             for write in job["writes"]:

@@ -92,7 +92,8 @@ struct SmugglingViolation {
     var logged: [[String: Any]]
 
     /// Intercept mode relayed the job's first request as bytes that are not HTTP (a `tls_stream`
-    /// line): the malformed first request that branch `parse` answers with 400, 501 or 505.
+    /// line), though the client offered ALPN `http/1.1`: the proxy must answer a first request it
+    /// cannot parse with 400, 501 or 505 (issue 27, item 3).
     var relayedAsStream: Bool { logged.contains { $0.kind == "tls_stream" } }
 }
 
@@ -308,8 +309,8 @@ final class SmugglingRun {
         text += "  bytes: \(job.bytes.escaped)\n"
         for problem in violation.problems { text += "  - \(problem)\n" }
         if violation.relayedAsStream {
-            text += "  (the first request was relayed as a tls_stream, not read as HTTP: a malformed first request "
-            text += "as issue 27's review found them, which branch parse answers with 400, 501 or 505)\n"
+            text += "  (the first request was relayed as a tls_stream, not read as HTTP, though the client offered "
+            text += "ALPN http/1.1: a first request the proxy cannot parse must get 400, 501 or 505)\n"
         }
         text += "  the origin saw:\n"
         for request in violation.origin { text += "    \(request.summary)\n" }
