@@ -73,9 +73,9 @@ package final class TLSServerContext: @unchecked Sendable {
         // An intercepted tunnel holds two sessions for as long as the device keeps it open, mostly
         // idle: their record buffers are freed between records (a malloc per record in exchange).
         _ = CProxyShims_SSL_CTX_release_buffers(context)
-        // HTTP/1.1 when the client offers it; no ALPN otherwise (not a refusal: a client that offers
-        // only other protocols is never given to an intercepting server, see ``selectHTTP1``).
-        SSL_CTX_set_alpn_select_cb(context, selectHTTP1, nil)
+        // The stream's own answer (an intercepted device gets what its origin chose), else HTTP/1.1
+        // when the client offers it; no ALPN otherwise (not a refusal, see ``selectApplicationProtocol``).
+        SSL_CTX_set_alpn_select_cb(context, selectApplicationProtocol, nil)
         if let credentials {
             try credentials.install("installing the server certificate") {
                 SSL_CTX_use_cert_and_key(context, $0, $1, $2, 1)
@@ -87,18 +87,27 @@ package final class TLSServerContext: @unchecked Sendable {
     deinit { SSL_CTX_free(raw) }
 }
 
-/// The ALPN select callback of every server context: `http/1.1` when offered, else no ALPN at all
-/// (SSL_TLSEXT_ERR_NOACK: the handshake goes on without it, as with a server that knows no ALPN).
-private func selectHTTP1(
+/// The ALPN select callback of every server context: the stream's own answer when it has one
+/// (``TLSStream/answerApplicationProtocol(_:)``), else `http/1.1`, when the client offered it; else no
+/// ALPN at all (SSL_TLSEXT_ERR_NOACK: the handshake goes on without it, as with a server that knows
+/// no ALPN).
+private func selectApplicationProtocol(
     _ ssl: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafePointer<UInt8>?>?,
     _ outLength: UnsafeMutablePointer<UInt8>?,
     _ offered: UnsafePointer<UInt8>?, _ offeredLength: UInt32, _ argument: UnsafeMutableRawPointer?
 ) -> Int32 {
     guard let offered, let out, let outLength else { return SSL_TLSEXT_ERR_NOACK }
+    var wanted = TLSServerContext.http1
+    if let ssl, let stored = SSL_get_ex_data(ssl, ApplicationProtocolAnswer.index) {
+        guard let name = Unmanaged<ApplicationProtocolAnswer>.fromOpaque(stored).takeUnretainedValue().name else {
+            return SSL_TLSEXT_ERR_NOACK
+        }
+        wanted = name
+    }
     let list = UnsafeBufferPointer(start: offered, count: Int(offeredLength))
-    guard let start = ApplicationProtocols.find(TLSServerContext.http1, in: list) else { return SSL_TLSEXT_ERR_NOACK }
+    guard let start = ApplicationProtocols.find(wanted, in: list) else { return SSL_TLSEXT_ERR_NOACK }
     out.pointee = offered + start
-    outLength.pointee = UInt8(TLSServerContext.http1.count)
+    outLength.pointee = UInt8(wanted.count)
     return SSL_TLSEXT_ERR_OK
 }
 

@@ -34,6 +34,17 @@ extension TLSStream {
         guard result == 0 else { throw TLSError.drainingQueue("offering application protocols \(protocols)") }
     }
 
+    /// What a server stream answers the client's ALPN offer, before its first ``handshake()``: the
+    /// protocol named, when the client offered it, and no ALPN at all otherwise (nil included), as a
+    /// server that does not speak what the client offers. An intercepting proxy answers what the
+    /// origin chose, so the device speaks what the origin speaks. Without a call, a server stream
+    /// answers `http/1.1` when offered.
+    package func answerApplicationProtocol(_ name: String?) {
+        let answer = ApplicationProtocolAnswer(name.map { Array($0.utf8) })
+        applicationProtocolAnswer = answer
+        _ = SSL_set_ex_data(ssl, ApplicationProtocolAnswer.index, Unmanaged.passUnretained(answer).toOpaque())
+    }
+
     /// The protocol the handshake agreed on; nil when none was (or before the handshake completes).
     package var selectedApplicationProtocol: String? {
         var data: UnsafePointer<UInt8>?
@@ -42,6 +53,18 @@ extension TLSStream {
         guard let data, length > 0 else { return nil }
         return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
     }
+}
+
+/// The protocol a server stream answers with (``TLSStream/answerApplicationProtocol(_:)``), read by
+/// the contexts' ALPN callback through the SSL's ex_data.
+final class ApplicationProtocolAnswer {
+    /// The protocol's name as ALPN carries it; nil: no ALPN.
+    let name: [UInt8]?
+
+    init(_ name: [UInt8]?) { self.name = name }
+
+    /// The SSL ex_data slot that holds a stream's answer (unretained: the stream keeps it).
+    static let index: Int32 = CRYPTO_get_ex_new_index(CRYPTO_EX_INDEX_SSL, 0, nil, nil, nil, nil)
 }
 
 /// ALPN's wire form: each name preceded by its length (RFC 7301 §3.1).

@@ -54,6 +54,9 @@ package final class TLSStream {
     let anchors: TrustAnchors?
     /// Which end this is, for the words of errors.
     let isServer: Bool
+    /// A server stream's ALPN answer, when the owner chose one (``answerApplicationProtocol(_:)``):
+    /// the SSL's ex_data points at it, so it lives as long as the SSL does.
+    var applicationProtocolAnswer: ApplicationProtocolAnswer?
     private var phase = Phase.handshaking
     /// Our close_notify went out: no more writes from us, but the peer may go on sending until
     /// its own (a half-close, which a relay passes on one direction at a time).

@@ -18,6 +18,8 @@ struct InterceptParseProcessTests {
         certificate, key, record = sys.argv[1], sys.argv[2], sys.argv[3]
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(certificate, key)
+        # An HTTP/1.1 server: it answers an ALPN offer of http/1.1 (the proxy offers the device's).
+        context.set_alpn_protocols(["http/1.1"])
         listener = socket.socket()
         listener.bind(("127.0.0.1", 0))
         listener.listen(64)

@@ -57,12 +57,14 @@ struct InterceptPassthroughProcessTests {
         #expect(daemon.terminate() == 0)
     }
 
-    @Test("a ClientHello offering ALPN h2 only: passed through, \"no_http1_alpn\"")
-    func h2Only() throws {
-        let host = "h2.passthrough.test"
+    /// h2 alone is intercepted (HTTP/2 is relayed); a protocol the proxy cannot read is not.
+    @Test("a ClientHello offering ALPN with neither http/1.1 nor h2: passed through, \"no_http1_alpn\"")
+    func noHTTPALPN() throws {
+        let host = "custom.passthrough.test"
         let (fixture, server) = try Self.origin(host)
         let daemon = try fixture.daemon()
-        let output = try fixture.sClient(daemon, host: host, port: server.port, serverName: host, ["-alpn", "h2"])
+        let output = try fixture.sClient(
+            daemon, host: host, port: server.port, serverName: host, ["-alpn", "x-custom/1,spdy/3.1"])
         try Self.expectOriginCertificate(fixture, output)
         try Self.expectPassedThrough(daemon, "no_http1_alpn")
         #expect(daemon.terminate() == 0)

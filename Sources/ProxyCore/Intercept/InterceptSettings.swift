@@ -91,7 +91,8 @@ package enum PassthroughReason: String, Sendable {
     case passthroughPattern = "passthrough_pattern"
     /// The device's first bytes were not a TLS ClientHello.
     case notTLS = "not_tls"
-    /// The ClientHello offers ALPN without http/1.1 (a gRPC client offering only h2).
+    /// The ClientHello offers ALPN with no HTTP the proxy relays: neither http/1.1 nor h2. (The
+    /// value's name is older than HTTP/2 relaying, and kept: log values are never renamed.)
     case noHTTP1ALPN = "no_http1_alpn"
     /// Devices rejected the minted certificate for this host too often.
     case clientRejectedBefore = "client_rejected_before"

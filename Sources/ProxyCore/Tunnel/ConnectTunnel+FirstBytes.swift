@@ -181,8 +181,8 @@ extension ConnectTunnel {
 /// Intercept mode's choice, once the ClientHello is read.
 extension ConnectTunnel {
     /// Intercepts the device's TLS, unless its hello or its server name says not to: a name the
-    /// policy pins or `--passthrough` names, or an ALPN offer without http/1.1 (a gRPC client that
-    /// offers only h2), which go through as a tunnel judged by the probe.
+    /// policy pins or `--passthrough` names, or an ALPN offer with neither http/1.1 nor h2, which go
+    /// through as a tunnel judged by the probe.
     func interceptOrPass(_ hello: ClientHello, upstream: any ByteStream) {
         var named = requirements
         if let name = hello.serverName, name != host,
@@ -194,7 +194,9 @@ extension ConnectTunnel {
         if let service = owner.environment.interceptService, let name = hello.serverName, name != host {
             reason = passthroughReason(for: name, requirements: named, service: service)
         }
-        if reason == nil, !hello.alpnProtocols.isEmpty, !hello.alpnProtocols.contains("http/1.1") {
+        if reason == nil, !hello.alpnProtocols.isEmpty,
+            !hello.alpnProtocols.contains(where: { $0 == "http/1.1" || $0 == "h2" })
+        {
             reason = .noHTTP1ALPN
         }
         if let reason {

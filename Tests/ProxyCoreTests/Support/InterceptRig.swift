@@ -68,15 +68,16 @@ final class InterceptRig {
     }
 
     /// The origin server on `upstream`, with the certificate the proxy's handshake trusts (or
-    /// another of ``certificates``, by name).
+    /// another of ``certificates``, by name), speaking `alpn` (by default HTTP/1.1, as a server that
+    /// does not speak HTTP/2 answers an offer of both).
     func origin(
         on upstream: ScriptedStream, versions: ClosedRange<Int32> = TLS1_2_VERSION...TLS1_3_VERSION,
-        certificate: String = "origin"
+        certificate: String = "origin", alpn: [String] = ["http/1.1"]
     ) throws -> MemoryTLSPeer {
         let peer = try MemoryTLSPeer(
             .server(certificate: certificates.path("\(certificate).pem"), key: certificates.path("\(certificate).key")),
             over: upstream, versions: versions,
-            ciphers: versions.lowerBound < TLS1_2_VERSION ? "DEFAULT:@SECLEVEL=0" : nil)
+            ciphers: versions.lowerBound < TLS1_2_VERSION ? "DEFAULT:@SECLEVEL=0" : nil, alpn: alpn)
         peers.append(peer)
         return peer
     }
@@ -93,12 +94,13 @@ final class InterceptRig {
 
     /// An intercepted tunnel with both handshakes done: the device (offering `alpn`) and the
     /// origin (presenting `originCertificate`), ready for requests.
-    func intercepted(from address: String = "127.0.0.1", alpn: [String] = [], originCertificate: String = "origin")
-        throws -> (client: ScriptedStream, upstream: ScriptedStream, device: MemoryTLSPeer, origin: MemoryTLSPeer)
-    {
+    func intercepted(
+        from address: String = "127.0.0.1", alpn: [String] = [], originCertificate: String = "origin",
+        originALPN: [String] = ["http/1.1"]
+    ) throws -> (client: ScriptedStream, upstream: ScriptedStream, device: MemoryTLSPeer, origin: MemoryTLSPeer) {
         let (client, upstream) = try connected(from: address)
         let device = try device(on: client, alpn: alpn)
-        let origin = try origin(on: upstream, certificate: originCertificate)
+        let origin = try origin(on: upstream, certificate: originCertificate, alpn: originALPN)
         settle()
         try #require(device.handshake == .complete, "the device's handshake: \(device.handshake)")
         try #require(origin.handshake == .complete, "the origin's handshake: \(origin.handshake)")

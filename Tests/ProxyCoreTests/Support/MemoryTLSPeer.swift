@@ -49,11 +49,14 @@ final class MemoryTLSPeer {
     /// - Parameters:
     ///   - versions: the protocol versions spoken (TLS1_VERSION ... TLS1_3_VERSION).
     ///   - ciphers: an OpenSSL cipher list for TLS 1.2 and below (nil: OpenSSL's default).
-    ///   - alpn: the application protocols a client offers (none: no ALPN extension).
+    ///   - alpn: the application protocols a client offers (none: no ALPN extension), or those a
+    ///     server speaks, in its order of preference: it answers the first the client offers (none:
+    ///     it ignores ALPN, as a server that knows none).
     init(
         _ role: Role, over stream: ScriptedStream, versions: ClosedRange<Int32> = TLS1_2_VERSION...TLS1_3_VERSION,
         ciphers: String? = nil, alpn: [String] = []
     ) throws {
+        serverProtocols = ServerProtocols(alpn.map { Array($0.utf8) })
         self.stream = stream
         // What the session sent before the peer began (a CONNECT's 200) is not TLS.
         fed = stream.delivered.count
@@ -79,6 +82,10 @@ final class MemoryTLSPeer {
             guard SSL_CTX_use_certificate_chain_file(context, certificate) == 1,
                 SSL_CTX_use_PrivateKey_file(context, key, SSL_FILETYPE_PEM) == 1
             else { throw Failure("loading \(certificate)") }
+            if !alpn.isEmpty {
+                SSL_CTX_set_alpn_select_cb(
+                    context, Self.selectProtocol, Unmanaged.passUnretained(serverProtocols).toOpaque())
+            }
         }
         ssl = try Self.check(SSL_new(context), "SSL_new")
         incoming = try Self.check(BIO_new(BIO_s_mem()), "BIO_new")
@@ -100,6 +107,39 @@ final class MemoryTLSPeer {
             SSL_set_accept_state(ssl)
         }
     }
+
+    /// A server's protocols, for its ALPN callback (the peer keeps it as long as its context).
+    final class ServerProtocols {
+        let names: [[UInt8]]
+        init(_ names: [[UInt8]]) { self.names = names }
+    }
+
+    private let serverProtocols: ServerProtocols
+
+    /// The first of the server's protocols that the client offers; none (no ALPN) otherwise.
+    private static let selectProtocol:
+        @convention(c) (
+            OpaquePointer?, UnsafeMutablePointer<UnsafePointer<UInt8>?>?, UnsafeMutablePointer<UInt8>?,
+            UnsafePointer<UInt8>?, UInt32, UnsafeMutableRawPointer?
+        ) -> Int32 = { _, out, outLength, offered, offeredLength, argument in
+            guard let out, let outLength, let offered, let argument else { return SSL_TLSEXT_ERR_NOACK }
+            let protocols = Unmanaged<ServerProtocols>.fromOpaque(argument).takeUnretainedValue()
+            let list = UnsafeBufferPointer(start: offered, count: Int(offeredLength))
+            for name in protocols.names {
+                var index = 0
+                while index < list.count {
+                    let length = Int(list[index])
+                    let start = index + 1
+                    if start + length <= list.count, Array(list[start..<start + length]) == name {
+                        out.pointee = offered + start
+                        outLength.pointee = UInt8(length)
+                        return SSL_TLSEXT_ERR_OK
+                    }
+                    index = start + length
+                }
+            }
+            return SSL_TLSEXT_ERR_NOACK
+        }
 
     deinit {
         SSL_free(ssl)  // Frees both BIOs.
