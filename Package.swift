@@ -84,7 +84,9 @@ let package = Package(
         // The proxy itself: connection records, verdict cache, request handling.
         .target(
             name: "ProxyCore",
-            dependencies: ["TextFormats", "LogRecord", "ATSPolicy", "EventLoop", "ProxyWire", "TLSInspection", "POSIX"]),
+            dependencies: [
+                "TextFormats", "LogRecord", "ATSPolicy", "EventLoop", "ProxyWire", "TLSInspection", "POSIX", "HTTP2",
+            ]),
         // The daemon's command and its run loop, in a library so tests can drive it.
         .target(
             name: "ATSProxyDaemon",

@@ -78,6 +78,9 @@ package enum Failure: String, Sendable, CaseIterable {
     case clientReset = "client_reset"
     /// No certificate could be minted for the server name (or there is no CA).
     case certificateMint = "certificate_mint"
+    /// A peer of an intercepted HTTP/2 connection broke the protocol badly enough to end the
+    /// connection (the proxy sent a GOAWAY with the library's code), or closed it with streams open.
+    case http2Error = "http2_error"
 
     // A connection that was open.
     /// Closed: no byte moved either way for the idle timeout.

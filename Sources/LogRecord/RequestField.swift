@@ -25,6 +25,12 @@ package enum RequestField: String, LogField {
     /// ``Failure``'s code for `upstream_error`, when the proxy has one; null otherwise. Lines
     /// written before it existed have no such field.
     case failure
+    /// The HTTP/2 stream's id on the device's connection; null for HTTP/1.x.
+    case streamID = "stream_id"
+    /// gRPC's status and message, from the response's trailers (or a trailers-only response);
+    /// null for anything else.
+    case grpcStatus = "grpc_status"
+    case grpcMessage = "grpc_message"
 }
 
 /// The members of each element of a request line's `request_headers` and `response_headers`.

@@ -7,12 +7,26 @@ extension ProxyResponse {
     /// can read: HTML for a browser (its Accept field asks for text/html), text otherwise, naming
     /// each violation and the Info.plist key that would allow it. The connection closes after it.
     static func blockedPage(_ verdict: Verdict, host: String, url: String, head: RequestHead) -> [UInt8] {
-        let headers = blockedHeaders(verdict) + [("Cache-Control", "no-store")]
         let wantsHTML = head.headers.values(for: "Accept").contains { $0.lowercased().contains("text/html") }
+        let page = blockedPageContent(verdict, host: host, url: url, wantsHTML: wantsHTML)
+        var response = "HTTP/1.1 403 Forbidden\r\n"
+        for (name, value) in page.headers { response += "\(name): \(value)\r\n" }
+        response += "Content-Length: \(page.body.count)\r\nConnection: close\r\n\r\n"
+        return Array(response.utf8) + page.body
+    }
+
+    /// The page's header fields (Content-Type included, no framing) and body, for either HTTP
+    /// version: HTML when `wantsHTML`, text otherwise.
+    static func blockedPageContent(_ verdict: Verdict, host: String, url: String, wantsHTML: Bool) -> (
+        headers: [(String, String)], body: [UInt8]
+    ) {
+        let headers = blockedHeaders(verdict) + [("Cache-Control", "no-store")]
         guard wantsHTML else {
             let opening = "atsproxy blocked \(url): App Transport Security would refuse the connection to \(host)."
-            return text(
-                status: 403, reason: "Forbidden", headers: headers, body: blockedText(verdict, opening: opening))
+            return (
+                headers + [("Content-Type", "text/plain; charset=utf-8")],
+                Array(blockedText(verdict, opening: opening).utf8)
+            )
         }
         var body = """
             <!doctype html>
@@ -38,11 +52,6 @@ extension ProxyResponse {
             body += "<p>The app would see <code>\(ElementText.escaped(error.description))</code>.</p>\n"
         }
         body += "<p><small>atsproxy, intercept mode</small></p>\n</body></html>\n"
-        let bytes = Array(body.utf8)
-        var response = "HTTP/1.1 403 Forbidden\r\n"
-        for (name, value) in headers { response += "\(name): \(value)\r\n" }
-        response +=
-            "Content-Type: text/html; charset=utf-8\r\nContent-Length: \(bytes.count)\r\nConnection: close\r\n\r\n"
-        return Array(response.utf8) + bytes
+        return (headers + [("Content-Type", "text/html; charset=utf-8")], Array(body.utf8))
     }
 }

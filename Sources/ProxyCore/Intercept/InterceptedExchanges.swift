@@ -208,14 +208,7 @@ final class InterceptedExchanges: ExchangeOwner {
         end()
     }
 
-    private var facts: RequestRecord.ConnectionFacts {
-        let record = tunnel.findings
-        return RequestRecord.ConnectionFacts(
-            connectionID: owner.id, client: owner.peer, host: tunnel.host, port: tunnel.port,
-            serverNameIndication: record.serverNameIndication, upstreamAddress: address?.description,
-            verdict: record.serverNameVerdict ?? record.verdict, action: record.action ?? .allowed,
-            keyExchangeGroup: record.probe?.observed?.keyExchangeGroup)
-    }
+    private var facts: RequestRecord.ConnectionFacts { tunnel.requestFacts(upstream: address) }
 
     private func started(_ head: RequestHead, headBytes: Int64) {
         requests += 1

@@ -34,6 +34,8 @@ final class InterceptedTunnel {
         /// No `origin` for a page-style block of a server that refused the proxy's own handshake.
         case deviceHandshake(device: TLSStream, origin: TLSStream?, blocked: Verdict?)
         case relaying(InterceptedExchanges)
+        /// Both legs agreed on HTTP/2 (the origin chose it, and the device was answered with it).
+        case relayingHTTP2(HTTP2Relay)
         case done
     }
 
@@ -73,8 +75,8 @@ final class InterceptedTunnel {
         // The device's own server name, or none as it sent none (an IP literal).
         let stream = try TLSStream(
             role: .client(serverName: hello.serverName), context: context, transport: StreamTransport(upstream))
-        // HTTP/1.1 is what the proxy relays; the device is offered the same.
-        try stream.offerApplicationProtocols(["http/1.1"])
+        // The device's own offer: the origin chooses, and the device is answered with its choice.
+        try stream.offerApplicationProtocols(hello.alpnProtocols)
         sessionKey = UpstreamSessionCache.Key(
             host: tunnel.host, port: tunnel.port, serverName: hello.serverName, profile: .ats(for: requirements))
         offered = tunnel.owner.environment.upstreamSessions?.entry(
@@ -136,9 +138,15 @@ final class InterceptedTunnel {
         pathCompletion = nil
         deadline?.cancel()
         deadline = nil
-        if case .relaying(let exchanges) = state {
+        switch state {
+        case .relaying(let exchanges):
             if let origin = exchanges.origin { keepSession(of: origin.tls) }
             exchanges.close()
+        case .relayingHTTP2(let relay):
+            keepSession(of: relay.origin.tls)
+            relay.close()
+        default:
+            break
         }
         state = .done
         upstream?.close()
@@ -248,7 +256,7 @@ final class InterceptedTunnel {
                 let stream = try TLSStream(
                     role: .client(serverName: hello.serverName), context: context,
                     transport: StreamTransport(connection))
-                try stream.offerApplicationProtocols(["http/1.1"])
+                try stream.offerApplicationProtocols(hello.alpnProtocols)
                 upstream = connection
                 state = .upstreamHandshake(stream, refusal: refusal)
             } catch {
@@ -284,7 +292,7 @@ final class InterceptedTunnel {
                 FailureReason(
                     .clientHandshakeTimeout,
                     "the device did not complete its TLS handshake in \(settings.handshakeTimeout.logText)"))
-        case .relaying, .done:
+        case .relaying, .relayingHTTP2, .done:
             return
         }
         state = .done
@@ -301,6 +309,9 @@ final class InterceptedTunnel {
                     serverName: hello.serverName, connectHost: tunnel.host, over: client)
             else { return upstreamLost("intercept mode has no CA") }
             device = minted
+            // What the origin chose, so that both legs speak one protocol and a server's HTTP/1.1-only
+            // answer is not hidden from the app. (No origin: a page-style block answers in HTTP/1.1.)
+            if let origin { device.answerApplicationProtocol(origin.selectedApplicationProtocol) }
         } catch {
             tunnel.findings.action = .failed
             tunnel.findings.fail(FailureReason(.certificateMint, "minting a certificate for \(serverName): \(error)"))
@@ -348,11 +359,16 @@ final class InterceptedTunnel {
         // certificate it checked and whose rule made the verdict), or the CONNECT host when the
         // device sent none; the CONNECT's port, the one dialled. When the SNI and the CONNECT differ,
         // only the SNI's name was proved, so a request for the CONNECT's is refused as any other.
+        let requestOrigin = RequestOrigin(scheme: "https", host: serverName, port: tunnel.port)
+        let deviceStream = TLSByteStream(transport: client, tls: device)
+        let originStream = origin.flatMap { origin in upstream.map { TLSByteStream(transport: $0, tls: origin) } }
+        if device.selectedApplicationProtocol == "h2", let originStream {
+            return relayHTTP2(
+                device: deviceStream, origin: originStream, requestOrigin: requestOrigin, blocked: blocked)
+        }
         let exchanges = InterceptedExchanges(
-            tunnel: tunnel, device: TLSByteStream(transport: client, tls: device),
-            origin: origin.flatMap { origin in upstream.map { TLSByteStream(transport: $0, tls: origin) } },
-            address: upstreamAddress,
-            requestOrigin: RequestOrigin(scheme: "https", host: serverName, port: tunnel.port), blocked: blocked)
+            tunnel: tunnel, device: deviceStream, origin: originStream, address: upstreamAddress,
+            requestOrigin: requestOrigin, blocked: blocked)
         state = .relaying(exchanges)
         exchanges.onClosedBeforeRequest = { [unowned self] in
             // An app that checks its pins once the handshake is done closes at once; a connection
@@ -366,6 +382,26 @@ final class InterceptedTunnel {
         }
         owner.tunnelOpened()
         exchanges.start()
+    }
+
+    /// Both legs speak HTTP/2: each stream relayed and logged by an ``HTTP2Relay``.
+    private func relayHTTP2(
+        device: TLSByteStream, origin: TLSByteStream, requestOrigin: RequestOrigin, blocked: Verdict?
+    ) {
+        let relay: HTTP2Relay
+        do {
+            relay = try HTTP2Relay(
+                tunnel: tunnel, device: device, origin: origin, address: upstreamAddress,
+                requestOrigin: requestOrigin, blocked: blocked)
+        } catch {
+            tunnel.findings.action = .failed
+            tunnel.findings.fail(FailureReason(.proxyResource, "starting HTTP/2: \(error)"))
+            state = .done
+            return owner.finish()
+        }
+        state = .relayingHTTP2(relay)
+        owner.tunnelOpened()
+        relay.start()
     }
 
     /// The device's handshake with the minted certificate ended without a request. Only a refusal

@@ -1,4 +1,5 @@
 import ATSPolicy
+import EventLoop
 import LogRecord
 import TextFormats
 
@@ -48,6 +49,11 @@ package struct RequestRecord: Sendable {
     package var failure: Failure?
     /// The protocol switched to after a 101.
     package var upgrade: String?
+    /// The HTTP/2 stream's id on the device's connection; nil for HTTP/1.x.
+    package var streamID: Int32?
+    /// gRPC's `grpc-status` and `grpc-message`, from the response's trailers.
+    package var grpcStatus: Int?
+    package var grpcMessage: String?
     /// Logged only with `--log-headers` (nil otherwise), secrets already redacted.
     package var requestHeaders: [(name: String, value: String)]?
     package var responseHeaders: [(name: String, value: String)]?
@@ -119,6 +125,9 @@ package struct RequestRecord: Sendable {
         sink.add(Field.responseHeaders, responseHeaders.map(Self.headersJSON))
         sink.add(Field.tlsGroup, object: connection.keyExchangeGroup)
         sink.add(Field.failure, string: failure?.rawValue)
+        sink.add(Field.streamID, streamID.map { .int(Int64($0)) })
+        sink.add(Field.grpcStatus, grpcStatus.map { .int(Int64($0)) })
+        sink.add(Field.grpcMessage, string: grpcMessage)
     }
 
     private static func headersJSON(_ fields: [(name: String, value: String)]) -> JSONValue {
@@ -128,5 +137,16 @@ package struct RequestRecord: Sendable {
                     (HeaderField.name.rawValue, .string($0.name)), (HeaderField.value.rawValue, .string($0.value)),
                 ])
             })
+    }
+}
+
+extension ConnectTunnel {
+    /// What each request line of this intercepted connection repeats of the connection's.
+    func requestFacts(upstream address: SocketAddress?) -> RequestRecord.ConnectionFacts {
+        RequestRecord.ConnectionFacts(
+            connectionID: owner.id, client: owner.peer, host: host, port: port,
+            serverNameIndication: findings.serverNameIndication, upstreamAddress: address?.description,
+            verdict: findings.serverNameVerdict ?? findings.verdict, action: findings.action ?? .allowed,
+            keyExchangeGroup: findings.probe?.observed?.keyExchangeGroup)
     }
 }

@@ -43,6 +43,15 @@ extension RequestOrigin {
         return mismatch(field.host, field.port, what: "the Host header")
     }
 
+    /// As ``foreignAuthority(in:)``, for an HTTP/2 request's `:authority` (RFC 9113 §8.3.1): nil when it
+    /// names the origin, else the sentence saying which (or that it is no authority at all).
+    package func foreignAuthority(named value: String) -> String? {
+        guard case .success(let field) = HTTPAuthority.parse(Array(value.utf8)[...], portRequired: false) else {
+            return ":authority \"\(value)\" is not a host with an optional port"
+        }
+        return mismatch(field.host, field.port, what: ":authority")
+    }
+
     /// A named port must be the connection's. A name without one is taken as the connection's own
     /// port, not the scheme's default: the request can only go to the port the device connected to,
     /// the log names that port, and clients that leave a non-default port out of Host (hand-written

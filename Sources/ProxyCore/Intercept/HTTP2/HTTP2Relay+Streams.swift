@@ -1,0 +1,223 @@
+import ATSPolicy
+import HTTP2
+import LogRecord
+import ProxyWire
+
+/// What each leg's session tells the relay, stream by stream: requests opened on the origin's leg,
+/// responses, bodies and trailers passed back, resets and GOAWAYs passed on.
+extension HTTP2Relay: HTTP2SessionDelegate {
+    func session(
+        _ session: HTTP2Session, headers: [HTTP2Field], kind: HTTP2HeadersKind, on stream: Int32, endsStream: Bool
+    ) {
+        if session === deviceSession {
+            if kind == .request { return opened(stream, headers, endsStream: endsStream) }
+            // Trailers from the device: the request's end.
+            streams[stream]?.requestEnded = true
+            if let id = streams[stream]?.originID { originSession.finish(id, trailers: headers) }
+        } else if let id = deviceStreamID[stream] {
+            responded(id, headers, endsStream: endsStream)
+        }
+    }
+
+    func session(_ session: HTTP2Session, data: UnsafeRawBufferPointer, on stream: Int32) {
+        if session === deviceSession {
+            guard var relayed = streams[stream] else { return }
+            relayed.record.requestBodyBytes += Int64(data.count)
+            streams[stream] = relayed
+            if let id = relayed.originID {
+                originSession.send(data, on: id)
+            } else {
+                // Nowhere to go (the proxy answered it): taken, so the device's window stays open.
+                deviceSession.consumed(data.count, on: stream)
+            }
+        } else if let id = deviceStreamID[stream] {
+            streams[id]?.record.responseBodyBytes += Int64(data.count)
+            deviceSession.send(data, on: id)
+        }
+    }
+
+    func session(_ session: HTTP2Session, endedDataOn stream: Int32) {
+        if session === deviceSession {
+            streams[stream]?.requestEnded = true
+            if let id = streams[stream]?.originID { originSession.finish(id) }
+        } else if let id = deviceStreamID[stream] {
+            deviceSession.finish(id)
+        }
+    }
+
+    func session(_ session: HTTP2Session, dataTaken count: Int, on stream: Int32) {
+        // Framed for one leg: the other leg's peer may send as many again.
+        if session === deviceSession {
+            if let id = streams[stream]?.originID { originSession.consumed(count, on: id) }
+        } else if let id = deviceStreamID[stream] {
+            deviceSession.consumed(count, on: id)
+        }
+    }
+
+    func session(_ session: HTTP2Session, closed stream: Int32, code: HTTP2ErrorCode, reason: HTTP2StreamReset?) {
+        if session === deviceSession {
+            guard let relayed = streams[stream] else { return }
+            if let id = relayed.originID {
+                // The device is done with it, or reset it: the origin's twin ends too.
+                deviceStreamID[id] = nil
+                originSession.reset(id, code: .cancel)
+            }
+            switch (code, reason) {
+            case (_, .headerListTooLarge(let size)?):
+                logStream(stream, error: "the device's header list is larger than \(size) bytes", failure: nil)
+            case (.noError, nil):
+                logStream(stream, error: nil, failure: nil)
+            default:
+                if case .closed(let originCode) = relayed.twin, originCode != .noError {
+                    logStream(stream, error: "the origin reset the stream: \(originCode)", failure: .upstreamClosed)
+                } else {
+                    logStream(stream, error: "the device reset the stream: \(code)", failure: .clientClosed)
+                }
+            }
+        } else if let id = deviceStreamID.removeValue(forKey: stream) {
+            streams[id]?.twin = .closed(code)
+            guard code != .noError || reason != nil else { return }
+            // Reset by the origin (or refused, past its GOAWAY): the device's stream ends the same way,
+            // and a refused one may be retried by the device.
+            deviceSession.reset(id, code: code == .noError ? .internalError : code)
+        }
+    }
+
+    func session(_ session: HTTP2Session, goAway lastStream: Int32, code: HTTP2ErrorCode, debug: [UInt8]) {
+        // One leg is going away: the other is told so, and no new stream is relayed.
+        goingAway = true
+        (session === deviceSession ? originSession : deviceSession).goAway(code: .noError)
+        if code != .noError {
+            let who = session === deviceSession ? "the device" : "the origin"
+            tunnel.findings.fail(
+                FailureReason(
+                    .http2Error, "\(who) sent GOAWAY \(code): \(String(decoding: debug.prefix(200), as: UTF8.self))"))
+        }
+    }
+
+    func sessionReceivedSettings(_ session: HTTP2Session) {}
+
+    // MARK: - Requests and responses
+
+    /// A request stream from the device: checked, then submitted to the origin (or answered here).
+    private func opened(_ stream: Int32, _ fields: [HTTP2Field], endsStream: Bool) {
+        requests += 1
+        var record = RequestRecord(
+            startedAt: clock.wallMilliseconds, connection: tunnel.requestFacts(upstream: address), reused: requests > 1)
+        let method = fields.first { $0.nameText == ":method" }?.valueText ?? "-"
+        let path = fields.first { $0.nameText == ":path" }?.valueText ?? ""
+        record.method = method
+        record.url = "\(requestOrigin.scheme)://\(requestOrigin.authority)\(path)"
+        record.httpVersion = "HTTP/2"
+        record.streamID = stream
+        // HPACK-compressed heads have no size of their own on the wire to report.
+        record.requestHeadBytes = -1
+        if settings.intercept.logHeaders {
+            record.requestHeaders = RequestRecord.loggedHeaders(
+                fields.map { ($0.nameText, $0.valueText) }, logSecrets: settings.intercept.logSecrets)
+        }
+        streams[stream] = RelayedStream(
+            record: record, startedAt: clock.monotonicMilliseconds, twin: .none, requestEnded: endsStream)
+        if let authority = fields.first(where: { $0.nameText == ":authority" })?.valueText,
+            let foreign = requestOrigin.foreignAuthority(named: authority)
+        {
+            return answer(stream, status: 400, body: foreign + "\n", logged: "bad request: \(foreign)")
+        }
+        if method == "CONNECT" {
+            let words = "CONNECT inside an intercepted HTTP/2 connection is not relayed"
+            return answer(stream, status: 405, body: words + "\n", logged: "bad request: \(words)")
+        }
+        if let blocked { return answerBlocked(stream, fields, verdict: blocked) }
+        if goingAway {
+            // Past a GOAWAY: refused, so the device may send it again on a new connection.
+            deviceSession.reset(stream, code: .refusedStream)
+            return
+        }
+        do {
+            let id = try originSession.submitRequest(fields, hasBody: !endsStream)
+            streams[stream]?.twin = .open(id)
+            deviceStreamID[id] = stream
+        } catch {
+            answer(
+                stream, status: 502, body: "atsproxy could not send the request: \(error)\n",
+                logged: "sending the request upstream: \(error)")
+        }
+    }
+
+    /// A response header list from the origin for the device's stream `id`: interim, final, or trailers.
+    private func responded(_ id: Int32, _ fields: [HTTP2Field], endsStream: Bool) {
+        guard var relayed = streams[id] else { return }
+        let status = fields.first { $0.nameText == ":status" }.flatMap { Int($0.valueText) }
+        do {
+            switch status {
+            case let code? where (100..<200).contains(code):
+                try deviceSession.submitInterim(fields, on: id)
+            case let code?:
+                relayed.answered = true
+                relayed.record.status = code
+                relayed.record.contentType = fields.first { $0.nameText == "content-type" }?.valueText
+                relayed.record.timeToFirstByteMilliseconds = max(0, clock.monotonicMilliseconds - relayed.startedAt)
+                relayed.record.responseHeadBytes = -1
+                if endsStream { relayed.record.noteGRPC(in: fields) }
+                if settings.intercept.logHeaders {
+                    relayed.record.responseHeaders = RequestRecord.loggedHeaders(
+                        fields.map { ($0.nameText, $0.valueText) }, logSecrets: settings.intercept.logSecrets)
+                }
+                try deviceSession.submitResponse(fields, on: id, hasBody: !endsStream)
+            case nil:
+                relayed.record.noteGRPC(in: fields)
+                deviceSession.finish(id, trailers: fields)
+            }
+        } catch {
+            deviceSession.reset(id, code: .internalError)
+            relayed.record.upstreamError = "relaying the response: \(error)"
+        }
+        streams[id] = relayed
+    }
+
+    /// Answers a stream with the proxy's own response; nothing goes to the origin.
+    private func answer(_ stream: Int32, status: Int, body: String, logged: String?) {
+        streams[stream]?.record.status = status
+        streams[stream]?.record.upstreamError = logged
+        respond(
+            stream, status: status, headers: [("content-type", "text/plain; charset=utf-8")], body: Array(body.utf8))
+    }
+
+    /// The page-style block: a 403 naming the violations, on every stream.
+    private func answerBlocked(_ stream: Int32, _ fields: [HTTP2Field], verdict: Verdict) {
+        let url = streams[stream]?.record.url ?? ""
+        let accept = fields.filter { $0.nameText == "accept" }.map(\.valueText)
+        let page = ProxyResponse.blockedPageContent(
+            verdict, host: requestOrigin.host, url: url,
+            wantsHTML: accept.contains { $0.lowercased().contains("text/html") })
+        streams[stream]?.record.status = 403
+        respond(stream, status: 403, headers: page.headers, body: page.body)
+    }
+
+    private func respond(_ stream: Int32, status: Int, headers: [(String, String)], body: [UInt8]) {
+        streams[stream]?.answered = true
+        let fields =
+            [HTTP2Field(":status", "\(status)")]
+            + headers.map { HTTP2Field($0.0.lowercased(), $0.1) }
+            + [HTTP2Field("content-length", "\(body.count)")]
+        do {
+            try deviceSession.submitResponse(fields, on: stream, hasBody: !body.isEmpty)
+            body.withUnsafeBytes { deviceSession.send($0, on: stream) }
+            deviceSession.finish(stream)
+        } catch {
+            deviceSession.reset(stream, code: .internalError)
+        }
+    }
+
+    /// Writes a stream's line and forgets it.
+    func logStream(_ stream: Int32, error: String?, failure: Failure?) {
+        guard let relayed = streams.removeValue(forKey: stream) else { return }
+        var line = relayed.record
+        if let error { line.upstreamError = line.upstreamError ?? error }
+        if let failure { line.failure = failure }
+        line.durationMilliseconds = max(0, clock.monotonicMilliseconds - relayed.startedAt)
+        line.connection.action = tunnel.findings.action ?? line.connection.action
+        owner.environment.log(request: line)
+        if goingAway { endIfDone() }
+    }
+}

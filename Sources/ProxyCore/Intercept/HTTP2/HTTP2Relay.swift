@@ -1,0 +1,219 @@
+import ATSPolicy
+import EventLoop
+import HTTP2
+import LogRecord
+import ProxyWire
+import TLSInspection
+
+/// An intercepted connection on which the origin chose HTTP/2 (and so the device was answered `h2`):
+/// two libnghttp2 sessions, the proxy the server to the device and the client to the origin, and
+/// every request stream relayed to a twin of its own on the origin's connection and logged as one
+/// ``RequestRecord`` (`http_version` `HTTP/2`, its `stream_id`).
+///
+/// - Stream ids are the library's on each leg; ``streams`` maps the device's to the origin's.
+/// - The origin's SETTINGS_MAX_CONCURRENT_STREAMS is respected: the library holds a request's HEADERS
+///   until a stream closes.
+/// - Flow control passes through: the bytes a leg receives open its window again only once the
+///   other leg's session has framed them (``HTTP2Session/consumed(_:on:)``), so one connection holds
+///   at most the windows it announced; a leg's output is drained only while its socket keeps up.
+/// - RST_STREAM ends the twin; GOAWAY on one leg is passed on as a GOAWAY on the other; PING and
+///   SETTINGS are the library's on each leg; no push reaches the device (the origin is told so in
+///   SETTINGS); 1xx answers are passed on; trailers too (gRPC's status is in them, and on the line).
+/// - A page-style block (`blocked`) answers every stream with the 403 page; nothing reaches the
+///   origin. RFC 8441's extended CONNECT is not offered to the device (so WebSockets use HTTP/1.1 on
+///   a connection of their own), and a CONNECT stream gets a 405.
+///
+/// Loop-confined; owned by its ``InterceptedTunnel``.
+final class HTTP2Relay {
+    unowned let tunnel: ConnectTunnel
+    let device: TLSByteStream
+    let origin: TLSByteStream
+    let address: SocketAddress?
+    let requestOrigin: RequestOrigin
+    let blocked: Verdict?
+    /// The proxy as the device's server, and as the origin's client. Set in `init`.
+    private(set) var deviceSession: HTTP2Session!
+    private(set) var originSession: HTTP2Session!
+    /// The device's open streams, by their id on its connection.
+    var streams: [Int32: RelayedStream] = [:]
+    /// The device's stream id for each origin stream that is open.
+    var deviceStreamID: [Int32: Int32] = [:]
+    /// How many request streams the device opened.
+    var requests = 0
+    /// A leg said GOAWAY: no new stream is relayed, and the connection ends once the open ones have.
+    var goingAway = false
+    private var ended = false
+    /// Why the connection ended, when not cleanly: the tunnel's line says it.
+    private var failure: String?
+
+    /// The most a leg's socket may hold unwritten before its session's output waits for it to drain.
+    static let outputHighWater = 256 * 1024
+
+    var owner: any TunnelOwner { tunnel.owner }
+    var settings: ProxySettings { owner.settings }
+    var clock: any SessionClock { owner.environment.clock }
+
+    init(
+        tunnel: ConnectTunnel, device: TLSByteStream, origin: TLSByteStream, address: SocketAddress?,
+        requestOrigin: RequestOrigin, blocked: Verdict?
+    ) throws(HTTP2Error) {
+        self.tunnel = tunnel
+        self.device = device
+        self.origin = origin
+        self.address = address
+        self.requestOrigin = requestOrigin
+        self.blocked = blocked
+        deviceSession = try HTTP2Session(role: .server, delegate: self)
+        originSession = try HTTP2Session(role: .client, delegate: self)
+    }
+
+    func start() {
+        for (stream, session) in [(device, deviceSession!), (origin, originSession!)] {
+            stream.setTimeouts(read: nil, write: nil)
+            stream.onReadable = { [unowned self] _ in receive(from: stream, into: session) }
+            stream.onEvent = { [unowned self] _, event in legEvent(event, on: stream) }
+            stream.setReading(true)
+        }
+        watchIdle()
+        // The SETTINGS (and the client's preface) of both sessions; then whatever came with the
+        // device's handshake.
+        receive(from: device, into: deviceSession)
+        receive(from: origin, into: originSession)
+    }
+
+    /// Between streams, and with streams that move nothing, the idle timeout ends the connection
+    /// with a GOAWAY, as it ends an idle HTTP/1.1 connection.
+    private func watchIdle() {
+        owner.watchIdle([device, origin]) { [unowned self] ending in
+            tunnel.findings.fail(owner.closedReason(ending))
+            deviceSession.goAway(code: .noError)
+            originSession.goAway(code: .noError)
+            flush()
+            end()
+        }
+    }
+
+    // MARK: - Bytes
+
+    /// Feeds a leg's session what its socket holds, then writes what both sessions have to say.
+    private func receive(from stream: TLSByteStream, into session: HTTP2Session) {
+        guard !ended else { return }
+        let up = stream === device
+        withUnsafeTemporaryAllocation(byteCount: 16 * 1024, alignment: 1) { buffer in
+            while !ended, stream.availableBytes > 0 {
+                let count = stream.takeInput(into: buffer)
+                if up { tunnel.findings.bytesUp += Int64(count) } else { tunnel.findings.bytesDown += Int64(count) }
+                do {
+                    try session.receive(UnsafeRawBufferPointer(rebasing: buffer.prefix(count)))
+                } catch {
+                    // The library queued a GOAWAY naming the error: it goes out, then the connection ends.
+                    failure = "\(up ? "the device" : "the origin") broke HTTP/2: \(error)"
+                    break
+                }
+            }
+        }
+        flush()
+        if failure != nil { return endAfterFlush() }
+        endIfDone()
+    }
+
+    /// Writes what each session has to send, while its socket keeps up.
+    func flush() {
+        drain(deviceSession, to: device)
+        drain(originSession, to: origin)
+    }
+
+    private func drain(_ session: HTTP2Session, to stream: TLSByteStream) {
+        guard !ended, stream.isOpen else { return }
+        guard stream.pendingOutputBytes < Self.outputHighWater else {
+            // The rest waits for the socket: the streams' bytes stay unframed, so the peers'
+            // windows stay shut, and nothing grows.
+            stream.onDrained = { [unowned self] _ in flush() }
+            stream.setDrainedMark(Self.outputHighWater / 2)
+            return
+        }
+        var pending: [UInt8] = []
+        do {
+            try session.drainOutput { bytes in pending.append(contentsOf: bytes) }
+        } catch {
+            failure = "HTTP/2 to \(stream === device ? "the device" : "the origin"): \(error)"
+        }
+        if !pending.isEmpty { stream.write(pending) }
+    }
+
+    private func legEvent(_ event: StreamEvent, on stream: TLSByteStream) {
+        let who = stream === device ? "the device" : "the origin"
+        switch event {
+        case .connected:
+            return
+        case .endOfStream:
+            // What came before the end is read; then no stream on that leg can finish.
+            receive(from: stream, into: stream === device ? deviceSession : originSession)
+            guard !ended else { return }
+            if stream === origin, !streams.isEmpty {
+                failure = "the origin closed its connection with \(streams.count) stream(s) open"
+            }
+            if stream.endedCleanly == false { (stream === device ? origin : device).passOnTruncation() }
+            goAwayBoth()
+            endAfterFlush()
+        case .error, .timeout:
+            failure = "\(who): \(event)"
+            end()
+        }
+    }
+
+    /// A GOAWAY on both legs: no new stream, and each side knows which of its streams were seen.
+    func goAwayBoth() {
+        goingAway = true
+        deviceSession.goAway(code: .noError)
+        originSession.goAway(code: .noError)
+        flush()
+    }
+
+    /// Ends the connection once neither session has anything left to do (both said GOAWAY and their
+    /// streams are over, or a peer has gone).
+    func endIfDone() {
+        guard !ended else { return }
+        let deviceDone = !deviceSession.wantsRead && !deviceSession.wantsWrite
+        let originDone = !originSession.wantsRead && !originSession.wantsWrite
+        guard deviceDone || originDone, streams.isEmpty || deviceDone else { return }
+        if originDone, !deviceDone { goAwayBoth() }
+        endAfterFlush()
+    }
+
+    /// Ends once what each peer is owed has been written (or the write limit passes).
+    private func endAfterFlush() {
+        guard !ended else { return }
+        device.setReading(false)
+        origin.setReading(false)
+        device.onReadable = nil
+        origin.onReadable = nil
+        guard device.pendingOutputBytes > 0 else { return end() }
+        device.setTimeouts(read: nil, write: settings.idleTimeout)
+        device.setDrainedMark(0)
+        device.onDrained = { [unowned self] _ in end() }
+        device.onEvent = { [unowned self] _, _ in end() }
+    }
+
+    /// Closes both sessions and notes the count. Idempotent.
+    func close() {
+        guard !ended else { return }
+        ended = true
+        tunnel.findings.requests = requests
+        for id in Array(streams.keys) {
+            logStream(id, error: "the connection ended before the stream was complete", failure: nil)
+        }
+        if origin.endedCleanly == false || origin.failure != nil { device.passOnTruncation() }
+        if device.endedCleanly == false || device.failure != nil { origin.passOnTruncation() }
+        device.close()
+        origin.close()
+    }
+
+    func end() {
+        if let failure, tunnel.findings.failure == nil {
+            tunnel.findings.fail(FailureReason(.http2Error, failure))
+        }
+        close()
+        owner.finish()
+    }
+}
