@@ -28,11 +28,14 @@ RUN_ALLOW_FLAGS = $(if $(filter 127.% localhost% [::1]%,$(LISTEN)),,$(foreach ra
 # test HOME's NSS store as a phone's trust switch does); the web tests drive headless (Selenium, from
 # the test venv below); python3-venv makes that venv.
 APT_PACKAGES := libssl-dev libevent-dev libnghttp2-dev zlib1g-dev libqrencode-dev libpsl-dev publicsuffix openssl curl python3 python3-venv util-linux systemd \
-	logrotate nginx zbar-tools qrencode chromium chromium-driver libnss3-tools groff-base mandoc zsh fish nodejs
+	logrotate nginx zbar-tools qrencode chromium chromium-driver libnss3-tools groff-base mandoc zsh fish nodejs \
+	nghttp2-client nghttp2-server
 # The tests' own Python packages (PyPI), in a virtual environment under .build: Selenium drives
-# chromium for the web tests; prometheus-client's parser reads /metrics as Prometheus would.
+# chromium for the web tests; prometheus-client's parser reads /metrics as Prometheus would; h2 makes
+# the HTTP/2 tests' own servers and hostile peers, httpx[http2] and grpcio are real HTTP/2 clients
+# (and grpcio a gRPC server). nghttp2-client and nghttp2-server give nghttp, h2load and nghttpd.
 TEST_VENV    ?= .build/test-venv
-TEST_PYTHON_PACKAGES := selenium prometheus-client
+TEST_PYTHON_PACKAGES := selenium prometheus-client h2 httpx[http2] grpcio
 
 # What bench-proxy needs besides APT_PACKAGES: the upstream, the two peer proxies, the load client.
 # squid-openssl is Debian's squid built with OpenSSL (the same squid 5 otherwise): bench-intercept's
@@ -75,7 +78,7 @@ deps:
 
 # The tests find it at .build/test-venv/bin/python3 (ATSPROXY_TEST_PYTHON overrides).
 test-venv: deps
-	@$(TEST_VENV)/bin/python3 -c "import selenium, prometheus_client" 2>/dev/null || { \
+	@$(TEST_VENV)/bin/python3 -c "import selenium, prometheus_client, h2, httpx, grpc" 2>/dev/null || { \
 	  python3 -m venv $(TEST_VENV) && $(TEST_VENV)/bin/pip install --quiet $(TEST_PYTHON_PACKAGES); }
 
 build: deps
