@@ -19,9 +19,11 @@ package final class TestNginx {
     ///   - certificates: one virtual host per name.
     ///   - locations: more directives for every virtual host's `server` block (locations of its own:
     ///     files to serve, headers to add).
-    package init(directory: String, certificates: [String], body: String = "hello from nginx\n", locations: String = "")
-        throws
-    {
+    ///   - http2: every host also speaks HTTP/2 (ALPN h2), as a current deployment does.
+    package init(
+        directory: String, certificates: [String], body: String = "hello from nginx\n", locations: String = "",
+        http2: Bool = false
+    ) throws {
         guard FileManager.default.isExecutableFile(atPath: Self.executable) else {
             throw ProcessLaunch.Failure(
                 message:
@@ -41,7 +43,7 @@ package final class TestNginx {
         let hosts = zip(certificates, ports).map { name, port in
             """
                 server {
-                    listen 127.0.0.1:\(port) ssl;
+                    listen 127.0.0.1:\(port) ssl\(http2 ? " http2" : "");
                     server_name localhost;
                     ssl_certificate \(directory)/\(name).pem;
                     ssl_certificate_key \(directory)/\(name).key;

@@ -1,0 +1,225 @@
+import Foundation
+import TLSTestSupport
+import Testing
+
+/// HTTP/2 through intercept mode with real clients (curl, httpx, grpcio) and real servers (nghttpd,
+/// nginx with http2, a grpcio server): the device is answered `h2` only when the origin chose it,
+/// every stream reaches the origin and is logged on a line of its own (`http_version` `HTTP/2`, its
+/// `stream_id`), and the connection is one judged line.
+@Suite("HTTP/2 through intercept mode, real clients and servers", .startsProcesses(timeLimit: .seconds(120)))
+struct HTTP2ProcessTests {
+    static let host = "h2.intercept.test"
+
+    /// A fixture with a leaf for ``host``, and a document root holding `index.html` and `big.bin`.
+    static func fixture() throws -> (InterceptFixture, documents: String) {
+        let fixture = try InterceptFixture(names: [host])
+        try fixture.leaf("leaf", for: [host])
+        let documents = fixture.directory + "/www"
+        try FileManager.default.createDirectory(atPath: documents, withIntermediateDirectories: true)
+        try "hello over h2\n".write(toFile: documents + "/index.html", atomically: true, encoding: .utf8)
+        try Data(BytePattern(seed: 7).bytes(at: 0, count: 1_000_000)).write(
+            to: URL(fileURLWithPath: documents + "/big.bin"))
+        return (fixture, documents)
+    }
+
+    static var python: String { PrometheusScrape.python }
+
+    @Test("curl --http2 to nghttpd: h2 on both legs, each stream on one connection logged with its id")
+    func curlToNghttpd() throws {
+        let (fixture, documents) = try Self.fixture()
+        let server = try TestNghttpd(
+            directory: fixture.directory, certificate: "leaf", documentRoot: documents, options: ["--echo-upload"])
+        let daemon = try fixture.daemon()
+        let base = "https://\(Self.host):\(server.port)"
+        let upload = fixture.directory + "/upload.bin"
+        try Data(BytePattern(seed: 3).bytes(at: 0, count: 300_000)).write(to: URL(fileURLWithPath: upload))
+        // Three transfers multiplexed on one connection (-Z), one of them a POST nghttpd echoes.
+        let curl = try fixture.curl(
+            daemon,
+            [
+                "--http2", "-Z", "-w", "%{http_version} %{response_code} %{size_download}\\n",
+                "\(base)/index.html", "-o", "/dev/null", "\(base)/big.bin", "-o", fixture.directory + "/big.out",
+                // --next: the body is the third transfer's alone (the other options are global or repeated).
+                "--next", "-sS", "--proxy", "http://127.0.0.1:\(daemon.port)", "--http2", "--cacert", fixture.caPEM,
+                "-w", "%{http_version} %{response_code} %{size_download}\\n",
+                "--data-binary", "@\(upload)", "\(base)/echo", "-o", fixture.directory + "/echo.out",
+            ])
+        #expect(curl.status == 0, "\(curl.standardError)")
+        let results = curl.standardOutput.split(separator: "\n").map(String.init).sorted()
+        #expect(results == ["2 200 1000000", "2 200 14", "2 200 300000"], "\(curl.standardOutput)")
+        #expect(
+            FileManager.default.contents(atPath: fixture.directory + "/big.out")
+                == FileManager.default.contents(atPath: documents + "/big.bin"))
+        #expect(
+            FileManager.default.contents(atPath: fixture.directory + "/echo.out")
+                == FileManager.default.contents(atPath: upload))
+        let requests = daemon.lines("request", atLeast: 3)
+        #expect(requests.count == 3)
+        #expect(requests.allSatisfy { $0["http_version"] as? String == "HTTP/2" && $0["status"] as? Int == 200 })
+        let streams = requests.compactMap { $0["stream_id"] as? Int }
+        #expect(Set(streams).count == 3 && streams.allSatisfy { $0 % 2 == 1 }, "\(streams)")
+        #expect(Set(requests.compactMap { $0["connection_id"] as? Int }).count == 1, "one connection")
+        let post = try #require(requests.first { $0["method"] as? String == "POST" })
+        #expect(post["request_body_bytes"] as? Int == 300_000 && post["response_body_bytes"] as? Int == 300_000)
+        let connections = daemon.lines("connection", atLeast: 1)
+        #expect(connections.count == 1)
+        #expect(connections.first?["inspect"] as? String == "intercept" && connections.first?["requests"] as? Int == 3)
+        #expect(daemon.terminate() == 0)
+    }
+
+    @Test("an origin that speaks only HTTP/1.1: curl --http2 is answered http/1.1, and its line says so")
+    func http1OnlyOrigin() throws {
+        let (fixture, _) = try Self.fixture()
+        let nginx = try TestNginx(directory: fixture.directory, certificates: ["leaf"])
+        let daemon = try fixture.daemon()
+        let curl = try fixture.curl(
+            daemon, ["--http2", "-o", "/dev/null", "-w", "%{http_version}", "https://\(Self.host):\(nginx.ports[0])/"])
+        #expect(curl.status == 0 && curl.standardOutput == "1.1", "\(curl.standardOutput) \(curl.standardError)")
+        let request = try #require(daemon.lines("request", atLeast: 1).first)
+        #expect(request["http_version"] as? String == "HTTP/1.1" && request["stream_id"] is NSNull, "\(request)")
+        #expect(daemon.terminate() == 0)
+    }
+
+    @Test("nginx with http2 on: curl --http2 gets HTTP/2 through the proxy")
+    func nginxHTTP2() throws {
+        let (fixture, _) = try Self.fixture()
+        let nginx = try TestNginx(directory: fixture.directory, certificates: ["leaf"], http2: true)
+        let daemon = try fixture.daemon()
+        let curl = try fixture.curl(
+            daemon, ["--http2", "-w", " %{http_version}", "https://\(Self.host):\(nginx.ports[0])/"])
+        #expect(
+            curl.status == 0 && curl.standardOutput == "hello from nginx\n 2",
+            "\(curl.standardOutput) \(curl.standardError)")
+        let request = try #require(daemon.lines("request", atLeast: 1).first)
+        #expect(request["http_version"] as? String == "HTTP/2" && request["stream_id"] as? Int == 1, "\(request)")
+        #expect(daemon.terminate() == 0)
+    }
+
+    static let httpxClient = #"""
+        import asyncio, ssl, sys
+        import httpx
+        proxy, url, ca, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+        async def main():
+            context = ssl.create_default_context(cafile=ca)
+            async with httpx.AsyncClient(http2=True, proxy="http://127.0.0.1:" + proxy, verify=context, timeout=30) as client:
+                # One request first: until a connection has said h2, httpx opens one per request.
+                answers = [await client.get(url)]
+                answers += await asyncio.gather(*[client.get(url + "?n=%d" % n) for n in range(count - 1)])
+            print(" ".join(sorted(set(a.http_version for a in answers))), sum(a.status_code == 200 for a in answers))
+        asyncio.run(main())
+        """#
+
+    @Test("httpx with http2=True: 40 concurrent requests, all HTTP/2 on one intercepted connection")
+    func httpxConcurrent() throws {
+        let (fixture, documents) = try Self.fixture()
+        let server = try TestNghttpd(directory: fixture.directory, certificate: "leaf", documentRoot: documents)
+        let daemon = try fixture.daemon()
+        let result = try runCommand(
+            Self.python,
+            [
+                "-c", Self.httpxClient, "\(daemon.port)", "https://\(Self.host):\(server.port)/index.html",
+                fixture.caPEM, "40",
+            ], timeLimit: 120)
+        #expect(result.standardOutput == "HTTP/2 40\n", "\(result.standardOutput) \(result.standardError)")
+        let requests = daemon.lines("request", atLeast: 40)
+        #expect(requests.count == 40 && requests.allSatisfy { $0["http_version"] as? String == "HTTP/2" })
+        #expect(daemon.lines("connection", atLeast: 1).count == 1)
+        #expect(daemon.terminate() == 0)
+    }
+
+    static let grpcServer = #"""
+        import concurrent.futures, sys
+        import grpc
+        certificate, key = sys.argv[1], sys.argv[2]
+        def say(request, context):
+            return b"echo:" + request
+        def fail(request, context):
+            context.abort(grpc.StatusCode.NOT_FOUND, "no such thing: caf\u00e9 100%")
+        handler = grpc.method_handlers_generic_handler("test.Echo", {
+            "Say": grpc.unary_unary_rpc_method_handler(say),
+            "Fail": grpc.unary_unary_rpc_method_handler(fail),
+        })
+        server = grpc.server(concurrent.futures.ThreadPoolExecutor(4))
+        server.add_generic_rpc_handlers((handler,))
+        credentials = grpc.ssl_server_credentials([(open(key, "rb").read(), open(certificate, "rb").read())])
+        port = server.add_secure_port("127.0.0.1:0", credentials)
+        server.start()
+        print("PORT", port, flush=True)
+        server.wait_for_termination()
+        """#
+
+    static let grpcClient = #"""
+        import sys
+        import grpc
+        proxy, target, ca = sys.argv[1], sys.argv[2], sys.argv[3]
+        channel = grpc.secure_channel(
+            target, grpc.ssl_channel_credentials(open(ca, "rb").read()),
+            options=[("grpc.http_proxy", "http://127.0.0.1:" + proxy)])
+        print(channel.unary_unary("/test.Echo/Say")(b"hi", timeout=30).decode())
+        try:
+            channel.unary_unary("/test.Echo/Fail")(b"x", timeout=30)
+        except grpc.RpcError as error:
+            print(error.code().name, error.details())
+        """#
+
+    @Test("a grpcio client (ALPN h2 only) to a grpcio server: intercepted, each call logged with its grpc-status")
+    func grpc() throws {
+        let (fixture, _) = try Self.fixture()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.python)
+        process.arguments = ["-c", Self.grpcServer, fixture.factory.path("leaf.pem"), fixture.factory.path("leaf.key")]
+        let port = try ProcessLaunch.start(process, outputPath: fixture.directory + "/grpc.log", name: "grpc server") {
+            ProcessLaunch.port(after: "PORT ", in: $0)
+        }
+        defer {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        let daemon = try fixture.daemon()
+        let result = try runCommand(
+            Self.python, ["-c", Self.grpcClient, "\(daemon.port)", "\(Self.host):\(port)", fixture.caPEM],
+            timeLimit: 60)
+        #expect(
+            result.standardOutput == "echo:hi\nNOT_FOUND no such thing: caf\u{e9} 100%\n",
+            "\(result.standardOutput) \(result.standardError)")
+        let requests = daemon.lines("request", atLeast: 2)
+        let say = try #require(requests.first { ($0["url"] as? String)?.hasSuffix("/test.Echo/Say") == true })
+        #expect(say["grpc_status"] as? Int == 0 && say["http_version"] as? String == "HTTP/2", "\(say)")
+        let fail = try #require(requests.first { ($0["url"] as? String)?.hasSuffix("/test.Echo/Fail") == true })
+        #expect(
+            fail["grpc_status"] as? Int == 5 && fail["grpc_message"] as? String == "no such thing: caf\u{e9} 100%",
+            "\(fail)")
+        let connection = try #require(daemon.lines("connection", atLeast: 1).first)
+        #expect(connection["inspect"] as? String == "intercept" && connection["passthrough"] is NSNull, "\(connection)")
+        #expect(daemon.terminate() == 0)
+    }
+
+    @Test("--block-style page over HTTP/2: each stream gets the 403 page, nothing reaches the origin")
+    func pagePerStream() throws {
+        let fixture = try InterceptFixture(names: [Self.host])
+        // A leaf valid for 900 days: past the 825 days Apple allows, the handshake itself fine.
+        try fixture.factory.certificate(
+            "long", issuer: "root", days: 900,
+            extensions: ["subjectAltName=DNS:\(Self.host)", "extendedKeyUsage=serverAuth"])
+        let documents = fixture.directory + "/www"
+        try FileManager.default.createDirectory(atPath: documents, withIntermediateDirectories: true)
+        try "must not be served\n".write(toFile: documents + "/index.html", atomically: true, encoding: .utf8)
+        let server = try TestNghttpd(directory: fixture.directory, certificate: "long", documentRoot: documents)
+        let daemon = try fixture.daemon(["--block-style", "page"])
+        let base = "https://\(Self.host):\(server.port)"
+        let curl = try fixture.curl(
+            daemon,
+            [
+                "--http2", "-Z", "-w", "%{http_version} %{response_code}\\n", "\(base)/index.html", "-o", "/dev/null",
+                "\(base)/other", "-o", "/dev/null",
+            ])
+        #expect(curl.standardOutput == "2 403\n2 403\n", "\(curl.standardOutput) \(curl.standardError)")
+        let requests = daemon.lines("request", atLeast: 2)
+        #expect(
+            requests.count == 2
+                && requests.allSatisfy { $0["status"] as? Int == 403 && $0["action"] as? String == "blocked" })
+        let connection = try #require(daemon.lines("connection", atLeast: 1).first)
+        #expect(connection.violationNames == ["validity_too_long"], "\(connection)")
+        #expect(daemon.terminate() == 0)
+    }
+}
