@@ -80,6 +80,10 @@ struct ClientFuzzTests {
                     return asWritten ? [error.status] : [400, 403, error.status]
                 }
             case .authority(let host, let port) where head.method == "CONNECT":
+                // A CONNECT that declares a body is refused before anything is dialled.
+                if case .failure(let error) = Result(catching: { () throws(HeadError) in try head.bodyFraming() }) {
+                    return [error.status]
+                }
                 return host == "localhost" && port == 1 ? [502] : [400, 502]
             default:
                 return [400]
