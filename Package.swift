@@ -155,7 +155,7 @@ let package = Package(
             name: "ProxyCoreTests",
             dependencies: [
                 "TextFormats", "LogRecord", "ProxyCore", "ATSPolicy", "EventLoop", "ProxyWire", "TLSInspection",
-                "TLSTestSupport", "POSIX", "COpenSSL", "CProxyShims",
+                "TLSTestSupport", "POSIX", "COpenSSL", "CProxyShims", "HTTP2",
             ]),
         .testTarget(
             name: "ATSProxyDaemonTests",

@@ -1,3 +1,4 @@
+import ATSProxyCtl
 import Foundation
 import TLSTestSupport
 import Testing
@@ -64,6 +65,12 @@ struct HTTP2ProcessTests {
         let connections = daemon.lines("connection", atLeast: 1)
         #expect(connections.count == 1)
         #expect(connections.first?["inspect"] as? String == "intercept" && connections.first?["requests"] as? Int == 3)
+        // The HAR says HTTP/2 for each entry, and the report counts the streams as requests.
+        let har = atsproxyctl("har", daemon.logPath)
+        let entries = jsonValue(jsonObject(har.standardOutput), "log", "entries") as? [[String: Any]] ?? []
+        #expect(entries.count == 3, "\(har.standardError)")
+        #expect(entries.allSatisfy { jsonValue($0, "request", "httpVersion") as? String == "HTTP/2" })
+        #expect(entries.allSatisfy { jsonValue($0, "response", "httpVersion") as? String == "HTTP/2" })
         #expect(daemon.terminate() == 0)
     }
 

@@ -364,13 +364,22 @@ final class InterceptedTunnel {
         let originStream = origin.flatMap { origin in upstream.map { TLSByteStream(transport: $0, tls: origin) } }
         if device.selectedApplicationProtocol == "h2", let originStream {
             return relayHTTP2(
-                device: deviceStream, origin: originStream, requestOrigin: requestOrigin, blocked: blocked)
+                device: deviceStream, origin: originStream, requestOrigin: requestOrigin, blocked: blocked,
+                handshakeCompletedAt: handshakeCompletedAt)
         }
         let exchanges = InterceptedExchanges(
             tunnel: tunnel, device: deviceStream, origin: originStream, address: upstreamAddress,
             requestOrigin: requestOrigin, blocked: blocked)
         state = .relaying(exchanges)
-        exchanges.onClosedBeforeRequest = { [unowned self] in
+        exchanges.onClosedBeforeRequest = closedBeforeRequest(handshakeCompletedAt: handshakeCompletedAt)
+        owner.tunnelOpened()
+        exchanges.start()
+    }
+
+    /// What the relay calls when the device closes after its handshake, before any request: returns
+    /// whether that was taken as the device refusing the certificate (and the tunnel ended).
+    private func closedBeforeRequest(handshakeCompletedAt: Int64) -> () -> Bool {
+        { [unowned self] in
             // An app that checks its pins once the handshake is done closes at once; a connection
             // opened ahead of need and dropped later says nothing of the certificate.
             let prompt =
@@ -380,13 +389,12 @@ final class InterceptedTunnel {
             deviceHandshakeFailed(.closedAfterHandshake)
             return true
         }
-        owner.tunnelOpened()
-        exchanges.start()
     }
 
     /// Both legs speak HTTP/2: each stream relayed and logged by an ``HTTP2Relay``.
     private func relayHTTP2(
-        device: TLSByteStream, origin: TLSByteStream, requestOrigin: RequestOrigin, blocked: Verdict?
+        device: TLSByteStream, origin: TLSByteStream, requestOrigin: RequestOrigin, blocked: Verdict?,
+        handshakeCompletedAt: Int64
     ) {
         let relay: HTTP2Relay
         do {
@@ -400,6 +408,7 @@ final class InterceptedTunnel {
             return owner.finish()
         }
         state = .relayingHTTP2(relay)
+        relay.onClosedBeforeRequest = closedBeforeRequest(handshakeCompletedAt: handshakeCompletedAt)
         owner.tunnelOpened()
         relay.start()
     }
@@ -411,6 +420,7 @@ final class InterceptedTunnel {
         switch state {
         case .deviceHandshake: break
         case .relaying(let exchanges) where ending == .closedAfterHandshake: exchanges.close()
+        case .relayingHTTP2(let relay) where ending == .closedAfterHandshake: relay.close()
         default: return
         }
         state = .done

@@ -187,6 +187,10 @@ final class MemoryTLSPeer {
             }
         }
         if handshake == .complete {
+            if let application {
+                moved = readPlaintext() || moved
+                moved = application(self) || moved
+            }
             if !pendingPlaintext.isEmpty {
                 let written = pendingPlaintext.withUnsafeBytes { SSL_write(ssl, $0.baseAddress, Int32($0.count)) }
                 if written > 0 {
@@ -243,6 +247,17 @@ final class MemoryTLSPeer {
     /// Sends `bytes` as application data once the handshake is complete (queued until then).
     func send(_ bytes: [UInt8]) { pendingPlaintext += bytes }
     func send(_ text: String) { send(Array(text.utf8)) }
+
+    /// What speaks over the session's plaintext, when something does (an HTTP/2 session): called on
+    /// each exchange once the handshake is complete, it takes ``received`` and sends; returns
+    /// whether it moved anything.
+    var application: ((MemoryTLSPeer) -> Bool)?
+
+    /// Takes the plaintext received so far, as bytes.
+    func takeBytes() -> [UInt8] {
+        defer { received = [] }
+        return received
+    }
 
     /// Sends close_notify (the session reads it as the peer's clean end).
     func closeNotify() {

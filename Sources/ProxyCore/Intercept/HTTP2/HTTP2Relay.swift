@@ -43,6 +43,10 @@ final class HTTP2Relay {
     /// A leg said GOAWAY: no new stream is relayed, and the connection ends once the open ones have.
     var goingAway = false
     private var ended = false
+    /// The device closed after its handshake, before any stream (its preface and SETTINGS are not a
+    /// request): returns whether the owner took it as the device refusing the certificate (and
+    /// ended the tunnel), as ``InterceptedExchanges/onClosedBeforeRequest`` does for HTTP/1.1.
+    var onClosedBeforeRequest: (() -> Bool)?
     /// Why the connection ended, when not cleanly: the tunnel's line says it.
     private var failure: String?
 
@@ -86,10 +90,8 @@ final class HTTP2Relay {
     private func watchIdle() {
         owner.watchIdle([device, origin]) { [unowned self] ending in
             tunnel.findings.fail(owner.closedReason(ending))
-            deviceSession.goAway(code: .noError)
-            originSession.goAway(code: .noError)
-            flush()
-            end()
+            goAwayBoth()
+            endAfterFlush()
         }
     }
 
@@ -150,6 +152,7 @@ final class HTTP2Relay {
             // What came before the end is read; then no stream on that leg can finish.
             receive(from: stream, into: stream === device ? deviceSession : originSession)
             guard !ended else { return }
+            if stream === device, requests == 0, onClosedBeforeRequest?() == true { return }
             if stream === origin, !streams.isEmpty {
                 failure = "the origin closed its connection with \(streams.count) stream(s) open"
             }
@@ -157,6 +160,7 @@ final class HTTP2Relay {
             goAwayBoth()
             endAfterFlush()
         case .error, .timeout:
+            if stream === device, requests == 0, event != .timeout, onClosedBeforeRequest?() == true { return }
             failure = "\(who): \(event)"
             end()
         }

@@ -1,0 +1,156 @@
+import HTTP2
+import LogRecord
+import Testing
+
+@testable import ProxyCore
+
+/// The HTTP/2 relay with both peers in memory (scripted streams, real TLS, libnghttp2 on every end,
+/// the scripted clock): how streams map between the legs, the origin's stream limit, flow control,
+/// resets, trailers and the idle end, each shown on the wire and on the lines.
+@Suite("Intercept mode, HTTP/2 relayed stream by stream (scripted)")
+struct HTTP2RelayPlaybookTests {
+    /// An intercepted connection on which both legs said h2, with an HTTP/2 session on each peer.
+    static func connected(originSettings: HTTP2Settings = HTTP2Settings()) throws -> (
+        InterceptRig, device: HTTP2PlaybookPeer, origin: HTTP2PlaybookPeer
+    ) {
+        let rig = try InterceptRig()
+        let (_, _, deviceTLS, originTLS) = try rig.intercepted(
+            alpn: ["h2", "http/1.1"], originALPN: ["h2", "http/1.1"])
+        #expect(deviceTLS.selectedProtocol == "h2", "the device is answered with what the origin chose")
+        let device = try HTTP2PlaybookPeer(deviceTLS, role: .client)
+        let origin = try HTTP2PlaybookPeer(originTLS, role: .server, settings: originSettings)
+        rig.settle()
+        return (rig, device, origin)
+    }
+
+    static func get(_ path: String) -> [(String, String)] {
+        [(":method", "GET"), (":scheme", "https"), (":authority", InterceptRig.host), (":path", path)]
+    }
+
+    @Test("two streams answered out of order: each answer reaches its own stream, each line its own id")
+    func mapping() throws {
+        let (rig, device, origin) = try Self.connected()
+        let first = try device.request(Self.get("/first"))
+        let second = try device.request(Self.get("/second"))
+        rig.settle()
+        #expect(origin.opened.count == 2)
+        let byPath = Dictionary(uniqueKeysWithValues: origin.opened.map { (origin.value(":path", on: $0)!, $0) })
+        try origin.respond(try #require(byPath["/second"]), status: 201, body: Array("two".utf8))
+        rig.settle()
+        try origin.respond(try #require(byPath["/first"]), status: 200, body: Array("one".utf8))
+        rig.settle()
+        #expect(device.value(":status", on: first) == "200" && device.bodies[first] == Array("one".utf8))
+        #expect(device.value(":status", on: second) == "201" && device.bodies[second] == Array("two".utf8))
+        let lines = rig.environment.requests
+        #expect(lines.map(\.streamID) == [second, first], "logged as each stream ends")
+        #expect(lines.allSatisfy { $0.httpVersion == "HTTP/2" && $0.requestHeadBytes == -1 })
+        #expect(lines.map(\.url) == ["https://\(InterceptRig.host)/second", "https://\(InterceptRig.host)/first"])
+    }
+
+    @Test("the origin allows one stream at a time: the second request waits for the first to close")
+    func originStreamLimit() throws {
+        var settings = HTTP2Settings()
+        settings.maxConcurrentStreams = 1
+        let (rig, device, origin) = try Self.connected(originSettings: settings)
+        let first = try device.request(Self.get("/a"))
+        let second = try device.request(Self.get("/b"))
+        rig.settle()
+        #expect(origin.opened.count == 1, "held until a stream closes")
+        try origin.respond(origin.opened[0], status: 200, body: [1])
+        rig.settle()
+        #expect(origin.opened.count == 2)
+        try origin.respond(origin.opened[1], status: 200, body: [2])
+        rig.settle()
+        #expect(device.bodies[first] == [1] && device.bodies[second] == [2])
+    }
+
+    @Test("a device that takes nothing: the proxy reads no more of the origin than the windows allow")
+    func flowControl() throws {
+        let (rig, device, origin) = try Self.connected()
+        device.consumes = false
+        let stream = try device.request(Self.get("/big"))
+        rig.settle()
+        let body = [UInt8](repeating: 7, count: 1 << 20)
+        try origin.respond(origin.opened[0], status: 200, body: body)
+        rig.settle()
+        let received = device.bodies[stream]?.count ?? 0
+        let queued = origin.session.queuedBytes(on: origin.opened[0])
+        // 64 KiB the device's window, 64 KiB the origin stream's window the proxy announced.
+        #expect(received <= 65_535, "the device's window")
+        #expect(body.count - queued <= 2 * 65_535, "the origin sent \(body.count - queued)")
+        device.consumes = true
+        device.session.consumed(received, on: stream)
+        rig.settle()
+        #expect(device.bodies[stream]?.count == body.count, "all of it once the device takes it")
+    }
+
+    @Test("a reset by either peer resets the other leg's twin, and the line says who")
+    func resets() throws {
+        let (rig, device, origin) = try Self.connected()
+        let byDevice = try device.request(Self.get("/device-resets"))
+        let byOrigin = try device.request(Self.get("/origin-resets"))
+        rig.settle()
+        device.session.reset(byDevice, code: .cancel)
+        rig.settle()
+        let twin = try #require(origin.opened.first { origin.value(":path", on: $0) == "/device-resets" })
+        #expect(origin.closed[twin] == .cancel)
+        let other = try #require(origin.opened.first { origin.value(":path", on: $0) == "/origin-resets" })
+        origin.session.reset(other, code: .refusedStream)
+        rig.settle()
+        #expect(device.closed[byOrigin] == .refusedStream, "the origin's code passed on")
+        let lines = Dictionary(uniqueKeysWithValues: rig.environment.requests.map { ($0.streamID!, $0) })
+        #expect(lines[byDevice]?.failure == .clientClosed)
+        #expect(lines[byOrigin]?.failure == .upstreamClosed)
+        #expect(lines[byOrigin]?.upstreamError?.contains("REFUSED_STREAM") == true)
+    }
+
+    @Test("trailers both ways: the request's reach the origin, the response's the device, grpc-status the line")
+    func trailers() throws {
+        let (rig, device, origin) = try Self.connected()
+        let fields = [
+            (":method", "POST"), (":scheme", "https"), (":authority", InterceptRig.host), (":path", "/pkg.Svc/Call"),
+            ("content-type", "application/grpc"), ("te", "trailers"),
+        ]
+        let stream = try device.session.submitRequest(fields.map { HTTP2Field($0.0, $0.1) }, hasBody: true)
+        ([0, 0, 0, 0, 1, 9] as [UInt8]).withUnsafeBytes { device.session.send($0, on: stream) }
+        device.session.finish(stream, trailers: [HTTP2Field("x-request-trailer", "yes")])
+        rig.settle()
+        let twin = try #require(origin.opened.first)
+        #expect(origin.bodies[twin] == [0, 0, 0, 0, 1, 9])
+        #expect(origin.headers[twin]?.last?.first?.nameText == "x-request-trailer")
+        try origin.respond(
+            twin, status: 200, fields: [("content-type", "application/grpc")], body: [0, 0, 0, 0, 0],
+            trailers: [("grpc-status", "5"), ("grpc-message", "not%20found")])
+        rig.settle()
+        #expect(device.headers[stream]?.last?.contains { $0.nameText == "grpc-status" && $0.valueText == "5" } == true)
+        let line = try #require(rig.environment.requests.first)
+        #expect(line.grpcStatus == 5 && line.grpcMessage == "not found" && line.status == 200)
+        #expect(line.requestBodyBytes == 6 && line.responseBodyBytes == 5)
+    }
+
+    @Test("a request naming another authority gets a 400 on its stream; nothing reaches the origin")
+    func foreignAuthority() throws {
+        let (rig, device, origin) = try Self.connected()
+        let stream = try device.request(
+            [(":method", "GET"), (":scheme", "https"), (":authority", "evil.example"), (":path", "/")])
+        rig.settle()
+        #expect(device.value(":status", on: stream) == "400")
+        #expect(origin.opened.isEmpty)
+        #expect(rig.environment.requests.first?.status == 400)
+    }
+
+    @Test("idle past the idle timeout: a GOAWAY to the device, and the connection ends, closed_idle")
+    func idle() throws {
+        let (rig, device, origin) = try Self.connected()
+        try device.request(Self.get("/one"))
+        rig.settle()
+        try origin.respond(origin.opened[0], status: 204)
+        rig.settle()
+        let watch = try #require(rig.environment.idleWatches.last { $0.isWatching })
+        watch.comeDue()
+        rig.settle()
+        #expect(device.goAways == [.noError], "the device is told before the connection ends")
+        let record = try #require(rig.record, "the connection's line")
+        #expect(record.failure == .closedIdle && record.requests == 1)
+    }
+}
