@@ -14,11 +14,12 @@ struct CompletedHandshake {
         let validation = ChainValidation(presented: peer, anchors: anchors, at: now)
         let cipher = SSL_get_current_cipher(ssl).map { CipherSuite(id: SSL_CIPHER_get_protocol_id($0)) }
         let version = TLSVersion(wireValue: UInt16(truncatingIfNeeded: SSL_version(ssl)))
-        let observed = validation.observedConnection(
+        var observed = validation.observedConnection(
             tlsVersion: version, cipherSuite: cipher, keyExchangeGroup: keyExchangeGroup(),
             extendedMasterSecret: version == .tls13 ? true : CProxyShims_SSL_get_extms_support(ssl) == 1,
             serverSignatureScheme: peerSignatureDigest().map { "digest \($0)" }, deliveredSCTs: deliveredSCTCount(),
             evaluationTime: now, handshakeSCTs: anchors.ctLogList == nil ? nil : SSL_get0_peer_scts(ssl))
+        observed.applicationProtocol = TLSStream.selectedApplicationProtocol(of: ssl)
         return ProbeOutcome(observed: observed, failure: nil, peerCertificates: peer, path: validation.path)
     }
 

@@ -46,7 +46,9 @@ extension TLSStream {
     }
 
     /// The protocol the handshake agreed on; nil when none was (or before the handshake completes).
-    package var selectedApplicationProtocol: String? {
+    package var selectedApplicationProtocol: String? { Self.selectedApplicationProtocol(of: ssl) }
+
+    static func selectedApplicationProtocol(of ssl: OpaquePointer) -> String? {
         var data: UnsafePointer<UInt8>?
         var length: UInt32 = 0
         SSL_get0_alpn_selected(ssl, &data, &length)

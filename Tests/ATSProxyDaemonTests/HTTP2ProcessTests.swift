@@ -229,4 +229,61 @@ struct HTTP2ProcessTests {
         #expect(connection.violationNames == ["validity_too_long"], "\(connection)")
         #expect(daemon.terminate() == 0)
     }
+
+    /// A TLS 1.2 server whose only suite is ECDHE-RSA-AES256-SHA (a CBC suite ATS allows), speaking
+    /// h2 and http/1.1; an HTTP/1.1 request gets a small 200.
+    static let cbcServer = #"""
+        import socket, ssl, sys, threading
+        certificate, key = sys.argv[1], sys.argv[2]
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.maximum_version = ssl.TLSVersion.TLSv1_2
+        context.set_ciphers("ECDHE-RSA-AES256-SHA")
+        context.set_alpn_protocols(["h2", "http/1.1"])
+        context.load_cert_chain(certificate, key)
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        print("PORT", listener.getsockname()[1], flush=True)
+        def serve(raw):
+            try:
+                conn = context.wrap_socket(raw, server_side=True)
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        return
+                    data += chunk
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n")
+                conn.close()
+            except (ssl.SSLError, OSError):
+                pass
+        while True:
+            raw, _ = listener.accept()
+            threading.Thread(target=serve, args=(raw,), daemon=True).start()
+        """#
+
+    @Test("h2 over TLS 1.2 with a CBC suite ATS allows is h2_inadequate_security; HTTP/1.1 on the same server is not")
+    func inadequateSecurity() throws {
+        let (fixture, _) = try Self.fixture()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.python)
+        process.arguments = ["-c", Self.cbcServer, fixture.factory.path("leaf.pem"), fixture.factory.path("leaf.key")]
+        let port = try ProcessLaunch.start(process, outputPath: fixture.directory + "/cbc.log", name: "CBC server") {
+            ProcessLaunch.port(after: "PORT ", in: $0)
+        }
+        defer {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        let daemon = try fixture.daemon()
+        let url = "https://\(Self.host):\(port)/"
+        let http2 = try fixture.curl(daemon, ["--http2", url])
+        #expect(http2.status != 0, "blocked: the device's handshake fails")
+        let http1 = try fixture.curl(daemon, ["--http1.1", url])
+        #expect(http1.status == 0 && http1.standardOutput == "ok\n", "\(http1.standardError)")
+        let lines = daemon.lines("connection", atLeast: 2)
+        #expect(lines.map(\.violationNames) == [["h2_inadequate_security"], []], "\(lines)")
+        #expect(lines.first?.action == "blocked")
+        #expect(daemon.terminate() == 0)
+    }
 }

@@ -28,6 +28,9 @@ extension ViolationKind {
         case .handshakeFailure:
             "offer a curve and signature scheme Apple's client offers (X25519 or P-256, ECDSA or RSA-PSS), and read "
                 + "a ClientHello over several TCP segments (iOS 26's is about 1.6 KB)"
+        case .http2InadequateSecurity:
+            "enable an ECDHE suite with AES-GCM or ChaCha20-Poly1305 (TLS 1.2) or TLS 1.3 wherever the server "
+                + "offers HTTP/2, or stop offering h2 with CBC suites"
         default: "change the server"
         }
     }

@@ -27,6 +27,9 @@ public struct ObservedConnection: Sendable, Hashable {
     public var intermediateFetches: [IntermediateFetch]
     /// The SCTs checked against a CT log list, when one was given; nil: they were only counted.
     public var sctVerification: SCTVerification? = nil
+    /// The application protocol the server chose by ALPN (`h2`, `http/1.1`); nil when it chose none,
+    /// or the handshake offered none (the probes offer none).
+    public var applicationProtocol: String? = nil
 
     public init(
         tlsVersion: TLSVersion?, cipherSuite: CipherSuite?, keyExchangeGroup: KeyExchangeGroup? = nil,

@@ -134,6 +134,17 @@ struct VerdictChecker {
         if requirements.niapPackage == .fcp21, version == .tls12 {
             checkNIAP(observed)
         }
+        if observed.applicationProtocol == "h2", version == .tls12, let suite = observed.cipherSuite,
+            !suite.isAllowedUnderHTTP2
+        {
+            // What an app's HTTP/2 stack reports here Apple does not document; a client that refuses
+            // the connection's security reports a secure-connection failure, -1200.
+            add(
+                .http2InadequateSecurity, AppleError(nsurl: -1200, ssl: nil),
+                "the server chose HTTP/2 with \(suite.ianaName) (\(suite.hexID)), a suite RFC 9113 forbids under "
+                    + "HTTP/2 (§9.2.2): an HTTP/2 client ends the connection with INADEQUATE_SECURITY",
+                allowedBy: nil)
+        }
     }
 
     private mutating func checkSuite(_ suite: CipherSuite) {

@@ -31,12 +31,16 @@ public struct ViolationKind: Sendable, Hashable, Comparable, CustomStringConvert
     /// The ATS-shaped handshake failed though the server's facts break no rule above (a curve or
     /// signature scheme Apple's client does not offer): the app would see the failure all the same.
     public static let handshakeFailure = ViolationKind("handshake_failure", 18)
+    /// The server chose HTTP/2 over TLS 1.2 with a suite RFC 9113 forbids under it (§9.2.2, the
+    /// CBC suites ATS otherwise allows): an HTTP/2 client ends such a connection with
+    /// INADEQUATE_SECURITY.
+    public static let http2InadequateSecurity = ViolationKind("h2_inadequate_security", 19)
 
     public static let all: [ViolationKind] = [
         .cleartext, .tlsVersion, .cipherNotForwardSecret, .cipherNotATS, .keySize, .signatureHashLeaf,
         .signatureHashChain, .untrustedChain, .nameMismatch, .expired, .notYetValid, .validityTooLong,
         .noServerAuthEKU, .pinMismatch, .certificateTransparency, .niapExtendedMasterSecret, .niapCipher,
-        .niapSignatureAlgorithm, .handshakeFailure,
+        .niapSignatureAlgorithm, .handshakeFailure, .http2InadequateSecurity,
     ]
 
     public init?(name: String) {

@@ -22,6 +22,14 @@ public struct CipherSuite: Sendable, Hashable, CustomStringConvertible {
     /// The cryptographic property (DHE counts). ATS's "forward secrecy" is narrower, ECDHE only, and
     /// is expressed by the cipher profiles' lists, not by this.
     public var isForwardSecret: Bool { keyExchange == .tls13 || keyExchange == .ecdhe || keyExchange == .dhe }
+
+    /// Whether RFC 9113 allows the suite under HTTP/2 on TLS 1.2 (§9.2.2 and appendix A, whose block
+    /// list is every suite that is not an ephemeral key exchange with an AEAD cipher).
+    public var isAllowedUnderHTTP2: Bool {
+        guard keyExchange == .tls13 || keyExchange == .ecdhe || keyExchange == .dhe else { return false }
+        return ["_GCM_", "CHACHA20_POLY1305", "_CCM"].contains { ianaName.contains($0) }
+    }
+
     /// AES-GCM with ECDHE and a SHA-256 or stronger PRF: what the NIAP FCP_v2.1 package allows in TLS 1.2.
     public var isECDHEWithAESGCM: Bool { CipherSuite.catalogue[id]?.isECDHEAESGCM ?? false }
 
