@@ -286,4 +286,38 @@ struct HTTP2ProcessTests {
         #expect(lines.first?.action == "blocked")
         #expect(daemon.terminate() == 0)
     }
+
+    @Test("chromium loads a page with 30 images from nghttpd through the proxy: h2 throughout, a line per stream")
+    func chromiumPage() throws {
+        signal(SIGPIPE, SIG_IGN)
+        let (fixture, documents) = try Self.fixture()
+        // A 1x1 PNG, 30 times under different names, and a page that shows them all.
+        let png = Data(
+            base64Encoded:
+                "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")!
+        var page = "<!doctype html><html><head><title>many</title></head><body>\n"
+        for index in 0..<30 {
+            try png.write(to: URL(fileURLWithPath: documents + "/image-\(index).png"))
+            page += "<img src=\"/image-\(index).png\" width=\"1\" height=\"1\">\n"
+        }
+        try (page + "</body></html>\n").write(toFile: documents + "/page.html", atomically: true, encoding: .utf8)
+        let server = try TestNghttpd(directory: fixture.directory, certificate: "leaf", documentRoot: documents)
+        let daemon = try fixture.daemon()
+        let result = try runCommand(
+            Self.python,
+            [
+                Repository.path("Tests/ATSProxyDaemonTests/Browser/h2page.py"), "--proxy", "\(daemon.port)", "--ca",
+                fixture.caPEM, "--url", "https://\(Self.host):\(server.port)/page.html",
+            ], timeLimit: 180)
+        let seen = try #require(jsonObject(result.standardOutput), "\(result.standardOutput) \(result.standardError)")
+        #expect(seen["page"] as? String == "h2" && seen["loaded"] as? Int == 30, "\(seen)")
+        #expect((seen["protocols"] as? [String])?.allSatisfy { $0 == "h2" } == true, "\(seen)")
+        let requests = daemon.lines("request", atLeast: 31)
+        let pageAndImages = requests.filter { ($0["url"] as? String)?.contains("favicon") == false }
+        #expect(pageAndImages.count == 31, "the page and its 30 images")
+        #expect(pageAndImages.allSatisfy { $0["http_version"] as? String == "HTTP/2" && $0["status"] as? Int == 200 })
+        let connections = Set(pageAndImages.compactMap { $0["connection_id"] as? Int })
+        #expect(connections.count == 1, "one multiplexed connection: \(connections)")
+        #expect(daemon.terminate() == 0)
+    }
 }
