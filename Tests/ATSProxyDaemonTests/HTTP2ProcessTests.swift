@@ -320,4 +320,63 @@ struct HTTP2ProcessTests {
         #expect(connections.count == 1, "one multiplexed connection: \(connections)")
         #expect(daemon.terminate() == 0)
     }
+
+    /// nghttp speaks no HTTP proxy: a forwarder that opens a CONNECT to the proxy for each client.
+    static let connectForwarder = #"""
+        import socket, sys, threading
+        proxy, target = int(sys.argv[1]), sys.argv[2]
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        print("PORT", listener.getsockname()[1], flush=True)
+        def pipe(source, sink):
+            try:
+                while True:
+                    data = source.recv(65536)
+                    if not data:
+                        break
+                    sink.sendall(data)
+                sink.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+        def serve(client):
+            upstream = socket.create_connection(("127.0.0.1", proxy))
+            upstream.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (target, target)).encode())
+            answer = b""
+            while b"\r\n\r\n" not in answer:
+                answer += upstream.recv(1)
+            threading.Thread(target=pipe, args=(client, upstream), daemon=True).start()
+            pipe(upstream, client)
+        while True:
+            client, _ = listener.accept()
+            threading.Thread(target=serve, args=(client,), daemon=True).start()
+        """#
+
+    @Test("nghttp (nghttp2-client) through a CONNECT forwarder: 10 concurrent streams, each on its line")
+    func nghttpClient() throws {
+        let (fixture, documents) = try Self.fixture()
+        let server = try TestNghttpd(directory: fixture.directory, certificate: "leaf", documentRoot: documents)
+        let daemon = try fixture.daemon()
+        let target = "\(Self.host):\(server.port)"
+        let forwarder = Process()
+        forwarder.executableURL = URL(fileURLWithPath: Self.python)
+        forwarder.arguments = ["-c", Self.connectForwarder, "\(daemon.port)", target]
+        let port = try ProcessLaunch.start(
+            forwarder, outputPath: fixture.directory + "/forwarder.log", name: "CONNECT forwarder"
+        ) { ProcessLaunch.port(after: "PORT ", in: $0) }
+        defer {
+            kill(forwarder.processIdentifier, SIGKILL)
+            forwarder.waitUntilExit()
+        }
+        let nghttp = try runCommand(
+            "/usr/bin/nghttp",
+            ["-n", "-s", "-m", "10", "-H", ":authority: \(target)", "https://127.0.0.1:\(port)/index.html"],
+            timeLimit: 60)
+        #expect(nghttp.status == 0, "\(nghttp.standardOutput) \(nghttp.standardError)")
+        let requests = daemon.lines("request", atLeast: 10)
+        #expect(requests.count == 10)
+        #expect(requests.allSatisfy { $0["http_version"] as? String == "HTTP/2" && $0["status"] as? Int == 200 })
+        #expect(Set(requests.compactMap { $0["stream_id"] as? Int }).count == 10)
+        #expect(daemon.terminate() == 0)
+    }
 }
