@@ -166,8 +166,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // Browser/: the Python that drives chromium for the web tests. Smuggling/: the smuggling
-            // corpus, its generator, its origin and its client (Smuggling/README.md).
-            exclude: ["Browser", "Smuggling"]
+            // corpus, its generator, its origin and its client (Smuggling/README.md). HTTP2/: the
+            // hostile HTTP/2 peers (devices and origins) the HTTP/2 relay is tried against.
+            exclude: ["Browser", "HTTP2", "Smuggling"]
         ),
         .testTarget(name: "ProxyWireTests", dependencies: ["ProxyWire", "TLSTestSupport"], exclude: ["Fixtures"]),
         // Real certificates and real openssl servers for the tests that need them.
