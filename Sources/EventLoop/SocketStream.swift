@@ -415,7 +415,14 @@ package final class SocketStream: ByteStream {
     }
 
     private func add(_ event: OpaquePointer, limit: timeval?) {
-        if var limit { event_add(event, &limit) } else { event_add(event, nil) }
+        if var limit { return _ = event_add(event, &limit) }
+        // No limit. event_add(ev, NULL) is not enough for a persistent event: libevent keeps the
+        // last timeout it was given (ev_io_timeout) and arms it again after the next activation, so
+        // a limit set once (a ClientHello's deadline) would come back after the first read.
+        // event_remove_timer clears it, but only from an event pending with a timeout: give it one.
+        var placeholder = timeval(tv_sec: 3600, tv_usec: 0)
+        event_add(event, &placeholder)
+        event_remove_timer(event)
     }
 
     /// A pending event takes a new limit by being added again; only removing the limit needs a

@@ -148,12 +148,8 @@ struct HTTP2HostileProcessTests {
         let rig = try HTTP2HostileRig(daemonFlags: ["--idle-timeout", "60", "--head-timeout", "2"])
         // One GET, 5 s of quiet (PINGs and SETTINGS acked, no stream), then another GET.
         let result = try rig.device("idle", 5)
-        withKnownIssue(
-            "the device's read timeout armed for its ClientHello (the head timeout) is still armed under the relay: a quiet HTTP/2 connection is cut then, logged http2_error \"the device: timed out\""
-        ) {
-            #expect(result["open_after"] as? Bool == true, "\(result)")
-            #expect(result["second"] as? Int == 200, "\(result)")
-        }
+        #expect(result["open_after"] as? Bool == true, "\(result)")
+        #expect(result["second"] as? Int == 200, "\(result)")
         #expect(rig.daemon.terminate() == 0)
     }
 

@@ -148,6 +148,48 @@ struct ConnectionTests {
         #expect(ending == (resetting ? ECONNRESET : 0), "\(String(cString: strerror(ending)))")
     }
 
+    /// libevent keeps the last timeout a persistent event was added with and arms it again after the
+    /// event's next activation, however the event was re-added since: a read limit that was removed
+    /// (a ClientHello's deadline, before an HTTP/2 relay that sets none) came back after the next read.
+    @Test("a read limit that was removed stays removed after the next read")
+    func removedLimitStaysRemoved() throws {
+        let events = Locked<[String]>([])
+        let secondByte = DispatchSemaphore(value: 0)
+        let firstByte = DispatchSemaphore(value: 0)
+        let (loop, port) = try EventLoopThread.start { base in
+            var accepted: [SocketStream] = []
+            let listener = try Listener(base: base, address: try SocketAddress(parsing: "127.0.0.1:0")) {
+                descriptor, _ in
+                guard let connection = try? SocketStream(base: base, descriptor: descriptor) else { return }
+                accepted.append(connection)
+                connection.setTimeouts(read: .milliseconds(200), write: nil)
+                connection.setReading(true)
+                // Removed while the read is armed, before any byte.
+                connection.setTimeouts(read: nil, write: nil)
+                connection.onReadable = { connection in
+                    let bytes = connection.read()
+                    events.withLock { $0.append("read \(bytes.count)") }
+                    (events.withLock { $0.count } == 1 ? firstByte : secondByte).signal()
+                }
+                connection.onEvent = { _, event in
+                    events.withLock { $0.append("event \(event)") }
+                    secondByte.signal()
+                }
+            }
+            return (keepAlive: KeepAlive([listener]), info: listener.address.port)
+        }
+        defer { loop.stop() }
+        let client = try #require(connectLoopbackForTest(port: port))
+        defer { close(client) }
+        #expect(send(client, "a", 1, 0) == 1)
+        #expect(firstByte.wait(timeout: .now() + 10) == .success)
+        // Five times the removed limit with nothing to read: no timeout may come.
+        usleep(1_000_000)
+        #expect(send(client, "b", 1, 0) == 1)
+        #expect(secondByte.wait(timeout: .now() + 10) == .success)
+        #expect(events.withLock { $0 } == ["read 1", "read 1"])
+    }
+
     @Test("a connect reports connected and sends what was written before; a refused one reports the error")
     func connecting() throws {
         // A port nothing listens on: bound by the kernel's choice, then released.
@@ -240,4 +282,24 @@ struct ConnectionTests {
         #expect(seen.contains("numeric 192.0.2.7:80"), "\(seen)")
         #expect(!seen.contains("cancelled answered"))
     }
+}
+
+/// A blocking TCP connection to 127.0.0.1:`port`, or nil.
+private func connectLoopbackForTest(port: UInt16) -> Int32? {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard descriptor >= 0 else { return nil }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = port.bigEndian
+    let result = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    guard result == 0 else {
+        close(descriptor)
+        return nil
+    }
+    return descriptor
 }
