@@ -415,7 +415,10 @@ package final class SocketStream: ByteStream {
     }
 
     private func add(_ event: OpaquePointer, limit: timeval?) {
-        if var limit { return _ = event_add(event, &limit) }
+        if var limit {
+            event_add(event, &limit)
+            return
+        }
         // No limit. event_add(ev, NULL) is not enough for a persistent event: libevent keeps the
         // last timeout it was given (ev_io_timeout) and arms it again after the next activation, so
         // a limit set once (a ClientHello's deadline) would come back after the first read.
