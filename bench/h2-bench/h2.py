@@ -27,6 +27,8 @@ Environment (all optional):
   THREADS       atsproxy --threads (default the number of cores)
   DAEMON_FLAGS  extra atsproxy flags, for experiments (e.g. "--web-listen off")
   KEEP=1        keep the scratch directory
+  HOLD=1        start everything, print the h2load command lines, PIDs and ports, measure nothing, and
+                wait for Ctrl-C or SIGTERM (for profiling by hand)
 """
 
 import os
@@ -66,6 +68,7 @@ IDLE = int(os.environ.get("IDLE", "500"))
 THREADS = os.environ.get("THREADS", str(os.cpu_count() or 2))
 DAEMON_FLAGS = os.environ.get("DAEMON_FLAGS", "").split()
 KEEP = os.environ.get("KEEP") == "1"
+HOLD = os.environ.get("HOLD") == "1"
 TOTAL_LIMIT_S = 600
 H2LOAD_TIMEOUT_S = 120
 
@@ -228,9 +231,10 @@ def wait_listening(port, name, process, work, seconds=15):
 
 # --- h2load ---------------------------------------------------------------------------------------
 
-def h2load(path, nginx_port, resource, requests, clients, streams, expect_h2=True):
-    """One h2load run: a dict with wall seconds, requests/s, succeeded, 2xx, bytes, protocol."""
-    argv = ["h2load", "-n", str(requests), "-c", str(clients), "-m", str(streams), "-t", "1",
+def h2load(path, nginx_port, resource, requests, clients, streams, h1=False):
+    """One h2load run: a dict with wall seconds, requests/s, succeeded, 2xx, protocol. h1: --h1
+    (HTTP/1.1 on every connection), to compare with."""
+    argv = ["h2load", "-n", str(requests), "-c", str(clients), "-m", str(streams), "-t", "1"] + (["--h1"] if h1 else []) + [
             f"--connect-to=127.0.0.1:{path.port}", f"https://{NAME}:{nginx_port}{resource}"]
     out = subprocess.run(argv, capture_output=True, text=True, timeout=H2LOAD_TIMEOUT_S)
     text = out.stdout
@@ -246,8 +250,8 @@ def h2load(path, nginx_port, resource, requests, clients, streams, expect_h2=Tru
     if row["ok"] != requests:
         raise Failure(f"h2load through {path.name}: {row['ok']} of {requests} requests answered 2xx "
                       f"({done.group(0)}); {out.stderr.strip()[-300:]}")
-    if expect_h2 and row["proto"] != "h2":
-        raise Failure(f"h2load through {path.name} negotiated {row['proto']}, not h2")
+    if row["proto"] != ("http/1.1" if h1 else "h2"):
+        raise Failure(f"h2load through {path.name} negotiated {row['proto']}, not {'http/1.1' if h1 else 'h2'}")
     return row
 
 
@@ -334,17 +338,22 @@ def open_idle_h2(proxy_address, nginx_port, context):
 # --- phases ---------------------------------------------------------------------------------------
 
 def phase_connections(proxies, nginx_port):
-    """CPU per new connection with its first stream: CONNS h2load clients at once, one GET each."""
-    rounds = {p.name: [] for p in proxies}
-    for p in proxies:  # warm-up: leaf cache, verdict, the upstream session to resume, page-ins
-        h2load(p, nginx_port, "/small", 50, 50, 1)
+    """CPU per new connection with its first stream: CONNS h2load clients at once, one GET each.
+    atsproxy also with h2load --h1 (HTTP/1.1 through the same forwarder and interception): the
+    difference is the HTTP/2 relay's own share."""
+    runs = [(p, False) for p in proxies]
+    runs.insert(1, (proxies[0], True))
+    label = {(p.name, h1): f"{p.name}-h1" if h1 else p.name for p, h1 in runs}
+    rounds = {label[(p.name, h1)]: [] for p, h1 in runs}
+    for p, h1 in runs:  # warm-up: leaf cache, verdict, the upstream session to resume, page-ins
+        h2load(p, nginx_port, "/small", 50, 50, 1, h1=h1)
     for r in range(ROUNDS):
-        for p in proxies:
+        for p, h1 in runs:
             n = CONNS // 2 if p.name == "mitmdump" else CONNS
-            row, user, system = proxy_cpu(p, lambda: h2load(p, nginx_port, "/small", n, n, 1))
+            row, user, system = proxy_cpu(p, lambda: h2load(p, nginx_port, "/small", n, n, 1, h1=h1))
             row.update(n=n, ms=(user + system) * 1000 / n, user_ms=user * 1000 / n, sys_ms=system * 1000 / n)
-            rounds[p.name].append(row)
-            say(f"  {p.name} round {r + 1}: {row['ms']:.3f} ms/connection ({n} in {row['wall']:.2f} s)")
+            rounds[label[(p.name, h1)]].append(row)
+            say(f"  {label[(p.name, h1)]} round {r + 1}: {row['ms']:.3f} ms/connection ({n} in {row['wall']:.2f} s)")
     return rounds
 
 
@@ -507,8 +516,17 @@ def run(work, processes):
         + f"; nginx :{nginx_port}, plain forwarder :{direct_fwd.port}")
     by = {p.name: p for p in proxies}
     paths = proxies + [direct, direct_fwd]
+    if HOLD:
+        signal.alarm(0)
+        for p in paths:
+            pid = f" (proxy pid {p.pid}, port {ports[p.name]})" if p.pid else ""
+            print(f"{p.name:11} h2load -c 10 -m 10 -n 20000 --connect-to=127.0.0.1:{p.port} https://{NAME}:{nginx_port}/small{pid}",
+                  flush=True)
+        print(f"scratch directory {work}; Ctrl-C stops everything", flush=True)
+        signal.pause()
 
-    say(f"1/4 new connections: {ROUNDS} rounds x {CONNS} connections at once, one GET /small each (mitmdump {CONNS // 2})")
+    say(f"1/4 new connections: {ROUNDS} rounds x {CONNS} connections at once, one GET /small each (mitmdump {CONNS // 2}), "
+        "atsproxy also with HTTP/1.1")
     conns = phase_connections(proxies, nginx_port)
     mid_conn = {n: sorted(r, key=lambda x: x["ms"])[len(r) // 2] for n, r in conns.items()}
     conn_ms = {n: mid_conn[n]["ms"] for n in mid_conn}
@@ -550,11 +568,13 @@ def run(work, processes):
                f"at once, each CONNECT + TLS + h2 + one GET /small, N = {CONNS} (mitmdump {CONNS // 2}); utime+stime of the "
                f"proxy's process tree / N; median round)")
     out.append(f"   {'':11} {'ms/conn':>8} {'user':>6} {'sys':>6} {'conn/s':>7} {'ats/it':>7}  rounds ms/conn")
-    for p in proxies:
-        r = mid_conn[p.name]
-        rel = ratio(conn_ms["atsproxy"], conn_ms[p.name]) if p is not ats else f"{'':7}"
-        out.append(f"   {p.name:11} {r['ms']:8.3f} {r['user_ms']:6.3f} {r['sys_ms']:6.3f} {r['n'] / r['wall']:7.0f} {rel}  "
-                   + " ".join(f"{x['ms']:.3f}" for x in conns[p.name]))
+    for name in conns:
+        r = mid_conn[name]
+        rel = ratio(conn_ms["atsproxy"], conn_ms[name]) if name != "atsproxy" else f"{'':7}"
+        out.append(f"   {name:11} {r['ms']:8.3f} {r['user_ms']:6.3f} {r['sys_ms']:6.3f} {r['n'] / r['wall']:7.0f} {rel}  "
+                   + " ".join(f"{x['ms']:.3f}" for x in conns[name]))
+    out.append("   (atsproxy-h1: h2load --h1, the same connections with HTTP/1.1 through the same forwarder and interception;"
+               " the HTTP/2 relay's own share is the difference)")
     out.append("")
     mid_str = {n: sorted(r, key=lambda x: x["rps"])[len(r) // 2] for n, r in streams.items()}
     out.append(f"2. Streams per second, {CLIENTS} connections x {MAX_STREAMS} concurrent streams (h2load -c {CLIENTS} -m {MAX_STREAMS}, "
@@ -593,6 +613,7 @@ def run(work, processes):
     rows = []
     a = conn_ms["atsproxy"]
     peer_txt = f"; mitmdump {conn_ms[peer]:.3f} ms ({a / conn_ms[peer]:.2f}x)" if peer else ""
+    peer_txt += f"; HTTP/1.1 the same way {conn_ms['atsproxy-h1']:.3f} ms"
     rows.append(("1. CPU per new h2 connection + first stream", f"{a:.3f} ms{peer_txt}", f"<= {GOALS['conn_ms']} ms",
                  "PASS" if a <= GOALS["conn_ms"] else "FAIL"))
     e = mid_str["atsproxy"]["extra_ms"]
