@@ -39,8 +39,9 @@ TEST_PYTHON_PACKAGES := selenium prometheus-client h2 httpx[http2] grpcio
 
 # What bench-proxy needs besides APT_PACKAGES: the upstream, the two peer proxies, the load client.
 # squid-openssl is Debian's squid built with OpenSSL (the same squid 5 otherwise): bench-intercept's
-# ssl-bump needs it, and it conflicts with the package squid, so every bench uses it.
-BENCH_PACKAGES := nginx squid-openssl tinyproxy-bin python3 python3-venv procps
+# ssl-bump needs it, and it conflicts with the package squid, so every bench uses it. socat is
+# bench-h2's CONNECT forwarder in front of the proxies (h2load speaks no proxy protocol).
+BENCH_PACKAGES := nginx squid-openssl tinyproxy-bin python3 python3-venv procps socat
 # bench-intercept's own Python environment, for mitmproxy (PyPI), under .build (make clean removes it).
 BENCH_VENV   ?= .build/bench-venv
 # Our own Swift code builds without a warning: -Xswiftc reaches every target, but SwiftPM builds
@@ -50,7 +51,7 @@ WERROR       := -Xswiftc -warnings-as-errors
 # Extra flags for the benchmarks' release builds, e.g. SWIFT_BUILD_FLAGS="--scratch-path .build-bench".
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all deps test-venv build lint format test test-sanitize test-asan test-tsan fuzz soak run bench bench-policy bench-proxy bench-hostile bench-intercept bench-latency bench-venv release install uninstall clean
+.PHONY: all deps test-venv build lint format test test-sanitize test-asan test-tsan fuzz soak run bench bench-policy bench-proxy bench-hostile bench-intercept bench-latency bench-h2 bench-venv release install uninstall clean
 
 all: build
 
@@ -234,6 +235,20 @@ bench-latency: deps bench-venv
 	bin="$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --show-bin-path)"; \
 	  ATSPROXY="$$bin/atsproxy" ATSPROXYCTL="$$bin/atsproxyctl" MITMDUMP="$(abspath $(BENCH_VENV))/bin/mitmdump" \
 	  python3 bench/latency-bench/latency.py
+
+# HTTP/2 through intercept mode: h2load (through socat, which speaks CONNECT) to nginx with http2,
+# through atsproxy --inspect intercept, through mitmdump (HTTP/2 on) and directly: CPU per new h2
+# connection and per extra stream, streams/s with 100 concurrent streams on 10 connections, bulk on
+# one stream, memory per idle h2 connection (bench/h2-bench/README.md). About 2 minutes. mitmdump,
+# when it cannot be installed or run, is reported as SKIP.
+bench-h2: deps bench-venv
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(BENCH_PACKAGES)"
+	$(SWIFT) build -c release --product atsproxy $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build -c release --product atsproxyctl $(SWIFT_BUILD_FLAGS)
+	ulimit -n 65536 2>/dev/null || ulimit -n "$$(ulimit -Hn)"; \
+	  bin="$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --show-bin-path)"; \
+	  ATSPROXY="$$bin/atsproxy" ATSPROXYCTL="$$bin/atsproxyctl" MITMDUMP="$(abspath $(BENCH_VENV))/bin/mitmdump" \
+	  python3 bench/h2-bench/h2.py
 
 # mitmproxy from PyPI in its own virtual environment; a failure leaves mitmdump's rows SKIP, not the run.
 bench-venv:
