@@ -36,6 +36,16 @@ extension HTTP2Session {
             session.delegate.session(session, data: UnsafeRawBufferPointer(start: data, count: length), on: stream)
             return 0
         }
+        nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, context in
+            // The library's own GOAWAY (a flood, a reset storm, a broken frame) is noted: the owner
+            // learns why the connection is ending.
+            guard let frame, UInt32(frame.pointee.hd.type) == NGHTTP2_GOAWAY.rawValue else { return 0 }
+            let session = HTTP2Session.owner(context)
+            if session.goAwaySent == nil || session.goAwaySent == .noError {
+                session.goAwaySent = HTTP2ErrorCode(rawValue: frame.pointee.goaway.error_code)
+            }
+            return 0
+        }
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, code, context in
             HTTP2Session.owner(context).closed(stream, code: HTTP2ErrorCode(rawValue: code))
             return 0

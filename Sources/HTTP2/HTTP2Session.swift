@@ -27,6 +27,9 @@ package final class HTTP2Session {
     var unconsumed: [Int32: Int] = [:]
     /// Streams this session reset itself, and why (told with their close).
     var resets: [Int32: HTTP2StreamReset] = [:]
+    /// The code of the GOAWAY this session sent, once it sent one (an error code wins over NO_ERROR):
+    /// the library sends one of its own when the peer breaks the protocol or floods it.
+    package internal(set) var goAwaySent: HTTP2ErrorCode?
 
     /// - Throws: ``HTTP2Error`` when the library cannot make the session (out of memory).
     package init(role: Role, settings: HTTP2Settings = HTTP2Settings(), delegate: any HTTP2SessionDelegate)

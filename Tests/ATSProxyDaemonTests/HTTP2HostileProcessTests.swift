@@ -52,6 +52,9 @@ struct HTTP2HostileProcessTests {
         #expect(streams <= 1100, "the origin saw \(streams) streams")
         let line = rig.connectionLine()
         #expect((line?["requests"] as? Int ?? .max) < count, "the GOAWAY cut the flood short: \(line ?? [:])")
+        // The library's own GOAWAY is on the connection's line.
+        let (code, text) = Self.failure(line)
+        #expect(code == "http2_error" && text.contains("was sent GOAWAY"), "\(line ?? [:])")
         Self.expectBounded(growth, "Rapid Reset")
         #expect(try rig.servesAFineRequest())
         #expect(rig.daemon.terminate() == 0)
@@ -80,8 +83,10 @@ struct HTTP2HostileProcessTests {
         let growth = try rig.residentGrowth { result = try rig.device("hpack-bomb", 20) }
         #expect(result["bomb_resets"] as? Int == 20, "\(result)")
         #expect(result["first"] as? Int == 200 && result["last"] as? Int == 200, "\(result)")
-        let lines = rig.requestLines(atLeast: 2)
+        // The two fine streams, and a line for each bombed one: reset before it was a request.
+        let lines = rig.requestLines(atLeast: 22)
         #expect(lines.filter { $0["status"] as? Int == 200 }.count == 2, "\(lines)")
+        #expect(lines.filter { $0["failure"] as? String == "bad_request" }.count == 20, "\(lines)")
         Self.expectBounded(growth, "HPACK bomb")
         #expect(try rig.servesAFineRequest())
         #expect(rig.daemon.terminate() == 0)
@@ -137,8 +142,11 @@ struct HTTP2HostileProcessTests {
         let result = try rig.device("oversized-headers", 80_000)
         #expect(result["oversized_reset"] as? String != nil && result["oversized"] is NSNull, "\(result)")
         #expect(result["first"] as? Int == 200 && result["last"] as? Int == 200, "\(result)")
-        let lines = rig.requestLines(atLeast: 2)
-        #expect(Set(lines.compactMap { $0["stream_id"] as? Int }).isSuperset(of: [1, 5]), "\(lines)")
+        let lines = rig.requestLines(atLeast: 3)
+        #expect(Set(lines.compactMap { $0["stream_id"] as? Int }) == [1, 3, 5], "\(lines)")
+        let refused = lines.first { $0["stream_id"] as? Int == 3 }
+        #expect(refused?["failure"] as? String == "bad_request", "\(refused ?? [:])")
+        #expect((refused?["upstream_error"] as? String)?.contains("header list is larger than") == true)
         #expect(try rig.servesAFineRequest())
         #expect(rig.daemon.terminate() == 0)
     }
@@ -192,7 +200,10 @@ struct HTTP2HostileProcessTests {
         let growth = try rig.residentGrowth { result = try rig.device("mixed", to: "bombing", 40) }
         #expect(result["statuses"] as? [String: Int] == ["200": 20], "\(result)")
         #expect((result["resets"] as? [String: Int])?.values.reduce(0, +) == 20, "\(result)")
-        #expect(rig.requestLines(to: "bombing", atLeast: 40).count == 40)
+        let lines = rig.requestLines(to: "bombing", atLeast: 40)
+        #expect(lines.count == 40)
+        // The proxy reset those streams, for what the origin sent: bad_response, not the origin's reset.
+        #expect(lines.filter { $0["failure"] as? String == "bad_response" }.count == 20, "\(lines)")
         Self.expectBounded(growth, "HPACK bomb from the origin")
         #expect(try rig.servesAFineRequest())
         #expect(rig.daemon.terminate() == 0)

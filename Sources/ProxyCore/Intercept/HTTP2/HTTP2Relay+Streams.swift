@@ -56,7 +56,10 @@ extension HTTP2Relay: HTTP2SessionDelegate {
 
     func session(_ session: HTTP2Session, closed stream: Int32, code: HTTP2ErrorCode, reason: HTTP2StreamReset?) {
         if session === deviceSession {
-            guard let relayed = streams[stream] else { return }
+            guard let relayed = streams[stream] else {
+                if case .headerListTooLarge(let size)? = reason { logRefusedHeaders(stream, size: size) }
+                return
+            }
             if let id = relayed.originID {
                 // The device is done with it, or reset it: the origin's twin ends too.
                 deviceStreamID[id] = nil
@@ -76,6 +79,13 @@ extension HTTP2Relay: HTTP2SessionDelegate {
             }
         } else if let id = deviceStreamID.removeValue(forKey: stream) {
             streams[id]?.twin = .closed(code)
+            if case .headerListTooLarge(let size)? = reason {
+                // The proxy reset it, not the origin: the line says what the origin sent.
+                streams[id]?.record.upstreamError =
+                    "the origin's header list is larger than \(size) bytes (the limit is \(originSession.settings.maxHeaderListSize)): "
+                    + "the stream was reset"
+                streams[id]?.record.failure = .badResponse
+            }
             guard code != .noError || reason != nil else { return }
             // Reset by the origin (or refused, past its GOAWAY): the device's stream ends the same way,
             // and a refused one may be retried by the device.
@@ -209,12 +219,28 @@ extension HTTP2Relay: HTTP2SessionDelegate {
         }
     }
 
-    /// Writes a stream's line and forgets it.
+    /// A stream the device opened with a header list over the limit: the library reset it before the
+    /// relay saw a request, so its line has no method or URL, only why.
+    private func logRefusedHeaders(_ stream: Int32, size: Int) {
+        requests += 1
+        var record = RequestRecord(
+            startedAt: clock.wallMilliseconds, connection: tunnel.requestFacts(upstream: address), reused: requests > 1)
+        record.httpVersion = "HTTP/2"
+        record.streamID = stream
+        record.upstreamError =
+            "bad request: the device's header list is larger than \(size) bytes (the limit is \(deviceSession.settings.maxHeaderListSize)): "
+            + "the stream was reset"
+        record.failure = .badRequest
+        streams[stream] = RelayedStream(record: record, startedAt: clock.monotonicMilliseconds, twin: .none)
+        logStream(stream, error: nil, failure: nil)
+    }
+
+    /// Writes a stream's line and forgets it. An error or failure already on the line is kept.
     func logStream(_ stream: Int32, error: String?, failure: Failure?) {
         guard let relayed = streams.removeValue(forKey: stream) else { return }
         var line = relayed.record
         if let error { line.upstreamError = line.upstreamError ?? error }
-        if let failure { line.failure = failure }
+        if let failure, line.failure == nil { line.failure = failure }
         line.durationMilliseconds = max(0, clock.monotonicMilliseconds - relayed.startedAt)
         line.connection.action = tunnel.findings.action ?? line.connection.action
         owner.environment.log(request: line)

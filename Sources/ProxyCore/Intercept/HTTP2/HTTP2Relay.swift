@@ -108,8 +108,10 @@ final class HTTP2Relay {
                 do {
                     try session.receive(UnsafeRawBufferPointer(rebasing: buffer.prefix(count)))
                 } catch {
-                    // The library queued a GOAWAY naming the error: it goes out, then the connection ends.
+                    // The library queued a GOAWAY naming the error: it goes out, the other peer is told
+                    // the connection is going away, then it ends.
                     failure = "\(up ? "the device" : "the origin") broke HTTP/2: \(error)"
+                    (up ? originSession : deviceSession).goAway(code: .noError)
                     break
                 }
             }
@@ -141,6 +143,11 @@ final class HTTP2Relay {
             failure = "HTTP/2 to \(stream === device ? "the device" : "the origin"): \(error)"
         }
         if !pending.isEmpty { stream.write(pending) }
+        // The library ended the connection itself (a flood, a reset storm): the line says so.
+        if failure == nil, let code = session.goAwaySent, code != .noError {
+            let who = stream === device ? "the device" : "the origin"
+            failure = "\(who) was sent GOAWAY \(code): it broke HTTP/2 or flooded the proxy"
+        }
     }
 
     private func legEvent(_ event: StreamEvent, on stream: TLSByteStream) {
