@@ -139,7 +139,9 @@ extension HTTP2Relay: HTTP2SessionDelegate {
         }
         if let blocked { return answerBlocked(stream, fields, verdict: blocked) }
         if goingAway {
-            // Past a GOAWAY: refused, so the device may send it again on a new connection.
+            // Past a GOAWAY: refused, so the device may send it again on a new connection. Its line
+            // is written now: the reset's close is then no one's.
+            logStream(stream, error: "refused (REFUSED_STREAM): the connection is going away", failure: nil)
             deviceSession.reset(stream, code: .refusedStream)
             return
         }
@@ -244,6 +246,5 @@ extension HTTP2Relay: HTTP2SessionDelegate {
         line.durationMilliseconds = max(0, clock.monotonicMilliseconds - relayed.startedAt)
         line.connection.action = tunnel.findings.action ?? line.connection.action
         owner.environment.log(request: line)
-        if goingAway { endIfDone() }
     }
 }

@@ -132,7 +132,10 @@ final class HTTP2Relay {
         guard stream.pendingOutputBytes < Self.outputHighWater else {
             // The rest waits for the socket: the streams' bytes stay unframed, so the peers'
             // windows stay shut, and nothing grows.
-            stream.onDrained = { [unowned self] _ in flush() }
+            stream.onDrained = { [unowned self] _ in
+                flush()
+                endIfDone()
+            }
             stream.setDrainedMark(Self.outputHighWater / 2)
             return
         }
@@ -182,7 +185,8 @@ final class HTTP2Relay {
     }
 
     /// Ends the connection once neither session has anything left to do (both said GOAWAY and their
-    /// streams are over, or a peer has gone).
+    /// streams are over, or a peer has gone). Called after the sessions were fed and drained, never
+    /// from inside one of their callbacks: ending frees them.
     func endIfDone() {
         guard !ended else { return }
         let deviceDone = !deviceSession.wantsRead && !deviceSession.wantsWrite
