@@ -306,6 +306,9 @@ def main():
     if len(sys.argv) == 4:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(sys.argv[2], sys.argv[3])
+        # An HTTP/1.1 server answers an ALPN offer of http/1.1; the proxy offers the device's list
+        # and answers the device with this server's choice.
+        context.set_alpn_protocols(["http/1.1"])
     for variant in VARIANTS:
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
