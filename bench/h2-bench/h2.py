@@ -51,6 +51,7 @@ sys.path.insert(0, os.path.join(TOP, "bench", "proxy-bench"))
 sys.path.insert(0, os.path.join(TOP, "bench", "hostile-bench"))
 import load  # noqa: E402
 import hostile  # noqa: E402  (make_certificates, Processes, free_port, wait_for_port, tail, Failure)
+import intercept  # noqa: E402  (start_mitmdump)
 from hostile import Failure  # noqa: E402
 
 BIN = os.path.join(TOP, ".build", "release")
@@ -162,39 +163,10 @@ def start_atsproxy(work, processes, hosts):
                            f"to a file, the live view on a port of its own{extra}")
 
 
-MITM_ADDON = f'''# Sends every *.{DOMAIN} connection to 127.0.0.1 (the hosts file's job for atsproxy); the SNI and
-# the certificate check stay the name's.
-def server_connect(data):
-    host, port = data.server.address
-    if host.endswith(".{DOMAIN}"):
-        data.server.address = ("127.0.0.1", port)
-        if data.server.sni is None:
-            data.server.sni = host
-'''
-
-
 def start_mitmdump(work, processes):
-    if not MITMDUMP:
-        return None, "mitmdump not found (make bench-h2 installs mitmproxy into .build/bench-venv; or set MITMDUMP)"
-    confdir = os.path.join(work, "mitm")
-    os.makedirs(confdir)
-    addon = os.path.join(work, "mitm_resolve.py")
-    with open(addon, "w") as f:
-        f.write(MITM_ADDON)
-    port = hostile.free_port()
-    argv = [MITMDUMP, "--listen-host", "127.0.0.1", "--listen-port", str(port), "-q",
-            "--set", f"confdir={confdir}", "--set", f"ssl_verify_upstream_trusted_ca={work}/root.pem",
-            "--set", "connection_strategy=eager", "--set", "stream_large_bodies=1m",
-            "--set", "http2=true", "-s", addon]
-    process = processes.start("mitmdump", argv, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "mitmdump.err"), "w"))
-    try:
-        hostile.wait_for_port(port, "mitmdump", process, work, seconds=60)
-    except Failure as failure:
-        return None, f"mitmdump did not start: {failure}"
-    version = subprocess.run([MITMDUMP, "--version"], capture_output=True, text=True, timeout=60).stdout.split("\n")[0]
-    note = (f"{version.strip()}, http2=true (its default), upstream verified against the test root, "
-            f"connection_strategy=eager, stream_large_bodies=1m, an addon mapping *.{DOMAIN} to 127.0.0.1")
-    return (port, process, note), None
+    """mitmdump with HTTP/2 on (its default), as bench-intercept starts it."""
+    proxy, why = intercept.start_mitmdump(work, processes, http2=True)
+    return ((proxy.port, proxy.process, proxy.note), None) if proxy else (None, why)
 
 
 def start_forwarder(work, processes, label, nginx_port, proxy_port=None):

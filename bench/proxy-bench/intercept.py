@@ -156,9 +156,11 @@ def server_connect(data):
 '''
 
 
-def start_mitmdump(work, processes):
+def start_mitmdump(work, processes, http2=False):
+    """mitmdump on a free port with its own CA, verifying upstreams against the test root; HTTP/2 on
+    or off (bench-h2 and bench-intercept share it)."""
     if not MITMDUMP:
-        return None, "mitmdump not found (make bench-intercept installs mitmproxy into .build/bench-venv; or set MITMDUMP)"
+        return None, "mitmdump not found (make bench-venv installs mitmproxy into .build/bench-venv; or set MITMDUMP)"
     confdir = os.path.join(work, "mitm")
     os.makedirs(confdir)
     addon = os.path.join(work, "mitm_resolve.py")
@@ -168,7 +170,7 @@ def start_mitmdump(work, processes):
     argv = [MITMDUMP, "--listen-host", "127.0.0.1", "--listen-port", str(port), "-q",
             "--set", f"confdir={confdir}", "--set", f"ssl_verify_upstream_trusted_ca={work}/root.pem",
             "--set", "connection_strategy=eager", "--set", "stream_large_bodies=1m",
-            "--set", "http2=false", "-s", addon]
+            "--set", f"http2={'true' if http2 else 'false'}", "-s", addon]
     process = processes.start("mitmdump", argv, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "mitmdump.err"), "w"))
     try:
         hostile.wait_for_port(port, "mitmdump", process, work, seconds=60)
@@ -181,7 +183,8 @@ def start_mitmdump(work, processes):
         time.sleep(0.1)
     version = subprocess.run([MITMDUMP, "--version"], capture_output=True, text=True, timeout=60).stdout.split("\n")[0]
     note = (f"{version.strip()}, its own CA (RSA-2048, made at first start in confdir), upstream verified against the "
-            f"test root, connection_strategy=eager, stream_large_bodies=1m, an addon mapping *.{DOMAIN} to 127.0.0.1")
+            f"test root, http2={'true' if http2 else 'false'}, connection_strategy=eager, stream_large_bodies=1m, "
+            f"an addon mapping *.{DOMAIN} to 127.0.0.1")
     return Proxy("mitmdump", port, process, cafile, note), None
 
 
