@@ -172,16 +172,12 @@ struct HTTP2ProcessTests {
     @Test("a grpcio client (ALPN h2 only) to a grpcio server: intercepted, each call logged with its grpc-status")
     func grpc() throws {
         let (fixture, _) = try Self.fixture()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.python)
-        process.arguments = ["-c", Self.grpcServer, fixture.factory.path("leaf.pem"), fixture.factory.path("leaf.key")]
-        let port = try ProcessLaunch.start(process, outputPath: fixture.directory + "/grpc.log", name: "grpc server") {
-            ProcessLaunch.port(after: "PORT ", in: $0)
-        }
-        defer {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        let server = try TestScriptServer(
+            interpreter: Self.python,
+            ["-c", Self.grpcServer, fixture.factory.path("leaf.pem"), fixture.factory.path("leaf.key")],
+            output: fixture.directory + "/grpc.log", name: "grpc server")
+        let port = server.port
+        defer { withExtendedLifetime(server) {} }  // Killed when the test ends, not after its last use.
         let daemon = try fixture.daemon()
         let result = try runCommand(
             Self.python, ["-c", Self.grpcClient, "\(daemon.port)", "\(Self.host):\(port)", fixture.caPEM],
@@ -265,16 +261,12 @@ struct HTTP2ProcessTests {
     @Test("h2 over TLS 1.2 with a CBC suite ATS allows is h2_inadequate_security; HTTP/1.1 on the same server is not")
     func inadequateSecurity() throws {
         let (fixture, _) = try Self.fixture()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.python)
-        process.arguments = ["-c", Self.cbcServer, fixture.factory.path("leaf.pem"), fixture.factory.path("leaf.key")]
-        let port = try ProcessLaunch.start(process, outputPath: fixture.directory + "/cbc.log", name: "CBC server") {
-            ProcessLaunch.port(after: "PORT ", in: $0)
-        }
-        defer {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        let server = try TestScriptServer(
+            interpreter: Self.python,
+            ["-c", Self.cbcServer, fixture.factory.path("leaf.pem"), fixture.factory.path("leaf.key")],
+            output: fixture.directory + "/cbc.log", name: "CBC server")
+        let port = server.port
+        defer { withExtendedLifetime(server) {} }  // Killed when the test ends, not after its last use.
         let daemon = try fixture.daemon()
         let url = "https://\(Self.host):\(port)/"
         let http2 = try fixture.curl(daemon, ["--http2", url])
@@ -358,16 +350,11 @@ struct HTTP2ProcessTests {
         let server = try TestNghttpd(directory: fixture.directory, certificate: "leaf", documentRoot: documents)
         let daemon = try fixture.daemon()
         let target = "\(Self.host):\(server.port)"
-        let forwarder = Process()
-        forwarder.executableURL = URL(fileURLWithPath: Self.python)
-        forwarder.arguments = ["-c", Self.connectForwarder, "\(daemon.port)", target]
-        let port = try ProcessLaunch.start(
-            forwarder, outputPath: fixture.directory + "/forwarder.log", name: "CONNECT forwarder"
-        ) { ProcessLaunch.port(after: "PORT ", in: $0) }
-        defer {
-            kill(forwarder.processIdentifier, SIGKILL)
-            forwarder.waitUntilExit()
-        }
+        let forwarder = try TestScriptServer(
+            interpreter: Self.python, ["-c", Self.connectForwarder, "\(daemon.port)", target],
+            output: fixture.directory + "/forwarder.log", name: "CONNECT forwarder")
+        let port = forwarder.port
+        defer { withExtendedLifetime(forwarder) {} }
         let nghttp = try runCommand(
             "/usr/bin/nghttp",
             ["-n", "-s", "-m", "10", "-H", ":authority: \(target)", "https://127.0.0.1:\(port)/index.html"],

@@ -90,20 +90,15 @@ struct InterceptStreamProcessTests {
         try fixture.leaf("leaf", for: [host])
         try server.write(toFile: fixture.factory.path("server.py"), atomically: true, encoding: .utf8)
         try client.write(toFile: fixture.factory.path("client.py"), atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [
-            "-u", fixture.factory.path("server.py"), fixture.factory.path("leaf.pem"), fixture.factory.path("leaf.key"),
-        ]
-        let port = try ProcessLaunch.start(
-            process, outputPath: fixture.factory.path("server.log"), name: "the stream server", timeout: 10
-        ) {
-            ProcessLaunch.port(after: "PORT ", in: $0)
-        }
-        defer {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        let server = try TestScriptServer(
+            interpreter: "/usr/bin/python3",
+            [
+                "-u", fixture.factory.path("server.py"), fixture.factory.path("leaf.pem"),
+                fixture.factory.path("leaf.key"),
+            ],
+            output: fixture.factory.path("server.log"), name: "the stream server")
+        let port = server.port
+        defer { withExtendedLifetime(server) {} }  // Killed when the test ends, not after its last use.
         let daemon = try fixture.daemon()
         let output = try runCommand(
             "/usr/bin/python3",
