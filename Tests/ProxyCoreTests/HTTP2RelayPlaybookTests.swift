@@ -130,15 +130,28 @@ struct HTTP2RelayPlaybookTests {
         #expect(line.requestBodyBytes == 6 && line.responseBodyBytes == 5)
     }
 
-    @Test("a request naming another authority gets a 400 on its stream; nothing reaches the origin")
+    @Test(
+        "a request naming another authority, by :authority or by host, gets a 400 on its stream; nothing reaches the origin"
+    )
     func foreignAuthority() throws {
         let (rig, device, origin) = try Self.connected()
-        let stream = try device.request(
+        let byAuthority = try device.request(
             [(":method", "GET"), (":scheme", "https"), (":authority", "evil.example"), (":path", "/")])
+        // host instead of :authority (RFC 9113 §8.3.1 allows it; libnghttp2 checks neither).
+        let byHost = try device.request([
+            (":method", "GET"), (":scheme", "https"), (":path", "/"), ("host", "evil.example"),
+        ])
+        let both = try device.request(
+            [
+                (":method", "GET"), (":scheme", "https"), (":authority", InterceptRig.host), (":path", "/"),
+                ("host", "evil.example"),
+            ])
         rig.settle()
-        #expect(device.value(":status", on: stream) == "400")
+        for stream in [byAuthority, byHost, both] {
+            #expect(device.value(":status", on: stream) == "400", "stream \(stream)")
+        }
         #expect(origin.opened.isEmpty)
-        #expect(rig.environment.requests.first?.status == 400)
+        #expect(rig.environment.requests.map(\.status) == [400, 400, 400])
     }
 
     @Test("idle past the idle timeout: a GOAWAY to the device, and the connection ends, closed_idle")

@@ -75,14 +75,20 @@ final class InterceptedTunnel {
         // The device's own server name, or none as it sent none (an IP literal).
         let stream = try TLSStream(
             role: .client(serverName: hello.serverName), context: context, transport: StreamTransport(upstream))
-        // The device's own offer: the origin chooses, and the device is answered with its choice.
-        try stream.offerApplicationProtocols(hello.alpnProtocols)
+        // The device's own offer of what the proxy relays (h2, http/1.1): the origin chooses, and the
+        // device is answered with its choice. A protocol the proxy cannot read is never offered.
+        try stream.offerApplicationProtocols(Self.relayedProtocols(in: hello))
         sessionKey = UpstreamSessionCache.Key(
             host: tunnel.host, port: tunnel.port, serverName: hello.serverName, profile: .ats(for: requirements))
         offered = tunnel.owner.environment.upstreamSessions?.entry(
             for: sessionKey, now: tunnel.owner.environment.clock.monotonicMilliseconds)
         if let offered { stream.offer(offered.session) }
         state = .upstreamHandshake(stream, refusal: nil)
+    }
+
+    /// The protocols of the device's ALPN offer that the proxy relays, in the device's order.
+    static func relayedProtocols(in hello: ClientHello) -> [String] {
+        hello.alpnProtocols.filter { $0 == "h2" || $0 == "http/1.1" }
     }
 
     /// A page-style block for a server whose verdict came from the probes (it refused the proxy's
@@ -256,7 +262,7 @@ final class InterceptedTunnel {
                 let stream = try TLSStream(
                     role: .client(serverName: hello.serverName), context: context,
                     transport: StreamTransport(connection))
-                try stream.offerApplicationProtocols(hello.alpnProtocols)
+                try stream.offerApplicationProtocols(Self.relayedProtocols(in: hello))
                 upstream = connection
                 state = .upstreamHandshake(stream, refusal: refusal)
             } catch {

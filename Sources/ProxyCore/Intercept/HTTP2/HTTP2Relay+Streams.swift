@@ -128,9 +128,10 @@ extension HTTP2Relay: HTTP2SessionDelegate {
         }
         streams[stream] = RelayedStream(
             record: record, startedAt: clock.monotonicMilliseconds, twin: .none, requestEnded: endsStream)
-        if let authority = fields.first(where: { $0.nameText == ":authority" })?.valueText,
-            let foreign = requestOrigin.foreignAuthority(named: authority)
-        {
+        // Every authority the request names must be the connection's: `:authority`, and `host`,
+        // which a request may carry instead of `:authority` or beside it (libnghttp2 compares neither).
+        let authorities = fields.filter { $0.nameText == ":authority" || $0.nameText == "host" }.map(\.valueText)
+        if let foreign = authorities.lazy.compactMap({ self.requestOrigin.foreignAuthority(named: $0) }).first {
             return answer(stream, status: 400, body: foreign + "\n", logged: "bad request: \(foreign)")
         }
         if method == "CONNECT" {

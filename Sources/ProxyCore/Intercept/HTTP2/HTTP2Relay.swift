@@ -43,6 +43,8 @@ final class HTTP2Relay {
     /// A leg said GOAWAY: no new stream is relayed, and the connection ends once the open ones have.
     var goingAway = false
     private var ended = false
+    /// The connection is ending once the device has what it is owed (``endAfterFlush()``).
+    private var ending = false
     /// The device closed after its handshake, before any stream (its preface and SETTINGS are not a
     /// request): returns whether the owner took it as the device refusing the certificate (and
     /// ended the tunnel), as ``InterceptedExchanges/onClosedBeforeRequest`` does for HTTP/1.1.
@@ -121,23 +123,43 @@ final class HTTP2Relay {
         endIfDone()
     }
 
-    /// Writes what each session has to send, while its socket keeps up.
+    /// Writes what each session has to send, while its socket keeps up. Draining one session can
+    /// give the other something to send (a WINDOW_UPDATE, a reset): both are drained until neither
+    /// has more.
     func flush() {
-        drain(deviceSession, to: device)
-        drain(originSession, to: origin)
+        for _ in 0..<8 {
+            let wroteToDevice = drain(deviceSession, to: device)
+            let wroteToOrigin = drain(originSession, to: origin)
+            guard wroteToDevice || wroteToOrigin else { return }
+        }
     }
 
-    private func drain(_ session: HTTP2Session, to stream: TLSByteStream) {
-        guard !ended, stream.isOpen else { return }
+    /// Whether a leg's output waits for its socket to drain: then neither leg is read, so no peer can
+    /// make a session queue what cannot be sent (responses to a device that does not read, requests
+    /// to an origin that does not).
+    private var outputHeld = false
+
+    /// Writes what `session` has to send to `stream`; returns whether it wrote anything.
+    @discardableResult
+    private func drain(_ session: HTTP2Session, to stream: TLSByteStream) -> Bool {
+        guard !ended, !ending, stream.isOpen else { return false }
         guard stream.pendingOutputBytes < Self.outputHighWater else {
             // The rest waits for the socket: the streams' bytes stay unframed, so the peers'
-            // windows stay shut, and nothing grows.
-            stream.onDrained = { [unowned self] _ in
+            // windows stay shut, and nothing is read meanwhile.
+            outputHeld = true
+            device.setReading(false)
+            origin.setReading(false)
+            stream.onDrained = { [unowned self] drained in
+                drained.onDrained = nil
+                outputHeld = false
                 flush()
+                guard !outputHeld, !ended, !ending else { return }
+                device.setReading(true)
+                origin.setReading(true)
                 endIfDone()
             }
             stream.setDrainedMark(Self.outputHighWater / 2)
-            return
+            return false
         }
         var pending: [UInt8] = []
         do {
@@ -146,11 +168,15 @@ final class HTTP2Relay {
             failure = "HTTP/2 to \(stream === device ? "the device" : "the origin"): \(error)"
         }
         if !pending.isEmpty { stream.write(pending) }
-        // The library ended the connection itself (a flood, a reset storm): the line says so.
+        // The library ended the connection itself (a flood, a reset storm): the line says so, and
+        // the other peer hears that the connection is going away.
         if failure == nil, let code = session.goAwaySent, code != .noError {
             let who = stream === device ? "the device" : "the origin"
             failure = "\(who) was sent GOAWAY \(code): it broke HTTP/2 or flooded the proxy"
+            goingAway = true
+            (session === deviceSession ? originSession : deviceSession).goAway(code: .noError)
         }
+        return !pending.isEmpty
     }
 
     private func legEvent(_ event: StreamEvent, on stream: TLSByteStream) {
@@ -162,7 +188,7 @@ final class HTTP2Relay {
             // What came before the end is read; then no stream on that leg can finish.
             receive(from: stream, into: stream === device ? deviceSession : originSession)
             guard !ended else { return }
-            if stream === device, requests == 0, onClosedBeforeRequest?() == true { return }
+            if stream === device, closedWithoutSpeaking, onClosedBeforeRequest?() == true { return }
             if stream === origin, !streams.isEmpty {
                 failure = "the origin closed its connection with \(streams.count) stream(s) open"
             }
@@ -170,11 +196,18 @@ final class HTTP2Relay {
             goAwayBoth()
             endAfterFlush()
         case .error, .timeout:
-            if stream === device, requests == 0, event != .timeout, onClosedBeforeRequest?() == true { return }
+            if stream === device, closedWithoutSpeaking, event != .timeout, onClosedBeforeRequest?() == true {
+                return
+            }
             failure = "\(who): \(event)"
             end()
         }
     }
+
+    /// The device ended without a byte after its handshake. A device that sent its preface has
+    /// accepted the certificate (an HTTP/2 client sends it at once): its early close is a preconnect
+    /// or a lost race, not a refusal.
+    private var closedWithoutSpeaking: Bool { requests == 0 && tunnel.findings.bytesUp == 0 }
 
     /// A GOAWAY on both legs: no new stream, and each side knows which of its streams were seen.
     func goAwayBoth() {
@@ -198,7 +231,8 @@ final class HTTP2Relay {
 
     /// Ends once what each peer is owed has been written (or the write limit passes).
     private func endAfterFlush() {
-        guard !ended else { return }
+        guard !ended, !ending else { return }
+        ending = true
         device.setReading(false)
         origin.setReading(false)
         device.onReadable = nil
