@@ -97,8 +97,9 @@ extension HTTP2Session {
     }
 
     private func closed(_ stream: Int32, code: HTTP2ErrorCode) {
-        // Bytes the caller will never pass on: the connection's window gets them back.
-        if let left = unconsumed.removeValue(forKey: stream), left > 0 {
+        // Bytes the caller will never pass on: the connection's window gets them back, unless the
+        // caller still holds them and says when they are gone (``returnsUnconsumedOnClose``).
+        if let left = unconsumed.removeValue(forKey: stream), left > 0, returnsUnconsumedOnClose {
             _ = nghttp2_session_consume_connection(sessionPointer, left)
         }
         incomingHeaders[stream] = nil

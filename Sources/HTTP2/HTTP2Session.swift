@@ -23,8 +23,12 @@ package final class HTTP2Session {
     /// Header lists being received, per stream: the fields so far and their size.
     var incomingHeaders: [Int32: (fields: [HTTP2Field], size: Int)] = [:]
     /// Body bytes received per stream and not yet ``consumed(_:on:)``: given back to the connection's
-    /// window when the stream closes with some left.
+    /// window when the stream closes with some left, when ``returnsUnconsumedOnClose``.
     var unconsumed: [Int32: Int] = [:]
+    /// Whether a stream's unconsumed bytes reopen the connection's window when it closes (true), or
+    /// only as the caller says it let them go (``consumedAfterClose(_:)``): a relay still holding a
+    /// closed stream's bytes for a slow peer keeps the connection's window shut meanwhile.
+    package var returnsUnconsumedOnClose = true
     /// Streams this session reset itself, and why (told with their close).
     var resets: [Int32: HTTP2StreamReset] = [:]
     /// The code of the GOAWAY this session sent, once it sent one (an error code wins over NO_ERROR):
@@ -180,6 +184,13 @@ package final class HTTP2Session {
         let taken = min(count, left)
         unconsumed[stream] = left - taken
         _ = nghttp2_session_consume(session, stream, taken)
+    }
+
+    /// Says that `count` body bytes of a stream that has closed were passed on or dropped: the
+    /// connection's window opens by as many (see ``returnsUnconsumedOnClose``).
+    package func consumedAfterClose(_ count: Int) {
+        guard count > 0 else { return }
+        _ = nghttp2_session_consume_connection(session, count)
     }
 
     /// Resets a stream (RST_STREAM); its close is told to the delegate like any other.

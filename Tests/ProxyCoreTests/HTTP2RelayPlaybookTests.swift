@@ -86,6 +86,37 @@ struct HTTP2RelayPlaybookTests {
         #expect(device.bodies[stream]?.count == body.count, "all of it once the device takes it")
     }
 
+    @Test("streams that end while a device takes nothing: the proxy holds no more than the origin's connection window")
+    func connectionWindowBoundsClosedStreams() throws {
+        let rig = try InterceptRig()
+        let (_, _, deviceTLS, originTLS) = try rig.intercepted(alpn: ["h2"], originALPN: ["h2"])
+        var small = HTTP2Settings()
+        small.initialWindowSize = 16 * 1024
+        small.connectionWindowSize = 65_535
+        let device = try HTTP2PlaybookPeer(deviceTLS, role: .client, settings: small)
+        let origin = try HTTP2PlaybookPeer(originTLS, role: .server)
+        device.consumes = false
+        rig.settle()
+        for index in 0..<8 { try device.request(Self.get("/part-\(index)")) }
+        rig.settle()
+        // Each body fits its stream's window, so each origin stream can end; together they are more
+        // than the connection's window.
+        let body = [UInt8](repeating: 1, count: 200 * 1024)
+        // One after the other, so that each can end before the window is spent (sent together, they
+        // would share it and none would end).
+        for stream in origin.opened {
+            try origin.respond(stream, status: 200, body: body)
+            rig.settle()
+        }
+        let sent = origin.opened.reduce(0) { $0 + body.count - origin.session.queuedBytes(on: $1) }
+        let limit = Int(HTTP2Settings().connectionWindowSize) + Int(small.connectionWindowSize)
+        #expect(sent <= limit, "the origin sent \(sent) bytes; the proxy may hold \(limit)")
+        device.consumes = true
+        for (stream, bytes) in device.bodies { device.session.consumed(bytes.count, on: stream) }
+        rig.settle()
+        #expect(device.bodies.values.allSatisfy { $0.count == body.count }, "all of it, once the device reads")
+    }
+
     @Test("a reset by either peer resets the other leg's twin, and the line says who")
     func resets() throws {
         let (rig, device, origin) = try Self.connected()

@@ -32,7 +32,11 @@ extension HTTP2Relay: HTTP2SessionDelegate {
             }
         } else if let id = deviceStreamID[stream] {
             streams[id]?.record.responseBodyBytes += Int64(data.count)
+            streams[id]?.responseBytesHeld += data.count
             deviceSession.send(data, on: id)
+        } else {
+            // The device's stream is gone: the bytes are dropped, and the origin may send as many again.
+            originSession.consumed(data.count, on: stream)
         }
     }
 
@@ -48,7 +52,14 @@ extension HTTP2Relay: HTTP2SessionDelegate {
     func session(_ session: HTTP2Session, dataTaken count: Int, on stream: Int32) {
         // Framed for one leg: the other leg's peer may send as many again.
         if session === deviceSession {
-            if let id = streams[stream]?.originID { originSession.consumed(count, on: id) }
+            guard var relayed = streams[stream] else { return }
+            relayed.responseBytesHeld -= count
+            streams[stream] = relayed
+            if let id = relayed.originID {
+                originSession.consumed(count, on: id)
+            } else {
+                originSession.consumedAfterClose(count)
+            }
         } else if let id = deviceStreamID[stream] {
             deviceSession.consumed(count, on: id)
         }
@@ -60,6 +71,8 @@ extension HTTP2Relay: HTTP2SessionDelegate {
                 if case .headerListTooLarge(let size)? = reason { logRefusedHeaders(stream, size: size) }
                 return
             }
+            // What was held for the device and will not be framed now: the origin's window gets it back.
+            originSession.consumedAfterClose(relayed.responseBytesHeld)
             if let id = relayed.originID {
                 // The device is done with it, or reset it: the origin's twin ends too.
                 deviceStreamID[id] = nil

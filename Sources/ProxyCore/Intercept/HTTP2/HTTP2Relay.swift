@@ -71,6 +71,9 @@ final class HTTP2Relay {
         self.blocked = blocked
         deviceSession = try HTTP2Session(role: .server, delegate: self)
         originSession = try HTTP2Session(role: .client, delegate: self)
+        // A closed origin stream's bytes still queued for the device keep the origin's connection
+        // window shut until the device takes them: the connection window bounds what is held.
+        originSession.returnsUnconsumedOnClose = false
     }
 
     func start() {

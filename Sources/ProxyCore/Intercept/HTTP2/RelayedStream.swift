@@ -22,6 +22,9 @@ struct RelayedStream {
     var requestEnded = false
     /// A final (non-1xx) response was submitted to the device.
     var answered = false
+    /// Response body bytes received from the origin and not yet framed for the device: the origin's
+    /// connection window stays shut by as many until they are, even once the origin's stream closed.
+    var responseBytesHeld = 0
 
     /// The twin's id while it is open.
     var originID: Int32? {
