@@ -169,10 +169,16 @@ struct ConnectionTests {
                 connection.onReadable = { connection in
                     let bytes = connection.read()
                     events.withLock { $0.append("read \(bytes.count)") }
-                    (events.withLock { $0.count } == 1 ? firstByte : secondByte).signal()
+                    guard events.withLock({ $0.count }) > 1 else {
+                        firstByte.signal()
+                        return
+                    }
+                    connection.close()  // A stream holds itself for its callbacks until it is closed.
+                    secondByte.signal()
                 }
-                connection.onEvent = { _, event in
+                connection.onEvent = { connection, event in
                     events.withLock { $0.append("event \(event)") }
+                    connection.close()
                     secondByte.signal()
                 }
             }

@@ -10,17 +10,33 @@ import Testing
 @Suite("Intercept mode, HTTP/2 relayed stream by stream (scripted)")
 struct HTTP2RelayPlaybookTests {
     /// An intercepted connection on which both legs said h2, with an HTTP/2 session on each peer.
+    /// `hangUp` ends both peers' connections (close_notify, then the end): every test calls it last,
+    /// so the session ends and lets go of what it holds, as a real connection's end makes it.
     static func connected(originSettings: HTTP2Settings = HTTP2Settings()) throws -> (
-        InterceptRig, device: HTTP2PlaybookPeer, origin: HTTP2PlaybookPeer
+        InterceptRig, device: HTTP2PlaybookPeer, origin: HTTP2PlaybookPeer, hangUp: () -> Void
     ) {
         let rig = try InterceptRig()
-        let (_, _, deviceTLS, originTLS) = try rig.intercepted(
+        let (client, upstream, deviceTLS, originTLS) = try rig.intercepted(
             alpn: ["h2", "http/1.1"], originALPN: ["h2", "http/1.1"])
         #expect(deviceTLS.selectedProtocol == "h2", "the device is answered with what the origin chose")
         let device = try HTTP2PlaybookPeer(deviceTLS, role: .client)
         let origin = try HTTP2PlaybookPeer(originTLS, role: .server, settings: originSettings)
         rig.settle()
-        return (rig, device, origin)
+        return (rig, device, origin, { Self.hangUp(rig, client, upstream, deviceTLS, originTLS) })
+    }
+
+    static func hangUp(
+        _ rig: InterceptRig, _ client: ScriptedStream, _ upstream: ScriptedStream, _ device: MemoryTLSPeer,
+        _ origin: MemoryTLSPeer
+    ) {
+        // The HTTP/2 peers may be gone by now (a deferred call runs after their last use).
+        device.application = nil
+        origin.application = nil
+        device.closeNotify()
+        client.peerEnds()
+        origin.closeNotify()
+        upstream.peerEnds()
+        rig.settle()
     }
 
     static func get(_ path: String) -> [(String, String)] {
@@ -29,7 +45,8 @@ struct HTTP2RelayPlaybookTests {
 
     @Test("two streams answered out of order: each answer reaches its own stream, each line its own id")
     func mapping() throws {
-        let (rig, device, origin) = try Self.connected()
+        let (rig, device, origin, hangUp) = try Self.connected()
+        defer { hangUp() }
         let first = try device.request(Self.get("/first"))
         let second = try device.request(Self.get("/second"))
         rig.settle()
@@ -51,7 +68,8 @@ struct HTTP2RelayPlaybookTests {
     func originStreamLimit() throws {
         var settings = HTTP2Settings()
         settings.maxConcurrentStreams = 1
-        let (rig, device, origin) = try Self.connected(originSettings: settings)
+        let (rig, device, origin, hangUp) = try Self.connected(originSettings: settings)
+        defer { hangUp() }
         let first = try device.request(Self.get("/a"))
         let second = try device.request(Self.get("/b"))
         rig.settle()
@@ -66,7 +84,8 @@ struct HTTP2RelayPlaybookTests {
 
     @Test("a device that takes nothing: the proxy reads no more of the origin than the windows allow")
     func flowControl() throws {
-        let (rig, device, origin) = try Self.connected()
+        let (rig, device, origin, hangUp) = try Self.connected()
+        defer { hangUp() }
         device.consumes = false
         let stream = try device.request(Self.get("/big"))
         rig.settle()
@@ -89,7 +108,8 @@ struct HTTP2RelayPlaybookTests {
     @Test("streams that end while a device takes nothing: the proxy holds no more than the origin's connection window")
     func connectionWindowBoundsClosedStreams() throws {
         let rig = try InterceptRig()
-        let (_, _, deviceTLS, originTLS) = try rig.intercepted(alpn: ["h2"], originALPN: ["h2"])
+        let (client, upstream, deviceTLS, originTLS) = try rig.intercepted(alpn: ["h2"], originALPN: ["h2"])
+        defer { Self.hangUp(rig, client, upstream, deviceTLS, originTLS) }
         var small = HTTP2Settings()
         small.initialWindowSize = 16 * 1024
         small.connectionWindowSize = 65_535
@@ -119,7 +139,8 @@ struct HTTP2RelayPlaybookTests {
 
     @Test("a reset by either peer resets the other leg's twin, and the line says who")
     func resets() throws {
-        let (rig, device, origin) = try Self.connected()
+        let (rig, device, origin, hangUp) = try Self.connected()
+        defer { hangUp() }
         let byDevice = try device.request(Self.get("/device-resets"))
         let byOrigin = try device.request(Self.get("/origin-resets"))
         rig.settle()
@@ -139,7 +160,8 @@ struct HTTP2RelayPlaybookTests {
 
     @Test("trailers both ways: the request's reach the origin, the response's the device, grpc-status the line")
     func trailers() throws {
-        let (rig, device, origin) = try Self.connected()
+        let (rig, device, origin, hangUp) = try Self.connected()
+        defer { hangUp() }
         let fields = [
             (":method", "POST"), (":scheme", "https"), (":authority", InterceptRig.host), (":path", "/pkg.Svc/Call"),
             ("content-type", "application/grpc"), ("te", "trailers"),
@@ -165,7 +187,8 @@ struct HTTP2RelayPlaybookTests {
         "a request naming another authority, by :authority or by host, gets a 400 on its stream; nothing reaches the origin"
     )
     func foreignAuthority() throws {
-        let (rig, device, origin) = try Self.connected()
+        let (rig, device, origin, hangUp) = try Self.connected()
+        defer { hangUp() }
         let byAuthority = try device.request(
             [(":method", "GET"), (":scheme", "https"), (":authority", "evil.example"), (":path", "/")])
         // host instead of :authority (RFC 9113 §8.3.1 allows it; libnghttp2 checks neither).
@@ -187,7 +210,8 @@ struct HTTP2RelayPlaybookTests {
 
     @Test("idle past the idle timeout: a GOAWAY to the device, and the connection ends, closed_idle")
     func idle() throws {
-        let (rig, device, origin) = try Self.connected()
+        let (rig, device, origin, hangUp) = try Self.connected()
+        defer { hangUp() }
         try device.request(Self.get("/one"))
         rig.settle()
         try origin.respond(origin.opened[0], status: 204)
