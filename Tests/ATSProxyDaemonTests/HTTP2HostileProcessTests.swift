@@ -39,7 +39,9 @@ struct HTTP2HostileProcessTests {
     )
     func rapidReset() throws {
         let rig = try HTTP2HostileRig()
-        let count = Sanitized.scaled(5000, floor: 2000)
+        // Not scaled down under ThreadSanitizer: the limit refills at 33 resets a second, and a slowed
+        // daemon takes long enough over 2,000 for all of them to pass.
+        let count = 5000
         var result: [String: Any] = [:]
         let growth = try rig.residentGrowth { result = try rig.device("rapid-reset", count) }
         // libnghttp2 (1.57's fix, in Debian's 1.52) answers the burst's end with GOAWAY
