@@ -86,6 +86,7 @@ let package = Package(
             name: "ProxyCore",
             dependencies: [
                 "TextFormats", "LogRecord", "ATSPolicy", "EventLoop", "ProxyWire", "TLSInspection", "POSIX", "HTTP2",
+                "TrafficReport",
             ]),
         // The daemon's command and its run loop, in a library so tests can drive it.
         .target(
@@ -93,7 +94,7 @@ let package = Package(
             dependencies: [
                 "TextFormats", "LogRecord",
                 "ATSPolicy", "ATSPolicyArguments", "ControlProtocol", "EventLoop", "ProxyCore", "TLSInspection",
-                "Onboarding", "LiveView", "ProxyWire", "CMalloc", "POSIX",
+                "Onboarding", "LiveView", "ProxyWire", "CMalloc", "POSIX", "TrafficReport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -155,7 +156,7 @@ let package = Package(
             name: "ProxyCoreTests",
             dependencies: [
                 "TextFormats", "LogRecord", "ProxyCore", "ATSPolicy", "EventLoop", "ProxyWire", "TLSInspection",
-                "TLSTestSupport", "POSIX", "COpenSSL", "CProxyShims", "HTTP2",
+                "TLSTestSupport", "POSIX", "COpenSSL", "CProxyShims", "HTTP2", "TrafficReport",
             ]),
         .testTarget(
             name: "ATSProxyDaemonTests",

@@ -16,8 +16,8 @@ extension Daemon {
                 base: base, address: address, site: site, feed: feed, access: WebAccess(token: configuration.webToken),
                 limits: SiteConnection.Limits(
                     headTimeout: configuration.headTimeout, idleTimeout: configuration.idleTimeout),
-                ingest: { lines, dropped in
-                    site.live.ingest(lines: lines)
+                ingest: { entries, dropped in
+                    site.live.ingest(entries: entries)
                     // The feed drops lines only when this loop has not taken them for seconds.
                     if dropped > 0 { Daemon.say("atsproxy: the live view fell behind and missed \(dropped) log lines") }
                 },

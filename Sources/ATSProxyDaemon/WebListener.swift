@@ -3,6 +3,7 @@ import EventLoop
 import Glibc
 import ProxyCore
 import ProxyWire
+import TrafficReport
 
 /// The web listener (`--web-listen`): the live view, its event stream and `/metrics`, served on
 /// the daemon's main loop, away from the proxy loops. Every quarter second it takes the lines the
@@ -37,7 +38,7 @@ final class WebListener {
     private var welcomeEvent: SharedBytes?
     private let site: any LocalSite
     private let feed: TrafficFeed
-    private let ingest: ([[UInt8]], Int) -> Void
+    private let ingest: ([LoggedEntry], Int) -> Void
     private let update: () -> [UInt8]?
     /// The token rule, with wrong tokens counted and slowed; a reload replaces its ``WebAccess``.
     private(set) var tokenGuard: WebTokenGuard
@@ -63,11 +64,11 @@ final class WebListener {
     var address: SocketAddress? { listener?.address }
 
     /// - Parameters:
-    ///   - ingest: takes the lines logged since the last tick, and how many were dropped.
+    ///   - ingest: takes the entries logged since the last tick, and how many were dropped.
     ///   - update: the event for open streams when the view changed, else nil.
     init(
         base: EventBase, address: SocketAddress, site: any LocalSite, feed: TrafficFeed, access: WebAccess,
-        limits: SiteConnection.Limits, ingest: @escaping ([[UInt8]], Int) -> Void, update: @escaping () -> [UInt8]?,
+        limits: SiteConnection.Limits, ingest: @escaping ([LoggedEntry], Int) -> Void, update: @escaping () -> [UInt8]?,
         welcome: @escaping () -> [UInt8]?
     ) throws(EventError) {
         self.base = base
@@ -148,10 +149,10 @@ final class WebListener {
     }
 
     private func tock() {
-        let (lines, dropped) = feed.take()
+        let (entries, dropped) = feed.take()
         // The welcome lives one tick: the state may have changed since (lines, a reload's policy).
         welcomeEvent = nil
-        if !lines.isEmpty || dropped > 0 { ingest(lines, dropped) }
+        if !entries.isEmpty || dropped > 0 { ingest(entries, dropped) }
         if hub.subscribers(of: Self.trafficChannel) > 0 {
             let due = ticks - lastUpdateTick >= Self.updateInterval(bytes: lastUpdateBytes)
             if due, let event = update() {

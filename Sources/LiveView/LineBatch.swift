@@ -1,4 +1,5 @@
 import LogRecord
+import TrafficReport
 
 /// A batch of the daemon's lines as the web loop takes them (a quarter second's worth): most
 /// tunnels open and end within one, and their `connection_open` line then says nothing the
@@ -17,21 +18,22 @@ enum LineBatch {
                 .utf8)
     }
 
-    /// The lines worth parsing, in order: all but the `connection_open` lines of connections whose
-    /// connection line is in the same batch.
-    static func worthParsing(_ lines: [[UInt8]]) -> [[UInt8]] {
+    /// The entries worth taking, in order: all but the `connection_open` lines of connections
+    /// whose connection line is in the same batch. Request records are never scanned.
+    static func worthParsing(_ entries: [LoggedEntry]) -> [LoggedEntry] {
         var ended = Set<Int64>()
         var opened: [Int: Int64] = [:]
-        for (index, line) in lines.enumerated() {
+        for (index, entry) in entries.enumerated() {
+            guard case .line(let line) = entry else { continue }
             if let id = connectionID(in: line, after: endMarker) {
                 ended.insert(id)
             } else if let id = connectionID(in: line, after: openMarker) {
                 opened[index] = id
             }
         }
-        guard !opened.isEmpty, !ended.isEmpty else { return lines }
-        return lines.enumerated().compactMap { index, line in
-            opened[index].map { ended.contains($0) } == true ? nil : line
+        guard !opened.isEmpty, !ended.isEmpty else { return entries }
+        return entries.enumerated().compactMap { index, entry in
+            opened[index].map { ended.contains($0) } == true ? nil : entry
         }
     }
 

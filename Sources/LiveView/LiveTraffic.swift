@@ -99,7 +99,7 @@ package struct LiveTraffic: Sendable {
             case .connectionOpen?:
                 lines -= 1  // Not a log line: the daemon's note of a tunnel still open.
                 ingest(opened: try LoggedConnection(json: value), json: value)
-            case .request?, .tlsStream?: ingest(request: try LoggedRequest(json: value))
+            case .request?, .tlsStream?: take(try LoggedRequest(json: value))
             case nil: throw LogRecordError("\"kind\" is not connection, request or tls_stream", record: "log record")
             }
         } catch {
@@ -145,7 +145,15 @@ package struct LiveTraffic: Sendable {
         return shown
     }
 
-    private mutating func ingest(request: LoggedRequest) {
+    /// Takes a request line as its record (the daemon's own, never written and read back): the
+    /// same as ``ingest(line:)`` with its line.
+    package mutating func ingest(request: LoggedRequest) {
+        lines += 1
+        version += 1
+        take(request)
+    }
+
+    private mutating func take(_ request: LoggedRequest) {
         ring.add(request)
         tally.add(request)
         // Hosts the tally holds already; a host still waiting for its connection line is noted then.

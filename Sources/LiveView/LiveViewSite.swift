@@ -1,6 +1,7 @@
 import ATSPolicy
 import ProxyWire
 import TextFormats
+import TrafficReport
 
 /// The web listener's live view: the daemon's log lines gathered (``LiveTraffic``) and shown
 /// against the daemon's current policy.
@@ -42,8 +43,17 @@ package final class LiveViewSite: LocalSite {
 
     /// Takes a batch of lines in the order written, skipping the `connection_open` lines of
     /// connections that also ended within the batch (``LineBatch``).
-    package func ingest(lines: [[UInt8]]) {
-        for line in LineBatch.worthParsing(lines) { traffic.ingest(line: line) }
+    package func ingest(lines: [[UInt8]]) { ingest(entries: lines.map(LoggedEntry.line)) }
+
+    /// Takes a batch of the daemon's entries (lines, and request lines as records) in the order
+    /// written, as ``ingest(lines:)`` takes lines.
+    package func ingest(entries: [LoggedEntry]) {
+        for entry in LineBatch.worthParsing(entries) {
+            switch entry {
+            case .line(let line): traffic.ingest(line: line)
+            case .request(let request): traffic.ingest(request: request)
+            }
+        }
     }
 
     /// The state now, judged once per version.

@@ -4,6 +4,7 @@ import Glibc
 import ProxyWire
 import Synchronization
 import TLSInspection
+import TrafficReport
 
 /// Whether non-compliant connections are refused or only logged.
 package enum EnforcementMode: String, Sendable, CaseIterable {
@@ -437,7 +438,9 @@ extension ProxyServer: SessionEnvironment {
 
     func log(request: RequestRecord) {
         let line = request.logLine
-        feed?.append(line)
+        if let feed, feed.isEnabled {
+            feed.append(entry: request.loggedRequest.map(LoggedEntry.request) ?? .line(line))
+        }
         log.write(line: line)
         statistics.logged(request: request)
     }

@@ -1,22 +1,24 @@
 import POSIX
 import Synchronization
+import TrafficReport
 
 /// The log lines of the proxy loops on their way to the live view: every loop appends each line it
-/// logs; the web listener's loop takes them a few times a second. Bounded: when the web side falls
-/// behind, the oldest lines are dropped and counted, so a stalled view never grows the proxy's memory.
+/// logs (a request line as its record, ``LoggedEntry``); the web listener's loop takes them a few
+/// times a second. Bounded: when the web side falls behind, the oldest are dropped and counted, so
+/// a stalled view never grows the proxy's memory.
 package final class TrafficFeed: Sendable {
     private struct Queue {
-        var lines: [[UInt8]] = []
+        var entries: [LoggedEntry] = []
         var dropped = 0
     }
 
     private let queue = Locked(Queue())
     private let enabled = Atomic<Bool>(false)
-    /// The most lines waiting to be taken.
+    /// The most entries waiting to be taken.
     package let capacity: Int
 
-    /// Whether lines are kept: only while the live view is there to take them (set once the web
-    /// listener is bound), so a proxy without one takes no lock and holds no line.
+    /// Whether entries are kept: only while the live view is there to take them (set once the web
+    /// listener is bound), so a proxy without one takes no lock and holds nothing.
     package var isEnabled: Bool {
         get { enabled.load(ordering: .relaxed) }
         set { enabled.store(newValue, ordering: .relaxed) }
@@ -25,23 +27,26 @@ package final class TrafficFeed: Sendable {
     package init(capacity: Int = 10_000) { self.capacity = max(1, capacity) }
 
     /// Adds one log line (without its newline), from any loop.
-    package func append(_ line: [UInt8]) {
+    package func append(_ line: [UInt8]) { append(entry: .line(line)) }
+
+    /// Adds one entry, from any loop.
+    package func append(entry: LoggedEntry) {
         guard isEnabled else { return }
         queue.withLock { queue in
-            if queue.lines.count >= capacity {
+            if queue.entries.count >= capacity {
                 // Dropping half at once keeps the cost of dropping off the per-line path.
-                let excess = queue.lines.count - capacity / 2
-                queue.lines.removeFirst(excess)
+                let excess = queue.entries.count - capacity / 2
+                queue.entries.removeFirst(excess)
                 queue.dropped += excess
             }
-            queue.lines.append(line)
+            queue.entries.append(entry)
         }
     }
 
-    /// Takes every waiting line, oldest first, and how many were dropped since the last take.
-    package func take() -> (lines: [[UInt8]], dropped: Int) {
+    /// Takes every waiting entry, oldest first, and how many were dropped since the last take.
+    package func take() -> (entries: [LoggedEntry], dropped: Int) {
         queue.withLock { queue in
-            let taken = (queue.lines, queue.dropped)
+            let taken = (queue.entries, queue.dropped)
             queue = Queue()
             return taken
         }

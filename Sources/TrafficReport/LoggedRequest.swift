@@ -8,12 +8,17 @@ import TextFormats
 /// Required: `ts` (RFC 3339), `connection_id` and `host`, and for a request `method`, `url`,
 /// `http_version`, `send_ms` and `duration_ms`; without one of those the line cannot make a HAR
 /// entry. Every other member may be null or absent and takes HAR's "unknown" (-1, "", []).
-package struct LoggedRequest: Sendable {
+package struct LoggedRequest: Sendable, Equatable {
 
     /// A header as logged (`{"name","value"}`); the value may be `[redacted]`.
     package struct Header: Sendable, Equatable {
         package var name: String
         package var value: String
+
+        package init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
     }
 
     /// `request` (an HTTP exchange) or `tls_stream` (bytes inside the TLS that were not HTTP: no
@@ -63,6 +68,33 @@ package struct LoggedRequest: Sendable {
         guard let kind = json[RequestField.kind] else { return RecordKind.connection.rawValue }
         if kind.isNull { return RecordKind.connection.rawValue }
         return kind.stringValue
+    }
+
+    /// A request line made by the daemon from its own record, without writing and reading it back
+    /// as JSON (the live view takes every line the proxy logs): `kind`, `ts` and the connection's
+    /// id and host; every other member as HAR's "unknown", for the caller to set as the line has it.
+    package init(kind: RecordKind, milliseconds: Int64, connectionID: Int64, host: String) {
+        self.kind = kind
+        self.milliseconds = milliseconds
+        timestamp = DateFormat.rfc3339(milliseconds: milliseconds)
+        self.connectionID = connectionID
+        self.host = host
+        method = ""
+        url = ""
+        httpVersion = ""
+        requestBodyBytes = -1
+        responseBodyBytes = -1
+        requestHeadBytes = -1
+        responseHeadBytes = -1
+        sendMilliseconds = 0
+        durationMilliseconds = 0
+        reused = false
+        compliant = .null
+        action = .null
+        rule = .null
+        violations = .null
+        error = .null
+        tlsGroup = .null
     }
 
     package init(json: JSONValue) throws(LogRecordError) {
