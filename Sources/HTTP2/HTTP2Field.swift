@@ -27,8 +27,17 @@ package struct HTTP2Field: Sendable, Equatable {
 
 extension [HTTP2Field] {
     /// The first value of the field `name` (lower case), as text.
-    package func value(of name: String) -> String? {
-        let wanted = [UInt8](name.utf8)
-        return first(where: { $0.name == wanted })?.valueText
+    package func value(of name: String) -> String? { first(named: name)?.valueText }
+
+    /// The first field named `name` (lower case). Compared as bytes: this runs for every stream.
+    package func first(named name: String) -> HTTP2Field? {
+        var name = name
+        return name.withUTF8 { wanted in first { $0.name.elementsEqual(wanted) } }
+    }
+
+    /// Every value of the field `name` (lower case), as text, in order.
+    package func values(of name: String) -> [String] {
+        var name = name
+        return name.withUTF8 { wanted in filter { $0.name.elementsEqual(wanted) }.map(\.valueText) }
     }
 }

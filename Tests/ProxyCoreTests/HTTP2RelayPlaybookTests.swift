@@ -137,6 +137,29 @@ struct HTTP2RelayPlaybookTests {
         #expect(device.bodies.values.allSatisfy { $0.count == body.count }, "all of it, once the device reads")
     }
 
+    @Test("an origin that answers and resets before reading the upload: the device's windows reopen and it finishes")
+    func uploadAnsweredEarly() throws {
+        let (rig, device, origin, hangUp) = try Self.connected()
+        defer { hangUp() }
+        origin.consumes = false
+        let body = [UInt8](repeating: 9, count: 1 << 20)
+        let post = [(":method", "POST"), (":scheme", "https"), (":authority", InterceptRig.host), (":path", "/upload")]
+        let stream = try device.request(post, body: body)
+        rig.settle()
+        let twin = try #require(origin.opened.first)
+        #expect(device.session.queuedBytes(on: stream) > 0, "the origin's windows hold the upload back")
+        // RFC 9113 §8.1: a complete response, then RST_STREAM NO_ERROR, and the rest goes unread.
+        try origin.respond(twin, status: 413)
+        rig.settle()
+        origin.session.reset(twin, code: .noError)
+        rig.settle()
+        #expect(device.value(":status", on: stream) == "413")
+        #expect(device.session.queuedBytes(on: stream) == 0, "the bytes queued for the origin were given back")
+        #expect(device.closed[stream] == .noError)
+        let line = try #require(rig.environment.requests.first { $0.streamID == stream })
+        #expect(line.status == 413 && line.requestBodyBytes == Int64(body.count))
+    }
+
     @Test("a reset by either peer resets the other leg's twin, and the line says who")
     func resets() throws {
         let (rig, device, origin, hangUp) = try Self.connected()

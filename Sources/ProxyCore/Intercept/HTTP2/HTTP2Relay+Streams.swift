@@ -21,18 +21,19 @@ extension HTTP2Relay: HTTP2SessionDelegate {
 
     func session(_ session: HTTP2Session, data: UnsafeRawBufferPointer, on stream: Int32) {
         if session === deviceSession {
-            guard var relayed = streams[stream] else { return }
-            relayed.record.requestBodyBytes += Int64(data.count)
-            streams[stream] = relayed
-            if let id = relayed.originID {
+            // Changed in place (through the index): a stream's record is too large to copy per frame.
+            guard let index = streams.index(forKey: stream) else { return }
+            streams.values[index].record.requestBodyBytes += Int64(data.count)
+            if let id = streams.values[index].originID {
+                streams.values[index].requestBytesHeld += data.count
                 originSession.send(data, on: id)
             } else {
                 // Nowhere to go (the proxy answered it): taken, so the device's window stays open.
                 deviceSession.consumed(data.count, on: stream)
             }
-        } else if let id = deviceStreamID[stream] {
-            streams[id]?.record.responseBodyBytes += Int64(data.count)
-            streams[id]?.responseBytesHeld += data.count
+        } else if let id = deviceStreamID[stream], let index = streams.index(forKey: id) {
+            streams.values[index].record.responseBodyBytes += Int64(data.count)
+            streams.values[index].responseBytesHeld += data.count
             deviceSession.send(data, on: id)
         } else {
             // The device's stream is gone: the bytes are dropped, and the origin may send as many again.
@@ -52,15 +53,15 @@ extension HTTP2Relay: HTTP2SessionDelegate {
     func session(_ session: HTTP2Session, dataTaken count: Int, on stream: Int32) {
         // Framed for one leg: the other leg's peer may send as many again.
         if session === deviceSession {
-            guard var relayed = streams[stream] else { return }
-            relayed.responseBytesHeld -= count
-            streams[stream] = relayed
-            if let id = relayed.originID {
+            guard let index = streams.index(forKey: stream) else { return }
+            streams.values[index].responseBytesHeld -= count
+            if let id = streams.values[index].originID {
                 originSession.consumed(count, on: id)
             } else {
                 originSession.consumedAfterClose(count)
             }
         } else if let id = deviceStreamID[stream] {
+            streams[id]?.requestBytesHeld -= count
             deviceSession.consumed(count, on: id)
         }
     }
@@ -92,6 +93,12 @@ extension HTTP2Relay: HTTP2SessionDelegate {
             }
         } else if let id = deviceStreamID.removeValue(forKey: stream) {
             streams[id]?.twin = .closed(code)
+            // The request's bytes still queued for the origin's stream are dropped with it: the
+            // device's windows get them back, so a device still uploading is not left stalled.
+            if let held = streams[id]?.requestBytesHeld, held > 0 {
+                streams[id]?.requestBytesHeld = 0
+                deviceSession.consumed(held, on: id)
+            }
             if case .headerListTooLarge(let size)? = reason {
                 // The proxy reset it, not the origin: the line says what the origin sent.
                 streams[id]?.record.upstreamError =
@@ -127,8 +134,8 @@ extension HTTP2Relay: HTTP2SessionDelegate {
         requests += 1
         var record = RequestRecord(
             startedAt: clock.wallMilliseconds, connection: tunnel.requestFacts(upstream: address), reused: requests > 1)
-        let method = fields.first { $0.nameText == ":method" }?.valueText ?? "-"
-        let path = fields.first { $0.nameText == ":path" }?.valueText ?? ""
+        let method = fields.value(of: ":method") ?? "-"
+        let path = fields.value(of: ":path") ?? ""
         record.method = method
         record.url = "\(requestOrigin.scheme)://\(requestOrigin.authority)\(path)"
         record.httpVersion = "HTTP/2"
@@ -143,7 +150,7 @@ extension HTTP2Relay: HTTP2SessionDelegate {
             record: record, startedAt: clock.monotonicMilliseconds, twin: .none, requestEnded: endsStream)
         // Every authority the request names must be the connection's: `:authority`, and `host`,
         // which a request may carry instead of `:authority` or beside it (libnghttp2 compares neither).
-        let authorities = fields.filter { $0.nameText == ":authority" || $0.nameText == "host" }.map(\.valueText)
+        let authorities = fields.values(of: ":authority") + fields.values(of: "host")
         if let foreign = authorities.lazy.compactMap({ self.requestOrigin.foreignAuthority(named: $0) }).first {
             return answer(stream, status: 400, body: foreign + "\n", logged: "bad request: \(foreign)")
         }
@@ -173,7 +180,7 @@ extension HTTP2Relay: HTTP2SessionDelegate {
     /// A response header list from the origin for the device's stream `id`: interim, final, or trailers.
     private func responded(_ id: Int32, _ fields: [HTTP2Field], endsStream: Bool) {
         guard var relayed = streams[id] else { return }
-        let status = fields.first { $0.nameText == ":status" }.flatMap { Int($0.valueText) }
+        let status = fields.value(of: ":status").flatMap { Int($0) }
         do {
             switch status {
             case let code? where (100..<200).contains(code):
@@ -181,7 +188,7 @@ extension HTTP2Relay: HTTP2SessionDelegate {
             case let code?:
                 relayed.answered = true
                 relayed.record.status = code
-                relayed.record.contentType = fields.first { $0.nameText == "content-type" }?.valueText
+                relayed.record.contentType = fields.value(of: "content-type")
                 relayed.record.timeToFirstByteMilliseconds = max(0, clock.monotonicMilliseconds - relayed.startedAt)
                 relayed.record.responseHeadBytes = -1
                 if endsStream { relayed.record.noteGRPC(in: fields) }
@@ -212,7 +219,7 @@ extension HTTP2Relay: HTTP2SessionDelegate {
     /// The page-style block: a 403 naming the violations, on every stream.
     private func answerBlocked(_ stream: Int32, _ fields: [HTTP2Field], verdict: Verdict) {
         let url = streams[stream]?.record.url ?? ""
-        let accept = fields.filter { $0.nameText == "accept" }.map(\.valueText)
+        let accept = fields.values(of: "accept")
         let page = ProxyResponse.blockedPageContent(
             verdict, host: requestOrigin.host, url: url,
             wantsHTML: accept.contains { $0.lowercased().contains("text/html") })

@@ -25,6 +25,9 @@ struct RelayedStream {
     /// Response body bytes received from the origin and not yet framed for the device: the origin's
     /// connection window stays shut by as many until they are, even once the origin's stream closed.
     var responseBytesHeld = 0
+    /// Request body bytes received from the device and not yet framed for the origin: the device's
+    /// windows reopen by as many as they are, or when the origin's stream closes without them.
+    var requestBytesHeld = 0
 
     /// The twin's id while it is open.
     var originID: Int32? {
@@ -37,10 +40,10 @@ extension RequestRecord {
     /// gRPC's status and message from a header list (trailers, or a trailers-only response), when it
     /// carries them.
     mutating func noteGRPC(in fields: [HTTP2Field]) {
-        if let status = fields.first(where: { $0.nameText == "grpc-status" }) {
+        if let status = fields.first(named: "grpc-status") {
             grpcStatus = Int(status.valueText)
         }
-        if let message = fields.first(where: { $0.nameText == "grpc-message" }) {
+        if let message = fields.first(named: "grpc-message") {
             // grpc-message is percent-encoded (gRPC's PROTOCOL-HTTP2.md); the log shows it decoded.
             grpcMessage = message.valueText.removingPercentEncodingOrSelf
         }
