@@ -56,15 +56,17 @@ extension HTTP2Session {
     /// resets the stream (the library then drops the rest of the list, however it is sent: an HPACK
     /// bomb expands into nothing held).
     private func header(on stream: Int32, _ field: HTTP2Field) -> Int32 {
-        guard var list = incomingHeaders[stream] else { return 0 }
-        list.size += field.listSize
-        guard list.size <= Int(settings.maxHeaderListSize) else {
-            incomingHeaders[stream] = nil
-            resets[stream] = .headerListTooLarge(size: list.size)
+        // Changed in place, through the index: a copy taken out would share the fields' storage with
+        // the dictionary's, and each append would copy the whole list.
+        guard let index = incomingHeaders.index(forKey: stream) else { return 0 }
+        let size = incomingHeaders.values[index].size + field.listSize
+        guard size <= Int(settings.maxHeaderListSize) else {
+            incomingHeaders.remove(at: index)
+            resets[stream] = .headerListTooLarge(size: size)
             return Self.temporalFailure
         }
-        list.fields.append(field)
-        incomingHeaders[stream] = list
+        incomingHeaders.values[index].size = size
+        incomingHeaders.values[index].fields.append(field)
         return 0
     }
 

@@ -37,10 +37,10 @@ struct ConnectionRing: Sendable {
         request.requestHeaders = nil
         request.responseHeaders = nil
         if let sequence = open[request.connectionID] {
-            append(request, to: &slots[sequence % capacity])
+            Self.append(request, to: &slots[sequence % capacity], limit: requestsPerConnection)
         } else {
             var connection = RecentConnection(connectionID: request.connectionID)
-            append(request, to: &connection)
+            Self.append(request, to: &connection, limit: requestsPerConnection)
             open[request.connectionID] = push(connection)
         }
     }
@@ -60,8 +60,11 @@ struct ConnectionRing: Sendable {
         return connection
     }
 
-    private func append(_ request: LoggedRequest, to connection: inout RecentConnection) {
-        if connection.requests.count < requestsPerConnection {
+    /// Static, so that `&slots[i]` is the only access to `self` while it runs: a method on `self`
+    /// would copy `self` first, and with it share `slots`, which the inout access then copied whole
+    /// (a thousand connections) for every request line.
+    private static func append(_ request: LoggedRequest, to connection: inout RecentConnection, limit: Int) {
+        if connection.requests.count < limit {
             connection.requests.append(request)
         } else {
             connection.droppedRequests += 1

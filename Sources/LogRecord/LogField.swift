@@ -2,7 +2,7 @@ import TextFormats
 
 /// A field name of a log line (or of an object inside one): the enum's raw value is the key as
 /// written and read, so the writer and its readers cannot spell it differently.
-package protocol LogField: RawRepresentable, CaseIterable, Sendable, Hashable where RawValue == String {}
+@usableFromInline package protocol LogField: RawRepresentable, CaseIterable, Sendable, Hashable where RawValue == String {}
 
 extension JSONValue {
     /// The member named by `field`, or nil when absent (or when this is not an object).
@@ -10,20 +10,28 @@ extension JSONValue {
 }
 
 extension JSONObjectSink {
-    /// The sink's members keyed by a log field rather than by a literal (`nil` is `null`).
-    package mutating func add<Field: LogField>(_ field: Field, _ value: JSONValue?) { add(field.rawValue, value) }
-    package mutating func add<Field: LogField>(_ field: Field, string: String?) { add(field.rawValue, string: string) }
-    package mutating func add<Field: LogField>(_ field: Field, int: Int64) { add(field.rawValue, int: int) }
-    package mutating func add<Field: LogField>(_ field: Field, bool: Bool) { add(field.rawValue, bool: bool) }
-    package mutating func add<Field: LogField>(_ field: Field, strings: [String]) {
+    /// The sink's members keyed by a log field rather than by a literal (`nil` is `null`). Inlinable,
+    /// so each writer is specialised where it is used: through generic witnesses, every field of
+    /// every log line paid two indirect calls.
+    @inlinable package mutating func add<Field: LogField>(_ field: Field, _ value: JSONValue?) {
+        add(field.rawValue, value)
+    }
+    @inlinable package mutating func add<Field: LogField>(_ field: Field, string: String?) {
+        add(field.rawValue, string: string)
+    }
+    @inlinable package mutating func add<Field: LogField>(_ field: Field, int: Int64) { add(field.rawValue, int: int) }
+    @inlinable package mutating func add<Field: LogField>(_ field: Field, bool: Bool) {
+        add(field.rawValue, bool: bool)
+    }
+    @inlinable package mutating func add<Field: LogField>(_ field: Field, strings: [String]) {
         add(field.rawValue, strings: strings)
     }
-    package mutating func add<Field: LogField>(
+    @inlinable package mutating func add<Field: LogField>(
         _ field: Field, value: @autoclosure () -> JSONValue, serializedAs bytes: [UInt8]
     ) {
         add(field.rawValue, value: value(), serializedAs: bytes)
     }
-    package mutating func add<Field: LogField>(_ field: Field, object: (some JSONObjectWritable)?) {
+    @inlinable package mutating func add<Field: LogField>(_ field: Field, object: (some JSONObjectWritable)?) {
         add(field.rawValue, object: object)
     }
 }

@@ -133,7 +133,7 @@ extension HTTP2Relay: HTTP2SessionDelegate {
     private func opened(_ stream: Int32, _ fields: [HTTP2Field], endsStream: Bool) {
         requests += 1
         var record = RequestRecord(
-            startedAt: clock.wallMilliseconds, connection: tunnel.requestFacts(upstream: address), reused: requests > 1)
+            startedAt: clock.wallMilliseconds, connection: connectionFacts, reused: requests > 1)
         let method = fields.value(of: ":method") ?? "-"
         let path = fields.value(of: ":path") ?? ""
         record.method = method
@@ -247,7 +247,7 @@ extension HTTP2Relay: HTTP2SessionDelegate {
     private func logRefusedHeaders(_ stream: Int32, size: Int) {
         requests += 1
         var record = RequestRecord(
-            startedAt: clock.wallMilliseconds, connection: tunnel.requestFacts(upstream: address), reused: requests > 1)
+            startedAt: clock.wallMilliseconds, connection: connectionFacts, reused: requests > 1)
         record.httpVersion = "HTTP/2"
         record.streamID = stream
         record.upstreamError =

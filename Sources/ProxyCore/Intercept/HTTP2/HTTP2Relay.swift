@@ -55,6 +55,12 @@ final class HTTP2Relay {
     /// The most a leg's socket may hold unwritten before its session's output waits for it to drain.
     static let outputHighWater = 256 * 1024
 
+    /// What every stream's line repeats of the connection's: settled before the relay starts (the
+    /// verdicts and the action are the handshakes'), so made once rather than per stream (the
+    /// upstream address's text among them). ``logStream(_:error:failure:)`` takes the action as it
+    /// stands when a line is written.
+    private(set) lazy var connectionFacts = tunnel.requestFacts(upstream: address)
+
     var owner: any TunnelOwner { tunnel.owner }
     var settings: ProxySettings { owner.settings }
     var clock: any SessionClock { owner.environment.clock }
