@@ -3,10 +3,10 @@
 
 Python standard library only; h2load (nghttp2-client) is the load client, socat the CONNECT
 forwarder in front of the proxies (h2load speaks no proxy protocol), mitmdump is run as a program
-(MITMDUMP, `make bench-h2` installs it into its own virtual environment). Reuses load.py (/proc
-readers, the thread pool, the CONNECT client) and hostile-bench/hostile.py (certificates, process
-group handling). Everything runs on 127.0.0.1 and is stopped on exit, on failure and on Ctrl-C.
-See README.md.
+(MITMDUMP, `make bench-h2` installs it into its own virtual environment). Reuses
+bench/benchlib/benchlib.py (certificates, process group handling, mitmdump, /proc readers, the
+thread pool, the CONNECT client). Everything runs on 127.0.0.1 and is stopped on exit, on failure
+and on Ctrl-C. See README.md.
 
 Paths, all to the same nginx (TLS, `listen ... ssl http2`, a leaf for *.good.test from a test root):
   atsproxy    h2load -> socat (CONNECT) -> atsproxy --inspect intercept -> nginx
@@ -47,19 +47,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.join(TOP, "bench", "proxy-bench"))
-sys.path.insert(0, os.path.join(TOP, "bench", "hostile-bench"))
-import load  # noqa: E402
-import hostile  # noqa: E402  (make_certificates, Processes, free_port, wait_for_port, tail, Failure)
-import intercept  # noqa: E402  (start_mitmdump)
-from hostile import Failure  # noqa: E402
+sys.path.insert(0, os.path.join(TOP, "bench", "benchlib"))
+import benchlib  # noqa: E402
+from benchlib import Failure  # noqa: E402
 
-BIN = os.path.join(TOP, ".build", "release")
-ATSPROXY = os.environ.get("ATSPROXY", os.path.join(BIN, "atsproxy"))
-ATSPROXYCTL = os.environ.get("ATSPROXYCTL", os.path.join(os.path.dirname(ATSPROXY), "atsproxyctl"))
-MITMDUMP = os.environ.get("MITMDUMP") or next(
-    (p for p in (os.path.join(TOP, ".build", "bench-venv", "bin", "mitmdump"), shutil.which("mitmdump") or "")
-     if p and os.access(p, os.X_OK)), "")
+ATSPROXY, ATSPROXYCTL = benchlib.ATSPROXY, benchlib.ATSPROXYCTL
 CONNS = int(os.environ.get("CONNS", "200"))
 STREAMS = int(os.environ.get("STREAMS", "20000"))
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
@@ -73,7 +65,7 @@ HOLD = os.environ.get("HOLD") == "1"
 TOTAL_LIMIT_S = 600
 H2LOAD_TIMEOUT_S = 120
 
-DOMAIN = hostile.DOMAIN  # good.test: nginx's leaf is for *.good.test
+DOMAIN = benchlib.DOMAIN  # good.test: nginx's leaf is for *.good.test
 NAME = f"h2.{DOMAIN}"
 CLIENTS, MAX_STREAMS = 10, 10  # phase 2: 100 concurrent streams on 10 connections
 GOALS = {"conn_ms": 1.0, "stream_ms": 0.05, "rps_x_mitm": 10.0, "kib": 64.0, "bulk_x_mitm": 2.0}
@@ -115,7 +107,7 @@ def start_nginx(work, processes):
     for name, size in (("big", SIZE_MIB), ("big-mitm", mitm_mib())):
         with open(os.path.join(www, name), "wb") as f:
             f.truncate(size * 1048576)  # sparse: from the page cache
-    port = hostile.free_port()
+    port = benchlib.free_port()
     with open(os.path.join(work, "nginx.conf"), "w") as f:
         f.write(f"""worker_processes 1;
 worker_rlimit_nofile 65536;
@@ -144,20 +136,20 @@ http {{
 """)
     nginx = processes.start("nginx", ["nginx", "-p", f"{work}/nginx", "-c", f"{work}/nginx.conf", "-e", f"{work}/nginx.err"],
                             stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "nginx.err"), "a"))
-    hostile.wait_for_port(port, "nginx", nginx, work)
+    benchlib.wait_for_port(port, "nginx", nginx, work)
     return port
 
 
 def start_atsproxy(work, processes, hosts):
-    port = hostile.free_port()
+    port = benchlib.free_port()
     argv = [ATSPROXY, "--listen", f"127.0.0.1:{port}", "--policy", os.path.join(TOP, "config", "ats-defaults.plist"),
             "--hosts-file", hosts, "--control-socket", os.path.join(work, "atsproxy.sock"),
             "--ca-file", os.path.join(work, "root.pem"), "--system-roots", "off",
             "--log-file", os.path.join(work, "atsproxy.log"), "--threads", THREADS, "--verdict-ttl", "3600",
             "--shutdown-timeout", "1", "--inspect", "intercept", "--ca-dir", os.path.join(work, "atsca"),
-            "--web-listen", f"127.0.0.1:{hostile.free_port()}"] + DAEMON_FLAGS
+            "--web-listen", f"127.0.0.1:{benchlib.free_port()}"] + DAEMON_FLAGS
     process = processes.start("atsproxy", argv, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "atsproxy.err"), "w"))
-    hostile.wait_for_port(port, "atsproxy", process, work)
+    benchlib.wait_for_port(port, "atsproxy", process, work)
     extra = f", {' '.join(DAEMON_FLAGS)}" if DAEMON_FLAGS else ""
     return port, process, (f"--inspect intercept, --threads {THREADS}, CA from atsproxyctl ca init (ECDSA P-256), the log "
                            f"to a file, the live view on a port of its own{extra}")
@@ -165,7 +157,7 @@ def start_atsproxy(work, processes, hosts):
 
 def start_mitmdump(work, processes):
     """mitmdump with HTTP/2 on (its default), as bench-intercept starts it."""
-    proxy, why = intercept.start_mitmdump(work, processes, http2=True)
+    proxy, why = benchlib.start_mitmdump(work, processes, http2=True)
     return ((proxy.port, proxy.process, proxy.note), None) if proxy else (None, why)
 
 
@@ -173,7 +165,7 @@ def start_forwarder(work, processes, label, nginx_port, proxy_port=None):
     """socat on a free port: each connection forked to a child that CONNECTs through the proxy at
     proxy_port to NAME:nginx_port (or, without a proxy, connects to nginx itself) and copies both
     ways, 128 KiB at a time, TCP_NODELAY on both sides."""
-    port = hostile.free_port()
+    port = benchlib.free_port()
     listen = f"TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr,backlog=4096,nodelay"
     if proxy_port:
         target = f"PROXY:127.0.0.1:{NAME}:{nginx_port},proxyport={proxy_port},nodelay"
@@ -193,7 +185,7 @@ def wait_listening(port, name, process, work, seconds=15):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise Failure(f"{name} exited at start-up: {hostile.tail(os.path.join(work, name + '.err'))}")
+            raise Failure(f"{name} exited at start-up: {benchlib.tail(os.path.join(work, name + '.err'))}")
         with open("/proc/net/tcp") as f:
             if any(line.split()[1] == entry and line.split()[3] == "0A" for line in list(f)[1:]):
                 return
@@ -230,10 +222,10 @@ def h2load(path, nginx_port, resource, requests, clients, streams, h1=False):
 def proxy_cpu(path, run):
     """run() with the proxy's utime+stime (its process tree) read around it: (result, user s, sys s)."""
     time.sleep(0.3)
-    before = load.cpu_seconds(path.pid)
+    before = benchlib.cpu_seconds(path.pid)
     result = run()
     time.sleep(0.3)  # the proxy finishes closing what the client closed
-    after = load.cpu_seconds(path.pid)
+    after = benchlib.cpu_seconds(path.pid)
     path.alive("a measurement")
     return result, after[0] - before[0], after[1] - before[1]
 
@@ -275,7 +267,7 @@ def open_idle_h2(proxy_address, nginx_port, context):
     """A new connection to the proxy: CONNECT, TLS with ALPN h2, the client preface and SETTINGS,
     one GET /small on stream 1 read to its end (status 200, indexed), the server's SETTINGS acked.
     Returns the open TLS socket, left idle."""
-    sock = load.connect_tunnel(proxy_address, (NAME, nginx_port), timeout=60)
+    sock = benchlib.connect_tunnel(proxy_address, (NAME, nginx_port), timeout=60)
     tls = context.wrap_socket(sock, server_hostname=NAME)
     try:
         if tls.selected_alpn_protocol() != "h2":
@@ -388,14 +380,14 @@ def phase_idle(path, proxy_port, nginx_port):
             held.append(tls)
 
     time.sleep(1.0)
-    rss_before, fds_before = load.rss_kib(path.pid), load.open_fds(path.pid)
+    rss_before, fds_before = benchlib.rss_kib(path.pid), benchlib.open_fds(path.pid)
     try:
-        ok, errors, wall = load.run_parallel(IDLE, 20, open_one)
+        ok, errors, wall = benchlib.run_parallel(IDLE, 20, open_one)
         if errors:
             raise Failure(f"{path.name}: {len(errors)} of {IDLE} idle h2 connections failed, first: {errors[0]}")
         time.sleep(2.0)
-        rss_after, fds_after = load.rss_kib(path.pid), load.open_fds(path.pid)
-        alive = load.count_alive(held)
+        rss_after, fds_after = benchlib.rss_kib(path.pid), benchlib.open_fds(path.pid)
+        alive = benchlib.count_alive(held)
     finally:
         for s in held:
             try:
@@ -435,7 +427,7 @@ def main():
 
     work = tempfile.mkdtemp(prefix="h2-bench.")
     os.chmod(work, 0o755)
-    processes = hostile.Processes()
+    processes = benchlib.Processes()
     started = time.monotonic()
     try:
         lines = run(work, processes)
@@ -452,7 +444,7 @@ def main():
 
 def run(work, processes):
     say(f"scratch directory {work}")
-    hostile.make_certificates(work)
+    benchlib.make_certificates(work)
     nginx_port = start_nginx(work, processes)
     hosts = os.path.join(work, "hosts")
     with open(hosts, "w") as f:
@@ -479,7 +471,7 @@ def run(work, processes):
         except Failure as error:
             if p is ats:
                 raise Failure(f"the first request through atsproxy failed: {error}; "
-                              f"{hostile.tail(os.path.join(work, 'atsproxy.err'), 5)}")
+                              f"{benchlib.tail(os.path.join(work, 'atsproxy.err'), 5)}")
             skipped[p.name] = f"a request through it failed: {error}"
             proxies.remove(p)
     for name, why in skipped.items():

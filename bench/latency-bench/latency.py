@@ -7,8 +7,8 @@ a round trip to "the server" costs 2 x DELAY_MS. Each sample is a client on 127.
 TCP connection (to the relay directly, or to a proxy and CONNECT name:relayport), a TLS handshake,
 and GET /small; its time to the response's first byte is compared with the direct path's. Two
 clients take the samples: curl, as the issue measured, and a Python ssl socket. Reuses
-hostile-bench/hostile.py (certificates, nginx, process groups) and proxy-bench/intercept.py (atsproxy
-in both modes, mitmdump). Everything is stopped on exit, on failure and on Ctrl-C. See README.md.
+bench/benchlib/benchlib.py (certificates, nginx, process groups, atsproxy in both modes, mitmdump).
+Everything is stopped on exit, on failure and on Ctrl-C. See README.md.
 
 Environment (all optional):
   ATSPROXY, ATSPROXYCTL  the binaries (default .build/release/ of this checkout)
@@ -40,24 +40,22 @@ from datetime import datetime
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.dont_write_bytecode = True  # no __pycache__ left in the checkout
-sys.path.insert(0, os.path.join(TOP, "bench", "proxy-bench"))
-sys.path.insert(0, os.path.join(TOP, "bench", "hostile-bench"))
-import load  # noqa: E402  (client_context)
-import hostile  # noqa: E402  (make_certificates, start_nginx, Processes, free_port, wait_for_port, tail, Failure)
-import intercept  # noqa: E402  (start_atsproxy, start_mitmdump, Proxy)
-from hostile import Failure  # noqa: E402
+sys.path.insert(0, os.path.join(TOP, "bench", "benchlib"))
+import benchlib  # noqa: E402
+from benchlib import Failure  # noqa: E402
 
-ATSPROXY = intercept.ATSPROXY
-ATSPROXYCTL = intercept.ATSPROXYCTL
+ATSPROXY = benchlib.ATSPROXY
+ATSPROXYCTL = benchlib.ATSPROXYCTL
 DELAY_MS = float(os.environ.get("DELAY_MS", "25"))
 CONNECT_RTT = os.environ.get("CONNECT_RTT", "1") != "0"
 SAMPLES = int(os.environ.get("SAMPLES", "7"))
 CLIENTS = os.environ.get("CLIENTS", "curl python").split()
+THREADS = os.environ.get("THREADS", str(os.cpu_count() or 2))
 KEEP = os.environ.get("KEEP") == "1"
 TOTAL_LIMIT_S = 600  # the whole run, whatever happens
 SAMPLE_TIMEOUT_S = 20
 SMALL_BYTES = 1024  # /small's body
-DOMAIN = hostile.DOMAIN  # good.test: nginx's leaf is for *.good.test
+DOMAIN = benchlib.DOMAIN  # good.test: nginx's leaf is for *.good.test
 
 # Goals: time to first byte / direct's, medians.
 # (path, case, the most its median may be as a ratio to direct's, or None; the most round trips it may
@@ -85,7 +83,7 @@ class Path:
     def __init__(self, name, kind, address, cafile, via_proxy, note, process=None, log=None):
         self.name, self.kind, self.address, self.cafile = name, kind, address, cafile
         self.via_proxy, self.note, self.process, self.log = via_proxy, note, process, log
-        self.context = load.client_context(cafile)
+        self.context = benchlib.client_context(cafile)
 
     def alive(self, phase):
         if self.process is not None and self.process.poll() is not None:
@@ -105,7 +103,7 @@ def start_relay(work, processes, target_port):
         raise Failure("the relay did not start within 30 s")
     line = relay.stdout.readline()
     if not line:
-        raise Failure(f"the relay exited: {hostile.tail(os.path.join(work, 'relay.err'))}")
+        raise Failure(f"the relay exited: {benchlib.tail(os.path.join(work, 'relay.err'))}")
     return relay, json.loads(line)["port"]
 
 
@@ -117,7 +115,7 @@ def start_squid(work, processes, hosts):
     d = os.path.join(work, "squid")
     os.makedirs(d)
     os.chmod(d, 0o777)  # squid drops to the proxy user when started as root
-    port = hostile.free_port()
+    port = benchlib.free_port()
     with open(os.path.join(work, "squid.conf"), "w") as f:
         f.write(f"""http_port 127.0.0.1:{port}
 http_access allow all
@@ -138,9 +136,9 @@ via off
     process = processes.start("squid", [squid, "-f", os.path.join(work, "squid.conf"), "--foreground"],
                               stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "squid.err"), "w"))
     try:
-        hostile.wait_for_port(port, "squid", process, work, seconds=30)
+        benchlib.wait_for_port(port, "squid", process, work, seconds=30)
     except Failure as failure:
-        return None, f"squid did not start: {failure}; {hostile.tail(os.path.join(d, 'cache.log'), 5)}"
+        return None, f"squid did not start: {failure}; {benchlib.tail(os.path.join(d, 'cache.log'), 5)}"
     version = subprocess.run([squid, "-v"], capture_output=True, text=True, timeout=30).stdout.split("\n")[0]
     return (process, port, f"{version}, plain CONNECT (no ssl-bump), its hosts_file, no cache, no access log"), None
 
@@ -253,14 +251,14 @@ CASES = []  # (path name, "first" | "repeat"), in the order of the table
 
 def run(work, processes):
     say(f"scratch directory {work}")
-    hostile.make_certificates(work)
+    benchlib.make_certificates(work)
     root = os.path.join(work, "root.pem")
     www = os.path.join(work, "www")
     os.makedirs(www)
     with open(os.path.join(www, "small"), "w") as f:
         f.write("x" * SMALL_BYTES)
-    nginx_port = hostile.free_port()
-    hostile.start_nginx(processes, work, www, "127.0.0.1", nginx_port)
+    nginx_port = benchlib.free_port()
+    benchlib.start_nginx(processes, work, www, "127.0.0.1", nginx_port)
     relay, relay_port = start_relay(work, processes, nginx_port)
 
     kinds = {"direct": "direct", "atsproxy-tun": "tun", "atsproxy-tunv": "tunv", "atsproxy-icpt": "icpt",
@@ -279,7 +277,7 @@ def run(work, processes):
                       "the client straight to the relay (no proxy)", relay))
     for name, icpt, extra in (("atsproxy-tun", False, []), ("atsproxy-tunv", False, ["--tunnel-start", "verdict"]),
                               ("atsproxy-icpt", True, [])):
-        p = intercept.start_atsproxy(work, processes, name, icpt, hosts, extra)
+        p = benchlib.start_atsproxy(work, processes, name, hosts, icpt, THREADS, ["--verdict-ttl", "3600", *extra])
         paths.append(Path(name, kinds[name], p.address, p.cafile, True,
                           p.note + "".join(f" {a}" for a in extra) + ", --verdict-ttl 3600",
                           p.process, os.path.join(work, f"{name}.log")))
@@ -289,11 +287,11 @@ def run(work, processes):
         paths.append(Path("squid", "squid", ("127.0.0.1", port), root, True, note, process))
     else:
         skipped["squid"] = why
-    if intercept.MITMDUMP and not os.access(intercept.MITMDUMP, os.X_OK):
-        mitm, why = None, f"no mitmdump at {intercept.MITMDUMP} (make bench-venv installs it)"
+    if benchlib.MITMDUMP and not os.access(benchlib.MITMDUMP, os.X_OK):
+        mitm, why = None, f"no mitmdump at {benchlib.MITMDUMP} (make bench-venv installs it)"
     else:
         try:
-            mitm, why = intercept.start_mitmdump(work, processes)
+            mitm, why = benchlib.start_mitmdump(work, processes)
         except OSError as error:
             mitm, why = None, f"mitmdump could not be started: {error}"
     if mitm:
@@ -309,7 +307,7 @@ def run(work, processes):
         except Exception as error:  # noqa: BLE001
             if p.name in OURS:
                 raise Failure(f"the warm-up request through {p.name} failed: {type(error).__name__}: {error}"
-                              + (f"; {hostile.tail(os.path.join(work, p.name + '.err'), 5)}" if p.log else ""))
+                              + (f"; {benchlib.tail(os.path.join(work, p.name + '.err'), 5)}" if p.log else ""))
             skipped[p.name] = f"a request through it failed: {type(error).__name__}: {error}"
             paths.remove(p)
     for name, why in skipped.items():
@@ -579,7 +577,7 @@ def main():
 
     work = tempfile.mkdtemp(prefix="latency-bench.")
     os.chmod(work, 0o755)  # nginx's workers and squid drop to unprivileged users when started as root
-    processes = hostile.Processes()
+    processes = benchlib.Processes()
     started = time.monotonic()
     try:
         paths, skipped, results = run(work, processes)

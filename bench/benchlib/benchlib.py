@@ -1,0 +1,430 @@
+"""bench/benchlib/benchlib.py: what the Python benches share (Python standard library only).
+
+hostile-bench/hostile.py, proxy-bench/intercept.py and load.py, latency-bench/latency.py and
+h2-bench/h2.py put this directory on sys.path and import it. It holds:
+  processes     Processes (own process group, PR_SET_PDEATHSIG, stopped with their children),
+                free_port, wait_for_port, tail
+  servers       make_certificates (a test root, a leaf for *.good.test), start_nginx
+  proxies       Proxy, start_atsproxy, start_mitmdump
+  measuring     process_tree, cpu_seconds, rss_kib, open_fds (/proc), run_parallel, count_alive
+  clients       client_context, connect_tunnel, tls_through, curl_download
+
+Environment it reads (each bench's header documents them): ATSPROXY, ATSPROXYCTL (default
+.build/release/ of this checkout), MITMDUMP (default .build/bench-venv/bin/mitmdump, then PATH).
+"""
+
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ATSPROXY = os.environ.get("ATSPROXY", os.path.join(TOP, ".build", "release", "atsproxy"))
+ATSPROXYCTL = os.environ.get("ATSPROXYCTL", os.path.join(os.path.dirname(ATSPROXY), "atsproxyctl"))
+MITMDUMP = os.environ.get("MITMDUMP") or next(
+    (p for p in (os.path.join(TOP, ".build", "bench-venv", "bin", "mitmdump"), shutil.which("mitmdump") or "")
+     if p and os.access(p, os.X_OK)), "")
+DOMAIN = "good.test"  # the test leaf is for *.good.test; every bench's names end in it
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+class Failure(Exception):
+    """The run cannot go on: the bench says why and exits 1."""
+
+
+# --- processes ------------------------------------------------------------------------------------
+
+def _child_setup():
+    os.setpgrp()  # its own group: Ctrl-C reaches the driver only, which then stops the whole group
+    try:  # and die with the driver, even if it is killed outright
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001
+        pass
+
+
+class Processes:
+    """The processes a run started, each in its own process group and killed if the driver dies;
+    stop_all stops them with their children (nginx's workers, squid's kid)."""
+
+    def __init__(self):
+        self.started = []  # (name, Popen)
+
+    def start(self, name, argv, **kwargs):
+        process = subprocess.Popen(argv, preexec_fn=_child_setup, **kwargs)
+        self.started.append((name, process))
+        return process
+
+    def stop_all(self):
+        for _, p in reversed(self.started):
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGTERM)
+                except OSError:
+                    pass
+        deadline = time.monotonic() + 5
+        for _, p in self.started:
+            try:
+                p.wait(timeout=max(0.05, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+        for _, p in self.started:  # the group too: nginx's workers, squid's kid
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                p.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def free_port(address="127.0.0.1"):
+    with socket.socket() as s:
+        s.bind((address, 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port, name, process, work, seconds=15):
+    """Returns once 127.0.0.1:port accepts a connection; a Failure if `process` exits first (with
+    the end of work/NAME.err) or `seconds` pass."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise Failure(f"{name} exited at start-up: {tail(os.path.join(work, name + '.err'))}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise Failure(f"{name} did not listen on 127.0.0.1:{port} within {seconds} s")
+
+
+def tail(path, lines=15):
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+# --- servers --------------------------------------------------------------------------------------
+
+def make_certificates(work):
+    """In `work`: root.pem and root.key (an RSA-2048 test root), leaf.pem and leaf.key (an ECDSA
+    P-256 leaf for *.DOMAIN signed by it), chain.pem (leaf then root), the keys readable by all."""
+    def openssl(*args):
+        subprocess.run(["openssl", *args], cwd=work, check=True, timeout=60,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-sha256", "-nodes", "-days", "30",
+            "-subj", "/CN=hostile-bench root", "-addext", "basicConstraints=critical,CA:TRUE",
+            "-addext", "keyUsage=critical,keyCertSign,cRLSign", "-keyout", "root.key", "-out", "root.pem")
+    # ECDSA P-256: ATS accepts it, and it signs ten times faster than RSA-2048, so nginx's side of
+    # 20,000 probes costs little.
+    openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "leaf.key")
+    openssl("req", "-new", "-key", "leaf.key", "-subj", f"/CN=*.{DOMAIN}", "-out", "leaf.csr")
+    with open(os.path.join(work, "leaf.ext"), "w") as f:
+        f.write(f"subjectAltName=DNS:*.{DOMAIN}\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n"
+                "keyUsage=critical,digitalSignature\n")
+    openssl("x509", "-req", "-in", "leaf.csr", "-CA", "root.pem", "-CAkey", "root.key", "-CAcreateserial",
+            "-sha256", "-days", "30", "-extfile", "leaf.ext", "-out", "leaf.pem")
+    with open(os.path.join(work, "chain.pem"), "w") as out:
+        for name in ("leaf.pem", "root.pem"):
+            with open(os.path.join(work, name)) as f:
+                out.write(f.read())
+    for name in ("root.key", "leaf.key"):
+        os.chmod(os.path.join(work, name), 0o644)
+
+
+def start_nginx(processes, work, www, address, port, extra_http=""):
+    """nginx serving `www` over TLS 1.2/1.3 on address:port with the run's
+    chain.pem and leaf.key (made by make_certificates), one worker, logging nothing; `extra_http` is
+    added to its http block. Returns its process once it listens."""
+    os.makedirs(os.path.join(work, "nginx"), exist_ok=True)
+    with open(os.path.join(work, "nginx.conf"), "w") as f:
+        f.write(f"""worker_processes 1;
+worker_rlimit_nofile 65536;
+daemon off;
+pid {work}/nginx/nginx.pid;
+error_log {work}/nginx.err error;
+events {{ worker_connections 65536; }}
+http {{
+    access_log off;
+    client_body_temp_path {work}/nginx/body;
+    proxy_temp_path {work}/nginx/proxy;
+    fastcgi_temp_path {work}/nginx/fastcgi;
+    uwsgi_temp_path {work}/nginx/uwsgi;
+    scgi_temp_path {work}/nginx/scgi;
+{extra_http}    server {{
+        listen {address}:{port} ssl;
+        ssl_certificate {work}/chain.pem;
+        ssl_certificate_key {work}/leaf.key;
+        ssl_protocols TLSv1.2 TLSv1.3;
+        root {www};
+    }}
+}}
+""")
+    nginx = processes.start("nginx", ["nginx", "-p", f"{work}/nginx", "-c", f"{work}/nginx.conf", "-e", f"{work}/nginx.err"],
+                            stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "nginx.err"), "a"))
+    wait_for_port(port, "nginx", nginx, work)
+    return nginx
+
+
+# --- proxies --------------------------------------------------------------------------------------
+
+class Proxy:
+    """A proxy the run started: its name, its port on 127.0.0.1 and its process, the CA file a
+    client trusts to go through it (and a client context trusting only that), and the note the
+    table prints about how it runs."""
+
+    def __init__(self, name, port, process, cafile, note):
+        self.name, self.port, self.process, self.cafile, self.note = name, port, process, cafile, note
+        self.context = client_context(cafile)
+        self.address = ("127.0.0.1", port)
+
+    @property
+    def pid(self):
+        return self.process.pid
+
+    def alive(self, phase):
+        if self.process.poll() is not None:
+            raise Failure(f"{self.name} exited ({self.process.returncode}) during {phase}")
+
+
+def start_atsproxy(work, processes, name, hosts, intercept=False, threads=None, flags=()):
+    """atsproxy (ATSPROXY) called `name` on a free 127.0.0.1 port: the ATS defaults policy, `hosts`
+    as its hosts file, the test root as its only trust (--ca-file, --system-roots off), its control
+    socket, log and stderr in `work` (NAME.sock, NAME.log, NAME.err), --shutdown-timeout 1,
+    --threads `threads` if given, --inspect intercept with the CA in work/atsca if `intercept`, then
+    `flags`. Returns its Proxy once it listens: clients trust the CA it signs with in intercept
+    mode, else the test root; the note names the mode and the threads."""
+    port = free_port()
+    argv = [ATSPROXY, "--listen", f"127.0.0.1:{port}", "--policy", os.path.join(TOP, "config", "ats-defaults.plist"),
+            "--hosts-file", hosts, "--control-socket", os.path.join(work, f"{name}.sock"),
+            "--ca-file", os.path.join(work, "root.pem"), "--system-roots", "off",
+            "--log-file", os.path.join(work, f"{name}.log"), "--shutdown-timeout", "1"]
+    if threads:
+        argv += ["--threads", threads]
+    if intercept:
+        argv += ["--inspect", "intercept", "--ca-dir", os.path.join(work, "atsca")]
+    argv += list(flags)
+    process = processes.start(name, argv, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, f"{name}.err"), "w"))
+    wait_for_port(port, name, process, work)
+    cafile = os.path.join(work, "atsca", "ca.pem") if intercept else os.path.join(work, "root.pem")
+    note = (("--inspect intercept" if intercept else "tunnel mode (default)") + (f", --threads {threads}" if threads else "")
+            + (", CA from atsproxyctl ca init (ECDSA P-256)" if intercept else ""))
+    return Proxy(name, port, process, cafile, note)
+
+
+MITM_ADDON = f'''# Sends every *.{DOMAIN} connection to 127.0.0.1 (the hosts file's job for the other proxies);
+# the SNI and the certificate check stay the name's.
+def server_connect(data):
+    host, port = data.server.address
+    if host.endswith(".{DOMAIN}"):
+        data.server.address = ("127.0.0.1", port)
+        if data.server.sni is None:
+            data.server.sni = host
+'''
+
+
+def start_mitmdump(work, processes, http2=False):
+    """mitmdump (MITMDUMP) on a free port with its own CA, verifying upstreams against the test
+    root, *.DOMAIN sent to 127.0.0.1 by an addon; HTTP/2 on or off. Returns (its Proxy, None), or
+    (None, why) when it is not installed or did not start."""
+    if not MITMDUMP:
+        return None, "mitmdump not found (make bench-venv installs mitmproxy into .build/bench-venv; or set MITMDUMP)"
+    confdir = os.path.join(work, "mitm")
+    os.makedirs(confdir)
+    addon = os.path.join(work, "mitm_resolve.py")
+    with open(addon, "w") as f:
+        f.write(MITM_ADDON)
+    port = free_port()
+    argv = [MITMDUMP, "--listen-host", "127.0.0.1", "--listen-port", str(port), "-q",
+            "--set", f"confdir={confdir}", "--set", f"ssl_verify_upstream_trusted_ca={work}/root.pem",
+            "--set", "connection_strategy=eager", "--set", "stream_large_bodies=1m",
+            "--set", f"http2={'true' if http2 else 'false'}", "-s", addon]
+    process = processes.start("mitmdump", argv, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "mitmdump.err"), "w"))
+    try:
+        wait_for_port(port, "mitmdump", process, work, seconds=60)
+    except Failure as failure:
+        return None, f"mitmdump did not start: {failure}"
+    cafile = os.path.join(confdir, "mitmproxy-ca-cert.pem")
+    for _ in range(50):
+        if os.path.exists(cafile):
+            break
+        time.sleep(0.1)
+    version = subprocess.run([MITMDUMP, "--version"], capture_output=True, text=True, timeout=60).stdout.split("\n")[0]
+    note = (f"{version.strip()}, its own CA (RSA-2048, made at first start in confdir), upstream verified against the "
+            f"test root, http2={'true' if http2 else 'false'}, connection_strategy=eager, stream_large_bodies=1m, "
+            f"an addon mapping *.{DOMAIN} to 127.0.0.1")
+    return Proxy("mitmdump", port, process, cafile, note), None
+
+
+# --- measuring ------------------------------------------------------------------------------------
+
+def process_tree(root):
+    """root and every descendant (squid runs a master and a kid; nginx-style trees in general)."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    tree, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo.extend(children.get(pid, []))
+    return tree
+
+
+def cpu_seconds(root):
+    """(utime, stime) of the whole tree in seconds (dead threads of a live process are included)."""
+    user = system = 0
+    for pid in process_tree(root):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        user += int(fields[11])  # field 14 of proc(5)
+        system += int(fields[12])  # field 15
+    return user / CLOCK_TICKS, system / CLOCK_TICKS
+
+
+def rss_kib(root):
+    """Resident memory (VmRSS) of the whole tree, KiB."""
+    total = 0
+    for pid in process_tree(root):
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+        except OSError:
+            continue
+    return total
+
+
+def open_fds(root):
+    """Open file descriptors of the whole tree."""
+    total = 0
+    for pid in process_tree(root):
+        try:
+            total += len(os.listdir(f"/proc/{pid}/fd"))
+        except OSError:
+            continue
+    return total
+
+
+def run_parallel(count, concurrency, work):
+    """Runs work(i) for i in range(count) on `concurrency` threads; returns (ok, errors, wall seconds)."""
+    lock = threading.Lock()
+    state = {"next": 0, "ok": 0, "errors": []}
+
+    def worker():
+        while True:
+            with lock:
+                i = state["next"]
+                if i >= count:
+                    return
+                state["next"] = i + 1
+            try:
+                work(i)
+                with lock:
+                    state["ok"] += 1
+            except Exception as error:  # noqa: BLE001 - every failure is counted and reported
+                with lock:
+                    state["errors"].append(f"{type(error).__name__}: {error}")
+
+    started = time.monotonic()
+    workers = [threading.Thread(target=worker, daemon=True) for _ in range(concurrency)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    return state["ok"], state["errors"], time.monotonic() - started
+
+
+def count_alive(held):
+    """How many of the held sockets are still open: one the proxy (or upstream) closed reads EOF at
+    once; a live one would block. Leaves them non-blocking."""
+    alive = 0
+    for s in held:
+        s.setblocking(False)
+        try:
+            alive += 1 if s.recv(1) else 0
+        except (BlockingIOError, ssl.SSLWantReadError):
+            alive += 1
+        except OSError:
+            pass
+    return alive
+
+
+# --- clients --------------------------------------------------------------------------------------
+
+def client_context(cafile):
+    """A TLS client context (1.2 or later) that trusts `cafile` only and checks the name."""
+    context = ssl.create_default_context(cafile=cafile)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    return context
+
+
+def connect_tunnel(proxy, target, timeout=20):
+    """A socket to the proxy that has been answered 200 to CONNECT target."""
+    host, port = proxy
+    sock = socket.create_connection((host, port), timeout=timeout)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    authority = f"{target[0]}:{target[1]}"
+    sock.sendall(f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n".encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = sock.recv(4096)
+        if not chunk:
+            sock.close()
+            raise ConnectionError(f"proxy closed before answering CONNECT ({head[:80]!r})")
+        head += chunk
+        if len(head) > 65536:
+            raise ConnectionError("CONNECT answer head too long")
+    status_line = head.split(b"\r\n", 1)[0]
+    parts = status_line.split()
+    if len(parts) < 2 or parts[1] != b"200":
+        sock.close()
+        raise ConnectionError(f"CONNECT answered {status_line.decode(errors='replace')}")
+    if not head.endswith(b"\r\n\r\n"):
+        sock.close()
+        raise ConnectionError("bytes after the CONNECT answer before the TLS handshake")
+    return sock
+
+
+def tls_through(sock, context, server_name):
+    """TLS over `sock` (a tunnel) as a client of server_name, the handshake done."""
+    tls = context.wrap_socket(sock, server_hostname=server_name, do_handshake_on_connect=False)
+    tls.do_handshake()
+    return tls
+
+
+def curl_download(url, cafile, proxy=None, resolve=None, timeout=120):
+    """curl downloads url to /dev/null trusting `cafile`, through the proxy (host, port) if given,
+    with curl's --resolve `resolve` if given: (bytes, bytes per second). A Failure if curl fails."""
+    argv = ["curl", "-sS", "--fail", "--cacert", cafile, "-o", "/dev/null", "-w", "%{size_download} %{speed_download}",
+            "--max-time", str(timeout)]
+    if proxy:
+        argv += ["--proxy", f"http://{proxy[0]}:{proxy[1]}"]
+    if resolve:
+        argv += ["--resolve", resolve]
+    out = subprocess.run(argv + [url], capture_output=True, text=True, timeout=timeout + 10)
+    if out.returncode != 0:
+        raise Failure(f"curl {url} via {proxy}: {out.stderr.strip()}")
+    size, speed = out.stdout.split()
+    return int(size), float(speed)
