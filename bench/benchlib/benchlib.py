@@ -2,24 +2,31 @@
 
 hostile-bench/hostile.py, proxy-bench/intercept.py and load.py, latency-bench/latency.py and
 h2-bench/h2.py put this directory on sys.path and import it. It holds:
+  the run       run_main (exit codes), limit_run (SIGTERM, the time limit), require_tools,
+                require_binaries, raise_open_files, in_scratch (scratch directory, processes)
   processes     Processes (own process group, PR_SET_PDEATHSIG, stopped with their children),
                 free_port, wait_for_port, tail
-  servers       make_certificates (a test root, a leaf for *.good.test), start_nginx
-  proxies       Proxy, start_atsproxy, start_mitmdump
-  measuring     process_tree, cpu_seconds, rss_kib, open_fds (/proc), run_parallel, count_alive
-  clients       client_context, connect_tunnel, tls_through, curl_download
+  servers       make_certificates (a test root, a leaf for *.good.test), make_www, start_nginx
+  proxies       Proxy, make_atsproxy_ca, start_atsproxy, start_mitmdump
+  measuring     process_tree, cpu_seconds, rss_kib, open_fds, threads (/proc), run_parallel,
+                count_alive, hold_idle (memory per idle connection)
+  clients       client_context, connect_tunnel, open_tunnel, read_head, tls_through,
+                curl_download
 
 Environment it reads (each bench's header documents them): ATSPROXY, ATSPROXYCTL (default
-.build/release/ of this checkout), MITMDUMP (default .build/bench-venv/bin/mitmdump, then PATH).
+.build/release/ of this checkout), MITMDUMP (default .build/bench-venv/bin/mitmdump, then PATH),
+KEEP=1 (keep the scratch directory).
 """
 
 import os
+import resource
 import shutil
 import signal
 import socket
 import ssl
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -29,12 +36,85 @@ ATSPROXYCTL = os.environ.get("ATSPROXYCTL", os.path.join(os.path.dirname(ATSPROX
 MITMDUMP = os.environ.get("MITMDUMP") or next(
     (p for p in (os.path.join(TOP, ".build", "bench-venv", "bin", "mitmdump"), shutil.which("mitmdump") or "")
      if p and os.access(p, os.X_OK)), "")
+KEEP = os.environ.get("KEEP") == "1"
 DOMAIN = "good.test"  # the test leaf is for *.good.test; every bench's names end in it
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 class Failure(Exception):
-    """The run cannot go on: the bench says why and exits 1."""
+    """The run cannot go on; run_main says why and exits 1."""
+
+
+# --- the run --------------------------------------------------------------------------------------
+
+def run_main(main, say):
+    """Runs main() as the bench's command: a Failure is said ("error: ...") and exits 1; Ctrl-C,
+    once everything started is stopped, exits 130."""
+    try:
+        main()
+    except Failure as failure:
+        say(f"error: {failure}")
+        sys.exit(1)
+    except KeyboardInterrupt:
+        say("interrupted; everything it started is stopped")
+        sys.exit(130)
+
+
+def limit_run(seconds):
+    """SIGTERM ends the run with exit status 143, and a Failure is raised wherever the run is once it
+    has taken `seconds` (SIGALRM; in_scratch cancels it). Both unwind, so what was started is stopped."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(Failure(f"the run took over {seconds} s")))
+    signal.alarm(seconds)
+
+
+def require_tools(target, tools):
+    """Adds /usr/sbin and /sbin to PATH (nginx and squid live there), then raises a Failure for the
+    first of `tools` not on it: "TOOL not found: 'make TARGET' installs it", followed by
+    " (HINT)" when tools[TOOL], the hint, is not empty."""
+    os.environ["PATH"] = os.environ.get("PATH", "") + ":/usr/sbin:/sbin"
+    for tool, hint in tools.items():
+        if not shutil.which(tool):
+            raise Failure(f"{tool} not found: 'make {target}' installs it" + (f" ({hint})" if hint else ""))
+
+
+def require_binaries():
+    """Raises a Failure unless ATSPROXY and ATSPROXYCTL are executables."""
+    for binary in (ATSPROXY, ATSPROXYCTL):
+        if not os.access(binary, os.X_OK):
+            raise Failure(f"no {binary}: swift build -c release, or set ATSPROXY / ATSPROXYCTL")
+
+
+def raise_open_files(need, knobs):
+    """Raises this process's soft open-file limit (which its children inherit) to 65,536, or to the
+    hard limit if that is lower; raises a Failure if it is still below `need`, naming `knobs`, the
+    settings that make the need ("TUNNELS=500")."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(65536, hard) if hard != resource.RLIM_INFINITY else 65536, hard))
+    except (ValueError, OSError):
+        pass
+    if resource.getrlimit(resource.RLIMIT_NOFILE)[0] < need:
+        raise Failure(f"open-file limit too low for {knobs}")
+
+
+def in_scratch(name, say, run):
+    """Calls run(work, processes) and returns what it returns: `work` a new scratch directory,
+    /tmp/NAME.XXXXXX (mode 755: nginx's workers and squid drop to other users when started as
+    root), `processes` a new Processes. Whatever happens, then: the alarm is cancelled, every
+    process stopped, and the directory removed (with KEEP=1 kept, and its path said)."""
+    work = tempfile.mkdtemp(prefix=f"{name}.")
+    os.chmod(work, 0o755)
+    processes = Processes()
+    try:
+        return run(work, processes)
+    finally:
+        signal.alarm(0)
+        processes.stop_all()
+        if KEEP:
+            say(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 # --- processes ------------------------------------------------------------------------------------
@@ -141,10 +221,29 @@ def make_certificates(work):
         os.chmod(os.path.join(work, name), 0o644)
 
 
-def start_nginx(processes, work, www, address, port, extra_http=""):
-    """nginx serving `www` over TLS 1.2/1.3 on address:port with the run's
-    chain.pem and leaf.key (made by make_certificates), one worker, logging nothing; `extra_http` is
-    added to its http block. Returns its process once it listens."""
+def make_www(work, pages=(), sparse=()):
+    """Makes work/www, what start_nginx serves, and returns its path: each (name, text) of `pages`
+    written as a file, each (name, MiB) of `sparse` a sparse file of that size (so a download reads
+    it from the page cache, not the disk)."""
+    www = os.path.join(work, "www")
+    os.makedirs(www)
+    for name, text in pages:
+        with open(os.path.join(www, name), "w") as f:
+            f.write(text)
+    for name, mib in sparse:
+        with open(os.path.join(www, name), "wb") as f:
+            f.truncate(mib * 1048576)
+    return www
+
+
+def start_nginx(processes, work, www, keepalive_requests=None, http2=False):
+    """nginx on a free 127.0.0.1 port serving `www` over TLS 1.2/1.3 (and HTTP/2 if `http2`) with
+    the run's chain.pem and leaf.key (made by make_certificates), one worker, logging nothing; with
+    `keepalive_requests`, a connection is kept 600 s idle and for that many requests (nginx's
+    defaults otherwise). Returns the port once it listens."""
+    port = free_port()
+    keepalive = (f"    keepalive_timeout 600s;\n    keepalive_requests {keepalive_requests};\n"
+                 "    client_header_timeout 600s;\n") if keepalive_requests else ""
     os.makedirs(os.path.join(work, "nginx"), exist_ok=True)
     with open(os.path.join(work, "nginx.conf"), "w") as f:
         f.write(f"""worker_processes 1;
@@ -160,8 +259,8 @@ http {{
     fastcgi_temp_path {work}/nginx/fastcgi;
     uwsgi_temp_path {work}/nginx/uwsgi;
     scgi_temp_path {work}/nginx/scgi;
-{extra_http}    server {{
-        listen {address}:{port} ssl;
+{keepalive}    server {{
+        listen 127.0.0.1:{port} ssl{" http2" if http2 else ""};
         ssl_certificate {work}/chain.pem;
         ssl_certificate_key {work}/leaf.key;
         ssl_protocols TLSv1.2 TLSv1.3;
@@ -172,7 +271,7 @@ http {{
     nginx = processes.start("nginx", ["nginx", "-p", f"{work}/nginx", "-c", f"{work}/nginx.conf", "-e", f"{work}/nginx.err"],
                             stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "nginx.err"), "a"))
     wait_for_port(port, "nginx", nginx, work)
-    return nginx
+    return port
 
 
 # --- proxies --------------------------------------------------------------------------------------
@@ -196,11 +295,17 @@ class Proxy:
             raise Failure(f"{self.name} exited ({self.process.returncode}) during {phase}")
 
 
+def make_atsproxy_ca(work):
+    """atsproxyctl ca init into work/atsca: the CA start_atsproxy's intercept mode signs with."""
+    subprocess.run([ATSPROXYCTL, "ca", "init", "--dir", os.path.join(work, "atsca")], check=True, timeout=60,
+                   stdout=subprocess.DEVNULL)
+
+
 def start_atsproxy(work, processes, name, hosts, intercept=False, threads=None, flags=()):
     """atsproxy (ATSPROXY) called `name` on a free 127.0.0.1 port: the ATS defaults policy, `hosts`
     as its hosts file, the test root as its only trust (--ca-file, --system-roots off), its control
     socket, log and stderr in `work` (NAME.sock, NAME.log, NAME.err), --shutdown-timeout 1,
-    --threads `threads` if given, --inspect intercept with the CA in work/atsca if `intercept`, then
+    --threads `threads` if given, --inspect intercept with make_atsproxy_ca's CA if `intercept`, then
     `flags`. Returns its Proxy once it listens: clients trust the CA it signs with in intercept
     mode, else the test root; the note names the mode and the threads."""
     port = free_port()
@@ -318,22 +423,34 @@ def rss_kib(root):
 
 def open_fds(root):
     """Open file descriptors of the whole tree."""
+    return _entries_in_tree(root, "fd")
+
+
+def threads(root):
+    """Threads of the whole tree."""
+    return _entries_in_tree(root, "task")
+
+
+def _entries_in_tree(root, directory):
+    """The entries of /proc/PID/`directory` (fd, task) summed over the tree."""
     total = 0
     for pid in process_tree(root):
         try:
-            total += len(os.listdir(f"/proc/{pid}/fd"))
+            total += len(os.listdir(f"/proc/{pid}/{directory}"))
         except OSError:
             continue
     return total
 
 
-def run_parallel(count, concurrency, work):
-    """Runs work(i) for i in range(count) on `concurrency` threads; returns (ok, errors, wall seconds)."""
+def run_parallel(count, concurrency, work, deadline=None):
+    """Runs work(i) for i in range(count) on `concurrency` threads; returns (ok, errors, wall
+    seconds): how many returned, and each failure as "Type: message". With a `deadline`
+    (time.monotonic()), no work starts after it, and the threads are waited for until 5 s past it."""
     lock = threading.Lock()
     state = {"next": 0, "ok": 0, "errors": []}
 
     def worker():
-        while True:
+        while deadline is None or time.monotonic() < deadline:
             with lock:
                 i = state["next"]
                 if i >= count:
@@ -352,7 +469,7 @@ def run_parallel(count, concurrency, work):
     for t in workers:
         t.start()
     for t in workers:
-        t.join()
+        t.join(timeout=None if deadline is None else max(0.0, deadline - time.monotonic()) + 5)
     return state["ok"], state["errors"], time.monotonic() - started
 
 
@@ -371,6 +488,45 @@ def count_alive(held):
     return alive
 
 
+def hold_idle(proxy, count, open_one, what, say):
+    """Memory per idle connection through `proxy` (a Proxy, or anything with its name, pid and
+    alive): `count` connections made by open_one() (which returns the open socket), 20 at a time,
+    and held; the resident memory and descriptors of the proxy's process tree read 1 s before the
+    first and 2 s after the last is open; then all closed, and 2 s left for the proxy to let them go.
+    A Failure if one could not be opened (`what` names them) or the proxy exited. Says the figures
+    and returns them: kib (growth per connection), before and after (KiB), fds_before, fds_after,
+    alive (how many were still open), open_s (seconds to open them all)."""
+    held, lock = [], threading.Lock()
+
+    def open_held(_):
+        sock = open_one()
+        with lock:
+            held.append(sock)
+
+    time.sleep(1.0)
+    rss_before, fds_before = rss_kib(proxy.pid), open_fds(proxy.pid)
+    try:
+        ok, errors, wall = run_parallel(count, 20, open_held)
+        if errors:
+            raise Failure(f"{proxy.name}: {len(errors)} of {count} {what} failed, first: {errors[0]}")
+        time.sleep(2.0)
+        rss_after, fds_after = rss_kib(proxy.pid), open_fds(proxy.pid)
+        alive = count_alive(held)
+    finally:
+        for s in held:
+            try:
+                s.close()
+            except OSError:
+                pass
+    proxy.alive("the idle phase")
+    row = {"kib": (rss_after - rss_before) / count, "before": rss_before, "after": rss_after,
+           "fds_before": fds_before, "fds_after": fds_after, "alive": alive, "open_s": wall}
+    say(f"  {proxy.name}: {row['kib']:.1f} KiB per connection ({rss_before} -> {rss_after} KiB, "
+        f"descriptors {fds_before} -> {fds_after}, {alive} of {count} still open)")
+    time.sleep(2.0)  # the closed connections drain before the next proxy
+    return row
+
+
 # --- clients --------------------------------------------------------------------------------------
 
 def client_context(cafile):
@@ -381,30 +537,47 @@ def client_context(cafile):
 
 
 def connect_tunnel(proxy, target, timeout=20):
-    """A socket to the proxy that has been answered 200 to CONNECT target."""
-    host, port = proxy
-    sock = socket.create_connection((host, port), timeout=timeout)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    """A new connection to the proxy (host, port), TCP_NODELAY, that open_tunnel has made a tunnel
+    to target (host, port)."""
+    sock = socket.create_connection(proxy, timeout=timeout)
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        open_tunnel(sock, target)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def open_tunnel(sock, target):
+    """Sends CONNECT target (host, port) on `sock`, a connection to a proxy, and reads the answer's
+    head; a ConnectionError unless it is 200 with no byte after it (the server's first bytes come
+    only once the client has spoken)."""
     authority = f"{target[0]}:{target[1]}"
     sock.sendall(f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n".encode())
-    head = b""
-    while b"\r\n\r\n" not in head:
-        chunk = sock.recv(4096)
-        if not chunk:
-            sock.close()
-            raise ConnectionError(f"proxy closed before answering CONNECT ({head[:80]!r})")
-        head += chunk
-        if len(head) > 65536:
-            raise ConnectionError("CONNECT answer head too long")
+    head, after = read_head(sock, "proxy closed before answering CONNECT")
     status_line = head.split(b"\r\n", 1)[0]
     parts = status_line.split()
     if len(parts) < 2 or parts[1] != b"200":
-        sock.close()
         raise ConnectionError(f"CONNECT answered {status_line.decode(errors='replace')}")
-    if not head.endswith(b"\r\n\r\n"):
-        sock.close()
+    if after:
         raise ConnectionError("bytes after the CONNECT answer before the TLS handshake")
-    return sock
+
+
+def read_head(sock, closed):
+    """Reads an HTTP head from `sock` up to its blank line: (the head, the bytes read after it). A
+    ConnectionError, `closed` and what came, if the peer closes first; another if the head passes
+    64 KiB."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError(f"{closed} ({data[:80]!r})")
+        data += chunk
+        if len(data) > 65536:
+            raise ConnectionError(f"HTTP head too long ({data[:80]!r})")
+    head, _, after = data.partition(b"\r\n\r\n")
+    return head, after
 
 
 def tls_through(sock, context, server_name):

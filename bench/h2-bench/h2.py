@@ -33,15 +33,11 @@ Environment (all optional):
 
 import os
 import re
-import shutil
 import signal
-import socket
 import ssl
 import statistics
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -51,7 +47,6 @@ sys.path.insert(0, os.path.join(TOP, "bench", "benchlib"))
 import benchlib  # noqa: E402
 from benchlib import Failure  # noqa: E402
 
-ATSPROXY, ATSPROXYCTL = benchlib.ATSPROXY, benchlib.ATSPROXYCTL
 CONNS = int(os.environ.get("CONNS", "200"))
 STREAMS = int(os.environ.get("STREAMS", "20000"))
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
@@ -60,7 +55,6 @@ REPS = int(os.environ.get("REPS", "3"))
 IDLE = int(os.environ.get("IDLE", "500"))
 THREADS = os.environ.get("THREADS", str(os.cpu_count() or 2))
 DAEMON_FLAGS = os.environ.get("DAEMON_FLAGS", "").split()
-KEEP = os.environ.get("KEEP") == "1"
 HOLD = os.environ.get("HOLD") == "1"
 TOTAL_LIMIT_S = 600
 H2LOAD_TIMEOUT_S = 120
@@ -98,67 +92,21 @@ def mitm_mib():
 
 
 def start_nginx(work, processes):
-    """nginx with HTTP/2 (and HTTP/1.1) over TLS 1.2/1.3, /small (1 KiB) and /big (SIZE_MIB, sparse)."""
-    www = os.path.join(work, "www")
-    os.makedirs(www)
-    os.makedirs(os.path.join(work, "nginx"))
-    with open(os.path.join(www, "small"), "w") as f:
-        f.write("x" * 1024)
-    for name, size in (("big", SIZE_MIB), ("big-mitm", mitm_mib())):
-        with open(os.path.join(www, name), "wb") as f:
-            f.truncate(size * 1048576)  # sparse: from the page cache
-    port = benchlib.free_port()
-    with open(os.path.join(work, "nginx.conf"), "w") as f:
-        f.write(f"""worker_processes 1;
-worker_rlimit_nofile 65536;
-daemon off;
-pid {work}/nginx/nginx.pid;
-error_log {work}/nginx.err error;
-events {{ worker_connections 65536; }}
-http {{
-    access_log off;
-    client_body_temp_path {work}/nginx/body;
-    proxy_temp_path {work}/nginx/proxy;
-    fastcgi_temp_path {work}/nginx/fastcgi;
-    uwsgi_temp_path {work}/nginx/uwsgi;
-    scgi_temp_path {work}/nginx/scgi;
-    keepalive_timeout 600s;
-    keepalive_requests 1000000;
-    client_header_timeout 600s;
-    server {{
-        listen 127.0.0.1:{port} ssl http2;
-        ssl_certificate {work}/chain.pem;
-        ssl_certificate_key {work}/leaf.key;
-        ssl_protocols TLSv1.2 TLSv1.3;
-        root {www};
-    }}
-}}
-""")
-    nginx = processes.start("nginx", ["nginx", "-p", f"{work}/nginx", "-c", f"{work}/nginx.conf", "-e", f"{work}/nginx.err"],
-                            stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "nginx.err"), "a"))
-    benchlib.wait_for_port(port, "nginx", nginx, work)
-    return port
+    """nginx with HTTP/2 (and HTTP/1.1) over TLS 1.2/1.3, /small (1 KiB) and /big (SIZE_MIB, sparse),
+    1,000,000 requests a connection (nginx's default of 1000 would end h2 connections mid-run).
+    Returns its port."""
+    www = benchlib.make_www(work, pages=[("small", "x" * 1024)], sparse=[("big", SIZE_MIB), ("big-mitm", mitm_mib())])
+    return benchlib.start_nginx(processes, work, www, keepalive_requests=1000000, http2=True)
 
 
 def start_atsproxy(work, processes, hosts):
-    port = benchlib.free_port()
-    argv = [ATSPROXY, "--listen", f"127.0.0.1:{port}", "--policy", os.path.join(TOP, "config", "ats-defaults.plist"),
-            "--hosts-file", hosts, "--control-socket", os.path.join(work, "atsproxy.sock"),
-            "--ca-file", os.path.join(work, "root.pem"), "--system-roots", "off",
-            "--log-file", os.path.join(work, "atsproxy.log"), "--threads", THREADS, "--verdict-ttl", "3600",
-            "--shutdown-timeout", "1", "--inspect", "intercept", "--ca-dir", os.path.join(work, "atsca"),
-            "--web-listen", f"127.0.0.1:{benchlib.free_port()}"] + DAEMON_FLAGS
-    process = processes.start("atsproxy", argv, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "atsproxy.err"), "w"))
-    benchlib.wait_for_port(port, "atsproxy", process, work)
+    """atsproxy in intercept mode as bench-intercept starts it, with its live view on a port of its
+    own and DAEMON_FLAGS; returns its Proxy, whose note says all that."""
+    proxy = benchlib.start_atsproxy(work, processes, "atsproxy", hosts, intercept=True, threads=THREADS, flags=[
+        "--verdict-ttl", "3600", "--web-listen", f"127.0.0.1:{benchlib.free_port()}", *DAEMON_FLAGS])
     extra = f", {' '.join(DAEMON_FLAGS)}" if DAEMON_FLAGS else ""
-    return port, process, (f"--inspect intercept, --threads {THREADS}, CA from atsproxyctl ca init (ECDSA P-256), the log "
-                           f"to a file, the live view on a port of its own{extra}")
-
-
-def start_mitmdump(work, processes):
-    """mitmdump with HTTP/2 on (its default), as bench-intercept starts it."""
-    proxy, why = benchlib.start_mitmdump(work, processes, http2=True)
-    return ((proxy.port, proxy.process, proxy.note), None) if proxy else (None, why)
+    proxy.note += f", the log to a file, the live view on a port of its own{extra}"
+    return proxy
 
 
 def start_forwarder(work, processes, label, nginx_port, proxy_port=None):
@@ -372,72 +320,20 @@ def phase_idle(path, proxy_port, nginx_port):
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE  # h2load verifies nothing either; every path is known to be intercepted
     context.set_alpn_protocols(["h2"])
-    held, lock = [], threading.Lock()
-
-    def open_one(_):
-        tls = open_idle_h2(("127.0.0.1", proxy_port), nginx_port, context)
-        with lock:
-            held.append(tls)
-
-    time.sleep(1.0)
-    rss_before, fds_before = benchlib.rss_kib(path.pid), benchlib.open_fds(path.pid)
-    try:
-        ok, errors, wall = benchlib.run_parallel(IDLE, 20, open_one)
-        if errors:
-            raise Failure(f"{path.name}: {len(errors)} of {IDLE} idle h2 connections failed, first: {errors[0]}")
-        time.sleep(2.0)
-        rss_after, fds_after = benchlib.rss_kib(path.pid), benchlib.open_fds(path.pid)
-        alive = benchlib.count_alive(held)
-    finally:
-        for s in held:
-            try:
-                s.close()
-            except OSError:
-                pass
-    path.alive("the idle phase")
-    row = {"kib": (rss_after - rss_before) / IDLE, "before": rss_before, "after": rss_after,
-           "fds_before": fds_before, "fds_after": fds_after, "alive": alive, "open_s": wall}
-    say(f"  {path.name}: {row['kib']:.1f} KiB per connection ({rss_before} -> {rss_after} KiB, "
-        f"descriptors {fds_before} -> {fds_after}, {alive} of {IDLE} still open)")
-    time.sleep(2.0)
-    return row
+    return benchlib.hold_idle(path, IDLE, lambda: open_idle_h2(("127.0.0.1", proxy_port), nginx_port, context),
+                              "idle h2 connections", say)
 
 
 # --- the run --------------------------------------------------------------------------------------
 
 def main():
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(Failure(f"the run took over {TOTAL_LIMIT_S} s")))
-    signal.alarm(TOTAL_LIMIT_S)
-    os.environ["PATH"] = os.environ.get("PATH", "") + ":/usr/sbin:/sbin"
-    for tool, package in (("openssl", "openssl"), ("nginx", "nginx"), ("h2load", "nghttp2-client"), ("socat", "socat")):
-        if not shutil.which(tool):
-            raise Failure(f"{tool} not found: 'make bench-h2' installs it (Debian package {package})")
-    for binary in (ATSPROXY, ATSPROXYCTL):
-        if not os.access(binary, os.X_OK):
-            raise Failure(f"no {binary}: swift build -c release, or set ATSPROXY / ATSPROXYCTL")
-    import resource
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    try:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (min(65536, hard) if hard != resource.RLIM_INFINITY else 65536, hard))
-    except (ValueError, OSError):
-        pass
-    if resource.getrlimit(resource.RLIMIT_NOFILE)[0] < 4 * max(IDLE, CONNS) + 1024:
-        raise Failure(f"open-file limit too low for IDLE={IDLE} / CONNS={CONNS}")
-
-    work = tempfile.mkdtemp(prefix="h2-bench.")
-    os.chmod(work, 0o755)
-    processes = benchlib.Processes()
+    benchlib.limit_run(TOTAL_LIMIT_S)
+    benchlib.require_tools("bench-h2", {"openssl": "Debian package openssl", "nginx": "Debian package nginx",
+                                        "h2load": "Debian package nghttp2-client", "socat": "Debian package socat"})
+    benchlib.require_binaries()
+    benchlib.raise_open_files(4 * max(IDLE, CONNS) + 1024, f"IDLE={IDLE} / CONNS={CONNS}")
     started = time.monotonic()
-    try:
-        lines = run(work, processes)
-    finally:
-        signal.alarm(0)
-        processes.stop_all()
-        if KEEP:
-            say(f"kept {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+    lines = benchlib.in_scratch("h2-bench", say, run)
     print("\n".join(lines))
     print(f"\n(run took {time.monotonic() - started:.0f} s; a benchmark, not a test)")
 
@@ -449,18 +345,16 @@ def run(work, processes):
     hosts = os.path.join(work, "hosts")
     with open(hosts, "w") as f:
         f.write(f"127.0.0.1 {NAME}\n")
-    subprocess.run([ATSPROXYCTL, "ca", "init", "--dir", os.path.join(work, "atsca")], check=True, timeout=60,
-                   stdout=subprocess.DEVNULL)
+    benchlib.make_atsproxy_ca(work)
     skipped = {}
-    ats_port, ats_process, ats_note = start_atsproxy(work, processes, hosts)
-    ats = Path("atsproxy", start_forwarder(work, processes, "atsproxy", nginx_port, ats_port), ats_process, ats_note)
+    daemon = start_atsproxy(work, processes, hosts)
+    ats = Path("atsproxy", start_forwarder(work, processes, "atsproxy", nginx_port, daemon.port), daemon.process, daemon.note)
     proxies = [ats]
-    ports = {"atsproxy": ats_port}
-    started, why = start_mitmdump(work, processes)
-    if started:
-        mitm_port, mitm_process, mitm_note = started
-        proxies.append(Path("mitmdump", start_forwarder(work, processes, "mitmdump", nginx_port, mitm_port), mitm_process, mitm_note))
-        ports["mitmdump"] = mitm_port
+    ports = {"atsproxy": daemon.port}
+    mitm, why = benchlib.start_mitmdump(work, processes, http2=True)  # HTTP/2 on, its default
+    if mitm:
+        proxies.append(Path("mitmdump", start_forwarder(work, processes, "mitmdump", nginx_port, mitm.port), mitm.process, mitm.note))
+        ports["mitmdump"] = mitm.port
     else:
         skipped["mitmdump"] = why
     direct = Path("direct", nginx_port, note="h2load to nginx")
@@ -621,11 +515,4 @@ def nginx_version():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Failure as failure:
-        say(f"error: {failure}")
-        sys.exit(1)
-    except KeyboardInterrupt:
-        say("interrupted; everything it started is stopped")
-        sys.exit(130)
+    benchlib.run_main(main, say)

@@ -23,13 +23,11 @@ import json
 import os
 import selectors
 import shutil
-import signal
 import socket
 import ssl
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
@@ -51,7 +49,6 @@ REPS = int(os.environ.get("REPS", "3"))
 BULK = os.environ.get("BULK", "1") != "0"
 THREADS = os.environ.get("THREADS")
 DAEMON_FLAGS = os.environ.get("DAEMON_FLAGS", "").split()  # extra atsproxy flags, for experiments
-KEEP = os.environ.get("KEEP") == "1"
 TOTAL_LIMIT_S = 600  # the whole run, whatever happens
 
 GOOD_ADDRESS = "127.0.0.1"
@@ -229,30 +226,21 @@ def connect_only(proxy, name, port):
 
 
 def run_pool(count, concurrency, work, deadline):
-    """work(i) for i in range(count) on `concurrency` threads until done or `deadline`; returns (results, done)."""
-    lock = threading.Lock()
-    state = {"next": 0, "results": {}}
+    """work(i) for i in range(count) on `concurrency` threads until done or `deadline`; returns
+    (results, done): how many times each result (or failure, "Type: message") came, and how many
+    finished."""
+    results, lock = {}, threading.Lock()
 
-    def worker():
-        while time.monotonic() < deadline:
-            with lock:
-                i = state["next"]
-                if i >= count:
-                    return
-                state["next"] = i + 1
-            try:
-                result = work(i)
-            except Exception as error:  # noqa: BLE001 - every failure is counted
-                result = f"{type(error).__name__}: {error}"
-            with lock:
-                state["results"][result] = state["results"].get(result, 0) + 1
+    def tally(i):
+        result = work(i)
+        with lock:
+            results[result] = results.get(result, 0) + 1
 
-    workers = [threading.Thread(target=worker, daemon=True) for _ in range(concurrency)]
-    for t in workers:
-        t.start()
-    for t in workers:
-        t.join(timeout=max(0.0, deadline - time.monotonic()) + 5)
-    return state["results"], min(state["next"], count)
+    ok, errors, _ = benchlib.run_parallel(count, concurrency, tally, deadline)
+    with lock:
+        for error in errors:
+            results[error] = results.get(error, 0) + 1
+    return results, ok + len(errors)
 
 
 # --- the run --------------------------------------------------------------------------------------
@@ -278,16 +266,10 @@ class Report:
 
 
 def main():
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(Failure(f"the run took over {TOTAL_LIMIT_S} s")))
-    signal.alarm(TOTAL_LIMIT_S)
-
-    for tool in ("openssl", "curl", "nginx"):
-        if not shutil.which(tool, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin"):
-            raise Failure(f"{tool} not found: 'make bench-hostile' installs it (apt-get install {tool})")
+    benchlib.limit_run(TOTAL_LIMIT_S)
+    benchlib.require_tools("bench-hostile", {tool: f"apt-get install {tool}" for tool in ("openssl", "curl", "nginx")})
     if not os.access(ATSPROXY, os.X_OK):
         raise Failure(f"no atsproxy binary at {ATSPROXY}: swift build -c release --product atsproxy, or set ATSPROXY")
-    os.environ["PATH"] = os.environ.get("PATH", "") + ":/usr/sbin:/sbin"
 
     # Every CONNECT costs the proxy a descriptor for the client and one for the upstream (two while
     # it probes); the upstreams' process holds a listener and a connection per upstream.
@@ -308,19 +290,9 @@ def main():
     has_handshake_flag = "--handshake-timeout" in help_text
     handshake_timeout = 10.0
 
-    work = tempfile.mkdtemp(prefix="hostile-bench.")
-    os.chmod(work, 0o755)  # nginx's workers and squid drop to unprivileged users when started as root
-    processes = benchlib.Processes()
     started_at = time.monotonic()
-    try:
-        report = run(work, processes, has_handshake_flag, handshake_timeout)
-    finally:
-        signal.alarm(0)
-        processes.stop_all()
-        if KEEP:
-            say(f"kept {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+    report = benchlib.in_scratch("hostile-bench", say, lambda work, processes: run(
+        work, processes, has_handshake_flag, handshake_timeout))
     report.print(f"hostile-bench: {os.cpu_count()} cores, atsproxy "
                  f"{'--handshake-timeout ' + str(int(handshake_timeout)) if has_handshake_flag else '(no --handshake-timeout flag: 10 s assumed)'}, "
                  f"{SILENT} silent + {DRIP} drip upstreams, {SNIS} SNIs; run took {time.monotonic() - started_at:.0f} s")
@@ -336,15 +308,8 @@ def run(work, processes, has_handshake_flag, handshake_timeout):
     context = benchlib.client_context(cafile)
 
     # --- the compliant host: nginx, *.good.test ---
-    www = os.path.join(work, "www")
-    os.makedirs(www)
-    os.makedirs(os.path.join(work, "nginx"))
-    with open(os.path.join(www, "index.html"), "w") as f:
-        f.write("ok\n")
-    with open(os.path.join(www, "big"), "wb") as f:
-        f.truncate(SIZE_MIB * 1048576)  # sparse: from the page cache
-    good_port = benchlib.free_port()
-    benchlib.start_nginx(processes, work, www, GOOD_ADDRESS, good_port)
+    www = benchlib.make_www(work, pages=[("index.html", "ok\n")], sparse=[("big", SIZE_MIB)])
+    good_port = benchlib.start_nginx(processes, work, www)
 
     # --- the hostile upstreams ---
     upstreams = processes.start("upstreams", [sys.executable, os.path.join(HERE, "upstreams.py"),
@@ -370,20 +335,10 @@ def run(work, processes, has_handshake_flag, handshake_timeout):
             f.write(f"{GOOD_ADDRESS} {' '.join(f's{i}.{DOMAIN}' for i in range(start, min(SNIS, start + 100)))}\n")
 
     # --- atsproxy ---
-    proxy_port = benchlib.free_port()
-    argv = [ATSPROXY, "--listen", f"127.0.0.1:{proxy_port}", "--policy", os.path.join(TOP, "config", "ats-defaults.plist"),
-            "--hosts-file", os.path.join(work, "hosts"), "--control-socket", os.path.join(work, "control.sock"),
-            "--ca-file", cafile, "--system-roots", "off", "--log-file", os.path.join(work, "atsproxy.log"),
-            "--shutdown-timeout", "1"]
-    if has_handshake_flag:
-        argv += ["--handshake-timeout", str(int(handshake_timeout))]
-    if THREADS:
-        argv += ["--threads", THREADS]
-    argv += DAEMON_FLAGS
-    daemon = processes.start("atsproxy", argv, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "atsproxy.err"), "w"))
-    benchlib.wait_for_port(proxy_port, "atsproxy", daemon, work)
-    proxy = ("127.0.0.1", proxy_port)
-    pid = daemon.pid
+    handshake_flag = ["--handshake-timeout", str(int(handshake_timeout))] if has_handshake_flag else []
+    atsproxy = benchlib.start_atsproxy(work, processes, "atsproxy", os.path.join(work, "hosts"), threads=THREADS,
+                                       flags=handshake_flag + DAEMON_FLAGS)
+    daemon, proxy, proxy_port, pid = atsproxy.process, atsproxy.address, atsproxy.port, atsproxy.pid
     say(f"nginx :{good_port}, atsproxy :{proxy_port} (pid {pid}, open-file limit {nofile_limit(pid)}), "
         f"{SILENT} silent upstreams on 127.0.0.2, {DRIP} drip upstreams on 127.0.0.3")
 
@@ -613,11 +568,4 @@ via off
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Failure as failure:
-        say(f"error: {failure}")
-        sys.exit(1)
-    except KeyboardInterrupt:
-        say("interrupted; everything it started is stopped")
-        sys.exit(130)
+    benchlib.run_main(main, say)

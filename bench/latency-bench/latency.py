@@ -28,12 +28,10 @@ import json
 import os
 import selectors
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from datetime import datetime
 
@@ -44,14 +42,11 @@ sys.path.insert(0, os.path.join(TOP, "bench", "benchlib"))
 import benchlib  # noqa: E402
 from benchlib import Failure  # noqa: E402
 
-ATSPROXY = benchlib.ATSPROXY
-ATSPROXYCTL = benchlib.ATSPROXYCTL
 DELAY_MS = float(os.environ.get("DELAY_MS", "25"))
 CONNECT_RTT = os.environ.get("CONNECT_RTT", "1") != "0"
 SAMPLES = int(os.environ.get("SAMPLES", "7"))
 CLIENTS = os.environ.get("CLIENTS", "curl python").split()
 THREADS = os.environ.get("THREADS", str(os.cpu_count() or 2))
-KEEP = os.environ.get("KEEP") == "1"
 TOTAL_LIMIT_S = 600  # the whole run, whatever happens
 SAMPLE_TIMEOUT_S = 20
 SMALL_BYTES = 1024  # /small's body
@@ -156,17 +151,7 @@ def sample_python(path, name, relay_port, work):
     try:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if path.via_proxy:
-            authority = f"{name}:{relay_port}"
-            sock.sendall(f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n".encode())
-            head = b""
-            while b"\r\n\r\n" not in head:
-                chunk = sock.recv(4096)
-                if not chunk:
-                    raise ConnectionError(f"the proxy closed the CONNECT without an answer ({head[:80]!r})")
-                head += chunk
-            status = head.split(b"\r\n", 1)[0]
-            if status.split()[1:2] != [b"200"]:
-                raise ConnectionError(f"CONNECT answered {status.decode(errors='replace')}")
+            benchlib.open_tunnel(sock, (name, relay_port))
             times["connect"] = time.monotonic() - started
         tls = path.context.wrap_socket(sock, server_hostname=name)
         sock = tls
@@ -253,12 +238,8 @@ def run(work, processes):
     say(f"scratch directory {work}")
     benchlib.make_certificates(work)
     root = os.path.join(work, "root.pem")
-    www = os.path.join(work, "www")
-    os.makedirs(www)
-    with open(os.path.join(www, "small"), "w") as f:
-        f.write("x" * SMALL_BYTES)
-    nginx_port = benchlib.free_port()
-    benchlib.start_nginx(processes, work, www, "127.0.0.1", nginx_port)
+    www = benchlib.make_www(work, pages=[("small", "x" * SMALL_BYTES)])
+    nginx_port = benchlib.start_nginx(processes, work, www)
     relay, relay_port = start_relay(work, processes, nginx_port)
 
     kinds = {"direct": "direct", "atsproxy-tun": "tun", "atsproxy-tunv": "tunv", "atsproxy-icpt": "icpt",
@@ -270,8 +251,7 @@ def run(work, processes):
                 f.write(f"127.0.0.1 warm-{kind}-{client}.{DOMAIN} "
                         f"{' '.join(f'r{r}-{kind}-{client}.{DOMAIN}' for r in range(SAMPLES))}\n")
 
-    subprocess.run([ATSPROXYCTL, "ca", "init", "--dir", os.path.join(work, "atsca")], check=True, timeout=60,
-                   stdout=subprocess.DEVNULL)
+    benchlib.make_atsproxy_ca(work)
     paths, skipped = [], {}
     paths.append(Path("direct", "direct", ("127.0.0.1", relay_port), root, False,
                       "the client straight to the relay (no proxy)", relay))
@@ -562,43 +542,21 @@ def report(paths, skipped, results, work):
 
 
 def main():
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(Failure(f"the run took over {TOTAL_LIMIT_S} s")))
-    signal.alarm(TOTAL_LIMIT_S)
-    os.environ["PATH"] = os.environ.get("PATH", "") + ":/usr/sbin:/sbin"
-    for tool in ("openssl", "nginx"):
-        if not shutil.which(tool):
-            raise Failure(f"{tool} not found: 'make bench-latency' installs it")
-    for binary in (ATSPROXY, ATSPROXYCTL):
-        if not os.access(binary, os.X_OK):
-            raise Failure(f"no {binary}: swift build -c release, or set ATSPROXY / ATSPROXYCTL")
+    benchlib.limit_run(TOTAL_LIMIT_S)
+    benchlib.require_tools("bench-latency", {"openssl": "", "nginx": ""})
+    benchlib.require_binaries()
     if SAMPLES < 1 or DELAY_MS < 0:
         raise Failure("SAMPLES must be at least 1 and DELAY_MS not negative")
 
-    work = tempfile.mkdtemp(prefix="latency-bench.")
-    os.chmod(work, 0o755)  # nginx's workers and squid drop to unprivileged users when started as root
-    processes = benchlib.Processes()
-    started = time.monotonic()
-    try:
+    def run_and_report(work, processes):
         paths, skipped, results = run(work, processes)
-        lines = report(paths, skipped, results, work)
-    finally:
-        signal.alarm(0)
-        processes.stop_all()
-        if KEEP:
-            say(f"kept {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+        return report(paths, skipped, results, work)
+
+    started = time.monotonic()
+    lines = benchlib.in_scratch("latency-bench", say, run_and_report)
     print("\n".join(lines))
     print(f"\n(run took {time.monotonic() - started:.0f} s)")
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Failure as failure:
-        say(f"error: {failure}")
-        sys.exit(1)
-    except KeyboardInterrupt:
-        say("interrupted; everything it started is stopped")
-        sys.exit(130)
+    benchlib.run_main(main, say)

@@ -31,14 +31,9 @@ Environment (all optional):
 
 import os
 import shutil
-import signal
-import socket
-import ssl
 import statistics
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -48,7 +43,7 @@ sys.path.insert(0, os.path.join(TOP, "bench", "benchlib"))
 import benchlib  # noqa: E402
 from benchlib import Failure  # noqa: E402
 
-ATSPROXY, ATSPROXYCTL = benchlib.ATSPROXY, benchlib.ATSPROXYCTL
+ATSPROXY = benchlib.ATSPROXY
 REQUESTS = int(os.environ.get("REQUESTS", "800"))
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
 CONCURRENCY = int(os.environ.get("CONCURRENCY", "50"))
@@ -58,7 +53,6 @@ REPS = int(os.environ.get("REPS", "3"))
 TUNNELS = int(os.environ.get("TUNNELS", "500"))
 TUNNEL_BENCH = os.environ.get("TUNNEL_BENCH", "1") != "0"
 THREADS = os.environ.get("THREADS", str(os.cpu_count() or 2))
-KEEP = os.environ.get("KEEP") == "1"
 TOTAL_LIMIT_S = 1500
 
 DOMAIN = benchlib.DOMAIN  # good.test: the upstream's leaf is for *.good.test
@@ -79,17 +73,9 @@ def openssl(work, *args):
 
 
 def start_nginx(work, processes):
-    www = os.path.join(work, "www")
-    os.makedirs(www)
-    os.makedirs(os.path.join(work, "nginx"))
-    with open(os.path.join(www, "small"), "w") as f:
-        f.write("x" * 1024)
-    with open(os.path.join(www, "big"), "wb") as f:
-        f.truncate(SIZE_MIB * 1048576)  # sparse: from the page cache
-    port = benchlib.free_port()
-    benchlib.start_nginx(processes, work, www, "127.0.0.1", port, extra_http=(
-        "    keepalive_timeout 600s;\n    keepalive_requests 100000;\n    client_header_timeout 600s;\n"))
-    return port
+    """nginx with /small (1 KiB) and /big (SIZE_MIB, sparse), connections kept 600 s: its port."""
+    www = benchlib.make_www(work, pages=[("small", "x" * 1024)], sparse=[("big", SIZE_MIB)])
+    return benchlib.start_nginx(processes, work, www, keepalive_requests=100000)
 
 
 def hosts_file(work):
@@ -167,13 +153,7 @@ via off
 
 def read_response(tls):
     """One HTTP/1.1 response with Content-Length, read to its end: (status line, body bytes)."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = tls.recv(65536)
-        if not chunk:
-            raise ConnectionError(f"closed before the response head ({data[:60]!r})")
-        data += chunk
-    head, body = data.split(b"\r\n\r\n", 1)
+    head, body = benchlib.read_head(tls, "closed before the response head")
     length = 0
     for line in head.split(b"\r\n")[1:]:
         key, _, value = line.partition(b":")
@@ -289,72 +269,18 @@ def phase_bulk(proxies, port, cafile_direct):
 
 def phase_idle(proxy, port):
     """TUNNELS connections, each CONNECT + TLS + one GET with keep-alive, held: RSS growth per connection."""
-    held, lock = [], threading.Lock()
-
-    def open_one(_):
-        tls = open_and_get(proxy, WARM, port)
-        with lock:
-            held.append(tls)
-
-    time.sleep(1.0)
-    rss_before, fds_before = benchlib.rss_kib(proxy.pid), benchlib.open_fds(proxy.pid)
-    try:
-        ok, errors, wall = benchlib.run_parallel(TUNNELS, 20, open_one)
-        if errors:
-            raise Failure(f"{proxy.name}: {len(errors)} of {TUNNELS} connections failed, first: {errors[0]}")
-        time.sleep(2.0)
-        rss_after, fds_after = benchlib.rss_kib(proxy.pid), benchlib.open_fds(proxy.pid)
-        alive = benchlib.count_alive(held)
-    finally:
-        for s in held:
-            try:
-                s.close()
-            except OSError:
-                pass
-    proxy.alive("the idle phase")
-    row = {"kib": (rss_after - rss_before) / TUNNELS, "before": rss_before, "after": rss_after,
-           "fds_before": fds_before, "fds_after": fds_after, "alive": alive, "open_s": wall}
-    say(f"  {proxy.name}: {row['kib']:.1f} KiB per connection ({rss_before} -> {rss_after} KiB, "
-        f"descriptors {fds_before} -> {fds_after}, {alive} of {TUNNELS} still open)")
-    time.sleep(2.0)  # the closed connections drain before the next proxy
-    return row
+    return benchlib.hold_idle(proxy, TUNNELS, lambda: open_and_get(proxy, WARM, port), "connections", say)
 
 
 # --- the run --------------------------------------------------------------------------------------
 
 def main():
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(Failure(f"the run took over {TOTAL_LIMIT_S} s")))
-    signal.alarm(TOTAL_LIMIT_S)
-    os.environ["PATH"] = os.environ.get("PATH", "") + ":/usr/sbin:/sbin"
-    for tool in ("openssl", "curl", "nginx"):
-        if not shutil.which(tool):
-            raise Failure(f"{tool} not found: 'make bench-intercept' installs it")
-    for binary in (ATSPROXY, ATSPROXYCTL):
-        if not os.access(binary, os.X_OK):
-            raise Failure(f"no {binary}: swift build -c release, or set ATSPROXY / ATSPROXYCTL")
-    import resource
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    try:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (min(65536, hard) if hard != resource.RLIM_INFINITY else 65536, hard))
-    except (ValueError, OSError):
-        pass
-    if resource.getrlimit(resource.RLIMIT_NOFILE)[0] < 4 * TUNNELS + 1024:
-        raise Failure(f"open-file limit too low for TUNNELS={TUNNELS}")
-
-    work = tempfile.mkdtemp(prefix="intercept-bench.")
-    os.chmod(work, 0o755)
-    processes = benchlib.Processes()
+    benchlib.limit_run(TOTAL_LIMIT_S)
+    benchlib.require_tools("bench-intercept", {"openssl": "", "curl": "", "nginx": ""})
+    benchlib.require_binaries()
+    benchlib.raise_open_files(4 * TUNNELS + 1024, f"TUNNELS={TUNNELS}")
     started = time.monotonic()
-    try:
-        lines = run(work, processes)
-    finally:
-        signal.alarm(0)
-        processes.stop_all()
-        if KEEP:
-            say(f"kept {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+    lines = benchlib.in_scratch("intercept-bench", say, run)
     print("\n".join(lines))
     print(f"\n(run took {time.monotonic() - started:.0f} s; a benchmark, not a test)")
     if TUNNEL_BENCH:
@@ -373,8 +299,7 @@ def run(work, processes):
     root = os.path.join(work, "root.pem")
     port = start_nginx(work, processes)
     hosts = hosts_file(work)
-    subprocess.run([ATSPROXYCTL, "ca", "init", "--dir", os.path.join(work, "atsca")], check=True, timeout=60,
-                   stdout=subprocess.DEVNULL)
+    benchlib.make_atsproxy_ca(work)
     proxies, skipped = [], {}
     proxies.append(benchlib.start_atsproxy(work, processes, "atsproxy-icpt", hosts, True, THREADS, ["--verdict-ttl", "3600"]))
     mitm, why = benchlib.start_mitmdump(work, processes)
@@ -506,11 +431,4 @@ def run(work, processes):
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Failure as failure:
-        say(f"error: {failure}")
-        sys.exit(1)
-    except KeyboardInterrupt:
-        say("interrupted; everything it started is stopped")
-        sys.exit(130)
+    benchlib.run_main(main, say)

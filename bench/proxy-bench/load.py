@@ -28,20 +28,7 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ left in the checkout
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchlib"))
 from benchlib import (CLOCK_TICKS, client_context, connect_tunnel, count_alive, cpu_seconds,  # noqa: E402
-                      open_fds, process_tree, rss_kib, run_parallel, tls_through)
-
-
-# --- the proxy's processes -----------------------------------------------------------------------
-
-def threads(root):
-    """Threads of the whole tree."""
-    total = 0
-    for pid in process_tree(root):
-        try:
-            total += len(os.listdir(f"/proc/{pid}/task"))
-        except OSError:
-            continue
-    return total
+                      open_fds, rss_kib, run_parallel, threads, tls_through)
 
 
 # --- one tunnel ----------------------------------------------------------------------------------
