@@ -7,11 +7,12 @@ h2-bench/h2.py put this directory on sys.path and import it. It holds:
   processes     Processes (own process group, PR_SET_PDEATHSIG, stopped with their children),
                 free_port, wait_for_port, tail
   servers       make_certificates (a test root, a leaf for *.good.test), make_www, start_nginx
-  proxies       Proxy, make_atsproxy_ca, start_atsproxy, start_mitmdump
+  proxies       Proxy, make_atsproxy_ca, start_atsproxy, start_mitmdump, first_requests
   measuring     process_tree, cpu_seconds, rss_kib, open_fds, threads (/proc), run_parallel,
-                count_alive, hold_idle (memory per idle connection)
+                count_alive, hold_idle (memory per idle connection) and idle_lines (its table)
   clients       client_context, connect_tunnel, open_tunnel, read_head, tls_through,
                 curl_download
+  the report    cpu_model, goal_lines, goal_count
 
 Environment it reads (each bench's header documents them): ATSPROXY, ATSPROXYCTL (default
 .build/release/ of this checkout), MITMDUMP (default .build/bench-venv/bin/mitmdump, then PATH),
@@ -326,6 +327,24 @@ def start_atsproxy(work, processes, name, hosts, intercept=False, threads=None, 
     return Proxy(name, port, process, cafile, note)
 
 
+def first_requests(proxies, request, skipped, work, say):
+    """request(proxy) through each of `proxies` once, so that one that fails is known before anything
+    is measured: atsproxy (a name starting "atsproxy") ends the run, with the end of work/NAME.err;
+    a peer is taken out of `proxies` and put in `skipped` ({name: why}). Then says each skipped one."""
+    for p in list(proxies):
+        try:
+            request(p)
+        except Exception as error:  # noqa: BLE001 - a peer that fails in any way is skipped
+            if p.name.startswith("atsproxy"):
+                raise Failure(f"the first request through {p.name} failed: {error}; "
+                              f"{tail(os.path.join(work, p.name + '.err'), 5)}")
+            failure = str(error) if isinstance(error, Failure) else f"{type(error).__name__}: {error}"
+            skipped[p.name] = f"a request through it failed: {failure}"
+            proxies.remove(p)
+    for name, why in skipped.items():
+        say(f"SKIP {name}: {why}")
+
+
 MITM_ADDON = f'''# Sends every *.{DOMAIN} connection to 127.0.0.1 (the hosts file's job for the other proxies);
 # the SNI and the certificate check stay the name's.
 def server_connect(data):
@@ -527,6 +546,16 @@ def hold_idle(proxy, count, open_one, what, say):
     return row
 
 
+def idle_lines(figures, width):
+    """hold_idle's figures as table lines: a header, then a line per proxy in the order of
+    `figures` ({name: hold_idle's dict}), the names padded to `width`."""
+    lines = [f"   {'':{width}} {'KiB/conn':>8} {'RSS before':>11} {'RSS after':>10} {'fds':>12} {'alive':>6}"]
+    for name, r in figures.items():
+        lines.append(f"   {name:{width}} {r['kib']:8.1f} {r['before']:9d}Ki {r['after']:8d}Ki "
+                     f"{r['fds_before']:>5}->{r['fds_after']:<6} {r['alive']:>6}")
+    return lines
+
+
 # --- clients --------------------------------------------------------------------------------------
 
 def client_context(cafile):
@@ -601,3 +630,25 @@ def curl_download(url, cafile, proxy=None, resolve=None, timeout=120):
         raise Failure(f"curl {url} via {proxy}: {out.stderr.strip()}")
     size, speed = out.stdout.split()
     return int(size), float(speed)
+
+
+# --- the report -----------------------------------------------------------------------------------
+
+def cpu_model():
+    """The machine's CPU as /proc/cpuinfo names it, or "?"."""
+    with open("/proc/cpuinfo") as f:
+        return next((l.split(": ", 1)[1].strip() for l in f if l.startswith("model name")), "?")
+
+
+def goal_lines(rows, label_width, goal_width):
+    """The goals table: a line per (label, figure, goal, verdict) row, indented 3, the label and
+    the goal padded to the widths given, the figure to the widest figure."""
+    width = max(len(r[1]) for r in rows)
+    return [f"   {label:{label_width}} {figure:{width}}  goal {goal:{goal_width}} {verdict}"
+            for label, figure, goal, verdict in rows]
+
+
+def goal_count(rows):
+    """The verdicts of (label, figure, goal, verdict) rows counted: "goals met N, missed N, skipped N"."""
+    count = {v: sum(1 for r in rows if r[3] == v) for v in ("PASS", "FAIL", "SKIP")}
+    return f"goals met {count['PASS']}, missed {count['FAIL']}, skipped {count['SKIP']}"

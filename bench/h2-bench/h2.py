@@ -359,17 +359,7 @@ def run(work, processes):
         skipped["mitmdump"] = why
     direct = Path("direct", nginx_port, note="h2load to nginx")
     direct_fwd = Path("direct-fwd", start_forwarder(work, processes, "direct", nginx_port), note="h2load to socat to nginx (TCP)")
-    for p in list(proxies):  # a first request through each: a relay that fails is reported now
-        try:
-            h2load(p, nginx_port, "/small", 1, 1, 1)
-        except Failure as error:
-            if p is ats:
-                raise Failure(f"the first request through atsproxy failed: {error}; "
-                              f"{benchlib.tail(os.path.join(work, 'atsproxy.err'), 5)}")
-            skipped[p.name] = f"a request through it failed: {error}"
-            proxies.remove(p)
-    for name, why in skipped.items():
-        say(f"SKIP {name}: {why}")
+    benchlib.first_requests(proxies, lambda p: h2load(p, nginx_port, "/small", 1, 1, 1), skipped, work, say)
     say("proxies: " + ", ".join(f"{p.name} :{ports[p.name]} (pid {p.pid}, forwarder :{p.port})" for p in proxies)
         + f"; nginx :{nginx_port}, plain forwarder :{direct_fwd.port}")
     by = {p.name: p for p in proxies}
@@ -406,10 +396,9 @@ def run(work, processes):
 
     # --- the table ---
     out = []
-    cpu_model = next((l.split(": ", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     h2load_version = subprocess.run(["h2load", "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
     out.append("")
-    out.append(f"h2-bench: {os.cpu_count()} cores ({cpu_model}); nginx {nginx_version()} with HTTP/2 over TLS 1.3, a P-256 leaf "
+    out.append(f"h2-bench: {os.cpu_count()} cores ({benchlib.cpu_model()}); nginx {nginx_version()} with HTTP/2 over TLS 1.3, a P-256 leaf "
                f"for *.{DOMAIN} from an RSA test root; {h2load_version}, -t 1, no certificate checks; socat as the "
                f"CONNECT forwarder in front of each proxy")
     for p in proxies + [direct, direct_fwd]:
@@ -459,11 +448,7 @@ def run(work, processes):
     out.append(f"4. Resident memory per idle h2 connection ({IDLE} held, straight to the proxy without the forwarder, 20 opened "
                f"at a time: CONNECT + TLS (ALPN h2) + preface + SETTINGS + one GET /small read to its end; VmRSS growth of "
                f"the proxy's process tree 2 s later / {IDLE})")
-    out.append(f"   {'':11} {'KiB/conn':>8} {'RSS before':>11} {'RSS after':>10} {'fds':>12} {'alive':>6}")
-    for p in proxies:
-        r = idle[p.name]
-        out.append(f"   {p.name:11} {r['kib']:8.1f} {r['before']:9d}Ki {r['after']:8d}Ki "
-                   f"{r['fds_before']:>5}->{r['fds_after']:<6} {r['alive']:>6}")
+    out += benchlib.idle_lines(idle, 11)
     out.append("")
     out.append(f"   atsproxy log: {h2_lines} request lines with http_version HTTP/2; stderr: {err_text}")
 
@@ -478,35 +463,30 @@ def run(work, processes):
     peer_txt = f"; mitmdump {mid_str[peer]['extra_ms']:.4f} ms" if peer else ""
     rows.append(("2. CPU per extra stream", f"{e:.4f} ms{peer_txt}", f"<= {GOALS['stream_ms']} ms",
                  "PASS" if e <= GOALS["stream_ms"] else "FAIL"))
-    rps = mid_str["atsproxy"]["rps"]
-    if peer:
-        x = rps / mid_str[peer]["rps"]
-        rows.append(("3. streams/s, 100 concurrent on 10 connections", f"{rps:.0f}/s = {x:.1f}x mitmdump ({mid_str[peer]['rps']:.0f}); "
-                     f"direct {mid_str['direct']['rps']:.0f}, direct-fwd {mid_str['direct-fwd']['rps']:.0f}",
-                     f">= {GOALS['rps_x_mitm']:.0f}x mitmdump", "PASS" if x >= GOALS["rps_x_mitm"] else "FAIL"))
-    else:
-        rows.append(("3. streams/s, 100 concurrent on 10 connections", f"{rps:.0f}/s; mitmdump: {skipped.get('mitmdump')}",
-                     f">= {GOALS['rps_x_mitm']:.0f}x mitmdump", "SKIP"))
+    rows.append(times_mitmdump("3. streams/s, 100 concurrent on 10 connections", {n: r["rps"] for n, r in mid_str.items()},
+                               "/s", 1, GOALS["rps_x_mitm"], skipped.get("mitmdump")))
     k = idle["atsproxy"]["kib"]
     peer_txt = f"; mitmdump {idle[peer]['kib']:.1f}" if peer else ""
     rows.append(("4. memory per idle h2 connection", f"{k:.1f} KiB{peer_txt}", f"<= {GOALS['kib']:.0f} KiB",
                  "PASS" if k <= GOALS["kib"] and idle["atsproxy"]["alive"] == IDLE else "FAIL"))
-    if peer:
-        x = med["atsproxy"] / med[peer]
-        rows.append(("5. bulk throughput on one stream", f"{med['atsproxy']:.0f} MiB/s = {x:.2f}x mitmdump ({med[peer]:.0f}); "
-                     f"direct {med['direct']:.0f}, direct-fwd {med['direct-fwd']:.0f}",
-                     f">= {GOALS['bulk_x_mitm']:.0f}x mitmdump", "PASS" if x >= GOALS["bulk_x_mitm"] else "FAIL"))
-    else:
-        rows.append(("5. bulk throughput on one stream", f"{med['atsproxy']:.0f} MiB/s; mitmdump: {skipped.get('mitmdump')}",
-                     f">= {GOALS['bulk_x_mitm']:.0f}x mitmdump", "SKIP"))
+    rows.append(times_mitmdump("5. bulk throughput on one stream", med, " MiB/s", 2, GOALS["bulk_x_mitm"], skipped.get("mitmdump")))
     out.append("")
     out.append("Goals for atsproxy relaying HTTP/2 in intercept mode:")
-    width = max(len(r[1]) for r in rows)
-    for label, figure, goal, verdict in rows:
-        out.append(f"   {label:47} {figure:{width}}  goal {goal:16} {verdict}")
-    count = {v: sum(1 for r in rows if r[3] == v) for v in ("PASS", "FAIL", "SKIP")}
-    out.append(f"goals met {count['PASS']}, missed {count['FAIL']}, skipped {count['SKIP']}")
+    out += benchlib.goal_lines(rows, 47, 16)
+    out.append(benchlib.goal_count(rows))
     return out
+
+
+def times_mitmdump(label, figures, unit, digits, goal, why):
+    """A goal row: atsproxy's figure at least `goal` times mitmdump's. `figures` has one per path
+    (atsproxy, direct, direct-fwd, and mitmdump unless it was skipped, for `why`), each printed
+    with `unit` after it; the ratio has `digits` decimals. SKIP without mitmdump."""
+    ours, goal_text = figures["atsproxy"], f">= {goal:.0f}x mitmdump"
+    if "mitmdump" not in figures:
+        return label, f"{ours:.0f}{unit}; mitmdump: {why}", goal_text, "SKIP"
+    x = ours / figures["mitmdump"]
+    return (label, f"{ours:.0f}{unit} = {x:.{digits}f}x mitmdump ({figures['mitmdump']:.0f}); direct {figures['direct']:.0f}, "
+            f"direct-fwd {figures['direct-fwd']:.0f}", goal_text, "PASS" if x >= goal else "FAIL")
 
 
 def nginx_version():

@@ -296,8 +296,7 @@ def main():
     report.print(f"hostile-bench: {os.cpu_count()} cores, atsproxy "
                  f"{'--handshake-timeout ' + str(int(handshake_timeout)) if has_handshake_flag else '(no --handshake-timeout flag: 10 s assumed)'}, "
                  f"{SILENT} silent + {DRIP} drip upstreams, {SNIS} SNIs; run took {time.monotonic() - started_at:.0f} s")
-    count = {v: sum(1 for r in report.rows if r[3] == v) for v in ("PASS", "FAIL", "SKIP")}
-    print(f"\ngoals met {count['PASS']}, missed {count['FAIL']}, skipped {count['SKIP']} (a benchmark, not a test)")
+    print(f"\n{benchlib.goal_count(report.rows)} (a benchmark, not a test)")
 
 
 def run(work, processes, has_handshake_flag, handshake_timeout):

@@ -451,9 +451,8 @@ def report(paths, skipped, results, work):
     out = []
     events = read_jsonl(os.path.join(work, "relay-events.jsonl"))
     rtt = 2 * DELAY_MS
-    cpu_model = next((l.split(": ", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     out.append("")
-    out.append(f"latency-bench: {os.cpu_count()} cores ({cpu_model}); nginx with TLS 1.2/1.3 (a P-256 leaf for *.{DOMAIN}) "
+    out.append(f"latency-bench: {os.cpu_count()} cores ({benchlib.cpu_model()}); nginx with TLS 1.2/1.3 (a P-256 leaf for *.{DOMAIN}) "
                f"behind relay.py: {DELAY_MS:g} ms each way = {rtt:g} ms round trip, "
                + ("a new TCP connection costs one round trip before its first bytes arrive" if CONNECT_RTT
                   else "a new TCP connection costs no round trip (CONNECT_RTT=0)"))
@@ -531,13 +530,10 @@ def report(paths, skipped, results, work):
                          f"{medians[(name, 'repeat')] / direct:.2f}x repeat")
         elif name in skipped:
             rows.append((f"peer {name}", skipped[name], "-", "SKIP"))
-    width = max(len(r[1]) for r in rows)
-    for label, figure, goal, verdict in rows:
-        out.append(f"   {label:22} {figure:{width}}  goal {goal:9} {verdict}")
+    out += benchlib.goal_lines(rows, 22, 9)
     if peers:
         out.append(f"   for comparison: {'; '.join(peers)}")
-    count = {v: sum(1 for r in rows if r[3] == v) for v in ("PASS", "FAIL", "SKIP")}
-    out.append(f"goals met {count['PASS']}, missed {count['FAIL']}, skipped {count['SKIP']} (a benchmark, not a test)")
+    out.append(f"{benchlib.goal_count(rows)} (a benchmark, not a test)")
     return out
 
 

@@ -313,17 +313,7 @@ def run(work, processes):
     else:
         skipped["squid-bump"] = why
     proxies.append(benchlib.start_atsproxy(work, processes, "atsproxy-tun", hosts, False, THREADS, ["--verdict-ttl", "3600"]))
-    for p in list(proxies):  # a first request through each: an interception that fails is reported now
-        try:
-            timed_request(p, WARM, port)
-        except Exception as error:  # noqa: BLE001
-            if p.name.startswith("atsproxy"):
-                raise Failure(f"the first request through {p.name} failed: {error}; "
-                              f"{benchlib.tail(os.path.join(work, p.name + '.err'), 5)}")
-            skipped[p.name] = f"a request through it failed: {type(error).__name__}: {error}"
-            proxies.remove(p)
-    for name, why in skipped.items():
-        say(f"SKIP {name}: {why}")
+    benchlib.first_requests(proxies, lambda p: timed_request(p, WARM, port), skipped, work, say)
     say("proxies: " + ", ".join(f"{p.name} :{p.port} (pid {p.pid})" for p in proxies))
     by = {p.name: p for p in proxies}
 
@@ -343,9 +333,8 @@ def run(work, processes):
 
     # --- the table ---
     out = []
-    cpu_model = next((l.split(": ", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     out.append("")
-    out.append(f"intercept-bench: {os.cpu_count()} cores ({cpu_model}); upstream nginx with TLS 1.3, "
+    out.append(f"intercept-bench: {os.cpu_count()} cores ({benchlib.cpu_model()}); upstream nginx with TLS 1.3, "
                f"a P-256 leaf for *.{DOMAIN} from an RSA test root")
     for p in proxies:
         out.append(f"   {p.name:14} {p.note}")
@@ -385,11 +374,7 @@ def run(work, processes):
     out.append("")
     out.append(f"4. Resident memory per idle intercepted connection ({TUNNELS} held, each CONNECT + TLS + one GET /small "
                f"with keep-alive; VmRSS growth of the process tree / {TUNNELS})")
-    out.append(f"   {'':14} {'KiB/conn':>8} {'RSS before':>11} {'RSS after':>10} {'fds':>12} {'alive':>6}")
-    for p in proxies:
-        r = idle[p.name]
-        out.append(f"   {p.name:14} {r['kib']:8.1f} {r['before']:9d}Ki {r['after']:8d}Ki "
-                   f"{r['fds_before']:>5}->{r['fds_after']:<6} {r['alive']:>6}")
+    out += benchlib.idle_lines(idle, 14)
     out.append("")
     made = 1 + 100 + ROUNDS * REQUESTS + (3 + 2 * NEW_NAMES + 1) + (1 + REPS) + TUNNELS
     out.append(f"   atsproxy-icpt log: {log_lines} lines for the {made} requests the client made through it "
@@ -422,11 +407,8 @@ def run(work, processes):
             rows.append((f"   peer {n}", skipped[n], "-", "SKIP"))
     out.append("")
     out.append("Goals for atsproxy in intercept mode:")
-    width = max(len(r[1]) for r in rows)
-    for label, figure, goal, verdict in rows:
-        out.append(f"   {label:48} {figure:{width}}  goal {goal:18} {verdict}")
-    count = {v: sum(1 for r in rows if r[3] == v) for v in ("PASS", "FAIL", "SKIP")}
-    out.append(f"goals met {count['PASS']}, missed {count['FAIL']}, skipped {count['SKIP']}")
+    out += benchlib.goal_lines(rows, 48, 18)
+    out.append(benchlib.goal_count(rows))
     return out
 
 
