@@ -5,9 +5,10 @@ h2-bench/h2.py put this directory on sys.path and import it. It holds:
   the run       run_main (exit codes), limit_run (SIGTERM, the time limit), require_tools,
                 require_binaries, raise_open_files, in_scratch (scratch directory, processes)
   processes     Processes (own process group, PR_SET_PDEATHSIG, stopped with their children),
-                free_port, wait_for_port, tail
+                free_port, wait_for_port, tail, start_announcing (a helper that prints its ports)
   servers       make_certificates (a test root, a leaf for *.good.test), make_www, start_nginx
-  proxies       Proxy, make_atsproxy_ca, start_atsproxy, start_mitmdump, first_requests
+  proxies       Proxy, make_atsproxy_ca, start_atsproxy, start_mitmdump, start_squid,
+                first_requests
   measuring     process_tree, cpu_seconds, rss_kib, open_fds, threads (/proc), run_parallel,
                 count_alive, hold_idle (memory per idle connection) and idle_lines (its table)
   clients       client_context, connect_tunnel, open_tunnel, read_head, tls_through,
@@ -19,8 +20,10 @@ Environment it reads (each bench's header documents them): ATSPROXY, ATSPROXYCTL
 KEEP=1 (keep the scratch directory).
 """
 
+import json
 import os
 import resource
+import selectors
 import shutil
 import signal
 import socket
@@ -194,6 +197,22 @@ def tail(path, lines=15):
         return "(no log)"
 
 
+def start_announcing(processes, work, name, argv, what):
+    """Starts argv as `name` (stderr to work/NAME.err), a helper that prints one JSON line on its
+    stdout once it is ready (the relay, the hostile upstreams); returns (its process, that line
+    decoded). A Failure naming it (`what`) if no line comes within 30 s or it exits first."""
+    process = processes.start(name, argv, stdout=subprocess.PIPE, stderr=open(os.path.join(work, f"{name}.err"), "w"),
+                              text=True)
+    ready = selectors.DefaultSelector()
+    ready.register(process.stdout, selectors.EVENT_READ)
+    if not ready.select(timeout=30):
+        raise Failure(f"{what} did not start within 30 s")
+    line = process.stdout.readline()
+    if not line:
+        raise Failure(f"{what} exited: {tail(os.path.join(work, name + '.err'))}")
+    return process, json.loads(line)
+
+
 # --- servers --------------------------------------------------------------------------------------
 
 def make_certificates(work):
@@ -325,6 +344,45 @@ def start_atsproxy(work, processes, name, hosts, intercept=False, threads=None, 
     note = (("--inspect intercept" if intercept else "tunnel mode (default)") + (f", --threads {threads}" if threads else "")
             + (", CA from atsproxyctl ca init (ECDSA P-256)" if intercept else ""))
     return Proxy(name, port, process, cafile, note)
+
+
+def start_squid(work, processes, name, hosts, port_options="", settings=""):
+    """squid (on PATH) called `name` on a free 127.0.0.1 port, `port_options` after the address on
+    its http_port line, then the `settings` lines, then: every client allowed, no cache, no access
+    log, `hosts` as its hosts file, no DNS, one worker, its cache.log in work/squid (made if missing
+    and writable by all: squid drops to its own user when started as root). Returns (its process,
+    its port, its version line) once it listens; a Failure with the end of its cache.log if not
+    within 30 s."""
+    squid = shutil.which("squid")
+    d = os.path.join(work, "squid")
+    os.makedirs(d, exist_ok=True)
+    os.chmod(d, 0o777)
+    port = free_port()
+    with open(os.path.join(work, "squid.conf"), "w") as f:
+        f.write(f"""http_port 127.0.0.1:{port}{port_options}
+{settings}http_access allow all
+cache deny all
+cache_mem 8 MB
+access_log none
+cache_store_log none
+cache_log {d}/cache.log
+pid_filename none
+coredump_dir {d}
+netdb_filename none
+hosts_file {hosts}
+dns_nameservers 127.0.0.1
+shutdown_lifetime 1 seconds
+workers 1
+via off
+""")
+    process = processes.start(name, [squid, "-f", os.path.join(work, "squid.conf"), "--foreground"],
+                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, f"{name}.err"), "w"))
+    try:
+        wait_for_port(port, name, process, work, seconds=30)
+    except Failure as failure:
+        raise Failure(f"squid did not start: {failure}; {tail(os.path.join(d, 'cache.log'), 5)}") from None
+    version = subprocess.run([squid, "-v"], capture_output=True, text=True, timeout=30).stdout.split("\n")[0]
+    return process, port, version
 
 
 def first_requests(proxies, request, skipped, work, say):

@@ -19,7 +19,6 @@ Environment (all optional):
   KEEP=1        keep the scratch directory (configs, logs) and print its path
 """
 
-import json
 import os
 import selectors
 import shutil
@@ -311,17 +310,8 @@ def run(work, processes, has_handshake_flag, handshake_timeout):
     good_port = benchlib.start_nginx(processes, work, www)
 
     # --- the hostile upstreams ---
-    upstreams = processes.start("upstreams", [sys.executable, os.path.join(HERE, "upstreams.py"),
-                                              "--silent", str(SILENT), "--drip", str(DRIP)],
-                                stdout=subprocess.PIPE, stderr=open(os.path.join(work, "upstreams.err"), "w"), text=True)
-    ready = selectors.DefaultSelector()
-    ready.register(upstreams.stdout, selectors.EVENT_READ)
-    if not ready.select(timeout=30):
-        raise Failure("the hostile upstreams did not start within 30 s")
-    line = upstreams.stdout.readline()
-    if not line:
-        raise Failure(f"the hostile upstreams exited: {benchlib.tail(os.path.join(work, 'upstreams.err'))}")
-    ports = json.loads(line)
+    _, ports = benchlib.start_announcing(processes, work, "upstreams", [
+        sys.executable, os.path.join(HERE, "upstreams.py"), "--silent", str(SILENT), "--drip", str(DRIP)], "the hostile upstreams")
 
     # --- names: every host the run CONNECTs to, by name ---
     with open(os.path.join(work, "hosts"), "w") as f:
@@ -498,33 +488,10 @@ def bulk_phase(work, processes, proxy, pid, good_port, cafile):
     """Direct, through atsproxy, through squid: REPS downloads of SIZE_MIB each, interleaved; each
     proxy's CPU (utime+stime of its process tree) around each download."""
     rows = []
-    squid_bin = shutil.which("squid")
     squid = None
-    if squid_bin:
-        squid_port = benchlib.free_port()
-        os.makedirs(os.path.join(work, "squid"))
-        os.chmod(os.path.join(work, "squid"), 0o777)
-        with open(os.path.join(work, "squid.conf"), "w") as f:
-            f.write(f"""http_port 127.0.0.1:{squid_port}
-http_access allow all
-cache deny all
-cache_mem 8 MB
-access_log none
-cache_store_log none
-cache_log {work}/squid/cache.log
-pid_filename none
-coredump_dir {work}/squid
-netdb_filename none
-hosts_file {work}/hosts
-dns_nameservers 127.0.0.1
-max_filedescriptors 65536
-shutdown_lifetime 1 seconds
-workers 1
-via off
-""")
-        squid = processes.start("squid", [squid_bin, "-f", os.path.join(work, "squid.conf"), "--foreground"],
-                                stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "squid.err"), "w"))
-        benchlib.wait_for_port(squid_port, "squid", squid, work, seconds=30)
+    if shutil.which("squid"):
+        squid, squid_port, _ = benchlib.start_squid(work, processes, "squid", os.path.join(work, "hosts"),
+                                                    settings="max_filedescriptors 65536\n")
     say(f"   bulk: {REPS} x {SIZE_MIB} MiB direct, through atsproxy{', through squid' if squid else ''}, interleaved")
     url = f"https://bulk.{DOMAIN}:{good_port}/big"
     paths = {"direct": dict(resolve=f"bulk.{DOMAIN}:{good_port}:{GOOD_ADDRESS}"), "atsproxy": dict(proxy=proxy)}

@@ -26,7 +26,6 @@ Environment (all optional):
 
 import json
 import os
-import selectors
 import shutil
 import socket
 import statistics
@@ -90,51 +89,18 @@ def start_relay(work, processes, target_port):
             "--delay-ms", str(DELAY_MS), "--events", os.path.join(work, "relay-events.jsonl")]
     if not CONNECT_RTT:
         argv.append("--no-connect-rtt")
-    relay = processes.start("relay", argv, stdout=subprocess.PIPE, stderr=open(os.path.join(work, "relay.err"), "w"),
-                            text=True)
-    ready = selectors.DefaultSelector()
-    ready.register(relay.stdout, selectors.EVENT_READ)
-    if not ready.select(timeout=30):
-        raise Failure("the relay did not start within 30 s")
-    line = relay.stdout.readline()
-    if not line:
-        raise Failure(f"the relay exited: {benchlib.tail(os.path.join(work, 'relay.err'))}")
-    return relay, json.loads(line)["port"]
+    relay, ready = benchlib.start_announcing(processes, work, "relay", argv, "the relay")
+    return relay, ready["port"]
 
 
 def start_squid(work, processes, hosts):
     """squid as a plain CONNECT proxy (no ssl-bump), resolving through the hosts file."""
-    squid = shutil.which("squid")
-    if not squid:
+    if not shutil.which("squid"):
         return None, "squid not installed (apt-get install squid-openssl)"
-    d = os.path.join(work, "squid")
-    os.makedirs(d)
-    os.chmod(d, 0o777)  # squid drops to the proxy user when started as root
-    port = benchlib.free_port()
-    with open(os.path.join(work, "squid.conf"), "w") as f:
-        f.write(f"""http_port 127.0.0.1:{port}
-http_access allow all
-cache deny all
-cache_mem 8 MB
-access_log none
-cache_store_log none
-cache_log {d}/cache.log
-pid_filename none
-coredump_dir {d}
-netdb_filename none
-hosts_file {hosts}
-dns_nameservers 127.0.0.1
-shutdown_lifetime 1 seconds
-workers 1
-via off
-""")
-    process = processes.start("squid", [squid, "-f", os.path.join(work, "squid.conf"), "--foreground"],
-                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "squid.err"), "w"))
     try:
-        benchlib.wait_for_port(port, "squid", process, work, seconds=30)
+        process, port, version = benchlib.start_squid(work, processes, "squid", hosts)
     except Failure as failure:
-        return None, f"squid did not start: {failure}; {benchlib.tail(os.path.join(d, 'cache.log'), 5)}"
-    version = subprocess.run([squid, "-v"], capture_output=True, text=True, timeout=30).stdout.split("\n")[0]
+        return None, str(failure)
     return (process, port, f"{version}, plain CONNECT (no ssl-bump), its hosts_file, no cache, no access log"), None
 
 

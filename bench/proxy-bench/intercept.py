@@ -110,40 +110,23 @@ def start_squid(work, processes, hosts):
     if os.getuid() == 0:  # squid and its helpers drop to the proxy user
         subprocess.run(["chown", "-R", "proxy:proxy", d], check=False, timeout=30)
     os.chmod(os.path.join(d, "ca.key"), 0o644)
-    port = benchlib.free_port()
-    with open(os.path.join(work, "squid.conf"), "w") as f:
-        f.write(f"""http_port 127.0.0.1:{port} ssl-bump tls-cert={d}/ca.pem tls-key={d}/ca.key generate-host-certificates=on dynamic_cert_mem_cache_size=16MB
-sslcrtd_program {certgen} -s {d}/ssl_db -M 16MB
+    try:
+        process, port, version = benchlib.start_squid(
+            work, processes, "squid-bump", hosts,
+            port_options=(f" ssl-bump tls-cert={d}/ca.pem tls-key={d}/ca.key generate-host-certificates=on "
+                          "dynamic_cert_mem_cache_size=16MB"),
+            settings=f"""sslcrtd_program {certgen} -s {d}/ssl_db -M 16MB
 sslcrtd_children 5 startup=1 idle=1
 acl step1 at_step SslBump1
 ssl_bump peek step1
 ssl_bump bump all
 tls_outgoing_options cafile={work}/root.pem
-http_access allow all
-cache deny all
-cache_mem 8 MB
-access_log none
-cache_store_log none
-cache_log {d}/cache.log
-pid_filename none
-coredump_dir {d}
-netdb_filename none
-hosts_file {hosts}
-dns_nameservers 127.0.0.1
 max_filedescriptors 65536
-shutdown_lifetime 1 seconds
 client_persistent_connections on
 server_persistent_connections on
-workers 1
-via off
 """)
-    process = processes.start("squid-bump", [squid, "-f", os.path.join(work, "squid.conf"), "--foreground"],
-                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "squid-bump.err"), "w"))
-    try:
-        benchlib.wait_for_port(port, "squid-bump", process, work, seconds=30)
     except Failure as failure:
-        return None, f"squid did not start: {failure}; {benchlib.tail(os.path.join(d, 'cache.log'), 5)}"
-    version = subprocess.run([squid, "-v"], capture_output=True, text=True, timeout=30).stdout.split("\n")[0]
+        return None, str(failure)
     note = (f"{version} (squid-openssl), ssl-bump: peek at step 1 then bump (the upstream handshake first), "
             "a P-256 CA, security_file_certgen -M 16MB (5 helpers), dynamic_cert_mem_cache_size=16MB, no access log")
     return benchlib.Proxy("squid-bump", port, process, os.path.join(d, "ca.pem"), note), None
