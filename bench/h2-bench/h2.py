@@ -4,9 +4,9 @@
 Python standard library only; h2load (nghttp2-client) is the load client, socat the CONNECT
 forwarder in front of the proxies (h2load speaks no proxy protocol), mitmdump is run as a program
 (MITMDUMP, `make bench-h2` installs it into its own virtual environment). Reuses
-bench/benchlib/benchlib.py (certificates, process group handling, mitmdump, /proc readers, the
-thread pool, the CONNECT client). Everything runs on 127.0.0.1 and is stopped on exit, on failure
-and on Ctrl-C. See README.md.
+bench/benchlib/benchlib.py (the run's set-up: checks, certificates, nginx, atsproxy, mitmdump,
+process groups; /proc readers, the thread pool, the CONNECT client, the tables' shared parts).
+Everything runs on 127.0.0.1 and is stopped on exit, on failure and on Ctrl-C. See README.md.
 
 Paths, all to the same nginx (TLS, `listen ... ssl http2`, a leaf for *.good.test from a test root):
   atsproxy    h2load -> socat (CONNECT) -> atsproxy --inspect intercept -> nginx

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """bench/hostile-bench: atsproxy against upstreams that never answer or answer a byte at a time.
 
-Python standard library only; reuses bench/benchlib/benchlib.py (processes, certificates, nginx,
-/proc readers, curl).
-Starts everything it measures (certificates, nginx, the hostile upstreams, atsproxy, squid), all on
-loopback, and stops all of it on exit, on failure and on Ctrl-C. See README.md in this directory.
+Python standard library only; reuses bench/benchlib/benchlib.py (the run's set-up: checks,
+certificates, nginx, atsproxy, squid, process groups; /proc readers, curl). Starts everything it
+measures (certificates, nginx, the hostile upstreams, atsproxy, squid), all on loopback, and stops
+all of it on exit, on failure and on Ctrl-C. See README.md in this directory.
 
 Environment (all optional):
   ATSPROXY      the atsproxy binary (default .build/release/atsproxy of this checkout)

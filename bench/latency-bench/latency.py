@@ -7,7 +7,8 @@ a round trip to "the server" costs 2 x DELAY_MS. Each sample is a client on 127.
 TCP connection (to the relay directly, or to a proxy and CONNECT name:relayport), a TLS handshake,
 and GET /small; its time to the response's first byte is compared with the direct path's. Two
 clients take the samples: curl, as the issue measured, and a Python ssl socket. Reuses
-bench/benchlib/benchlib.py (certificates, nginx, process groups, atsproxy in both modes, mitmdump).
+bench/benchlib/benchlib.py (the run's set-up: checks, certificates, nginx, process groups, atsproxy
+in both modes, mitmdump, squid).
 Everything is stopped on exit, on failure and on Ctrl-C. See README.md.
 
 Environment (all optional):

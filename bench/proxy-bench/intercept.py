@@ -2,8 +2,9 @@
 """bench/proxy-bench/intercept.py: atsproxy's intercept mode against mitmproxy and squid's ssl-bump.
 
 Python standard library only; mitmdump is run as a program (MITMDUMP, `make bench-intercept` installs
-it into its own virtual environment). Reuses bench/benchlib/benchlib.py (certificates, nginx, atsproxy,
-mitmdump, process group handling, the CONNECT client, /proc readers, the thread pool, curl).
+it into its own virtual environment). Reuses bench/benchlib/benchlib.py (the run's set-up: checks,
+certificates, nginx, atsproxy, mitmdump, squid, process groups; the CONNECT client, /proc readers, the
+thread pool, curl, the tables' shared parts).
 Everything runs on 127.0.0.1 and is stopped on exit, on failure and on Ctrl-C. See README.md,
 "Intercept mode".
 
