@@ -3,10 +3,10 @@
 
 Python standard library only; h2load (nghttp2-client) is the load client, socat the CONNECT
 forwarder in front of the proxies (h2load speaks no proxy protocol), mitmdump is run as a program
-(MITMDUMP, `make bench-h2` installs it into its own virtual environment). Reuses load.py (/proc
-readers, the thread pool, the CONNECT client) and hostile-bench/hostile.py (certificates, process
-group handling). Everything runs on 127.0.0.1 and is stopped on exit, on failure and on Ctrl-C.
-See README.md.
+(MITMDUMP, `make bench-h2` installs it into its own virtual environment). Reuses
+bench/benchlib/benchlib.py (the run's set-up: checks, certificates, nginx, atsproxy, mitmdump,
+process groups; /proc readers, the thread pool, the CONNECT client, the tables' shared parts).
+Everything runs on 127.0.0.1 and is stopped on exit, on failure and on Ctrl-C. See README.md.
 
 Paths, all to the same nginx (TLS, `listen ... ssl http2`, a leaf for *.good.test from a test root):
   atsproxy    h2load -> socat (CONNECT) -> atsproxy --inspect intercept -> nginx
@@ -33,33 +33,20 @@ Environment (all optional):
 
 import os
 import re
-import shutil
 import signal
-import socket
 import ssl
 import statistics
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.join(TOP, "bench", "proxy-bench"))
-sys.path.insert(0, os.path.join(TOP, "bench", "hostile-bench"))
-import load  # noqa: E402
-import hostile  # noqa: E402  (make_certificates, Processes, free_port, wait_for_port, tail, Failure)
-import intercept  # noqa: E402  (start_mitmdump)
-from hostile import Failure  # noqa: E402
+sys.path.insert(0, os.path.join(TOP, "bench", "benchlib"))
+import benchlib  # noqa: E402
+from benchlib import Failure  # noqa: E402
 
-BIN = os.path.join(TOP, ".build", "release")
-ATSPROXY = os.environ.get("ATSPROXY", os.path.join(BIN, "atsproxy"))
-ATSPROXYCTL = os.environ.get("ATSPROXYCTL", os.path.join(os.path.dirname(ATSPROXY), "atsproxyctl"))
-MITMDUMP = os.environ.get("MITMDUMP") or next(
-    (p for p in (os.path.join(TOP, ".build", "bench-venv", "bin", "mitmdump"), shutil.which("mitmdump") or "")
-     if p and os.access(p, os.X_OK)), "")
 CONNS = int(os.environ.get("CONNS", "200"))
 STREAMS = int(os.environ.get("STREAMS", "20000"))
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
@@ -68,12 +55,11 @@ REPS = int(os.environ.get("REPS", "3"))
 IDLE = int(os.environ.get("IDLE", "500"))
 THREADS = os.environ.get("THREADS", str(os.cpu_count() or 2))
 DAEMON_FLAGS = os.environ.get("DAEMON_FLAGS", "").split()
-KEEP = os.environ.get("KEEP") == "1"
 HOLD = os.environ.get("HOLD") == "1"
 TOTAL_LIMIT_S = 600
 H2LOAD_TIMEOUT_S = 120
 
-DOMAIN = hostile.DOMAIN  # good.test: nginx's leaf is for *.good.test
+DOMAIN = benchlib.DOMAIN  # good.test: nginx's leaf is for *.good.test
 NAME = f"h2.{DOMAIN}"
 CLIENTS, MAX_STREAMS = 10, 10  # phase 2: 100 concurrent streams on 10 connections
 GOALS = {"conn_ms": 1.0, "stream_ms": 0.05, "rps_x_mitm": 10.0, "kib": 64.0, "bulk_x_mitm": 2.0}
@@ -106,74 +92,28 @@ def mitm_mib():
 
 
 def start_nginx(work, processes):
-    """nginx with HTTP/2 (and HTTP/1.1) over TLS 1.2/1.3, /small (1 KiB) and /big (SIZE_MIB, sparse)."""
-    www = os.path.join(work, "www")
-    os.makedirs(www)
-    os.makedirs(os.path.join(work, "nginx"))
-    with open(os.path.join(www, "small"), "w") as f:
-        f.write("x" * 1024)
-    for name, size in (("big", SIZE_MIB), ("big-mitm", mitm_mib())):
-        with open(os.path.join(www, name), "wb") as f:
-            f.truncate(size * 1048576)  # sparse: from the page cache
-    port = hostile.free_port()
-    with open(os.path.join(work, "nginx.conf"), "w") as f:
-        f.write(f"""worker_processes 1;
-worker_rlimit_nofile 65536;
-daemon off;
-pid {work}/nginx/nginx.pid;
-error_log {work}/nginx.err error;
-events {{ worker_connections 65536; }}
-http {{
-    access_log off;
-    client_body_temp_path {work}/nginx/body;
-    proxy_temp_path {work}/nginx/proxy;
-    fastcgi_temp_path {work}/nginx/fastcgi;
-    uwsgi_temp_path {work}/nginx/uwsgi;
-    scgi_temp_path {work}/nginx/scgi;
-    keepalive_timeout 600s;
-    keepalive_requests 1000000;
-    client_header_timeout 600s;
-    server {{
-        listen 127.0.0.1:{port} ssl http2;
-        ssl_certificate {work}/chain.pem;
-        ssl_certificate_key {work}/leaf.key;
-        ssl_protocols TLSv1.2 TLSv1.3;
-        root {www};
-    }}
-}}
-""")
-    nginx = processes.start("nginx", ["nginx", "-p", f"{work}/nginx", "-c", f"{work}/nginx.conf", "-e", f"{work}/nginx.err"],
-                            stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "nginx.err"), "a"))
-    hostile.wait_for_port(port, "nginx", nginx, work)
-    return port
+    """nginx with HTTP/2 (and HTTP/1.1) over TLS 1.2/1.3, /small (1 KiB) and /big (SIZE_MIB, sparse),
+    1,000,000 requests a connection (nginx's default of 1000 would end h2 connections mid-run).
+    Returns its port."""
+    www = benchlib.make_www(work, pages=[("small", "x" * 1024)], sparse=[("big", SIZE_MIB), ("big-mitm", mitm_mib())])
+    return benchlib.start_nginx(processes, work, www, keepalive_requests=1000000, http2=True)
 
 
 def start_atsproxy(work, processes, hosts):
-    port = hostile.free_port()
-    argv = [ATSPROXY, "--listen", f"127.0.0.1:{port}", "--policy", os.path.join(TOP, "config", "ats-defaults.plist"),
-            "--hosts-file", hosts, "--control-socket", os.path.join(work, "atsproxy.sock"),
-            "--ca-file", os.path.join(work, "root.pem"), "--system-roots", "off",
-            "--log-file", os.path.join(work, "atsproxy.log"), "--threads", THREADS, "--verdict-ttl", "3600",
-            "--shutdown-timeout", "1", "--inspect", "intercept", "--ca-dir", os.path.join(work, "atsca"),
-            "--web-listen", f"127.0.0.1:{hostile.free_port()}"] + DAEMON_FLAGS
-    process = processes.start("atsproxy", argv, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "atsproxy.err"), "w"))
-    hostile.wait_for_port(port, "atsproxy", process, work)
+    """atsproxy in intercept mode as bench-intercept starts it, with its live view on a port of its
+    own and DAEMON_FLAGS; returns its Proxy, whose note says all that."""
+    proxy = benchlib.start_atsproxy(work, processes, "atsproxy", hosts, intercept=True, threads=THREADS, flags=[
+        "--verdict-ttl", "3600", "--web-listen", f"127.0.0.1:{benchlib.free_port()}", *DAEMON_FLAGS])
     extra = f", {' '.join(DAEMON_FLAGS)}" if DAEMON_FLAGS else ""
-    return port, process, (f"--inspect intercept, --threads {THREADS}, CA from atsproxyctl ca init (ECDSA P-256), the log "
-                           f"to a file, the live view on a port of its own{extra}")
-
-
-def start_mitmdump(work, processes):
-    """mitmdump with HTTP/2 on (its default), as bench-intercept starts it."""
-    proxy, why = intercept.start_mitmdump(work, processes, http2=True)
-    return ((proxy.port, proxy.process, proxy.note), None) if proxy else (None, why)
+    proxy.note += f", the log to a file, the live view on a port of its own{extra}"
+    return proxy
 
 
 def start_forwarder(work, processes, label, nginx_port, proxy_port=None):
     """socat on a free port: each connection forked to a child that CONNECTs through the proxy at
     proxy_port to NAME:nginx_port (or, without a proxy, connects to nginx itself) and copies both
     ways, 128 KiB at a time, TCP_NODELAY on both sides."""
-    port = hostile.free_port()
+    port = benchlib.free_port()
     listen = f"TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr,backlog=4096,nodelay"
     if proxy_port:
         target = f"PROXY:127.0.0.1:{NAME}:{nginx_port},proxyport={proxy_port},nodelay"
@@ -193,7 +133,7 @@ def wait_listening(port, name, process, work, seconds=15):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise Failure(f"{name} exited at start-up: {hostile.tail(os.path.join(work, name + '.err'))}")
+            raise Failure(f"{name} exited at start-up: {benchlib.tail(os.path.join(work, name + '.err'))}")
         with open("/proc/net/tcp") as f:
             if any(line.split()[1] == entry and line.split()[3] == "0A" for line in list(f)[1:]):
                 return
@@ -230,10 +170,10 @@ def h2load(path, nginx_port, resource, requests, clients, streams, h1=False):
 def proxy_cpu(path, run):
     """run() with the proxy's utime+stime (its process tree) read around it: (result, user s, sys s)."""
     time.sleep(0.3)
-    before = load.cpu_seconds(path.pid)
+    before = benchlib.cpu_seconds(path.pid)
     result = run()
     time.sleep(0.3)  # the proxy finishes closing what the client closed
-    after = load.cpu_seconds(path.pid)
+    after = benchlib.cpu_seconds(path.pid)
     path.alive("a measurement")
     return result, after[0] - before[0], after[1] - before[1]
 
@@ -275,7 +215,7 @@ def open_idle_h2(proxy_address, nginx_port, context):
     """A new connection to the proxy: CONNECT, TLS with ALPN h2, the client preface and SETTINGS,
     one GET /small on stream 1 read to its end (status 200, indexed), the server's SETTINGS acked.
     Returns the open TLS socket, left idle."""
-    sock = load.connect_tunnel(proxy_address, (NAME, nginx_port), timeout=60)
+    sock = benchlib.connect_tunnel(proxy_address, (NAME, nginx_port), timeout=60)
     tls = context.wrap_socket(sock, server_hostname=NAME)
     try:
         if tls.selected_alpn_protocol() != "h2":
@@ -380,110 +320,46 @@ def phase_idle(path, proxy_port, nginx_port):
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE  # h2load verifies nothing either; every path is known to be intercepted
     context.set_alpn_protocols(["h2"])
-    held, lock = [], threading.Lock()
-
-    def open_one(_):
-        tls = open_idle_h2(("127.0.0.1", proxy_port), nginx_port, context)
-        with lock:
-            held.append(tls)
-
-    time.sleep(1.0)
-    rss_before, fds_before = load.rss_kib(path.pid), load.open_fds(path.pid)
-    try:
-        ok, errors, wall = load.run_parallel(IDLE, 20, open_one)
-        if errors:
-            raise Failure(f"{path.name}: {len(errors)} of {IDLE} idle h2 connections failed, first: {errors[0]}")
-        time.sleep(2.0)
-        rss_after, fds_after = load.rss_kib(path.pid), load.open_fds(path.pid)
-        alive = load.count_alive(held)
-    finally:
-        for s in held:
-            try:
-                s.close()
-            except OSError:
-                pass
-    path.alive("the idle phase")
-    row = {"kib": (rss_after - rss_before) / IDLE, "before": rss_before, "after": rss_after,
-           "fds_before": fds_before, "fds_after": fds_after, "alive": alive, "open_s": wall}
-    say(f"  {path.name}: {row['kib']:.1f} KiB per connection ({rss_before} -> {rss_after} KiB, "
-        f"descriptors {fds_before} -> {fds_after}, {alive} of {IDLE} still open)")
-    time.sleep(2.0)
-    return row
+    return benchlib.hold_idle(path, IDLE, lambda: open_idle_h2(("127.0.0.1", proxy_port), nginx_port, context),
+                              "idle h2 connections", say)
 
 
 # --- the run --------------------------------------------------------------------------------------
 
 def main():
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(Failure(f"the run took over {TOTAL_LIMIT_S} s")))
-    signal.alarm(TOTAL_LIMIT_S)
-    os.environ["PATH"] = os.environ.get("PATH", "") + ":/usr/sbin:/sbin"
-    for tool, package in (("openssl", "openssl"), ("nginx", "nginx"), ("h2load", "nghttp2-client"), ("socat", "socat")):
-        if not shutil.which(tool):
-            raise Failure(f"{tool} not found: 'make bench-h2' installs it (Debian package {package})")
-    for binary in (ATSPROXY, ATSPROXYCTL):
-        if not os.access(binary, os.X_OK):
-            raise Failure(f"no {binary}: swift build -c release, or set ATSPROXY / ATSPROXYCTL")
-    import resource
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    try:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (min(65536, hard) if hard != resource.RLIM_INFINITY else 65536, hard))
-    except (ValueError, OSError):
-        pass
-    if resource.getrlimit(resource.RLIMIT_NOFILE)[0] < 4 * max(IDLE, CONNS) + 1024:
-        raise Failure(f"open-file limit too low for IDLE={IDLE} / CONNS={CONNS}")
-
-    work = tempfile.mkdtemp(prefix="h2-bench.")
-    os.chmod(work, 0o755)
-    processes = hostile.Processes()
+    benchlib.limit_run(TOTAL_LIMIT_S)
+    benchlib.require_tools("bench-h2", {"openssl": "Debian package openssl", "nginx": "Debian package nginx",
+                                        "h2load": "Debian package nghttp2-client", "socat": "Debian package socat"})
+    benchlib.require_binaries()
+    benchlib.raise_open_files(4 * max(IDLE, CONNS) + 1024, f"IDLE={IDLE} / CONNS={CONNS}")
     started = time.monotonic()
-    try:
-        lines = run(work, processes)
-    finally:
-        signal.alarm(0)
-        processes.stop_all()
-        if KEEP:
-            say(f"kept {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+    lines = benchlib.in_scratch("h2-bench", say, run)
     print("\n".join(lines))
     print(f"\n(run took {time.monotonic() - started:.0f} s; a benchmark, not a test)")
 
 
 def run(work, processes):
     say(f"scratch directory {work}")
-    hostile.make_certificates(work)
+    benchlib.make_certificates(work)
     nginx_port = start_nginx(work, processes)
     hosts = os.path.join(work, "hosts")
     with open(hosts, "w") as f:
         f.write(f"127.0.0.1 {NAME}\n")
-    subprocess.run([ATSPROXYCTL, "ca", "init", "--dir", os.path.join(work, "atsca")], check=True, timeout=60,
-                   stdout=subprocess.DEVNULL)
+    benchlib.make_atsproxy_ca(work)
     skipped = {}
-    ats_port, ats_process, ats_note = start_atsproxy(work, processes, hosts)
-    ats = Path("atsproxy", start_forwarder(work, processes, "atsproxy", nginx_port, ats_port), ats_process, ats_note)
+    daemon = start_atsproxy(work, processes, hosts)
+    ats = Path("atsproxy", start_forwarder(work, processes, "atsproxy", nginx_port, daemon.port), daemon.process, daemon.note)
     proxies = [ats]
-    ports = {"atsproxy": ats_port}
-    started, why = start_mitmdump(work, processes)
-    if started:
-        mitm_port, mitm_process, mitm_note = started
-        proxies.append(Path("mitmdump", start_forwarder(work, processes, "mitmdump", nginx_port, mitm_port), mitm_process, mitm_note))
-        ports["mitmdump"] = mitm_port
+    ports = {"atsproxy": daemon.port}
+    mitm, why = benchlib.start_mitmdump(work, processes, http2=True)  # HTTP/2 on, its default
+    if mitm:
+        proxies.append(Path("mitmdump", start_forwarder(work, processes, "mitmdump", nginx_port, mitm.port), mitm.process, mitm.note))
+        ports["mitmdump"] = mitm.port
     else:
         skipped["mitmdump"] = why
     direct = Path("direct", nginx_port, note="h2load to nginx")
     direct_fwd = Path("direct-fwd", start_forwarder(work, processes, "direct", nginx_port), note="h2load to socat to nginx (TCP)")
-    for p in list(proxies):  # a first request through each: a relay that fails is reported now
-        try:
-            h2load(p, nginx_port, "/small", 1, 1, 1)
-        except Failure as error:
-            if p is ats:
-                raise Failure(f"the first request through atsproxy failed: {error}; "
-                              f"{hostile.tail(os.path.join(work, 'atsproxy.err'), 5)}")
-            skipped[p.name] = f"a request through it failed: {error}"
-            proxies.remove(p)
-    for name, why in skipped.items():
-        say(f"SKIP {name}: {why}")
+    benchlib.first_requests(proxies, lambda p: h2load(p, nginx_port, "/small", 1, 1, 1), skipped, work, say)
     say("proxies: " + ", ".join(f"{p.name} :{ports[p.name]} (pid {p.pid}, forwarder :{p.port})" for p in proxies)
         + f"; nginx :{nginx_port}, plain forwarder :{direct_fwd.port}")
     by = {p.name: p for p in proxies}
@@ -520,10 +396,9 @@ def run(work, processes):
 
     # --- the table ---
     out = []
-    cpu_model = next((l.split(": ", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     h2load_version = subprocess.run(["h2load", "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
     out.append("")
-    out.append(f"h2-bench: {os.cpu_count()} cores ({cpu_model}); nginx {nginx_version()} with HTTP/2 over TLS 1.3, a P-256 leaf "
+    out.append(f"h2-bench: {os.cpu_count()} cores ({benchlib.cpu_model()}); nginx {nginx_version()} with HTTP/2 over TLS 1.3, a P-256 leaf "
                f"for *.{DOMAIN} from an RSA test root; {h2load_version}, -t 1, no certificate checks; socat as the "
                f"CONNECT forwarder in front of each proxy")
     for p in proxies + [direct, direct_fwd]:
@@ -573,11 +448,7 @@ def run(work, processes):
     out.append(f"4. Resident memory per idle h2 connection ({IDLE} held, straight to the proxy without the forwarder, 20 opened "
                f"at a time: CONNECT + TLS (ALPN h2) + preface + SETTINGS + one GET /small read to its end; VmRSS growth of "
                f"the proxy's process tree 2 s later / {IDLE})")
-    out.append(f"   {'':11} {'KiB/conn':>8} {'RSS before':>11} {'RSS after':>10} {'fds':>12} {'alive':>6}")
-    for p in proxies:
-        r = idle[p.name]
-        out.append(f"   {p.name:11} {r['kib']:8.1f} {r['before']:9d}Ki {r['after']:8d}Ki "
-                   f"{r['fds_before']:>5}->{r['fds_after']:<6} {r['alive']:>6}")
+    out += benchlib.idle_lines(idle, 11)
     out.append("")
     out.append(f"   atsproxy log: {h2_lines} request lines with http_version HTTP/2; stderr: {err_text}")
 
@@ -592,35 +463,30 @@ def run(work, processes):
     peer_txt = f"; mitmdump {mid_str[peer]['extra_ms']:.4f} ms" if peer else ""
     rows.append(("2. CPU per extra stream", f"{e:.4f} ms{peer_txt}", f"<= {GOALS['stream_ms']} ms",
                  "PASS" if e <= GOALS["stream_ms"] else "FAIL"))
-    rps = mid_str["atsproxy"]["rps"]
-    if peer:
-        x = rps / mid_str[peer]["rps"]
-        rows.append(("3. streams/s, 100 concurrent on 10 connections", f"{rps:.0f}/s = {x:.1f}x mitmdump ({mid_str[peer]['rps']:.0f}); "
-                     f"direct {mid_str['direct']['rps']:.0f}, direct-fwd {mid_str['direct-fwd']['rps']:.0f}",
-                     f">= {GOALS['rps_x_mitm']:.0f}x mitmdump", "PASS" if x >= GOALS["rps_x_mitm"] else "FAIL"))
-    else:
-        rows.append(("3. streams/s, 100 concurrent on 10 connections", f"{rps:.0f}/s; mitmdump: {skipped.get('mitmdump')}",
-                     f">= {GOALS['rps_x_mitm']:.0f}x mitmdump", "SKIP"))
+    rows.append(times_mitmdump("3. streams/s, 100 concurrent on 10 connections", {n: r["rps"] for n, r in mid_str.items()},
+                               "/s", 1, GOALS["rps_x_mitm"], skipped.get("mitmdump")))
     k = idle["atsproxy"]["kib"]
     peer_txt = f"; mitmdump {idle[peer]['kib']:.1f}" if peer else ""
     rows.append(("4. memory per idle h2 connection", f"{k:.1f} KiB{peer_txt}", f"<= {GOALS['kib']:.0f} KiB",
                  "PASS" if k <= GOALS["kib"] and idle["atsproxy"]["alive"] == IDLE else "FAIL"))
-    if peer:
-        x = med["atsproxy"] / med[peer]
-        rows.append(("5. bulk throughput on one stream", f"{med['atsproxy']:.0f} MiB/s = {x:.2f}x mitmdump ({med[peer]:.0f}); "
-                     f"direct {med['direct']:.0f}, direct-fwd {med['direct-fwd']:.0f}",
-                     f">= {GOALS['bulk_x_mitm']:.0f}x mitmdump", "PASS" if x >= GOALS["bulk_x_mitm"] else "FAIL"))
-    else:
-        rows.append(("5. bulk throughput on one stream", f"{med['atsproxy']:.0f} MiB/s; mitmdump: {skipped.get('mitmdump')}",
-                     f">= {GOALS['bulk_x_mitm']:.0f}x mitmdump", "SKIP"))
+    rows.append(times_mitmdump("5. bulk throughput on one stream", med, " MiB/s", 2, GOALS["bulk_x_mitm"], skipped.get("mitmdump")))
     out.append("")
     out.append("Goals for atsproxy relaying HTTP/2 in intercept mode:")
-    width = max(len(r[1]) for r in rows)
-    for label, figure, goal, verdict in rows:
-        out.append(f"   {label:47} {figure:{width}}  goal {goal:16} {verdict}")
-    count = {v: sum(1 for r in rows if r[3] == v) for v in ("PASS", "FAIL", "SKIP")}
-    out.append(f"goals met {count['PASS']}, missed {count['FAIL']}, skipped {count['SKIP']}")
+    out += benchlib.goal_lines(rows, 47, 16)
+    out.append(benchlib.goal_count(rows))
     return out
+
+
+def times_mitmdump(label, figures, unit, digits, goal, why):
+    """A goal row: atsproxy's figure at least `goal` times mitmdump's. `figures` has one per path
+    (atsproxy, direct, direct-fwd, and mitmdump unless it was skipped, for `why`), each printed
+    with `unit` after it; the ratio has `digits` decimals. SKIP without mitmdump."""
+    ours, goal_text = figures["atsproxy"], f">= {goal:.0f}x mitmdump"
+    if "mitmdump" not in figures:
+        return label, f"{ours:.0f}{unit}; mitmdump: {why}", goal_text, "SKIP"
+    x = ours / figures["mitmdump"]
+    return (label, f"{ours:.0f}{unit} = {x:.{digits}f}x mitmdump ({figures['mitmdump']:.0f}); direct {figures['direct']:.0f}, "
+            f"direct-fwd {figures['direct-fwd']:.0f}", goal_text, "PASS" if x >= goal else "FAIL")
 
 
 def nginx_version():
@@ -629,11 +495,4 @@ def nginx_version():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Failure as failure:
-        say(f"error: {failure}")
-        sys.exit(1)
-    except KeyboardInterrupt:
-        say("interrupted; everything it started is stopped")
-        sys.exit(130)
+    benchlib.run_main(main, say)

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """bench/hostile-bench: atsproxy against upstreams that never answer or answer a byte at a time.
 
-Python standard library only; reuses bench/proxy-bench/load.py's /proc readers and CONNECT client.
-Starts everything it measures (certificates, nginx, the hostile upstreams, atsproxy, squid), all on
-loopback, and stops all of it on exit, on failure and on Ctrl-C. See README.md in this directory.
+Python standard library only; reuses bench/benchlib/benchlib.py (the run's set-up: checks,
+certificates, nginx, atsproxy, squid, process groups; /proc readers, curl). Starts everything it
+measures (certificates, nginx, the hostile upstreams, atsproxy, squid), all on loopback, and stops
+all of it on exit, on failure and on Ctrl-C. See README.md in this directory.
 
 Environment (all optional):
   ATSPROXY      the atsproxy binary (default .build/release/atsproxy of this checkout)
@@ -18,27 +19,25 @@ Environment (all optional):
   KEEP=1        keep the scratch directory (configs, logs) and print its path
 """
 
-import json
 import os
 import selectors
 import shutil
-import signal
 import socket
 import ssl
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(TOP, "bench", "proxy-bench"))
+sys.path.insert(0, os.path.join(TOP, "bench", "benchlib"))
 sys.dont_write_bytecode = True  # no __pycache__ left in the checkout
-import load  # noqa: E402  (bench/proxy-bench/load.py: process_tree, cpu_seconds, rss_kib, connect_tunnel)
+import benchlib  # noqa: E402  (bench/benchlib/benchlib.py: processes, certificates, nginx, /proc readers)
+from benchlib import Failure  # noqa: E402
 
-ATSPROXY = os.environ.get("ATSPROXY", os.path.join(TOP, ".build", "release", "atsproxy"))
+ATSPROXY = benchlib.ATSPROXY
 SILENT = int(os.environ.get("SILENT", "400"))
 DRIP = int(os.environ.get("DRIP", "16"))
 SAMPLES = int(os.environ.get("SAMPLES", "7"))
@@ -49,91 +48,17 @@ REPS = int(os.environ.get("REPS", "3"))
 BULK = os.environ.get("BULK", "1") != "0"
 THREADS = os.environ.get("THREADS")
 DAEMON_FLAGS = os.environ.get("DAEMON_FLAGS", "").split()  # extra atsproxy flags, for experiments
-KEEP = os.environ.get("KEEP") == "1"
 TOTAL_LIMIT_S = 600  # the whole run, whatever happens
 
 GOOD_ADDRESS = "127.0.0.1"
-DOMAIN = "good.test"  # the compliant host's certificate is for *.good.test; every name below resolves to nginx
+DOMAIN = benchlib.DOMAIN  # the compliant host's certificate is for *.good.test; every name below resolves to nginx
 
 
 def say(message):
     print(f"hostile-bench: {message}", file=sys.stderr, flush=True)
 
 
-class Failure(Exception):
-    pass
-
-
 # --- processes ------------------------------------------------------------------------------------
-
-def _child_setup():
-    os.setpgrp()  # its own group: Ctrl-C reaches the driver only, which then stops the whole group
-    try:  # and die with the driver, even if it is killed outright
-        import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except Exception:  # noqa: BLE001
-        pass
-
-
-class Processes:
-    def __init__(self):
-        self.started = []  # (name, Popen)
-
-    def start(self, name, argv, **kwargs):
-        process = subprocess.Popen(argv, preexec_fn=_child_setup, **kwargs)
-        self.started.append((name, process))
-        return process
-
-    def stop_all(self):
-        for _, p in reversed(self.started):
-            if p.poll() is None:
-                try:
-                    os.killpg(p.pid, signal.SIGTERM)
-                except OSError:
-                    pass
-        deadline = time.monotonic() + 5
-        for _, p in self.started:
-            try:
-                p.wait(timeout=max(0.05, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
-        for _, p in self.started:  # the group too: nginx's workers, squid's kid
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            try:
-                p.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                pass
-
-
-def free_port(address="127.0.0.1"):
-    with socket.socket() as s:
-        s.bind((address, 0))
-        return s.getsockname()[1]
-
-
-def wait_for_port(port, name, process, work, seconds=15):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise Failure(f"{name} exited at start-up: {tail(os.path.join(work, name + '.err'))}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise Failure(f"{name} did not listen on 127.0.0.1:{port} within {seconds} s")
-
-
-def tail(path, lines=15):
-    try:
-        with open(path, errors="replace") as f:
-            return "".join(f.readlines()[-lines:])
-    except OSError:
-        return "(no log)"
-
 
 def status_field(pid, field):
     with open(f"/proc/{pid}/status") as f:
@@ -149,32 +74,6 @@ def nofile_limit(pid):
             if line.startswith("Max open files"):
                 return line.split()[3]
     return "?"
-
-
-# --- certificates ---------------------------------------------------------------------------------
-
-def make_certificates(work):
-    def openssl(*args):
-        subprocess.run(["openssl", *args], cwd=work, check=True, timeout=60,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-sha256", "-nodes", "-days", "30",
-            "-subj", "/CN=hostile-bench root", "-addext", "basicConstraints=critical,CA:TRUE",
-            "-addext", "keyUsage=critical,keyCertSign,cRLSign", "-keyout", "root.key", "-out", "root.pem")
-    # ECDSA P-256: ATS accepts it, and it signs ten times faster than RSA-2048, so nginx's side of
-    # 20,000 probes costs little.
-    openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "leaf.key")
-    openssl("req", "-new", "-key", "leaf.key", "-subj", f"/CN=*.{DOMAIN}", "-out", "leaf.csr")
-    with open(os.path.join(work, "leaf.ext"), "w") as f:
-        f.write(f"subjectAltName=DNS:*.{DOMAIN}\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n"
-                "keyUsage=critical,digitalSignature\n")
-    openssl("x509", "-req", "-in", "leaf.csr", "-CA", "root.pem", "-CAkey", "root.key", "-CAcreateserial",
-            "-sha256", "-days", "30", "-extfile", "leaf.ext", "-out", "leaf.pem")
-    with open(os.path.join(work, "chain.pem"), "w") as out:
-        for name in ("leaf.pem", "root.pem"):
-            with open(os.path.join(work, name)) as f:
-                out.write(f.read())
-    for name in ("root.key", "leaf.key"):
-        os.chmod(os.path.join(work, name), 0o644)
 
 
 # --- clients --------------------------------------------------------------------------------------
@@ -326,44 +225,21 @@ def connect_only(proxy, name, port):
 
 
 def run_pool(count, concurrency, work, deadline):
-    """work(i) for i in range(count) on `concurrency` threads until done or `deadline`; returns (results, done)."""
-    lock = threading.Lock()
-    state = {"next": 0, "results": {}}
+    """work(i) for i in range(count) on `concurrency` threads until done or `deadline`; returns
+    (results, done): how many times each result (or failure, "Type: message") came, and how many
+    finished."""
+    results, lock = {}, threading.Lock()
 
-    def worker():
-        while time.monotonic() < deadline:
-            with lock:
-                i = state["next"]
-                if i >= count:
-                    return
-                state["next"] = i + 1
-            try:
-                result = work(i)
-            except Exception as error:  # noqa: BLE001 - every failure is counted
-                result = f"{type(error).__name__}: {error}"
-            with lock:
-                state["results"][result] = state["results"].get(result, 0) + 1
+    def tally(i):
+        result = work(i)
+        with lock:
+            results[result] = results.get(result, 0) + 1
 
-    workers = [threading.Thread(target=worker, daemon=True) for _ in range(concurrency)]
-    for t in workers:
-        t.start()
-    for t in workers:
-        t.join(timeout=max(0.0, deadline - time.monotonic()) + 5)
-    return state["results"], min(state["next"], count)
-
-
-def curl_download(url, cafile, proxy=None, resolve=None, timeout=120):
-    argv = ["curl", "-sS", "--fail", "--cacert", cafile, "-o", "/dev/null", "-w", "%{size_download} %{speed_download}",
-            "--max-time", str(timeout)]
-    if proxy:
-        argv += ["--proxy", f"http://{proxy[0]}:{proxy[1]}"]
-    if resolve:
-        argv += ["--resolve", resolve]
-    out = subprocess.run(argv + [url], capture_output=True, text=True, timeout=timeout + 10)
-    if out.returncode != 0:
-        raise Failure(f"curl {url} via {proxy}: {out.stderr.strip()}")
-    size, speed = out.stdout.split()
-    return int(size), float(speed)
+    ok, errors, _ = benchlib.run_parallel(count, concurrency, tally, deadline)
+    with lock:
+        for error in errors:
+            results[error] = results.get(error, 0) + 1
+    return results, ok + len(errors)
 
 
 # --- the run --------------------------------------------------------------------------------------
@@ -389,16 +265,10 @@ class Report:
 
 
 def main():
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(Failure(f"the run took over {TOTAL_LIMIT_S} s")))
-    signal.alarm(TOTAL_LIMIT_S)
-
-    for tool in ("openssl", "curl", "nginx"):
-        if not shutil.which(tool, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin"):
-            raise Failure(f"{tool} not found: 'make bench-hostile' installs it (apt-get install {tool})")
+    benchlib.limit_run(TOTAL_LIMIT_S)
+    benchlib.require_tools("bench-hostile", {tool: f"apt-get install {tool}" for tool in ("openssl", "curl", "nginx")})
     if not os.access(ATSPROXY, os.X_OK):
         raise Failure(f"no atsproxy binary at {ATSPROXY}: swift build -c release --product atsproxy, or set ATSPROXY")
-    os.environ["PATH"] = os.environ.get("PATH", "") + ":/usr/sbin:/sbin"
 
     # Every CONNECT costs the proxy a descriptor for the client and one for the upstream (two while
     # it probes); the upstreams' process holds a listener and a connection per upstream.
@@ -419,90 +289,29 @@ def main():
     has_handshake_flag = "--handshake-timeout" in help_text
     handshake_timeout = 10.0
 
-    work = tempfile.mkdtemp(prefix="hostile-bench.")
-    os.chmod(work, 0o755)  # nginx's workers and squid drop to unprivileged users when started as root
-    processes = Processes()
     started_at = time.monotonic()
-    try:
-        report = run(work, processes, has_handshake_flag, handshake_timeout)
-    finally:
-        signal.alarm(0)
-        processes.stop_all()
-        if KEEP:
-            say(f"kept {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+    report = benchlib.in_scratch("hostile-bench", say, lambda work, processes: run(
+        work, processes, has_handshake_flag, handshake_timeout))
     report.print(f"hostile-bench: {os.cpu_count()} cores, atsproxy "
                  f"{'--handshake-timeout ' + str(int(handshake_timeout)) if has_handshake_flag else '(no --handshake-timeout flag: 10 s assumed)'}, "
                  f"{SILENT} silent + {DRIP} drip upstreams, {SNIS} SNIs; run took {time.monotonic() - started_at:.0f} s")
-    count = {v: sum(1 for r in report.rows if r[3] == v) for v in ("PASS", "FAIL", "SKIP")}
-    print(f"\ngoals met {count['PASS']}, missed {count['FAIL']}, skipped {count['SKIP']} (a benchmark, not a test)")
+    print(f"\n{benchlib.goal_count(report.rows)} (a benchmark, not a test)")
 
-
-
-def start_nginx(processes, work, www, address, port, extra_http=""):
-    """nginx serving `www` over TLS 1.2/1.3 on address:port with the run's chain.pem and leaf.key
-    (made by make_certificates), logging nothing; `extra_http` is added to its http block. Returns
-    once it listens. intercept.py uses it too."""
-    os.makedirs(os.path.join(work, "nginx"), exist_ok=True)
-    with open(os.path.join(work, "nginx.conf"), "w") as f:
-        f.write(f"""worker_processes 1;
-worker_rlimit_nofile 65536;
-daemon off;
-pid {work}/nginx/nginx.pid;
-error_log {work}/nginx.err error;
-events {{ worker_connections 65536; }}
-http {{
-    access_log off;
-    client_body_temp_path {work}/nginx/body;
-    proxy_temp_path {work}/nginx/proxy;
-    fastcgi_temp_path {work}/nginx/fastcgi;
-    uwsgi_temp_path {work}/nginx/uwsgi;
-    scgi_temp_path {work}/nginx/scgi;
-{extra_http}    server {{
-        listen {address}:{port} ssl;
-        ssl_certificate {work}/chain.pem;
-        ssl_certificate_key {work}/leaf.key;
-        ssl_protocols TLSv1.2 TLSv1.3;
-        root {www};
-    }}
-}}
-""")
-    nginx = processes.start("nginx", ["nginx", "-p", f"{work}/nginx", "-c", f"{work}/nginx.conf", "-e", f"{work}/nginx.err"],
-                            stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "nginx.err"), "a"))
-    wait_for_port(port, "nginx", nginx, work)
-    return nginx
 
 def run(work, processes, has_handshake_flag, handshake_timeout):
     report = Report()
     say(f"scratch directory {work}")
-    make_certificates(work)
+    benchlib.make_certificates(work)
     cafile = os.path.join(work, "root.pem")
-    context = load.client_context(cafile)
+    context = benchlib.client_context(cafile)
 
     # --- the compliant host: nginx, *.good.test ---
-    www = os.path.join(work, "www")
-    os.makedirs(www)
-    os.makedirs(os.path.join(work, "nginx"))
-    with open(os.path.join(www, "index.html"), "w") as f:
-        f.write("ok\n")
-    with open(os.path.join(www, "big"), "wb") as f:
-        f.truncate(SIZE_MIB * 1048576)  # sparse: from the page cache
-    good_port = free_port()
-    start_nginx(processes, work, www, GOOD_ADDRESS, good_port)
+    www = benchlib.make_www(work, pages=[("index.html", "ok\n")], sparse=[("big", SIZE_MIB)])
+    good_port = benchlib.start_nginx(processes, work, www)
 
     # --- the hostile upstreams ---
-    upstreams = processes.start("upstreams", [sys.executable, os.path.join(HERE, "upstreams.py"),
-                                              "--silent", str(SILENT), "--drip", str(DRIP)],
-                                stdout=subprocess.PIPE, stderr=open(os.path.join(work, "upstreams.err"), "w"), text=True)
-    ready = selectors.DefaultSelector()
-    ready.register(upstreams.stdout, selectors.EVENT_READ)
-    if not ready.select(timeout=30):
-        raise Failure("the hostile upstreams did not start within 30 s")
-    line = upstreams.stdout.readline()
-    if not line:
-        raise Failure(f"the hostile upstreams exited: {tail(os.path.join(work, 'upstreams.err'))}")
-    ports = json.loads(line)
+    _, ports = benchlib.start_announcing(processes, work, "upstreams", [
+        sys.executable, os.path.join(HERE, "upstreams.py"), "--silent", str(SILENT), "--drip", str(DRIP)], "the hostile upstreams")
 
     # --- names: every host the run CONNECTs to, by name ---
     with open(os.path.join(work, "hosts"), "w") as f:
@@ -515,28 +324,18 @@ def run(work, processes, has_handshake_flag, handshake_timeout):
             f.write(f"{GOOD_ADDRESS} {' '.join(f's{i}.{DOMAIN}' for i in range(start, min(SNIS, start + 100)))}\n")
 
     # --- atsproxy ---
-    proxy_port = free_port()
-    argv = [ATSPROXY, "--listen", f"127.0.0.1:{proxy_port}", "--policy", os.path.join(TOP, "config", "ats-defaults.plist"),
-            "--hosts-file", os.path.join(work, "hosts"), "--control-socket", os.path.join(work, "control.sock"),
-            "--ca-file", cafile, "--system-roots", "off", "--log-file", os.path.join(work, "atsproxy.log"),
-            "--shutdown-timeout", "1"]
-    if has_handshake_flag:
-        argv += ["--handshake-timeout", str(int(handshake_timeout))]
-    if THREADS:
-        argv += ["--threads", THREADS]
-    argv += DAEMON_FLAGS
-    daemon = processes.start("atsproxy", argv, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "atsproxy.err"), "w"))
-    wait_for_port(proxy_port, "atsproxy", daemon, work)
-    proxy = ("127.0.0.1", proxy_port)
-    pid = daemon.pid
+    handshake_flag = ["--handshake-timeout", str(int(handshake_timeout))] if has_handshake_flag else []
+    atsproxy = benchlib.start_atsproxy(work, processes, "atsproxy", os.path.join(work, "hosts"), threads=THREADS,
+                                       flags=handshake_flag + DAEMON_FLAGS)
+    daemon, proxy, proxy_port, pid = atsproxy.process, atsproxy.address, atsproxy.port, atsproxy.pid
     say(f"nginx :{good_port}, atsproxy :{proxy_port} (pid {pid}, open-file limit {nofile_limit(pid)}), "
         f"{SILENT} silent upstreams on 127.0.0.2, {DRIP} drip upstreams on 127.0.0.3")
 
     def alive(phase):
         if daemon.poll() is not None:
-            raise Failure(f"atsproxy exited ({daemon.returncode}) during {phase}: {tail(os.path.join(work, 'atsproxy.err'))}")
+            raise Failure(f"atsproxy exited ({daemon.returncode}) during {phase}: {benchlib.tail(os.path.join(work, 'atsproxy.err'))}")
         for path in ("atsproxy.err",):
-            text = tail(os.path.join(work, path), 200)
+            text = benchlib.tail(os.path.join(work, path), 200)
             if "Too many open files" in text or "EMFILE" in text:
                 raise Failure(f"atsproxy ran out of descriptors during {phase}: {text}")
 
@@ -689,33 +488,10 @@ def bulk_phase(work, processes, proxy, pid, good_port, cafile):
     """Direct, through atsproxy, through squid: REPS downloads of SIZE_MIB each, interleaved; each
     proxy's CPU (utime+stime of its process tree) around each download."""
     rows = []
-    squid_bin = shutil.which("squid")
     squid = None
-    if squid_bin:
-        squid_port = free_port()
-        os.makedirs(os.path.join(work, "squid"))
-        os.chmod(os.path.join(work, "squid"), 0o777)
-        with open(os.path.join(work, "squid.conf"), "w") as f:
-            f.write(f"""http_port 127.0.0.1:{squid_port}
-http_access allow all
-cache deny all
-cache_mem 8 MB
-access_log none
-cache_store_log none
-cache_log {work}/squid/cache.log
-pid_filename none
-coredump_dir {work}/squid
-netdb_filename none
-hosts_file {work}/hosts
-dns_nameservers 127.0.0.1
-max_filedescriptors 65536
-shutdown_lifetime 1 seconds
-workers 1
-via off
-""")
-        squid = processes.start("squid", [squid_bin, "-f", os.path.join(work, "squid.conf"), "--foreground"],
-                                stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "squid.err"), "w"))
-        wait_for_port(squid_port, "squid", squid, work, seconds=30)
+    if shutil.which("squid"):
+        squid, squid_port, _ = benchlib.start_squid(work, processes, "squid", os.path.join(work, "hosts"),
+                                                    settings="max_filedescriptors 65536\n")
     say(f"   bulk: {REPS} x {SIZE_MIB} MiB direct, through atsproxy{', through squid' if squid else ''}, interleaved")
     url = f"https://bulk.{DOMAIN}:{good_port}/big"
     paths = {"direct": dict(resolve=f"bulk.{DOMAIN}:{good_port}:{GOOD_ADDRESS}"), "atsproxy": dict(proxy=proxy)}
@@ -724,18 +500,18 @@ via off
         paths["squid"] = dict(proxy=("127.0.0.1", squid_port))
         tree["squid"] = squid.pid
     for name, kw in paths.items():  # warm: page cache, verdict cache
-        curl_download(url, cafile, **kw)
+        benchlib.curl_download(url, cafile, **kw)
     speeds = {n: [] for n in paths}
     cpu_per_gib = {n: [] for n in tree}
     for _ in range(REPS):
         for name, kw in paths.items():
-            before = sum(load.cpu_seconds(tree[name])) if name in tree else 0
-            size, speed = curl_download(url, cafile, **kw)
+            before = sum(benchlib.cpu_seconds(tree[name])) if name in tree else 0
+            size, speed = benchlib.curl_download(url, cafile, **kw)
             if size != SIZE_MIB * 1048576:
                 raise Failure(f"the download through {name} got {size} bytes")
             if name in tree:
                 time.sleep(0.05)
-                cpu_per_gib[name].append((sum(load.cpu_seconds(tree[name])) - before) / (size / 2**30))
+                cpu_per_gib[name].append((sum(benchlib.cpu_seconds(tree[name])) - before) / (size / 2**30))
             speeds[name].append(speed / 1e6)
     med = {n: statistics.median(v) for n, v in speeds.items()}
     ratio = med["atsproxy"] / med["direct"]
@@ -758,11 +534,4 @@ via off
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Failure as failure:
-        say(f"error: {failure}")
-        sys.exit(1)
-    except KeyboardInterrupt:
-        say("interrupted; everything it started is stopped")
-        sys.exit(130)
+    benchlib.run_main(main, say)

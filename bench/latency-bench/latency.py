@@ -7,8 +7,9 @@ a round trip to "the server" costs 2 x DELAY_MS. Each sample is a client on 127.
 TCP connection (to the relay directly, or to a proxy and CONNECT name:relayport), a TLS handshake,
 and GET /small; its time to the response's first byte is compared with the direct path's. Two
 clients take the samples: curl, as the issue measured, and a Python ssl socket. Reuses
-hostile-bench/hostile.py (certificates, nginx, process groups) and proxy-bench/intercept.py (atsproxy
-in both modes, mitmdump). Everything is stopped on exit, on failure and on Ctrl-C. See README.md.
+bench/benchlib/benchlib.py (the run's set-up: checks, certificates, nginx, process groups, atsproxy
+in both modes, mitmdump, squid).
+Everything is stopped on exit, on failure and on Ctrl-C. See README.md.
 
 Environment (all optional):
   ATSPROXY, ATSPROXYCTL  the binaries (default .build/release/ of this checkout)
@@ -26,38 +27,30 @@ Environment (all optional):
 
 import json
 import os
-import selectors
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from datetime import datetime
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.dont_write_bytecode = True  # no __pycache__ left in the checkout
-sys.path.insert(0, os.path.join(TOP, "bench", "proxy-bench"))
-sys.path.insert(0, os.path.join(TOP, "bench", "hostile-bench"))
-import load  # noqa: E402  (client_context)
-import hostile  # noqa: E402  (make_certificates, start_nginx, Processes, free_port, wait_for_port, tail, Failure)
-import intercept  # noqa: E402  (start_atsproxy, start_mitmdump, Proxy)
-from hostile import Failure  # noqa: E402
+sys.path.insert(0, os.path.join(TOP, "bench", "benchlib"))
+import benchlib  # noqa: E402
+from benchlib import Failure  # noqa: E402
 
-ATSPROXY = intercept.ATSPROXY
-ATSPROXYCTL = intercept.ATSPROXYCTL
 DELAY_MS = float(os.environ.get("DELAY_MS", "25"))
 CONNECT_RTT = os.environ.get("CONNECT_RTT", "1") != "0"
 SAMPLES = int(os.environ.get("SAMPLES", "7"))
 CLIENTS = os.environ.get("CLIENTS", "curl python").split()
-KEEP = os.environ.get("KEEP") == "1"
+THREADS = os.environ.get("THREADS", str(os.cpu_count() or 2))
 TOTAL_LIMIT_S = 600  # the whole run, whatever happens
 SAMPLE_TIMEOUT_S = 20
 SMALL_BYTES = 1024  # /small's body
-DOMAIN = hostile.DOMAIN  # good.test: nginx's leaf is for *.good.test
+DOMAIN = benchlib.DOMAIN  # good.test: nginx's leaf is for *.good.test
 
 # Goals: time to first byte / direct's, medians.
 # (path, case, the most its median may be as a ratio to direct's, or None; the most round trips it may
@@ -85,7 +78,7 @@ class Path:
     def __init__(self, name, kind, address, cafile, via_proxy, note, process=None, log=None):
         self.name, self.kind, self.address, self.cafile = name, kind, address, cafile
         self.via_proxy, self.note, self.process, self.log = via_proxy, note, process, log
-        self.context = load.client_context(cafile)
+        self.context = benchlib.client_context(cafile)
 
     def alive(self, phase):
         if self.process is not None and self.process.poll() is not None:
@@ -97,51 +90,18 @@ def start_relay(work, processes, target_port):
             "--delay-ms", str(DELAY_MS), "--events", os.path.join(work, "relay-events.jsonl")]
     if not CONNECT_RTT:
         argv.append("--no-connect-rtt")
-    relay = processes.start("relay", argv, stdout=subprocess.PIPE, stderr=open(os.path.join(work, "relay.err"), "w"),
-                            text=True)
-    ready = selectors.DefaultSelector()
-    ready.register(relay.stdout, selectors.EVENT_READ)
-    if not ready.select(timeout=30):
-        raise Failure("the relay did not start within 30 s")
-    line = relay.stdout.readline()
-    if not line:
-        raise Failure(f"the relay exited: {hostile.tail(os.path.join(work, 'relay.err'))}")
-    return relay, json.loads(line)["port"]
+    relay, ready = benchlib.start_announcing(processes, work, "relay", argv, "the relay")
+    return relay, ready["port"]
 
 
 def start_squid(work, processes, hosts):
     """squid as a plain CONNECT proxy (no ssl-bump), resolving through the hosts file."""
-    squid = shutil.which("squid")
-    if not squid:
+    if not shutil.which("squid"):
         return None, "squid not installed (apt-get install squid-openssl)"
-    d = os.path.join(work, "squid")
-    os.makedirs(d)
-    os.chmod(d, 0o777)  # squid drops to the proxy user when started as root
-    port = hostile.free_port()
-    with open(os.path.join(work, "squid.conf"), "w") as f:
-        f.write(f"""http_port 127.0.0.1:{port}
-http_access allow all
-cache deny all
-cache_mem 8 MB
-access_log none
-cache_store_log none
-cache_log {d}/cache.log
-pid_filename none
-coredump_dir {d}
-netdb_filename none
-hosts_file {hosts}
-dns_nameservers 127.0.0.1
-shutdown_lifetime 1 seconds
-workers 1
-via off
-""")
-    process = processes.start("squid", [squid, "-f", os.path.join(work, "squid.conf"), "--foreground"],
-                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "squid.err"), "w"))
     try:
-        hostile.wait_for_port(port, "squid", process, work, seconds=30)
+        process, port, version = benchlib.start_squid(work, processes, "squid", hosts)
     except Failure as failure:
-        return None, f"squid did not start: {failure}; {hostile.tail(os.path.join(d, 'cache.log'), 5)}"
-    version = subprocess.run([squid, "-v"], capture_output=True, text=True, timeout=30).stdout.split("\n")[0]
+        return None, str(failure)
     return (process, port, f"{version}, plain CONNECT (no ssl-bump), its hosts_file, no cache, no access log"), None
 
 
@@ -158,17 +118,7 @@ def sample_python(path, name, relay_port, work):
     try:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if path.via_proxy:
-            authority = f"{name}:{relay_port}"
-            sock.sendall(f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n".encode())
-            head = b""
-            while b"\r\n\r\n" not in head:
-                chunk = sock.recv(4096)
-                if not chunk:
-                    raise ConnectionError(f"the proxy closed the CONNECT without an answer ({head[:80]!r})")
-                head += chunk
-            status = head.split(b"\r\n", 1)[0]
-            if status.split()[1:2] != [b"200"]:
-                raise ConnectionError(f"CONNECT answered {status.decode(errors='replace')}")
+            benchlib.open_tunnel(sock, (name, relay_port))
             times["connect"] = time.monotonic() - started
         tls = path.context.wrap_socket(sock, server_hostname=name)
         sock = tls
@@ -253,14 +203,10 @@ CASES = []  # (path name, "first" | "repeat"), in the order of the table
 
 def run(work, processes):
     say(f"scratch directory {work}")
-    hostile.make_certificates(work)
+    benchlib.make_certificates(work)
     root = os.path.join(work, "root.pem")
-    www = os.path.join(work, "www")
-    os.makedirs(www)
-    with open(os.path.join(www, "small"), "w") as f:
-        f.write("x" * SMALL_BYTES)
-    nginx_port = hostile.free_port()
-    hostile.start_nginx(processes, work, www, "127.0.0.1", nginx_port)
+    www = benchlib.make_www(work, pages=[("small", "x" * SMALL_BYTES)])
+    nginx_port = benchlib.start_nginx(processes, work, www)
     relay, relay_port = start_relay(work, processes, nginx_port)
 
     kinds = {"direct": "direct", "atsproxy-tun": "tun", "atsproxy-tunv": "tunv", "atsproxy-icpt": "icpt",
@@ -272,14 +218,13 @@ def run(work, processes):
                 f.write(f"127.0.0.1 warm-{kind}-{client}.{DOMAIN} "
                         f"{' '.join(f'r{r}-{kind}-{client}.{DOMAIN}' for r in range(SAMPLES))}\n")
 
-    subprocess.run([ATSPROXYCTL, "ca", "init", "--dir", os.path.join(work, "atsca")], check=True, timeout=60,
-                   stdout=subprocess.DEVNULL)
+    benchlib.make_atsproxy_ca(work)
     paths, skipped = [], {}
     paths.append(Path("direct", "direct", ("127.0.0.1", relay_port), root, False,
                       "the client straight to the relay (no proxy)", relay))
     for name, icpt, extra in (("atsproxy-tun", False, []), ("atsproxy-tunv", False, ["--tunnel-start", "verdict"]),
                               ("atsproxy-icpt", True, [])):
-        p = intercept.start_atsproxy(work, processes, name, icpt, hosts, extra)
+        p = benchlib.start_atsproxy(work, processes, name, hosts, icpt, THREADS, ["--verdict-ttl", "3600", *extra])
         paths.append(Path(name, kinds[name], p.address, p.cafile, True,
                           p.note + "".join(f" {a}" for a in extra) + ", --verdict-ttl 3600",
                           p.process, os.path.join(work, f"{name}.log")))
@@ -289,11 +234,11 @@ def run(work, processes):
         paths.append(Path("squid", "squid", ("127.0.0.1", port), root, True, note, process))
     else:
         skipped["squid"] = why
-    if intercept.MITMDUMP and not os.access(intercept.MITMDUMP, os.X_OK):
-        mitm, why = None, f"no mitmdump at {intercept.MITMDUMP} (make bench-venv installs it)"
+    if benchlib.MITMDUMP and not os.access(benchlib.MITMDUMP, os.X_OK):
+        mitm, why = None, f"no mitmdump at {benchlib.MITMDUMP} (make bench-venv installs it)"
     else:
         try:
-            mitm, why = intercept.start_mitmdump(work, processes)
+            mitm, why = benchlib.start_mitmdump(work, processes)
         except OSError as error:
             mitm, why = None, f"mitmdump could not be started: {error}"
     if mitm:
@@ -309,7 +254,7 @@ def run(work, processes):
         except Exception as error:  # noqa: BLE001
             if p.name in OURS:
                 raise Failure(f"the warm-up request through {p.name} failed: {type(error).__name__}: {error}"
-                              + (f"; {hostile.tail(os.path.join(work, p.name + '.err'), 5)}" if p.log else ""))
+                              + (f"; {benchlib.tail(os.path.join(work, p.name + '.err'), 5)}" if p.log else ""))
             skipped[p.name] = f"a request through it failed: {type(error).__name__}: {error}"
             paths.remove(p)
     for name, why in skipped.items():
@@ -473,9 +418,8 @@ def report(paths, skipped, results, work):
     out = []
     events = read_jsonl(os.path.join(work, "relay-events.jsonl"))
     rtt = 2 * DELAY_MS
-    cpu_model = next((l.split(": ", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     out.append("")
-    out.append(f"latency-bench: {os.cpu_count()} cores ({cpu_model}); nginx with TLS 1.2/1.3 (a P-256 leaf for *.{DOMAIN}) "
+    out.append(f"latency-bench: {os.cpu_count()} cores ({benchlib.cpu_model()}); nginx with TLS 1.2/1.3 (a P-256 leaf for *.{DOMAIN}) "
                f"behind relay.py: {DELAY_MS:g} ms each way = {rtt:g} ms round trip, "
                + ("a new TCP connection costs one round trip before its first bytes arrive" if CONNECT_RTT
                   else "a new TCP connection costs no round trip (CONNECT_RTT=0)"))
@@ -553,54 +497,29 @@ def report(paths, skipped, results, work):
                          f"{medians[(name, 'repeat')] / direct:.2f}x repeat")
         elif name in skipped:
             rows.append((f"peer {name}", skipped[name], "-", "SKIP"))
-    width = max(len(r[1]) for r in rows)
-    for label, figure, goal, verdict in rows:
-        out.append(f"   {label:22} {figure:{width}}  goal {goal:9} {verdict}")
+    out += benchlib.goal_lines(rows, 22, 9)
     if peers:
         out.append(f"   for comparison: {'; '.join(peers)}")
-    count = {v: sum(1 for r in rows if r[3] == v) for v in ("PASS", "FAIL", "SKIP")}
-    out.append(f"goals met {count['PASS']}, missed {count['FAIL']}, skipped {count['SKIP']} (a benchmark, not a test)")
+    out.append(f"{benchlib.goal_count(rows)} (a benchmark, not a test)")
     return out
 
 
 def main():
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(Failure(f"the run took over {TOTAL_LIMIT_S} s")))
-    signal.alarm(TOTAL_LIMIT_S)
-    os.environ["PATH"] = os.environ.get("PATH", "") + ":/usr/sbin:/sbin"
-    for tool in ("openssl", "nginx"):
-        if not shutil.which(tool):
-            raise Failure(f"{tool} not found: 'make bench-latency' installs it")
-    for binary in (ATSPROXY, ATSPROXYCTL):
-        if not os.access(binary, os.X_OK):
-            raise Failure(f"no {binary}: swift build -c release, or set ATSPROXY / ATSPROXYCTL")
+    benchlib.limit_run(TOTAL_LIMIT_S)
+    benchlib.require_tools("bench-latency", {"openssl": "", "nginx": ""})
+    benchlib.require_binaries()
     if SAMPLES < 1 or DELAY_MS < 0:
         raise Failure("SAMPLES must be at least 1 and DELAY_MS not negative")
 
-    work = tempfile.mkdtemp(prefix="latency-bench.")
-    os.chmod(work, 0o755)  # nginx's workers and squid drop to unprivileged users when started as root
-    processes = hostile.Processes()
-    started = time.monotonic()
-    try:
+    def run_and_report(work, processes):
         paths, skipped, results = run(work, processes)
-        lines = report(paths, skipped, results, work)
-    finally:
-        signal.alarm(0)
-        processes.stop_all()
-        if KEEP:
-            say(f"kept {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+        return report(paths, skipped, results, work)
+
+    started = time.monotonic()
+    lines = benchlib.in_scratch("latency-bench", say, run_and_report)
     print("\n".join(lines))
     print(f"\n(run took {time.monotonic() - started:.0f} s)")
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Failure as failure:
-        say(f"error: {failure}")
-        sys.exit(1)
-    except KeyboardInterrupt:
-        say("interrupted; everything it started is stopped")
-        sys.exit(130)
+    benchlib.run_main(main, say)

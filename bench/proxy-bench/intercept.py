@@ -2,9 +2,11 @@
 """bench/proxy-bench/intercept.py: atsproxy's intercept mode against mitmproxy and squid's ssl-bump.
 
 Python standard library only; mitmdump is run as a program (MITMDUMP, `make bench-intercept` installs
-it into its own virtual environment). Reuses load.py (CONNECT client, /proc readers, the thread pool)
-and hostile-bench/hostile.py (certificates, process group handling, curl). Everything runs on
-127.0.0.1 and is stopped on exit, on failure and on Ctrl-C. See README.md, "Intercept mode".
+it into its own virtual environment). Reuses bench/benchlib/benchlib.py (the run's set-up: checks,
+certificates, nginx, atsproxy, mitmdump, squid, process groups; the CONNECT client, /proc readers, the
+thread pool, curl, the tables' shared parts).
+Everything runs on 127.0.0.1 and is stopped on exit, on failure and on Ctrl-C. See README.md,
+"Intercept mode".
 
 Proxies, all on the same nginx upstream (TLS, a leaf for *.good.test from a test root):
   atsproxy-icpt  atsproxy --inspect intercept --ca-dir (atsproxyctl ca init: ECDSA P-256)
@@ -30,31 +32,19 @@ Environment (all optional):
 
 import os
 import shutil
-import signal
-import socket
-import ssl
 import statistics
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.dont_write_bytecode = True
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(TOP, "bench", "hostile-bench"))
-import load  # noqa: E402
-import hostile  # noqa: E402  (make_certificates, Processes, free_port, wait_for_port, curl_download, Failure)
-from hostile import Failure, say as _unused_say  # noqa: E402,F401
+sys.path.insert(0, os.path.join(TOP, "bench", "benchlib"))
+import benchlib  # noqa: E402
+from benchlib import Failure  # noqa: E402
 
-BIN = os.path.join(TOP, ".build", "release")
-ATSPROXY = os.environ.get("ATSPROXY", os.path.join(BIN, "atsproxy"))
-ATSPROXYCTL = os.environ.get("ATSPROXYCTL", os.path.join(os.path.dirname(ATSPROXY), "atsproxyctl"))
-MITMDUMP = os.environ.get("MITMDUMP") or next(
-    (p for p in (os.path.join(TOP, ".build", "bench-venv", "bin", "mitmdump"), shutil.which("mitmdump") or "")
-     if p and os.access(p, os.X_OK)), "")
+ATSPROXY = benchlib.ATSPROXY
 REQUESTS = int(os.environ.get("REQUESTS", "800"))
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
 CONCURRENCY = int(os.environ.get("CONCURRENCY", "50"))
@@ -64,10 +54,9 @@ REPS = int(os.environ.get("REPS", "3"))
 TUNNELS = int(os.environ.get("TUNNELS", "500"))
 TUNNEL_BENCH = os.environ.get("TUNNEL_BENCH", "1") != "0"
 THREADS = os.environ.get("THREADS", str(os.cpu_count() or 2))
-KEEP = os.environ.get("KEEP") == "1"
 TOTAL_LIMIT_S = 1500
 
-DOMAIN = hostile.DOMAIN  # good.test: the upstream's leaf is for *.good.test
+DOMAIN = benchlib.DOMAIN  # good.test: the upstream's leaf is for *.good.test
 WARM = f"w.{DOMAIN}"
 NAMES_PER_PROXY = NEW_NAMES + 5
 ORDER = ["atsproxy-icpt", "mitmdump", "squid-bump", "atsproxy-tun"]
@@ -78,21 +67,6 @@ def say(message):
     print(f"intercept-bench: {message}", file=sys.stderr, flush=True)
 
 
-class Proxy:
-    def __init__(self, name, port, process, cafile, note):
-        self.name, self.port, self.process, self.cafile, self.note = name, port, process, cafile, note
-        self.context = load.client_context(cafile)
-        self.address = ("127.0.0.1", port)
-
-    @property
-    def pid(self):
-        return self.process.pid
-
-    def alive(self, phase):
-        if self.process.poll() is not None:
-            raise Failure(f"{self.name} exited ({self.process.returncode}) during {phase}")
-
-
 # --- set-up ---------------------------------------------------------------------------------------
 
 def openssl(work, *args):
@@ -100,17 +74,9 @@ def openssl(work, *args):
 
 
 def start_nginx(work, processes):
-    www = os.path.join(work, "www")
-    os.makedirs(www)
-    os.makedirs(os.path.join(work, "nginx"))
-    with open(os.path.join(www, "small"), "w") as f:
-        f.write("x" * 1024)
-    with open(os.path.join(www, "big"), "wb") as f:
-        f.truncate(SIZE_MIB * 1048576)  # sparse: from the page cache
-    port = hostile.free_port()
-    hostile.start_nginx(processes, work, www, "127.0.0.1", port, extra_http=(
-        "    keepalive_timeout 600s;\n    keepalive_requests 100000;\n    client_header_timeout 600s;\n"))
-    return port
+    """nginx with /small (1 KiB) and /big (SIZE_MIB, sparse), connections kept 600 s: its port."""
+    www = benchlib.make_www(work, pages=[("small", "x" * 1024)], sparse=[("big", SIZE_MIB)])
+    return benchlib.start_nginx(processes, work, www, keepalive_requests=100000)
 
 
 def hosts_file(work):
@@ -125,67 +91,6 @@ def hosts_file(work):
 
 def new_name(proxy_name, i):
     return f"n{i}-{proxy_name}.{DOMAIN}"
-
-
-def start_atsproxy(work, processes, name, intercept, hosts, extra=()):
-    port = hostile.free_port()
-    argv = [ATSPROXY, "--listen", f"127.0.0.1:{port}", "--policy", os.path.join(TOP, "config", "ats-defaults.plist"),
-            "--hosts-file", hosts, "--control-socket", os.path.join(work, f"{name}.sock"),
-            "--ca-file", os.path.join(work, "root.pem"), "--system-roots", "off",
-            "--log-file", os.path.join(work, f"{name}.log"), "--threads", THREADS, "--verdict-ttl", "3600",
-            "--shutdown-timeout", "1"]
-    if intercept:
-        argv += ["--inspect", "intercept", "--ca-dir", os.path.join(work, "atsca")]
-    argv += list(extra)
-    process = processes.start(name, argv, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, f"{name}.err"), "w"))
-    hostile.wait_for_port(port, name, process, work)
-    cafile = os.path.join(work, "atsca", "ca.pem") if intercept else os.path.join(work, "root.pem")
-    note = (f"--inspect intercept, --threads {THREADS}, CA from atsproxyctl ca init (ECDSA P-256)" if intercept
-            else f"tunnel mode (default), --threads {THREADS}")
-    return Proxy(name, port, process, cafile, note)
-
-
-MITM_ADDON = f'''# Sends every *.{DOMAIN} connection to 127.0.0.1 (the hosts file's job for the other proxies);
-# the SNI and the certificate check stay the name's.
-def server_connect(data):
-    host, port = data.server.address
-    if host.endswith(".{DOMAIN}"):
-        data.server.address = ("127.0.0.1", port)
-        if data.server.sni is None:
-            data.server.sni = host
-'''
-
-
-def start_mitmdump(work, processes, http2=False):
-    """mitmdump on a free port with its own CA, verifying upstreams against the test root; HTTP/2 on
-    or off (bench-h2 and bench-intercept share it)."""
-    if not MITMDUMP:
-        return None, "mitmdump not found (make bench-venv installs mitmproxy into .build/bench-venv; or set MITMDUMP)"
-    confdir = os.path.join(work, "mitm")
-    os.makedirs(confdir)
-    addon = os.path.join(work, "mitm_resolve.py")
-    with open(addon, "w") as f:
-        f.write(MITM_ADDON)
-    port = hostile.free_port()
-    argv = [MITMDUMP, "--listen-host", "127.0.0.1", "--listen-port", str(port), "-q",
-            "--set", f"confdir={confdir}", "--set", f"ssl_verify_upstream_trusted_ca={work}/root.pem",
-            "--set", "connection_strategy=eager", "--set", "stream_large_bodies=1m",
-            "--set", f"http2={'true' if http2 else 'false'}", "-s", addon]
-    process = processes.start("mitmdump", argv, stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "mitmdump.err"), "w"))
-    try:
-        hostile.wait_for_port(port, "mitmdump", process, work, seconds=60)
-    except Failure as failure:
-        return None, f"mitmdump did not start: {failure}"
-    cafile = os.path.join(confdir, "mitmproxy-ca-cert.pem")
-    for _ in range(50):
-        if os.path.exists(cafile):
-            break
-        time.sleep(0.1)
-    version = subprocess.run([MITMDUMP, "--version"], capture_output=True, text=True, timeout=60).stdout.split("\n")[0]
-    note = (f"{version.strip()}, its own CA (RSA-2048, made at first start in confdir), upstream verified against the "
-            f"test root, http2={'true' if http2 else 'false'}, connection_strategy=eager, stream_large_bodies=1m, "
-            f"an addon mapping *.{DOMAIN} to 127.0.0.1")
-    return Proxy("mitmdump", port, process, cafile, note), None
 
 
 def start_squid(work, processes, hosts):
@@ -206,56 +111,33 @@ def start_squid(work, processes, hosts):
     if os.getuid() == 0:  # squid and its helpers drop to the proxy user
         subprocess.run(["chown", "-R", "proxy:proxy", d], check=False, timeout=30)
     os.chmod(os.path.join(d, "ca.key"), 0o644)
-    port = hostile.free_port()
-    with open(os.path.join(work, "squid.conf"), "w") as f:
-        f.write(f"""http_port 127.0.0.1:{port} ssl-bump tls-cert={d}/ca.pem tls-key={d}/ca.key generate-host-certificates=on dynamic_cert_mem_cache_size=16MB
-sslcrtd_program {certgen} -s {d}/ssl_db -M 16MB
+    try:
+        process, port, version = benchlib.start_squid(
+            work, processes, "squid-bump", hosts,
+            port_options=(f" ssl-bump tls-cert={d}/ca.pem tls-key={d}/ca.key generate-host-certificates=on "
+                          "dynamic_cert_mem_cache_size=16MB"),
+            settings=f"""sslcrtd_program {certgen} -s {d}/ssl_db -M 16MB
 sslcrtd_children 5 startup=1 idle=1
 acl step1 at_step SslBump1
 ssl_bump peek step1
 ssl_bump bump all
 tls_outgoing_options cafile={work}/root.pem
-http_access allow all
-cache deny all
-cache_mem 8 MB
-access_log none
-cache_store_log none
-cache_log {d}/cache.log
-pid_filename none
-coredump_dir {d}
-netdb_filename none
-hosts_file {hosts}
-dns_nameservers 127.0.0.1
 max_filedescriptors 65536
-shutdown_lifetime 1 seconds
 client_persistent_connections on
 server_persistent_connections on
-workers 1
-via off
 """)
-    process = processes.start("squid-bump", [squid, "-f", os.path.join(work, "squid.conf"), "--foreground"],
-                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "squid-bump.err"), "w"))
-    try:
-        hostile.wait_for_port(port, "squid-bump", process, work, seconds=30)
     except Failure as failure:
-        return None, f"squid did not start: {failure}; {hostile.tail(os.path.join(d, 'cache.log'), 5)}"
-    version = subprocess.run([squid, "-v"], capture_output=True, text=True, timeout=30).stdout.split("\n")[0]
+        return None, str(failure)
     note = (f"{version} (squid-openssl), ssl-bump: peek at step 1 then bump (the upstream handshake first), "
             "a P-256 CA, security_file_certgen -M 16MB (5 helpers), dynamic_cert_mem_cache_size=16MB, no access log")
-    return Proxy("squid-bump", port, process, os.path.join(d, "ca.pem"), note), None
+    return benchlib.Proxy("squid-bump", port, process, os.path.join(d, "ca.pem"), note), None
 
 
 # --- clients --------------------------------------------------------------------------------------
 
 def read_response(tls):
     """One HTTP/1.1 response with Content-Length, read to its end: (status line, body bytes)."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = tls.recv(65536)
-        if not chunk:
-            raise ConnectionError(f"closed before the response head ({data[:60]!r})")
-        data += chunk
-    head, body = data.split(b"\r\n\r\n", 1)
+    head, body = benchlib.read_head(tls, "closed before the response head")
     length = 0
     for line in head.split(b"\r\n")[1:]:
         key, _, value = line.partition(b":")
@@ -275,7 +157,7 @@ def read_response(tls):
 def open_and_get(proxy, name, port, keep_alive=True, timeout=60):
     """New connection, CONNECT, TLS, GET /small, the response read; returns the open TLS socket.
     Host carries the port (as curl sends it): squid's bumped requests go where Host says."""
-    tls = load.tls_through(load.connect_tunnel(proxy.address, (name, port), timeout=timeout), proxy.context, name)
+    tls = benchlib.tls_through(benchlib.connect_tunnel(proxy.address, (name, port), timeout=timeout), proxy.context, name)
     try:
         close = "" if keep_alive else "Connection: close\r\n"
         tls.sendall(f"GET /small HTTP/1.1\r\nHost: {name}:{port}\r\n{close}\r\n".encode())
@@ -287,7 +169,7 @@ def open_and_get(proxy, name, port, keep_alive=True, timeout=60):
 
 
 def one_request(proxy, name, port):
-    """load.one_request's request (Connection: close), with the port in Host."""
+    """load.py's one_request's request (Connection: close), with the port in Host."""
     open_and_get(proxy, name, port, keep_alive=False).close()
 
 
@@ -305,17 +187,17 @@ def phase_cpu(proxies, port):
     rounds = {p.name: [] for p in proxies}
     counts = {p.name: REQUESTS // 4 if p.name == "mitmdump" else REQUESTS for p in proxies}
     for p in proxies:  # warm-up: leaf cache, verdict cache, first-use page-ins
-        ok, errors, _ = load.run_parallel(100, CONCURRENCY, lambda _: one_request(p, WARM, port))
+        ok, errors, _ = benchlib.run_parallel(100, CONCURRENCY, lambda _: one_request(p, WARM, port))
         if errors:
             raise Failure(f"warm-up through {p.name}: {len(errors)} of 100 failed, first: {errors[0]}")
     for r in range(ROUNDS):
         for p in proxies:
             n = counts[p.name]
             time.sleep(0.3)
-            before = load.cpu_seconds(p.pid)
-            ok, errors, wall = load.run_parallel(n, CONCURRENCY, lambda _: one_request(p, WARM, port))
+            before = benchlib.cpu_seconds(p.pid)
+            ok, errors, wall = benchlib.run_parallel(n, CONCURRENCY, lambda _: one_request(p, WARM, port))
             time.sleep(0.3)
-            after = load.cpu_seconds(p.pid)
+            after = benchlib.cpu_seconds(p.pid)
             p.alive("the CPU phase")
             if errors:
                 raise Failure(f"{p.name}: {len(errors)} of {n} requests failed, first: {errors[0]}")
@@ -351,18 +233,18 @@ def phase_bulk(proxies, port, cafile_direct):
     paths = [("direct", dict(cafile=cafile_direct, resolve=f"bulk.{DOMAIN}:{port}:127.0.0.1"), None)]
     paths += [(p.name, dict(cafile=p.cafile, proxy=p.address), p) for p in proxies]
     for name, kw, _ in paths:
-        hostile.curl_download(url, kw["cafile"], proxy=kw.get("proxy"), resolve=kw.get("resolve"), timeout=300)
+        benchlib.curl_download(url, kw["cafile"], proxy=kw.get("proxy"), resolve=kw.get("resolve"), timeout=300)
     speeds = {name: [] for name, _, _ in paths}
     cpu = {name: [] for name, _, p in paths if p}
     for rep in range(REPS):
         for name, kw, p in paths:
-            before = sum(load.cpu_seconds(p.pid)) if p else 0
-            size, speed = hostile.curl_download(url, kw["cafile"], proxy=kw.get("proxy"), resolve=kw.get("resolve"), timeout=300)
+            before = sum(benchlib.cpu_seconds(p.pid)) if p else 0
+            size, speed = benchlib.curl_download(url, kw["cafile"], proxy=kw.get("proxy"), resolve=kw.get("resolve"), timeout=300)
             if size != SIZE_MIB * 1048576:
                 raise Failure(f"the download through {name} got {size} bytes")
             if p:
                 time.sleep(0.05)
-                cpu[name].append((sum(load.cpu_seconds(p.pid)) - before) / (size / 2**30))
+                cpu[name].append((sum(benchlib.cpu_seconds(p.pid)) - before) / (size / 2**30))
                 p.alive("the bulk phase")
             speeds[name].append(speed / 1048576)
             say(f"  {name} run {rep + 1}: {speed / 1048576:.0f} MiB/s")
@@ -371,72 +253,18 @@ def phase_bulk(proxies, port, cafile_direct):
 
 def phase_idle(proxy, port):
     """TUNNELS connections, each CONNECT + TLS + one GET with keep-alive, held: RSS growth per connection."""
-    held, lock = [], threading.Lock()
-
-    def open_one(_):
-        tls = open_and_get(proxy, WARM, port)
-        with lock:
-            held.append(tls)
-
-    time.sleep(1.0)
-    rss_before, fds_before = load.rss_kib(proxy.pid), load.open_fds(proxy.pid)
-    try:
-        ok, errors, wall = load.run_parallel(TUNNELS, 20, open_one)
-        if errors:
-            raise Failure(f"{proxy.name}: {len(errors)} of {TUNNELS} connections failed, first: {errors[0]}")
-        time.sleep(2.0)
-        rss_after, fds_after = load.rss_kib(proxy.pid), load.open_fds(proxy.pid)
-        alive = load.count_alive(held)
-    finally:
-        for s in held:
-            try:
-                s.close()
-            except OSError:
-                pass
-    proxy.alive("the idle phase")
-    row = {"kib": (rss_after - rss_before) / TUNNELS, "before": rss_before, "after": rss_after,
-           "fds_before": fds_before, "fds_after": fds_after, "alive": alive, "open_s": wall}
-    say(f"  {proxy.name}: {row['kib']:.1f} KiB per connection ({rss_before} -> {rss_after} KiB, "
-        f"descriptors {fds_before} -> {fds_after}, {alive} of {TUNNELS} still open)")
-    time.sleep(2.0)  # the closed connections drain before the next proxy
-    return row
+    return benchlib.hold_idle(proxy, TUNNELS, lambda: open_and_get(proxy, WARM, port), "connections", say)
 
 
 # --- the run --------------------------------------------------------------------------------------
 
 def main():
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(Failure(f"the run took over {TOTAL_LIMIT_S} s")))
-    signal.alarm(TOTAL_LIMIT_S)
-    os.environ["PATH"] = os.environ.get("PATH", "") + ":/usr/sbin:/sbin"
-    for tool in ("openssl", "curl", "nginx"):
-        if not shutil.which(tool):
-            raise Failure(f"{tool} not found: 'make bench-intercept' installs it")
-    for binary in (ATSPROXY, ATSPROXYCTL):
-        if not os.access(binary, os.X_OK):
-            raise Failure(f"no {binary}: swift build -c release, or set ATSPROXY / ATSPROXYCTL")
-    import resource
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    try:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (min(65536, hard) if hard != resource.RLIM_INFINITY else 65536, hard))
-    except (ValueError, OSError):
-        pass
-    if resource.getrlimit(resource.RLIMIT_NOFILE)[0] < 4 * TUNNELS + 1024:
-        raise Failure(f"open-file limit too low for TUNNELS={TUNNELS}")
-
-    work = tempfile.mkdtemp(prefix="intercept-bench.")
-    os.chmod(work, 0o755)
-    processes = hostile.Processes()
+    benchlib.limit_run(TOTAL_LIMIT_S)
+    benchlib.require_tools("bench-intercept", {"openssl": "", "curl": "", "nginx": ""})
+    benchlib.require_binaries()
+    benchlib.raise_open_files(4 * TUNNELS + 1024, f"TUNNELS={TUNNELS}")
     started = time.monotonic()
-    try:
-        lines = run(work, processes)
-    finally:
-        signal.alarm(0)
-        processes.stop_all()
-        if KEEP:
-            say(f"kept {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+    lines = benchlib.in_scratch("intercept-bench", say, run)
     print("\n".join(lines))
     print(f"\n(run took {time.monotonic() - started:.0f} s; a benchmark, not a test)")
     if TUNNEL_BENCH:
@@ -451,15 +279,14 @@ def main():
 
 def run(work, processes):
     say(f"scratch directory {work}")
-    hostile.make_certificates(work)
+    benchlib.make_certificates(work)
     root = os.path.join(work, "root.pem")
     port = start_nginx(work, processes)
     hosts = hosts_file(work)
-    subprocess.run([ATSPROXYCTL, "ca", "init", "--dir", os.path.join(work, "atsca")], check=True, timeout=60,
-                   stdout=subprocess.DEVNULL)
+    benchlib.make_atsproxy_ca(work)
     proxies, skipped = [], {}
-    proxies.append(start_atsproxy(work, processes, "atsproxy-icpt", True, hosts))
-    mitm, why = start_mitmdump(work, processes)
+    proxies.append(benchlib.start_atsproxy(work, processes, "atsproxy-icpt", hosts, True, THREADS, ["--verdict-ttl", "3600"]))
+    mitm, why = benchlib.start_mitmdump(work, processes)
     if mitm:
         proxies.append(mitm)
     else:
@@ -469,18 +296,8 @@ def run(work, processes):
         proxies.append(squid)
     else:
         skipped["squid-bump"] = why
-    proxies.append(start_atsproxy(work, processes, "atsproxy-tun", False, hosts))
-    for p in list(proxies):  # a first request through each: an interception that fails is reported now
-        try:
-            timed_request(p, WARM, port)
-        except Exception as error:  # noqa: BLE001
-            if p.name.startswith("atsproxy"):
-                raise Failure(f"the first request through {p.name} failed: {error}; "
-                              f"{hostile.tail(os.path.join(work, p.name + '.err'), 5)}")
-            skipped[p.name] = f"a request through it failed: {type(error).__name__}: {error}"
-            proxies.remove(p)
-    for name, why in skipped.items():
-        say(f"SKIP {name}: {why}")
+    proxies.append(benchlib.start_atsproxy(work, processes, "atsproxy-tun", hosts, False, THREADS, ["--verdict-ttl", "3600"]))
+    benchlib.first_requests(proxies, lambda p: timed_request(p, WARM, port), skipped, work, say)
     say("proxies: " + ", ".join(f"{p.name} :{p.port} (pid {p.pid})" for p in proxies))
     by = {p.name: p for p in proxies}
 
@@ -496,13 +313,12 @@ def run(work, processes):
 
     # Every request atsproxy intercepted was logged: a line per request in its log.
     log_lines = sum(1 for _ in open(os.path.join(work, "atsproxy-icpt.log")))
-    err_text = hostile.tail(os.path.join(work, "atsproxy-icpt.err"), 5).strip()
+    err_text = benchlib.tail(os.path.join(work, "atsproxy-icpt.err"), 5).strip()
 
     # --- the table ---
     out = []
-    cpu_model = next((l.split(": ", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     out.append("")
-    out.append(f"intercept-bench: {os.cpu_count()} cores ({cpu_model}); upstream nginx with TLS 1.3, "
+    out.append(f"intercept-bench: {os.cpu_count()} cores ({benchlib.cpu_model()}); upstream nginx with TLS 1.3, "
                f"a P-256 leaf for *.{DOMAIN} from an RSA test root")
     for p in proxies:
         out.append(f"   {p.name:14} {p.note}")
@@ -542,11 +358,7 @@ def run(work, processes):
     out.append("")
     out.append(f"4. Resident memory per idle intercepted connection ({TUNNELS} held, each CONNECT + TLS + one GET /small "
                f"with keep-alive; VmRSS growth of the process tree / {TUNNELS})")
-    out.append(f"   {'':14} {'KiB/conn':>8} {'RSS before':>11} {'RSS after':>10} {'fds':>12} {'alive':>6}")
-    for p in proxies:
-        r = idle[p.name]
-        out.append(f"   {p.name:14} {r['kib']:8.1f} {r['before']:9d}Ki {r['after']:8d}Ki "
-                   f"{r['fds_before']:>5}->{r['fds_after']:<6} {r['alive']:>6}")
+    out += benchlib.idle_lines(idle, 14)
     out.append("")
     made = 1 + 100 + ROUNDS * REQUESTS + (3 + 2 * NEW_NAMES + 1) + (1 + REPS) + TUNNELS
     out.append(f"   atsproxy-icpt log: {log_lines} lines for the {made} requests the client made through it "
@@ -579,20 +391,10 @@ def run(work, processes):
             rows.append((f"   peer {n}", skipped[n], "-", "SKIP"))
     out.append("")
     out.append("Goals for atsproxy in intercept mode:")
-    width = max(len(r[1]) for r in rows)
-    for label, figure, goal, verdict in rows:
-        out.append(f"   {label:48} {figure:{width}}  goal {goal:18} {verdict}")
-    count = {v: sum(1 for r in rows if r[3] == v) for v in ("PASS", "FAIL", "SKIP")}
-    out.append(f"goals met {count['PASS']}, missed {count['FAIL']}, skipped {count['SKIP']}")
+    out += benchlib.goal_lines(rows, 48, 18)
+    out.append(benchlib.goal_count(rows))
     return out
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Failure as failure:
-        say(f"error: {failure}")
-        sys.exit(1)
-    except KeyboardInterrupt:
-        say("interrupted; everything it started is stopped")
-        sys.exit(130)
+    benchlib.run_main(main, say)

@@ -11,125 +11,27 @@ Subcommands (each prints one JSON object on stdout):
           reports the growth of the proxy's resident memory (VmRSS, summed over its process tree) per
           tunnel, and its open file descriptors before and during.
   report  reads the results file written by run.sh and prints the final table.
+
+The /proc readers, the thread pool and the CONNECT client are bench/benchlib/benchlib.py's, which
+the other benches share.
 """
 
 import argparse
 import json
 import os
-import socket
 import ssl
 import statistics
 import sys
 import threading
 import time
 
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-# --- the proxy's processes -----------------------------------------------------------------------
-
-def process_tree(root):
-    """root and every descendant (squid runs a master and a kid; nginx-style trees in general)."""
-    children = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
-        children.setdefault(ppid, []).append(int(entry))
-    tree, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        tree.append(pid)
-        todo.extend(children.get(pid, []))
-    return tree
-
-
-def cpu_seconds(root):
-    """(utime, stime) of the whole tree in seconds (dead threads of a live process are included)."""
-    user = system = 0
-    for pid in process_tree(root):
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        user += int(fields[11])  # field 14 of proc(5)
-        system += int(fields[12])  # field 15
-    return user / CLOCK_TICKS, system / CLOCK_TICKS
-
-
-def rss_kib(root):
-    total = 0
-    for pid in process_tree(root):
-        try:
-            with open(f"/proc/{pid}/status") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1])
-        except OSError:
-            continue
-    return total
-
-
-def open_fds(root):
-    total = 0
-    for pid in process_tree(root):
-        try:
-            total += len(os.listdir(f"/proc/{pid}/fd"))
-        except OSError:
-            continue
-    return total
-
-
-def threads(root):
-    total = 0
-    for pid in process_tree(root):
-        try:
-            total += len(os.listdir(f"/proc/{pid}/task"))
-        except OSError:
-            continue
-    return total
+sys.dont_write_bytecode = True  # no __pycache__ left in the checkout
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchlib"))
+from benchlib import (CLOCK_TICKS, client_context, connect_tunnel, count_alive, cpu_seconds,  # noqa: E402
+                      open_fds, rss_kib, run_parallel, threads, tls_through)
 
 
 # --- one tunnel ----------------------------------------------------------------------------------
-
-def connect_tunnel(proxy, target, timeout=20):
-    """A socket to the proxy that has been answered 200 to CONNECT target."""
-    host, port = proxy
-    sock = socket.create_connection((host, port), timeout=timeout)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    authority = f"{target[0]}:{target[1]}"
-    sock.sendall(f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n".encode())
-    head = b""
-    while b"\r\n\r\n" not in head:
-        chunk = sock.recv(4096)
-        if not chunk:
-            sock.close()
-            raise ConnectionError(f"proxy closed before answering CONNECT ({head[:80]!r})")
-        head += chunk
-        if len(head) > 65536:
-            raise ConnectionError("CONNECT answer head too long")
-    status_line = head.split(b"\r\n", 1)[0]
-    parts = status_line.split()
-    if len(parts) < 2 or parts[1] != b"200":
-        sock.close()
-        raise ConnectionError(f"CONNECT answered {status_line.decode(errors='replace')}")
-    if not head.endswith(b"\r\n\r\n"):
-        sock.close()
-        raise ConnectionError("bytes after the CONNECT answer before the TLS handshake")
-    return sock
-
-
-def tls_through(sock, context, server_name):
-    tls = context.wrap_socket(sock, server_hostname=server_name, do_handshake_on_connect=False)
-    tls.do_handshake()
-    return tls
-
 
 def one_request(proxy, target, context, path):
     """A new connection, CONNECT, TLS, GET path with Connection: close, read to the end."""
@@ -152,44 +54,9 @@ def one_request(proxy, target, context, path):
         tls.close()
 
 
-def run_parallel(count, concurrency, work):
-    """Runs work(i) for i in range(count) on `concurrency` threads; returns (ok, errors, wall seconds)."""
-    lock = threading.Lock()
-    state = {"next": 0, "ok": 0, "errors": []}
-
-    def worker():
-        while True:
-            with lock:
-                i = state["next"]
-                if i >= count:
-                    return
-                state["next"] = i + 1
-            try:
-                work(i)
-                with lock:
-                    state["ok"] += 1
-            except Exception as error:  # noqa: BLE001 - every failure is counted and reported
-                with lock:
-                    state["errors"].append(f"{type(error).__name__}: {error}")
-
-    started = time.monotonic()
-    workers = [threading.Thread(target=worker, daemon=True) for _ in range(concurrency)]
-    for t in workers:
-        t.start()
-    for t in workers:
-        t.join()
-    return state["ok"], state["errors"], time.monotonic() - started
-
-
 def address(text):
     host, _, port = text.rpartition(":")
     return host, int(port)
-
-
-def client_context(cafile):
-    context = ssl.create_default_context(cafile=cafile)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    return context
 
 
 # --- subcommands ---------------------------------------------------------------------------------
@@ -216,21 +83,6 @@ def command_cpu(args):
         "clock_tick_ms": 1000 / CLOCK_TICKS,
     }))
 
-
-
-def count_alive(held):
-    """How many of the held sockets are still open: one the proxy (or upstream) closed reads EOF at
-    once; a live one would block. Leaves them non-blocking. intercept.py counts its connections too."""
-    alive = 0
-    for s in held:
-        s.setblocking(False)
-        try:
-            alive += 1 if s.recv(1) else 0
-        except (BlockingIOError, ssl.SSLWantReadError):
-            alive += 1
-        except OSError:
-            pass
-    return alive
 
 def command_idle(args):
     proxy, target, context = address(args.proxy), address(args.target), client_context(args.cafile)
