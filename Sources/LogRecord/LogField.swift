@@ -2,7 +2,8 @@ import TextFormats
 
 /// A field name of a log line (or of an object inside one): the enum's raw value is the key as
 /// written and read, so the writer and its readers cannot spell it differently.
-@usableFromInline package protocol LogField: RawRepresentable, CaseIterable, Sendable, Hashable where RawValue == String {}
+@usableFromInline
+package protocol LogField: RawRepresentable, CaseIterable, Sendable, Hashable where RawValue == String {}
 
 extension JSONValue {
     /// The member named by `field`, or nil when absent (or when this is not an object).
