@@ -37,13 +37,19 @@ extension HTTP2Session {
             return 0
         }
         nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, context in
-            // The library's own GOAWAY (a flood, a reset storm, a broken frame) is noted: the owner
-            // learns why the connection is ending.
-            guard let frame, UInt32(frame.pointee.hd.type) == NGHTTP2_GOAWAY.rawValue else { return 0 }
-            let session = HTTP2Session.owner(context)
-            if session.goAwaySent == nil || session.goAwaySent == .noError {
-                session.goAwaySent = HTTP2ErrorCode(rawValue: frame.pointee.goaway.error_code)
-            }
+            guard let frame else { return 0 }
+            HTTP2Session.owner(context).sent(frame.pointee)
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks) { _, frame, error, context in
+            guard let frame else { return 0 }
+            HTTP2Session.owner(context).invalid(frame.pointee, libraryError: error)
+            return 0
+        }
+        nghttp2_session_callbacks_set_error_callback2(callbacks) { _, _, message, length, context in
+            guard let message else { return 0 }
+            let text = UnsafeRawBufferPointer(start: message, count: length)
+            HTTP2Session.owner(context).lastLibraryError = String(decoding: text.prefix(300), as: UTF8.self)
             return 0
         }
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, code, context in
@@ -68,6 +74,75 @@ extension HTTP2Session {
         incomingHeaders.values[index].size = size
         incomingHeaders.values[index].fields.append(field)
         return 0
+    }
+
+    /// A frame went out. The library's own GOAWAY (a flood, a reset storm, a broken frame) is
+    /// noted, so the owner learns why the connection is ending; so is its own RST_STREAM, so the
+    /// stream's close says why (``HTTP2StreamReset/brokeRules(code:why:)``).
+    private func sent(_ frame: nghttp2_frame) {
+        let stream = frame.hd.stream_id
+        switch UInt32(frame.hd.type) {
+        case NGHTTP2_GOAWAY.rawValue:
+            if goAwaySent == nil || goAwaySent == .noError {
+                goAwaySent = HTTP2ErrorCode(rawValue: frame.goaway.error_code)
+            }
+        case NGHTTP2_RST_STREAM.rawValue:
+            let why = invalidFrames.removeValue(forKey: stream)
+            // A stream the library never opened (refused at once) has no close to tell: nothing is kept.
+            guard resetsAsked.remove(stream) == nil, resets[stream] == nil,
+                nghttp2_session_find_stream(sessionPointer, stream) != nil
+            else { return }
+            let code = HTTP2ErrorCode(rawValue: frame.rst_stream.error_code)
+            resets[stream] = .brokeRules(code: code, why: why ?? Self.libraryReset(code))
+        default:
+            return
+        }
+    }
+
+    /// The library found a frame it received wrong and will reset its stream: why, in words.
+    private func invalid(_ frame: nghttp2_frame, libraryError: Int32) {
+        let stream = frame.hd.stream_id
+        guard stream != 0 else { return }
+        // The error callback's message came just before, for a field: its name (never its value,
+        // which may be a credential) says which.
+        let field = lastLibraryError.flatMap(Self.fieldName(in:))
+        lastLibraryError = nil
+        invalidFrames[stream] =
+            switch libraryError {
+            case NGHTTP2_ERR_HTTP_HEADER.rawValue:
+                "a header field HTTP/2 forbids or malforms (RFC 9113 §8.2)" + (field.map { ": \($0)" } ?? "")
+            case NGHTTP2_ERR_HTTP_MESSAGING.rawValue:
+                "a message that breaks RFC 9113 §8.1 (its pseudo-header fields, or a body that disagrees with its content-length)"
+            default:
+                "a frame HTTP/2 does not allow there (\(String(cString: nghttp2_strerror(libraryError))))"
+            }
+    }
+
+    /// The field's name in the library's message "… name: [NAME], value: […]", when it is there.
+    static func fieldName(in message: String) -> String? {
+        let bytes = Array(message.utf8)
+        let marker = Array("name: [".utf8)
+        guard bytes.count > marker.count else { return nil }
+        for start in 0...(bytes.count - marker.count) where bytes[start..<(start + marker.count)].elementsEqual(marker)
+        {
+            let name = bytes[(start + marker.count)...].prefix { $0 != UInt8(ascii: "]") }
+            guard start + marker.count + name.count < bytes.count else { return nil }
+            return String(decoding: name, as: UTF8.self)
+        }
+        return nil
+    }
+
+    private static func libraryReset(_ code: HTTP2ErrorCode) -> String {
+        switch code {
+        case .refusedStream: "a stream past the streams allowed at once (REFUSED_STREAM)"
+        case .flowControlError: "more body than the window allowed (FLOW_CONTROL_ERROR)"
+        case .streamClosed: "a frame on a stream already closed (STREAM_CLOSED)"
+        // What libnghttp2 resets without naming the frame: a body longer or shorter than its
+        // content-length is the usual one (nghttp2_http_on_remote_end_stream, on_data_chunk).
+        case .protocolError:
+            "a stream that broke HTTP/2's rules (a body longer or shorter than its content-length, or a frame out of place)"
+        default: "a frame that broke HTTP/2 (\(code))"
+        }
     }
 
     private func received(_ frame: nghttp2_frame) {
@@ -106,6 +181,8 @@ extension HTTP2Session {
         }
         incomingHeaders[stream] = nil
         outputs[stream] = nil
+        resetsAsked.remove(stream)
+        invalidFrames[stream] = nil
         delegate.session(self, closed: stream, code: code, reason: resets.removeValue(forKey: stream))
     }
 

@@ -31,6 +31,14 @@ package final class HTTP2Session {
     package var returnsUnconsumedOnClose = true
     /// Streams this session reset itself, and why (told with their close).
     var resets: [Int32: HTTP2StreamReset] = [:]
+    /// Streams the caller reset (``reset(_:code:)``): any other RST_STREAM this session sends is the
+    /// library's own.
+    var resetsAsked: Set<Int32> = []
+    /// What the library last found wrong with a frame it received, by stream: the RST_STREAM it
+    /// sends for it says why with this.
+    var invalidFrames: [Int32: String] = [:]
+    /// The library's last error message (its error callback), to name the field at fault.
+    var lastLibraryError: String?
     /// The code of the GOAWAY this session sent, once it sent one (an error code wins over NO_ERROR):
     /// the library sends one of its own when the peer breaks the protocol or floods it.
     package internal(set) var goAwaySent: HTTP2ErrorCode?
@@ -195,6 +203,8 @@ package final class HTTP2Session {
 
     /// Resets a stream (RST_STREAM); its close is told to the delegate like any other.
     package func reset(_ stream: Int32, code: HTTP2ErrorCode) {
+        // Noted only for a stream the library holds: its close forgets it.
+        if nghttp2_session_find_stream(session, stream) != nil { resetsAsked.insert(stream) }
         _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code.rawValue)
     }
 

@@ -36,4 +36,8 @@ package enum HTTP2HeadersKind: Sendable, Equatable {
 package enum HTTP2StreamReset: Sendable, Equatable {
     /// The header list was larger than SETTINGS_MAX_HEADER_LIST_SIZE allows (`size` octets so far).
     case headerListTooLarge(size: Int)
+    /// The library reset the stream with `code` because the peer broke HTTP/2's rules on it: a
+    /// field the protocol forbids or malforms, pseudo-header fields out of place, a body that
+    /// disagrees with its content-length, a stream past the limit. `why` says which, in words.
+    case brokeRules(code: HTTP2ErrorCode, why: String)
 }

@@ -160,6 +160,37 @@ struct HTTP2RelayPlaybookTests {
         #expect(line.status == 413 && line.requestBodyBytes == Int64(body.count))
     }
 
+    @Test("streams the proxy's HTTP/2 library resets for broken rules get a line that says what was broken")
+    func brokenRules() throws {
+        let (rig, device, origin, hangUp) = try Self.connected()
+        defer { hangUp() }
+        // A connection-specific field (RFC 9113 §8.2.2): reset before the relay sees a request.
+        let forbidden = try device.request(Self.get("/forbidden") + [("connection", "keep-alive")])
+        // A body shorter than its content-length: the request was seen, then the stream reset.
+        let post = [(":method", "POST"), (":scheme", "https"), (":authority", InterceptRig.host), (":path", "/short")]
+        let short = try device.request(post + [("content-length", "10")], body: Array("abc".utf8))
+        let answered = try device.request(Self.get("/answer"))
+        rig.settle()
+        #expect(device.closed[forbidden] == .protocolError && device.closed[short] == .protocolError)
+        // Neither reached the origin: the short one's HEADERS were still queued when its reset came.
+        #expect(origin.opened.count == 1)
+        // The origin answers with a field HTTP/2 forbids: the proxy resets its stream, and the device's.
+        let twin = try #require(origin.opened.first { origin.value(":path", on: $0) == "/answer" })
+        try origin.respond(twin, status: 200, fields: [("transfer-encoding", "chunked")], body: [1])
+        rig.settle()
+        #expect(device.closed[answered] != nil && device.value(":status", on: answered) == nil)
+        let lines = Dictionary(uniqueKeysWithValues: rig.environment.requests.map { ($0.streamID!, $0) })
+        #expect(lines[forbidden]?.failure == .badRequest)
+        #expect(lines[forbidden]?.upstreamError?.contains("forbids or malforms (RFC 9113 §8.2): connection") == true)
+        #expect(lines[forbidden]?.method == nil, "no request was seen")
+        #expect(lines[short]?.failure == .badRequest && lines[short]?.method == "POST")
+        #expect(
+            lines[short]?.upstreamError?.contains("content-length") == true, "\(lines[short]?.upstreamError ?? "-")")
+        #expect(lines[answered]?.failure == .badResponse)
+        #expect(lines[answered]?.upstreamError?.contains("bad response: the origin sent a header field") == true)
+        #expect(lines[answered]?.upstreamError?.contains("transfer-encoding") == true)
+    }
+
     @Test("a reset by either peer resets the other leg's twin, and the line says who")
     func resets() throws {
         let (rig, device, origin, hangUp) = try Self.connected()

@@ -69,7 +69,18 @@ extension HTTP2Relay: HTTP2SessionDelegate {
     func session(_ session: HTTP2Session, closed stream: Int32, code: HTTP2ErrorCode, reason: HTTP2StreamReset?) {
         if session === deviceSession {
             guard let relayed = streams[stream] else {
-                if case .headerListTooLarge(let size)? = reason { logRefusedHeaders(stream, size: size) }
+                // Reset by the proxy's library before a request was seen: a line of its own says why.
+                switch reason {
+                case .headerListTooLarge(let size)?:
+                    logRefused(
+                        stream,
+                        why: "the device's header list is larger than \(size) bytes (the limit is "
+                            + "\(deviceSession.settings.maxHeaderListSize))")
+                case .brokeRules(let resetCode, let why)?:
+                    logRefused(stream, why: "the device sent \(why); the stream was reset (\(resetCode))")
+                case nil:
+                    break
+                }
                 return
             }
             // What was held for the device and will not be framed now: the origin's window gets it back.
@@ -82,6 +93,10 @@ extension HTTP2Relay: HTTP2SessionDelegate {
             switch (code, reason) {
             case (_, .headerListTooLarge(let size)?):
                 logStream(stream, error: "the device's header list is larger than \(size) bytes", failure: nil)
+            case (_, .brokeRules(let resetCode, let why)?):
+                logStream(
+                    stream, error: "bad request: the device sent \(why); the stream was reset (\(resetCode))",
+                    failure: .badRequest)
             case (.noError, nil):
                 logStream(stream, error: nil, failure: nil)
             default:
@@ -99,12 +114,19 @@ extension HTTP2Relay: HTTP2SessionDelegate {
                 streams[id]?.requestBytesHeld = 0
                 deviceSession.consumed(held, on: id)
             }
-            if case .headerListTooLarge(let size)? = reason {
-                // The proxy reset it, not the origin: the line says what the origin sent.
+            // The proxy's library reset it, not the origin: the line says what the origin sent.
+            switch reason {
+            case .headerListTooLarge(let size)?:
                 streams[id]?.record.upstreamError =
                     "the origin's header list is larger than \(size) bytes (the limit is \(originSession.settings.maxHeaderListSize)): "
                     + "the stream was reset"
                 streams[id]?.record.failure = .badResponse
+            case .brokeRules(let resetCode, let why)?:
+                streams[id]?.record.upstreamError =
+                    "bad response: the origin sent \(why); the stream was reset (\(resetCode))"
+                streams[id]?.record.failure = .badResponse
+            case nil:
+                break
             }
             guard code != .noError || reason != nil else { return }
             // Reset by the origin (or refused, past its GOAWAY): the device's stream ends the same way,
@@ -242,17 +264,14 @@ extension HTTP2Relay: HTTP2SessionDelegate {
         }
     }
 
-    /// A stream the device opened with a header list over the limit: the library reset it before the
-    /// relay saw a request, so its line has no method or URL, only why.
-    private func logRefusedHeaders(_ stream: Int32, size: Int) {
+    /// A stream the proxy's library reset before the relay saw a request (a header list over the
+    /// limit, a field HTTP/2 forbids): its line has no method or URL, only why.
+    private func logRefused(_ stream: Int32, why: String) {
         requests += 1
-        var record = RequestRecord(
-            startedAt: clock.wallMilliseconds, connection: connectionFacts, reused: requests > 1)
+        var record = RequestRecord(startedAt: clock.wallMilliseconds, connection: connectionFacts, reused: requests > 1)
         record.httpVersion = "HTTP/2"
         record.streamID = stream
-        record.upstreamError =
-            "bad request: the device's header list is larger than \(size) bytes (the limit is \(deviceSession.settings.maxHeaderListSize)): "
-            + "the stream was reset"
+        record.upstreamError = "bad request: \(why)"
         record.failure = .badRequest
         streams[stream] = RelayedStream(record: record, startedAt: clock.monotonicMilliseconds, twin: .none)
         logStream(stream, error: nil, failure: nil)
