@@ -361,13 +361,7 @@ final class InterceptedExchanges: ExchangeOwner {
 
     /// Ends once what the device is owed has been written (or the write limit passes).
     private func endAfterFlush() {
-        device.setReading(false)
-        device.onReadable = nil
-        guard device.pendingOutputBytes > 0 else { return end() }
-        device.setTimeouts(read: nil, write: settings.idleTimeout)
-        device.setDrainedMark(0)
-        device.onDrained = { [unowned self] _ in end() }
-        device.onEvent = { [unowned self] _, _ in end() }
+        device.whenFlushed(within: settings.idleTimeout) { [unowned self] in end() }
     }
 
     func end() {

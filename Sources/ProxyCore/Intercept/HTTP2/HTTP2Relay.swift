@@ -242,15 +242,9 @@ final class HTTP2Relay {
     private func endAfterFlush() {
         guard !ended, !ending else { return }
         ending = true
-        device.setReading(false)
         origin.setReading(false)
-        device.onReadable = nil
         origin.onReadable = nil
-        guard device.pendingOutputBytes > 0 else { return end() }
-        device.setTimeouts(read: nil, write: settings.idleTimeout)
-        device.setDrainedMark(0)
-        device.onDrained = { [unowned self] _ in end() }
-        device.onEvent = { [unowned self] _, _ in end() }
+        device.whenFlushed(within: settings.idleTimeout) { [unowned self] in end() }
     }
 
     /// Closes both sessions and notes the count. Idempotent.
