@@ -306,7 +306,7 @@ def phase_bulk(paths, nginx_port):
     """One GET /big on one connection: MiB/s (h2load's wall time) and the proxy's CPU per GiB.
     mitmdump gets /big-mitm, an eighth of the size, to keep the run short."""
     speeds = {p.name: [] for p in paths}
-    cpu = {p.name: [] for p in paths if p.pid}
+    cpu = {p.name: [] for p in paths if p.pid or p.server_pid}
     for rep in range(REPS):
         for p in paths:
             resource, mib = ("/big-mitm", mitm_mib()) if p.name == "mitmdump" else ("/big", SIZE_MIB)
