@@ -5,17 +5,28 @@ SHELL        := /bin/bash
 SWIFT        ?= swift
 POLICY       ?= config/ats-defaults.plist
 PREFIX       ?= /usr/local
-# make run's control socket: under .build, so it needs no root (atsproxyctl status --socket .build/control.sock).
+# make run's settings (README, "make run's settings"): each is also a flag of atsproxy.
+# CONTROL_SOCKET: under .build, so it needs no root (atsproxyctl status --socket .build/control.sock);
+# RUN_CONTROL_SOCKET is its older name. LOG_FILE: the JSON lines atsproxyctl report and har read.
+# CA_FILE: a PEM bundle of the team's own roots, trusted as a device that installed them trusts them.
+# HOSTS_FILE: /etc/hosts-style names for staging servers. WEB_LISTEN: the live view's address; unset,
+# the daemon's default (127.0.0.1:8081), skipped with a warning when another program has it. EXTRA:
+# any other atsproxy flags, as one string (EXTRA="--mode report --block-style page").
 RUN_CONTROL_SOCKET ?= .build/control.sock
+CONTROL_SOCKET ?= $(RUN_CONTROL_SOCKET)
+LOG_FILE     ?= .build/atsproxy.log
+CA_FILE      ?=
+HOSTS_FILE   ?=
+WEB_LISTEN   ?=
+EXTRA        ?=
 # make run's TLS inspection: tunnel, or intercept (INSPECT=intercept), which mints certificates with
 # the CA in RUN_CA_DIR, made on first use.
 INSPECT      ?= tunnel
 RUN_CA_DIR   ?= .build/ca
 # make run's proxy address. LISTEN=0.0.0.0:8080 puts it on the LAN for a phone: clients from the
 # private ranges (RUN_ALLOW_CLIENTS) are then allowed too, and the start-up banner shows a QR code
-# of the onboarding page for each of this machine's addresses. The live view is on WEB_LISTEN.
+# of the onboarding page for each of this machine's addresses.
 LISTEN       ?= 127.0.0.1:8080
-WEB_LISTEN   ?= 127.0.0.1:8081
 RUN_ALLOW_CLIENTS ?= 127.0.0.0/8 ::1/128 10.0.0.0/8 172.16.0.0/12 192.168.0.0/16 fc00::/7
 RUN_ALLOW_FLAGS = $(if $(filter 127.% localhost% [::1]%,$(LISTEN)),,$(foreach range,$(RUN_ALLOW_CLIENTS),--allow-client $(range)))
 # systemd gives systemd-analyze and logrotate gives logrotate, both for the tests that check the
@@ -173,16 +184,23 @@ soak: deps
 	SOAK_SECONDS=$(SOAK_SECONDS) python3 -B Tests/Soak/soak.py
 
 # Builds a release binary and starts the proxy on LISTEN (127.0.0.1:8080) with the default policy
-# (override with POLICY=path), logging one JSON line per connection to the terminal, the live view
-# on WEB_LISTEN. Ctrl-C stops it. The CA in RUN_CA_DIR is made on first run, so the onboarding page
-# can offer it; INSPECT=intercept also terminates TLS with it.
+# (override with POLICY=path), logging one JSON line per connection to LOG_FILE, the live view on
+# WEB_LISTEN (or the daemon's default). Ctrl-C stops it. The CA in RUN_CA_DIR is made on first run,
+# so the onboarding page can offer it; INSPECT=intercept also terminates TLS with it. The commands it
+# prints work as printed from the repository's directory.
+RUN_FLAGS = --listen $(LISTEN) --policy $(POLICY) --control-socket $(CONTROL_SOCKET) --log-file $(LOG_FILE) \
+	--inspect $(INSPECT) --ca-dir $(RUN_CA_DIR) $(if $(CA_FILE),--ca-file $(CA_FILE)) \
+	$(if $(HOSTS_FILE),--hosts-file $(HOSTS_FILE)) $(if $(WEB_LISTEN),--web-listen $(WEB_LISTEN)) \
+	$(RUN_ALLOW_FLAGS) $(EXTRA)
 run: deps
 	$(SWIFT) build -c release --product atsproxy
 	$(SWIFT) build -c release --product atsproxyctl
 	@if [ ! -f $(RUN_CA_DIR)/ca.pem ]; then .build/release/atsproxyctl ca init --dir $(RUN_CA_DIR) >/dev/null || exit 2; fi
 	@if [ "$(INSPECT)" = intercept ]; then .build/release/atsproxyctl ca show --dir $(RUN_CA_DIR); echo; fi
-	.build/release/atsproxy --listen $(LISTEN) --policy $(POLICY) --control-socket $(RUN_CONTROL_SOCKET) \
-		--inspect $(INSPECT) --ca-dir $(RUN_CA_DIR) --web-listen $(WEB_LISTEN) $(RUN_ALLOW_FLAGS)
+	@echo "make run: one JSON line per connection goes to $(LOG_FILE): tail -f $(LOG_FILE), or"
+	@echo "  .build/release/atsproxyctl report $(LOG_FILE)    (the narrowest Info.plist for what was seen)"
+	@echo "  .build/release/atsproxyctl status --socket $(CONTROL_SOCKET)"
+	.build/release/atsproxy $(RUN_FLAGS)
 
 # The benchmarks, one after the other (release builds; not tests).
 bench: bench-policy bench-proxy bench-hostile

@@ -45,17 +45,39 @@ struct CADirectoryOption: ParsableArguments {
     }
 }
 
-/// The two steps a device needs, as `init` and `show` print them.
+/// The two steps a device needs, as `init` and `show` print them: commands that work as printed,
+/// with the CA's directory when it is not the default and atsproxyctl as it was run when that was
+/// by path (`make run` runs `.build/release/atsproxyctl`, which is not on PATH).
 enum CATrustSteps {
-    static func lines(commonName: String) -> [String] {
-        [
+    static func lines(commonName: String, directory: String) -> [String] {
+        let dir = directory == CADirectoryOption.defaultPath ? "" : " --dir \(shellQuoted(directory))"
+        let certificate = shellQuoted(directory + "/" + CertificateAuthority.certificateFileName)
+        return [
             "To trust it on an iPhone or iPad:",
-            "  1. Install the profile: atsproxyctl ca export --format mobileconfig > atsproxy-ca.mobileconfig, open it on",
-            "     the device (AirDrop, mail or a web page), then Settings → General → VPN & Device Management → Install.",
+            "  1. Install the profile: \(program) ca export\(dir) --format mobileconfig > atsproxy-ca.mobileconfig,",
+            "     open it on the device (AirDrop, mail or a web page), then Settings → General → VPN & Device",
+            "     Management → Install.",
             "  2. Turn on full trust: Settings → General → About → Certificate Trust Settings → \(commonName).",
             "     Since iOS 10.3 this is a separate step: installing the profile alone does not make apps trust it.",
-            "  Simulator: drag ca.pem onto the simulator window, or xcrun simctl keychain booted add-root-cert ca.pem.",
+            "  Simulator: drag \(certificate) onto the simulator window, or",
+            "     xcrun simctl keychain booted add-root-cert \(certificate).",
         ]
+    }
+
+    /// atsproxyctl as it was run when that was by a path to it; its name otherwise.
+    static var program: String {
+        let invoked = CommandLine.arguments.first ?? ""
+        guard invoked.contains("/"), invoked.split(separator: "/").last == "atsproxyctl" else { return "atsproxyctl" }
+        return shellQuoted(invoked)
+    }
+
+    /// `text` as one shell word: as it is when it needs no quoting, else in single quotes.
+    static func shellQuoted(_ text: String) -> String {
+        let plain = text.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || "/._-+:,@%=".utf8.contains(byte)
+        }
+        return plain && !text.isEmpty ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }
 
@@ -102,7 +124,9 @@ struct CAInitCommand: ParsableCommand, OutputCommand {
         output.line("  private key  \(authority.keyPath)")
         output.line("  SHA-256      \(authority.sha256Fingerprint)")
         output.line()
-        for line in CATrustSteps.lines(commonName: authority.certificate.commonName ?? authority.subject) {
+        for line in CATrustSteps.lines(
+            commonName: authority.certificate.commonName ?? authority.subject, directory: location.directory)
+        {
             output.line(line)
         }
         return ExitStatus.success
@@ -180,7 +204,9 @@ struct CAShowCommand: ParsableCommand, OutputCommand {
         output.line("Certificate  \(authority.certificatePath)")
         output.line("Private key  \(authority.keyPath)")
         output.line()
-        for line in CATrustSteps.lines(commonName: authority.certificate.commonName ?? authority.subject) {
+        for line in CATrustSteps.lines(
+            commonName: authority.certificate.commonName ?? authority.subject, directory: location.directory)
+        {
             output.line(line)
         }
         return ExitStatus.success

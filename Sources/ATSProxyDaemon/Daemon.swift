@@ -110,13 +110,18 @@ final class Daemon {
                 reason: "\(error)")
         }
 
-        do {
+        do throws(CertificateAuthorityError) {
             authority = try configuration.loadAuthority()
             intercept = try authority.map { authority throws(CertificateAuthorityError) in
                 try configuration.interceptService(authority: authority)
             }
         } catch {
-            throw configuration.unusableFile(.caDir, error)
+            guard case .missing = error.problem else { throw configuration.unusableFile(.caDir, error) }
+            // No CA yet: the command that makes one, with this daemon's directory.
+            throw configuration.unusableFile(
+                .caDir,
+                reason: "\(error) (intercept mode needs a CA: make one with atsproxyctl ca init --dir "
+                    + "\(configuration.caDir), then start atsproxy again)")
         }
         let probes = ProbeService(anchors: anchors)
         self.probes = probes
@@ -176,7 +181,7 @@ final class Daemon {
                 if listens { boundListeners = info.0.map(\.description) }
             } catch {
                 for loop in loops { loop.thread.stop() }
-                throw ValidationError("cannot start: \(error)")
+                throw DaemonStartError(startingLoops: error)
             }
         }
     }

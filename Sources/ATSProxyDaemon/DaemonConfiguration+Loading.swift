@@ -77,7 +77,12 @@ extension DaemonConfiguration {
     /// A file the setting `key` names could not be used: the setting's line (or flag), then the
     /// file's own error with its line or key path.
     package func unusableFile(_ key: ConfigKey, _ error: any Error) -> ConfigurationError {
-        ConfigurationError(.unusableFile, origin: origins[key] ?? .commandLine, key: key.name, reason: "\(error)")
+        unusableFile(key, reason: "\(error)")
+    }
+
+    /// The file `key` names cannot be used, for `reason`, said at the setting's origin.
+    package func unusableFile(_ key: ConfigKey, reason: String) -> ConfigurationError {
+        ConfigurationError(.unusableFile, origin: origins[key] ?? .commandLine, key: key.name, reason: reason)
     }
 }
 

@@ -1,4 +1,4 @@
-import ATSProxyCtl
+@testable import ATSProxyCtl
 import Foundation
 import TLSTestSupport
 import Testing
@@ -84,6 +84,29 @@ struct CACommandTests {
         let sha1 = try runCommand(
             "/usr/bin/openssl", ["x509", "-in", directory + "/ca.pem", "-noout", "-fingerprint", "-sha1"])
         #expect(text.contains("SHA-1        " + (sha1.standardOutput.split(separator: "=").last ?? "")))
+    }
+
+    @Test("the export command init and show print works as printed: with the CA's directory when it is not the default")
+    func printedExportWorks() throws {
+        let scratch = try ScratchDirectory()
+        let directory = scratch.path + "/my ca"
+        let created = ctl("ca", "init", "--dir", directory)
+        #expect(created.exitCode == 0, "\(created.standardError)")
+        for text in [created.standardOutput, ctl("ca", "show", "--dir", directory).standardOutput] {
+            let line = try #require(text.split(separator: "\n").first { $0.contains(" ca export") })
+            #expect(line.contains("atsproxyctl ca export --dir '\(directory)' --format mobileconfig"), "\(line)")
+            #expect(text.contains("add-root-cert '\(directory)/ca.pem'"))
+            // The printed command, run as printed (the shell's words), writes the profile.
+            let command = try #require(line.split(separator: ":", maxSplits: 1).last)
+                .split(separator: ">").first!.replacingOccurrences(of: "atsproxyctl ", with: "")
+            let words = try runCommand("/bin/sh", ["-c", "for w in \(command); do printf '%s\\n' \"$w\"; done"])
+                .standardOutput.split(separator: "\n").map(String.init)
+            let exported = ATSProxyCtl.run(words)
+            #expect(exported.exitCode == 0 && exported.standardOutput.contains("<plist"), "\(words)")
+        }
+        #expect(CATrustSteps.lines(commonName: "x", directory: CADirectoryOption.defaultPath).contains {
+            $0.contains("atsproxyctl ca export --format mobileconfig")
+        })
     }
 
     /// A bad CA directory: what `show` and `export` must name.

@@ -21,15 +21,14 @@ struct InterceptStartupProcessTests {
             ], timeLimit: 15)
     }
 
-    @Test("--inspect intercept with a missing CA directory: exits non-zero naming ca.pem or the directory")
+    @Test("--inspect intercept with a missing CA directory: exits non-zero naming it, and the command that makes one")
     func missingCA() throws {
         let fixture = try InterceptFixture(names: [])
         let missing = fixture.factory.path("no-such-ca")
         let result = try Self.start(fixture, caDir: missing)
         #expect(result.status != 0 && !result.killed, "\(result.standardError)")
-        #expect(
-            result.standardError.contains("ca.pem") || result.standardError.contains(missing), "\(result.standardError)"
-        )
+        #expect(result.standardError.contains(missing), "\(result.standardError)")
+        #expect(result.standardError.contains("atsproxyctl ca init --dir \(missing)"), "\(result.standardError)")
     }
 
     @Test("--inspect intercept with ca.key mode 0644: refused, naming the file")
