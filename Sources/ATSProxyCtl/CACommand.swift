@@ -74,7 +74,8 @@ enum CATrustSteps {
     /// `text` as one shell word: as it is when it needs no quoting, else in single quotes.
     static func shellQuoted(_ text: String) -> String {
         let plain = text.utf8.allSatisfy { byte in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
                 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || "/._-+:,@%=".utf8.contains(byte)
         }
         return plain && !text.isEmpty ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"

@@ -1,7 +1,8 @@
-@testable import ATSProxyCtl
 import Foundation
 import TLSTestSupport
 import Testing
+
+@testable import ATSProxyCtl
 
 /// `atsproxyctl ca init|export|show`, run in-process, checked with the real openssl and plistlib.
 @Suite("atsproxyctl ca", .startsProcesses(timeLimit: .seconds(120)))
@@ -104,9 +105,10 @@ struct CACommandTests {
             let exported = ATSProxyCtl.run(words)
             #expect(exported.exitCode == 0 && exported.standardOutput.contains("<plist"), "\(words)")
         }
-        #expect(CATrustSteps.lines(commonName: "x", directory: CADirectoryOption.defaultPath).contains {
-            $0.contains("atsproxyctl ca export --format mobileconfig")
-        })
+        #expect(
+            CATrustSteps.lines(commonName: "x", directory: CADirectoryOption.defaultPath).contains {
+                $0.contains("atsproxyctl ca export --format mobileconfig")
+            })
     }
 
     /// A bad CA directory: what `show` and `export` must name.
