@@ -46,7 +46,7 @@ APT_PACKAGES := libssl-dev libevent-dev libnghttp2-dev zlib1g-dev libqrencode-de
 # the HTTP/2 tests' own servers and hostile peers, httpx[http2] and grpcio are real HTTP/2 clients
 # (and grpcio a gRPC server). nghttp2-client and nghttp2-server give nghttp, h2load and nghttpd.
 TEST_VENV    ?= .build/test-venv
-TEST_PYTHON_PACKAGES := selenium prometheus-client h2 httpx[http2] grpcio
+TEST_PYTHON_PACKAGES := selenium prometheus-client h2 httpx[http2] grpcio jsonschema xmlschema
 
 # What bench-proxy needs besides APT_PACKAGES: the upstream, the two peer proxies, the load client.
 # squid-openssl is Debian's squid built with OpenSSL (the same squid 5 otherwise): bench-intercept's
@@ -90,7 +90,7 @@ deps:
 
 # The tests find it at .build/test-venv/bin/python3 (ATSPROXY_TEST_PYTHON overrides).
 test-venv: deps
-	@$(TEST_VENV)/bin/python3 -c "import selenium, prometheus_client, h2, httpx, grpc" 2>/dev/null || { \
+	@$(TEST_VENV)/bin/python3 -c "import selenium, prometheus_client, h2, httpx, grpc, jsonschema, xmlschema" 2>/dev/null || { \
 	  python3 -m venv $(TEST_VENV) && $(TEST_VENV)/bin/pip install --quiet $(TEST_PYTHON_PACKAGES); }
 
 build: deps

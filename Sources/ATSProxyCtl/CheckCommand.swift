@@ -12,6 +12,9 @@ struct CheckCommand: ParsableCommand, OutputCommand {
             POLICY is an app Info.plist (its NSAppTransportSecurity dictionary is read) or a plist whose root \
             is the ATS dictionary, in XML or binary form.
 
+            --format sarif writes SARIF 2.1.0 for code scanning (GitHub's, or any CI that reads it): one \
+            result per finding at its file, line and column, with its key path and its fix.
+
             Exit status: 0 the policy loads (findings are printed); 1 with --strict when there are errors or \
             warnings; 2 the file is missing, unreadable or not a policy.
 
@@ -19,6 +22,7 @@ struct CheckCommand: ParsableCommand, OutputCommand {
               atsproxyctl check MyApp/Info.plist
               atsproxyctl check --strict --os-profile ios26 MyApp/Info.plist
               atsproxyctl check --legacy-keys honor --json MyApp/Info.plist
+              atsproxyctl check --format sarif MyApp/Info.plist > ats.sarif
               plutil -convert xml1 -o - MyApp.app/Info.plist | atsproxyctl check -
             """)
 
@@ -27,7 +31,15 @@ struct CheckCommand: ParsableCommand, OutputCommand {
             "The policy file (Info.plist or NSAppTransportSecurity dictionary, XML or binary); - reads standard input.")
     var policy: String
 
-    @Flag(help: "Print one JSON object instead of text.")
+    /// How the findings are printed.
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case text, json, sarif
+    }
+
+    @Option(help: "text, json (one object) or sarif (SARIF 2.1.0, for code scanning).")
+    var format: Format?
+
+    @Flag(help: "Print one JSON object instead of text (--format json).")
     var json = false
 
     @Flag(help: "Exit 1 when there are errors or warnings.")
@@ -35,12 +47,20 @@ struct CheckCommand: ParsableCommand, OutputCommand {
 
     @OptionGroup var options: PolicyOptions
 
+    func validate() throws {
+        if json, let format, format != .json { throw ValidationError("--json and --format \(format) disagree") }
+    }
+
+    /// The format asked for: --format, or --json, or text.
+    private var chosen: Format { format ?? (json ? .json : .text) }
+
     func execute(_ output: Output) -> Int32 {
         let loaded: PolicyLoader.Loaded
         do {
             loaded = try PolicyLoader.load(path: policy, settings: options.settings())
         } catch {
-            if json {
+            if chosen == .sarif { output.line(CheckSARIF.document(path: policy, error: error).serialized) }
+            if chosen == .json {
                 output.line(
                     JSONValue.object([
                         ("ok", false), ("file", .string(policy)),
@@ -56,10 +76,10 @@ struct CheckCommand: ParsableCommand, OutputCommand {
         }
         let findings = loaded.policy.findings.sorted(by: CheckCommand.order)
         let problems = findings.filter { $0.severity != .info }
-        if json {
-            output.line(jsonReport(loaded, findings: findings, ok: problems.isEmpty).serialized)
-        } else {
-            printReport(loaded, findings: findings, to: output)
+        switch chosen {
+        case .json: output.line(jsonReport(loaded, findings: findings, ok: problems.isEmpty).serialized)
+        case .sarif: output.line(CheckSARIF.document(path: policy, findings: findings).serialized)
+        case .text: printReport(loaded, findings: findings, to: output)
         }
         return strict && !problems.isEmpty ? ExitStatus.findings : ExitStatus.success
     }

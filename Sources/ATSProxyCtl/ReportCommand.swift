@@ -27,12 +27,20 @@ struct ReportCommand: ParsableCommand, OutputCommand {
             A line that is not valid JSON (the half-written last line of a log whose daemon crashed) or not \
             a connection record is skipped with a warning on standard error naming file:line:column.
 
-            Exit status: 0 the report was printed (even with skipped lines); 2 a log or the policy is \
-            missing or unreadable, or no line of the logs is a connection record.
+            For CI: --fail-on violation exits 1 when any host's traffic would fail on the device, naming \
+            each on standard error (without --policy, a host with a violation in the log, which the proxy \
+            judged under the policy it ran with; with --policy, a host whose needs that policy lacks, or that \
+            no key can fix). --format junit writes one JUnit test case per host, failed as --fail-on judges \
+            it, for any CI system's test report.
+
+            Exit status: 0 the report was printed (even with skipped lines); 1 with --fail-on violation when \
+            a host would fail on the device; 2 a log or the policy is missing or unreadable, or no line of \
+            the logs is a connection record.
 
             Examples:
               atsproxyctl report /var/log/atsproxy/atsproxy.log*
               atsproxyctl report --policy MyApp/Info.plist --json atsproxy.log
+              atsproxyctl report --policy MyApp/Info.plist --format junit --fail-on violation atsproxy.log > ats.xml
             """)
 
     @Argument(help: "The proxy's JSON log files, plain or gzip (rotated ones too).")
@@ -47,14 +55,35 @@ struct ReportCommand: ParsableCommand, OutputCommand {
     @Option(name: .customLong("client"), help: "Which API the logged traffic stands for: urlsession, webkit or media.")
     var clientClass: ClientClass = .urlsession
 
-    @Flag(help: "Print one JSON object instead of text.")
+    /// How the report is printed.
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case text, json, junit
+    }
+
+    /// What makes the command fail (exit 1) for a CI gate.
+    enum FailOn: String, ExpressibleByArgument, CaseIterable {
+        /// A host whose traffic would fail on the device.
+        case violation
+    }
+
+    @Option(help: "text, json (one object) or junit (a test case per host).")
+    var format: Format?
+
+    @Flag(help: "Print one JSON object instead of text (--format json).")
     var json = false
+
+    @Option(name: .customLong("fail-on"), help: "violation: exit 1 when a host's traffic would fail on the device.")
+    var failOn: FailOn?
 
     @OptionGroup var options: PolicyOptions
 
     func validate() throws {
         guard !logs.isEmpty else { throw ValidationError("name at least one LOG file") }
+        if json, let format, format != .json { throw ValidationError("--json and --format \(format) disagree") }
     }
+
+    /// The format asked for: --format, or --json, or text.
+    private var chosen: Format { format ?? (json ? .json : .text) }
 
     func execute(_ output: Output) -> Int32 {
         let settings = options.settings(clientClass: clientClass)
@@ -84,11 +113,19 @@ struct ReportCommand: ParsableCommand, OutputCommand {
         let report = TrafficReport(
             traffic: collection.hostTraffic, settings: settings, clientClass: clientClass, currentPolicy: loaded?.policy
         )
-        if json {
-            output.line(report.json(collection: collection, policyPath: loaded?.path).serialized)
-        } else {
-            ReportText(report: report, collection: collection, policyPath: loaded?.path).write(to: output)
+        switch chosen {
+        case .json: output.line(report.json(collection: collection, policyPath: loaded?.path).serialized)
+        case .junit: output.write(ReportJUnit(report: report, clientClass: clientClass).document)
+        case .text: ReportText(report: report, collection: collection, policyPath: loaded?.path).write(to: output)
         }
-        return ExitStatus.success
+        guard failOn == .violation else { return ExitStatus.success }
+        let failures = report.deviceFailures
+        guard !failures.isEmpty else { return ExitStatus.success }
+        let count = failures.count == 1 ? "1 host" : "\(failures.count) hosts"
+        output.error("atsproxyctl: \(count) would fail on the device:")
+        for failure in failures {
+            output.error("  \(failure.host): " + failure.reasons.joined(separator: "; "))
+        }
+        return ExitStatus.findings
     }
 }

@@ -53,3 +53,8 @@ func jsonLines(_ text: String) throws -> [[String: Any]] {
 }
 
 func ctl(_ arguments: String...) -> ATSProxyCtl.Result { ATSProxyCtl.run(arguments) }
+
+/// The tests' own Python, with the PyPI packages `make test-venv` installs (jsonschema, xmlschema…):
+/// ATSPROXY_TEST_PYTHON, else `.build/test-venv/bin/python3` in the repository.
+let testPython: String =
+    ProcessInfo.processInfo.environment["ATSPROXY_TEST_PYTHON"] ?? repositoryRoot + "/.build/test-venv/bin/python3"

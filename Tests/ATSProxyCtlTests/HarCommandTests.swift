@@ -309,16 +309,8 @@ struct HarCommandTests {
         #expect(problems.contains { $0.contains("time") && $0.contains("sum") })
     }
 
-    static let jsonschemaAvailable: Bool = {
-        guard let result = try? runCommand("/usr/bin/env", ["python3", "-c", "import jsonschema"], timeLimit: 30) else {
-            return false
-        }
-        return result.status == 0
-    }()
-
     @Test(
-        "the output validates against a HAR 1.2 JSON Schema (Fixtures/har/har-1.2.schema.json)",
-        .enabled(if: jsonschemaAvailable, "python3 with the jsonschema module is not installed here"))
+        "the output validates against a HAR 1.2 JSON Schema (Fixtures/har/har-1.2.schema.json), with PyPI's jsonschema")
     func jsonSchema() throws {
         let scratch = try ScratchDirectory()
         let result = ATSProxyCtl.run(["har", Self.rotated, Self.log])
@@ -338,8 +330,7 @@ struct HarCommandTests {
                 pass
             """
         let run = try runCommand(
-            "/usr/bin/env", ["python3", "-c", script, Self.directory + "har-1.2.schema.json", output, broken],
-            timeLimit: 60)
+            testPython, ["-c", script, Self.directory + "har-1.2.schema.json", output, broken], timeLimit: 60)
         #expect(run.status == 0, "\(run.standardError)")
     }
 }
