@@ -418,6 +418,24 @@ struct DiagnoseCommandTests {
         withExtendedLifetime(diagnosed.server) {}
     }
 
+    @Test("a server whose root the device lacks: the text suggests --ca-file for a root of one's own; with it, none")
+    func untrustedRootHint() throws {
+        let diagnosed = try DiagnosedServer {
+            try CompliantServer.tls12ForwardSecret.serverArguments($0, hostName: DiagnosedServer.host)
+        }
+        let url = "https://\(DiagnosedServer.host):\(diagnosed.server.port)/"
+        let without = ATSProxyCtl.run([
+            "diagnose", url, "--hosts-file", diagnosed.factory.path("hosts"), "--no-survey",
+        ])
+        #expect(without.exitCode == 1)
+        #expect(without.standardOutput.contains("untrusted_chain"), "\(without.standardOutput)")
+        #expect(without.standardOutput.contains("Hint: the chain leads to no root an iPhone trusts"))
+        #expect(without.standardOutput.contains("atsproxyctl diagnose --ca-file ROOT.pem \(url)"))
+        let with = diagnosed.diagnose(["--no-survey"])
+        #expect(with.exitCode == 0 && !with.standardOutput.contains("Hint:"))
+        withExtendedLifetime(diagnosed.server) {}
+    }
+
     @Test("a compliant server exits 0; an unreachable one exits 3 and names it; a malformed URL exits 2")
     func exitStatuses() throws {
         let diagnosed = try DiagnosedServer {
@@ -467,6 +485,28 @@ struct DiagnoseCommandTests {
         #expect(json["minimal_exception"]?.serialized == #"{"NSExceptionAllowsInsecureHTTPLoads":true}"#)
         #expect(json["tests"]?.arrayValue?.first?["violations"] == .strings(["cleartext"]))
         #expect(json["server"] == .null)
+    }
+
+    @Test(
+        "an http:// URL whose server speaks no TLS, without --cleartext: judged as the app loads it, the insecure-HTTP entry"
+    )
+    func plainServerWithoutFlag() throws {
+        let factory = try CertificateFactory()
+        let origin = try TestHTTPOrigin(directory: factory.directory)
+        try "127.0.0.1 \(DiagnosedServer.host)\n".write(
+            toFile: factory.path("hosts"), atomically: true, encoding: .utf8)
+        let url = "http://\(DiagnosedServer.host):\(origin.port)/"
+        let result = ATSProxyCtl.run(["diagnose", url, "--hosts-file", factory.path("hosts"), "--json"])
+        let text = ATSProxyCtl.run(["diagnose", url, "--hosts-file", factory.path("hosts")])
+        withExtendedLifetime(origin) {}
+        #expect(result.exitCode == 1, "\(result.standardError)")
+        let json = try JSONValue(parsing: Array(result.standardOutput.utf8))
+        #expect(json["minimal_exception"]?.serialized == #"{"NSExceptionAllowsInsecureHTTPLoads":true}"#)
+        #expect(json["conclusion"]?["kind"]?.stringValue == "exception_needed")
+        #expect(json["https_unavailable"]?.stringValue == "speaks no TLS on port \(origin.port)")
+        #expect(json["scheme"]?.stringValue == "http")
+        #expect(text.standardOutput.contains("so it is judged as the app loads it, in cleartext"))
+        #expect(text.standardOutput.contains("NSExceptionAllowsInsecureHTTPLoads = YES"))
     }
 
     @Test("a cleartext server behind an https:// URL: every test fails saying it does not speak TLS")

@@ -203,8 +203,17 @@ struct DiagnoseCommand: ParsableCommand, OutputCommand {
             output.line(diagnosis.json.serialized)
         } else {
             DiagnosisText(diagnosis: diagnosis, verbose: verbose).write(to: output)
+            if let hint = trustHint(diagnosis) { output.line(hint) }
         }
         return diagnosis.conclusion.kind == .defaultsPass ? ExitStatus.success : ExitStatus.findings
+    }
+
+    /// What to try when the chain led to no trusted root and no root of the user's own was given.
+    private func trustHint(_ diagnosis: Diagnosis) -> String? {
+        guard diagnosis.foundUntrustedChain, caFiles.isEmpty, appAnchorFiles.isEmpty else { return nil }
+        return "Hint: the chain leads to no root an iPhone trusts. If it is your own CA (a staging or corporate root "
+            + "the devices install), pass it: atsproxyctl diagnose --ca-file ROOT.pem \(diagnosis.target.given) "
+            + "(atsproxy takes the same --ca-file, and make run CA_FILE=ROOT.pem)."
     }
 
     /// `--urls`: every URL of the file, into one table or document.

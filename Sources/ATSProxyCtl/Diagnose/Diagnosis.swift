@@ -11,6 +11,10 @@ struct DiagnoseTarget {
     var given: String
     /// Whether an `http://` URL was rewritten to `https://`.
     var rewritten: Bool
+    /// Why an `http://` URL given was judged as given, in cleartext, after all: its server speaks no
+    /// TLS where https:// goes, or cannot be reached there. The app loads it in cleartext, so that
+    /// is the load that needs an exception.
+    var httpsUnavailable: String?
 
     init(_ text: String, cleartext: Bool) throws(LoadURL.Failure) {
         given = text.contains("://") ? text : "https://\(text)"
@@ -47,6 +51,49 @@ struct Diagnosis {
     static func run(_ target: DiagnoseTarget, settings: PolicySettings, probes: ProbeLoop, surveying: Bool = true)
         throws(ProbeFailure) -> Diagnosis
     {
+        guard target.rewritten else {
+            return try runOnce(target, settings: settings, probes: probes, surveying: surveying)
+        }
+        // An http:// URL goes over https:// first, as nscurl loads it. A server that speaks no TLS
+        // there (or is not there) is judged as the app loads the URL: in cleartext, so that the
+        // conclusion names the insecure-HTTP exception the app needs rather than "no setting helps".
+        let why: String
+        do throws(ProbeFailure) {
+            let upgraded = try runOnce(target, settings: settings, probes: probes, surveying: surveying)
+            guard let reason = upgraded.httpsSpeaksNoTLS else { return upgraded }
+            why = reason
+        } catch {
+            why = "cannot be reached over https:// (\(error))"
+        }
+        var asGiven: DiagnoseTarget
+        do {
+            asGiven = try DiagnoseTarget(target.given, cleartext: true)
+        } catch {
+            throw ProbeFailure.handshake(reason: "\(target.given): \(error)")
+        }
+        asGiven.httpsUnavailable = why
+        return try runOnce(asGiven, settings: settings, probes: probes, surveying: surveying)
+    }
+
+    /// Why every test's https:// load found no TLS at the URL's port, when that is so.
+    var httpsSpeaksNoTLS: String? {
+        guard target.scheme == .https, !results.isEmpty,
+            results.allSatisfy({ $0.failure?.hasPrefix(Self.noTLSPrefix) == true })
+        else { return nil }
+        return "speaks no TLS on port \(target.port)"
+    }
+
+    static let noTLSPrefix = "the server does not speak TLS on port "
+
+    /// Whether a test found the chain leads to no trusted root: a private CA's server, most often,
+    /// which `--ca-file` (the root a device installed) answers.
+    var foundUntrustedChain: Bool {
+        results.contains { $0.verdict?.violations.contains { $0.kind == .untrustedChain } == true }
+    }
+
+    private static func runOnce(
+        _ target: DiagnoseTarget, settings: PolicySettings, probes: ProbeLoop, surveying: Bool
+    ) throws(ProbeFailure) -> Diagnosis {
         var runner = Runner(target: target, settings: settings, probes: probes)
         if target.scheme == .http { try probes.checkConnection(host: target.host.description, port: target.port) }
         var results: [DiagnosticResult] = []
@@ -155,8 +202,7 @@ struct Diagnosis {
             hopProbes[key] = probe
             if let reason = probe.cleartextUpstream {
                 return DiagnosticResult(
-                    test: test, verdict: nil, failure: "the server does not speak TLS on port \(target.port): \(reason)"
-                )
+                    test: test, verdict: nil, failure: Diagnosis.noTLSPrefix + "\(target.port): \(reason)")
             }
             guard let observed = probe.observed else {
                 switch probe.upstreamFailure {

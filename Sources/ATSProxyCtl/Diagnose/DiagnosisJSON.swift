@@ -10,6 +10,8 @@ extension Diagnosis {
             ("url", .string(target.url)),
             ("loaded_url", .string(target.load.description)),
             ("rewritten_to_https", .bool(target.rewritten)),
+            // Why an http:// URL was judged in cleartext after all (its server has no TLS there).
+            ("https_unavailable", target.httpsUnavailable.map(JSONValue.string) ?? .null),
             ("scheme", .string(target.scheme.rawValue)),
             ("host", .string(target.host.description)),
             ("port", .int(Int(target.port))),

@@ -21,6 +21,10 @@ struct DiagnosisText {
             output.line(
                 "\(target.given) was given: like nscurl, atsproxyctl loads it over https://. "
                     + "Use --cleartext to load the http:// URL itself.")
+        } else if let why = target.httpsUnavailable {
+            output.line(
+                "\(target.given) was given: the server \(why), so it is judged as the app loads it, in "
+                    + "cleartext (nscurl would try https:// and report a failure no ATS key fixes).")
         }
         output.line(
             "A test will \"PASS\" if the connection meets every requirement of its ATS dictionary, as "
