@@ -45,8 +45,10 @@ APT_PACKAGES := libssl-dev libevent-dev libnghttp2-dev zlib1g-dev libqrencode-de
 # chromium for the web tests; prometheus-client's parser reads /metrics as Prometheus would; h2 makes
 # the HTTP/2 tests' own servers and hostile peers, httpx[http2] and grpcio are real HTTP/2 clients
 # (and grpcio a gRPC server). nghttp2-client and nghttp2-server give nghttp, h2load and nghttpd.
+# jsonschema and xmlschema validate the SARIF, JUnit and HAR outputs against their schemas, and
+# haralyzer reads the HAR as a consumer that is not ours.
 TEST_VENV    ?= .build/test-venv
-TEST_PYTHON_PACKAGES := selenium prometheus-client h2 httpx[http2] grpcio jsonschema xmlschema
+TEST_PYTHON_PACKAGES := selenium prometheus-client h2 httpx[http2] grpcio jsonschema xmlschema haralyzer
 
 # What bench-proxy needs besides APT_PACKAGES: the upstream, the two peer proxies, the load client.
 # squid-openssl is Debian's squid built with OpenSSL (the same squid 5 otherwise): bench-intercept's
@@ -90,7 +92,7 @@ deps:
 
 # The tests find it at .build/test-venv/bin/python3 (ATSPROXY_TEST_PYTHON overrides).
 test-venv: deps
-	@$(TEST_VENV)/bin/python3 -c "import selenium, prometheus_client, h2, httpx, grpc, jsonschema, xmlschema" 2>/dev/null || { \
+	@$(TEST_VENV)/bin/python3 -c "import selenium, prometheus_client, h2, httpx, grpc, jsonschema, xmlschema, haralyzer" 2>/dev/null || { \
 	  python3 -m venv $(TEST_VENV) && $(TEST_VENV)/bin/pip install --quiet $(TEST_PYTHON_PACKAGES); }
 
 build: deps

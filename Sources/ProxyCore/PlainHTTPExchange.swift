@@ -127,10 +127,9 @@ final class PlainHTTPExchange: ClientBytesHandler {
     }
 
     private func readResponseHead() {
-        if tally.firstResponseByteAt == nil, origin.availableBytes > 0 {
-            tally.firstResponseByteAt = owner.clock.monotonicMilliseconds
-        }
         while !responseStarted, origin.availableBytes > 0 {
+            // The first byte of the head being read: after an interim (1xx) answer, the next one's.
+            if tally.firstResponseByteAt == nil { tally.firstResponseByteAt = owner.clock.monotonicMilliseconds }
             let bytes = origin.peek(maximum: 16 * 1024)
             switch responseParser.consume(bytes) {
             case .needMoreData:
@@ -194,6 +193,9 @@ final class PlainHTTPExchange: ClientBytesHandler {
             tally.bytesDown += Int64(bytes.count)
             responseParser = ResponseHeadParser()
             responseHeadBytes = 0
+            // An interim answer (100 Continue) is part of sending the request: the time to first
+            // byte is the final answer's, or HAR's send, wait and receive would count the upload twice.
+            tally.firstResponseByteAt = nil
             return true
         }
         let framing: BodyFraming

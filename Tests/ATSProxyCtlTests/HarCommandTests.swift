@@ -309,6 +309,34 @@ struct HarCommandTests {
         #expect(problems.contains { $0.contains("time") && $0.contains("sum") })
     }
 
+    @Test("a HAR reader that is not ours (PyPI's haralyzer) reads every entry, and each time is its timings' sum")
+    func haralyzer() throws {
+        let scratch = try ScratchDirectory()
+        let result = ATSProxyCtl.run(["har", Self.rotated, Self.log])
+        let output = try scratch.write("out.har", result.standardOutput)
+        let script = """
+            import json, sys
+            from haralyzer import HarParser, HarEntry
+            har = json.load(open(sys.argv[1], encoding="utf-8"))
+            parser = HarParser(har)
+            entries = [HarEntry(e) for e in har["log"]["entries"]]
+            names = ("blocked", "dns", "connect", "ssl", "send", "wait", "receive")
+            for entry in entries:
+                parts = [v for k, v in entry.timings.items() if k in names and v >= 0]
+                if entry.time != sum(parts):
+                    sys.exit("%s: time %s is not the sum of %s" % (entry.url, entry.time, entry.timings))
+            print(json.dumps({"pages": len(parser.pages), "entries": [[e.request.method, e.url, e.status] for e in entries]}))
+            """
+        let run = try runCommand(testPython, ["-c", script, output], timeLimit: 60)
+        #expect(run.status == 0, "\(run.standardError)")
+        let read = try #require(try jsonLines(run.standardOutput).first)
+        let har = try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
+        let ours = try #require(har?["log"] as? [String: Any])
+        let entries = try #require(ours["entries"] as? [[String: Any]])
+        #expect((read["entries"] as? [[Any]])?.count == entries.count)
+        #expect((read["pages"] as? Int ?? 0) >= 1)
+    }
+
     @Test(
         "the output validates against a HAR 1.2 JSON Schema (Fixtures/har/har-1.2.schema.json), with PyPI's jsonschema")
     func jsonSchema() throws {

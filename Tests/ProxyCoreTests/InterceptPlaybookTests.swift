@@ -6,6 +6,7 @@ import LogRecord
 import TLSInspection
 import TLSTestSupport
 import Testing
+import TrafficReport
 
 @testable import ProxyCore
 
@@ -323,4 +324,46 @@ func tls10Facts() -> ObservedConnection {
     facts.tlsVersion = .tls10
     facts.cipherSuite = CipherSuite(id: 0xC014)
     return facts
+}
+
+/// A request line's timings as HAR reads them (send, then wait for the answer, then receive), with
+/// an upload that waits for `100 Continue`: the interim answer is part of sending, not the answer.
+@Suite("Intercept sessions, scripted: timings")
+struct InterceptTimingPlaybookTests {
+    @Test("Expect: 100-continue: ttfb is the final answer's first byte, so send + wait + receive is the duration")
+    func continueTimings() throws {
+        let rig = try InterceptRig()
+        let (client, _, device, origin) = try rig.intercepted()
+        device.send(
+            "POST /upload HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+        rig.settle()
+        #expect(origin.take().hasPrefix("POST /upload HTTP/1.1\r\n"))
+        rig.environment.advance(by: .milliseconds(10))
+        origin.send("HTTP/1.1 100 Continue\r\n\r\n")
+        rig.settle()
+        #expect(device.take().hasPrefix("HTTP/1.1 100 Continue\r\n"))
+        // The device takes 500 ms to send its body after the 100.
+        rig.environment.advance(by: .milliseconds(490))
+        device.send("hello")
+        rig.settle()
+        #expect(origin.take() == "hello")
+        rig.environment.advance(by: .milliseconds(100))
+        origin.send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n")
+        rig.settle()
+        rig.environment.advance(by: .milliseconds(100))
+        origin.send("ok")
+        rig.settle()
+        #expect(device.take().hasSuffix("ok"))
+        let line = try #require(rig.environment.requests.first)
+        #expect(line.sendMilliseconds == 500)
+        #expect(line.timeToFirstByteMilliseconds == 600, "the 200's first byte, not the 100's")
+        #expect(line.durationMilliseconds == 700)
+        let logged = try #require(line.loggedRequest)
+        let timings = HTTPArchive.Timings(logged)
+        #expect(timings.send == 500 && timings.wait == 100 && timings.receive == 100)
+        #expect(timings.total == line.durationMilliseconds, "HAR's time is the request's, not more")
+        device.closeNotify()
+        client.peerEnds()
+        rig.settle()
+    }
 }
