@@ -13,15 +13,15 @@ package struct HostRow: Sendable {
     package let entryKey: String?
 
     package var traffic: HostTraffic { assessment.traffic }
-    /// The verdict cell's words: the verdict, and when a device's connections were passed through
-    /// unread because it refused the proxy's certificate, that too (those loads were judged by a
-    /// probe, not seen).
+    /// Whether the live view has seen request lines at all (intercept mode): then a host without
+    /// any says why.
+    package let requestsExpected: Bool
+
+    /// The verdict cell's words: what happened to the app's loads, and why (the violations, the
+    /// failure, why loads were passed through unread, why no request was seen).
     package var verdictText: String {
-        let passed = traffic.passedThroughAfterRefusal
-        guard passed > 0 else { return verdict.label }
-        return verdict.label
-            + "; \(passed) connection\(passed == 1 ? "" : "s") passed through unread: a device refused the proxy's "
-            + "certificate (atsproxyctl passthrough list)"
+        let reasons = traffic.verdictReasons(verdict, requestsExpected: requestsExpected)
+        return reasons.isEmpty ? verdict.label : verdict.label + ": " + reasons.joined(separator: "; ")
     }
     package var name: String { assessment.host.description }
 }
@@ -53,12 +53,14 @@ package struct LiveSnapshot: Sendable {
                 traffic: traffic.tallyWithOpenConnections.hosts, settings: context.settings,
                 clientClass: context.clientClass,
                 currentPolicy: context.policy)
+        let requestsExpected = traffic.tally.hosts.contains { $0.requests > 0 || $0.tlsStreams > 0 }
         rows = shown.assessments.map { assessment in
             let key = shown.entryKey[assessment.host]
             return HostRow(
                 assessment: assessment, verdict: HostVerdict(assessment.traffic),
                 activity: traffic.activity[assessment.host] ?? HostActivity(),
-                violations: ViolationAdvice.advice(for: assessment, entryKey: key), entryKey: key)
+                violations: ViolationAdvice.advice(for: assessment, entryKey: key), entryKey: key,
+                requestsExpected: requestsExpected)
         }
         .sorted { a, b in
             let (x, y) = (a.activity.lastSeen ?? "", b.activity.lastSeen ?? "")

@@ -21,6 +21,13 @@ package struct HostTraffic: Sendable {
     /// Connections intercept mode passed through unread because the device had refused the
     /// proxy's certificate for the host too often (`passthrough: client_rejected_before`).
     package internal(set) var passedThroughAfterRefusal = 0
+    /// Connections intercept mode relayed unread, by the log's `passthrough` reason (`pinned`,
+    /// `passthrough_pattern`, `not_tls`, `no_http1_alpn`, `client_rejected_before`).
+    package internal(set) var passedThrough: [String: Int] = [:]
+    /// Why the first failed load failed: its `failure` code and `upstream_error`, as logged.
+    package internal(set) var firstFailure: String?
+    /// Request lines that were `tls_stream` (bytes inside TLS that were not HTTP).
+    package internal(set) var tlsStreams = 0
     /// The TLS versions the probes saw, each with how many lines showed it.
     package internal(set) var versions: [TLSVersion: Int] = [:]
     /// The suites the servers chose, by logged name, each with how many lines showed it.
@@ -57,9 +64,15 @@ package struct HostTraffic: Sendable {
         switch record.action {
         case .allowed: allowed += 1
         case .blocked: blocked += 1
-        case .failed: failed += 1
+        case .failed:
+            failed += 1
+            if firstFailure == nil {
+                let words = record.upstreamError ?? "no reason logged"
+                firstFailure = record.failure.map { "\($0.rawValue): \(words)" } ?? words
+            }
         case .denied: break  // Not a load (``LoggedConnection/isLoad``): never counted here.
         }
+        if let reason = record.passthrough { passedThrough[reason, default: 0] += 1 }
         if let timestamp = record.timestamp {
             // RFC 3339 UTC timestamps with the same precision order as text.
             if firstSeen.map({ timestamp < $0 }) ?? true { firstSeen = timestamp }

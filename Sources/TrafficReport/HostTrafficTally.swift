@@ -23,6 +23,8 @@ package struct HostTrafficTally: Sendable {
     private var index: [HostIdentity: Int] = [:]
     /// Request lines for hosts no connection line has named yet.
     private var waitingRequests: [HostIdentity: Int] = [:]
+    /// `tls_stream` lines that came before their host's first connection line, as request lines do.
+    private var waitingStreams: [HostIdentity: Int] = [:]
 
     package init(maximumHosts: Int = .max) {
         self.maximumHosts = max(0, maximumHosts)
@@ -56,7 +58,16 @@ package struct HostTrafficTally: Sendable {
     /// Counts a request line (`"kind":"request"`; `tls_stream` lines are not requests) for its host,
     /// now or once a connection line names the host.
     package mutating func add(_ request: LoggedRequest) {
-        guard request.kind == .request, let host = try? HostIdentity(parsing: request.host) else { return }
+        guard let host = try? HostIdentity(parsing: request.host) else { return }
+        guard request.kind == .request else {
+            // A tls_stream line: not a request, but why a host with connections has none.
+            if let existing = index[host] {
+                hosts[existing].tlsStreams += 1
+            } else if waitingStreams[host] != nil || waitingStreams.count < maximumHosts {
+                waitingStreams[host, default: 0] += 1
+            }
+            return
+        }
         if let existing = index[host] {
             hosts[existing].requests += 1
         } else if waitingRequests[host] != nil || waitingRequests.count < maximumHosts {
@@ -75,11 +86,13 @@ package struct HostTrafficTally: Sendable {
             droppedLines += 1
             // Its waiting request lines will never count: say so, and free their place.
             droppedRequests += waitingRequests.removeValue(forKey: host) ?? 0
+            waitingStreams[host] = nil
             return nil
         }
         index[host] = hosts.count
         var traffic = HostTraffic(host: host)
         traffic.requests = waitingRequests.removeValue(forKey: host) ?? 0
+        traffic.tlsStreams = waitingStreams.removeValue(forKey: host) ?? 0
         hosts.append(traffic)
         return hosts.count - 1
     }
