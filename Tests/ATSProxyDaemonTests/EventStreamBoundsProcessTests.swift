@@ -128,8 +128,30 @@ struct EventStreamBoundsProcessTests {
             "/usr/bin/curl",
             ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10", "http://127.0.0.1:\(web)/"])
         #expect(page.standardOutput == "200")
+        // Read until the first state arrives: the event, not a clock (an 800 KB state took a
+        // sanitized daemon on a busy machine more than the 3 s this once allowed). The time limit
+        // is a guard against a hang.
         let own = try runCommand(
-            "/usr/bin/curl", ["-s", "--max-time", "3", "http://127.0.0.1:\(web)/events"], timeLimit: 10)
+            "/usr/bin/python3",
+            [
+                "-c",
+                """
+                import socket, sys
+                s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+                s.sendall(b"GET /events HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n")
+                s.settimeout(300)
+                data = b""
+                try:
+                    while b"event: update\\ndata: {" not in data:
+                        chunk = s.recv(1 << 16)
+                        if not chunk: break
+                        data += chunk
+                except socket.timeout:
+                    pass
+                sys.stdout.write(data.decode("utf-8", "replace"))
+                """,
+                "\(web)",
+            ], timeLimit: 320)
         #expect(own.standardOutput.contains("event: update\ndata: {"), "\(own.standardOutput.prefix(200))")
 
         let during = memory.stop()

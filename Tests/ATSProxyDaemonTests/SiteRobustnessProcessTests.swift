@@ -21,12 +21,17 @@ struct SiteRobustnessProcessTests {
             s.sendall(("GET %s HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n" % path).encode() * count)
             if half: s.shutdown(socket.SHUT_WR)
             time.sleep(pause)  # The scenario: a client that reads nothing for a while.
-            s.settimeout(60)
+            # A guard against a hang, not a measure: a sanitized daemon on a busy machine may pause
+            # for a minute between answers (this once failed at 60 s under AddressSanitizer).
+            s.settimeout(600)
             data = b""
-            while data.count(b"HTTP/1.1 200 OK") < count:
-                chunk = s.recv(1 << 16)
-                if not chunk: break
-                data += chunk
+            try:
+                while data.count(b"HTTP/1.1 200 OK") < count:
+                    chunk = s.recv(1 << 16)
+                    if not chunk: break
+                    data += chunk
+            except socket.timeout:
+                pass
             print(data.count(b"HTTP/1.1 200 OK"))
             """
         let result = try runCommand(
