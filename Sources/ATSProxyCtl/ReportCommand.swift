@@ -113,13 +113,14 @@ struct ReportCommand: ParsableCommand, OutputCommand {
         let report = TrafficReport(
             traffic: collection.hostTraffic, settings: settings, clientClass: clientClass, currentPolicy: loaded?.policy
         )
+        let failures = report.deviceFailures
         switch chosen {
         case .json: output.line(report.json(collection: collection, policyPath: loaded?.path).serialized)
-        case .junit: output.write(ReportJUnit(report: report, clientClass: clientClass).document)
+        case .junit:
+            output.write(ReportJUnit(report: report, clientClass: clientClass, deviceFailures: failures).document)
         case .text: ReportText(report: report, collection: collection, policyPath: loaded?.path).write(to: output)
         }
         guard failOn == .violation else { return ExitStatus.success }
-        let failures = report.deviceFailures
         guard !failures.isEmpty else { return ExitStatus.success }
         let count = failures.count == 1 ? "1 host" : "\(failures.count) hosts"
         output.error("atsproxyctl: \(count) would fail on the device:")

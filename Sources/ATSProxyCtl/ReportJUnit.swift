@@ -7,9 +7,11 @@ import TrafficReport
 struct ReportJUnit {
     let report: TrafficReport
     let clientClass: ClientClass
+    /// ``TrafficReport/deviceFailures``, worked out once by the caller, which gates on them too.
+    let deviceFailures: [DeviceFailure]
 
     var document: String {
-        let failures = Dictionary(uniqueKeysWithValues: report.deviceFailures.map { ($0.host, $0) })
+        let failures = Dictionary(uniqueKeysWithValues: deviceFailures.map { ($0.host, $0) })
         // Local hosts are exempt from ATS: not a case at all.
         let hosts = report.assessments.filter { $0.disposition != .exempt }
         // A host never reached has nothing to judge: skipped, not passed.
