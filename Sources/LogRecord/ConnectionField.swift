@@ -33,6 +33,10 @@ package enum ConnectionField: String, LogField {
     /// Where the time before the first relayed byte went (``TimingField``); null for a line with
     /// no verdict, connect or tunnel to time. Lines written before it existed have no such field.
     case timing
+    /// The app the device's User-Agent names (``AppAgent``): the CONNECT's, or else the first
+    /// intercepted request's, or a plain request's; null when none was sent. Lines written before it
+    /// existed have no such field.
+    case app
 }
 
 /// The members of a connection line's `timing` object: milliseconds from the request head, each

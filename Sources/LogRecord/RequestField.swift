@@ -31,6 +31,9 @@ package enum RequestField: String, LogField {
     /// null for anything else.
     case grpcStatus = "grpc_status"
     case grpcMessage = "grpc_message"
+    /// The app the request's own User-Agent names (``AppAgent``), else the connection's; null when
+    /// neither was sent. Lines written before it existed have no such field.
+    case app
 }
 
 /// The members of each element of a request line's `request_headers` and `response_headers`.

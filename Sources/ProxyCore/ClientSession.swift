@@ -258,21 +258,22 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
             return connectToSite(port: port)
         }
         let now = environment.clock.wallMilliseconds
+        let app = head.headers.first("User-Agent").flatMap(AppAgent.init(userAgent:))
         switch head.target {
         case .absolute("http", let host, let port, _):
             record = ConnectionRecord(
                 startedAt: now, client: peer, method: head.method, scheme: .http, host: host, port: port ?? 80,
-                action: .failed)
+                action: .failed, app: app)
             plainRequest(head, host: host, port: port ?? 80)
         case .authority(let host, let port) where head.method == "CONNECT":
             record = ConnectionRecord(
                 startedAt: now, client: peer, method: head.method, scheme: .https, host: host, port: port,
-                action: .failed)
+                action: .failed, app: app)
             connectRequest(head, host: host, port: port)
         default:
             record = ConnectionRecord(
                 startedAt: now, client: peer, method: head.method, scheme: .http, host: head.target.host,
-                port: head.target.effectivePort, action: .failed)
+                port: head.target.effectivePort, action: .failed, app: app)
             record?.fail(FailureReason(.notAProxyRequest, "not a proxy request: \(head.method) \(head.target)"))
             respond(
                 ProxyResponse.text(
@@ -307,7 +308,8 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
             return respond(
                 ProxyResponse.text(status: 400, reason: "Bad Request", body: "\(host) is not a host: \(error)\n"))
         }
-        let tunnel = ConnectTunnel(owner: self, host: host, port: port, requirements: requirements)
+        let tunnel = ConnectTunnel(
+            owner: self, host: host, port: port, requirements: requirements, connectApp: record?.app)
         // The tunnel handles the client from here: its end before the 200 is the tunnel's to act on.
         reader = .tunnel(tunnel)
         tunnel.start()

@@ -76,6 +76,9 @@ package struct ConnectionRecord: Sendable {
     package var upstreamResumed: Bool?
     /// Where the time went before bytes flowed (`timing`).
     package var timing = ConnectionTiming()
+    /// The app the request head's User-Agent names (a CONNECT's or a plain request's); for an
+    /// intercepted connection whose CONNECT named none, the first request's (``fold(_:)``).
+    package var app: AppAgent?
 
     /// What intercept mode did with a connection.
     package enum InspectOutcome: String, Sendable {
@@ -84,8 +87,9 @@ package struct ConnectionRecord: Sendable {
 
     package init(
         startedAt: Int64, client: String, method: String, scheme: URLScheme, host: String, port: UInt16,
-        action: Action
+        action: Action, app: AppAgent? = nil
     ) {
+        self.app = app
         self.startedAt = startedAt
         self.client = client
         self.method = method
@@ -186,6 +190,7 @@ package struct ConnectionRecord: Sendable {
         sink.add(Field.upstreamResumed, upstreamResumed.map { .bool($0) })
         sink.add(Field.failure, string: failure?.rawValue)
         sink.add(Field.timing, timing.isEmpty ? .null : timing.json)
+        sink.add(Field.app, object: app)
     }
 
     /// The version and suite the device negotiated, as the log's `observed` object.

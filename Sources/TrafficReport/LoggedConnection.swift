@@ -54,6 +54,10 @@ package struct LoggedConnection: Sendable, Equatable {
     /// `passthrough`: why intercept mode relayed the connection unread (`pinned`,
     /// `client_rejected_before`, …); nil when it was intercepted, or in tunnel mode.
     package var passthrough: String?
+    /// `client`: the device's address and port.
+    package var client: String?
+    /// `app`: the app its User-Agent named; nil when none did, or the line predates the field.
+    package var app: AppAgent?
 
     /// Whether the line is a load the app made: not a malformed head or a request that was not a
     /// proxy request at all (both logged with a placeholder host, and answered 400 by the proxy),
@@ -93,6 +97,8 @@ package struct LoggedConnection: Sendable, Equatable {
         tunnel = json[Field.tunnel]?.stringValue
         helloUnreadable = json[Field.helloUnreadable]?.stringValue
         passthrough = json[Field.passthrough]?.stringValue
+        client = json[Field.client]?.stringValue
+        app = AppAgent(json: json[Field.app])
         let allViolations = try Self.strings(json, Field.violations)
         let allExplanations = try Self.strings(json, Field.explanations)
         if let check = json[Field.sniCheck], !check.isNull {

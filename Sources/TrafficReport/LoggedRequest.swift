@@ -61,6 +61,8 @@ package struct LoggedRequest: Sendable, Equatable {
     /// nil when headers were not logged (no `--log-headers`).
     package var requestHeaders: [Header]?
     package var responseHeaders: [Header]?
+    /// The app its User-Agent (or its CONNECT's) named (`app`); nil when none, or the line predates it.
+    package var app: AppAgent?
 
     /// The `kind` of a log line: `connection` when the member is absent (lines written before
     /// intercept mode have none), nil when it is not a string.
@@ -115,6 +117,7 @@ package struct LoggedRequest: Sendable, Equatable {
         client = try Self.optionalString(json, .client, what)
         port = try Self.optionalInteger(json, .port, what).map(Int.init)
         upstream = try Self.optionalString(json, .upstream, what)
+        app = AppAgent(json: json[RequestField.app])
         if kind == .request {
             method = try Self.string(json, .method, what)
             url = try Self.string(json, .url, what)

@@ -68,6 +68,18 @@ struct RequestRecordLoggedTests {
                     $0.status = nil
                 }
             ),
+            (
+                "an app's own User-Agent",
+                record { $0.noteUserAgent("MyApp/1.4.2 CFNetwork/1568.100.1 Darwin/24.0.0") }
+            ),
+            (
+                "the CONNECT's app, the request naming none",
+                record {
+                    $0.connection.app = AppAgent(userAgent: "Other%20App/9 CFNetwork/1494.0.7 Darwin/23.4.0")
+                    $0.noteUserAgent(nil)
+                }
+            ),
+            ("a browser", record { $0.noteUserAgent("Mozilla/5.0 (iPhone) Safari/604.1") }),
             ("a request refused before its head was read", record { $0.method = nil }),
             ("a request line without an HTTP version", record { $0.httpVersion = "" }),
             ("no host", record { $0.connection.host = "" }),

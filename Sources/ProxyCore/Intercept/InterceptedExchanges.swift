@@ -218,6 +218,8 @@ final class InterceptedExchanges: ExchangeOwner {
         current?.record.url = requestOrigin.url(of: head.target)
         current?.record.httpVersion = head.version == .http10 ? "HTTP/1.0" : "HTTP/1.1"
         current?.record.requestHeadBytes = headBytes
+        current?.record.noteUserAgent(head.headers.first("User-Agent"))
+        if tunnel.findings.firstRequestApp == nil { tunnel.findings.firstRequestApp = current?.record.requestApp }
         if settings.intercept.logHeaders {
             current?.record.requestHeaders = RequestRecord.loggedHeaders(
                 head.headers.fields.map { ($0.name, $0.value) }, logSecrets: settings.intercept.logSecrets)

@@ -46,6 +46,7 @@ extension RequestRecord {
         logged.upgrade = upgrade
         logged.requestHeaders = requestHeaders?.map { LoggedRequest.Header(name: $0.name, value: $0.value) }
         logged.responseHeaders = responseHeaders?.map { LoggedRequest.Header(name: $0.name, value: $0.value) }
+        logged.app = app
         return logged
     }
 }

@@ -20,6 +20,8 @@ package struct RequestRecord: Sendable {
         package var action: Action
         /// The key-exchange group of the handshake the verdict was judged on (`tls_group`).
         package var keyExchangeGroup: KeyExchangeGroup?
+        /// The app the CONNECT's User-Agent named: a request's line names it when the request names none.
+        package var app: AppAgent?
     }
 
     /// `request`, or `tls_stream` for bytes inside the TLS that were not HTTP.
@@ -57,6 +59,16 @@ package struct RequestRecord: Sendable {
     /// Logged only with `--log-headers` (nil otherwise), secrets already redacted.
     package var requestHeaders: [(name: String, value: String)]?
     package var responseHeaders: [(name: String, value: String)]?
+    /// The app the request's own User-Agent names (``noteUserAgent(_:)``).
+    package private(set) var requestApp: AppAgent?
+
+    /// The line's `app`: the request's own, else the CONNECT's.
+    package var app: AppAgent? { requestApp ?? connection.app }
+
+    /// Takes the request's `User-Agent` value (nil when it sent none).
+    package mutating func noteUserAgent(_ value: String?) {
+        requestApp = value.flatMap(AppAgent.init(userAgent:))
+    }
 
     package init(startedAt: Int64, connection: ConnectionFacts, reused: Bool) {
         self.startedAt = startedAt
@@ -128,6 +140,7 @@ package struct RequestRecord: Sendable {
         sink.add(Field.streamID, streamID.map { .int(Int64($0)) })
         sink.add(Field.grpcStatus, grpcStatus.map { .int(Int64($0)) })
         sink.add(Field.grpcMessage, string: grpcMessage)
+        sink.add(Field.app, object: app)
     }
 
     private static func headersJSON(_ fields: [(name: String, value: String)]) -> JSONValue {
@@ -147,6 +160,6 @@ extension ConnectTunnel {
             connectionID: owner.id, client: owner.peer, host: host, port: port,
             serverNameIndication: findings.serverNameIndication, upstreamAddress: address?.description,
             verdict: findings.serverNameVerdict ?? findings.verdict, action: findings.action ?? .allowed,
-            keyExchangeGroup: findings.probe?.observed?.keyExchangeGroup)
+            keyExchangeGroup: findings.probe?.observed?.keyExchangeGroup, app: connectApp)
     }
 }

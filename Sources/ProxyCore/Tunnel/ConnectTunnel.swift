@@ -61,6 +61,8 @@ final class ConnectTunnel: ClientBytesHandler {
     let port: UInt16
     /// The policy's answer for the CONNECT's host (https).
     let requirements: Requirements
+    /// The app the CONNECT's User-Agent named, which the request lines repeat when theirs name none.
+    let connectApp: AppAgent?
     var state = State.awaitingVerdict(early: nil)
     /// Whether the verdict was looked up again after another client's probe was refused an address
     /// this client may reach (once: the second probe runs with this client's rules).
@@ -97,8 +99,9 @@ final class ConnectTunnel: ClientBytesHandler {
     var client: any ByteStream { owner.client }
     var settings: ProxySettings { owner.settings }
 
-    init(owner: any TunnelOwner, host: String, port: UInt16, requirements: Requirements) {
+    init(owner: any TunnelOwner, host: String, port: UInt16, requirements: Requirements, connectApp: AppAgent?) {
         self.owner = owner
+        self.connectApp = connectApp
         self.host = host
         self.port = port
         self.requirements = requirements

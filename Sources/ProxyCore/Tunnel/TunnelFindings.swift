@@ -32,6 +32,9 @@ struct TunnelFindings {
     var clientAlert: String?
     var requests: Int?
     var upstreamResumed: Bool?
+    /// The app the first intercepted request's User-Agent named: the connection's, when its CONNECT
+    /// named none.
+    var firstRequestApp: AppAgent?
 
     /// Notes the probe behind the verdict.
     mutating func noteProbe(_ result: ProbeResult) { probe = result }
@@ -65,5 +68,6 @@ extension ConnectionRecord {
         if let alert = findings.clientAlert { clientAlert = alert }
         if let requests = findings.requests { self.requests = requests }
         if let resumed = findings.upstreamResumed { upstreamResumed = resumed }
+        if app == nil, let app = findings.firstRequestApp { self.app = app }
     }
 }
