@@ -178,7 +178,10 @@ let package = Package(
             name: "TLSInspectionTests", dependencies: ["TLSInspection", "ATSPolicy", "TLSTestSupport"]),
         .testTarget(
             name: "ATSProxyCtlTests",
-            dependencies: ["TextFormats", "ATSProxyCtl", "ATSPolicy", "ProxyCore", "TLSInspection", "TLSTestSupport"],
+            dependencies: [
+                "TextFormats", "ATSProxyCtl", "ATSPolicy", "ProxyCore", "TLSInspection", "TLSTestSupport",
+                "TrafficReport",
+            ],
             exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]

@@ -6,8 +6,9 @@ import LogRecord
 import TextFormats
 import TrafficReport
 
-/// `atsproxyctl har LOG... [--host PATTERN]... [--since TIME]`: the request lines of intercept mode
-/// as a HAR 1.2 document, for a browser's network panel or any HAR viewer.
+/// `atsproxyctl har LOG... [--app NAME]... [--host PATTERN]... [--client ADDRESS]... [--since TIME]`:
+/// the request lines of intercept mode as a HAR 1.2 document, for a browser's network panel or any
+/// HAR viewer.
 struct HarCommand: ParsableCommand, OutputCommand {
     static let configuration = CommandConfiguration(
         commandName: "har",
@@ -24,23 +25,24 @@ struct HarCommand: ParsableCommand, OutputCommand {
             A line that is not valid JSON, or a request line without a member HAR needs, is skipped with a \
             warning on standard error naming file:line.
 
+            --app, --host and --client keep the requests of one app (as its User-Agent names it, or other \
+            for browsers and other agents), host or device; each may be repeated, and the kinds given must \
+            all match. Each entry's _ats names its app.
+
             Exit status: 0 the HAR was printed (even with skipped lines, or with no entries); 2 a log is \
-            missing or unreadable, --host or --since is malformed, or no line of the logs is an atsproxy record.
+            missing or unreadable, --app, --host, --client or --since is malformed, or no line of the logs is \
+            an atsproxy record.
 
             Examples:
               atsproxyctl har /var/log/atsproxy/atsproxy.log > day.har
               atsproxyctl har atsproxy.log atsproxy.log.1.gz --host '*.example.com' --since 2h > recent.har
+              atsproxyctl har atsproxy.log --app MyApp --client 192.168.1.23 > myapp.har
             """)
 
     @Argument(help: "The proxy's JSON log files, plain or gzip (rotated ones too).")
     var logs: [String] = []
 
-    @Option(
-        name: .customLong("host"),
-        help: ArgumentHelp(
-            "Only requests to this host: an exact name, or *.suffix for the names under suffix (repeatable).",
-            valueName: "pattern"))
-    var hosts: [String] = []
+    @OptionGroup var selecting: SelectionOptions
 
     @Option(
         help: ArgumentHelp(
@@ -58,14 +60,12 @@ struct HarCommand: ParsableCommand, OutputCommand {
 
     /// - Parameter now: milliseconds since 1970, for `--since 2h`.
     func execute(_ output: Output, now: Int64) -> Int32 {
-        var patterns: [HostPattern] = []
-        for host in hosts {
-            do {
-                patterns.append(try HostPattern(parsing: host))
-            } catch {
-                output.error("atsproxyctl: error: --host: \(error)")
-                return ExitStatus.badInput
-            }
+        let selection: TrafficSelection
+        do {
+            selection = try selecting.selection()
+        } catch {
+            output.error("atsproxyctl: error: \(error)")
+            return ExitStatus.badInput
         }
         var start: Int64?
         if let since {
@@ -93,9 +93,7 @@ struct HarCommand: ParsableCommand, OutputCommand {
         }
         let selected = collection.requests.filter { request in
             if let start, request.milliseconds < start { return false }
-            guard !patterns.isEmpty else { return true }
-            let urlHost = Self.host(ofURL: request.url)
-            return patterns.contains { $0.matches(request.host) || (urlHost.map($0.matches) ?? false) }
+            return selection.matches(request)
         }
         let streams = selected.filter { $0.kind == .tlsStream }.count
         if streams > 0 {
@@ -127,20 +125,5 @@ struct HarCommand: ParsableCommand, OutputCommand {
         }
         let (span, overflow) = amount.multipliedReportingOverflow(by: scale)
         return overflow ? nil : now - span
-    }
-
-    /// The host of an absolute URL (`https://host:port/…`), without brackets or port.
-    static func host(ofURL url: String) -> String? {
-        guard let separator = url.firstRange(of: "://") else { return nil }
-        var authority = url[separator.upperBound...]
-        if let end = authority.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) {
-            authority = authority[..<end]
-        }
-        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
-        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
-            return String(authority[authority.index(after: authority.startIndex)..<close])
-        }
-        if let colon = authority.firstIndex(of: ":") { authority = authority[..<colon] }
-        return authority.isEmpty ? nil : String(authority)
     }
 }

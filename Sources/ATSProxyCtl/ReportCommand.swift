@@ -1,11 +1,13 @@
 import ATSPolicy
 import ATSPolicyArguments
 import ArgumentParser
+import LogRecord
 import TextFormats
 import TrafficReport
 
-/// `atsproxyctl report LOG... [--policy CURRENT.plist] [--json]`: a day of the proxy's logs turned
-/// into the narrowest NSAppTransportSecurity that lets the observed traffic through.
+/// `atsproxyctl report LOG... [--policy CURRENT.plist] [--app NAME]... [--json]`: a day of the proxy's
+/// logs turned into the narrowest NSAppTransportSecurity that lets the observed traffic through (one
+/// app's, host's or device's with `--app`, `--host`, `--client`).
 struct ReportCommand: ParsableCommand, OutputCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
@@ -19,6 +21,13 @@ struct ReportCommand: ParsableCommand, OutputCommand {
             hosts loaded over http://, NSIncludesSubdomains only where several subdomains need the same \
             entry and none needs less. It never proposes NSAllowsArbitraryLoads. Hosts that fail for \
             reasons no ATS key changes (certificates, pins, suites no Apple client offers) are listed apart.
+
+            On a phone, every app's traffic and the system's go through the proxy: --app keeps the lines \
+            of one app, as its User-Agent names it (URLSession's default, MyApp/1.4.2 CFNetwork/… \
+            Darwin/…, or Alamofire's), so the plist is that app's alone; --app other keeps browsers and \
+            other agents. --host (an exact name or *.suffix) and --client (a device address) narrow it the \
+            same way; each may be repeated, and the kinds given must all match. Lines that name no app \
+            (a CONNECT without a User-Agent, in tunnel mode) are left out by --app, and counted.
 
             With --policy, it also lists the policy's exceptions that the traffic never needed and the keys \
             the traffic needs that the policy lacks. Pass the settings the daemon ran with (--os-profile, \
@@ -34,12 +43,13 @@ struct ReportCommand: ParsableCommand, OutputCommand {
             it, for any CI system's test report.
 
             Exit status: 0 the report was printed (even with skipped lines); 1 with --fail-on violation when \
-            a host would fail on the device; 2 a log or the policy is missing or unreadable, or no line of \
-            the logs is a connection record.
+            a host would fail on the device; 2 a log or the policy is missing or unreadable, an option is \
+            malformed, or no line of the logs is a connection record.
 
             Examples:
               atsproxyctl report /var/log/atsproxy/atsproxy.log*
               atsproxyctl report --policy MyApp/Info.plist --json atsproxy.log
+              atsproxyctl report --app MyApp --client 192.168.1.23 atsproxy.log
               atsproxyctl report --policy MyApp/Info.plist --format junit --fail-on violation atsproxy.log > ats.xml
             """)
 
@@ -52,8 +62,12 @@ struct ReportCommand: ParsableCommand, OutputCommand {
     )
     var policy: String?
 
-    @Option(name: .customLong("client"), help: "Which API the logged traffic stands for: urlsession, webkit or media.")
+    @Option(
+        name: .customLong("client-class"), help: "Which API the logged traffic stands for: urlsession, webkit or media."
+    )
     var clientClass: ClientClass = .urlsession
+
+    @OptionGroup var selecting: SelectionOptions
 
     /// How the report is printed.
     enum Format: String, ExpressibleByArgument, CaseIterable {
@@ -87,9 +101,23 @@ struct ReportCommand: ParsableCommand, OutputCommand {
 
     func execute(_ output: Output) -> Int32 {
         let settings = options.settings(clientClass: clientClass)
-        let collection: LogCollection
+        let selection: TrafficSelection
         do {
-            collection = try LogCollection.read(paths: logs)
+            selection = try selecting.selection()
+        } catch {
+            output.error("atsproxyctl: error: \(error)")
+            return ExitStatus.badInput
+        }
+        // --client named the API class before it named a device: say so rather than match no device.
+        if let named = selecting.clients.first(where: { ClientClass(rawValue: $0) != nil }) {
+            output.error(
+                "atsproxyctl: error: --client \(named): --client names a device address; the API class is --client-class \(named)"
+            )
+            return ExitStatus.badInput
+        }
+        let read: LogCollection
+        do {
+            read = try LogCollection.read(paths: logs)
         } catch {
             output.error("atsproxyctl: error: \(error)")
             return ExitStatus.badInput
@@ -103,13 +131,15 @@ struct ReportCommand: ParsableCommand, OutputCommand {
                 return ExitStatus.badInput
             }
         }
-        warnAboutSkipped(collection.skipped, files: collection.files, to: output)
-        if collection.records.isEmpty, !collection.skipped.isEmpty {
+        warnAboutSkipped(read.skipped, files: read.files, to: output)
+        if read.records.isEmpty, !read.skipped.isEmpty {
             output.error(
-                "atsproxyctl: error: none of the \(collection.skipped.count) lines read is an atsproxy connection record"
+                "atsproxyctl: error: none of the \(read.skipped.count) lines read is an atsproxy connection record"
             )
             return ExitStatus.badInput
         }
+        let collection = read.selecting(selection)
+        if !selection.isEmpty { noteSelection(selection, read: read, selected: collection, to: output) }
         let report = TrafficReport(
             traffic: collection.hostTraffic, settings: settings, clientClass: clientClass, currentPolicy: loaded?.policy
         )
@@ -128,5 +158,28 @@ struct ReportCommand: ParsableCommand, OutputCommand {
             output.error("  \(failure.host): " + failure.reasons.joined(separator: "; "))
         }
         return ExitStatus.findings
+    }
+
+    /// On standard error, so every format's output stays what it is: what was kept and, with --app,
+    /// how many lines named no app at all.
+    private func noteSelection(
+        _ selection: TrafficSelection, read: LogCollection, selected: LogCollection, to output: Output
+    ) {
+        output.error(
+            "atsproxyctl: note: \(selection): \(selected.records.count) of \(read.records.count) connection lines, "
+                + "\(selected.requests.count) of \(read.requests.count) request lines")
+        guard !selection.apps.isEmpty else { return }
+        let unnamed = read.records.filter { $0.app == nil && $0.isLoad }.count
+        if unnamed > 0 {
+            output.error(
+                "atsproxyctl: note: \(unnamed) connection line\(unnamed == 1 ? "" : "s") named no app (no User-Agent "
+                    + "in the CONNECT or its requests) and \(unnamed == 1 ? "is" : "are") left out")
+        }
+        if selected.records.isEmpty {
+            let seen = Set(read.records.compactMap { $0.app?.label }).sorted()
+            output.error(
+                "atsproxyctl: note: no connection line is of \(selection.apps.joined(separator: " or ")); "
+                    + (seen.isEmpty ? "no line names an app" : "the apps seen: " + seen.joined(separator: ", ")))
+        }
     }
 }

@@ -153,6 +153,13 @@ extension AppAgent: JSONObjectWritable {
         sink.add(AppField.userAgent, string: userAgent)
     }
 
+    /// The `app` object as a value.
+    package var json: JSONValue {
+        var builder = JSONObjectBuilder()
+        writeMembers(to: &builder)
+        return builder.value
+    }
+
     /// The `app` object as logged; nil for null, an absent field (lines written before it), or an
     /// object that is not one.
     package init?(json: JSONValue?) {

@@ -3,7 +3,8 @@ import LogRecord
 import TextFormats
 
 /// Request lines turned into a HAR 1.2 document (`atsproxyctl har`): one entry per request, one
-/// page per intercepted connection, the connection's ATS verdict on every entry as `_ats`.
+/// page per intercepted connection, the connection's ATS verdict and the request's app on every
+/// entry as `_ats`.
 ///
 /// What the log does not record, HAR's "unknown" stands for: `blocked`, `dns`, `connect` and `ssl`
 /// are -1 (the upstream TLS was set up at the CONNECT, before any request), a size not logged is -1.
@@ -170,6 +171,8 @@ package enum HTTPArchive {
                     (RequestField.error.rawValue, request.error),
                     // The key exchange the verdict's handshake used: X25519MLKEM768 or a classic curve.
                     (RequestField.tlsGroup.rawValue, request.tlsGroup),
+                    // Which app made it, as its User-Agent (or its CONNECT's) named it.
+                    (RequestField.app.rawValue, request.app?.json ?? .null),
                 ])
             ))
         if let error = request.upstreamError { fields.append(("_error", .string(error))) }

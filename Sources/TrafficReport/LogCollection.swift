@@ -45,6 +45,12 @@ package struct LogCollection: Sendable {
 
     package init() {}
 
+    /// Keeps only these lines (``selecting(_:)``); the files and skipped lines stay as read.
+    mutating func keep(records: [LoggedConnection], requests: [LoggedRequest]) {
+        self.records = records
+        self.requests = requests
+    }
+
     /// Reads each path in turn; stops at the first file that cannot be read at all.
     package static func read(paths: [String]) throws(LogFileError) -> LogCollection {
         var collection = LogCollection()

@@ -132,7 +132,7 @@ struct PolicyComparison {
                 let why =
                     key == ATSKey.allowsArbitraryLoads
                     ? "it has no effect here: a key that cancels it (ForMedia, InWebContent or LocalNetworking) is present"
-                    : "the traffic is judged as \(clientClass.rawValue) loads (--client), which it does not govern; the log does not record which API made a load"
+                    : "the traffic is judged as \(clientClass.rawValue) loads (--client-class), which it does not govern; the log does not record which API made a load"
                 keys.append(UnusedKey(path: key, value: "true", advice: .delete, reason: why))
             } else if reliant.isEmpty {
                 keys.append(

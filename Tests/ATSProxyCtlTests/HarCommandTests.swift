@@ -3,6 +3,7 @@ import Foundation
 import TLSTestSupport
 import Testing
 import TextFormats
+import TrafficReport
 
 @testable import ATSProxyCtl
 
@@ -91,6 +92,8 @@ struct HarCommandTests {
                     ("compliant", true), ("action", "allowed"), ("rule", .object([("kind", "default"), ("key", nil)])),
                     ("violations", .array([])), ("error", nil),
                     ("tls_group", .object([("name", "X25519MLKEM768"), ("codepoint", 4588)])),
+                    // The fixture's lines predate the app field.
+                    ("app", nil),
                 ]))
         // A line written before the field: null, as every absent verdict field is.
         #expect(second["_ats"]?["tls_group"] == .null)
@@ -201,7 +204,7 @@ struct HarCommandTests {
     func hostFilter(arguments: [String], hosts: [String]) throws {
         let (document, _) = try Self.har([Self.rotated, Self.log] + arguments)
         let urls = Self.entries(document).compactMap { $0["request"]?["url"]?.stringValue }
-        #expect(urls.compactMap(HarCommand.host(ofURL:)) == hosts)
+        #expect(urls.compactMap(HTTPArchive.host(ofURL:)) == hosts)
         // Pages only for the connections kept.
         let pages = Set(document["log"]?["pages"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? [])
         #expect(pages == Set(Self.entries(document).compactMap { $0["pageref"]?.stringValue }))

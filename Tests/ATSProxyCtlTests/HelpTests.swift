@@ -21,8 +21,10 @@ struct HelpTests {
             options: [
                 "--ca-file", "--system-roots", "--hosts-file", "--timeout", "--verbose", "--no-survey", "--os-profile",
             ]),
-        Subcommand(name: "report", options: ["--policy", "--client", "--json", "--os-profile"]),
-        Subcommand(name: "har", options: ["--host", "--since"]),
+        Subcommand(
+            name: "report",
+            options: ["--policy", "--app", "--host", "--client", "--client-class", "--json", "--os-profile"]),
+        Subcommand(name: "har", options: ["--app", "--host", "--client", "--since"]),
         Subcommand(name: "status", options: ["--socket", "--json"]),
         Subcommand(name: "onboard", options: ["--socket", "--json"]),
         Subcommand(name: "reload", options: ["--socket", "--json"]),

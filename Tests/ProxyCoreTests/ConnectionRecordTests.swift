@@ -100,6 +100,8 @@ struct ConnectionRecordTests {
             ("failure", .null),
             // Nothing timed on a record made by hand.
             ("timing", .null),
+            // No User-Agent in a request made by hand.
+            ("app", .null),
         ]
         guard case .object(let fields) = json else {
             Issue.record("not an object: \(json.serialized)")

@@ -26,6 +26,8 @@ CONNECTION_FIELDS = {
     "failure": (STR, NULL),
     # where the time before the first relayed byte went (docs/log-format.md)
     "timing": (DICT, NULL),
+    # which app the User-Agent named (docs/log-format.md, "Which app")
+    "app": (DICT, NULL),
 }
 # Each field docs/request-log.md names for a request line.
 REQUEST_FIELDS = {
@@ -39,6 +41,8 @@ REQUEST_FIELDS = {
     "request_headers": (LIST, NULL), "response_headers": (LIST, NULL),
     # the connection's key-exchange group, as its line's tls.group
     "tls_group": (DICT, NULL),
+    # which app made the request (docs/request-log.md)
+    "app": (DICT, NULL),
 }
 
 
