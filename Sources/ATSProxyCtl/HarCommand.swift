@@ -60,13 +60,7 @@ struct HarCommand: ParsableCommand, OutputCommand {
 
     /// - Parameter now: milliseconds since 1970, for `--since 2h`.
     func execute(_ output: Output, now: Int64) -> Int32 {
-        let selection: TrafficSelection
-        do {
-            selection = try selecting.selection()
-        } catch {
-            output.error("atsproxyctl: error: \(error)")
-            return ExitStatus.badInput
-        }
+        guard let selection = selecting.selection(reportingTo: output) else { return ExitStatus.badInput }
         var start: Int64?
         if let since {
             guard let parsed = Self.since(since, now: now) else {

@@ -101,13 +101,7 @@ struct ReportCommand: ParsableCommand, OutputCommand {
 
     func execute(_ output: Output) -> Int32 {
         let settings = options.settings(clientClass: clientClass)
-        let selection: TrafficSelection
-        do {
-            selection = try selecting.selection()
-        } catch {
-            output.error("atsproxyctl: error: \(error)")
-            return ExitStatus.badInput
-        }
+        guard let selection = selecting.selection(reportingTo: output) else { return ExitStatus.badInput }
         // --client named the API class before it named a device: say so rather than match no device.
         if let named = selecting.clients.first(where: { ClientClass(rawValue: $0) != nil }) {
             output.error(

@@ -25,6 +25,16 @@ struct SelectionOptions: ParsableArguments {
             valueName: "address"))
     var clients: [String] = []
 
+    /// The selection; nil, once the reason is on standard error, when an option is malformed.
+    func selection(reportingTo output: Output) -> TrafficSelection? {
+        do {
+            return try selection()
+        } catch {
+            output.error("atsproxyctl: error: \(error)")
+            return nil
+        }
+    }
+
     /// The selection, or why an option is malformed (`--host: "a b" is not a host name …`).
     func selection() throws(SelectionError) -> TrafficSelection {
         var patterns: [HostPattern] = []
