@@ -1,3 +1,5 @@
+import TrafficReport
+
 /// What the live view knows of a host beyond the report's tally: when it was last seen (by a
 /// connection or a request line) and which devices used it, at most a few of them.
 package struct HostActivity: Sendable, Equatable {
@@ -20,15 +22,6 @@ package struct HostActivity: Sendable, Equatable {
         }
     }
 
-    /// `192.168.1.23:50312` → `192.168.1.23`, `[2001:db8::1]:50312` → `2001:db8::1`: a device, not a
-    /// connection (the log's `client` is address and port).
-    static func address(_ client: String) -> String {
-        if client.hasPrefix("["), let close = client.firstIndex(of: "]") {
-            return String(client[client.index(after: client.startIndex)..<close])
-        }
-        if let colon = client.lastIndex(of: ":"), client.firstIndex(of: ":") == colon {
-            return String(client[..<colon])
-        }
-        return client
-    }
+    /// The device of a logged `client` (address and port): as `report --client` matches it.
+    static func address(_ client: String) -> String { TrafficSelection.deviceAddress(client) }
 }
