@@ -58,6 +58,7 @@ enum HTML {
         .v-not_compliant{color:#a15c00;font-weight:600}.v-failed{color:#555}.v-allowed{color:#1b6e1b}\
         form{display:flex;flex-wrap:wrap;gap:.5em;align-items:end}label{display:flex;flex-direction:column;font-size:.9em}\
         .note{color:#555;font-size:.9em}ul.violations{margin:0;padding-left:1.1em}\
+        tr.app-group th{background:#eef2f7;padding-top:.6em}\
         @media (max-width:640px){.cards thead{display:none}.cards,.cards tbody,.cards tr,.cards td{display:block}\
         .cards tr{border:1px solid #ddd;border-radius:8px;margin:.6em 0;padding:.3em .2em}.cards td{border:none;padding:.15em .5em}\
         .cards td.n{text-align:left}.cards td:nth-child(n+4)::before{color:#555;font-size:.9em}\

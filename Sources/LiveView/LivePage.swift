@@ -1,12 +1,15 @@
 import ATSPolicy
 import TrafficReport
 
-/// The live view's page (`/`): the hosts seen with their verdicts, filtered by the query, the
-/// narrowest `NSAppTransportSecurity` for all of them, and the policy's unused keys. Complete
-/// without JavaScript; its script (``LivePageScript``) keeps it current from the event stream.
+/// The live view's page (`/`): the hosts seen with their verdicts, grouped by app and filtered by
+/// the query, the narrowest `NSAppTransportSecurity` for the traffic the filters select, and the
+/// policy's unused keys. Complete without JavaScript; its script (``LivePageScript``) keeps it
+/// current from the event stream.
 struct LivePage {
     let snapshot: LiveSnapshot
     let filter: HostFilter
+    /// The plist panel's suggestion for ``filter``.
+    let plist: FilteredPlist
 
     var html: String {
         let rows = snapshot.rows.filter(filter.matches)
@@ -21,14 +24,20 @@ struct LivePage {
             "<div class=\"scroll\"><table class=\"cards\">\n<thead><tr><th>Host</th><th>Verdict</th><th>Violations</th>"
         body +=
             "<th>Requests</th><th>Connections</th><th>Last seen</th><th>Clients</th></tr></thead>\n<tbody id=\"hosts\">\n"
-        for row in rows { body += Self.row(row) }
+        for group in snapshot.groups where filter.shows(group) {
+            let shown = group.rows.filter(filter.matches)
+            guard !shown.isEmpty else { continue }
+            body += Self.heading(group)
+            for row in shown { body += Self.row(row) }
+        }
         body += "</tbody></table></div>\n"
         body += "<p class=\"note\" id=\"shown\">\(HTML.escaped(Self.shown(rows.count, of: snapshot.rows.count)))</p>\n"
         body += "<h2>Narrowest NSAppTransportSecurity</h2>\n"
-        body +=
-            "<p class=\"note\">For everything seen so far, as <code>atsproxyctl report</code> suggests it: paste inside the top-level "
+        body += "<p class=\"note\"><span id=\"plist-scope\">\(HTML.escaped(plist.scope))</span>, as "
+        body += "<code>atsproxyctl report</code> suggests it: paste inside the top-level "
         body += "<code>&lt;dict&gt;</code> of the app's Info.plist.</p>\n"
-        body += "<pre id=\"plist\">\(HTML.escaped(snapshot.infoPlistFragment))</pre>\n"
+        body += "<p class=\"note\" id=\"plist-left-out\">\(HTML.escaped(plist.leftOutText))</p>\n"
+        body += "<pre id=\"plist\">\(HTML.escaped(plist.plist))</pre>\n"
         body += "<h2>Unused in the policy</h2>\n<ul id=\"unused\">\n"
         body +=
             snapshot.unused.isEmpty
@@ -44,8 +53,21 @@ struct LivePage {
             let selected = verdict.rawValue == filter.verdict ? " selected" : ""
             options += "<option value=\"\(verdict.rawValue)\"\(selected)>\(HTML.escaped(verdict.label))</option>"
         }
+        var apps = "<option value=\"\">any</option>"
+        var named = false
+        for group in snapshot.groups {
+            let selected = group.app.matches(filter.app) ? " selected" : ""
+            named = named || !selected.isEmpty
+            apps +=
+                "<option value=\"\(HTML.escaped(group.app.text))\"\(selected)>\(HTML.escaped(group.app.text))</option>"
+        }
+        if !filter.app.isEmpty && !named {
+            // An app not seen (yet): kept selected, so the filter stays what the address says.
+            apps += "<option value=\"\(HTML.escaped(filter.app))\" selected>\(HTML.escaped(filter.app))</option>"
+        }
         return """
             <form method="get" action="/" id="filters">
+            <label>App <select name="app">\(apps)</select></label>
             <label>Client <input name="client" value="\(HTML.escaped(filter.client))" placeholder="192.168.1.23"></label>
             <label>Host contains <input name="host" value="\(HTML.escaped(filter.host))"></label>
             <label>Verdict <select name="verdict">\(options)</select></label>
@@ -53,6 +75,11 @@ struct LivePage {
             </form>
 
             """
+    }
+
+    /// An app's heading row above its hosts; the script builds the same from the JSON.
+    static func heading(_ group: AppGroup) -> String {
+        "<tr class=\"app-group\"><th colspan=\"7\">\(HTML.escaped(group.heading))</th></tr>\n"
     }
 
     /// One host's row; the script builds the same cells from the JSON.
@@ -113,6 +140,11 @@ struct LivePage {
                 "Beyond the limit of \(traffic.limits.hosts) hosts, \(traffic.tally.droppedLines) connection lines and "
                     + "\(traffic.tally.droppedRequests) request lines were not counted: the hosts and the suggestion leave them out."
             )
+        }
+        if traffic.unlistedAppLines > 0 {
+            parts.append(
+                "Beyond the limit of \(traffic.limits.apps) apps, \(traffic.unlistedAppLines) lines were counted for their hosts "
+                    + "but for no app.")
         }
         if traffic.evictedConnections > 0 {
             parts.append(

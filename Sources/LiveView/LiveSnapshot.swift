@@ -24,6 +24,9 @@ package struct HostRow: Sendable {
         return reasons.isEmpty ? verdict.label : verdict.label + ": " + reasons.joined(separator: "; ")
     }
     package var name: String { assessment.host.description }
+    /// The apps that used it: a host whose lines named none (or that has no activity yet) is
+    /// under ``AppKey/noUserAgent``.
+    package var apps: [AppKey] { activity.apps.isEmpty ? [.noUserAgent] : activity.apps }
 }
 
 /// What every page, the JSON and the events show for one state of the traffic and the policy:
@@ -35,6 +38,8 @@ package struct LiveSnapshot: Sendable {
     package let report: TrafficReport
     /// Every host, most recently seen first.
     package let rows: [HostRow]
+    /// The hosts table's groups, one per app seen, in ``AppKey/precedes(_:_:)`` order.
+    package let groups: [AppGroup]
     package let context: LivePolicyContext
     package let traffic: LiveTraffic
 
@@ -66,6 +71,7 @@ package struct LiveSnapshot: Sendable {
             let (x, y) = (a.activity.lastSeen ?? "", b.activity.lastSeen ?? "")
             return x != y ? x > y : a.name < b.name
         }
+        groups = AppGroup.groups(rows: rows, apps: traffic.apps)
     }
 
     /// The narrowest `NSAppTransportSecurity` for everything seen: `report`'s Info.plist fragment.
@@ -77,8 +83,14 @@ package struct LiveSnapshot: Sendable {
     package func row(_ host: HostIdentity) -> HostRow? { rows.first { $0.assessment.host == host } }
 }
 
-/// The host table's filters, from the query (`?client=&host=&verdict=`); an empty one lets all through.
-package struct HostFilter: Sendable, Equatable {
+/// The host table's filters, from the query (`?app=&client=&host=&verdict=`); an empty one lets
+/// all through. Each tests the host as a whole (its apps, its devices, its name, its verdict): a host
+/// MyApp used from one device and the browser from another passes `?app=MyApp&client=` the other.
+/// The plist panel selects the traffic itself, app and device together (``FilteredPlist``).
+package struct HostFilter: Sendable, Hashable {
+    /// An app's name in any case, `other` (agents that name no app) or ``AppKey/noUserAgentText``
+    /// (``AppKey/matches(_:)``), matched against the host's apps.
+    package var app = ""
     /// A device address, matched exactly against the host's devices.
     package var client = ""
     /// Part of the host name, any case.
@@ -86,7 +98,8 @@ package struct HostFilter: Sendable, Equatable {
     /// A ``HostVerdict`` raw value.
     package var verdict = ""
 
-    package init(client: String = "", host: String = "", verdict: String = "") {
+    package init(app: String = "", client: String = "", host: String = "", verdict: String = "") {
+        self.app = app.trimmingWhitespace
         self.client = client.trimmingWhitespace
         self.host = host.trimmingWhitespace
         self.verdict = verdict.trimmingWhitespace
@@ -94,15 +107,23 @@ package struct HostFilter: Sendable, Equatable {
 
     package init(_ request: LocalRequest) {
         self.init(
-            client: request.queryValue("client") ?? "", host: request.queryValue("host") ?? "",
-            verdict: request.queryValue("verdict") ?? "")
+            app: request.queryValue("app") ?? "", client: request.queryValue("client") ?? "",
+            host: request.queryValue("host") ?? "", verdict: request.queryValue("verdict") ?? "")
     }
 
     package func matches(_ row: HostRow) -> Bool {
-        (client.isEmpty || row.activity.clients.contains(client))
+        (app.isEmpty || row.apps.contains { $0.matches(app) })
+            && (client.isEmpty || row.activity.clients.contains(client))
             && (host.isEmpty || row.name.lowercased().contains(host.lowercased()))
             && (verdict.isEmpty || row.verdict.rawValue == verdict)
     }
+
+    /// Whether the host table shows `group`: every group without an app filter, else its app's.
+    package func shows(_ group: AppGroup) -> Bool { app.isEmpty || group.app.matches(app) }
+
+    /// What selects the plist panel's traffic: the app, client and host filters (the verdict is a
+    /// host's, not its traffic's).
+    package var trafficSelection: HostFilter { HostFilter(app: app, client: client, host: host) }
 }
 
 extension String {

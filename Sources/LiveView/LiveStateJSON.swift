@@ -12,7 +12,11 @@ extension LiveSnapshot {
             ("client_class", .string(context.clientClass.rawValue)),
             ("os_profile", .string(context.settings.osProfile.releases)),
             ("hosts", .array(rows.map(Self.json))),
+            // The hosts table's groups in order; a host's "apps" names them (null: no User-Agent).
+            ("apps", .array(groups.map(Self.json))),
+            ("no_user_agent", .string(AppKey.noUserAgentText)),
             ("plist", .string(infoPlistFragment)),
+            ("plist_scope", .string(FilteredPlist.scope(HostFilter(), groups: groups))),
             ("entries", .int(report.entries.count)),
             ("unused", .array(unused.map(Self.json))),
             ("lines", .int(traffic.lines)),
@@ -29,6 +33,8 @@ extension LiveSnapshot {
                 .object([
                     ("host_lines", .int(traffic.tally.droppedLines)),
                     ("host_requests", .int(traffic.tally.droppedRequests)),
+                    ("app_lines", .int(traffic.unlistedAppLines)),
+                    ("slice_lines", .int(traffic.slices.droppedLines)),
                     ("connections", .int(traffic.evictedConnections)),
                 ])
             ),
@@ -38,6 +44,10 @@ extension LiveSnapshot {
                     ("hosts", .int(traffic.limits.hosts)),
                     ("recent_connections", .int(traffic.limits.recentConnections)),
                     ("clients_per_host", .int(traffic.limits.clientsPerHost)),
+                    ("apps_per_host", .int(traffic.limits.appsPerHost)),
+                    ("apps", .int(traffic.limits.apps)),
+                    ("slices", .int(traffic.limits.slices)),
+                    ("hosts_per_slice", .int(traffic.limits.hostsPerSlice)),
                 ])
             ),
         ])
@@ -58,8 +68,20 @@ extension LiveSnapshot {
             ("last_seen", .optional(row.activity.lastSeen)),
             ("clients", .strings(row.activity.clients)),
             ("more_clients", .bool(row.activity.moreClients)),
+            ("apps", .array(row.apps.map { .optional($0.label) })),
+            ("more_apps", .bool(row.activity.moreApps)),
             ("violations", .array(row.violations.map(json))),
             ("entry", .optional(row.entryKey)),
+        ])
+    }
+
+    /// An app's group: `app` is its label, null for no User-Agent; `name` what `?app=` selects it by.
+    static func json(_ group: AppGroup) -> JSONValue {
+        .object([
+            ("app", .optional(group.app.label)), ("name", .string(group.app.text)),
+            ("connections", .int(group.activity.connections)), ("requests", .int(group.activity.requests)),
+            ("ios", .strings(group.activity.iOSVersions)), ("hosts", .int(group.rows.count)),
+            ("heading", .string(group.heading)),
         ])
     }
 
@@ -75,6 +97,16 @@ extension LiveSnapshot {
             ("path", .string(key.path)), ("value", .optional(key.value)), ("action", .string(key.advice.rawValue)),
             ("replacement", .optional(key.replacement)), ("reason", .string(key.reason)),
             ("text", .string(LivePage.unused(key))),
+        ])
+    }
+}
+
+extension FilteredPlist {
+    /// What `/api/plist` answers: the suggestion for the filters and what it covers.
+    package var json: JSONValue {
+        .object([
+            ("plist", .string(plist)), ("scope", .string(scope)), ("entries", .int(entries)),
+            ("left_out", .int(linesLeftOut)), ("left_out_text", .string(leftOutText)),
         ])
     }
 }

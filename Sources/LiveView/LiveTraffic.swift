@@ -4,8 +4,9 @@ import TextFormats
 import TrafficReport
 
 /// What the live view has gathered from the daemon's log lines, in bounded memory: the report's
-/// per-host tally (at most ``Limits/hosts`` hosts), each host's last-seen time and devices, and the
-/// most recent connections with their request lines.
+/// per-host tally (at most ``Limits/hosts`` hosts), the same tally per app and device (``slices``)
+/// for the plist of a filter, each host's last-seen time, devices and apps, each app's counts, and
+/// the most recent connections with their request lines.
 ///
 /// A value owned by one thread, the web listener's loop: the daemon hands it each line it writes.
 package struct LiveTraffic: Sendable {
@@ -22,6 +23,14 @@ package struct LiveTraffic: Sendable {
 
         /// Connections judged and still open (``openConnectionRecords``): past it, the oldest is forgotten.
         package var openConnections: Int = 5_000
+        /// Apps kept per host (``HostActivity/apps``).
+        package var appsPerHost: Int = 8
+        /// Apps counted (``LiveTraffic/apps``): lines naming further apps are counted in
+        /// ``LiveTraffic/unlistedAppLines``.
+        package var apps: Int = 256
+        /// (app, device) pairs tallied apart (``TrafficSlices``), and hosts tallied in each.
+        package var slices: Int = 128
+        package var hostsPerSlice: Int = 500
 
         package init(
             recentConnections: Int = 1_000, hosts: Int = 5_000, clientsPerHost: Int = 16,
@@ -39,8 +48,14 @@ package struct LiveTraffic: Sendable {
     package private(set) var version: UInt64 = 0
     /// The report's per-host tally of every line (within ``Limits/hosts``).
     package private(set) var tally: HostTrafficTally
-    /// Last seen and devices, for each host of ``tally``.
+    /// Last seen, devices and apps, for each host of ``tally``.
     package private(set) var activity: [HostIdentity: HostActivity] = [:]
+    /// The tally again per app and device: what a filtered plist is made from.
+    package private(set) var slices: TrafficSlices
+    /// Each app's loads, for at most ``Limits/apps`` apps.
+    package private(set) var apps: [AppKey: AppActivity] = [:]
+    /// Lines naming apps beyond ``Limits/apps``: counted for their hosts, not for an app.
+    package private(set) var unlistedAppLines = 0
     private var ring: ConnectionRing
     /// Tunnels judged and still relaying (their `connection_open` line is in, their connection line
     /// not yet), by connection id, with the order they opened in: shown in the hosts table, never in
@@ -59,6 +74,7 @@ package struct LiveTraffic: Sendable {
     package init(limits: Limits = Limits()) {
         self.limits = limits
         tally = HostTrafficTally(maximumHosts: limits.hosts)
+        slices = TrafficSlices(maximumSlices: limits.slices, maximumHostsPerSlice: limits.hostsPerSlice)
         ring = ConnectionRing(capacity: limits.recentConnections, requestsPerConnection: limits.requestsPerConnection)
     }
 
@@ -110,15 +126,28 @@ package struct LiveTraffic: Sendable {
     private mutating func ingest(connection record: LoggedConnection, json: JSONValue) {
         let details = ConnectionDetails(json: json)
         let connection = ring.add(record, details: details, connectionID: json[ConnectionField.connectionID]?.intValue)
+        slices.add(record)
+        if record.isLoad { countApp(record.app) { $0.noteConnection(record.app) } }
         for host in tally.add(record) {
             var seen = activity[host] ?? HostActivity()
-            seen.note(timestamp: record.timestamp, client: details.client, clientLimit: limits.clientsPerHost)
+            seen.note(timestamp: record.timestamp, client: details.client, app: AppKey(record.app), limits: limits)
             // The requests that came before the connection line count as sightings too.
             for request in connection.requests {
-                seen.note(timestamp: request.timestamp, client: request.client, clientLimit: limits.clientsPerHost)
+                seen.note(
+                    timestamp: request.timestamp, client: request.client, app: AppKey(request.app), limits: limits)
             }
             activity[host] = seen
         }
+    }
+
+    /// Counts a line for its app, within ``Limits/apps``.
+    private mutating func countApp(_ agent: AppAgent?, _ count: (inout AppActivity) -> Void) {
+        let key = AppKey(agent)
+        guard apps[key] != nil || apps.count < limits.apps else {
+            unlistedAppLines += 1
+            return
+        }
+        count(&apps[key, default: AppActivity()])
     }
 
     private mutating func ingest(opened record: LoggedConnection, json: JSONValue) {
@@ -131,8 +160,8 @@ package struct LiveTraffic: Sendable {
         // Seen now: a host's row shows from its first judged connection.
         if let host = try? HostIdentity(parsing: record.host), activity[host] != nil || activity.count < limits.hosts {
             activity[host, default: HostActivity()].note(
-                timestamp: record.timestamp, client: ConnectionDetails(json: json).client,
-                clientLimit: limits.clientsPerHost)
+                timestamp: record.timestamp, client: ConnectionDetails(json: json).client, app: AppKey(record.app),
+                limits: limits)
         }
     }
 
@@ -156,10 +185,12 @@ package struct LiveTraffic: Sendable {
     private mutating func take(_ request: LoggedRequest) {
         ring.add(request)
         tally.add(request)
+        slices.add(request)
+        if request.kind == .request { countApp(request.app) { $0.noteRequest(request.app) } }
         // Hosts the tally holds already; a host still waiting for its connection line is noted then.
         if let host = try? HostIdentity(parsing: request.host), activity[host] != nil {
             activity[host]?.note(
-                timestamp: request.timestamp, client: request.client, clientLimit: limits.clientsPerHost)
+                timestamp: request.timestamp, client: request.client, app: AppKey(request.app), limits: limits)
         }
     }
 

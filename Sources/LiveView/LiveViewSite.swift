@@ -12,9 +12,11 @@ import TrafficReport
 /// open `traffic` event stream.
 ///
 /// Routes (GET and HEAD; 405 for other methods, 404 for other paths):
-/// - `/`: the page, filtered by `?client=&host=&verdict=`;
+/// - `/`: the page, filtered by `?app=&client=&host=&verdict=`;
 /// - `/host?name=HOST`: one host's connections, requests and explanation;
 /// - `/api/state.json`: the state as JSON (``LiveSnapshot/json``);
+/// - `/api/plist?app=&client=&host=`: the plist panel for those filters as JSON
+///   (``FilteredPlist/json``), which the page's script fetches while a filter is set;
 /// - `/events`: the `traffic` event stream (``LocalReply/eventStream(channel:retryMilliseconds:)``).
 package final class LiveViewSite: LocalSite {
     /// The event stream's channel: the server writes ``eventPayload()`` to its streams.
@@ -27,6 +29,10 @@ package final class LiveViewSite: LocalSite {
     }
     private var policyChanges: UInt64 = 0
     private var cached: LiveSnapshot?
+    /// The plist panel per filter, for ``cached``'s version: a viewer's updates ask for the same one.
+    private var cachedPlists: [HostFilter: FilteredPlist] = [:]
+    /// Filters' plists kept per version: a few viewers' filters, not every query a client makes up.
+    private static let cachedPlistLimit = 32
     /// The version of the last event payload given out.
     private var sentVersion: UInt64?
 
@@ -61,7 +67,19 @@ package final class LiveViewSite: LocalSite {
         if let cached, cached.version == version { return cached }
         let snapshot = LiveSnapshot(version: version, traffic: traffic, context: context)
         cached = snapshot
+        cachedPlists = [:]
         return snapshot
+    }
+
+    /// The plist panel for `filter`'s app, client and host, judged once per version and filter.
+    package func plist(for filter: HostFilter) -> FilteredPlist {
+        let snapshot = self.snapshot
+        let selection = filter.trafficSelection
+        if let plist = cachedPlists[selection] { return plist }
+        let plist = FilteredPlist(snapshot: snapshot, filter: selection)
+        if cachedPlists.count >= Self.cachedPlistLimit { cachedPlists = [:] }
+        cachedPlists[selection] = plist
+        return plist
     }
 
     /// One server-sent event, `event: update` with the state's JSON on one `data:` line, or nil when
@@ -79,7 +97,7 @@ package final class LiveViewSite: LocalSite {
     }
 
     package func reply(to request: LocalRequest) -> LocalReply {
-        let known = ["/", "/host", "/api/state.json", "/events"]
+        let known = ["/", "/host", "/api/state.json", "/api/plist", "/events"]
         guard known.contains(request.path) else { return .response(LocalResponse.notFound(request.path)) }
         guard request.method == "GET" || request.method == "HEAD" else {
             return .response(LocalResponse.methodNotAllowed(request.method))
@@ -93,10 +111,13 @@ package final class LiveViewSite: LocalSite {
             return .eventStream(channel: Self.channel, retryMilliseconds: 1000)
         case "/api/state.json":
             return .response(LocalResponse.json(snapshot.json.serialized))
+        case "/api/plist":
+            return .response(LocalResponse.json(plist(for: HostFilter(request)).json.serialized))
         case "/host":
             return .response(hostPage(request.queryValue("name") ?? ""))
         default:
-            return .response(page(LivePage(snapshot: snapshot, filter: HostFilter(request)).html))
+            let filter = HostFilter(request)
+            return .response(page(LivePage(snapshot: snapshot, filter: filter, plist: plist(for: filter)).html))
         }
     }
 

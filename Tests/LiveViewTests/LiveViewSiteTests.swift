@@ -208,6 +208,8 @@ struct LiveViewSiteTests {
             ("GET", "/host?name=unseen.example.com", 404, "text/html; charset=utf-8"),
             ("GET", "/host?name=", 404, "text/html; charset=utf-8"),
             ("GET", "/api/state.json", 200, "application/json"), ("HEAD", "/events", 200, "text/event-stream"),
+            ("GET", "/api/plist?app=MyApp&client=192.168.1.23", 200, "application/json"),
+            ("HEAD", "/api/plist", 200, "application/json"), ("POST", "/api/plist", 405, "text/plain; charset=utf-8"),
             ("POST", "/", 405, "text/plain; charset=utf-8"), ("DELETE", "/events", 405, "text/plain; charset=utf-8"),
             ("PUT", "/api/state.json", 405, "text/plain; charset=utf-8"),
             ("GET", "/index.html", 404, "text/plain; charset=utf-8"),
