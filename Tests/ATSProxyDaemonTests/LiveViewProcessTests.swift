@@ -17,6 +17,13 @@ struct LiveViewProcessTests {
         (state["hosts"] as? [[String: Any]])?.first { $0["host"] as? String == name }
     }
 
+    /// `/api/plist?query`: the plist panel for those filters.
+    static func plist(_ port: UInt16, _ query: String = "") throws -> [String: Any] {
+        let result = try runCommand(
+            "/usr/bin/curl", ["-sS", "--max-time", "10", "http://127.0.0.1:\(port)/api/plist?\(query)"])
+        return try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+    }
+
     @Test(
         "a tunnel held open is listed within a second of its verdict; once it ends, one connection",
         arguments: [false, true])
@@ -66,6 +73,56 @@ struct LiveViewProcessTests {
             }, "the view never took the log's \(logged) lines: \(state)")
         let after = try #require(Self.host(host, in: state))
         #expect(after["connections"] as? Int == 1, "\(after)")
+        #expect(daemon.terminate() == 0)
+    }
+
+    @Test("an app's plist apart from the browser's: curl's -A User-Agent, sent in its CONNECT and its http:// request")
+    func plistPerApp() throws {
+        let (legacyHost, plainHost) = ("legacy.apps.test", "plain.apps.test")
+        let fixture = try InterceptFixture(names: [legacyHost, plainHost])
+        try fixture.leaf("leaf", for: [legacyHost])
+        let legacy = try TestTLSServer(
+            directory: fixture.directory,
+            ["-cert", "leaf.pem", "-key", "leaf.key", "-tls1", "-cipher", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0"])
+        let origin = try TestHTTPOrigin(directory: fixture.directory)
+        let daemon = try fixture.daemon(intercept: false)
+        let web = try #require(daemon.webPort)
+
+        // The ATS defaults block both: each is logged with the app its User-Agent named.
+        _ = try fixture.curl(
+            daemon,
+            [
+                "-A", "MyApp/1.4.2 CFNetwork/1568.100.1 Darwin/24.0.0", "--tlsv1.0", "--ciphers", "DEFAULT:@SECLEVEL=0",
+                "-o", "/dev/null", "https://\(legacyHost):\(legacy.port)/",
+            ], trust: fixture.factory.path("root.pem"))
+        _ = try fixture.curl(
+            daemon,
+            [
+                "-A", "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15", "-o", "/dev/null",
+                "http://\(plainHost):\(origin.port)/",
+            ])
+        var state: [String: Any] = [:]
+        #expect(
+            try eventually {
+                state = try Self.state(web)
+                return Self.host(legacyHost, in: state) != nil && Self.host(plainHost, in: state) != nil
+            }, "the view never showed both hosts: \(state)")
+        #expect(Self.host(legacyHost, in: state)?["apps"] as? [String] == ["MyApp"], "the CONNECT's User-Agent")
+        #expect(Self.host(plainHost, in: state)?["apps"] as? [String] == ["other"], "the http:// request's")
+
+        let myApp = try Self.plist(web, "app=MyApp")
+        let myAppPlist = try #require(myApp["plist"] as? String)
+        #expect(myAppPlist.contains("<key>\(legacyHost)</key>"), "\(myAppPlist)")
+        #expect(myAppPlist.contains("NSExceptionMinimumTLSVersion"))
+        #expect(!myAppPlist.contains(plainHost), "\(myAppPlist)")
+        #expect(myApp["scope"] as? String == "For MyApp")
+        let browserPlist = try #require(try Self.plist(web, "app=other")["plist"] as? String)
+        #expect(
+            browserPlist.contains("<key>\(plainHost)</key>") && !browserPlist.contains(legacyHost), "\(browserPlist)")
+        let every = try Self.plist(web)
+        let everyPlist = try #require(every["plist"] as? String)
+        #expect(everyPlist.contains("<key>\(legacyHost)</key>") && everyPlist.contains("<key>\(plainHost)</key>"))
+        #expect(every["scope"] as? String == "For every app and browser seen so far")
         #expect(daemon.terminate() == 0)
     }
 }
