@@ -6,8 +6,8 @@ import Testing
 /// README's five minutes, as written, with a team's own root and hosts file (issue 29's "done
 /// when"): the `make run` line of its first step is taken from README.md, its files replaced by the
 /// test's, and the daemon started with exactly the flags `make -n run` gives for it. curl stands
-/// for the app (URLSession's User-Agent) and for Safari; `atsproxyctl report --app` holds the app's
-/// host alone, apart from the browser's.
+/// for the app (URLSession's User-Agent) and for Safari; `atsproxyctl report --app` and the live
+/// view's App filter hold the app's host alone, apart from the browser's.
 @Suite("README's five minutes, with your own CA and hosts file", .startsProcesses(timeLimit: .seconds(120)))
 struct ReadmeWalkthroughProcessTests {
     static let myApp = "MyApp/1.4.2 CFNetwork/1568.100.1 Darwin/24.0.0"
@@ -86,6 +86,17 @@ struct ReadmeWalkthroughProcessTests {
         #expect(!report.standardOutput.contains(browserHost), "\(report.standardOutput)")
         let everything = atsproxyctl("report", logFile).standardOutput
         #expect(everything.contains("<key>\(browserHost)</key>") && everything.contains("<key>\(appHost)</key>"))
+
+        // Step 6 in the live view: the App filter's plist is the app's alone, and says so.
+        let web = try #require(daemon.webPort)
+        var panel: [String: Any] = [:]
+        #expect(
+            try eventually {
+                panel = try LiveViewProcessTests.plist(web, "app=MyApp")
+                return (panel["plist"] as? String)?.contains("<key>\(appHost)</key>") == true
+            }, "the live view's plist for MyApp never named its host: \(panel)")
+        #expect(!((panel["plist"] as? String) ?? "").contains(browserHost), "\(panel)")
+        #expect(panel["scope"] as? String == "For MyApp", "\(panel)")
 
         #expect(daemon.terminate() == 0)
     }
