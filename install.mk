@@ -18,14 +18,16 @@
 
 DESTDIR      ?=
 BINDIR       ?= $(PREFIX)/bin
-# systemd reads units and sysusers.d files under /usr/local/lib and /usr/lib, but not under other
-# prefixes: for those, the administrator's directories in /etc.
+# systemd reads units, sysusers.d and tmpfiles.d files under /usr/local/lib and /usr/lib, but not
+# under other prefixes: for those, the administrator's directories in /etc.
 ifneq ($(filter /usr /usr/local,$(PREFIX)),)
 UNITDIR      ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR  ?= $(PREFIX)/lib/sysusers.d
+TMPFILESDIR  ?= $(PREFIX)/lib/tmpfiles.d
 else
 UNITDIR      ?= /etc/systemd/system
 SYSUSERSDIR  ?= /etc/sysusers.d
+TMPFILESDIR  ?= /etc/tmpfiles.d
 endif
 CONFDIR      := /etc/atsproxy
 MANDIR       ?= $(PREFIX)/share/man
@@ -43,7 +45,7 @@ install: $(if $(INSTALL_FROM),,release)
 	@from="$(INSTALL_FROM)"; [ -n "$$from" ] || from="$$($(SWIFT) build -c release --show-bin-path)"; \
 	set -e; \
 	install -d -m 0755 "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(UNITDIR)" "$(DESTDIR)$(SYSUSERSDIR)" \
-	  "$(DESTDIR)$(CONFDIR)" "$(DESTDIR)$(LOGROTATEDIR)"; \
+	  "$(DESTDIR)$(TMPFILESDIR)" "$(DESTDIR)$(CONFDIR)" "$(DESTDIR)$(LOGROTATEDIR)"; \
 	install -m 0755 "$$from/atsproxy" "$$from/atsproxyctl" "$(DESTDIR)$(BINDIR)/"; \
 	install -d -m 0755 "$(DESTDIR)$(MANDIR)/man8" "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(BASHCOMPDIR)" \
 	  "$(DESTDIR)$(ZSHCOMPDIR)" "$(DESTDIR)$(FISHCOMPDIR)"; \
@@ -59,6 +61,7 @@ install: $(if $(INSTALL_FROM),,release)
 	$(SUBSTITUTE_BINDIR) systemd/atsproxy.service > "$(DESTDIR)$(UNITDIR)/atsproxy.service"; \
 	chmod 0644 "$(DESTDIR)$(UNITDIR)/atsproxy.service"; \
 	install -m 0644 systemd/atsproxy.sysusers "$(DESTDIR)$(SYSUSERSDIR)/atsproxy.conf"; \
+	install -m 0644 systemd/atsproxy.tmpfiles "$(DESTDIR)$(TMPFILESDIR)/atsproxy.conf"; \
 	$(SUBSTITUTE_BINDIR) config/atsproxy.logrotate > "$(DESTDIR)$(LOGROTATEDIR)/atsproxy"; \
 	chmod 0644 "$(DESTDIR)$(LOGROTATEDIR)/atsproxy"; \
 	for file in atsproxy.conf ats-defaults.plist; do \
@@ -84,6 +87,7 @@ uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl disable --now atsproxy.service || true; fi
 	rm -f "$(DESTDIR)$(BINDIR)/atsproxy" "$(DESTDIR)$(BINDIR)/atsproxyctl" \
 	  "$(DESTDIR)$(UNITDIR)/atsproxy.service" "$(DESTDIR)$(SYSUSERSDIR)/atsproxy.conf" \
+	  "$(DESTDIR)$(TMPFILESDIR)/atsproxy.conf" \
 	  "$(DESTDIR)$(LOGROTATEDIR)/atsproxy" \
 	  "$(DESTDIR)$(MANDIR)/man8/atsproxy.8" "$(DESTDIR)$(MANDIR)/man1/"atsproxyctl.1 "$(DESTDIR)$(MANDIR)/man1/"atsproxyctl-*.1 \
 	  "$(DESTDIR)$(BASHCOMPDIR)/atsproxy" "$(DESTDIR)$(BASHCOMPDIR)/atsproxyctl" \

@@ -36,7 +36,7 @@ struct InstallTests {
         return files
     }
 
-    @Test("the default PREFIX: binaries, unit, sysusers.d, logrotate and configuration where systemd looks")
+    @Test("the default PREFIX: binaries, unit, sysusers.d, tmpfiles.d, logrotate and configuration where systemd looks")
     func defaultPrefix() throws {
         let stage = try ServiceFiles.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: stage) }
@@ -46,6 +46,7 @@ struct InstallTests {
             "/usr/local/bin/atsproxyctl": 0o755,
             "/usr/local/lib/systemd/system/atsproxy.service": 0o644,
             "/usr/local/lib/sysusers.d/atsproxy.conf": 0o644,
+            "/usr/local/lib/tmpfiles.d/atsproxy.conf": 0o644,
             "/etc/logrotate.d/atsproxy": 0o644,
             "/usr/local/share/man/man8/atsproxy.8": 0o644,
             "/usr/local/share/man/man1/atsproxyctl.1": 0o644,
@@ -92,6 +93,7 @@ struct InstallTests {
         #expect(logrotate.contains("/opt/atsproxy/bin/atsproxyctl reopen-logs"))
         #expect(FileManager.default.isExecutableFile(atPath: stage + "/opt/atsproxy/bin/atsproxyctl"))
         #expect(FileManager.default.fileExists(atPath: stage + "/etc/sysusers.d/atsproxy.conf"))
+        #expect(FileManager.default.fileExists(atPath: stage + "/etc/tmpfiles.d/atsproxy.conf"))
     }
 
     /// A tool the checks below need, with the Debian package that has it (APT_PACKAGES in the Makefile).
