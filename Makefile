@@ -106,7 +106,9 @@ build: deps
 # debug build with the tests, warnings counted as errors. Both use the committed Package.resolved as
 # it is (--force-resolved-versions: a Package.swift whose dependencies no longer match it fails here
 # instead of being resolved anew). Then the fuzzers (60 s each), the soak (120 s), and every test
-# again under AddressSanitizer and under ThreadSanitizer (test-sanitize).
+# again under AddressSanitizer and under ThreadSanitizer (test-sanitize). As root, the tests include
+# `make deb` and the package's install, reinstall, removal and purge on this machine
+# (DebianPackageTests; its release build, in .build/deb, adds about 9 minutes from clean).
 test: deps test-venv lint
 	$(SWIFT) build -c release --force-resolved-versions
 	$(SWIFT) build --build-tests --force-resolved-versions $(WERROR)
