@@ -63,7 +63,7 @@ let package = Package(
         // link the combined libevent as well as libevent_core, two copies of the loop internals.
         .systemLibrary(name: "CLibevent", pkgConfig: "libevent_core", providers: [.apt(["libevent-dev"])]),
         // Swift over libevent: event bases, listeners, buffered connections, timers.
-        .target(name: "EventLoop", dependencies: ["CLibevent", "CSplice", "POSIX"]),
+        .target(name: "EventLoop", dependencies: ["CLibevent", "CSplice", "CProxyShims", "POSIX"]),
         // What several modules need of the system, in one home: the lock (a pthread mutex, which
         // ThreadSanitizer sees).
         .target(name: "POSIX"),

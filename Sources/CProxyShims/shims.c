@@ -1,4 +1,8 @@
 #include "CProxyShims.h"
+// glibc's <netinet/in.h> first: the linux headers below then leave its definitions alone.
+#include <netinet/in.h>
+#include <linux/netfilter_ipv4.h>
+#include <linux/netfilter_ipv6/ip6_tables.h>
 
 unsigned long CProxyShims_XN_FLAG_RFC2253(void) { return XN_FLAG_RFC2253; }
 
@@ -53,3 +57,7 @@ long CProxyShims_SSL_CTX_set_tlsext_servername_callback(SSL_CTX *ctx, int (*call
 EVP_PKEY *CProxyShims_EVP_EC_gen(const char *curve) { return EVP_EC_gen(curve); }
 
 EVP_PKEY *CProxyShims_EVP_RSA_gen(unsigned int bits) { return EVP_RSA_gen(bits); }
+
+int CProxyShims_SO_ORIGINAL_DST(void) { return SO_ORIGINAL_DST; }
+
+int CProxyShims_IP6T_SO_ORIGINAL_DST(void) { return IP6T_SO_ORIGINAL_DST; }

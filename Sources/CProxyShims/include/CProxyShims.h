@@ -70,4 +70,12 @@ EVP_PKEY *CProxyShims_EVP_EC_gen(const char *curve);
 /// EVP_RSA_gen: a macro over the variadic EVP_PKEY_Q_keygen (a new RSA key, e = 65537).
 EVP_PKEY *CProxyShims_EVP_RSA_gen(unsigned int bits);
 
+/// SO_ORIGINAL_DST from <linux/netfilter_ipv4.h>: the getsockopt (level SOL_IP) that gives a
+/// connection the firewall redirected (REDIRECT, DNAT) its original IPv4 destination. The linux
+/// header clashes with glibc's <netinet/in.h> when both reach Swift, so only shims.c includes it.
+int CProxyShims_SO_ORIGINAL_DST(void);
+
+/// IP6T_SO_ORIGINAL_DST from <linux/netfilter_ipv6/ip6_tables.h>: the same for IPv6 (level SOL_IPV6).
+int CProxyShims_IP6T_SO_ORIGINAL_DST(void);
+
 #endif

@@ -1,0 +1,34 @@
+internal import CProxyShims
+import Glibc
+
+extension SocketAddress {
+    /// The destination a client dialled before the firewall redirected its connection here
+    /// (`REDIRECT` or `DNAT`), from conntrack through `SO_ORIGINAL_DST` (IPv4) or
+    /// `IP6T_SO_ORIGINAL_DST` (IPv6). An IPv4 connection accepted on a dual-stack IPv6 socket is
+    /// asked at the IPv4 level too. Throws when the kernel has no record (no conntrack entry: the
+    /// connection was not redirected, or the nf_conntrack module is not loaded).
+    package static func originalDestination(of descriptor: Int32) throws(EventError) -> SocketAddress {
+        var failure = ENOENT
+        for (level, option) in [
+            (Int32(SOL_IPV6), CProxyShims_IP6T_SO_ORIGINAL_DST()), (Int32(SOL_IP), CProxyShims_SO_ORIGINAL_DST()),
+        ] {
+            var storage = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            if getsockopt(descriptor, level, option, &storage, &length) == 0 {
+                return SocketAddress(storage: storage, length: Int32(length))
+            }
+            failure = errno
+        }
+        throw EventError("reading the redirected connection's original destination (SO_ORIGINAL_DST)", errno: failure)
+    }
+
+    /// Marks a socket's packets with `mark` (`SO_MARK`, which needs CAP_NET_ADMIN), so the firewall
+    /// rules that redirect devices' traffic into the transparent listener can exempt the proxy's own
+    /// upstream connections and no connection loops back into the proxy.
+    package static func setMark(_ mark: UInt32, on descriptor: Int32) throws(EventError) {
+        var value = mark
+        guard setsockopt(descriptor, SOL_SOCKET, SO_MARK, &value, socklen_t(MemoryLayout<UInt32>.size)) == 0 else {
+            throw EventError("marking the upstream socket with \(mark) (SO_MARK, needs CAP_NET_ADMIN)")
+        }
+    }
+}
