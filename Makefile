@@ -34,7 +34,8 @@ RUN_ALLOW_FLAGS = $(if $(filter 127.% localhost% [::1]%,$(LISTEN)),,$(foreach ra
 # libqrencode-dev draws the onboarding QR codes; zbar-tools (zbarimg) decodes them in the tests, and
 # qrencode (the library's own command) is what the terminal drawing is compared with.
 # dpkg-dev (dpkg-shlibdeps, and strip through binutils) and lintian are for make deb, which the
-# Debian package's test runs.
+# Debian package's test runs. iproute2 (ip netns, veth) and nftables (nft) make the capture tests'
+# own network namespaces and their redirect rules.
 # groff-base and mandoc render the man pages make install installs, and zsh and fish check its
 # completions (InstallTests); nodejs runs the PAC file's JavaScript in the onboarding tests.
 # chromium and chromium-driver are the real browser (libnss3-tools: certutil, which trusts the CA in a
@@ -42,7 +43,7 @@ RUN_ALLOW_FLAGS = $(if $(filter 127.% localhost% [::1]%,$(LISTEN)),,$(foreach ra
 # the test venv below); python3-venv makes that venv.
 APT_PACKAGES := libssl-dev libevent-dev libnghttp2-dev zlib1g-dev libqrencode-dev libpsl-dev publicsuffix openssl curl python3 python3-venv util-linux systemd \
 	logrotate nginx zbar-tools qrencode chromium chromium-driver libnss3-tools groff-base mandoc zsh fish nodejs \
-	nghttp2-client nghttp2-server dpkg-dev lintian
+	nghttp2-client nghttp2-server dpkg-dev lintian iproute2 nftables
 # The tests' own Python packages (PyPI), in a virtual environment under .build: Selenium drives
 # chromium for the web tests; prometheus-client's parser reads /metrics as Prometheus would; h2 makes
 # the HTTP/2 tests' own servers and hostile peers, httpx[http2] and grpcio are real HTTP/2 clients
