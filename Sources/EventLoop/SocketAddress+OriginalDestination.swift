@@ -1,3 +1,4 @@
+internal import CLibevent
 internal import CProxyShims
 import Glibc
 
@@ -30,5 +31,24 @@ extension SocketAddress {
         guard setsockopt(descriptor, SOL_SOCKET, SO_MARK, &value, socklen_t(MemoryLayout<UInt32>.size)) == 0 else {
             throw EventError("marking the upstream socket with \(mark) (SO_MARK, needs CAP_NET_ADMIN)")
         }
+    }
+}
+
+extension SocketAddress {
+    /// Where a connection a transparent listener accepted was going: its original destination
+    /// after `REDIRECT` or `DNAT`, else the socket's own address (`TPROXY` keeps the original
+    /// destination as the local address). A connection no rule redirected gives the listener's own
+    /// address, which the caller refuses; nil only when the kernel answers neither.
+    package static func capturedDestination(of descriptor: Int32) -> SocketAddress? {
+        (try? originalDestination(of: descriptor)) ?? local(of: descriptor)
+    }
+}
+
+extension SocketAddress: Equatable {
+    /// The same family, address and port (and, for IPv6, flow information and scope).
+    package static func == (lhs: SocketAddress, rhs: SocketAddress) -> Bool {
+        guard lhs.length == rhs.length else { return false }
+        var (a, b) = (lhs.storage, rhs.storage)
+        return memcmp(&a, &b, Int(lhs.length)) == 0
     }
 }

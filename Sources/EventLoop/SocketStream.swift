@@ -140,14 +140,17 @@ package final class SocketStream: ByteStream {
 
     /// Starts connecting to `address` (already resolved: ``DNSResolver/lookUp(_:port:completion:)``).
     /// ``onEvent`` reports `.connected` or the failure; the write time limit bounds the connect.
-    package init(base: EventBase, connectingTo address: SocketAddress) throws(EventError) {
+    /// - Parameter mark: the firewall mark the socket's packets carry (`SO_MARK`, set before the
+    ///   SYN goes), so that rules redirecting devices' traffic to the proxy can exempt its own
+    ///   connections; nil for none. A mark the kernel refuses fails the connect.
+    package init(base: EventBase, connectingTo address: SocketAddress, mark: UInt32? = nil) throws(EventError) {
         self.base = base
         phase = .noSocket
         try setUp(descriptor: -1)
         var storage = address.storage
         withUnsafePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(to: $0, length: socklen_t(address.length))
+                connect(to: $0, length: socklen_t(address.length), mark: mark)
             }
         }
     }
@@ -614,11 +617,19 @@ package final class SocketStream: ByteStream {
     // MARK: - Connecting
 
     /// Opens the socket and starts the connect; the outcome is reported from the loop.
-    private func connect(to socketAddress: UnsafePointer<sockaddr>, length: socklen_t) {
+    private func connect(to socketAddress: UnsafePointer<sockaddr>, length: socklen_t, mark: UInt32?) {
         let socketType =
             Int32(Glibc.SOCK_STREAM.rawValue) | Int32(Glibc.SOCK_NONBLOCK.rawValue) | Int32(Glibc.SOCK_CLOEXEC.rawValue)
         let descriptor = Glibc.socket(Int32(socketAddress.pointee.sa_family), socketType, Int32(IPPROTO_TCP))
         guard descriptor >= 0 else { return failConnect(errno) }
+        if let mark {
+            do {
+                try SocketAddress.setMark(mark, on: descriptor)
+            } catch {
+                Glibc.close(descriptor)
+                return failConnect(error.errno)
+            }
+        }
         Self.sendSmallWritesAtOnce(descriptor)
         // The write event was a plain timer for the limit so far; it watches the socket from here
         // (with the limit starting again, as a bufferevent's does when its connect starts).
