@@ -138,6 +138,12 @@ enum DaemonAnswerText {
                 + "\(requests?["failed"]?.intValue ?? 0) failed"
                 // An older daemon sends no denied count.
                 + ((requests?["denied"]?.intValue).map { ", \($0) denied" } ?? ""), output)
+        // Shown once a connection came another way than the proxy setting (an older daemon sends none).
+        if let captured = answer["capture"]?["transparent"]?.intValue, captured > 0 {
+            row(
+                "", "\(answer["capture"]?["proxy"]?.intValue ?? 0) through the proxy setting, \(captured) transparent",
+                output)
+        }
         let bytes = answer["bytes"]
         row("Bytes", "\(bytes?["up"]?.intValue ?? 0) up, \(bytes?["down"]?.intValue ?? 0) down", output)
         // Shown only when lines were lost (an older daemon sends nothing).

@@ -4,6 +4,8 @@ import ATSPolicy
 /// is (its value, default, reload behaviour and help) is its ``setting``.
 package enum ConfigKey: String, CaseIterable, Sendable {
     case listen
+    case transparentListen = "transparent-listen"
+    case upstreamMark = "upstream-mark"
     case policy
     case mode
     case caFile = "ca-file"

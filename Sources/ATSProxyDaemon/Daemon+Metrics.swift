@@ -94,6 +94,10 @@ extension Daemon {
             ]
             .map { (["action": $0.0] as Labels, $0.1) })
         text.counter(
+            "atsproxy_connections_by_capture_total",
+            help: "Logged connection lines, by how the connection reached the proxy: proxy setting or transparent.",
+            CapturePath.allCases.map { (["capture": $0.rawValue] as Labels, counts.byCapture[$0] ?? 0) })
+        text.counter(
             "atsproxy_connection_violations_total",
             help: "Logged connection lines naming each ATS violation (a line with two violations counts under both).",
             statistics.violationCounts.sorted { $0.key < $1.key }.map { (["violation": $0.key], $0.value) })

@@ -208,6 +208,9 @@ extension DaemonConfiguration {
     func differs(from other: DaemonConfiguration, in key: ConfigKey) -> Bool {
         switch key {
         case .listen: listeners.map(\.address.description) != other.listeners.map(\.address.description)
+        case .transparentListen:
+            transparentListeners.map(\.address.description) != other.transparentListeners.map(\.address.description)
+        case .upstreamMark: upstreamMark != other.upstreamMark
         case .policy: policyFile != other.policyFile
         case .mode: mode != other.mode
         case .caFile: caFiles != other.caFiles
@@ -258,6 +261,8 @@ extension DaemonConfiguration {
     mutating func keepRestartOnlySettings(of running: DaemonConfiguration) {
         let classes = givenClientClasses
         listeners = running.listeners
+        transparentListeners = running.transparentListeners
+        upstreamMark = running.upstreamMark
         // Client classes do change live. One for all goes to every running listener, however many
         // listeners the file now names; one per listener pairs with the running listeners in order
         // when the counts match, and otherwise waits for the restart that binds the file's listeners.

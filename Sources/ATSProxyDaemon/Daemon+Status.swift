@@ -1,6 +1,7 @@
 import ATSPolicy
 import ControlProtocol
 import Glibc
+import LogRecord
 import ProxyCore
 import ProxyWire
 import TLSInspection
@@ -109,6 +110,8 @@ extension Daemon {
                     ("denied", .int(counts.denied)),
                 ])
             ),
+            // The same lines by how they reached the proxy (docs/capture.md).
+            ("capture", .object(CapturePath.allCases.map { ($0.rawValue, .int(counts.byCapture[$0] ?? 0)) })),
             ("bytes", .object([("up", .int(counts.bytesUp)), ("down", .int(counts.bytesDown))])),
             // Lines lost to a log that could not be written (a full disk), since start.
             ("log_write_errors", .int(log.writeErrors)),

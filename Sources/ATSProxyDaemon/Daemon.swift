@@ -123,6 +123,7 @@ final class Daemon {
                 reason: "\(error) (intercept mode needs a CA: make one with atsproxyctl ca init --dir "
                     + "\(configuration.caDir), then start atsproxy again)")
         }
+        if let mark = configuration.upstreamMark { try Self.checkMark(mark) }
         let probes = ProbeService(anchors: anchors)
         self.probes = probes
         try startLoops(probes: probes)
@@ -157,7 +158,7 @@ final class Daemon {
     }
 
     private func startLoops(probes: ProbeService) throws {
-        let endpoints = configuration.listeners
+        let endpoints = configuration.listeners + configuration.transparentListeners
         let settings = configuration.proxySettings(policy: policy.policy, hosts: hosts)
         let (cache, log, statistics, balancer, intercept, listening) = (
             cache, log, statistics, balancer, intercept, listening

@@ -37,6 +37,8 @@ extension DaemonCommand {
         }
 
         layer.listen = try parsed(.listen, listen, SettingValue.listenAddress)
+        layer.transparentListen = try parsed(.transparentListen, transparentListen, SettingValue.listenAddress)
+        layer.upstreamMark = try checked(.upstreamMark, upstreamMark)
         layer.policy = policy
         layer.mode = mode
         layer.caFiles = caFiles

@@ -44,6 +44,8 @@ package struct DaemonCommand: ParsableCommand, Sendable {
     // The settings: each flag's name and help are its ConfigKey's DaemonSetting (the table), so
     // only the Swift type is said here. SettingsCatalogueTests checks that every key has its flag.
     @Option(name: .setting(.listen), help: .setting(.listen)) var listen: [String] = []
+    @Option(name: .setting(.transparentListen), help: .setting(.transparentListen)) var transparentListen: [String] = []
+    @Option(name: .setting(.upstreamMark), help: .setting(.upstreamMark)) var upstreamMark: Int?
     @Option(name: .setting(.policy), help: .setting(.policy)) var policy: String?
     @Option(name: .setting(.mode), help: .setting(.mode)) var mode: EnforcementMode?
     @Option(name: .setting(.caFile), help: .setting(.caFile)) var caFiles: [String] = []

@@ -71,6 +71,7 @@ extension DaemonConfiguration {
         settings.onboarding = onboarding
         settings.fetchesIntermediates = fetchesIntermediates
         settings.tunnelStart = tunnelStart
+        settings.upstreamMark = upstreamMark
         return settings
     }
 

@@ -1,6 +1,7 @@
 import ATSPolicy
 import EventLoop
 import Glibc
+import LogRecord
 import ProxyCore
 import TLSInspection
 
@@ -34,6 +35,11 @@ package struct DaemonConfiguration: Sendable {
     package var logFile: String?
     package var osProfile: OSProfile
     package var cipherProfile: CipherProfile
+    /// `--transparent-listen`: listeners for connections a firewall redirected (after ``listeners``,
+    /// with the shared client class).
+    package var transparentListeners: [ListenEndpoint]
+    /// `--upstream-mark`: the mark of the proxy's upstream connections (``ProxySettings/upstreamMark``).
+    package var upstreamMark: UInt32?
     /// The client class of every listener unless each names its own.
     package var clientClass: ClientClass
     package var allowedClients: [AddressRange]
@@ -98,6 +104,9 @@ package struct DaemonConfiguration: Sendable {
         package static let logSecrets = false
         package static let caDir = CertificateAuthority.defaultDirectory
         package static let webListen = "127.0.0.1:8081"
+        /// "AT": a mark no common tool uses (firewalld, Docker, Kubernetes and WireGuard's wg-quick
+        /// use high bits or 0x1-0xff).
+        package static let upstreamMark: UInt32 = 0x4154
         static let webListenAddress = try! SocketAddress(parsing: webListen)
         /// One event-loop thread per online core.
         package static var threads: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
@@ -118,6 +127,9 @@ package struct DaemonConfiguration: Sendable {
         listeners = addresses.enumerated().map { index, address in
             ListenEndpoint(address: address, clientClass: classes.count > 1 ? classes[index] : sharedClass)
         }
+        transparentListeners = settings.transparentListen.map { ListenEndpoint(address: $0, capture: .transparent) }
+        upstreamMark =
+            settings.upstreamMark.map(UInt32.init) ?? (settings.transparentListen.isEmpty ? nil : Defaults.upstreamMark)
         policyFile = settings.policy
         mode = settings.mode ?? Defaults.mode
         caFiles = settings.caFiles

@@ -14,6 +14,21 @@ extension ConfigKey {
             return DaemonSetting(
                 self, "ADDR:PORT", .text, repeatable: true, .needsRestart, default: .value(D.listen),
                 example: "127.0.0.1:9080", "Address to accept clients on, ADDR:PORT")
+        case .transparentListen:
+            return DaemonSetting(
+                self, "ADDR:PORT", .text, repeatable: true, .needsRestart, default: .none, example: "0.0.0.0:8443",
+                "Address to accept connections a firewall redirected to the proxy (transparent mode)",
+                discussion:
+                    "nftables REDIRECT or TPROXY rules send the devices' TCP here; each connection is judged for the "
+                    + "server it dialled, named by its SNI or Host. The proxy's own connections are then marked "
+                    + "(--upstream-mark) for the rules to exempt. See docs/capture.md.")
+        case .upstreamMark:
+            return DaemonSetting(
+                self, "N", .integer(1...0xFFFF_FFFF, unit: nil), .needsRestart,
+                default: .described("\(D.upstreamMark) (0x4154) with --transparent-listen, none without"),
+                example: "16724",
+                "Firewall mark (SO_MARK) of the proxy's upstream connections, which redirect rules exempt",
+                discussion: "Needs CAP_NET_ADMIN: the daemon refuses to start when the kernel refuses the mark.")
         case .clientClass:
             return DaemonSetting(
                 self, "CLASS", .choice(Self.words(ClientClass.self)), repeatable: true, .applies,

@@ -6,6 +6,14 @@ import Glibc
 package struct DaemonStartError: Error, Sendable, CustomStringConvertible {
     package var description: String
 
+    /// The kernel refused `--upstream-mark` on a test socket: every upstream connection would fail.
+    init(markRefused mark: UInt32, _ error: EventError) {
+        description =
+            "cannot start: \(error.operation) failed: \(String(cString: strerror(error.errno))). Marking the proxy's "
+            + "upstream connections (--upstream-mark, on with --transparent-listen) needs CAP_NET_ADMIN: run as root, or "
+            + "add AmbientCapabilities=CAP_NET_ADMIN to the unit (docs/capture.md)"
+    }
+
     /// A proxy loop that could not start: a listening address in use or not allowed is said as such.
     init(startingLoops error: any Error) {
         guard let event = error as? EventError else {
@@ -30,6 +38,21 @@ package struct DaemonStartError: Error, Sendable, CustomStringConvertible {
                 + "choose one it has (ip -brief address), or 0.0.0.0, with --listen ADDR:PORT"
         default:
             description = "cannot start: \(event)"
+        }
+    }
+}
+
+extension Daemon {
+    /// Sets `mark` on a socket of its own, so that a daemon without the capability says so at start,
+    /// not with every connection it then fails to open.
+    static func checkMark(_ mark: UInt32) throws(DaemonStartError) {
+        let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard probe >= 0 else { return }
+        defer { close(probe) }
+        do {
+            try SocketAddress.setMark(mark, on: probe)
+        } catch {
+            throw DaemonStartError(markRefused: mark, error)
         }
     }
 }

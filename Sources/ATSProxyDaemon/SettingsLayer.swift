@@ -7,6 +7,8 @@ import ProxyCore
 /// source does not give is nil (or empty, for repeatable ones), so a layer can override another.
 struct SettingsLayer {
     var listen: [SocketAddress] = []
+    var transparentListen: [SocketAddress] = []
+    var upstreamMark: Int?
     var policy: String?
     var mode: EnforcementMode?
     var caFiles: [String] = []
@@ -52,6 +54,8 @@ struct SettingsLayer {
     func gives(_ key: ConfigKey) -> Bool {
         switch key {
         case .listen: !listen.isEmpty
+        case .transparentListen: !transparentListen.isEmpty
+        case .upstreamMark: upstreamMark != nil
         case .policy: policy != nil
         case .mode: mode != nil
         case .caFile: !caFiles.isEmpty
@@ -95,6 +99,8 @@ struct SettingsLayer {
     func overriding(_ lower: SettingsLayer) -> SettingsLayer {
         var merged = SettingsLayer()
         merged.listen = listen.isEmpty ? lower.listen : listen
+        merged.transparentListen = transparentListen.isEmpty ? lower.transparentListen : transparentListen
+        merged.upstreamMark = upstreamMark ?? lower.upstreamMark
         merged.policy = policy ?? lower.policy
         merged.mode = mode ?? lower.mode
         merged.caFiles = caFiles.isEmpty ? lower.caFiles : caFiles
@@ -156,6 +162,8 @@ extension SettingsLayer {
     private mutating func set(_ key: ConfigKey, _ text: String) throws(InvalidValue) {
         switch key {
         case .listen: listen.append(try SettingValue.listenAddress(text))
+        case .transparentListen: transparentListen.append(try SettingValue.listenAddress(text))
+        case .upstreamMark: upstreamMark = try SettingValue.integer(text, for: key)
         case .policy: policy = text
         case .mode: mode = try SettingValue.choice(text, EnforcementMode.self)
         case .caFile: caFiles.append(text)

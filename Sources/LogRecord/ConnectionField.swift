@@ -37,6 +37,15 @@ package enum ConnectionField: String, LogField {
     /// intercepted request's, or a plain request's; null when none was sent. Lines written before it
     /// existed have no such field.
     case app
+    /// How the connection reached the proxy (``CapturePath``). Lines written before it existed have
+    /// no such field: they came through the proxy setting.
+    case capture
+    /// A captured connection's destination as the device dialled it (`address:port`), which the
+    /// proxy connected to; null for the proxy setting's connections.
+    case originalDestination = "original_destination"
+    /// A captured TLS connection whose server name does not resolve to the address the device
+    /// dialled: what the name resolved to instead (flagged, not blocked); null otherwise.
+    case serverNameMismatch = "server_name_mismatch"
 }
 
 /// The members of a connection line's `timing` object: milliseconds from the request head, each

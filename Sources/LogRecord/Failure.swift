@@ -17,6 +17,10 @@ package enum Failure: String, Sendable, CaseIterable {
     case helloTimeout = "hello_timeout"
     /// The client closed or failed before a plain request's exchange was over.
     case clientClosed = "client_closed"
+    /// A connection to `--transparent-listen` that no firewall rule redirected (a client that
+    /// dialled the listener itself, or a rule without `REDIRECT` or `TPROXY`): it has no other
+    /// destination to judge, and is closed.
+    case notRedirected = "not_redirected"
 
     // The proxy's own rules.
     /// No probe was made: the limit on TLS handshakes under way, in all or to this upstream, was

@@ -1,4 +1,5 @@
 import EventLoop
+import ProxyWire
 
 /// Who handles the client's bytes, its end and its drained output at this moment: the one state
 /// ``ClientSession``'s callbacks on the client dispatch on. The session sets those callbacks once,
@@ -24,6 +25,9 @@ enum ClientReader {
     case tunnel(ConnectTunnel)
     /// TLS to the proxy's own pages: the handshake, then the pages over it.
     case site(SiteTLSConnection)
+    /// A captured connection's ClientHello is being read for its server name (the scanner, and how
+    /// many held bytes it has seen); the bytes stay in the client's input for the tunnel.
+    case capturedHello(TLSHelloScanner, scanned: Int)
     /// What the session queued for the client is being written; then the connection ends as
     /// `then` says.
     case closing(then: ClientEnd)

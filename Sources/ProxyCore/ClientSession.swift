@@ -22,6 +22,11 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
     let allowed: Bool
     /// The ATS client the listener this client came through stands for.
     let clientClass: ClientClass
+    /// How the client reached the proxy: its proxy setting, or a firewall's redirect.
+    let capture: SessionCapture
+    /// A captured TLS connection's server name, checked against the address the device dialled;
+    /// the line waits for it (``writeRecord()``).
+    var serverNameCheck: ServerNameCheck?
     /// The policy, mode and limits as they were when the client connected: a session is judged by
     /// one set from start to end.
     let settings: ProxySettings
@@ -56,9 +61,10 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
     init(
         id: UInt64, environment: any SessionEnvironment, client: any ByteStream, peer: String, address: IPAddress?,
         allowed: Bool,
-        clientClass: ClientClass
+        clientClass: ClientClass, capture: SessionCapture = .proxy
     ) {
         self.id = id
+        self.capture = capture
         self.environment = environment
         self.client = client
         self.peer = peer
@@ -89,6 +95,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
             respond(ProxyResponse.text(status: 403, reason: "Forbidden", body: reason + "\n"))
             return
         }
+        if refuseUnredirected() { return }
         // A client sends its request head with its connection: it is usually here already, and
         // reading it now saves a trip through the loop.
         client.readImmediately()
@@ -104,6 +111,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         case .exchange(let exchange): exchange.clientReadable()
         case .tunnel(let tunnel): tunnel.clientReadable()
         case .site(let site): site.clientReadable()
+        case .capturedHello: if let original = capturedDestination { readCapturedHello(original) }
         case .lingering: dropLingering()
         case .none, .backlogged, .closing: return  // Left in the input, unread.
         }
@@ -116,6 +124,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         case .exchange(let exchange): exchange.clientEvent(event)
         case .tunnel(let tunnel): tunnel.clientEvent(event)
         case .site(let site): site.clientEvent(event)
+        case .capturedHello: if let original = capturedDestination { capturedHelloEnded(original, event) }
         case .none:
             // Whoever reads next acts on the end; nothing else can wait.
             if event == .endOfStream { clientEnded = true } else { finish() }
@@ -148,7 +157,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         case .exchange(let exchange): exchange.clientDrained()
         case .tunnel(let tunnel): tunnel.clientDrained()
         case .site(let site): site.clientDrained()
-        case .none, .head, .lingering: return  // Asked for by a reader since replaced.
+        case .none, .head, .capturedHello, .lingering: return  // Asked for by a reader since replaced.
         }
     }
 
@@ -186,17 +195,21 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
 
     /// A reader for the next head, within the head timeout of its first byte (an idle keep-alive
     /// client, with no byte of one, just goes away).
-    private var newHeadReader: HeadReader { HeadReader(origin: Self.headOrigin, limit: settings.headTimeout) }
+    private var newHeadReader: HeadReader {
+        HeadReader(origin: capturedDestination.map(capturedHeadOrigin) ?? Self.headOrigin, limit: settings.headTimeout)
+    }
 
     /// Feeds buffered bytes to the head parser; what follows a complete head stays buffered for the
     /// body, the tunnel or the next request.
     private func readHead() {
         guard case .head(var headReader) = reader else { return }
         if !headReader.hasStarted, client.availableBytes > 0 {
-            // A TLS record where a request should start: a browser opened https:// on the
-            // listener's own address (iOS fetches a PAC URL over HTTPS first).
-            if client.peek(maximum: 1).first == TLSContentType.handshake, servesPagesOverTLS {
-                return startDirectTLS()
+            if client.peek(maximum: 1).first == TLSContentType.handshake {
+                // A captured device's TLS to the server it dialled.
+                if let original = capturedDestination { return awaitCapturedHello(original) }
+                // A browser opened https:// on the listener's own address (iOS fetches a PAC URL
+                // over HTTPS first).
+                if servesPagesOverTLS { return startDirectTLS() }
             }
             idleTimer?.stop()  // The head deadline takes over from the keep-alive wait.
         }
@@ -253,6 +266,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
     }
 
     private func route(_ head: RequestHead) {
+        if let original = capturedDestination { return routeCaptured(head, to: original) }
         if let arrival = siteArrival(of: head) { return serveSite(head, arrival: arrival) }
         if case .authority(let host, let port) = head.target, head.method == "CONNECT", Self.isOnboardingHost(host) {
             return connectToSite(port: port)
@@ -331,7 +345,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
 
     /// A plain http:// request: blocked with Apple's cleartext error where the policy requires HTTPS
     /// (report mode forwards it and logs it as non-compliant); otherwise forwarded to the origin.
-    private func plainRequest(_ head: RequestHead, host: String, port: UInt16) {
+    func plainRequest(_ head: RequestHead, host: String, port: UInt16) {
         let requirements: Requirements
         do {
             requirements = try lookUpRequirements(for: host, scheme: .http)
@@ -367,7 +381,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         }
         // The one way to an upstream: the hosts file, then the loop's resolver, every address
         // vetted before any byte goes to one, then each in turn within the connect timeout.
-        dial(host: host, port: port, address: nil) { [unowned self] result in
+        dial(host: host, port: port, address: capturedDestination) { [unowned self] result in
             switch result {
             case .success(let (origin, address)):
                 startExchange(head, framing: framing, origin: origin, address: address, key: key)
@@ -415,11 +429,14 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
 
     /// The destination is one this client may not reach: 403 with the reason, logged as denied.
     func deny(_ refusal: DestinationRefusal) {
+        let inTLS = answersInTLS
         endTunnel()  // Its findings first: the denial is the last word.
         let sentence = refusal.sentence(client: clientAddress)
         record?.action = .denied
         record?.upstreamAddress = refusal.destination.description
         record?.fail(FailureReason(.destinationDenied, sentence))
+        // A captured TLS device reads no HTTP: it sees a server that reset its connection.
+        if inTLS { return closeAfterFlush(within: settings.headTimeout, then: .reset) }
         respond(ProxyResponse.text(status: 403, reason: "Forbidden", body: sentence + "\n"))
     }
 
@@ -593,6 +610,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         guard var record else { return }
         if let tunnel { record.fold(tunnel.findings) }
         record.connectionID = id
+        noteCapture(in: &record)
         environment.noteOpened(record)
     }
 
@@ -602,7 +620,14 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         self.record = nil
         record.durationMilliseconds = environment.clock.wallMilliseconds - record.startedAt
         record.connectionID = id
-        environment.log(record)
+        noteCapture(in: &record)
+        guard let check = serverNameCheck else { return environment.log(record) }
+        // The line waits for the server name's lookup, if it has not answered: the session may end
+        // first, so the check holds the line (and only a weak reference to the environment).
+        check.whenDone { [weak environment = self.environment] mismatch in
+            record.serverNameMismatch = mismatch
+            environment?.log(record)
+        }
     }
 
     // MARK: - Idle
@@ -659,7 +684,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
     /// Closes the tunnel, if any, and folds what it found into the record: the one place a tunnel's
     /// findings reach the log (closed first, so a splicing relay's byte counts are in them). What
     /// the session then writes of the end (a denial, a shutdown) comes after, so it has the last word.
-    private func endTunnel() {
+    func endTunnel() {
         guard let tunnel else { return }
         reader = .none
         tunnel.close()

@@ -79,6 +79,13 @@ package struct ConnectionRecord: Sendable {
     /// The app the request head's User-Agent names (a CONNECT's or a plain request's); for an
     /// intercepted connection whose CONNECT named none, the first request's (``fold(_:)``).
     package var app: AppAgent?
+    /// How the connection reached the proxy: through the proxy setting, or redirected to the
+    /// transparent listener (then ``originalDestination`` is what the device dialled).
+    package var capture = CapturePath.proxy
+    /// A captured connection's destination as the device dialled it.
+    package var originalDestination: String?
+    /// A captured connection's server name resolves elsewhere than ``originalDestination``: to these.
+    package var serverNameMismatch: String?
 
     /// What intercept mode did with a connection.
     package enum InspectOutcome: String, Sendable {
@@ -191,6 +198,9 @@ package struct ConnectionRecord: Sendable {
         sink.add(Field.failure, string: failure?.rawValue)
         sink.add(Field.timing, timing.isEmpty ? .null : timing.json)
         sink.add(Field.app, object: app)
+        sink.add(Field.capture, string: capture.rawValue)
+        sink.add(Field.originalDestination, string: originalDestination)
+        sink.add(Field.serverNameMismatch, string: serverNameMismatch)
     }
 
     /// The version and suite the device negotiated, as the log's `observed` object.

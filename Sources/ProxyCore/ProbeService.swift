@@ -96,10 +96,16 @@ package struct VerdictKey: Hashable, Sendable {
     package var sentServerName: String?
     /// The client the probe is: versions and suites, from the requirements.
     package var profile: ClientProfile
+    /// The address the probe connects to instead of resolving `host`: a captured connection's
+    /// original destination, the server the device itself reached (``SessionCapture``).
+    package var address: SocketAddress?
 
-    package init(host: String, port: UInt16, serverName: String? = nil, requirements: Requirements) {
+    package init(
+        host: String, port: UInt16, serverName: String? = nil, requirements: Requirements, address: SocketAddress? = nil
+    ) {
         self.host = host
         self.port = port
+        self.address = address
         self.serverName = serverName
         sentServerName = serverName ?? Self.impliedServerName(requirements)
         profile = .ats(for: requirements)

@@ -1,6 +1,7 @@
 import ATSPolicy
 import EventLoop
 import Glibc
+import LogRecord
 import ProxyWire
 import Synchronization
 import TLSInspection
@@ -49,6 +50,10 @@ package struct ProxySettings: Sendable {
     /// re-reads it delivers the new table with the rest of the settings, so a session dials with
     /// the table of the settings it started with.
     package var hosts: HostsTable?
+    /// `--upstream-mark`: the firewall mark (`SO_MARK`) of every connection the proxy opens
+    /// upstream, which the rules that redirect devices' traffic to `--transparent-listen` exempt,
+    /// so the proxy's own connections are never redirected back to it. nil: unmarked.
+    package var upstreamMark: UInt32?
     /// `--inspect` and the settings of intercept mode.
     package var intercept = InterceptSettings()
     /// The proxy's own pages (onboarding, PAC, CA downloads), answered for the onboarding host
@@ -83,14 +88,17 @@ package struct ProxySettings: Sendable {
     }
 }
 
-/// An address to accept clients on, and the ATS client its clients stand for (nil: the settings').
+/// An address to accept clients on, the ATS client its clients stand for (nil: the settings'),
+/// and how they come to it: as a proxy's clients, or redirected by a firewall (`--transparent-listen`).
 package struct ListenEndpoint: Sendable {
     package var address: SocketAddress
     package var clientClass: ClientClass?
+    package var capture: CapturePath
 
-    package init(address: SocketAddress, clientClass: ClientClass? = nil) {
+    package init(address: SocketAddress, clientClass: ClientClass? = nil, capture: CapturePath = .proxy) {
         self.address = address
         self.clientClass = clientClass
+        self.capture = capture
     }
 }
 
@@ -130,6 +138,8 @@ package final class ProxyServer: LoopResident {
     private var listeners: [Listener] = []
     /// Each listener's own client class (nil: the settings'); a reload may change them.
     private var listenerClasses: [ClientClass?]
+    /// How each listener's clients come to it (fixed for the daemon's run).
+    private let listenerCaptures: [CapturePath]
     private var draining = false
     private var inbox: LoopInbox<ProxyMessage>?
     /// The handle other threads (probes, the daemon) post to this loop with.
@@ -186,6 +196,7 @@ package final class ProxyServer: LoopResident {
         self.listening = listening
         self.statistics = statistics
         listenerClasses = endpoints.map(\.clientClass)
+        listenerCaptures = endpoints.map(\.capture)
         self.settings = settings
         self.probes = probes
         self.cache = cache
@@ -222,6 +233,12 @@ package final class ProxyServer: LoopResident {
     }
 
     private func serve(_ descriptor: Int32, peer: SocketAddress, listener: Int) {
+        // Read before the stream takes the descriptor: where a redirected connection was going.
+        let capture: SessionCapture =
+            switch listenerCaptures[listener] {
+            case .proxy: .proxy
+            case .transparent: .transparent(original: SocketAddress.capturedDestination(of: descriptor))
+            }
         let connection: SocketStream
         do {
             connection = try SocketStream(base: base, descriptor: descriptor)
@@ -235,7 +252,8 @@ package final class ProxyServer: LoopResident {
         let client = address.map { "\(HostIdentity.address($0).urlForm):\(peer.port)" } ?? peer.description
         let session = ClientSession(
             id: id, environment: self, client: connection, peer: client, address: address,
-            allowed: settings.allows(client: address), clientClass: listenerClasses[listener] ?? settings.clientClass)
+            allowed: settings.allows(client: address), clientClass: listenerClasses[listener] ?? settings.clientClass,
+            capture: capture)
         session.localAddress = { [unowned connection] in connection.localAddress }
         sessions[id] = session
         statistics.connectionOpened()
@@ -328,7 +346,11 @@ package final class ProxyServer: LoopResident {
             intermediateRequests.removeValue(forKey: request)?(answer, false)
         case .settingsChanged(let settings, let classes, let applied):
             self.settings = settings
-            if classes.count == listenerClasses.count { listenerClasses = classes }
+            // The classes are the proxy listeners'; transparent listeners (last) take the settings'.
+            let transparent = listenerCaptures.count { $0 == .transparent }
+            if classes.count == listenerClasses.count - transparent {
+                listenerClasses = classes + Array(repeating: nil, count: transparent)
+            }
             // Sessions judged under the old settings (hosts table, client classes) are not offered again.
             upstreamSessions?.removeAll()
             applied()
@@ -355,12 +377,19 @@ extension ProxyServer: SessionEnvironment {
     // event_new fails only without memory.
     func makeIdleWatch() -> (any IdleWatch)? { try? IdleTimer(base: base) }
 
+    func lookUpAddresses(
+        _ host: String, port: UInt16, completion: @escaping (Result<[SocketAddress], AddressLookupError>) -> Void
+    ) -> AddressLookup? {
+        resolver.lookUp(host, port: port, completion: completion)
+    }
+
     func dial(
         host: String, port: UInt16, address: SocketAddress?, rules: DestinationRules, hosts: HostsTable?,
         timeout: Duration,
         completion: @escaping (Result<(any ByteStream, SocketAddress), UpstreamDialer.DialFailure>) -> Void
     ) -> any UpstreamDial {
-        let dialer = UpstreamDialer(base: base, resolver: resolver, hosts: hosts, timeout: timeout, vet: rules.vet)
+        let dialer = UpstreamDialer(
+            base: base, resolver: resolver, hosts: hosts, timeout: timeout, mark: settings.upstreamMark, vet: rules.vet)
         let finished: (Result<(SocketStream, SocketAddress), UpstreamDialer.DialFailure>) -> Void = { result in
             completion(result.map { ($0.0, $0.1) })
         }

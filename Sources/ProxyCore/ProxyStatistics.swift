@@ -13,6 +13,7 @@ package final class ProxyStatistics: Sendable {
     private let blocked = Atomic<Int>(0)
     private let failed = Atomic<Int>(0)
     private let denied = Atomic<Int>(0)
+    private let transparent = Atomic<Int>(0)
     private let bytesUp = Atomic<Int>(0)
     private let bytesDown = Atomic<Int>(0)
     private let violations = LabeledCounts<String>()
@@ -35,6 +36,8 @@ package final class ProxyStatistics: Sendable {
         package var failed: Int
         /// Refused by `--allow-client` or the destination rules.
         package var denied: Int
+        /// Logged requests and tunnels that came by each capture path (``CapturePath``).
+        package var byCapture: [CapturePath: Int]
         /// Bytes relayed, client to server and back, in logged requests.
         package var bytesUp: Int
         package var bytesDown: Int
@@ -45,8 +48,18 @@ package final class ProxyStatistics: Sendable {
             accepted: accepted.load(ordering: .relaxed), open: open.load(ordering: .relaxed),
             allowed: allowed.load(ordering: .relaxed), blocked: blocked.load(ordering: .relaxed),
             failed: failed.load(ordering: .relaxed), denied: denied.load(ordering: .relaxed),
+            byCapture: Self.byCapture(
+                lines: allowed.load(ordering: .relaxed) + blocked.load(ordering: .relaxed)
+                    + failed.load(ordering: .relaxed) + denied.load(ordering: .relaxed),
+                transparent: transparent.load(ordering: .relaxed)),
             bytesUp: bytesUp.load(ordering: .relaxed),
             bytesDown: bytesDown.load(ordering: .relaxed))
+    }
+
+    /// Lines by capture path: those not captured came through the proxy setting (each counter is
+    /// read apart, so a line logged meanwhile may show in one and not the other: never below 0).
+    private static func byCapture(lines: Int, transparent: Int) -> [CapturePath: Int] {
+        [.proxy: max(0, lines - transparent), .transparent: transparent]
     }
 
     /// Client connections open now (what a graceful stop waits for).
@@ -79,6 +92,7 @@ package final class ProxyStatistics: Sendable {
         case .failed: failed.add(1, ordering: .relaxed)
         case .denied: denied.add(1, ordering: .relaxed)
         }
+        if record.capture == .transparent { transparent.add(1, ordering: .relaxed) }
         bytesUp.add(Int(record.bytesUp), ordering: .relaxed)
         bytesDown.add(Int(record.bytesDown), ordering: .relaxed)
         // Most lines have no violation: they take no lock.

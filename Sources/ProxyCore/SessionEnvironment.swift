@@ -41,6 +41,11 @@ protocol SessionEnvironment: AnyObject {
 
     /// Writes one finished request or tunnel to the log and the counters.
     func log(_ record: ConnectionRecord)
+    /// Every address `host:port` resolves to through the loop's resolver (/etc/hosts, then DNS),
+    /// asynchronously on the loop, unless cancelled; nil when no lookup could start.
+    func lookUpAddresses(
+        _ host: String, port: UInt16, completion: @escaping (Result<[SocketAddress], AddressLookupError>) -> Void
+    ) -> AddressLookup?
     /// A tunnel was judged and now relays: the live view may show it before it ends (nothing is logged).
     func noteOpened(_ record: ConnectionRecord)
 

@@ -113,7 +113,7 @@ struct ConfigFileTests {
             ),
             (
                 "mode = report\nthreads = 2\nmode = enforce", .repeatedKey,
-                ":5: key 'mode': given again (first on line 3); only listen, ca-file, app-anchor, system-anchor, client-class, allow-client, allow-destination, passthrough, pac-hosts may repeat"
+                ":5: key 'mode': given again (first on line 3); only listen, transparent-listen, ca-file, app-anchor, system-anchor, client-class, allow-client, allow-destination, passthrough, pac-hosts may repeat"
             ),
             (
                 "listen = 127.0.0.1:1\nlisten = 127.0.0.1:2\nlisten = 127.0.0.1:3\nclient-class = webkit\nclient-class = media",

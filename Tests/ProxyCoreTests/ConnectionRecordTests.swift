@@ -102,6 +102,10 @@ struct ConnectionRecordTests {
             ("timing", .null),
             // No User-Agent in a request made by hand.
             ("app", .null),
+            // Through the proxy setting: no original destination, no name to check against one.
+            ("capture", .string("proxy")),
+            ("original_destination", .null),
+            ("server_name_mismatch", .null),
         ]
         guard case .object(let fields) = json else {
             Issue.record("not an object: \(json.serialized)")

@@ -28,6 +28,8 @@ CONNECTION_FIELDS = {
     "timing": (DICT, NULL),
     # which app the User-Agent named (docs/log-format.md, "Which app")
     "app": (DICT, NULL),
+    # how the connection reached the proxy (docs/log-format.md, docs/capture.md)
+    "capture": (STR,), "original_destination": (STR, NULL), "server_name_mismatch": (STR, NULL),
 }
 # Each field docs/request-log.md names for a request line.
 REQUEST_FIELDS = {

@@ -28,13 +28,18 @@ package final class TestHTTPOrigin {
     package let port: UInt16
     private let process: Process
 
-    /// With `certificate` and `key` (PEM paths), the origin speaks HTTPS.
-    package init(directory: String, certificate: String? = nil, key: String? = nil) throws {
+    /// With `certificate` and `key` (PEM paths), the origin speaks HTTPS. `host`: the IPv4 address
+    /// it listens on; `wrapper` runs it (`ip netns exec NAME`: in a test's network namespace).
+    package init(
+        directory: String, certificate: String? = nil, key: String? = nil, host: String = "127.0.0.1",
+        wrapper: [String] = []
+    ) throws {
         let scriptPath = directory + "/origin-\(UUID().uuidString).py"
         try TestHTTPOrigin.script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
         process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-u", scriptPath] + [certificate, key].compactMap(\.self)
+        let command = wrapper + ["/usr/bin/python3", "-u", scriptPath, host] + [certificate, key].compactMap(\.self)
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         port = try ProcessLaunch.start(
             process, outputPath: scriptPath + ".log", name: "the test HTTP origin", timeout: 10
         ) {
@@ -177,10 +182,10 @@ package final class TestHTTPOrigin {
         class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
             daemon_threads = True
 
-        server = Server(("127.0.0.1", 0), Handler)
-        if len(sys.argv) == 3:
+        server = Server((sys.argv[1], 0), Handler)
+        if len(sys.argv) == 4:
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            context.load_cert_chain(sys.argv[1], sys.argv[2])
+            context.load_cert_chain(sys.argv[2], sys.argv[3])
             server.socket = context.wrap_socket(server.socket, server_side=True)
         print("PORT", server.server_address[1], flush=True)
         server.serve_forever()

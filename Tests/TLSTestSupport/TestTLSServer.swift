@@ -12,16 +12,21 @@ package final class TestTLSServer {
     ///   - arguments: s_server options besides -accept (certificate, key, versions, ciphers).
     ///   - host: the IPv4 address to listen on (another loopback address, 127.0.0.2, for a second
     ///     server at the same port); `port` 0 lets the kernel pick.
-    package init(directory: String, _ arguments: [String], host: String = "127.0.0.1", port requested: UInt16 = 0)
-        throws
-    {
+    ///   - wrapper: runs it (`ip netns exec NAME`: in a test's network namespace).
+    package init(
+        directory: String, _ arguments: [String], host: String = "127.0.0.1", port requested: UInt16 = 0,
+        wrapper: [String] = []
+    ) throws {
         let emptyConfig = directory + "/empty-openssl.cnf"
         guard FileManager.default.createFile(atPath: emptyConfig, contents: Data()) else {
             throw ServerError(message: "cannot create files in \(directory)")
         }
         process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = ["s_server", "-accept", "\(host):\(requested)", "-naccept", "1000", "-www"] + arguments
+        let command =
+            wrapper + ["/usr/bin/openssl", "s_server", "-accept", "\(host):\(requested)", "-naccept", "1000", "-www"]
+            + arguments
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         var environment = ProcessInfo.processInfo.environment
         environment["OPENSSL_CONF"] = emptyConfig

@@ -11,10 +11,13 @@ import ProxyWire
 /// close), relayed in report mode, logged non-compliant either way with the reason in
 /// `hello_unreadable`.
 extension ConnectTunnel {
-    /// The upstream is connected: 200 to the device, then its first bytes are awaited.
+    /// The upstream is connected: 200 to the device (none to a captured connection, which sent no
+    /// CONNECT), then its first bytes are awaited.
     func established(_ upstream: any ByteStream) {
-        client.write(ProxyResponse.connectionEstablished)
-        owner.noteEstablished()
+        if capturedDestination == nil {
+            client.write(ProxyResponse.connectionEstablished)
+            owner.noteEstablished()
+        }
         // The device's first bytes (its ClientHello) are due as promptly as a request head.
         inspection.establishedAt = owner.environment.clock.monotonicMilliseconds
         client.setTimeouts(read: settings.headTimeout, write: settings.idleTimeout)

@@ -63,6 +63,11 @@ final class ConnectTunnel: ClientBytesHandler {
     let requirements: Requirements
     /// The app the CONNECT's User-Agent named, which the request lines repeat when theirs name none.
     let connectApp: AppAgent?
+    /// A captured connection's original destination (``SessionCapture``): the address the device
+    /// dialled, which the probe and the tunnel connect to instead of resolving ``host``. Such a
+    /// tunnel sends no `200` (the device sent no CONNECT), and answers a refusal with a TLS alert
+    /// or a reset, since the device awaits a ServerHello.
+    let capturedDestination: SocketAddress?
     var state = State.awaitingVerdict(early: nil)
     /// Whether the verdict was looked up again after another client's probe was refused an address
     /// this client may reach (once: the second probe runs with this client's rules).
@@ -99,14 +104,26 @@ final class ConnectTunnel: ClientBytesHandler {
     var client: any ByteStream { owner.client }
     var settings: ProxySettings { owner.settings }
 
-    init(owner: any TunnelOwner, host: String, port: UInt16, requirements: Requirements, connectApp: AppAgent?) {
+    init(
+        owner: any TunnelOwner, host: String, port: UInt16, requirements: Requirements, connectApp: AppAgent?,
+        capturedDestination: SocketAddress? = nil
+    ) {
         self.owner = owner
+        self.capturedDestination = capturedDestination
         self.connectApp = connectApp
         self.host = host
         self.port = port
         self.requirements = requirements
         // The requirements say so whatever their scheme: no second policy lookup per CONNECT.
         acceptsCleartext = requirements.cleartextAllowed
+    }
+
+    /// The key of the verdict for this tunnel's host and port under `requirements` (for the
+    /// ClientHello's `serverName` when it named another host), probed at the captured destination
+    /// when there is one.
+    func verdictKey(_ requirements: Requirements, serverName: String? = nil) -> VerdictKey {
+        VerdictKey(
+            host: host, port: port, serverName: serverName, requirements: requirements, address: capturedDestination)
     }
 
     /// The upstream of the phases that hold one.
@@ -135,7 +152,7 @@ final class ConnectTunnel: ClientBytesHandler {
             }
         }
         guard acceptsCleartext else {
-            return owner.lookUpVerdict(VerdictKey(host: host, port: port, requirements: requirements)) {
+            return owner.lookUpVerdict(verdictKey(requirements)) {
                 [weak self] progress in self?.probeProgressed(progress)
             }
         }
@@ -253,7 +270,7 @@ final class ConnectTunnel: ClientBytesHandler {
         if case .awaitingVerdict(let opened) = state { early = opened }
         state = .awaitingVerdict(early: nil)
         defer { early?.close() }
-        if retriedOthersRefusal(result, key: VerdictKey(host: host, port: port, requirements: requirements)) { return }
+        if retriedOthersRefusal(result, key: verdictKey(requirements)) { return }
         if let refusal = result.refusal { return owner.deny(refusal) }
         // A cached verdict may come from another client's probe (a loopback client's, which may
         // reach 127.0.0.1): the address it judged must be one this client may reach.
@@ -275,16 +292,17 @@ final class ConnectTunnel: ClientBytesHandler {
             let reason = Self.unreachable(result)
             findings.fail(reason)
             let (status, phrase) = Self.status(for: result.upstreamFailure)
-            return owner.respond(
+            return owner.refuse(
                 ProxyResponse.text(
-                    status: status, reason: phrase, body: "atsproxy could not reach \(host):\(port): \(reason.text)\n"))
+                    status: status, reason: phrase, body: "atsproxy could not reach \(host):\(port): \(reason.text)\n"),
+                alert: nil)
         }
         let verdict = settings.policy.verdict(
             for: requirements, observed: observed, atsHandshakeFailure: result.atsHandshakeFailure)
         findings.verdict = verdict
         guard decide(verdict, at: .beforeTunnel).proceeds else {
             findings.action = .blocked
-            return owner.respond(ProxyResponse.blocked(verdict, host: host))
+            return owner.refuse(ProxyResponse.blocked(verdict, host: host), alert: .handshakeFailure)
         }
         findings.action = .allowed
         openUpstream(address: result.address, early: early.take())
@@ -303,13 +321,15 @@ final class ConnectTunnel: ClientBytesHandler {
         findings.verdict = verdict
         findings.action = .blocked
         findings.fail(FailureReason(.serverNotTLS, "the server does not speak TLS: \(reason)"))
-        owner.respond(ProxyResponse.cleartextServerBlocked(verdict, host: host, reason: reason))
+        owner.refuse(ProxyResponse.cleartextServerBlocked(verdict, host: host, reason: reason), alert: nil)
         return true
     }
 
     /// Connects to the address the verdict was about (by name only when the probe reached none):
     /// through `early` when it dialed that address and did not fail.
-    private func openUpstream(address: SocketAddress?, early: EarlyUpstream? = nil) {
+    private func openUpstream(address judged: SocketAddress?, early: EarlyUpstream? = nil) {
+        // A captured connection goes where the device sent it, whatever the name resolves to.
+        let address = judged ?? capturedDestination
         if let early, let address, early.address.description == address.description {
             state = .connecting(early: early)
             return early.whenOpen { [unowned self] connection in
@@ -333,9 +353,10 @@ final class ConnectTunnel: ClientBytesHandler {
             case .failure(.unreachable(let failure, let timedOut)):
                 findings.action = .failed
                 findings.fail(FailureReason(failure, timedOut: timedOut))
-                owner.respond(
+                owner.refuse(
                     ProxyResponse.text(
-                        status: 502, reason: "Bad Gateway", body: "atsproxy could not connect upstream: \(failure)\n"))
+                        status: 502, reason: "Bad Gateway", body: "atsproxy could not connect upstream: \(failure)\n"),
+                    alert: nil)
             }
         }
     }
@@ -357,7 +378,7 @@ final class ConnectTunnel: ClientBytesHandler {
         state = .awaitingDeferredVerdict
         client.setReading(false)
         if let upstream { giveUp(upstream) }
-        owner.lookUpVerdict(VerdictKey(host: host, port: port, requirements: requirements))
+        owner.lookUpVerdict(verdictKey(requirements))
     }
 
     /// Closes an upstream given up while a verdict is taken: what it said or whether it ended is
@@ -391,7 +412,7 @@ final class ConnectTunnel: ClientBytesHandler {
         defer { if let held { giveUp(held.upstream) } }
         // What a retried lookup's answer (perhaps given at once) finds.
         if held != nil { state = .awaitingDeferredVerdict }
-        if retriedOthersRefusal(result, key: VerdictKey(host: host, port: port, requirements: requirements)) {
+        if retriedOthersRefusal(result, key: verdictKey(requirements)) {
             state = .awaitingDeferredVerdict
             return
         }
@@ -453,11 +474,11 @@ final class ConnectTunnel: ClientBytesHandler {
         // The upstream connection is given up while the name is probed: a server that serves one
         // connection at a time would otherwise never answer the probe. It is opened again after.
         giveUp(upstream)
-        owner.lookUpVerdict(VerdictKey(host: host, port: port, serverName: name, requirements: named))
+        owner.lookUpVerdict(verdictKey(named, serverName: name))
     }
 
     private func serverNameVerdict(_ result: ProbeResult, name: String, requirements named: Requirements) {
-        let key = VerdictKey(host: host, port: port, serverName: name, requirements: named)
+        let key = verdictKey(named, serverName: name)
         if retriedOthersRefusal(result, key: key) { return }
         guard let observed = result.observed else {
             findings.action = result.refusal == nil ? .failed : .denied

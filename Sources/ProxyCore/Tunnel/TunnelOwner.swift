@@ -1,5 +1,6 @@
 import ATSPolicy
 import EventLoop
+import ProxyWire
 import TLSInspection
 
 /// What a CONNECT tunnel (``ConnectTunnel``, and intercept mode's ``InterceptedTunnel`` through it)
@@ -51,7 +52,12 @@ protocol TunnelOwner: AnyObject {
     /// Ends the tunnel with the proxy's own answer to the device (a 403, a 502, a TLS alert), then
     /// closes once it is written.
     func respond(_ bytes: [UInt8])
-    /// Ends the tunnel with a 403 naming a destination this client may not reach.
+    /// Ends the tunnel with the proxy's answer: `http` to a CONNECT; to a captured TLS connection,
+    /// whose device awaits a ServerHello and would read no HTTP, `alert` as a fatal alert, or a
+    /// reset when nil (as a server that is not there). Then closes once it is written.
+    func refuse(_ http: [UInt8], alert: TLSAlertDescription?)
+    /// Ends the tunnel with a 403 naming a destination this client may not reach (a reset, to a
+    /// captured TLS connection).
     func deny(_ refusal: DestinationRefusal)
     /// Ends the tunnel: both connections close, and the record is logged.
     func finish()

@@ -44,7 +44,8 @@ final class HandshakeRun {
         self.serverName = serverName
         self.keepsConnection = keepsConnection
         dialer = UpstreamDialer(
-            base: base, resolver: resolver, hosts: limits.hosts, timeout: limits.connectTimeout, vet: rules.vet)
+            base: base, resolver: resolver, hosts: limits.hosts, timeout: limits.connectTimeout,
+            mark: limits.upstreamMark, vet: rules.vet)
     }
 
     /// Dials `host:port` (only `address` when given) and handshakes.

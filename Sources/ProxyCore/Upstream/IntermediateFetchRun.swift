@@ -22,7 +22,8 @@ final class IntermediateFetchRun {
         self.base = base
         limit = limits.handshakeTimeout
         dialer = UpstreamDialer(
-            base: base, resolver: resolver, hosts: limits.hosts, timeout: limits.connectTimeout, vet: rules.vet)
+            base: base, resolver: resolver, hosts: limits.hosts, timeout: limits.connectTimeout,
+            mark: limits.upstreamMark, vet: rules.vet)
     }
 
     func start(completion: @escaping (IntermediateFetchCache.Answer) -> Void) {

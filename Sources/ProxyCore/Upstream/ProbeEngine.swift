@@ -157,7 +157,8 @@ package final class ProbeEngine {
         host: String, port: UInt16, completion: @escaping (Result<SocketStream, ProbeFailure>) -> Void
     ) {
         let dialer = UpstreamDialer(
-            base: base, resolver: resolver, hosts: limits.hosts, timeout: limits.connectTimeout, vet: rules.vet)
+            base: base, resolver: resolver, hosts: limits.hosts, timeout: limits.connectTimeout,
+            mark: limits.upstreamMark, vet: rules.vet)
         track(dialer)
         dialer.dial(host: host, port: port) { [unowned self] result in
             untrack(dialer)

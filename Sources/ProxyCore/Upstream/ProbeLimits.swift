@@ -12,11 +12,14 @@ package struct ProbeLimits: Sendable {
     package var hosts: HostsTable?
     /// Whether a path the server left an intermediate out of is completed from its CA Issuers URL.
     package var fetchesIntermediates: Bool
+    /// `--upstream-mark`: the firewall mark of every connection the proxy opens upstream.
+    package var upstreamMark: UInt32?
 
     package init(
         connectTimeout: Duration = .seconds(10), handshakeTimeout: Duration = .seconds(10), hosts: HostsTable? = nil,
-        fetchesIntermediates: Bool = true
+        fetchesIntermediates: Bool = true, upstreamMark: UInt32? = nil
     ) {
+        self.upstreamMark = upstreamMark
         self.connectTimeout = connectTimeout
         self.handshakeTimeout = handshakeTimeout
         self.hosts = hosts
@@ -29,6 +32,6 @@ extension ProxySettings {
     var probeLimits: ProbeLimits {
         ProbeLimits(
             connectTimeout: connectTimeout, handshakeTimeout: handshakeTimeout, hosts: hosts,
-            fetchesIntermediates: fetchesIntermediates)
+            fetchesIntermediates: fetchesIntermediates, upstreamMark: upstreamMark)
     }
 }

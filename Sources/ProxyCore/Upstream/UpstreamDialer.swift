@@ -33,6 +33,8 @@ final class UpstreamDialer {
     /// Each connect's limit: the connect timeout, or less when a deadline leaves less.
     private var timeout: Duration
     private let vet: (SocketAddress) -> DestinationRefusal?
+    /// The firewall mark of each connection (``ProxySettings/upstreamMark``).
+    private let mark: UInt32?
     private var state = State.idle
     /// Told of each address as its connect is issued (the SYN is on its way): a tunnel dials its
     /// own connection then, queued behind the probe's at a server that accepts one at a time.
@@ -47,9 +49,10 @@ final class UpstreamDialer {
 
     /// - Parameter vet: why an address must not be reached (``DestinationRules/vet(_:)``), or nil.
     init(
-        base: EventBase, resolver: DNSResolver, hosts: HostsTable?, timeout: Duration,
+        base: EventBase, resolver: DNSResolver, hosts: HostsTable?, timeout: Duration, mark: UInt32?,
         vet: @escaping (SocketAddress) -> DestinationRefusal?
     ) {
+        self.mark = mark
         self.base = base
         self.vet = vet
         self.resolver = resolver
@@ -118,7 +121,7 @@ final class UpstreamDialer {
         }
         let connection: SocketStream
         do {
-            connection = try SocketStream(base: base, connectingTo: address)
+            connection = try SocketStream(base: base, connectingTo: address, mark: mark)
         } catch {
             state = .done
             return completion(

@@ -42,7 +42,8 @@ final class VerdictProbeRun {
         self.base = base
         handshakeTimeout = limits.handshakeTimeout
         dialer = UpstreamDialer(
-            base: base, resolver: resolver, hosts: limits.hosts, timeout: limits.connectTimeout, vet: rules.vet)
+            base: base, resolver: resolver, hosts: limits.hosts, timeout: limits.connectTimeout,
+            mark: limits.upstreamMark, vet: rules.vet)
     }
 
     private var serverName: String? { key.sentServerName }
@@ -54,7 +55,7 @@ final class VerdictProbeRun {
         self.completion = completion
         dialer.onConnecting = progress.map { progress in { progress(.connecting($0)) } }
         self.progress = progress
-        dialer.dial(host: key.host, port: key.port) { [unowned self] result in
+        let dialled: UpstreamDialer.Completion = { [unowned self] result in
             switch result {
             case .failure(.refused(let refusal)):
                 finish(ProbeResult(refusal: refusal, host: key.host, port: key.port))
@@ -66,6 +67,11 @@ final class VerdictProbeRun {
                     atsHandshakeEnded(outcome, address: address)
                 }
             }
+        }
+        if let address = key.address {
+            dialer.connect(to: address, host: key.host, completion: dialled)
+        } else {
+            dialer.dial(host: key.host, port: key.port, completion: dialled)
         }
     }
 

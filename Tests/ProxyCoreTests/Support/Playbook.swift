@@ -362,6 +362,11 @@ final class ScriptedEnvironment: SessionEnvironment {
 
     func log(_ record: ConnectionRecord) { records.append(record) }
 
+    /// No resolver: the scripted sessions come through the proxy setting, whose names the dial resolves.
+    func lookUpAddresses(
+        _ host: String, port: UInt16, completion: @escaping (Result<[SocketAddress], AddressLookupError>) -> Void
+    ) -> AddressLookup? { nil }
+
     /// Tunnels that began relaying, as the live view hears of them.
     var opened: [ConnectionRecord] = []
     func noteOpened(_ record: ConnectionRecord) { opened.append(record) }
