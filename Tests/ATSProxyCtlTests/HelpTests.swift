@@ -34,6 +34,7 @@ struct HelpTests {
         Subcommand(name: "reopen-logs", options: ["--socket", "--json"]),
         Subcommand(name: "passthrough", options: ["list", "clear"]),
         Subcommand(name: "ca", options: ["init", "export", "show"]),
+        Subcommand(name: "capture", options: ["rules"]),
     ]
 
     /// The three ways to ask for a subcommand's help.

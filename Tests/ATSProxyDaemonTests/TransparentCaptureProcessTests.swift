@@ -4,10 +4,10 @@ import TLSTestSupport
 import Testing
 
 /// Transparent mode (issue 30, item 1) in a network namespace each test makes and deletes: the
-/// daemon, the test servers and the clients all run inside it; an nftables rule in its output chain
-/// redirects TCP to 10.77.0.0/24 into `--transparent-listen`, except the packets that carry the
-/// proxy's `--upstream-mark`, so the proxy's own connections to the same servers are not redirected
-/// back to it. The clients use no proxy: they dial the servers, as an app that ignores the proxy
+/// daemon, the test servers and the clients all run inside it; the rules `atsproxyctl capture rules
+/// --local` prints redirect TCP to 10.77.0.0/24 into `--transparent-listen` in its output chain,
+/// except the packets that carry the proxy's `--upstream-mark`, so the proxy's own connections to
+/// the same servers are not redirected back to it (UDP 443 to them is refused). The clients use no proxy: they dial the servers, as an app that ignores the proxy
 /// setting does. Nothing outside the namespace is touched. Needs root, ip and nft.
 @Suite("transparent mode: connections a firewall redirected", .startsProcesses(timeLimit: .seconds(180)))
 struct TransparentCaptureProcessTests {
@@ -19,7 +19,8 @@ struct TransparentCaptureProcessTests {
     static let capturePort: UInt16 = 15001
     static let mark = 0x4154
 
-    /// A namespace with the servers' addresses and the redirect rule; deleted when the value goes.
+    /// A namespace with the servers' addresses and the redirect rules `atsproxyctl capture rules
+    /// --local` prints for them; deleted when the value goes.
     final class Namespace {
         let name: String
         var wrapper: [String] { ["/usr/sbin/ip", "netns", "exec", name] }
@@ -36,12 +37,20 @@ struct TransparentCaptureProcessTests {
                     ip addr add 10.77.0.2/24 dev tp0
                     ip addr add 10.77.0.3/24 dev tp0
                     ip link set tp0 up; ip link set tp1 up
-                    nft add table ip capture
-                    nft add chain ip capture out '{ type nat hook output priority -100; }'
-                    nft add rule ip capture out meta mark \(TransparentCaptureProcessTests.mark) return
-                    nft add rule ip capture out ip daddr 10.77.0.0/24 meta l4proto tcp redirect to :\(TransparentCaptureProcessTests.capturePort)
                     """,
                 ])
+        }
+
+        /// Applies what `capture rules --local` prints for the servers' `ports` on 10.77.0.0/24.
+        func redirect(ports: [UInt16], directory: String) throws {
+            let printed = ATSProxyCtl.run(
+                ["capture", "rules", "--local", "--port", "\(TransparentCaptureProcessTests.capturePort)", "--mark"]
+                    + ["\(TransparentCaptureProcessTests.mark)", "--destination", "10.77.0.0/24"]
+                    + ports.flatMap { ["--tcp-port", "\($0)"] })
+            guard printed.exitCode == 0 else { throw FixtureError(message: "capture rules: \(printed.standardError)") }
+            let rules = directory + "/capture-\(name).nft"
+            try printed.standardOutput.write(toFile: rules, atomically: true, encoding: .utf8)
+            try Self.run(wrapper + ["/usr/sbin/nft", "-f", rules])
         }
 
         deinit { _ = try? Self.run(["/usr/sbin/ip", "netns", "del", name]) }
@@ -107,6 +116,7 @@ struct TransparentCaptureProcessTests {
             directory: fixture.directory, ["-cert", "good.pem", "-key", "good.key"], host: "10.77.0.3",
             wrapper: namespace.wrapper)
         let origin = try TestHTTPOrigin(directory: fixture.directory, host: "10.77.0.2", wrapper: namespace.wrapper)
+        try namespace.redirect(ports: [legacyServer.port, goodServer.port, origin.port], directory: fixture.directory)
         let daemon = try Self.daemon(fixture, namespace, intercept: false)
         let root = fixture.factory.path("root.pem")
 
@@ -185,6 +195,27 @@ struct TransparentCaptureProcessTests {
         #expect(daemon.terminate() == 0)
     }
 
+    @Test(
+        "a hotspot's rules, as capture rules prints them, apply, apply again in place, and go with one command",
+        .enabled(if: usable))
+    func routerRules() throws {
+        let fixture = try InterceptFixture(names: [])
+        let namespace = try Namespace()
+        let printed = atsproxyctl("capture", "rules", "--interface", "tp1", "--tcp-port", "443", "--tcp-port", "8443")
+        #expect(printed.exitCode == 0, "\(printed.standardError)")
+        let rules = fixture.directory + "/router.nft"
+        try printed.standardOutput.write(toFile: rules, atomically: true, encoding: .utf8)
+        let nft = namespace.wrapper + ["/usr/sbin/nft"]
+        for _ in 0..<2 { try Namespace.run(nft + ["-f", rules]) }
+        let listed = try runCommand(nft[0], Array(nft.dropFirst()) + ["list", "table", "inet", "atsproxy"])
+        #expect(
+            listed.standardOutput.contains("iifname \"tp1\" tcp dport { 443, 8443 } redirect to :8443"), "\(listed)")
+        #expect(listed.standardOutput.contains("iifname \"tp1\" udp dport 443 reject"), "\(listed)")
+        try Namespace.run(nft + ["delete", "table", "inet", "atsproxy"])
+        let gone = try runCommand(nft[0], Array(nft.dropFirst()) + ["list", "tables"])
+        #expect(!gone.standardOutput.contains("atsproxy"), "\(gone)")
+    }
+
     @Test("intercept mode: a captured TLS connection is intercepted, its requests logged", .enabled(if: usable))
     func interceptMode() throws {
         let good = "good.tp.test"
@@ -195,6 +226,7 @@ struct TransparentCaptureProcessTests {
         let origin = try TestHTTPOrigin(
             directory: fixture.directory, certificate: fixture.factory.path("good.pem"),
             key: fixture.factory.path("good.key"), host: "10.77.0.3", wrapper: namespace.wrapper)
+        try namespace.redirect(ports: [origin.port], directory: fixture.directory)
         let daemon = try Self.daemon(fixture, namespace, intercept: true)
 
         let fetched = try Self.curl(
