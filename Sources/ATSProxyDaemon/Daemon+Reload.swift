@@ -263,6 +263,7 @@ extension DaemonConfiguration {
         listeners = running.listeners
         transparentListeners = running.transparentListeners
         upstreamMark = running.upstreamMark
+        openingConnections = running.openingConnections
         // Client classes do change live. One for all goes to every running listener, however many
         // listeners the file now names; one per listener pairs with the running listeners in order
         // when the counts match, and otherwise waits for the restart that binds the file's listeners.

@@ -71,7 +71,7 @@ extension DaemonConfiguration {
         settings.onboarding = onboarding
         settings.fetchesIntermediates = fetchesIntermediates
         settings.tunnelStart = tunnelStart
-        settings.upstreamMark = upstreamMark
+        settings.upstreamMarking = upstreamMark.map { UpstreamMarking(mark: $0, opening: openingConnections) }
         return settings
     }
 

@@ -40,6 +40,9 @@ package struct DaemonConfiguration: Sendable {
     package var transparentListeners: [ListenEndpoint]
     /// `--upstream-mark`: the mark of the proxy's upstream connections (``ProxySettings/upstreamMark``).
     package var upstreamMark: UInt32?
+    /// The proxy's upstream connects under way, for every loop (``UpstreamMarking/opening``): kept
+    /// from the running configuration across reloads, as the mark is.
+    package var openingConnections = OpeningConnections()
     /// The client class of every listener unless each names its own.
     package var clientClass: ClientClass
     package var allowedClients: [AddressRange]

@@ -364,8 +364,15 @@ package final class SocketStream: ByteStream {
 
     /// Frees the events and buffers, closes the socket and drops the callbacks' retain. Idempotent.
     /// A ``SpliceRelay`` on the socket stops first (its events leave the socket before it closes).
+    /// Runs once when the stream closes, whoever closes it: bookkeeping of the one who opened it
+    /// (``UpstreamDialer`` lists the proxy's own connections while they are open).
+    package var onClosed: (() -> Void)?
+
     package func close() {
         guard phase != .closed else { return }
+        let closed = onClosed
+        onClosed = nil
+        closed?()
         if let relay {
             self.relay = nil
             relay.connectionClosing()

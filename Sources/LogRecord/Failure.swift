@@ -21,6 +21,10 @@ package enum Failure: String, Sendable, CaseIterable {
     /// dialled the listener itself, or a rule without `REDIRECT` or `TPROXY`): it has no other
     /// destination to judge, and is closed.
     case notRedirected = "not_redirected"
+    /// A connection to `--transparent-listen` that was the proxy's own upstream connect, redirected
+    /// back by rules that do not exempt `--upstream-mark`: refused, so it cannot loop; the connect it
+    /// was then fails.
+    case redirectLoop = "redirect_loop"
 
     // The proxy's own rules.
     /// No probe was made: the limit on TLS handshakes under way, in all or to this upstream, was

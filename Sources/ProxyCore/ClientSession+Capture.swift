@@ -10,6 +10,9 @@ enum SessionCapture {
     case proxy
     /// A transparent listener, with the destination the device dialled (nil: the kernel gave none).
     case transparent(original: SocketAddress?)
+    /// A transparent listener's connection that is one of the proxy's own upstream connects,
+    /// redirected back by a rule that does not exempt `--upstream-mark`: refused, or it would loop.
+    case loopedBack(original: SocketAddress?)
 }
 
 /// The transparent listener's connections: the device dialled a server, not the proxy, and sent
@@ -26,9 +29,12 @@ extension ClientSession {
 
     /// Marks `record` with how the client came: the one place a line's `capture` is written.
     func noteCapture(in record: inout ConnectionRecord) {
-        guard case .transparent(let original) = capture else { return }
-        record.capture = .transparent
-        record.originalDestination = original?.description
+        switch capture {
+        case .proxy: return
+        case .transparent(let original), .loopedBack(let original):
+            record.capture = .transparent
+            record.originalDestination = original?.description
+        }
     }
 
     /// Whether the device awaits a ServerHello: a captured connection whose first bytes were TLS.
@@ -38,6 +44,20 @@ extension ClientSession {
     /// itself, or the kernel knows no other destination) has nothing to judge: its line says so,
     /// and it is closed. Returns whether it was refused.
     func refuseUnredirected() -> Bool {
+        if case .loopedBack(let original) = capture {
+            record = ConnectionRecord(
+                startedAt: environment.clock.wallMilliseconds, client: peer, method: "-", scheme: .http, host: "-",
+                port: 0, action: .denied)
+            let mark = settings.upstreamMarking.map { " \($0.mark)" } ?? ""
+            record?.fail(
+                FailureReason(
+                    .redirectLoop,
+                    "redirect loop: the proxy's own connection to \(original?.description ?? "its upstream") came back "
+                        + "to the transparent listener; the firewall rules must exempt --upstream-mark\(mark) first "
+                        + "(atsproxyctl capture rules prints them, docs/capture.md)"))
+            finish()
+            return true
+        }
         guard case .transparent(let original) = capture else { return false }
         if let original, case .proxyItself? = destinations.vet(original) {
         } else if original != nil {

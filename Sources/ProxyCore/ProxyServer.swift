@@ -50,10 +50,10 @@ package struct ProxySettings: Sendable {
     /// re-reads it delivers the new table with the rest of the settings, so a session dials with
     /// the table of the settings it started with.
     package var hosts: HostsTable?
-    /// `--upstream-mark`: the firewall mark (`SO_MARK`) of every connection the proxy opens
-    /// upstream, which the rules that redirect devices' traffic to `--transparent-listen` exempt,
-    /// so the proxy's own connections are never redirected back to it. nil: unmarked.
-    package var upstreamMark: UInt32?
+    /// `--upstream-mark` (``UpstreamMarking``): the firewall mark (`SO_MARK`) of every connection the
+    /// proxy opens upstream, which the rules that redirect devices' traffic to `--transparent-listen`
+    /// exempt, so the proxy's own connections are never redirected back to it. nil: unmarked.
+    package var upstreamMarking: UpstreamMarking?
     /// `--inspect` and the settings of intercept mode.
     package var intercept = InterceptSettings()
     /// The proxy's own pages (onboarding, PAC, CA downloads), answered for the onboarding host
@@ -234,11 +234,12 @@ package final class ProxyServer: LoopResident {
 
     private func serve(_ descriptor: Int32, peer: SocketAddress, listener: Int) {
         // Read before the stream takes the descriptor: where a redirected connection was going.
-        let capture: SessionCapture =
-            switch listenerCaptures[listener] {
-            case .proxy: .proxy
-            case .transparent: .transparent(original: SocketAddress.capturedDestination(of: descriptor))
-            }
+        var capture = SessionCapture.proxy
+        if listenerCaptures[listener] == .transparent {
+            let original = SocketAddress.capturedDestination(of: descriptor)
+            let ownConnection = original.map { settings.upstreamMarking?.opening.contains(peer: peer, original: $0) }
+            capture = ownConnection == true ? .loopedBack(original: original) : .transparent(original: original)
+        }
         let connection: SocketStream
         do {
             connection = try SocketStream(base: base, descriptor: descriptor)
@@ -389,7 +390,8 @@ extension ProxyServer: SessionEnvironment {
         completion: @escaping (Result<(any ByteStream, SocketAddress), UpstreamDialer.DialFailure>) -> Void
     ) -> any UpstreamDial {
         let dialer = UpstreamDialer(
-            base: base, resolver: resolver, hosts: hosts, timeout: timeout, mark: settings.upstreamMark, vet: rules.vet)
+            base: base, resolver: resolver, hosts: hosts, timeout: timeout, marking: settings.upstreamMarking,
+            vet: rules.vet)
         let finished: (Result<(SocketStream, SocketAddress), UpstreamDialer.DialFailure>) -> Void = { result in
             completion(result.map { ($0.0, $0.1) })
         }

@@ -41,11 +41,12 @@ struct TransparentCaptureProcessTests {
                 ])
         }
 
-        /// Applies what `capture rules --local` prints for the servers' `ports` on 10.77.0.0/24.
-        func redirect(ports: [UInt16], directory: String) throws {
+        /// Applies what `capture rules --local` prints for the servers' `ports` on 10.77.0.0/24,
+        /// exempting `mark` (the daemon's, unless a test means to leave its connections unexempted).
+        func redirect(ports: [UInt16], directory: String, mark: Int = TransparentCaptureProcessTests.mark) throws {
             let printed = ATSProxyCtl.run(
                 ["capture", "rules", "--local", "--port", "\(TransparentCaptureProcessTests.capturePort)", "--mark"]
-                    + ["\(TransparentCaptureProcessTests.mark)", "--destination", "10.77.0.0/24"]
+                    + ["\(mark)", "--destination", "10.77.0.0/24"]
                     + ports.flatMap { ["--tcp-port", "\($0)"] })
             guard printed.exitCode == 0 else { throw FixtureError(message: "capture rules: \(printed.standardError)") }
             let rules = directory + "/capture-\(name).nft"
@@ -214,6 +215,45 @@ struct TransparentCaptureProcessTests {
         try Namespace.run(nft + ["delete", "table", "inet", "atsproxy"])
         let gone = try runCommand(nft[0], Array(nft.dropFirst()) + ["list", "tables"])
         #expect(!gone.standardOutput.contains("atsproxy"), "\(gone)")
+    }
+
+    @Test(
+        "rules that do not exempt the proxy's mark: its own connection comes back, is refused as a loop, and the device's fails",
+        .enabled(if: usable))
+    func redirectLoop() throws {
+        let good = "good.tp.test"
+        let fixture = try InterceptFixture(names: [])
+        try "10.77.0.3 \(good)\n".write(toFile: fixture.hostsFile, atomically: true, encoding: .utf8)
+        try fixture.leaf("good", for: [good])
+        let namespace = try Namespace()
+        let server = try TestTLSServer(
+            directory: fixture.directory, ["-cert", "good.pem", "-key", "good.key"], host: "10.77.0.3",
+            wrapper: namespace.wrapper)
+        // The rules exempt mark 1; the daemon marks its connections with another.
+        try namespace.redirect(ports: [server.port], directory: fixture.directory, mark: 1)
+        let daemon = try Self.daemon(fixture, namespace, intercept: false)
+
+        let looped = try Self.curl(
+            namespace, "https://\(good):\(server.port)/", host: good, port: server.port, address: "10.77.0.3",
+            trust: fixture.factory.path("root.pem"))
+        #expect(looped.status != 0, "\(looped)")
+        // The device's own line comes once the loop was cut; each of the proxy's connects that came
+        // back is one refused line, not the start of another round.
+        var lines: [[String: Any]] = []
+        #expect(
+            eventually {
+                lines = daemon.logLines(atLeast: 0).filter { $0["kind"] as? String == "connection" }
+                return lines.contains { $0["host"] as? String == good }
+            }, "\(lines)")
+        let loops = lines.filter { $0["failure"] as? String == "redirect_loop" }
+        #expect(!loops.isEmpty && loops.count <= 3, "\(lines)")
+        for line in loops {
+            #expect(line["action"] as? String == "denied")
+            #expect((line["upstream_error"] as? String)?.contains("--upstream-mark \(Self.mark)") == true, "\(line)")
+        }
+        let device = try #require(lines.first { $0["host"] as? String == good })
+        #expect(device["action"] as? String != "allowed", "\(device)")
+        #expect(daemon.terminate() == 0)
     }
 
     @Test("intercept mode: a captured TLS connection is intercepted, its requests logged", .enabled(if: usable))

@@ -45,7 +45,7 @@ final class HandshakeRun {
         self.keepsConnection = keepsConnection
         dialer = UpstreamDialer(
             base: base, resolver: resolver, hosts: limits.hosts, timeout: limits.connectTimeout,
-            mark: limits.upstreamMark, vet: rules.vet)
+            marking: limits.upstreamMarking, vet: rules.vet)
     }
 
     /// Dials `host:port` (only `address` when given) and handshakes.

@@ -23,7 +23,7 @@ final class IntermediateFetchRun {
         limit = limits.handshakeTimeout
         dialer = UpstreamDialer(
             base: base, resolver: resolver, hosts: limits.hosts, timeout: limits.connectTimeout,
-            mark: limits.upstreamMark, vet: rules.vet)
+            marking: limits.upstreamMarking, vet: rules.vet)
     }
 
     func start(completion: @escaping (IntermediateFetchCache.Answer) -> Void) {

@@ -158,7 +158,7 @@ package final class ProbeEngine {
     ) {
         let dialer = UpstreamDialer(
             base: base, resolver: resolver, hosts: limits.hosts, timeout: limits.connectTimeout,
-            mark: limits.upstreamMark, vet: rules.vet)
+            marking: limits.upstreamMarking, vet: rules.vet)
         track(dialer)
         dialer.dial(host: host, port: port) { [unowned self] result in
             untrack(dialer)

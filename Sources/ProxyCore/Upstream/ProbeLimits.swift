@@ -12,14 +12,14 @@ package struct ProbeLimits: Sendable {
     package var hosts: HostsTable?
     /// Whether a path the server left an intermediate out of is completed from its CA Issuers URL.
     package var fetchesIntermediates: Bool
-    /// `--upstream-mark`: the firewall mark of every connection the proxy opens upstream.
-    package var upstreamMark: UInt32?
+    /// `--upstream-mark`: how every connection the proxy opens upstream is marked.
+    package var upstreamMarking: UpstreamMarking?
 
     package init(
         connectTimeout: Duration = .seconds(10), handshakeTimeout: Duration = .seconds(10), hosts: HostsTable? = nil,
-        fetchesIntermediates: Bool = true, upstreamMark: UInt32? = nil
+        fetchesIntermediates: Bool = true, upstreamMarking: UpstreamMarking? = nil
     ) {
-        self.upstreamMark = upstreamMark
+        self.upstreamMarking = upstreamMarking
         self.connectTimeout = connectTimeout
         self.handshakeTimeout = handshakeTimeout
         self.hosts = hosts
@@ -32,6 +32,6 @@ extension ProxySettings {
     var probeLimits: ProbeLimits {
         ProbeLimits(
             connectTimeout: connectTimeout, handshakeTimeout: handshakeTimeout, hosts: hosts,
-            fetchesIntermediates: fetchesIntermediates, upstreamMark: upstreamMark)
+            fetchesIntermediates: fetchesIntermediates, upstreamMarking: upstreamMarking)
     }
 }

@@ -33,8 +33,8 @@ final class UpstreamDialer {
     /// Each connect's limit: the connect timeout, or less when a deadline leaves less.
     private var timeout: Duration
     private let vet: (SocketAddress) -> DestinationRefusal?
-    /// The firewall mark of each connection (``ProxySettings/upstreamMark``).
-    private let mark: UInt32?
+    /// How each connection is marked (``ProxySettings/upstreamMarking``).
+    private let marking: UpstreamMarking?
     private var state = State.idle
     /// Told of each address as its connect is issued (the SYN is on its way): a tunnel dials its
     /// own connection then, queued behind the probe's at a server that accepts one at a time.
@@ -49,10 +49,10 @@ final class UpstreamDialer {
 
     /// - Parameter vet: why an address must not be reached (``DestinationRules/vet(_:)``), or nil.
     init(
-        base: EventBase, resolver: DNSResolver, hosts: HostsTable?, timeout: Duration, mark: UInt32?,
+        base: EventBase, resolver: DNSResolver, hosts: HostsTable?, timeout: Duration, marking: UpstreamMarking?,
         vet: @escaping (SocketAddress) -> DestinationRefusal?
     ) {
-        self.mark = mark
+        self.marking = marking
         self.base = base
         self.vet = vet
         self.resolver = resolver
@@ -121,13 +121,18 @@ final class UpstreamDialer {
         }
         let connection: SocketStream
         do {
-            connection = try SocketStream(base: base, connectingTo: address, mark: mark)
+            connection = try SocketStream(base: base, connectingTo: address, mark: marking?.mark)
         } catch {
             state = .done
             return completion(
                 .failure(.unreachable(.connect(host: host, port: port, reason: error.description), timedOut: false)))
         }
         state = .connecting(connection)
+        if let opening = marking?.opening, let local = connection.localAddress {
+            // Listed until it closes, whoever then owns it.
+            opening.insert(local: local, remote: address)
+            connection.onClosed = { opening.remove(local: local, remote: address) }
+        }
         onConnecting?(address)
         connection.setReading(false)
         connection.setTimeouts(read: nil, write: timeout)

@@ -43,7 +43,7 @@ final class VerdictProbeRun {
         handshakeTimeout = limits.handshakeTimeout
         dialer = UpstreamDialer(
             base: base, resolver: resolver, hosts: limits.hosts, timeout: limits.connectTimeout,
-            mark: limits.upstreamMark, vet: rules.vet)
+            marking: limits.upstreamMarking, vet: rules.vet)
     }
 
     private var serverName: String? { key.sentServerName }
