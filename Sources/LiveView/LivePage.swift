@@ -1,4 +1,5 @@
 import ATSPolicy
+import LogRecord
 import TrafficReport
 
 /// The live view's page (`/`): the hosts seen with their verdicts, grouped by app and filtered by
@@ -127,6 +128,10 @@ struct LivePage {
         if open > 0 {
             text +=
                 "; \(open) tunnel\(open == 1 ? "" : "s") open, shown in the table, in the plist once \(open == 1 ? "it ends" : "they end")"
+        }
+        // Once a connection came another way than the proxy setting (docs/capture.md).
+        if let captured = traffic.captureCounts[.transparent], captured > 0 {
+            text += "; \(traffic.captureCounts[.proxy] ?? 0) through the proxy setting, \(captured) transparent"
         }
         if traffic.unparsedLines > 0 { text += "; \(traffic.unparsedLines) lines not understood" }
         return text + "."

@@ -1,4 +1,5 @@
 import ATSPolicy
+import LogRecord
 import TextFormats
 import TrafficReport
 
@@ -20,6 +21,8 @@ extension LiveSnapshot {
             ("entries", .int(report.entries.count)),
             ("unused", .array(unused.map(Self.json))),
             ("lines", .int(traffic.lines)),
+            // Connection lines by capture path: proxy (the proxy setting) and transparent.
+            ("capture", .object(CapturePath.allCases.map { ($0.rawValue, .int(traffic.captureCounts[$0] ?? 0)) })),
             ("recent_connections", .int(traffic.recentConnections.count)),
             ("unparsed_lines", .int(traffic.unparsedLines)),
             ("last_unparsed", .optional(traffic.lastUnparsedReason)),

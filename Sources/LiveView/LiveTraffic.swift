@@ -56,6 +56,8 @@ package struct LiveTraffic: Sendable {
     package private(set) var apps: [AppKey: AppActivity] = [:]
     /// Lines naming apps beyond ``Limits/apps``: counted for their hosts, not for an app.
     package private(set) var unlistedAppLines = 0
+    /// Connection lines by how they reached the proxy (``CapturePath``).
+    package private(set) var captureCounts: [CapturePath: Int] = [:]
     private var ring: ConnectionRing
     /// Tunnels judged and still relaying (their `connection_open` line is in, their connection line
     /// not yet), by connection id, with the order they opened in: shown in the hosts table, never in
@@ -127,6 +129,7 @@ package struct LiveTraffic: Sendable {
         let details = ConnectionDetails(json: json)
         let connection = ring.add(record, details: details, connectionID: json[ConnectionField.connectionID]?.intValue)
         slices.add(record)
+        captureCounts[record.capture, default: 0] += 1
         if record.isLoad { countApp(record.app) { $0.noteConnection(record.app) } }
         for host in tally.add(record) {
             var seen = activity[host] ?? HostActivity()

@@ -42,6 +42,8 @@ package struct LoggedConnection: Sendable, Equatable {
     package var explanations: [String]
     /// `tunnel`: `cleartext` when the device spoke plain HTTP (or a `ws://` socket) through a CONNECT.
     package var tunnel: String?
+    /// `capture`: how the connection reached the proxy (`proxy` for lines written before the field).
+    package var capture = CapturePath.proxy
     package var server: ServerFacts?
     package var serverNameCheck: ServerNameCheck?
     package var upstreamError: String?
@@ -95,6 +97,7 @@ package struct LoggedConnection: Sendable, Equatable {
         port = json[Field.port]?.intValue.map(Int.init)
         ruleKind = json[Field.rule]?[RuleField.kind]?.stringValue
         tunnel = json[Field.tunnel]?.stringValue
+        capture = json[Field.capture]?.stringValue.flatMap(CapturePath.init(rawValue:)) ?? .proxy
         helloUnreadable = json[Field.helloUnreadable]?.stringValue
         passthrough = json[Field.passthrough]?.stringValue
         client = json[Field.client]?.stringValue
