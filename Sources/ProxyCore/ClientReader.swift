@@ -25,9 +25,10 @@ enum ClientReader {
     case tunnel(ConnectTunnel)
     /// TLS to the proxy's own pages: the handshake, then the pages over it.
     case site(SiteTLSConnection)
-    /// A captured connection's ClientHello is being read for its server name (the scanner, and how
-    /// many held bytes it has seen); the bytes stay in the client's input for the tunnel.
-    case capturedHello(TLSHelloScanner, scanned: Int)
+    /// A captured connection's ClientHello is being read for its server name (the scanner, how many
+    /// held bytes it has seen, and when its first byte was read: the whole hello is due within the
+    /// head timeout of it); the bytes stay in the client's input for the tunnel.
+    case capturedHello(TLSHelloScanner, scanned: Int, since: Int64)
     /// What the session queued for the client is being written; then the connection ends as
     /// `then` says.
     case closing(then: ClientEnd)

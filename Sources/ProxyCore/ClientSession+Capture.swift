@@ -88,7 +88,8 @@ extension ClientSession {
     /// The first byte is a TLS record: the ClientHello is read whole (within what is left of the
     /// head timeout) for its server name, before anything is judged or dialled.
     func awaitCapturedHello(_ original: SocketAddress) {
-        reader = .capturedHello(TLSHelloScanner(direction: .clientToServer), scanned: 0)
+        reader = .capturedHello(
+            TLSHelloScanner(direction: .clientToServer), scanned: 0, since: clock.monotonicMilliseconds)
         readCapturedHello(original)
     }
 
@@ -96,12 +97,17 @@ extension ClientSession {
     /// Anything else (bytes that are not a readable ClientHello, or too many of them) starts it for
     /// the address, and the tunnel's own reading of the same bytes says what was wrong.
     func readCapturedHello(_ original: SocketAddress) {
-        guard case .capturedHello(var scanner, let scanned) = reader else { return }
+        guard case .capturedHello(var scanner, let scanned, let since) = reader else { return }
         let held = client.peek(maximum: TunnelInspection.maximumHeldBytes)
         let step = scanner.feed(held.dropFirst(scanned))
         switch step {
         case .needMoreData where held.count < TunnelInspection.maximumHeldBytes:
-            reader = .capturedHello(scanner, scanned: held.count)
+            // What is left of the deadline bounds the next read, so a hello that trickles in a byte
+            // at a time does not extend it.
+            let left = settings.headTimeout.milliseconds - (clock.monotonicMilliseconds - since)
+            guard left > 0 else { return capturedHelloEnded(original, .timeout) }
+            reader = .capturedHello(scanner, scanned: held.count, since: since)
+            client.setTimeouts(read: .milliseconds(left), write: settings.headTimeout)
             client.setReading(true)
         case .clientHello(let hello):
             startCapturedTunnel(original, serverName: hello.serverName)

@@ -80,7 +80,9 @@ struct TransparentCaptureProcessTests {
                 ] + extra + [url])
     }
 
-    static func daemon(_ fixture: InterceptFixture, _ namespace: Namespace, intercept: Bool) throws -> DaemonProcess {
+    static func daemon(_ fixture: InterceptFixture, _ namespace: Namespace, intercept: Bool, _ extra: [String] = [])
+        throws -> DaemonProcess
+    {
         let inspect = intercept ? ["--inspect", "intercept", "--ca-dir", fixture.caDir] : []
         return try DaemonProcess(
             directory: fixture.directory,
@@ -90,7 +92,7 @@ struct TransparentCaptureProcessTests {
                 "--system-roots", "off", "--threads", "2", "--upstream-mark", "\(mark)",
                 // The clients' connections come from the namespace's own address, as a LAN's devices would.
                 "--allow-client", "10.77.0.0/24", "--allow-client", "127.0.0.0/8",
-            ] + inspect, wrapper: namespace.wrapper)
+            ] + inspect + extra, wrapper: namespace.wrapper)
     }
 
     static func line(_ lines: [[String: Any]], host: String) -> [String: Any]? {
@@ -253,6 +255,41 @@ struct TransparentCaptureProcessTests {
         }
         let device = try #require(lines.first { $0["host"] as? String == good })
         #expect(device["action"] as? String != "allowed", "\(device)")
+        #expect(daemon.terminate() == 0)
+    }
+
+    @Test(
+        "a ClientHello that trickles in a byte at a time is cut at the head timeout of its first byte",
+        .enabled(if: usable))
+    func tricklingHello() throws {
+        let fixture = try InterceptFixture(names: [])
+        let namespace = try Namespace()
+        try namespace.redirect(ports: [443], directory: fixture.directory)
+        let daemon = try Self.daemon(fixture, namespace, intercept: false, ["--head-timeout", "2"])
+        // A record header promising 512 bytes, then one byte every 200 ms: 100 s to complete,
+        // each byte well within the head timeout of the one before.
+        let script = """
+            import socket, time
+            s = socket.create_connection(("10.77.0.3", 443))
+            s.sendall(bytes([0x16, 0x03, 0x01, 0x02, 0x00]))
+            sent = 0
+            try:
+                for _ in range(500):
+                    time.sleep(0.2)
+                    s.sendall(b"\\x01")
+                    sent += 1
+            except OSError:
+                pass
+            print(sent)
+            """
+        let trickled = try runCommand(
+            namespace.wrapper[0], Array(namespace.wrapper.dropFirst()) + ["/usr/bin/python3", "-c", script],
+            timeLimit: 120)
+        let sent = try #require(Int(trickled.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(sent < 500, "the proxy kept reading a hello that never completes")
+        let line = try #require(daemon.lines("connection", atLeast: 1).first)
+        #expect(line["failure"] as? String == "hello_timeout", "\(line)")
+        #expect(line["capture"] as? String == "transparent")
         #expect(daemon.terminate() == 0)
     }
 
