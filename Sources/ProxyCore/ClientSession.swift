@@ -92,7 +92,13 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
                 action: .denied)
             record?.fail(FailureReason(.clientDenied, reason))
             client.setTimeouts(read: settings.headTimeout, write: settings.headTimeout)
-            respond(ProxyResponse.text(status: 403, reason: "Forbidden", body: reason + "\n"))
+            // A captured device dialled a server and may be starting TLS: it reads no HTTP, and
+            // sees a server that reset its connection.
+            if case .proxy = capture {
+                respond(ProxyResponse.text(status: 403, reason: "Forbidden", body: reason + "\n"))
+            } else {
+                closeAfterFlush(within: settings.headTimeout, then: .reset)
+            }
             return
         }
         if refuseUnredirected() { return }

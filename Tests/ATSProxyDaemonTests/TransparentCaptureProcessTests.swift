@@ -258,6 +258,29 @@ struct TransparentCaptureProcessTests {
         #expect(daemon.terminate() == 0)
     }
 
+    @Test("a device the allow list refuses gets a reset, not HTTP it would read as TLS", .enabled(if: usable))
+    func refusedClient() throws {
+        let fixture = try InterceptFixture(names: [])
+        let namespace = try Namespace()
+        try namespace.redirect(ports: [443], directory: fixture.directory)
+        // The namespace's devices come from 10.77.0.0/24, which this daemon does not serve.
+        let daemon = try DaemonProcess(
+            directory: fixture.directory,
+            [
+                "--listen", "127.0.0.1:0", "--transparent-listen", "127.0.0.1:\(Self.capturePort)", "--policy",
+                fixture.policy.path, "--upstream-mark", "\(Self.mark)",
+            ], wrapper: namespace.wrapper)
+        let refused = try Self.curl(
+            namespace, "https://refused.tp.test/", host: "refused.tp.test", port: 443, address: "10.77.0.3",
+            trust: fixture.factory.path("root.pem"))
+        #expect(refused.status != 0)
+        #expect(!refused.standardError.contains("wrong version number"), "HTTP bytes read as TLS: \(refused)")
+        let line = try #require(daemon.lines("connection", atLeast: 1).first)
+        #expect(line["failure"] as? String == "client_denied", "\(line)")
+        #expect(line["capture"] as? String == "transparent", "\(line)")
+        #expect(daemon.terminate() == 0)
+    }
+
     @Test(
         "a ClientHello that trickles in a byte at a time is cut at the head timeout of its first byte",
         .enabled(if: usable))
