@@ -40,39 +40,34 @@ extension ClientSession {
     /// Whether the device awaits a ServerHello: a captured connection whose first bytes were TLS.
     var answersInTLS: Bool { capturedDestination != nil && tunnel != nil }
 
-    /// A transparent listener's connection that no rule redirected (the device dialled the listener
-    /// itself, or the kernel knows no other destination) has nothing to judge: its line says so,
-    /// and it is closed. Returns whether it was refused.
+    /// A transparent listener's connection with nothing to judge is refused, its line saying why:
+    /// one no rule redirected (the device dialled the listener itself, or the kernel knows no other
+    /// destination), or one of the proxy's own connections sent back by rules that do not exempt
+    /// its mark. Returns whether it was refused.
     func refuseUnredirected() -> Bool {
-        if case .loopedBack(let original) = capture {
-            record = ConnectionRecord(
-                startedAt: environment.clock.wallMilliseconds, client: peer, method: "-", scheme: .http, host: "-",
-                port: 0, action: .denied)
-            let mark = settings.upstreamMarking.map { " \($0.mark)" } ?? ""
-            record?.fail(
-                FailureReason(
-                    .redirectLoop,
-                    "redirect loop: the proxy's own connection to \(original?.description ?? "its upstream") came back "
-                        + "to the transparent listener; the firewall rules must exempt --upstream-mark\(mark) first "
-                        + "(atsproxyctl capture rules prints them, docs/capture.md)"))
-            finish()
-            return true
-        }
-        guard case .transparent(let original) = capture else { return false }
-        if let original, case .proxyItself? = destinations.vet(original) {
-        } else if original != nil {
+        let reason: FailureReason
+        switch capture {
+        case .proxy:
             return false
-        }
-        let listener = localAddress()?.description ?? "the transparent listener"
-        let refused = ConnectionRecord(
-            startedAt: environment.clock.wallMilliseconds, client: peer, method: "-", scheme: .http, host: "-", port: 0,
-            action: .denied)
-        record = refused
-        record?.fail(
-            FailureReason(
+        case .loopedBack(let original):
+            let mark = settings.upstreamMarking.map { " \($0.mark)" } ?? ""
+            reason = FailureReason(
+                .redirectLoop,
+                "redirect loop: the proxy's own connection to \(original?.description ?? "its upstream") came back "
+                    + "to the transparent listener; the firewall rules must exempt --upstream-mark\(mark) first "
+                    + "(atsproxyctl capture rules prints them, docs/capture.md)")
+        case .transparent(let original):
+            if let original, destinations.vet(original)?.isProxyItself != true { return false }
+            let listener = localAddress()?.description ?? "the transparent listener"
+            reason = FailureReason(
                 .notRedirected,
                 "not redirected: the client dialled \(listener) itself; a transparent listener takes only connections "
-                    + "a firewall rule redirected to it (REDIRECT or TPROXY, docs/capture.md)"))
+                    + "a firewall rule redirected to it (REDIRECT or TPROXY, docs/capture.md)")
+        }
+        record = ConnectionRecord(
+            startedAt: environment.clock.wallMilliseconds, client: peer, method: "-", scheme: .http, host: "-", port: 0,
+            action: .denied)
+        record?.fail(reason)
         finish()
         return true
     }

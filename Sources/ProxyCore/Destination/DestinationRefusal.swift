@@ -25,6 +25,10 @@ package enum DestinationRefusal: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Whether the destination is the proxy's own listener (a transparent listener's connection
+    /// that nothing redirected).
+    package var isProxyItself: Bool { if case .proxyItself = self { true } else { false } }
+
     /// The refused address and port (the log's `upstream`).
     package var destination: Endpoint {
         switch self {
