@@ -44,9 +44,16 @@ let package = Package(
                 "TrafficReport",
                 // `onboard`: the onboarding URL's QR code in the terminal.
                 "Onboarding",
+                // `wireguard add-device`, `remove-device`, `list`.
+                "WireGuard",
             ]
         ),
         .executableTarget(name: "atsproxyctl", dependencies: ["ATSProxyCtl"]),
+        // WireGuard for phones (`--wireguard-listen`, `atsproxyctl wireguard`): the state directory
+        // the two share (keys and devices), the configurations and the profile. Keys come from
+        // OpenSSL (TLSInspection's X25519); the tunnel itself is Debian's wireguard-go or the kernel's.
+        .target(name: "WireGuard", dependencies: ["ATSPolicy", "TLSInspection", "POSIX"]),
+        .testTarget(name: "WireGuardTests", dependencies: ["WireGuard", "TLSInspection", "TLSTestSupport"]),
         // The control socket's commands and a blocking client: shared by the daemon and atsproxyctl,
         // pure Swift (no libevent, no OpenSSL) so atsproxyctl stays small.
         .target(name: "ControlProtocol", dependencies: ["ATSPolicy", "POSIX"]),
@@ -94,7 +101,7 @@ let package = Package(
             dependencies: [
                 "TextFormats", "LogRecord",
                 "ATSPolicy", "ATSPolicyArguments", "ControlProtocol", "EventLoop", "ProxyCore", "TLSInspection",
-                "Onboarding", "LiveView", "ProxyWire", "CMalloc", "POSIX", "TrafficReport",
+                "Onboarding", "LiveView", "ProxyWire", "CMalloc", "POSIX", "TrafficReport", "WireGuard",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

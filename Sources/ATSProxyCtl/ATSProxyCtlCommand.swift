@@ -18,7 +18,7 @@ package struct ATSProxyCtlCommand: ParsableCommand {
             StatusCommand.self, OnboardCommand.self, ReloadCommand.self, StatsCommand.self, MetricsCommand.self,
             FlushCacheCommand.self, PassthroughCommand.self,
             ReopenLogsCommand.self,
-            CACommand.self, CaptureCommand.self,
+            CACommand.self, CaptureCommand.self, WireGuardCommand.self,
         ]
     )
 

@@ -1,7 +1,8 @@
 import ArgumentParser
 import TrafficReport
+import WireGuard
 
-/// `--app`, `--host` and `--client`: which of the log's lines `report` and `har` are about
+/// `--app`, `--host`, `--client` and `--device`: which of the log's lines `report` and `har` are about
 /// (``TrafficSelection``).
 struct SelectionOptions: ParsableArguments {
     @Option(
@@ -24,6 +25,13 @@ struct SelectionOptions: ParsableArguments {
             "Only lines of this device: its address (192.168.1.23), or address:port for one connection (repeatable).",
             valueName: "address"))
     var clients: [String] = []
+
+    @Option(
+        name: .customLong("device"),
+        help: ArgumentHelp(
+            "Only lines of this WireGuard device: its name from atsproxyctl wireguard add-device (repeatable).",
+            valueName: "name"))
+    var devices: [String] = []
 
     /// The selection; nil, once the reason is on standard error, when an option is malformed.
     func selection(reportingTo output: Output) -> TrafficSelection? {
@@ -51,7 +59,11 @@ struct SelectionOptions: ParsableArguments {
         for client in clients where client.isEmpty || client.contains(" ") || client.contains("/") {
             throw SelectionError(description: "--client: \"\(client)\" is not an address or address:port")
         }
-        return TrafficSelection(apps: apps, hosts: patterns, clients: clients)
+        for device in devices where !WireGuardDeviceName.isValid(device) {
+            throw SelectionError(
+                description: "--device: \"\(device)\" is not a device name (\(WireGuardDeviceName.rule))")
+        }
+        return TrafficSelection(apps: apps, hosts: patterns, clients: clients, devices: devices)
     }
 }
 

@@ -6,6 +6,9 @@ package enum ConfigKey: String, CaseIterable, Sendable {
     case listen
     case transparentListen = "transparent-listen"
     case upstreamMark = "upstream-mark"
+    case wireguardListen = "wireguard-listen"
+    case wireguardDir = "wireguard-dir"
+    case wireguardInterface = "wireguard-interface"
     case policy
     case mode
     case caFile = "ca-file"

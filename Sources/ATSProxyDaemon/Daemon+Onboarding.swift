@@ -8,9 +8,13 @@ import TLSInspection
 /// The proxy's own pages: the onboarding site every loop answers with, built from the settings,
 /// the CA read at start and the addresses the listeners bound.
 extension Daemon {
-    /// Where a phone can reach the proxy (``DeviceAddresses``).
+    /// Where a phone can reach the proxy (``DeviceAddresses``): its proxy listeners, which come
+    /// first; a transparent or WireGuard listener takes no proxy requests.
     var deviceAddresses: [String] {
-        DeviceAddresses.of(listeners: boundListeners.compactMap { try? SocketAddress(parsing: $0) })
+        DeviceAddresses.of(
+            listeners: boundListeners.prefix(configuration.listeners.count).compactMap {
+                try? SocketAddress(parsing: $0)
+            })
     }
 
     /// The live view's URL as the machine running the proxy opens it; nil when there is none.

@@ -6,6 +6,7 @@ import LiveView
 import ProxyCore
 import TLSInspection
 import TextFormats
+import WireGuard
 
 /// What a reload did, for its caller (the control socket's answer), `status` and the log on stderr.
 struct ReloadOutcome {
@@ -114,6 +115,15 @@ extension Daemon {
             return outcome
         }
 
+        // The WireGuard devices, read (and checked) before anything changes, given to WireGuard after.
+        var devices: [WireGuardDevice]?
+        if let wireguard {
+            do { devices = try wireguard.loadDevices() } catch {
+                outcome.failure = error.description
+                return outcome
+            }
+        }
+
         // Intercept mode mints with the CA read at start: without one, turning it on is refused.
         if fresh.intercept.mode == .intercept, intercept == nil {
             let path = "\(configuration.caDir)/\(CertificateAuthority.certificateFileName)"
@@ -151,6 +161,9 @@ extension Daemon {
             dropVerdictsWithChangedRequirements(under: loaded.policy)
             + dropVerdictsWithChangedAddresses(from: hosts, to: freshHosts)
         hosts = freshHosts
+        if let wireguard, let devices {
+            do { try wireguard.apply(devices) } catch { Daemon.say("atsproxy: \(error)") }
+        }
         // The answer waits until every loop has the new settings: a client that connects once
         // `atsproxyctl reload` has returned is judged by them. A loop too busy to take them within
         // two seconds still takes them, a moment later.
@@ -211,6 +224,9 @@ extension DaemonConfiguration {
         case .transparentListen:
             transparentListeners.map(\.address.description) != other.transparentListeners.map(\.address.description)
         case .upstreamMark: upstreamMark != other.upstreamMark
+        case .wireguardListen: wireguard?.listen.description != other.wireguard?.listen.description
+        case .wireguardDir: wireguard?.directory.path != other.wireguard?.directory.path
+        case .wireguardInterface: wireguard?.interface != other.wireguard?.interface
         case .policy: policyFile != other.policyFile
         case .mode: mode != other.mode
         case .caFile: caFiles != other.caFiles
@@ -264,6 +280,8 @@ extension DaemonConfiguration {
         transparentListeners = running.transparentListeners
         upstreamMark = running.upstreamMark
         openingConnections = running.openingConnections
+        wireguard = running.wireguard
+        deviceNames = running.deviceNames
         // Client classes do change live. One for all goes to every running listener, however many
         // listeners the file now names; one per listener pairs with the running listeners in order
         // when the counts match, and otherwise waits for the restart that binds the file's listeners.

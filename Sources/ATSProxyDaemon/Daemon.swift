@@ -7,6 +7,7 @@ import Onboarding
 import ProxyCore
 import TLSInspection
 import TextFormats
+import WireGuard
 
 /// The running proxy: one event loop per thread, the first listening for all of them and handing
 /// clients to the others when it is busy, all sharing the policy, the probes and the verdict cache.
@@ -56,6 +57,8 @@ final class Daemon {
     /// Returns a burst's memory to the system once it is over (nil until run() starts it).
     var memory: MemoryTrimmer?
     private var base: EventBase?
+    /// `--wireguard-listen`'s tunnel (nil: none).
+    var wireguard: WireGuardTunnel?
     private var shutdown: Shutdown?
 
     init(
@@ -77,7 +80,7 @@ final class Daemon {
         // thread starts (threads inherit the mask), unblocked on this thread once their events exist.
         var handled = sigset_t()
         sigemptyset(&handled)
-        for signal in [SIGINT, SIGTERM, SIGHUP, SIGUSR1] { sigaddset(&handled, signal) }
+        for signal in [SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGCHLD] { sigaddset(&handled, signal) }
         pthread_sigmask(SIG_BLOCK, &handled, nil)
         signal(SIGPIPE, SIG_IGN)
 
@@ -97,6 +100,8 @@ final class Daemon {
             SignalEvent(base: base, signal: SIGINT) { [unowned self] in beginShutdown(signal: SIGINT) },
             SignalEvent(base: base, signal: SIGHUP) { [unowned self] in _ = reload(trigger: .hangUpSignal) },
             SignalEvent(base: base, signal: SIGUSR1) { [unowned self] in _ = reopenLogs() },
+            // wireguard-go, the one child that runs beside the daemon.
+            SignalEvent(base: base, signal: SIGCHLD) { [unowned self] in wireguard?.childEnded() },
         ]
         let control: ControlServer
         do {
@@ -126,6 +131,26 @@ final class Daemon {
         if let mark = configuration.upstreamMark { try Self.checkMark(mark) }
         let probes = ProbeService(anchors: anchors)
         self.probes = probes
+        // The tunnel first: its listener binds the proxy's address inside it.
+        if let settings = configuration.wireguard {
+            let names = configuration.deviceNames
+            let tunnel = WireGuardTunnel(settings: settings, base: base) { devices in
+                names.replace(
+                    with: Dictionary(
+                        devices.compactMap { device in IPAddress(device.address).map { ($0, device.name) } },
+                        uniquingKeysWith: { first, _ in first }))
+            }
+            do { try tunnel.start() } catch {
+                throw ConfigurationError(
+                    .unusableFile, origin: configuration.origins[.wireguardListen] ?? .commandLine,
+                    key: ConfigKey.wireguardListen.name, reason: error.description)
+            }
+            wireguard = tunnel
+            // Where phones reach it, for add-device to put in their configurations.
+            let endpoint = DeviceAddresses.of(listeners: [settings.listen]).first ?? settings.listen.description
+            do { try settings.directory.recordEndpoint(endpoint) } catch { Daemon.say("atsproxy: \(error)") }
+        }
+        defer { wireguard?.stop() }
         try startLoops(probes: probes)
         // The pages name the addresses the listeners really bound (port 0 included): in place on
         // every loop before systemd hears the proxy is ready.
@@ -140,6 +165,12 @@ final class Daemon {
             "atsproxy listening on \(boundListeners.joined(separator: ", ")) with \(loops.count) thread\(loops.count == 1 ? "" : "s"), "
                 + "\(configuration.mode.rawValue) mode, \(inspectDescription), policy \(policy.description), "
                 + "\(policy.policy.settings.osProfile.rawValue) profile; control socket \(control.path)")
+        if let wireguard {
+            Daemon.say(
+                "atsproxy: WireGuard on UDP port \(wireguard.settings.listen.port) (\(wireguard.interface), "
+                    + "\(wireguard.engineDescription), \(configuration.deviceNames.count) device(s) in "
+                    + "\(wireguard.settings.directory.path)); atsproxyctl wireguard add-device NAME adds one")
+        }
         Daemon.say(OnboardingBanner(addresses: deviceAddresses).text)
         // Only now, with every listener bound, may systemd start what depends on the proxy.
         tell(.ready, .mainPID(), .status(statusLine))
@@ -158,7 +189,9 @@ final class Daemon {
     }
 
     private func startLoops(probes: ProbeService) throws {
-        let endpoints = configuration.listeners + configuration.transparentListeners
+        let endpoints =
+            configuration.listeners + configuration.transparentListeners
+            + (configuration.wireguard.map { [$0.listener] } ?? [])
         let settings = configuration.proxySettings(policy: policy.policy, hosts: hosts)
         let (cache, log, statistics, balancer, intercept, listening) = (
             cache, log, statistics, balancer, intercept, listening

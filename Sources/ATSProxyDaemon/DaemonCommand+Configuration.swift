@@ -39,6 +39,13 @@ extension DaemonCommand {
         layer.listen = try parsed(.listen, listen, SettingValue.listenAddress)
         layer.transparentListen = try parsed(.transparentListen, transparentListen, SettingValue.listenAddress)
         layer.upstreamMark = try checked(.upstreamMark, upstreamMark)
+        layer.wireguardListen = try parsed(
+            .wireguardListen, wireguardListen.map { [$0] } ?? [], SettingValue.listenAddress
+        ).first
+        layer.wireguardDir = wireguardDir
+        layer.wireguardInterface = try parsed(
+            .wireguardInterface, wireguardInterface.map { [$0] } ?? [], SettingValue.interfaceName
+        ).first
         layer.policy = policy
         layer.mode = mode
         layer.caFiles = caFiles

@@ -46,6 +46,9 @@ package struct DaemonCommand: ParsableCommand, Sendable {
     @Option(name: .setting(.listen), help: .setting(.listen)) var listen: [String] = []
     @Option(name: .setting(.transparentListen), help: .setting(.transparentListen)) var transparentListen: [String] = []
     @Option(name: .setting(.upstreamMark), help: .setting(.upstreamMark)) var upstreamMark: Int?
+    @Option(name: .setting(.wireguardListen), help: .setting(.wireguardListen)) var wireguardListen: String?
+    @Option(name: .setting(.wireguardDir), help: .setting(.wireguardDir)) var wireguardDir: String?
+    @Option(name: .setting(.wireguardInterface), help: .setting(.wireguardInterface)) var wireguardInterface: String?
     @Option(name: .setting(.policy), help: .setting(.policy)) var policy: String?
     @Option(name: .setting(.mode), help: .setting(.mode)) var mode: EnforcementMode?
     @Option(name: .setting(.caFile), help: .setting(.caFile)) var caFiles: [String] = []

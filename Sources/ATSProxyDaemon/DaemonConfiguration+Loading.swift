@@ -64,7 +64,9 @@ extension DaemonConfiguration {
         var settings = ProxySettings(
             policy: policy, mode: mode, clientClass: clientClass, headTimeout: headTimeout,
             connectTimeout: connectTimeout,
-            handshakeTimeout: handshakeTimeout, idleTimeout: idleTimeout, allowedClients: allowedClients)
+            handshakeTimeout: handshakeTimeout, idleTimeout: idleTimeout,
+            // A WireGuard peer is a client by its key: the tunnel lets in no one else.
+            allowedClients: allowedClients + (wireguard.map { _ in [WireGuardSettings.network] } ?? []))
         settings.allowedDestinations = allowedDestinations
         settings.hosts = hosts
         settings.intercept = intercept
@@ -72,6 +74,7 @@ extension DaemonConfiguration {
         settings.fetchesIntermediates = fetchesIntermediates
         settings.tunnelStart = tunnelStart
         settings.upstreamMarking = upstreamMark.map { UpstreamMarking(mark: $0, opening: openingConnections) }
+        settings.deviceNames = wireguard.map { _ in deviceNames }
         return settings
     }
 

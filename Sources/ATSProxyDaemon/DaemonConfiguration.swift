@@ -4,6 +4,7 @@ import Glibc
 import LogRecord
 import ProxyCore
 import TLSInspection
+import WireGuard
 
 /// Every setting of the daemon once the config file, the flags and the defaults are merged: what
 /// the daemon runs with. Built by ``DaemonCommand/resolveConfiguration()``; a value, so a reload can
@@ -43,6 +44,11 @@ package struct DaemonConfiguration: Sendable {
     /// The proxy's upstream connects under way, for every loop (``UpstreamMarking/opening``): kept
     /// from the running configuration across reloads, as the mark is.
     package var openingConnections = OpeningConnections()
+    /// `--wireguard-listen`, `--wireguard-dir` and `--wireguard-interface`; nil: no WireGuard.
+    package var wireguard: WireGuardSettings?
+    /// The WireGuard devices by tunnel address, for every loop (``ProxySettings/deviceNames``): kept
+    /// from the running configuration across reloads, which refill it.
+    package var deviceNames = DeviceNames()
     /// The client class of every listener unless each names its own.
     package var clientClass: ClientClass
     package var allowedClients: [AddressRange]
@@ -110,6 +116,8 @@ package struct DaemonConfiguration: Sendable {
         /// "AT": a mark no common tool uses (firewalld, Docker, Kubernetes and WireGuard's wg-quick
         /// use high bits or 0x1-0xff).
         package static let upstreamMark: UInt32 = 0x4154
+        package static let wireguardDir = WireGuardDirectory.defaultPath
+        package static let wireguardInterface = "atsproxy-wg"
         static let webListenAddress = try! SocketAddress(parsing: webListen)
         /// One event-loop thread per online core.
         package static var threads: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
@@ -133,6 +141,11 @@ package struct DaemonConfiguration: Sendable {
         transparentListeners = settings.transparentListen.map { ListenEndpoint(address: $0, capture: .transparent) }
         upstreamMark =
             settings.upstreamMark.map(UInt32.init) ?? (settings.transparentListen.isEmpty ? nil : Defaults.upstreamMark)
+        wireguard = settings.wireguardListen.map {
+            WireGuardSettings(
+                listen: $0, directory: WireGuardDirectory(path: settings.wireguardDir ?? Defaults.wireguardDir),
+                interface: settings.wireguardInterface ?? Defaults.wireguardInterface)
+        }
         policyFile = settings.policy
         mode = settings.mode ?? Defaults.mode
         caFiles = settings.caFiles

@@ -29,6 +29,22 @@ extension ConfigKey {
                 example: "16724",
                 "Firewall mark (SO_MARK) of the proxy's upstream connections, which redirect rules exempt",
                 discussion: "Needs CAP_NET_ADMIN: the daemon refuses to start when the kernel refuses the mark.")
+        case .wireguardListen:
+            return DaemonSetting(
+                self, "ADDR:PORT", .text, .needsRestart, default: .none, example: "0.0.0.0:51820",
+                "UDP address of a WireGuard tunnel for phones; their TCP to ports 80 and 443 is judged (docs/capture.md)",
+                discussion:
+                    "Runs the kernel's WireGuard or Debian's wireguard-go on --wireguard-interface, with the devices "
+                    + "atsproxyctl wireguard add-device made in --wireguard-dir; UDP 443 is refused (QUIC falls back "
+                    + "to TCP) and DNS is answered. Needs CAP_NET_ADMIN and CAP_NET_BIND_SERVICE.")
+        case .wireguardDir:
+            return DaemonSetting(
+                self, "DIR", .path, .needsRestart, default: .value(D.wireguardDir), example: "/tmp/atsproxy-wireguard",
+                "The WireGuard state directory: the proxy's key and one .conf per device, each 0600")
+        case .wireguardInterface:
+            return DaemonSetting(
+                self, "NAME", .text, .needsRestart, default: .value(D.wireguardInterface), example: "atsproxy-wg1",
+                "The network interface --wireguard-listen makes (and removes when it stops)")
         case .clientClass:
             return DaemonSetting(
                 self, "CLASS", .choice(Self.words(ClientClass.self)), repeatable: true, .applies,

@@ -16,6 +16,20 @@ enum SettingValue {
         }
     }
 
+    /// `--wireguard-interface`: a Linux interface name (IFNAMSIZ: at most 15 bytes; no '/', no blank).
+    static func interfaceName(_ text: String) throws(InvalidValue) -> String {
+        let allowed = text.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-")
+                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
+        }
+        guard (1...15).contains(text.utf8.count), allowed, text != ".", text != ".." else {
+            throw InvalidValue(reason: "not an interface name (1 to 15 letters, digits, '-', '_' or '.')")
+        }
+        return text
+    }
+
     /// `--web-listen`: ADDR:PORT, or `off`.
     static func webListen(_ text: String) throws(InvalidValue) -> WebListenSetting {
         if text == "off" { return .off }

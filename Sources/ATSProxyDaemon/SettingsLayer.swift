@@ -9,6 +9,9 @@ struct SettingsLayer {
     var listen: [SocketAddress] = []
     var transparentListen: [SocketAddress] = []
     var upstreamMark: Int?
+    var wireguardListen: SocketAddress?
+    var wireguardDir: String?
+    var wireguardInterface: String?
     var policy: String?
     var mode: EnforcementMode?
     var caFiles: [String] = []
@@ -56,6 +59,9 @@ struct SettingsLayer {
         case .listen: !listen.isEmpty
         case .transparentListen: !transparentListen.isEmpty
         case .upstreamMark: upstreamMark != nil
+        case .wireguardListen: wireguardListen != nil
+        case .wireguardDir: wireguardDir != nil
+        case .wireguardInterface: wireguardInterface != nil
         case .policy: policy != nil
         case .mode: mode != nil
         case .caFile: !caFiles.isEmpty
@@ -101,6 +107,9 @@ struct SettingsLayer {
         merged.listen = listen.isEmpty ? lower.listen : listen
         merged.transparentListen = transparentListen.isEmpty ? lower.transparentListen : transparentListen
         merged.upstreamMark = upstreamMark ?? lower.upstreamMark
+        merged.wireguardListen = wireguardListen ?? lower.wireguardListen
+        merged.wireguardDir = wireguardDir ?? lower.wireguardDir
+        merged.wireguardInterface = wireguardInterface ?? lower.wireguardInterface
         merged.policy = policy ?? lower.policy
         merged.mode = mode ?? lower.mode
         merged.caFiles = caFiles.isEmpty ? lower.caFiles : caFiles
@@ -164,6 +173,9 @@ extension SettingsLayer {
         case .listen: listen.append(try SettingValue.listenAddress(text))
         case .transparentListen: transparentListen.append(try SettingValue.listenAddress(text))
         case .upstreamMark: upstreamMark = try SettingValue.integer(text, for: key)
+        case .wireguardListen: wireguardListen = try SettingValue.listenAddress(text)
+        case .wireguardDir: wireguardDir = text
+        case .wireguardInterface: wireguardInterface = try SettingValue.interfaceName(text)
         case .policy: policy = text
         case .mode: mode = try SettingValue.choice(text, EnforcementMode.self)
         case .caFile: caFiles.append(text)

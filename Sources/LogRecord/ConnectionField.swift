@@ -46,6 +46,9 @@ package enum ConnectionField: String, LogField {
     /// A captured TLS connection whose server name does not resolve to the address the device
     /// dialled: what the name resolved to instead (flagged, not blocked); null otherwise.
     case serverNameMismatch = "server_name_mismatch"
+    /// The WireGuard peer (`atsproxyctl wireguard add-device NAME`) whose tunnel address the client
+    /// is; null for every other client. Lines written before it existed have no such field.
+    case device
 }
 
 /// The members of a connection line's `timing` object: milliseconds from the request head, each

@@ -34,6 +34,8 @@ package enum RequestField: String, LogField {
     /// The app the request's own User-Agent names (``AppAgent``), else the connection's; null when
     /// neither was sent. Lines written before it existed have no such field.
     case app
+    /// The connection's WireGuard peer (``ConnectionField/device``); null for every other client.
+    case device
 }
 
 /// The members of each element of a request line's `request_headers` and `response_headers`.

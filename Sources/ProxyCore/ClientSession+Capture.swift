@@ -8,11 +8,12 @@ import ProxyWire
 enum SessionCapture {
     /// A proxy listener: CONNECT and absolute `http://` requests.
     case proxy
-    /// A transparent listener, with the destination the device dialled (nil: the kernel gave none).
-    case transparent(original: SocketAddress?)
-    /// A transparent listener's connection that is one of the proxy's own upstream connects,
-    /// redirected back by a rule that does not exempt `--upstream-mark`: refused, or it would loop.
-    case loopedBack(original: SocketAddress?)
+    /// A listener that firewall rules redirect to, with the destination the device dialled (nil:
+    /// the kernel gave none) and the path: `--transparent-listen`'s, or the WireGuard tunnel's.
+    case redirected(original: SocketAddress?, path: CapturePath)
+    /// A redirected connection that is one of the proxy's own upstream connects, sent back by a
+    /// rule that does not exempt `--upstream-mark`: refused, or it would loop.
+    case loopedBack(original: SocketAddress?, path: CapturePath)
 }
 
 /// The transparent listener's connections: the device dialled a server, not the proxy, and sent
@@ -24,15 +25,17 @@ extension ClientSession {
     /// The original destination of a transparent listener's connection, once it is known to have
     /// been redirected; nil on a proxy listener.
     var capturedDestination: SocketAddress? {
-        if case .transparent(let original) = capture { original } else { nil }
+        if case .redirected(let original, _) = capture { original } else { nil }
     }
 
-    /// Marks `record` with how the client came: the one place a line's `capture` is written.
-    func noteCapture(in record: inout ConnectionRecord) {
+    /// Marks `record` with how the client came and which device it is: the one place a line's
+    /// `capture`, `original_destination` and `device` are written.
+    func noteArrival(in record: inout ConnectionRecord) {
+        record.device = device
         switch capture {
         case .proxy: return
-        case .transparent(let original), .loopedBack(let original):
-            record.capture = .transparent
+        case .redirected(let original, let path), .loopedBack(let original, let path):
+            record.capture = path
             record.originalDestination = original?.description
         }
     }
@@ -49,14 +52,14 @@ extension ClientSession {
         switch capture {
         case .proxy:
             return false
-        case .loopedBack(let original):
+        case .loopedBack(let original, _):
             let mark = settings.upstreamMarking.map { " \($0.mark)" } ?? ""
             reason = FailureReason(
                 .redirectLoop,
                 "redirect loop: the proxy's own connection to \(original?.description ?? "its upstream") came back "
                     + "to the transparent listener; the firewall rules must exempt --upstream-mark\(mark) first "
                     + "(atsproxyctl capture rules prints them, docs/capture.md)")
-        case .transparent(let original):
+        case .redirected(let original, _):
             if let original, destinations.vet(original)?.isProxyItself != true { return false }
             let listener = localAddress()?.description ?? "the transparent listener"
             reason = FailureReason(

@@ -24,6 +24,8 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
     let clientClass: ClientClass
     /// How the client reached the proxy: its proxy setting, or a firewall's redirect.
     let capture: SessionCapture
+    /// The WireGuard peer the client is (``DeviceNames``), named on each of its lines.
+    let device: String?
     /// A captured TLS connection's server name, checked against the address the device dialled;
     /// the line waits for it (``writeRecord()``).
     var serverNameCheck: ServerNameCheck?
@@ -61,10 +63,11 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
     init(
         id: UInt64, environment: any SessionEnvironment, client: any ByteStream, peer: String, address: IPAddress?,
         allowed: Bool,
-        clientClass: ClientClass, capture: SessionCapture = .proxy
+        clientClass: ClientClass, capture: SessionCapture = .proxy, device: String? = nil
     ) {
         self.id = id
         self.capture = capture
+        self.device = device
         self.environment = environment
         self.client = client
         self.peer = peer
@@ -616,7 +619,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         guard var record else { return }
         if let tunnel { record.fold(tunnel.findings) }
         record.connectionID = id
-        noteCapture(in: &record)
+        noteArrival(in: &record)
         environment.noteOpened(record)
     }
 
@@ -626,7 +629,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         self.record = nil
         record.durationMilliseconds = environment.clock.wallMilliseconds - record.startedAt
         record.connectionID = id
-        noteCapture(in: &record)
+        noteArrival(in: &record)
         guard let check = serverNameCheck else { return environment.log(record) }
         // The line waits for the server name's lookup, if it has not answered: the session may end
         // first, so the check holds the line (and only a weak reference to the environment).

@@ -86,6 +86,8 @@ package struct ConnectionRecord: Sendable {
     package var originalDestination: String?
     /// A captured connection's server name resolves elsewhere than ``originalDestination``: to these.
     package var serverNameMismatch: String?
+    /// The WireGuard peer whose tunnel address the client is (``DeviceNames``).
+    package var device: String?
 
     /// What intercept mode did with a connection.
     package enum InspectOutcome: String, Sendable {
@@ -201,6 +203,7 @@ package struct ConnectionRecord: Sendable {
         sink.add(Field.capture, string: capture.rawValue)
         sink.add(Field.originalDestination, string: originalDestination)
         sink.add(Field.serverNameMismatch, string: serverNameMismatch)
+        sink.add(Field.device, string: device)
     }
 
     /// The version and suite the device negotiated, as the log's `observed` object.

@@ -54,6 +54,9 @@ package struct ProxySettings: Sendable {
     /// proxy opens upstream, which the rules that redirect devices' traffic to `--transparent-listen`
     /// exempt, so the proxy's own connections are never redirected back to it. nil: unmarked.
     package var upstreamMarking: UpstreamMarking?
+    /// `--wireguard-listen`'s peers by tunnel address, which name each line's `device`; nil: no
+    /// WireGuard. One table, shared by every loop and every settings value, replaced in place.
+    package var deviceNames: DeviceNames?
     /// `--inspect` and the settings of intercept mode.
     package var intercept = InterceptSettings()
     /// The proxy's own pages (onboarding, PAC, CA downloads), answered for the onboarding host
@@ -235,10 +238,13 @@ package final class ProxyServer: LoopResident {
     private func serve(_ descriptor: Int32, peer: SocketAddress, listener: Int) {
         // Read before the stream takes the descriptor: where a redirected connection was going.
         var capture = SessionCapture.proxy
-        if listenerCaptures[listener] == .transparent {
+        let path = listenerCaptures[listener]
+        if path != .proxy {
             let original = SocketAddress.capturedDestination(of: descriptor)
             let ownConnection = original.map { settings.upstreamMarking?.opening.contains(peer: peer, original: $0) }
-            capture = ownConnection == true ? .loopedBack(original: original) : .transparent(original: original)
+            capture =
+                ownConnection == true
+                ? .loopedBack(original: original, path: path) : .redirected(original: original, path: path)
         }
         let connection: SocketStream
         do {
@@ -254,7 +260,7 @@ package final class ProxyServer: LoopResident {
         let session = ClientSession(
             id: id, environment: self, client: connection, peer: client, address: address,
             allowed: settings.allows(client: address), clientClass: listenerClasses[listener] ?? settings.clientClass,
-            capture: capture)
+            capture: capture, device: settings.deviceNames?.name(of: address))
         session.localAddress = { [unowned connection] in connection.localAddress }
         sessions[id] = session
         statistics.connectionOpened()

@@ -14,6 +14,7 @@ package final class ProxyStatistics: Sendable {
     private let failed = Atomic<Int>(0)
     private let denied = Atomic<Int>(0)
     private let transparent = Atomic<Int>(0)
+    private let wireguard = Atomic<Int>(0)
     private let bytesUp = Atomic<Int>(0)
     private let bytesDown = Atomic<Int>(0)
     private let violations = LabeledCounts<String>()
@@ -51,15 +52,15 @@ package final class ProxyStatistics: Sendable {
             byCapture: Self.byCapture(
                 lines: allowed.load(ordering: .relaxed) + blocked.load(ordering: .relaxed)
                     + failed.load(ordering: .relaxed) + denied.load(ordering: .relaxed),
-                transparent: transparent.load(ordering: .relaxed)),
+                transparent: transparent.load(ordering: .relaxed), wireguard: wireguard.load(ordering: .relaxed)),
             bytesUp: bytesUp.load(ordering: .relaxed),
             bytesDown: bytesDown.load(ordering: .relaxed))
     }
 
     /// Lines by capture path: those not captured came through the proxy setting (each counter is
     /// read apart, so a line logged meanwhile may show in one and not the other: never below 0).
-    private static func byCapture(lines: Int, transparent: Int) -> [CapturePath: Int] {
-        [.proxy: max(0, lines - transparent), .transparent: transparent]
+    private static func byCapture(lines: Int, transparent: Int, wireguard: Int) -> [CapturePath: Int] {
+        [.proxy: max(0, lines - transparent - wireguard), .transparent: transparent, .wireguard: wireguard]
     }
 
     /// Client connections open now (what a graceful stop waits for).
@@ -92,7 +93,11 @@ package final class ProxyStatistics: Sendable {
         case .failed: failed.add(1, ordering: .relaxed)
         case .denied: denied.add(1, ordering: .relaxed)
         }
-        if record.capture == .transparent { transparent.add(1, ordering: .relaxed) }
+        switch record.capture {
+        case .proxy: break
+        case .transparent: transparent.add(1, ordering: .relaxed)
+        case .wireguard: wireguard.add(1, ordering: .relaxed)
+        }
         bytesUp.add(Int(record.bytesUp), ordering: .relaxed)
         bytesDown.add(Int(record.bytesDown), ordering: .relaxed)
         // Most lines have no violation: they take no lock.

@@ -44,6 +44,8 @@ package struct LoggedConnection: Sendable, Equatable {
     package var tunnel: String?
     /// `capture`: how the connection reached the proxy (`proxy` for lines written before the field).
     package var capture = CapturePath.proxy
+    /// `device`: the WireGuard peer the client was; nil for other clients and older lines.
+    package var device: String?
     package var server: ServerFacts?
     package var serverNameCheck: ServerNameCheck?
     package var upstreamError: String?
@@ -98,6 +100,7 @@ package struct LoggedConnection: Sendable, Equatable {
         ruleKind = json[Field.rule]?[RuleField.kind]?.stringValue
         tunnel = json[Field.tunnel]?.stringValue
         capture = json[Field.capture]?.stringValue.flatMap(CapturePath.init(rawValue:)) ?? .proxy
+        device = json[Field.device]?.stringValue
         helloUnreadable = json[Field.helloUnreadable]?.stringValue
         passthrough = json[Field.passthrough]?.stringValue
         client = json[Field.client]?.stringValue

@@ -63,6 +63,8 @@ package struct LoggedRequest: Sendable, Equatable {
     package var responseHeaders: [Header]?
     /// The app its User-Agent (or its CONNECT's) named (`app`); nil when none, or the line predates it.
     package var app: AppAgent?
+    /// `device`: the WireGuard peer the client was; nil for other clients and older lines.
+    package var device: String?
 
     /// The `kind` of a log line: `connection` when the member is absent (lines written before
     /// intercept mode have none), nil when it is not a string.
@@ -118,6 +120,7 @@ package struct LoggedRequest: Sendable, Equatable {
         port = try Self.optionalInteger(json, .port, what).map(Int.init)
         upstream = try Self.optionalString(json, .upstream, what)
         app = AppAgent(json: json[RequestField.app])
+        device = json[RequestField.device]?.stringValue
         if kind == .request {
             method = try Self.string(json, .method, what)
             url = try Self.string(json, .url, what)

@@ -1,6 +1,6 @@
 import LogRecord
 
-/// Which of the log's lines `report` and `har` are about: `--app`, `--host` and `--client`. Each may
+/// Which of the log's lines `report` and `har` are about: `--app`, `--host`, `--client` and `--device`. Each may
 /// be given several times (a line matches any of its values); the kinds given must all match. An
 /// empty selection takes every line.
 package struct TrafficSelection: Sendable, Equatable {
@@ -10,26 +10,32 @@ package struct TrafficSelection: Sendable, Equatable {
     /// Device addresses (`192.168.1.23`, `2001:db8::1`), or an address and port as logged
     /// (`192.168.1.23:50312`, `[2001:db8::1]:50312`) for one connection's.
     package var clients: [String]
+    /// WireGuard peers by name (`atsproxyctl wireguard add-device NAME`), exactly as logged.
+    package var devices: [String]
 
-    package init(apps: [String] = [], hosts: [HostPattern] = [], clients: [String] = []) {
+    package init(apps: [String] = [], hosts: [HostPattern] = [], clients: [String] = [], devices: [String] = []) {
         self.apps = apps
         self.hosts = hosts
         self.clients = clients
+        self.devices = devices
     }
 
-    package var isEmpty: Bool { apps.isEmpty && hosts.isEmpty && clients.isEmpty }
+    package var isEmpty: Bool { apps.isEmpty && hosts.isEmpty && clients.isEmpty && devices.isEmpty }
 
     package func matches(_ record: LoggedConnection) -> Bool {
-        matches(app: record.app, client: record.client) && matchesHost([record.host])
+        matches(app: record.app, client: record.client, device: record.device) && matchesHost([record.host])
     }
 
     /// A request matches by its connection's host or by its URL's.
     package func matches(_ request: LoggedRequest) -> Bool {
-        matches(app: request.app, client: request.client)
+        matches(app: request.app, client: request.client, device: request.device)
             && matchesHost([request.host] + (HTTPArchive.host(ofURL: request.url).map { [$0] } ?? []))
     }
 
-    private func matches(app: AppAgent?, client: String?) -> Bool {
+    private func matches(app: AppAgent?, client: String?, device: String?) -> Bool {
+        if !devices.isEmpty {
+            guard let device, devices.contains(device) else { return false }
+        }
         if !apps.isEmpty {
             guard let label = app?.label.lowercased(), apps.contains(where: { $0.lowercased() == label }) else {
                 return false
@@ -57,6 +63,7 @@ package struct TrafficSelection: Sendable, Equatable {
         if !apps.isEmpty { parts.append("app " + apps.joined(separator: " or ")) }
         if !hosts.isEmpty { parts.append("host " + hosts.map(\.description).joined(separator: " or ")) }
         if !clients.isEmpty { parts.append("client " + clients.joined(separator: " or ")) }
+        if !devices.isEmpty { parts.append("device " + devices.joined(separator: " or ")) }
         return parts.joined(separator: ", ")
     }
 

@@ -19,6 +19,7 @@ extension RequestRecord {
         var logged = LoggedRequest(
             kind: kind, milliseconds: startedAt, connectionID: Int64(connection.connectionID), host: connection.host)
         logged.client = connection.client
+        logged.device = connection.device
         logged.port = Int(connection.port)
         logged.upstream = connection.upstreamAddress
         logged.method = method ?? ""

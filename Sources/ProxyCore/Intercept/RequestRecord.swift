@@ -22,6 +22,8 @@ package struct RequestRecord: Sendable {
         package var keyExchangeGroup: KeyExchangeGroup?
         /// The app the CONNECT's User-Agent named: a request's line names it when the request names none.
         package var app: AppAgent?
+        /// The WireGuard peer the client is (the connection line's `device`).
+        package var device: String?
     }
 
     /// `request`, or `tls_stream` for bytes inside the TLS that were not HTTP.
@@ -141,6 +143,7 @@ package struct RequestRecord: Sendable {
         sink.add(Field.grpcStatus, grpcStatus.map { .int(Int64($0)) })
         sink.add(Field.grpcMessage, string: grpcMessage)
         sink.add(Field.app, object: app)
+        sink.add(Field.device, string: connection.device)
     }
 
     private static func headersJSON(_ fields: [(name: String, value: String)]) -> JSONValue {
@@ -160,6 +163,6 @@ extension ConnectTunnel {
             connectionID: owner.id, client: owner.peer, host: host, port: port,
             serverNameIndication: findings.serverNameIndication, upstreamAddress: address?.description,
             verdict: findings.serverNameVerdict ?? findings.verdict, action: findings.action ?? .allowed,
-            keyExchangeGroup: findings.probe?.observed?.keyExchangeGroup, app: connectApp)
+            keyExchangeGroup: findings.probe?.observed?.keyExchangeGroup, app: connectApp, device: owner.device)
     }
 }

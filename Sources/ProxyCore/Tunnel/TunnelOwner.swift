@@ -21,6 +21,8 @@ protocol TunnelOwner: AnyObject {
     var clientAddress: String { get }
     /// The client's address and port, as the log names it.
     var peer: String { get }
+    /// The WireGuard peer the client is, as the log names it (nil: not one).
+    var device: String? { get }
     /// The session's number: the log's `connection_id`.
     var id: UInt64 { get }
 

@@ -1,3 +1,4 @@
+import ATSPolicy
 internal import COpenSSL
 import Glibc
 
@@ -172,4 +173,22 @@ extension CertificateAuthority {
 
     /// An iOS configuration profile installing this CA as a root; identical bytes on every export.
     package func mobileConfig() -> [UInt8] { MobileConfig(certificate: certificate).bytes }
+
+    /// A profile that installs the CA and `payloads` at once (a WireGuard device's VPN payload), as
+    /// one profile of its own (`identifier`): the same inputs give the same bytes.
+    package func mobileConfig(
+        identifier: String, displayName: String, description: String, adding payloads: [[(String, PropertyListValue)]]
+    ) -> [UInt8] {
+        MobileConfig(
+            certificate: certificate,
+            bundle: MobileConfig.Bundle(
+                identifier: identifier, displayName: displayName, description: description, payloads: payloads)
+        ).bytes
+    }
+
+    /// A UUID string derived from `text` and this CA (RFC 9562 version 8): a payload's, stable
+    /// across exports.
+    package func payloadUUID(for text: String) -> String {
+        MobileConfig.uuid(Array(MobileConfig.sha256(certificate.der + Array(text.utf8)).prefix(16)))
+    }
 }

@@ -11,6 +11,17 @@ internal import COpenSSL
 /// tells the user where the second switch is.
 struct MobileConfig {
     let certificate: X509Certificate
+    /// A profile that carries more than the CA: its identifier, name, description and payloads
+    /// (a WireGuard device's VPN payload); nil for the CA's own profile.
+    var bundle: Bundle?
+
+    /// What a profile that installs the CA with other payloads says of itself.
+    struct Bundle {
+        var identifier: String
+        var displayName: String
+        var description: String
+        var payloads: [[(String, PropertyListValue)]]
+    }
 
     /// Identifies atsproxy's CA profile on a device: a profile with the same identifier replaces the
     /// installed one, so a new CA's profile replaces the old CA's rather than piling up beside it.
@@ -37,17 +48,23 @@ struct MobileConfig {
             ("PayloadCertificateFileName", .string("atsproxy-ca.cer")),
             ("PayloadContent", .data(der)),
         ]
+        // A bundle's UUID comes from its identifier as well, so it differs from the CA's own.
+        let profileUUID = bundle.map { Self.uuid(Array(Self.sha256(digest + Array($0.identifier.utf8)).prefix(16))) }
         let profile: [(String, PropertyListValue)] = [
             ("PayloadType", .string("Configuration")),
             ("PayloadVersion", .integer(1)),
-            ("PayloadIdentifier", .string(Self.profileIdentifier)),
-            ("PayloadUUID", .string(Self.uuid(Array(digest[0..<16])))),
-            ("PayloadDisplayName", .string("atsproxy: \(name)")),
-            ("PayloadDescription", .string(description)),
+            ("PayloadIdentifier", .string(bundle?.identifier ?? Self.profileIdentifier)),
+            ("PayloadUUID", .string(profileUUID ?? Self.uuid(Array(digest[0..<16])))),
+            ("PayloadDisplayName", .string(bundle?.displayName ?? "atsproxy: \(name)")),
+            ("PayloadDescription", .string(bundle.map { $0.description + "\n\n" + description } ?? description)),
             ("PayloadOrganization", .string("atsproxy")),
             // No TargetDeviceType: 1 (iPhone/iPad) would skip a device picker when a watch is paired,
             // but would also stop a Mac from installing the same profile.
-            ("PayloadContent", .array([PropertyListNode(.dictionary(ordered: payload))])),
+            (
+                "PayloadContent",
+                .array(
+                    ([payload] + (bundle?.payloads ?? [])).map { PropertyListNode(.dictionary(ordered: $0)) })
+            ),
         ]
         // The policy module's writer: Apple's XML form, every string escaped.
         return Array(PropertyListWriter.document(.dictionary(ordered: profile)).utf8)

@@ -1,0 +1,201 @@
+import ATSPolicy
+import EventLoop
+import Glibc
+import POSIX
+import ProxyCore
+import WireGuard
+
+/// `--wireguard-listen`'s tunnel: the interface, the WireGuard that runs it, its configuration and
+/// its nftables table, from start to stop. Confined to the daemon's main thread.
+///
+/// The kernel's WireGuard is used where the kernel has it; otherwise Debian's `wireguard-go` runs
+/// the interface on a TUN device, as a child the daemon supervises: started in the foreground,
+/// restarted (and configured again) when it dies, stopped with the daemon. `wg` configures either
+/// the same way; `ip` gives the interface its address; `nft` applies ``WireGuardRules``.
+final class WireGuardTunnel {
+    /// What runs the interface.
+    enum Engine: Equatable {
+        case kernel
+        case userspace(pid: pid_t)
+        /// wireguard-go died and is to be started again (``restartTimer``).
+        case restarting
+        case stopped
+    }
+
+    let settings: WireGuardSettings
+    private(set) var engine = Engine.stopped
+    /// When the running wireguard-go started, to back off when it keeps dying at once.
+    private var startedAt: Int64 = 0
+    private var restartDelay: Duration = .seconds(1)
+    private var restartTimer: EventLoop.Timer?
+    private let base: EventBase
+    /// Called with the devices each time the tunnel is configured (start, restart, reload).
+    private let onDevices: ([WireGuardDevice]) -> Void
+
+    init(settings: WireGuardSettings, base: EventBase, onDevices: @escaping ([WireGuardDevice]) -> Void) {
+        self.settings = settings
+        self.base = base
+        self.onDevices = onDevices
+    }
+
+    var interface: String { settings.interface }
+
+    /// For the start-up line and `status`.
+    var engineDescription: String {
+        switch engine {
+        case .kernel: "the kernel's WireGuard"
+        case .userspace(let pid): "wireguard-go, pid \(pid)"
+        case .restarting: "wireguard-go, restarting"
+        case .stopped: "stopped"
+        }
+    }
+
+    /// Makes the interface and configures it; the proxy's listener in the tunnel can bind once this
+    /// returns.
+    func start() throws(WireGuardTunnelError) {
+        // A tunnel of ours left by a daemon that was killed: its name is ours to take back.
+        if if_nametoindex(interface) != 0 { _ = try? Subprocess.run(["ip", "link", "delete", interface]) }
+        if (try? Subprocess.run(["ip", "link", "add", interface, "type", "wireguard"]))?.succeeded == true {
+            engine = .kernel
+        } else {
+            try startUserspace()
+        }
+        try configure()
+    }
+
+    /// `wireguard-go -f`, and the wait for its interface and control socket.
+    private func startUserspace() throws(WireGuardTunnelError) {
+        let pid: pid_t
+        // In the foreground as a child (WG_PROCESS_FOREGROUND, which -f sets too), without the
+        // banner -f prints about the kernel module on every start.
+        do {
+            pid = try Subprocess.start(["wireguard-go", interface], environment: ["WG_PROCESS_FOREGROUND": "1"])
+        } catch {
+            throw WireGuardTunnelError(
+                step: "starting wireguard-go (Debian's wireguard-go package)", reason: "\(error)")
+        }
+        engine = .userspace(pid: pid)
+        startedAt = WallClock.nowMilliseconds()
+        let socket = "/var/run/wireguard/\(interface).sock"
+        // A few milliseconds as a rule; the child's death ends the wait at once.
+        for _ in 0..<500 {
+            if if_nametoindex(interface) != 0, access(socket, F_OK) == 0 { return }
+            if Subprocess.reap(pid).ended {
+                engine = .stopped
+                throw WireGuardTunnelError(
+                    step: "starting wireguard-go", reason: "it exited before making \(interface)")
+            }
+            usleep(10_000)
+        }
+        kill(pid, SIGTERM)
+        Subprocess.wait(for: pid)
+        engine = .stopped
+        throw WireGuardTunnelError(step: "starting wireguard-go", reason: "no \(interface) after 5 s")
+    }
+
+    /// Keys, peers, address, link and rules: all that a new interface needs.
+    private func configure() throws(WireGuardTunnelError) {
+        let devices = try loadDevices()
+        try run(["wg", "setconf", interface, "/dev/stdin"], input: try serverConfiguration(devices))
+        try run(["ip", "address", "replace", "\(WireGuardNetwork.proxyAddress)/24", "dev", interface])
+        try run(["ip", "link", "set", interface, "up"])
+        try run(
+            ["nft", "-f", "-"],
+            input: WireGuardRules(interface: interface, listenerPort: settings.listen.port).script)
+        onDevices(devices)
+    }
+
+    /// Gives WireGuard the keys of `devices` (``loadDevices()``), keeping the sessions of those that
+    /// stay (`wg syncconf`): what a reload does after `add-device` or `remove-device`.
+    func apply(_ devices: [WireGuardDevice]) throws(WireGuardTunnelError) {
+        onDevices(devices)
+        guard engine != .stopped, engine != .restarting else { return }
+        try run(["wg", "syncconf", interface, "/dev/stdin"], input: try serverConfiguration(devices))
+    }
+
+    /// SIGCHLD: when the child that ended is wireguard-go, it is started again after a pause that
+    /// doubles while it keeps dying within a minute of its start.
+    func childEnded() {
+        guard case .userspace(let pid) = engine else { return }
+        let (ended, status) = Subprocess.reap(pid)
+        guard ended else { return }
+        let lived = WallClock.nowMilliseconds() - startedAt
+        restartDelay = lived > 60_000 ? .seconds(1) : min(restartDelay * 2, .seconds(60))
+        engine = .restarting
+        Daemon.say(
+            "atsproxy: wireguard-go (\(interface)) ended (\(status.map { "exit status \($0)" } ?? "killed by a signal")); "
+                + "starting it again in \(restartDelay.components.seconds) s")
+        if restartTimer == nil {
+            restartTimer = try? EventLoop.Timer(base: base) { [weak self] in self?.restart() }
+        }
+        restartTimer?.schedule(after: restartDelay)
+    }
+
+    private func restart() {
+        guard engine == .restarting else { return }
+        do {
+            if if_nametoindex(interface) != 0 { _ = try? Subprocess.run(["ip", "link", "delete", interface]) }
+            try startUserspace()
+            try configure()
+            Daemon.say("atsproxy: wireguard-go (\(interface)) running again")
+        } catch {
+            Daemon.say("atsproxy: \(error)")
+            if case .userspace(let pid) = engine {
+                kill(pid, SIGTERM)  // Its SIGCHLD schedules the next try.
+            } else {
+                engine = .restarting
+                restartDelay = min(restartDelay * 2, .seconds(60))
+                restartTimer?.schedule(after: restartDelay)
+            }
+        }
+    }
+
+    /// Deletes the rules and the interface (wireguard-go removes its own when it ends).
+    func stop() {
+        restartTimer?.cancel()
+        _ = try? Subprocess.run(["nft", "-f", "-"], input: Array(WireGuardRules.deletion.utf8))
+        switch engine {
+        case .kernel:
+            _ = try? Subprocess.run(["ip", "link", "delete", interface])
+        case .userspace(let pid):
+            kill(pid, SIGTERM)
+            Subprocess.wait(for: pid)
+        case .restarting, .stopped:
+            break
+        }
+        engine = .stopped
+    }
+
+    // MARK: -
+
+    /// The devices in the state directory, each file checked.
+    func loadDevices() throws(WireGuardTunnelError) -> [WireGuardDevice] {
+        do { return try settings.directory.devices() } catch {
+            throw WireGuardTunnelError(step: "reading the devices", reason: "\(error)")
+        }
+    }
+
+    private func serverConfiguration(_ devices: [WireGuardDevice]) throws(WireGuardTunnelError) -> String {
+        do {
+            return try WireGuardServerConfiguration.text(
+                privateKey: try settings.directory.serverKey(), listenPort: settings.listen.port, devices: devices)
+        } catch let error as WireGuardStateError {
+            throw WireGuardTunnelError(step: "reading the proxy's key", reason: "\(error)")
+        } catch {
+            throw WireGuardTunnelError(step: "deriving the devices' public keys", reason: "\(error)")
+        }
+    }
+
+    private func run(_ arguments: [String], input: String = "") throws(WireGuardTunnelError) {
+        do { try Subprocess.check(arguments, input: Array(input.utf8)) } catch {
+            throw WireGuardTunnelError(step: "configuring \(interface)", reason: "\(error)")
+        }
+    }
+}
+
+/// A step of setting up the WireGuard tunnel that failed, with what the tool said.
+struct WireGuardTunnelError: Error, CustomStringConvertible {
+    var step: String
+    var reason: String
+    var description: String { "WireGuard (--wireguard-listen): \(step): \(reason)" }
+}

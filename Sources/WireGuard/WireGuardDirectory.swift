@@ -1,0 +1,184 @@
+import Glibc
+import POSIX
+import TLSInspection
+
+/// The WireGuard state directory (`--wireguard-dir`, `/var/lib/atsproxy/wireguard` under systemd):
+/// the proxy's private key (`server.key`) and one `.conf` per device (`devices/NAME.conf`, the
+/// device's own configuration, its private key included). Every file is 0600, and a file made by
+/// root (`atsproxyctl` under sudo) is given to the directory's owner, the daemon's user.
+///
+/// The daemon and `atsproxyctl wireguard` share it: the tool adds and removes devices, the daemon
+/// reads them at start and on every reload (which `add-device` and `remove-device` ask for).
+package struct WireGuardDirectory: Sendable {
+    package let path: String
+
+    package static let defaultPath = "/var/lib/atsproxy/wireguard"
+    package static let serverKeyFileName = "server.key"
+    package static let devicesDirectoryName = "devices"
+
+    package init(path: String) { self.path = path }
+
+    package var serverKeyPath: String { path + "/" + Self.serverKeyFileName }
+    package var devicesPath: String { path + "/" + Self.devicesDirectoryName }
+    package func devicePath(_ name: String) -> String { devicesPath + "/" + name + ".conf" }
+
+    // MARK: - The proxy's key
+
+    /// The proxy's private key, made (with the directory) when there is none yet.
+    package func serverKey() throws(WireGuardStateError) -> WireGuardKey {
+        if let key = try existingServerKey() { return key }
+        try makeDirectories()
+        let key: WireGuardKey
+        do { key = try WireGuardKey.generate() } catch {
+            throw WireGuardStateError(path: serverKeyPath, problem: .key(error.description))
+        }
+        do {
+            try create(serverKeyPath, Array((key.base64 + "\n").utf8))
+        } catch  where error.problem == .exists {
+            // Another process made it first: theirs is the key.
+            if let theirs = try existingServerKey() { return theirs }
+        }
+        return key
+    }
+
+    /// The proxy's private key; nil when none was made yet.
+    package func existingServerKey() throws(WireGuardStateError) -> WireGuardKey? {
+        guard let text = try readPrivate(serverKeyPath) else { return nil }
+        guard let key = WireGuardKey(base64: text.trimmingWhitespace) else {
+            throw WireGuardStateError(path: serverKeyPath, problem: .malformed(line: 1, "not a base64 key of 32 bytes"))
+        }
+        return key
+    }
+
+    // MARK: - The endpoint
+
+    package static let endpointFileName = "endpoint"
+
+    /// Records where devices reach the tunnel (`HOST:PORT`), for `add-device` to default to: the
+    /// daemon writes it at start, from its --wireguard-listen and this machine's addresses.
+    package func recordEndpoint(_ endpoint: String) throws(WireGuardStateError) {
+        let file = path + "/" + Self.endpointFileName
+        if recordedEndpoint() == endpoint { return }
+        unlink(file)
+        try create(file, Array((endpoint + "\n").utf8))
+    }
+
+    /// The endpoint the daemon recorded; nil when none was.
+    package func recordedEndpoint() -> String? {
+        guard let contents = try? FileContents.read(path + "/" + Self.endpointFileName, maximumSize: 1024) else {
+            return nil
+        }
+        let text = String(decoding: contents.bytes, as: UTF8.self).trimmingWhitespace
+        return text.isEmpty ? nil : String(text)
+    }
+
+    // MARK: - Devices
+
+    /// Every device, by name.
+    package func devices() throws(WireGuardStateError) -> [WireGuardDevice] {
+        guard let directory = opendir(devicesPath) else {
+            if errno == ENOENT { return [] }
+            throw WireGuardStateError(path: devicesPath, problem: .unreadable(String(cString: strerror(errno))))
+        }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let fileName = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard fileName.hasSuffix(".conf") else { continue }
+            let name = String(fileName.dropLast(5))
+            if WireGuardDeviceName.isValid(name) { names.append(name) }
+        }
+        closedir(directory)
+        var devices: [WireGuardDevice] = []
+        for name in names.sorted() {
+            guard let text = try readPrivate(devicePath(name)) else { continue }  // Removed meanwhile.
+            do {
+                devices.append(try WireGuardDevice(name: name, configuration: text))
+            } catch {
+                throw WireGuardStateError(path: devicePath(name), problem: error)
+            }
+        }
+        return devices
+    }
+
+    /// Makes device `name` at the lowest free address, with a key of its own, reached at `endpoint`.
+    package func addDevice(_ name: String, endpoint: String) throws(WireGuardStateError) -> WireGuardDevice {
+        guard WireGuardDeviceName.isValid(name) else {
+            throw WireGuardStateError(path: name, problem: .invalidName)
+        }
+        let serverKey = try serverKey()
+        let existing = try devices()
+        guard !existing.contains(where: { $0.name == name }) else {
+            throw WireGuardStateError(path: devicePath(name), problem: .exists)
+        }
+        let taken = Set(existing.map(\.octet))
+        guard let octet = WireGuardNetwork.deviceOctets.first(where: { !taken.contains($0) }) else {
+            throw WireGuardStateError(path: devicesPath, problem: .full)
+        }
+        let device: WireGuardDevice
+        do {
+            device = WireGuardDevice(
+                name: name, octet: octet, privateKey: try WireGuardKey.generate(),
+                serverPublicKey: try serverKey.publicKey(), endpoint: endpoint)
+        } catch {
+            throw WireGuardStateError(path: devicePath(name), problem: .key(error.description))
+        }
+        try create(devicePath(name), Array(device.configuration.utf8))
+        return device
+    }
+
+    /// Forgets device `name`: its key no longer opens the tunnel once the daemon reloads.
+    package func removeDevice(_ name: String) throws(WireGuardStateError) {
+        guard WireGuardDeviceName.isValid(name) else { throw WireGuardStateError(path: name, problem: .invalidName) }
+        guard unlink(devicePath(name)) == 0 else {
+            let code = errno
+            throw WireGuardStateError(
+                path: devicePath(name),
+                problem: code == ENOENT ? .noSuchDevice : .cannotWrite(String(cString: strerror(code))))
+        }
+    }
+
+    // MARK: - Files
+
+    private func makeDirectories() throws(WireGuardStateError) {
+        for directory in [path, devicesPath] {
+            do { try FileCreation.makeDirectory(directory, mode: 0o700) } catch {
+                throw WireGuardStateError(path: error.path, problem: .cannotWrite(error.reason))
+            }
+        }
+        giveToOwner(devicesPath)
+    }
+
+    /// Creates `file` 0600 (never over an existing one), owned as the state directory is.
+    private func create(_ file: String, _ bytes: [UInt8]) throws(WireGuardStateError) {
+        try makeDirectories()
+        do { try FileCreation.create(file, mode: 0o600, bytes: bytes) } catch {
+            throw WireGuardStateError(path: file, problem: error.exists ? .exists : .cannotWrite(error.reason))
+        }
+        giveToOwner(file)
+    }
+
+    /// Root's files go to the directory's owner, so the daemon's user reads what `sudo
+    /// atsproxyctl` wrote. Anyone else's files are theirs already.
+    private func giveToOwner(_ file: String) {
+        var directory = stat()
+        guard geteuid() == 0, stat(path, &directory) == 0, directory.st_uid != 0 else { return }
+        _ = chown(file, directory.st_uid, directory.st_gid)
+    }
+
+    /// A key's file, refused when group or others may read it; nil when there is none.
+    private func readPrivate(_ file: String) throws(WireGuardStateError) -> String? {
+        let contents: FileContents
+        do {
+            contents = try FileContents.read(file, maximumSize: 64 * 1024)
+        } catch {
+            if case .open(ENOENT) = error.problem { return nil }
+            throw WireGuardStateError(path: file, problem: .unreadable(error.reason))
+        }
+        guard contents.mode & 0o077 == 0 else {
+            throw WireGuardStateError(path: file, problem: .tooOpen(mode: contents.mode))
+        }
+        return String(decoding: contents.bytes, as: UTF8.self)
+    }
+}
