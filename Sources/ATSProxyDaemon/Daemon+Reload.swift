@@ -161,6 +161,7 @@ extension Daemon {
             dropVerdictsWithChangedRequirements(under: loaded.policy)
             + dropVerdictsWithChangedAddresses(from: hosts, to: freshHosts)
         hosts = freshHosts
+        tunnelResolver?.hosts = freshHosts
         if let wireguard, let devices {
             do { try wireguard.apply(devices) } catch { Daemon.say("atsproxy: \(error)") }
         }
@@ -282,6 +283,7 @@ extension DaemonConfiguration {
         openingConnections = running.openingConnections
         wireguard = running.wireguard
         deviceNames = running.deviceNames
+        resolvedNames = running.resolvedNames
         // Client classes do change live. One for all goes to every running listener, however many
         // listeners the file now names; one per listener pairs with the running listeners in order
         // when the counts match, and otherwise waits for the restart that binds the file's listeners.

@@ -59,6 +59,8 @@ final class Daemon {
     private var base: EventBase?
     /// `--wireguard-listen`'s tunnel (nil: none).
     var wireguard: WireGuardTunnel?
+    /// The WireGuard devices' DNS (nil with no tunnel).
+    var tunnelResolver: TunnelResolver?
     private var shutdown: Shutdown?
 
     init(
@@ -146,11 +148,25 @@ final class Daemon {
                     key: ConfigKey.wireguardListen.name, reason: error.description)
             }
             wireguard = tunnel
+            do {
+                tunnelResolver = try TunnelResolver(
+                    base: base, upstream: TunnelResolver.hostResolver(), hosts: hosts,
+                    names: configuration.resolvedNames)
+            } catch {
+                tunnel.stop()
+                throw ConfigurationError(
+                    .unusableFile, origin: configuration.origins[.wireguardListen] ?? .commandLine,
+                    key: ConfigKey.wireguardListen.name,
+                    reason: "the devices' DNS at \(WireGuardNetwork.proxyAddress):53: \(error) (needs CAP_NET_BIND_SERVICE)")
+            }
             // Where phones reach it, for add-device to put in their configurations.
             let endpoint = DeviceAddresses.of(listeners: [settings.listen]).first ?? settings.listen.description
             do { try settings.directory.recordEndpoint(endpoint) } catch { Daemon.say("atsproxy: \(error)") }
         }
-        defer { wireguard?.stop() }
+        defer {
+            tunnelResolver?.close()
+            wireguard?.stop()
+        }
         try startLoops(probes: probes)
         // The pages name the addresses the listeners really bound (port 0 included): in place on
         // every loop before systemd hears the proxy is ready.

@@ -75,6 +75,7 @@ extension DaemonConfiguration {
         settings.tunnelStart = tunnelStart
         settings.upstreamMarking = upstreamMark.map { UpstreamMarking(mark: $0, opening: openingConnections) }
         settings.deviceNames = wireguard.map { _ in deviceNames }
+        settings.resolvedNames = wireguard.map { _ in resolvedNames }
         return settings
     }
 

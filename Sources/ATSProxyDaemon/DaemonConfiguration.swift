@@ -49,6 +49,8 @@ package struct DaemonConfiguration: Sendable {
     /// The WireGuard devices by tunnel address, for every loop (``ProxySettings/deviceNames``): kept
     /// from the running configuration across reloads, which refill it.
     package var deviceNames = DeviceNames()
+    /// The names the devices' DNS queries resolved (``ProxySettings/resolvedNames``), kept across reloads.
+    package var resolvedNames = ResolvedNames()
     /// The client class of every listener unless each names its own.
     package var clientClass: ClientClass
     package var allowedClients: [AddressRange]

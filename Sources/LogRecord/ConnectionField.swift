@@ -49,6 +49,9 @@ package enum ConnectionField: String, LogField {
     /// The WireGuard peer (`atsproxyctl wireguard add-device NAME`) whose tunnel address the client
     /// is; null for every other client. Lines written before it existed have no such field.
     case device
+    /// A captured connection's destination address as the device's own DNS query named it (the
+    /// WireGuard tunnel's DNS, which the proxy answers); null when it did not ask the proxy.
+    case dnsName = "dns_name"
 }
 
 /// The members of a connection line's `timing` object: milliseconds from the request head, each

@@ -88,6 +88,8 @@ package struct ConnectionRecord: Sendable {
     package var serverNameMismatch: String?
     /// The WireGuard peer whose tunnel address the client is (``DeviceNames``).
     package var device: String?
+    /// The name the device's own DNS query resolved to the address it dialled (``ResolvedNames``).
+    package var dnsName: String?
 
     /// What intercept mode did with a connection.
     package enum InspectOutcome: String, Sendable {
@@ -204,6 +206,7 @@ package struct ConnectionRecord: Sendable {
         sink.add(Field.originalDestination, string: originalDestination)
         sink.add(Field.serverNameMismatch, string: serverNameMismatch)
         sink.add(Field.device, string: device)
+        sink.add(Field.dnsName, string: dnsName)
     }
 
     /// The version and suite the device negotiated, as the log's `observed` object.

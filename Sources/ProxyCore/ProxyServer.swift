@@ -57,6 +57,9 @@ package struct ProxySettings: Sendable {
     /// `--wireguard-listen`'s peers by tunnel address, which name each line's `device`; nil: no
     /// WireGuard. One table, shared by every loop and every settings value, replaced in place.
     package var deviceNames: DeviceNames?
+    /// The names the WireGuard devices' DNS queries resolved (``ResolvedNames``), which name the
+    /// address a captured connection dialled on its line (`dns_name`); nil: no WireGuard.
+    package var resolvedNames: ResolvedNames?
     /// `--inspect` and the settings of intercept mode.
     package var intercept = InterceptSettings()
     /// The proxy's own pages (onboarding, PAC, CA downloads), answered for the onboarding host

@@ -35,6 +35,16 @@ public enum IPAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The address in network byte order: 4 bytes, or 16.
+    public var networkBytes: [UInt8] {
+        switch self {
+        case .v4(let value): (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) }
+        case .v6(let high, let low):
+            (0..<8).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * $0)) }
+                + (0..<8).map { UInt8(truncatingIfNeeded: low >> (56 - 8 * $0)) }
+        }
+    }
+
     public var isIPv4: Bool {
         if case .v4 = self { return true }
         return false
