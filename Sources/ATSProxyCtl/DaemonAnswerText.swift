@@ -139,10 +139,14 @@ enum DaemonAnswerText {
                 // An older daemon sends no denied count.
                 + ((requests?["denied"]?.intValue).map { ", \($0) denied" } ?? ""), output)
         // Shown once a connection came another way than the proxy setting (an older daemon sends none).
-        if let captured = answer["capture"]?["transparent"]?.intValue, captured > 0 {
+        let transparent = answer["capture"]?["transparent"]?.intValue ?? 0
+        let wireguard = answer["capture"]?["wireguard"]?.intValue ?? 0
+        if transparent > 0 || wireguard > 0 {
             row(
-                "", "\(answer["capture"]?["proxy"]?.intValue ?? 0) through the proxy setting, \(captured) transparent",
-                output)
+                "",
+                "\(answer["capture"]?["proxy"]?.intValue ?? 0) through the proxy setting"
+                    + (transparent > 0 ? ", \(transparent) transparent" : "")
+                    + (wireguard > 0 ? ", \(wireguard) through WireGuard" : ""), output)
         }
         let bytes = answer["bytes"]
         row("Bytes", "\(bytes?["up"]?.intValue ?? 0) up, \(bytes?["down"]?.intValue ?? 0) down", output)

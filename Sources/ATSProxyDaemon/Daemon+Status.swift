@@ -1,11 +1,13 @@
 import ATSPolicy
 import ControlProtocol
+import EventLoop
 import Glibc
 import LogRecord
 import ProxyCore
 import ProxyWire
 import TLSInspection
 import TextFormats
+import WireGuard
 
 /// `status` (what an operator needs at a glance) and `stats` (the counters, for monitoring).
 extension Daemon {
@@ -24,6 +26,7 @@ extension Daemon {
                 ("mode", .string(configuration.mode.rawValue)),
                 ("inspect", inspectJSON),
                 ("onboarding", onboardingJSON),
+                ("wireguard", wireguardJSON),
                 ("config_file", .optional(configuration.configFile)),
                 ("control_socket", .string(configuration.controlSocket)),
                 ("log_file", .optional(log.path)),
@@ -42,6 +45,35 @@ extension Daemon {
             ("urls", .strings(addresses.map { "http://\($0)/" })),
             ("host", .string("http://\(OnboardingHost.name)/")),
             ("live_view", .optional(webURL)),
+        ])
+    }
+
+    /// The WireGuard tunnel (null without --wireguard-listen): its port, interface, what runs it,
+    /// and its devices.
+    private var wireguardJSON: JSONValue {
+        guard let wireguard else { return .null }
+        let pid: JSONValue = if case .userspace(let pid) = wireguard.engine { .int(Int(pid)) } else { .null }
+        let engine =
+            switch wireguard.engine {
+            case .kernel: "kernel"
+            case .userspace: "wireguard-go"
+            case .restarting: "restarting"
+            case .stopped: "stopped"
+            }
+        return .object([
+            ("listen", .string(wireguard.settings.listen.description)),
+            ("interface", .string(wireguard.interface)),
+            ("engine", .string(engine)),
+            ("wireguard_go_pid", pid),
+            ("directory", .string(wireguard.settings.directory.path)),
+            ("endpoint", .optional(wireguard.settings.directory.recordedEndpoint())),
+            (
+                "devices",
+                .array(
+                    configuration.deviceNames.all.map {
+                        .object([("name", .string($0.name)), ("address", .string($0.address.description))])
+                    })
+            ),
         ])
     }
 

@@ -157,7 +157,9 @@ final class Daemon {
                 throw ConfigurationError(
                     .unusableFile, origin: configuration.origins[.wireguardListen] ?? .commandLine,
                     key: ConfigKey.wireguardListen.name,
-                    reason: "the devices' DNS at \(WireGuardNetwork.proxyAddress):53: \(error) (needs CAP_NET_BIND_SERVICE)")
+                    reason:
+                        "the devices' DNS at \(WireGuardNetwork.proxyAddress):53: \(error) (needs CAP_NET_BIND_SERVICE)"
+                )
             }
             // Where phones reach it, for add-device to put in their configurations.
             let endpoint = DeviceAddresses.of(listeners: [settings.listen]).first ?? settings.listen.description

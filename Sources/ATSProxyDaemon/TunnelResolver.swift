@@ -46,7 +46,9 @@ final class TunnelResolver {
     /// The first `nameserver` of /etc/resolv.conf, as the host's own programs use it; 127.0.0.1
     /// when it names none (as glibc does).
     static func hostResolver(path: String = "/etc/resolv.conf") -> SocketAddress {
-        let text = (try? FileContents.read(path, maximumSize: 1 << 20)).map { String(decoding: $0.bytes, as: UTF8.self) }
+        let text = (try? FileContents.read(path, maximumSize: 1 << 20)).map {
+            String(decoding: $0.bytes, as: UTF8.self)
+        }
         for line in (text ?? "").split(separator: "\n") {
             let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
             guard words.count >= 2, words[0] == "nameserver", let address = IPAddress(words[1]) else { continue }

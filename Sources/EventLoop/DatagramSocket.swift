@@ -19,7 +19,8 @@ package final class DatagramSocket {
         guard let family = (local ?? remote).map({ Int32($0.storage.ss_family) }) else {
             throw EventError("a datagram socket needs an address", errno: EINVAL)
         }
-        let descriptor = socket(family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
+        let descriptor = socket(
+            family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw EventError("socket(SOCK_DGRAM)", errno: errno) }
         self.descriptor = descriptor
         self.onDatagram = onDatagram
@@ -64,12 +65,15 @@ package final class DatagramSocket {
     @discardableResult
     package func send(_ bytes: [UInt8], to destination: SocketAddress? = nil) -> Bool {
         guard var destination else {
-            return bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
+            return bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                == bytes.count
         }
         let length = socklen_t(destination.length)
         let sent = withUnsafePointer(to: &destination.storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bytes.withUnsafeBytes { sendto(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), address, length) }
+                bytes.withUnsafeBytes {
+                    sendto(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), address, length)
+                }
             }
         }
         return sent == bytes.count

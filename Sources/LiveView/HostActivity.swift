@@ -31,6 +31,7 @@ package struct HostActivity: Sendable, Equatable {
         }
     }
 
-    /// The device of a logged `client` (address and port): as `report --client` matches it.
+    /// The device of a logged `client` (address and port): as `report --client` matches it. A
+    /// WireGuard device is noted by its name instead (the line's `device`), which has no port.
     static func address(_ client: String) -> String { TrafficSelection.deviceAddress(client) }
 }

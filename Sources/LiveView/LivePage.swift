@@ -130,8 +130,13 @@ struct LivePage {
                 "; \(open) tunnel\(open == 1 ? "" : "s") open, shown in the table, in the plist once \(open == 1 ? "it ends" : "they end")"
         }
         // Once a connection came another way than the proxy setting (docs/capture.md).
-        if let captured = traffic.captureCounts[.transparent], captured > 0 {
-            text += "; \(traffic.captureCounts[.proxy] ?? 0) through the proxy setting, \(captured) transparent"
+        let transparent = traffic.captureCounts[.transparent] ?? 0
+        let wireguard = traffic.captureCounts[.wireguard] ?? 0
+        if transparent > 0 || wireguard > 0 {
+            text +=
+                "; \(traffic.captureCounts[.proxy] ?? 0) through the proxy setting"
+                + (transparent > 0 ? ", \(transparent) transparent" : "")
+                + (wireguard > 0 ? ", \(wireguard) through WireGuard" : "")
         }
         if traffic.unparsedLines > 0 { text += "; \(traffic.unparsedLines) lines not understood" }
         return text + "."

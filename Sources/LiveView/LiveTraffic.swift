@@ -133,11 +133,14 @@ package struct LiveTraffic: Sendable {
         if record.isLoad { countApp(record.app) { $0.noteConnection(record.app) } }
         for host in tally.add(record) {
             var seen = activity[host] ?? HostActivity()
-            seen.note(timestamp: record.timestamp, client: details.client, app: AppKey(record.app), limits: limits)
+            seen.note(
+                timestamp: record.timestamp, client: record.device ?? details.client, app: AppKey(record.app),
+                limits: limits)
             // The requests that came before the connection line count as sightings too.
             for request in connection.requests {
                 seen.note(
-                    timestamp: request.timestamp, client: request.client, app: AppKey(request.app), limits: limits)
+                    timestamp: request.timestamp, client: request.device ?? request.client, app: AppKey(request.app),
+                    limits: limits)
             }
             activity[host] = seen
         }
@@ -163,7 +166,8 @@ package struct LiveTraffic: Sendable {
         // Seen now: a host's row shows from its first judged connection.
         if let host = try? HostIdentity(parsing: record.host), activity[host] != nil || activity.count < limits.hosts {
             activity[host, default: HostActivity()].note(
-                timestamp: record.timestamp, client: ConnectionDetails(json: json).client, app: AppKey(record.app),
+                timestamp: record.timestamp, client: record.device ?? ConnectionDetails(json: json).client,
+                app: AppKey(record.app),
                 limits: limits)
         }
     }
@@ -193,7 +197,8 @@ package struct LiveTraffic: Sendable {
         // Hosts the tally holds already; a host still waiting for its connection line is noted then.
         if let host = try? HostIdentity(parsing: request.host), activity[host] != nil {
             activity[host]?.note(
-                timestamp: request.timestamp, client: request.client, app: AppKey(request.app), limits: limits)
+                timestamp: request.timestamp, client: request.device ?? request.client, app: AppKey(request.app),
+                limits: limits)
         }
     }
 

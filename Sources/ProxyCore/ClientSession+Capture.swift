@@ -37,7 +37,8 @@ extension ClientSession {
         case .redirected(let original, let path), .loopedBack(let original, let path):
             record.capture = path
             record.originalDestination = original?.description
-            record.dnsName = settings.resolvedNames?.name(of: original?.withAddressBytes { IPAddress(networkBytes: $0) })
+            record.dnsName = settings.resolvedNames?.name(
+                of: original?.withAddressBytes { IPAddress(networkBytes: $0) })
         }
     }
 

@@ -27,4 +27,9 @@ package final class DeviceNames: Sendable {
     }
 
     package var count: Int { names.withLock { $0.count } }
+
+    /// Every device, by name.
+    package var all: [(name: String, address: IPAddress)] {
+        names.withLock { $0.map { (name: $0.value, address: $0.key) } }.sorted { $0.name < $1.name }
+    }
 }

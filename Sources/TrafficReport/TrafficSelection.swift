@@ -45,8 +45,9 @@ package struct TrafficSelection: Sendable, Equatable {
             guard let client else { return false }
             let address = Self.deviceAddress(client)
             // A value with a port names one connection; an address alone, every connection of the device.
+            // A WireGuard device is also named by its name (the live view's client filter).
             let named = clients.contains { given in
-                Self.deviceAddress(given) == given ? given == address : given == client
+                given == device || (Self.deviceAddress(given) == given ? given == address : given == client)
             }
             guard named else { return false }
         }

@@ -26,7 +26,8 @@ struct WireGuardStateTests {
             let key = try WireGuardKey.generate()
             let derived = try runCommand("/usr/bin/wg", ["pubkey"], input: Data((key.base64 + "\n").utf8))
             #expect(derived.status == 0)
-            #expect(derived.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == (try key.publicKey().base64))
+            #expect(
+                derived.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == (try key.publicKey().base64))
         }
     }
 
@@ -86,7 +87,8 @@ struct WireGuardStateTests {
     func malformedDevice() throws {
         let state = WireGuardDirectory(path: try Self.scratch())
         let device = try state.addDevice("one", endpoint: "192.0.2.1:51820")
-        let broken = device.configuration.replacingOccurrences(of: "Address = 10.65.84.2/32", with: "Address = 10.1.2.3/32")
+        let broken = device.configuration.replacingOccurrences(
+            of: "Address = 10.65.84.2/32", with: "Address = 10.1.2.3/32")
         try FileManager.default.removeItem(atPath: state.devicePath("one"))
         _ = FileManager.default.createFile(
             atPath: state.devicePath("one"), contents: Data(broken.utf8), attributes: [.posixPermissions: 0o600])
@@ -94,7 +96,9 @@ struct WireGuardStateTests {
         #expect(error?.description.hasPrefix("\(state.devicePath("one")):4: Address is not a device address") == true)
     }
 
-    @Test("the device's .conf is what wg-quick reads: wg accepts it stripped, with the keys and endpoint", .enabled(if: hasWG))
+    @Test(
+        "the device's .conf is what wg-quick reads: wg accepts it stripped, with the keys and endpoint",
+        .enabled(if: hasWG))
     func configurationIsWGQuick() throws {
         let directory = try Self.scratch()
         let state = WireGuardDirectory(path: directory + "/state")
@@ -142,7 +146,9 @@ struct WireGuardStateTests {
         #expect((vpn["VendorConfig"] as? [String: Any])?["WgQuickConfig"] as? String == device.configuration)
         #expect((vpn["VPN"] as? [String: Any])?["RemoteAddress"] as? String == "192.0.2.1:51820")
         #expect((vpn["VPN"] as? [String: Any])?["AuthenticationMethod"] as? String == "Password")
-        let uuids = [plist["PayloadUUID"], payloads[0]["PayloadUUID"], payloads[1]["PayloadUUID"]].compactMap { $0 as? String }
+        let uuids = [plist["PayloadUUID"], payloads[0]["PayloadUUID"], payloads[1]["PayloadUUID"]].compactMap {
+            $0 as? String
+        }
         #expect(Set(uuids).count == 3, "every payload has a UUID of its own")
         #expect(uuids[0] != authority.payloadUUID(for: ""), "not the CA profile's")
     }
