@@ -225,9 +225,9 @@ extension DaemonConfiguration {
         case .transparentListen:
             transparentListeners.map(\.address.description) != other.transparentListeners.map(\.address.description)
         case .upstreamMark: upstreamMark != other.upstreamMark
-        case .wireguardListen: wireguard?.listen.description != other.wireguard?.listen.description
-        case .wireguardDir: wireguard?.directory.path != other.wireguard?.directory.path
-        case .wireguardInterface: wireguard?.interface != other.wireguard?.interface
+        case .wireguardListen: wireguardListen?.description != other.wireguardListen?.description
+        case .wireguardDir: wireguardDir != other.wireguardDir
+        case .wireguardInterface: wireguardInterface != other.wireguardInterface
         case .policy: policyFile != other.policyFile
         case .mode: mode != other.mode
         case .caFile: caFiles != other.caFiles
@@ -281,7 +281,9 @@ extension DaemonConfiguration {
         transparentListeners = running.transparentListeners
         upstreamMark = running.upstreamMark
         openingConnections = running.openingConnections
-        wireguard = running.wireguard
+        wireguardListen = running.wireguardListen
+        wireguardDir = running.wireguardDir
+        wireguardInterface = running.wireguardInterface
         deviceNames = running.deviceNames
         resolvedNames = running.resolvedNames
         // Client classes do change live. One for all goes to every running listener, however many

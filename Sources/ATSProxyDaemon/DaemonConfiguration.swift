@@ -44,8 +44,12 @@ package struct DaemonConfiguration: Sendable {
     /// The proxy's upstream connects under way, for every loop (``UpstreamMarking/opening``): kept
     /// from the running configuration across reloads, as the mark is.
     package var openingConnections = OpeningConnections()
-    /// `--wireguard-listen`, `--wireguard-dir` and `--wireguard-interface`; nil: no WireGuard.
-    package var wireguard: WireGuardSettings?
+    /// `--wireguard-listen`: the tunnel's UDP address; nil: no WireGuard.
+    package var wireguardListen: SocketAddress?
+    /// `--wireguard-dir`.
+    package var wireguardDir: String
+    /// `--wireguard-interface`.
+    package var wireguardInterface: String
     /// The WireGuard devices by tunnel address, for every loop (``ProxySettings/deviceNames``): kept
     /// from the running configuration across reloads, which refill it.
     package var deviceNames = DeviceNames()
@@ -125,6 +129,14 @@ package struct DaemonConfiguration: Sendable {
         package static var threads: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
     }
 
+    /// The WireGuard tunnel's settings together; nil without `--wireguard-listen`.
+    package var wireguard: WireGuardSettings? {
+        wireguardListen.map {
+            WireGuardSettings(
+                listen: $0, directory: WireGuardDirectory(path: wireguardDir), interface: wireguardInterface)
+        }
+    }
+
     /// The merged settings with the defaults filled in; fails when client classes and listeners do
     /// not pair up.
     init(_ settings: SettingsLayer, configFile: String?) throws(ConfigurationError) {
@@ -143,11 +155,9 @@ package struct DaemonConfiguration: Sendable {
         transparentListeners = settings.transparentListen.map { ListenEndpoint(address: $0, capture: .transparent) }
         upstreamMark =
             settings.upstreamMark.map(UInt32.init) ?? (settings.transparentListen.isEmpty ? nil : Defaults.upstreamMark)
-        wireguard = settings.wireguardListen.map {
-            WireGuardSettings(
-                listen: $0, directory: WireGuardDirectory(path: settings.wireguardDir ?? Defaults.wireguardDir),
-                interface: settings.wireguardInterface ?? Defaults.wireguardInterface)
-        }
+        wireguardListen = settings.wireguardListen
+        wireguardDir = settings.wireguardDir ?? Defaults.wireguardDir
+        wireguardInterface = settings.wireguardInterface ?? Defaults.wireguardInterface
         policyFile = settings.policy
         mode = settings.mode ?? Defaults.mode
         caFiles = settings.caFiles

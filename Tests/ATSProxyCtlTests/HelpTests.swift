@@ -35,6 +35,7 @@ struct HelpTests {
         Subcommand(name: "passthrough", options: ["list", "clear"]),
         Subcommand(name: "ca", options: ["init", "export", "show"]),
         Subcommand(name: "capture", options: ["rules"]),
+        Subcommand(name: "wireguard", options: ["add-device", "remove-device", "list", "show-device"]),
     ]
 
     /// The three ways to ask for a subcommand's help.

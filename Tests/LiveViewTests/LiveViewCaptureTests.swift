@@ -22,7 +22,7 @@ struct LiveViewCaptureTests {
         ]
         let site = liveSite(lines)
         let state = try JSONValue(parsing: try #require(site.response("/api/state.json")).body)
-        #expect(state["capture"] == .object([("proxy", .int(1)), ("transparent", .int(2))]))
+        #expect(state["capture"] == .object([("proxy", .int(1)), ("transparent", .int(2)), ("wireguard", .int(0))]))
         #expect(state["summary"]?.stringValue?.contains("; 1 through the proxy setting, 2 transparent") == true)
         #expect(site.page("/").contains("1 through the proxy setting, 2 transparent"))
 

@@ -106,6 +106,9 @@ struct ConnectionRecordTests {
             ("capture", .string("proxy")),
             ("original_destination", .null),
             ("server_name_mismatch", .null),
+            // Not a WireGuard device, and no DNS answer of the proxy's named the destination.
+            ("device", .null),
+            ("dns_name", .null),
         ]
         guard case .object(let fields) = json else {
             Issue.record("not an object: \(json.serialized)")
