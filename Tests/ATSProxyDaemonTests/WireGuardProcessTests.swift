@@ -13,8 +13,9 @@ import Testing
 @Suite("WireGuard for phones: a peer's traffic judged with its name", .startsProcesses(timeLimit: .seconds(300)))
 struct WireGuardProcessTests {
     static let usable =
-        getuid() == 0 && ["/usr/sbin/nft", "/usr/sbin/ip", "/usr/bin/wg", "/usr/bin/wireguard-go", "/usr/bin/wg-quick"]
-        .allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
+        getuid() == 0
+        && ["/usr/sbin/nft", "/usr/sbin/ip", "/usr/bin/wg", "/usr/bin/wireguard-go", "/usr/bin/wg-quick"]
+            .allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
 
     static let port: UInt16 = 51820
 
@@ -153,7 +154,8 @@ struct WireGuardProcessTests {
     func peerJudged() throws {
         let (legacy, good) = ("legacy.wg.test", "good.wg.test")
         let fixture = try InterceptFixture(names: [])
-        try "10.78.0.2 \(legacy)\n10.78.0.3 \(good)\n".write(toFile: fixture.hostsFile, atomically: true, encoding: .utf8)
+        try "10.78.0.2 \(legacy)\n10.78.0.3 \(good)\n".write(
+            toFile: fixture.hostsFile, atomically: true, encoding: .utf8)
         try fixture.leaf("legacy", for: [legacy])
         try fixture.leaf("good", for: [good])
         let network = try Network()
@@ -188,7 +190,8 @@ struct WireGuardProcessTests {
             from: Data(contentsOf: URL(fileURLWithPath: fixture.directory + "/phone1.mobileconfig")), format: nil)
         let payloads = (profile as? [String: Any])?["PayloadContent"] as? [[String: Any]] ?? []
         #expect(payloads.map { $0["PayloadType"] as? String } == ["com.apple.security.root", "com.apple.vpn.managed"])
-        try network.joinPhone(conf: fixture.directory + "/phone1.conf", directory: fixture.directory, address: "10.65.84.2")
+        try network.joinPhone(
+            conf: fixture.directory + "/phone1.conf", directory: fixture.directory, address: "10.65.84.2")
 
         // The device's DNS: the proxy's, and any other server's, answered from the hosts file.
         #expect(try Self.lookUp(network, good, server: "10.65.84.1") == "10.78.0.3")
@@ -272,7 +275,8 @@ struct WireGuardProcessTests {
             "wireguard", "remove-device", "phone1", "--dir", state, "--socket", daemon.controlSocket)
         #expect(removed.exitCode == 0, "\(removed.standardError)")
         let peers = try runCommand(
-            network.routerWrapper[0], Array(network.routerWrapper.dropFirst()) + ["/usr/bin/wg", "show", network.serverInterface, "peers"])
+            network.routerWrapper[0],
+            Array(network.routerWrapper.dropFirst()) + ["/usr/bin/wg", "show", network.serverInterface, "peers"])
         #expect(peers.status == 0 && peers.standardOutput.isEmpty, "\(peers)")
 
         // Stopped: the interface and the rules are gone.
