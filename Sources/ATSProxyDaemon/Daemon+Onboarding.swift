@@ -4,6 +4,7 @@ import EventLoop
 import Onboarding
 import ProxyCore
 import TLSInspection
+import WireGuard
 
 /// The proxy's own pages: the onboarding site every loop answers with, built from the settings,
 /// the CA read at start and the addresses the listeners bound.
@@ -54,7 +55,11 @@ extension Daemon {
                 // Both are host patterns checked the same way when the settings were read.
                 pacHosts: configuration.pacHosts.compactMap { try? PACHostPattern($0.description) },
                 inspectMode: configuration.intercept.mode == .intercept ? .intercept : .tunnel,
-                liveViewURL: deviceWebURL))
+                liveViewURL: deviceWebURL,
+                wireguard: configuration.wireguard.map { settings in
+                    OnboardingConfiguration.WireGuardOffer(
+                        endpoint: settings.directory.recordedEndpoint() ?? settings.listen.description)
+                }))
     }
 
     /// The name iOS lists under Certificate Trust Settings: the subject's CN ("atsproxy CA (host)"),

@@ -52,16 +52,30 @@ package struct OnboardingConfiguration: Sendable {
     package var inspectMode: InspectMode
     /// The live view's URL, linked from the page when set.
     package var liveViewURL: String?
+    /// `--wireguard-listen`'s tunnel, offered as a second way in; nil without one.
+    package var wireguard: WireGuardOffer?
+
+    /// What the page says of the WireGuard tunnel: where phones reach it.
+    package struct WireGuardOffer: Sendable, Equatable {
+        /// `host:port` a phone sends its WireGuard packets to (as `add-device` puts it in configurations).
+        package var endpoint: String
+
+        package init(endpoint: String) { self.endpoint = endpoint }
+
+        /// The WireGuard app in the App Store, which the page's QR code opens.
+        package static let appStoreURL = "https://apps.apple.com/app/wireguard/id1441195209"
+    }
 
     package init(
         addresses: [String], authority: CADownloads?, pacHosts: [PACHostPattern] = [], inspectMode: InspectMode,
-        liveViewURL: String? = nil
+        liveViewURL: String? = nil, wireguard: WireGuardOffer? = nil
     ) {
         self.addresses = addresses.filter { !ListenerAddress($0).isLoopback }
         self.authority = authority
         self.pacHosts = pacHosts
         self.inspectMode = inspectMode
         self.liveViewURL = liveViewURL
+        self.wireguard = wireguard
     }
 }
 

@@ -7,11 +7,13 @@ struct OnboardingPage {
     let configuration: OnboardingConfiguration
     /// The QR codes of `http://<address>/`, one per configured address, drawn once.
     let codes: [(url: String, svg: String)]
+    /// The WireGuard app's QR code, when the proxy runs a tunnel (``OnboardingConfiguration/wireguard``).
+    let wireguardAppCode: String?
     let request: LocalRequest
 
     var html: String {
         var body = "<h1>atsproxy: set up this device</h1>\n"
-        body += useTheProxy + trustTheCA + check + otherDevices + simulators
+        body += useTheProxy + trustTheCA + check + otherDevices + wireguard + simulators
         if let live = configuration.liveViewURL {
             body += "<p>What the proxy sees, live: <a href=\"\(HTML.escaped(live))\">\(HTML.escaped(live))</a></p>\n"
         }
@@ -130,6 +132,30 @@ struct OnboardingPage {
                 "<figure>\(code.svg)<figcaption><a href=\"\(HTML.escaped(code.url))\">\(HTML.escaped(code.url))</a></figcaption></figure>\n"
         }
         return text + "</section>\n\n"
+    }
+
+    /// The second way in, when the proxy runs a WireGuard tunnel: every app, on any network. The
+    /// device's own configuration holds its private key, so it is never on this page: the proxy's
+    /// operator makes it (`atsproxyctl wireguard add-device`) and the page says how.
+    private var wireguard: String {
+        guard let offer = configuration.wireguard else { return "" }
+        let code = wireguardAppCode.map { svg in
+            let url = HTML.escaped(OnboardingConfiguration.WireGuardOffer.appStoreURL)
+            return "<figure>\(svg)<figcaption><a href=\"\(url)\">The WireGuard app</a></figcaption></figure>\n"
+        }
+        return """
+            <section><h2>Or: every app, on any network, through WireGuard</h2>
+            <p>This proxy also runs a WireGuard tunnel at <code>\(HTML.escaped(offer.endpoint))</code> (UDP). Through it, \
+            every app's connections are judged, whether or not it uses the proxy setting, on Wi-Fi or cellular, \
+            and each line names the device.</p>
+            <ol><li>Install the WireGuard app (scan the code with the camera).</li>
+            <li>On the proxy's machine, make this device's tunnel: <code>atsproxyctl wireguard add-device NAME</code>. \
+            In the app, tap <em>Add a tunnel → Create from QR code</em> and scan the code it prints, or open the \
+            <code>NAME.mobileconfig</code> it writes, which installs the tunnel and the atsproxy CA at once.</li>
+            <li>Trust the CA (step 2), and turn the tunnel on in the app.</li></ol>
+            \(code ?? "")</section>
+
+            """
     }
 
     /// Simulators and emulators take their proxy from elsewhere than a Wi-Fi panel.

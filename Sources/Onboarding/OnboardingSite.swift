@@ -22,6 +22,8 @@ package struct OnboardingSite: LocalSite, Sendable {
     package let configuration: OnboardingConfiguration
     /// `http://<address>/` and its QR code as SVG, per configured address.
     let codes: [(url: String, svg: String)]
+    /// The WireGuard app's App Store link as a QR code (SVG), when the page offers the tunnel.
+    let wireguardAppCode: String?
 
     /// The header every response carries.
     package static let marker = (name: "X-ATSProxy", value: "onboarding")
@@ -32,6 +34,9 @@ package struct OnboardingSite: LocalSite, Sendable {
             let url = "http://\(address)/"
             // A QR code holds thousands of bytes: a host:port that does not fit is no address.
             return (url, (try? QRCode(url))?.svg(modulePixels: 6) ?? "")
+        }
+        wireguardAppCode = configuration.wireguard.flatMap { _ in
+            (try? QRCode(OnboardingConfiguration.WireGuardOffer.appStoreURL))?.svg(modulePixels: 5)
         }
     }
 
@@ -46,7 +51,11 @@ package struct OnboardingSite: LocalSite, Sendable {
             return .methodNotAllowed(request.method)
         }
         switch request.path {
-        case "/": return .html(OnboardingPage(configuration: configuration, codes: codes, request: request).html)
+        case "/":
+            return .html(
+                OnboardingPage(
+                    configuration: configuration, codes: codes, wireguardAppCode: wireguardAppCode, request: request
+                ).html)
         case "/check": return .html(CheckPage(request: request).html)
         case "/status.json": return .json(StatusJSON.text(for: request))
         case "/proxy.pac": return proxyAutoConfig(for: request)

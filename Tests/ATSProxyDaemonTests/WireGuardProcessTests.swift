@@ -257,6 +257,16 @@ struct WireGuardProcessTests {
         let status = atsproxyctl("status", "--socket", daemon.controlSocket)
         #expect(status.standardOutput.contains("through WireGuard"), "\(status.standardOutput)")
 
+        // The onboarding page offers the tunnel, at the endpoint the daemon recorded for add-device.
+        let page = try runCommand(
+            network.routerWrapper[0],
+            Array(network.routerWrapper.dropFirst()) + ["/usr/bin/curl", "-sS", "http://127.0.0.1:\(daemon.port)/"])
+        let recorded = try String(contentsOfFile: state + "/endpoint", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(recorded.hasSuffix(":\(Self.port)") && !recorded.hasPrefix("0.0.0.0"), "\(recorded)")
+        #expect(page.standardOutput.contains("through WireGuard</h2>"), "\(page)")
+        #expect(page.standardOutput.contains("<code>\(recorded)</code>"), "\(page)")
+
         // wireguard-go killed: the daemon starts it again, configured, and the phone gets through.
         let before = try #require(Self.wireguardGoPID(daemon), "\(daemon.standardError)")
         kill(before, SIGKILL)

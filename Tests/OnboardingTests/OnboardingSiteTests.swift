@@ -107,6 +107,23 @@ struct OnboardingSiteTests {
         #expect(lonely.contains("<code>--listen 0.0.0.0:8080 --allow-client 192.168.0.0/16</code>"))
     }
 
+    @Test("with a WireGuard tunnel the page offers it as a second way in: its endpoint, the app's QR code, add-device")
+    func wireguardOffer() throws {
+        let site = OnboardingSite(
+            configuration: Fixture.configuration(wireguard: .init(endpoint: "192.168.1.20:51820")))
+        let page = Fixture.body(Fixture.response(site, Fixture.request("/")))
+        #expect(page.contains("through WireGuard</h2>"))
+        #expect(page.contains("<code>192.168.1.20:51820</code>"))
+        #expect(page.contains("<code>atsproxyctl wireguard add-device NAME</code>"))
+        #expect(
+            page.contains("<a href=\"\(OnboardingConfiguration.WireGuardOffer.appStoreURL)\">The WireGuard app</a>"))
+        let appCode = try QRCode(OnboardingConfiguration.WireGuardOffer.appStoreURL).svg(modulePixels: 5)
+        #expect(page.contains(appCode), "the App Store link's code")
+        #expect(htmlNestingProblems(page).isEmpty, "\(htmlNestingProblems(page))")
+        let without = Fixture.body(Fixture.response(self.site, Fixture.request("/")))
+        #expect(!without.contains("WireGuard"))
+    }
+
     @Test("the live view is linked when there is one")
     func liveView() {
         let site = OnboardingSite(configuration: Fixture.configuration(liveViewURL: "http://192.168.1.20:8081/"))

@@ -22,10 +22,11 @@ enum Fixture {
     static func configuration(
         addresses: [String] = [listener], authority: OnboardingConfiguration.CADownloads? = downloads,
         pacHosts: [PACHostPattern] = [], mode: OnboardingConfiguration.InspectMode = .intercept,
-        liveViewURL: String? = nil
+        liveViewURL: String? = nil, wireguard: OnboardingConfiguration.WireGuardOffer? = nil
     ) -> OnboardingConfiguration {
         OnboardingConfiguration(
-            addresses: addresses, authority: authority, pacHosts: pacHosts, inspectMode: mode, liveViewURL: liveViewURL)
+            addresses: addresses, authority: authority, pacHosts: pacHosts, inspectMode: mode, liveViewURL: liveViewURL,
+            wireguard: wireguard)
     }
 
     static func request(
