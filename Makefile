@@ -67,7 +67,7 @@ WERROR       := -Xswiftc -warnings-as-errors
 # Extra flags for the benchmarks' release builds, e.g. SWIFT_BUILD_FLAGS="--scratch-path .build-bench".
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all deps test-venv build lint format test test-sanitize test-asan test-tsan fuzz soak run bench bench-policy bench-proxy bench-hostile bench-intercept bench-latency bench-h2 bench-venv release install uninstall deb clean
+.PHONY: all deps test-venv build lint format test test-sanitize test-asan test-tsan fuzz soak run bench bench-policy bench-proxy bench-hostile bench-intercept bench-latency bench-h2 bench-capture bench-venv release install uninstall deb clean
 
 all: build
 
@@ -274,6 +274,17 @@ bench-h2: deps bench-venv
 	  bin="$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --show-bin-path)"; \
 	  ATSPROXY="$$bin/atsproxy" ATSPROXYCTL="$$bin/atsproxyctl" MITMDUMP="$(abspath $(BENCH_VENV))/bin/mitmdump" \
 	  python3 bench/h2-bench/h2.py
+
+# The capture paths (issue 30) in two network namespaces the run makes: the same curl on a "phone"
+# namespace through the proxy setting, transparent mode (nftables redirect) and WireGuard (wireguard-go
+# on both ends), and directly: time to first byte against the proxy setting's, bulk through WireGuard
+# against transparent mode, atsproxy's CPU per new connection per path (bench/capture-bench/README.md).
+# Needs root. About 1 minute.
+bench-capture: deps
+	$(SWIFT) build -c release --product atsproxy $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build -c release --product atsproxyctl $(SWIFT_BUILD_FLAGS)
+	bin="$$($(SWIFT) build -c release $(SWIFT_BUILD_FLAGS) --show-bin-path)"; \
+	  ATSPROXY="$$bin/atsproxy" ATSPROXYCTL="$$bin/atsproxyctl" python3 bench/capture-bench/capture.py
 
 # mitmproxy from PyPI in its own virtual environment; a failure leaves mitmdump's rows SKIP, not the run.
 bench-venv:
