@@ -6,9 +6,12 @@ import Testing
 struct DNSMessageTests {
     /// A query for `name`, type `type`, id 0x4154, recursion desired.
     static func query(_ name: String, type: UInt16 = DNSMessage.typeA) -> [UInt8] {
-        [0x41, 0x54, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0]
-            + name.split(separator: ".").flatMap { [UInt8($0.utf8.count)] + Array($0.utf8) } + [0]
-            + [UInt8(type >> 8), UInt8(type & 0xFF), 0, 1]
+        let header: [UInt8] = [0x41, 0x54, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0]
+        let labels: [UInt8] = name.split(separator: ".").flatMap { label -> [UInt8] in
+            [UInt8(label.utf8.count)] + Array(label.utf8)
+        }
+        let tail: [UInt8] = [0, UInt8(type >> 8), UInt8(type & 0xFF), 0, 1]
+        return header + labels + tail
     }
 
     @Test("a query's question: id, name in lower case, type, class; anything else is no query")
