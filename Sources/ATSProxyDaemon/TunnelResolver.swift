@@ -59,6 +59,12 @@ final class TunnelResolver {
     }
 
     private func query(_ bytes: [UInt8], from client: SocketAddress) {
+        // The devices only: WireGuard vouches for their addresses. Anyone else who routes a query
+        // here (a LAN host with a route to the tunnel's network) gets nothing, so this is no open
+        // resolver for the host's network.
+        guard let address = client.withAddressBytes({ IPAddress(networkBytes: $0) }),
+            WireGuardSettings.network.contains(address.unmapped)
+        else { return }
         guard let question = DNSMessage.question(of: bytes) else { return }
         if question.type == DNSMessage.typeA || question.type == DNSMessage.typeAAAA,
             let listed = hosts?.addresses(for: question.name)
