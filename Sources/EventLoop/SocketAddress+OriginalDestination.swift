@@ -40,7 +40,33 @@ extension SocketAddress {
     /// destination as the local address). A connection no rule redirected gives the listener's own
     /// address, which the caller refuses; nil only when the kernel answers neither.
     package static func capturedDestination(of descriptor: Int32) -> SocketAddress? {
-        (try? originalDestination(of: descriptor)) ?? local(of: descriptor)
+        ((try? originalDestination(of: descriptor)) ?? local(of: descriptor))?.unmapped
+    }
+
+    /// An IPv4 address a dual-stack IPv6 socket shows as `::ffff:a.b.c.d`, as the IPv4 address it is
+    /// (dialled, logged and compared as such); any other address as it is.
+    package var unmapped: SocketAddress {
+        var copy = storage
+        let mapped: (address: in_addr, port: in_port_t)? = withUnsafePointer(to: &copy) { pointer in
+            guard Int32(pointer.pointee.ss_family) == AF_INET6 else { return nil }
+            return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
+                let bytes = withUnsafeBytes(of: v6.pointee.sin6_addr) { Array($0) }
+                guard bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF else { return nil }
+                var address = in_addr()
+                withUnsafeMutableBytes(of: &address) { $0.copyBytes(from: bytes[12..<16]) }
+                return (address, v6.pointee.sin6_port)
+            }
+        }
+        guard let mapped else { return self }
+        var v4 = sockaddr_in()
+        v4.sin_family = sa_family_t(AF_INET)
+        v4.sin_port = mapped.port
+        v4.sin_addr = mapped.address
+        var result = sockaddr_storage()
+        withUnsafeMutableBytes(of: &result) { target in
+            withUnsafeBytes(of: v4) { target.copyMemory(from: $0) }
+        }
+        return SocketAddress(storage: result, length: Int32(MemoryLayout<sockaddr_in>.size))
     }
 }
 
