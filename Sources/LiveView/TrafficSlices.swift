@@ -11,7 +11,7 @@ import TrafficReport
 /// those out, and says so.
 package struct TrafficSlices: Sendable {
     /// One slice: the app a line named (``AppKey``) and the device's address without its port
-    /// (``HostActivity/address(_:)``; empty when the line had no `client`).
+    /// (``HostActivity/address(_:)``; empty when the line had no `client`), or a WireGuard device's name.
     package struct Key: Sendable, Hashable {
         package var app: AppKey
         package var client: String
@@ -34,11 +34,15 @@ package struct TrafficSlices: Sendable {
 
     mutating func add(_ record: LoggedConnection) {
         guard record.isLoad else { return }
-        update(Key(app: AppKey(record.app), client: HostActivity.address(record.client ?? ""))) { $0.add(record) }
+        update(Key(app: AppKey(record.app), client: record.device ?? HostActivity.address(record.client ?? ""))) {
+            $0.add(record)
+        }
     }
 
     mutating func add(_ request: LoggedRequest) {
-        update(Key(app: AppKey(request.app), client: HostActivity.address(request.client ?? ""))) { $0.add(request) }
+        update(Key(app: AppKey(request.app), client: request.device ?? HostActivity.address(request.client ?? ""))) {
+            $0.add(request)
+        }
     }
 
     private mutating func update(_ key: Key, _ change: (inout HostTrafficTally) -> Void) {

@@ -33,3 +33,33 @@ struct LiveViewCaptureTests {
         #expect(quiet["capture"]?["proxy"] == .int(1))
     }
 }
+
+/// A WireGuard device is named by its name in the live view: among a host's clients, and as the
+/// client filter's value (docs/capture.md).
+@Suite("LiveView: WireGuard devices by name")
+struct LiveViewDeviceTests {
+    static func wireguard(_ line: String, device: String) -> String {
+        String(line.dropLast())
+            + #","capture":"wireguard","original_destination":"10.78.0.3:443","server_name_mismatch":null,"device":"\#(device)","dns_name":null}"#
+    }
+
+    @Test("a device's lines show its name among the clients, and ?client=NAME selects them")
+    func named() throws {
+        let lines = [
+            Self.wireguard(
+                appLine("legacy.example.com", userAgent: nil, client: "10.65.84.2:50000", need: .tls10),
+                device: "phone1"),
+            appLine("other.example.com", userAgent: nil, client: "192.168.1.23:50001", need: .tls10),
+        ]
+        let site = liveSite(lines)
+        let state = try JSONValue(parsing: try #require(site.response("/api/state.json")).body)
+        let hosts = try #require(state["hosts"]?.arrayValue)
+        let legacy = try #require(hosts.first { $0["host"]?.stringValue == "legacy.example.com" })
+        #expect(legacy["clients"] == .strings(["phone1"]))
+        #expect(state["capture"]?["wireguard"] == .int(1))
+        #expect(state["summary"]?.stringValue?.contains("1 through WireGuard") == true)
+        let answer = try JSONValue(parsing: try #require(site.response("/api/plist?client=phone1")).body)
+        let plist = try #require(answer["plist"]?.stringValue)
+        #expect(plist.contains("legacy.example.com") && !plist.contains("other.example.com"), "\(plist)")
+    }
+}
