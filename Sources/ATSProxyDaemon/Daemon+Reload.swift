@@ -162,6 +162,7 @@ extension Daemon {
             + dropVerdictsWithChangedAddresses(from: hosts, to: freshHosts)
         hosts = freshHosts
         tunnelResolver?.hosts = freshHosts
+        tunnelResolver?.upstream = TunnelResolver.hostResolver()
         if let wireguard, let devices {
             do { try wireguard.apply(devices) } catch { Daemon.say("atsproxy: \(error)") }
         }

@@ -305,6 +305,7 @@ final class Daemon {
             "atsproxy stopping (signal \(signal)): no new connections; \(open) open, given up to "
                 + "\(limit.components.seconds) s to finish")
         broadcast(.drain)
+        wireguard?.beginStopping()
         guard let base, let clock = try? EventLoop.Timer(base: base, onFire: { [unowned self] in checkShutdown() })
         else {
             return stopNow()

@@ -26,7 +26,8 @@ final class TunnelResolver {
 
     private let base: EventBase
     private var server: DatagramSocket?
-    private let upstream: SocketAddress
+    /// The host's resolver (``hostResolver(path:)``), read again on every reload.
+    var upstream: SocketAddress
     private let names: ResolvedNames
     private var pending: [UInt64: Pending] = [:]
     private var nextID: UInt64 = 0
@@ -66,11 +67,9 @@ final class TunnelResolver {
             WireGuardSettings.network.contains(address.unmapped)
         else { return }
         guard let question = DNSMessage.question(of: bytes) else { return }
-        if question.type == DNSMessage.typeA || question.type == DNSMessage.typeAAAA,
-            let listed = hosts?.addresses(for: question.name)
-        {
+        if let listed = hosts?.addresses(for: question.name) {
             let addresses = listed.compactMap { IPAddress($0) }
-            names.record(question.name, for: addresses)
+            names.record(question.name, for: addresses, device: address)
             server?.send(
                 DNSMessage.answer(to: bytes, question, addresses: addresses.map(\.networkBytes)), to: client)
             return
@@ -80,7 +79,7 @@ final class TunnelResolver {
         nextID += 1
         do {
             let socket = try DatagramSocket(base: base, remote: upstream) { [unowned self] answer, _ in
-                relay(answer, id: id, queryID: question.id, to: client)
+                relay(answer, id: id, queryID: question.id, to: client, device: address)
             }
             let timer = try EventLoop.Timer(base: base) { [unowned self] in pending[id] = nil }
             timer.schedule(after: Self.timeout)
@@ -91,10 +90,10 @@ final class TunnelResolver {
         }
     }
 
-    private func relay(_ answer: [UInt8], id: UInt64, queryID: UInt16, to client: SocketAddress) {
+    private func relay(_ answer: [UInt8], id: UInt64, queryID: UInt16, to client: SocketAddress, device: IPAddress) {
         guard answer.count >= 2, UInt16(answer[0]) << 8 | UInt16(answer[1]) == queryID else { return }
         if let (name, addresses) = DNSMessage.addresses(in: answer), !addresses.isEmpty {
-            names.record(name, for: addresses.compactMap { IPAddress(networkBytes: $0) })
+            names.record(name, for: addresses.compactMap { IPAddress(networkBytes: $0) }, device: device)
         }
         server?.send(answer, to: client)
         pending[id]?.timer.cancel()

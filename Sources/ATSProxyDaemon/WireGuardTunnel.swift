@@ -28,6 +28,12 @@ final class WireGuardTunnel {
     private var startedAt: Int64 = 0
     private var restartDelay: Duration = .seconds(1)
     private var restartTimer: EventLoop.Timer?
+    /// The proxy's key, read (or made) at start.
+    private var serverKey: WireGuardKey?
+    /// The devices the last start or reload gave WireGuard: what a restart configures.
+    private var applied: [WireGuardDevice] = []
+    /// Set by ``beginStopping()`` and ``stop()``: wireguard-go ending now is not restarted.
+    private var stopping = false
     private let base: EventBase
     /// Called with the devices each time the tunnel is configured (start, restart, reload).
     private let onDevices: ([WireGuardDevice]) -> Void
@@ -53,14 +59,39 @@ final class WireGuardTunnel {
     /// Makes the interface and configures it; the proxy's listener in the tunnel can bind once this
     /// returns.
     func start() throws(WireGuardTunnelError) {
-        // A tunnel of ours left by a daemon that was killed: its name is ours to take back.
-        if if_nametoindex(interface) != 0 { _ = try? Subprocess.run(["ip", "link", "delete", interface]) }
+        try takeBackLeftover()
+        do {
+            serverKey = try settings.directory.serverKey()
+        } catch {
+            throw WireGuardTunnelError(step: "reading the proxy's key", reason: "\(error)")
+        }
         if (try? Subprocess.run(["ip", "link", "add", interface, "type", "wireguard"]))?.succeeded == true {
             engine = .kernel
         } else {
             try startUserspace()
         }
-        try configure()
+        do { try configure(devices: try loadDevices()) } catch {
+            stop()  // Nothing left behind: no interface, no wireguard-go, no table.
+            throw error
+        }
+    }
+
+    /// The alias that marks an interface as this daemon's (`ip link set … alias`).
+    static let alias = "atsproxy --wireguard-listen"
+
+    /// An interface of this name left by a daemon that was killed is ours to take back; any other
+    /// (the administrator's own wg0, eth0) is refused, never deleted.
+    private func takeBackLeftover() throws(WireGuardTunnelError) {
+        guard if_nametoindex(interface) != 0 else { return }
+        let alias = (try? FileContents.read("/sys/class/net/\(interface)/ifalias", maximumSize: 4096))
+            .map { String(decoding: $0.bytes, as: UTF8.self).split(separator: "\n").first.map(String.init) }
+        guard alias == Self.alias else {
+            throw WireGuardTunnelError(
+                step: "making \(interface)",
+                reason: "an interface of that name exists and is not one atsproxy made: choose another "
+                    + "--wireguard-interface")
+        }
+        _ = try? Subprocess.run(["ip", "link", "delete", interface])
     }
 
     /// `wireguard-go -f`, and the wait for its interface and control socket.
@@ -94,20 +125,22 @@ final class WireGuardTunnel {
     }
 
     /// Keys, peers, address, link and rules: all that a new interface needs.
-    private func configure() throws(WireGuardTunnelError) {
-        let devices = try loadDevices()
+    private func configure(devices: [WireGuardDevice]) throws(WireGuardTunnelError) {
+        try run(["ip", "link", "set", interface, "alias", Self.alias])
         try run(["wg", "setconf", interface, "/dev/stdin"], input: try serverConfiguration(devices))
         try run(["ip", "address", "replace", "\(WireGuardNetwork.proxyAddress)/24", "dev", interface])
         try run(["ip", "link", "set", interface, "up"])
         try run(
             ["nft", "-f", "-"],
             input: WireGuardRules(interface: interface, listenerPort: settings.listen.port).script)
+        applied = devices
         onDevices(devices)
     }
 
     /// Gives WireGuard the keys of `devices` (``loadDevices()``), keeping the sessions of those that
     /// stay (`wg syncconf`): what a reload does after `add-device` or `remove-device`.
     func apply(_ devices: [WireGuardDevice]) throws(WireGuardTunnelError) {
+        applied = devices
         onDevices(devices)
         guard engine != .stopped, engine != .restarting else { return }
         try run(["wg", "syncconf", interface, "/dev/stdin"], input: try serverConfiguration(devices))
@@ -117,6 +150,11 @@ final class WireGuardTunnel {
     /// doubles while it keeps dying within a minute of its start.
     func childEnded() {
         guard case .userspace(let pid) = engine else { return }
+        guard !stopping else {
+            // The daemon is stopping: no new wireguard-go, and no signal later to a pid since reused.
+            if Subprocess.reap(pid).ended { engine = .stopped }
+            return
+        }
         let (ended, status) = Subprocess.reap(pid)
         guard ended else { return }
         let lived = WallClock.nowMilliseconds() - startedAt
@@ -134,9 +172,11 @@ final class WireGuardTunnel {
     private func restart() {
         guard engine == .restarting else { return }
         do {
-            if if_nametoindex(interface) != 0 { _ = try? Subprocess.run(["ip", "link", "delete", interface]) }
+            try takeBackLeftover()
             try startUserspace()
-            try configure()
+            // The devices the last start or reload applied: a file broken since waits for a reload,
+            // which says what is wrong, instead of keeping the tunnel down.
+            try configure(devices: applied)
             Daemon.say("atsproxy: wireguard-go (\(interface)) running again")
         } catch {
             Daemon.say("atsproxy: \(error)")
@@ -150,8 +190,12 @@ final class WireGuardTunnel {
         }
     }
 
+    /// The daemon is stopping (its graceful drain): wireguard-go is no longer restarted.
+    func beginStopping() { stopping = true }
+
     /// Deletes the rules and the interface (wireguard-go removes its own when it ends).
     func stop() {
+        stopping = true
         restartTimer?.cancel()
         _ = try? Subprocess.run(["nft", "-f", "-"], input: Array(WireGuardRules.deletion.utf8))
         switch engine {
@@ -175,12 +219,13 @@ final class WireGuardTunnel {
         }
     }
 
+    /// With the key read at start: a key file removed since does not become a new key that no
+    /// device knows.
     private func serverConfiguration(_ devices: [WireGuardDevice]) throws(WireGuardTunnelError) -> String {
+        guard let serverKey else { throw WireGuardTunnelError(step: "configuring \(interface)", reason: "no key") }
         do {
             return try WireGuardServerConfiguration.text(
-                privateKey: try settings.directory.serverKey(), listenPort: settings.listen.port, devices: devices)
-        } catch let error as WireGuardStateError {
-            throw WireGuardTunnelError(step: "reading the proxy's key", reason: "\(error)")
+                privateKey: serverKey, listenPort: settings.listen.port, devices: devices)
         } catch {
             throw WireGuardTunnelError(step: "deriving the devices' public keys", reason: "\(error)")
         }

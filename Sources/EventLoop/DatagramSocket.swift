@@ -22,8 +22,8 @@ package final class DatagramSocket {
         let descriptor = socket(
             family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw EventError("socket(SOCK_DGRAM)", errno: errno) }
-        self.descriptor = descriptor
-        self.onDatagram = onDatagram
+        // Bound and connected before the object exists, so a failure closes the descriptor here;
+        // from then on deinit is the one place that closes it.
         do throws(EventError) {
             if var local {
                 var on: Int32 = 1
@@ -41,15 +41,17 @@ package final class DatagramSocket {
                 }
                 guard status == 0 else { throw EventError("connect \(remote) (UDP)", errno: errno) }
             }
-            let context = Unmanaged.passUnretained(self).toOpaque()
-            guard let event = event_new(base.raw, descriptor, Int16(EV_READ | EV_PERSIST), datagramCallback, context)
-            else { throw EventError("event_new (UDP)") }
-            self.event = event
-            guard event_add(event, nil) == 0 else { throw EventError("event_add (UDP)") }
         } catch {
             close(descriptor)
             throw error
         }
+        self.descriptor = descriptor
+        self.onDatagram = onDatagram
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        guard let event = event_new(base.raw, descriptor, Int16(EV_READ | EV_PERSIST), datagramCallback, context)
+        else { throw EventError("event_new (UDP)") }
+        self.event = event
+        guard event_add(event, nil) == 0 else { throw EventError("event_add (UDP)") }
     }
 
     deinit {

@@ -37,8 +37,11 @@ extension ClientSession {
         case .redirected(let original, let path), .loopedBack(let original, let path):
             record.capture = path
             record.originalDestination = original?.description
-            record.dnsName = settings.resolvedNames?.name(
-                of: original?.withAddressBytes { IPAddress(networkBytes: $0) })
+            // Only the tunnel's devices ask the proxy's DNS.
+            if path == .wireguard {
+                record.dnsName = settings.resolvedNames?.name(
+                    of: original?.withAddressBytes { IPAddress(networkBytes: $0) }, device: clientIP)
+            }
         }
     }
 

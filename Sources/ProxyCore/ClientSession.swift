@@ -26,6 +26,8 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
     let capture: SessionCapture
     /// The WireGuard peer the client is (``DeviceNames``), named on each of its lines.
     let device: String?
+    /// The client's IP address (nil: not an IP socket).
+    let clientIP: IPAddress?
     /// A captured TLS connection's server name, checked against the address the device dialled;
     /// the line waits for it (``writeRecord()``).
     var serverNameCheck: ServerNameCheck?
@@ -68,6 +70,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         self.id = id
         self.capture = capture
         self.device = device
+        clientIP = address
         self.environment = environment
         self.client = client
         self.peer = peer

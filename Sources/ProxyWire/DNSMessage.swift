@@ -28,13 +28,15 @@ package enum DNSMessage {
     }
 
     /// The answer to `query` from the hosts file: `addresses` (4 or 16 bytes each) of the question's
-    /// type, TTL 60 s; none is a NODATA answer (the name exists, with no address of that type).
+    /// type, TTL 60 s; none is a NODATA answer (the name exists, with no address of that type), as
+    /// is any other type's question (HTTPS, SVCB: their address hints would bypass the file).
     package static func answer(to query: [UInt8], _ question: Question, addresses: [[UInt8]]) -> [UInt8] {
         var message = Array(query[0..<question.end])
         // QR, the query's RD, RA; NOERROR. No authority or additional records (EDNS dropped).
         message[2] = 0x80 | (query[2] & 0x01)
         message[3] = 0x80
-        let records = addresses.filter { $0.count == (question.type == typeA ? 4 : 16) }
+        let size = question.type == typeA ? 4 : question.type == typeAAAA ? 16 : -1
+        let records = addresses.filter { $0.count == size }
         put(&message, 6, UInt16(records.count))
         put(&message, 8, 0)
         put(&message, 10, 0)

@@ -58,6 +58,9 @@ package struct WireGuardDirectory: Sendable {
     /// daemon writes it at start, from its --wireguard-listen and this machine's addresses.
     package func recordEndpoint(_ endpoint: String) throws(WireGuardStateError) {
         let file = path + "/" + Self.endpointFileName
+        guard Self.isEndpoint(endpoint) else {
+            throw WireGuardStateError(path: file, problem: .malformed(line: nil, "\(endpoint) is not HOST:PORT"))
+        }
         if recordedEndpoint() == endpoint { return }
         unlink(file)
         try create(file, Array((endpoint + "\n").utf8))
@@ -68,8 +71,20 @@ package struct WireGuardDirectory: Sendable {
         guard let contents = try? FileContents.read(path + "/" + Self.endpointFileName, maximumSize: 1024) else {
             return nil
         }
-        let text = String(decoding: contents.bytes, as: UTF8.self).trimmingWhitespace
-        return text.isEmpty ? nil : String(text)
+        let text = String(String(decoding: contents.bytes, as: UTF8.self).trimmingWhitespace)
+        return Self.isEndpoint(text) ? text : nil
+    }
+
+    /// `HOST:PORT` as a configuration line can hold it: a name or address (IPv6 in brackets) and a
+    /// port, nothing that could end the line or start another.
+    package static func isEndpoint(_ text: String) -> Bool {
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]), port > 0,
+            colon > text.startIndex, text.count <= 260
+        else { return false }
+        return text[..<colon].unicodeScalars.allSatisfy { scalar in
+            scalar.properties.isASCIIHexDigit || ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar)
+                || ("0"..."9").contains(scalar) || ".-:[]".unicodeScalars.contains(scalar)
+        }
     }
 
     // MARK: - Devices
@@ -93,11 +108,20 @@ package struct WireGuardDirectory: Sendable {
         var devices: [WireGuardDevice] = []
         for name in names.sorted() {
             guard let text = try readPrivate(devicePath(name)) else { continue }  // Removed meanwhile.
+            let device: WireGuardDevice
             do {
-                devices.append(try WireGuardDevice(name: name, configuration: text))
+                device = try WireGuardDevice(name: name, configuration: text)
             } catch {
                 throw WireGuardStateError(path: devicePath(name), problem: error)
             }
+            // One address, one device: two would make WireGuard route it to one and the log name the other.
+            if let other = devices.first(where: { $0.octet == device.octet }) {
+                throw WireGuardStateError(
+                    path: devicePath(name),
+                    problem: .malformed(
+                        line: nil, "\(device.address) is \(other.name)'s address too (remove-device one)"))
+            }
+            devices.append(device)
         }
         return devices
     }
@@ -106,6 +130,9 @@ package struct WireGuardDirectory: Sendable {
     package func addDevice(_ name: String, endpoint: String) throws(WireGuardStateError) -> WireGuardDevice {
         guard WireGuardDeviceName.isValid(name) else {
             throw WireGuardStateError(path: name, problem: .invalidName)
+        }
+        guard Self.isEndpoint(endpoint) else {
+            throw WireGuardStateError(path: endpoint, problem: .malformed(line: nil, "not HOST:PORT"))
         }
         let serverKey = try serverKey()
         let existing = try devices()
@@ -141,13 +168,24 @@ package struct WireGuardDirectory: Sendable {
 
     // MARK: - Files
 
+    /// The state directory and `devices/`, made 0700 when missing: a directory root makes goes to
+    /// the owner of the directory above it (the daemon's user, under systemd's StateDirectory). A
+    /// symbolic link in their place is refused: root would write keys where it points.
     private func makeDirectories() throws(WireGuardStateError) {
         for directory in [path, devicesPath] {
+            var status = stat()
+            let existed = lstat(directory, &status) == 0
             do { try FileCreation.makeDirectory(directory, mode: 0o700) } catch {
                 throw WireGuardStateError(path: error.path, problem: .cannotWrite(error.reason))
             }
+            guard lstat(directory, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
+                throw WireGuardStateError(path: directory, problem: .cannotWrite("not a directory (a symbolic link?)"))
+            }
+            if !existed {
+                let parent = String(directory[..<(directory.lastIndex(of: "/") ?? directory.startIndex)])
+                giveToOwner(directory, as: parent.isEmpty ? "/" : parent)
+            }
         }
-        giveToOwner(devicesPath)
     }
 
     /// Creates `file` 0600 (never over an existing one), owned as the state directory is.
@@ -156,15 +194,16 @@ package struct WireGuardDirectory: Sendable {
         do { try FileCreation.create(file, mode: 0o600, bytes: bytes) } catch {
             throw WireGuardStateError(path: file, problem: error.exists ? .exists : .cannotWrite(error.reason))
         }
-        giveToOwner(file)
+        giveToOwner(file, as: path)
     }
 
-    /// Root's files go to the directory's owner, so the daemon's user reads what `sudo
-    /// atsproxyctl` wrote. Anyone else's files are theirs already.
-    private func giveToOwner(_ file: String) {
-        var directory = stat()
-        guard geteuid() == 0, stat(path, &directory) == 0, directory.st_uid != 0 else { return }
-        _ = chown(file, directory.st_uid, directory.st_gid)
+    /// Root's files go to the owner of `directory`, so the daemon's user reads what `sudo
+    /// atsproxyctl` wrote. Anyone else's files are theirs already. lchown: a link put in the
+    /// file's place meanwhile is what changes owner, never what it points to.
+    private func giveToOwner(_ file: String, as directory: String) {
+        var owner = stat()
+        guard geteuid() == 0, stat(directory, &owner) == 0, owner.st_uid != 0 else { return }
+        _ = lchown(file, owner.st_uid, owner.st_gid)
     }
 
     /// A key's file, refused when group or others may read it; nil when there is none.

@@ -43,6 +43,11 @@ struct DNSMessageTests {
         #expect(read.name == "good.wg.test" && read.addresses == [v4])
         let none = DNSMessage.answer(to: query, question, addresses: [v6])
         #expect(none[6..<8] == [0, 0] && none.count == query.count)
+        // HTTPS (65): no records at all, so its address hints cannot bypass the hosts file.
+        let https = Self.query("good.wg.test", type: 65)
+        let httpsAnswer = DNSMessage.answer(
+            to: https, try #require(DNSMessage.question(of: https)), addresses: [v4, v6])
+        #expect(httpsAnswer[6..<8] == [0, 0] && httpsAnswer.count == https.count)
     }
 
     @Test("a forwarded answer's addresses, past a CNAME and through compressed names")

@@ -152,4 +152,33 @@ struct WireGuardStateTests {
         #expect(Set(uuids).count == 3, "every payload has a UUID of its own")
         #expect(uuids[0] != authority.payloadUUID(for: ""), "not the CA profile's")
     }
+
+    @Test(
+        "review findings: an endpoint that is not HOST:PORT, a symlinked devices directory and two devices on one address are refused"
+    )
+    func refusals() throws {
+        let directory = try Self.scratch()
+        let state = WireGuardDirectory(path: directory + "/state")
+        #expect(throws: WireGuardStateError.self) { try state.addDevice("a", endpoint: "192.0.2.1:51820\nPostUp = x") }
+        #expect(throws: WireGuardStateError.self) { try state.recordEndpoint("host:0") }
+        try state.recordEndpoint("[2001:db8::1]:51820")
+        #expect(state.recordedEndpoint() == "[2001:db8::1]:51820")
+
+        let linked = WireGuardDirectory(path: directory + "/linked")
+        try FileManager.default.createDirectory(atPath: linked.path, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: directory + "/elsewhere", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            atPath: linked.devicesPath, withDestinationPath: directory + "/elsewhere")
+        #expect(throws: WireGuardStateError.self) { try linked.addDevice("a", endpoint: "192.0.2.1:51820") }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory + "/elsewhere").isEmpty)
+
+        let one = try state.addDevice("one", endpoint: "192.0.2.1:51820")
+        var copy = one
+        copy.name = "two"
+        _ = FileManager.default.createFile(
+            atPath: state.devicePath("two"), contents: Data(copy.configuration.utf8),
+            attributes: [.posixPermissions: 0o600])
+        let error = #expect(throws: WireGuardStateError.self) { try state.devices() }
+        #expect(error?.description.contains("10.65.84.2 is one's address too") == true, "\(String(describing: error))")
+    }
 }
