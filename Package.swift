@@ -52,7 +52,7 @@ let package = Package(
         // WireGuard for phones (`--wireguard-listen`, `atsproxyctl wireguard`): the state directory
         // the two share (keys and devices), the configurations and the profile. Keys come from
         // OpenSSL (TLSInspection's X25519); the tunnel itself is Debian's wireguard-go or the kernel's.
-        .target(name: "WireGuard", dependencies: ["ATSPolicy", "TLSInspection", "POSIX"]),
+        .target(name: "WireGuard", dependencies: ["ATSPolicy", "TLSInspection", "POSIX", "TextFormats"]),
         .testTarget(name: "WireGuardTests", dependencies: ["WireGuard", "TLSInspection", "TLSTestSupport"]),
         // The control socket's commands and a blocking client: shared by the daemon and atsproxyctl,
         // pure Swift (no libevent, no OpenSSL) so atsproxyctl stays small.

@@ -52,19 +52,11 @@ extension Daemon {
     /// and its devices.
     private var wireguardJSON: JSONValue {
         guard let wireguard else { return .null }
-        let pid: JSONValue = if case .userspace(let pid) = wireguard.engine { .int(Int(pid)) } else { .null }
-        let engine =
-            switch wireguard.engine {
-            case .kernel: "kernel"
-            case .userspace: "wireguard-go"
-            case .restarting: "restarting"
-            case .stopped: "stopped"
-            }
         return .object([
             ("listen", .string(wireguard.settings.listen.description)),
             ("interface", .string(wireguard.interface)),
-            ("engine", .string(engine)),
-            ("wireguard_go_pid", pid),
+            ("engine", .string(wireguard.engineName)),
+            ("wireguard_go_pid", wireguard.wireguardGoPID.map { .int(Int($0)) } ?? .null),
             ("directory", .string(wireguard.settings.directory.path)),
             ("endpoint", .optional(wireguard.settings.directory.recordedEndpoint())),
             (

@@ -186,7 +186,7 @@ final class Daemon {
         if let wireguard {
             Daemon.say(
                 "atsproxy: WireGuard on UDP port \(wireguard.settings.listen.port) (\(wireguard.interface), "
-                    + "\(wireguard.engineDescription), \(configuration.deviceNames.count) device(s) in "
+                    + "\(wireguard.engineName)\(wireguard.wireguardGoPID.map { " pid \($0)" } ?? ""), \(configuration.deviceNames.count) device(s) in "
                     + "\(wireguard.settings.directory.path)); atsproxyctl wireguard add-device NAME adds one")
         }
         Daemon.say(OnboardingBanner(addresses: deviceAddresses).text)

@@ -46,15 +46,18 @@ final class WireGuardTunnel {
 
     var interface: String { settings.interface }
 
-    /// For the start-up line and `status`.
-    var engineDescription: String {
+    /// What runs the tunnel, as `status` names it: `kernel`, `wireguard-go`, `restarting`, `stopped`.
+    var engineName: String {
         switch engine {
-        case .kernel: "the kernel's WireGuard"
-        case .userspace(let pid): "wireguard-go, pid \(pid)"
-        case .restarting: "wireguard-go, restarting"
+        case .kernel: "kernel"
+        case .userspace: "wireguard-go"
+        case .restarting: "restarting"
         case .stopped: "stopped"
         }
     }
+
+    /// wireguard-go's pid while it runs.
+    var wireguardGoPID: pid_t? { if case .userspace(let pid) = engine { pid } else { nil } }
 
     /// Makes the interface and configures it; the proxy's listener in the tunnel can bind once this
     /// returns.

@@ -1,5 +1,6 @@
 import ATSPolicy
 import ProxyWire
+import TextFormats
 import TrafficReport
 
 /// One host of the live view: the report's judgement of its tally, the verdict of its loads, and
@@ -124,10 +125,4 @@ package struct HostFilter: Sendable, Hashable {
     /// What selects the plist panel's traffic: the app, client and host filters (the verdict is a
     /// host's, not its traffic's).
     package var trafficSelection: HostFilter { HostFilter(app: app, client: client, host: host) }
-}
-
-extension String {
-    var trimmingWhitespace: String {
-        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
-    }
 }

@@ -1,3 +1,5 @@
+import TextFormats
+
 /// One phone or tablet that reaches the proxy through WireGuard: what `add-device` made and its
 /// `.conf` holds (wg-quick's format, which the WireGuard app imports as a file or a QR code).
 package struct WireGuardDevice: Sendable, Equatable {
@@ -81,15 +83,5 @@ package struct WireGuardDevice: Sendable, Equatable {
         self.init(
             name: name, octet: octet, privateKey: key, serverPublicKey: serverKey,
             endpoint: try value("[Peer]Endpoint").value)
-    }
-}
-
-extension StringProtocol {
-    var trimmingWhitespace: Substring {
-        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
-        var text = Substring(self)
-        while let first = text.first, isBlank(first) { text.removeFirst() }
-        while let last = text.last, isBlank(last) { text.removeLast() }
-        return text
     }
 }

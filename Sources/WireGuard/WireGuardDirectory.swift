@@ -1,6 +1,7 @@
 import Glibc
 import POSIX
 import TLSInspection
+import TextFormats
 
 /// The WireGuard state directory (`--wireguard-dir`, `/var/lib/atsproxy/wireguard` under systemd):
 /// the proxy's private key (`server.key`) and one `.conf` per device (`devices/NAME.conf`, the
@@ -71,7 +72,7 @@ package struct WireGuardDirectory: Sendable {
         guard let contents = try? FileContents.read(path + "/" + Self.endpointFileName, maximumSize: 1024) else {
             return nil
         }
-        let text = String(String(decoding: contents.bytes, as: UTF8.self).trimmingWhitespace)
+        let text = String(decoding: contents.bytes, as: UTF8.self).trimmingWhitespace
         return Self.isEndpoint(text) ? text : nil
     }
 
