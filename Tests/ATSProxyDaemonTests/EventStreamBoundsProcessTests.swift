@@ -104,7 +104,7 @@ struct EventStreamBoundsProcessTests {
         try streams.run()
         defer {
             input.fileHandleForWriting.closeFile()
-            streams.waitUntilExit()
+            streams.waitForExit()
         }
         func updates() -> Int {
             let text = (try? String(contentsOfFile: status, encoding: .utf8)) ?? ""
@@ -163,7 +163,7 @@ struct EventStreamBoundsProcessTests {
         }
         // Closed: the streams' memory goes back to the system (a trim once 32 or more have gone).
         input.fileHandleForWriting.closeFile()
-        streams.waitUntilExit()
+        streams.waitForExit()
         if !sanitized {
             #expect(
                 eventually(timeout: 30) { PeakResidentMemory.residentKiB(pid) - before < 16 * 1024 },

@@ -114,7 +114,7 @@ struct InterceptParseProcessTests {
 
         deinit {
             kill(originProcess.processIdentifier, SIGKILL)
-            originProcess.waitUntilExit()
+            originProcess.waitForExit()
         }
 
         /// One device connection sending `bytes`: its ALPN and the answer's status line.

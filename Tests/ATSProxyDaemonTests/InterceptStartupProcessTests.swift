@@ -75,7 +75,7 @@ struct InterceptStartupProcessTests {
         #expect(after.status == 0 && after.standardOutput == "200", "\(after.standardError)")
         let lines = daemon.lines("connection", atLeast: 2)
         #expect(lines.count == 2 && lines.allSatisfy { $0["inspect"] is NSNull && $0.action == "allowed" }, "\(lines)")
-        #expect(daemon.process.isRunning)
+        #expect(!daemon.process.hasExited)
         #expect(daemon.terminate() == 0)
     }
 }

@@ -48,7 +48,7 @@ struct LiveViewProcessTests {
         client.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         client.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try client.run()
-        defer { if client.isRunning { client.terminate() } }
+        defer { if !client.hasExited { client.terminate() } }
 
         var shown: [String: Any]?
         _ = try eventually {
@@ -60,7 +60,7 @@ struct LiveViewProcessTests {
         #expect(daemon.logLines(atLeast: 0).isEmpty, "nothing is logged while the tunnel is open")
 
         try input.fileHandleForWriting.close()
-        client.waitUntilExit()
+        client.waitForExit()
         _ = daemon.lines("connection", atLeast: 1)
         // The view takes the log's lines every quarter second: read it once it has taken every line
         // the log holds and the tunnel has left its open connections.

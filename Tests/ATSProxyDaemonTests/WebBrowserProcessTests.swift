@@ -41,7 +41,7 @@ struct WebBrowserProcessTests {
         browser.standardOutput = output
         browser.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try browser.run()
-        defer { if browser.isRunning { browser.terminate() } }
+        defer { if !browser.hasExited { browser.terminate() } }
         let reader = output.fileHandleForReading
         var seen = Data()
         while !String(decoding: seen, as: UTF8.self).contains("READY\n") {
@@ -64,7 +64,7 @@ struct WebBrowserProcessTests {
             if chunk.isEmpty { break }
             rest += chunk
         }
-        browser.waitUntilExit()
+        browser.waitForExit()
         let text = String(decoding: seen + rest, as: UTF8.self)
         let json = try #require(
             text.split(separator: "\n").last.flatMap {

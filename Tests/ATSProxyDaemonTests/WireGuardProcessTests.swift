@@ -95,7 +95,7 @@ struct WireGuardProcessTests {
         deinit {
             if let phoneWireGuard {
                 kill(phoneWireGuard.processIdentifier, SIGKILL)
-                phoneWireGuard.waitUntilExit()
+                phoneWireGuard.waitForExit()
             }
             _ = try? Self.run(["/usr/sbin/ip", "netns", "del", phone])
             _ = try? Self.run(["/usr/sbin/ip", "netns", "del", router])

@@ -46,7 +46,8 @@ package func runCommand(
         process.standardInput = FileHandle.nullDevice
     }
     try process.run()
-    let exited = process.waitUntilExit(killingAfter: timeLimit)
+    let status = process.exitStatus(killingAfter: timeLimit)
+    let exited = status != nil
     try out.close()
     try err.close()
     let output = (try? Data(contentsOf: URL(fileURLWithPath: outPath))) ?? Data()
@@ -58,19 +59,66 @@ package func runCommand(
             sourceLocation: sourceLocation)
     }
     return CommandResult(
-        status: exited ? process.terminationStatus : -1, standardOutput: String(decoding: output, as: UTF8.self),
+        status: status ?? -1, standardOutput: String(decoding: output, as: UTF8.self),
         standardError: errors, standardOutputBytes: output, killed: !exited)
 }
 
 extension Process {
     /// Waits for the process to exit, at most `seconds`; if it is still running then, kills it with
-    /// SIGKILL (which cannot be blocked or ignored) and reaps it. Returns whether it exited by itself.
-    package func waitUntilExit(killingAfter seconds: Double) -> Bool {
+    /// SIGKILL (which cannot be blocked or ignored) and waits for it to die. Returns its exit status
+    /// (the signal's number when a signal ended it, as `terminationStatus` has it), or nil when it was
+    /// still running at the deadline and was killed.
+    ///
+    /// The kernel is asked, not Foundation: Foundation learns of every child's exit on one thread
+    /// that blocks in `waitpid` on any child that has closed the descriptors it inherited (a browser,
+    /// say) until that child exits. Its `isRunning` can lag a child's exit by as long as another
+    /// child lives, which a busy test run took for a daemon that would not stop.
+    package func exitStatus(killingAfter seconds: Double) -> Int32? {
         let deadline = Date().addingTimeInterval(seconds)
-        while isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        let exited = !isRunning
-        if !exited { kill(processIdentifier, SIGKILL) }
+        while Date() < deadline {
+            if let status = ChildExit.status(of: processIdentifier, waiting: false) ?? finishedStatus {
+                return status
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        if let status = ChildExit.status(of: processIdentifier, waiting: false) ?? finishedStatus { return status }
+        kill(processIdentifier, SIGKILL)
+        _ = ChildExit.status(of: processIdentifier, waiting: true)
+        return nil
+    }
+
+    /// Blocks until the process has exited (the kernel's word, not Foundation's: see
+    /// ``exitStatus(killingAfter:)``) and returns its exit status.
+    @discardableResult
+    package func waitForExit() -> Int32 {
+        if let status = ChildExit.status(of: processIdentifier, waiting: true) ?? finishedStatus { return status }
+        // Reaped between the two questions: Foundation has the status, or is about to.
         waitUntilExit()
-        return exited
+        return terminationStatus
+    }
+
+    /// Whether the process has exited, reaped or not.
+    package var hasExited: Bool { ChildExit.status(of: processIdentifier, waiting: false) != nil || !isRunning }
+
+    /// The status Foundation recorded, once it has reaped the child (the kernel no longer has it then).
+    private var finishedStatus: Int32? {
+        guard !isRunning else { return nil }
+        return terminationStatus
+    }
+}
+
+/// A child's exit as the kernel reports it, without reaping it: Foundation's own thread reaps it.
+enum ChildExit {
+    /// The exit status (or the number of the signal that ended it) once `pid` has exited; nil while it
+    /// runs, or once it has been reaped. `waiting` blocks until it exits.
+    static func status(of pid: pid_t, waiting: Bool) -> Int32? {
+        var info = siginfo_t()
+        let options = WEXITED | WNOWAIT | (waiting ? 0 : WNOHANG)
+        while waitid(P_PID, id_t(pid), &info, options) == -1 {
+            guard errno == EINTR else { return nil }
+        }
+        // With WNOHANG and no change yet, waitid succeeds and leaves si_pid zero.
+        guard info._sifields._kill.si_pid == pid else { return nil }
+        return info._sifields._sigchld.si_status
     }
 }

@@ -28,12 +28,12 @@ package enum ProcessLaunch {
         while Date() < deadline {
             text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
             if let value = ready(text) { return value }
-            guard process.isRunning else { break }
+            guard !process.hasExited else { break }
             Thread.sleep(forTimeInterval: 0.02)
         }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        throw Failure(message: "\(name) did not start (status \(process.terminationStatus)): \(text)")
+        if !process.hasExited { kill(process.processIdentifier, SIGKILL) }
+        let status = process.waitForExit()
+        throw Failure(message: "\(name) did not start (status \(status)): \(text)")
     }
 
     /// The port in the first "<marker>PORT" of `text`, once the line is complete.

@@ -49,7 +49,7 @@ package final class TestHTTPOrigin {
 
     deinit {
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.waitForExit()
     }
 
     static let script = #"""

@@ -38,6 +38,6 @@ package final class TestNghttpd {
 
     deinit {
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.waitForExit()
     }
 }

@@ -95,6 +95,6 @@ package final class TestNginx {
     deinit {
         // SIGKILL: the test runner's threads block SIGTERM, and an exec'd child inherits the mask.
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.waitForExit()
     }
 }

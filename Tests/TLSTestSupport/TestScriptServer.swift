@@ -23,6 +23,6 @@ package final class TestScriptServer {
 
     deinit {
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.waitForExit()
     }
 }

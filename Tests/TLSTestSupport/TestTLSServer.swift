@@ -45,7 +45,7 @@ package final class TestTLSServer {
         // SIGKILL, not terminate(): the test runner's threads block SIGTERM, and an exec'd child
         // inherits that mask, so s_server would never see it.
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.waitForExit()
     }
 
     package struct ServerError: Error, CustomStringConvertible {

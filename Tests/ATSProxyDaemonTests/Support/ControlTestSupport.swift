@@ -94,7 +94,7 @@ func curlStatus(proxyPort: UInt16, _ url: String, _ extra: [String] = []) throws
 
 /// Waits for the process to exit, at most `timeout` seconds; returns whether it did.
 func waitForExit(_ process: Process, timeout: Double) -> Bool {
-    eventually(timeout: timeout) { !process.isRunning }
+    eventually(timeout: timeout) { process.hasExited }
 }
 
 extension DaemonProcess {

@@ -71,8 +71,8 @@ final class DaemonProcess {
     }
 
     deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        if !process.hasExited { kill(process.processIdentifier, SIGKILL) }
+        process.waitForExit()
         unlink(controlSocket)
     }
 
@@ -98,13 +98,13 @@ final class DaemonProcess {
     /// hanging the run.
     func exitStatus(within timeout: Double, _ when: String, sourceLocation: SourceLocation = #_sourceLocation) -> Int32
     {
-        guard process.waitUntilExit(killingAfter: timeout) else {
+        guard let status = process.exitStatus(killingAfter: timeout) else {
             Issue.record(
                 "atsproxy was still running \(timeout) s \(when) and was killed; stderr: \(standardError)",
                 sourceLocation: sourceLocation)
             return -1
         }
-        return process.terminationStatus
+        return status
     }
 
     var standardError: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }

@@ -53,7 +53,7 @@ final class HTTP2HostileRig {
     deinit {
         for origin in origins.values {
             kill(origin.process.processIdentifier, SIGKILL)
-            origin.process.waitUntilExit()
+            origin.process.waitForExit()
         }
     }
 

@@ -57,7 +57,7 @@ final class SmugglingOrigin {
 
     deinit {
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.waitForExit()
     }
 
     var events: [[String: Any]] {
