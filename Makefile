@@ -40,10 +40,11 @@ RUN_ALLOW_FLAGS = $(if $(filter 127.% localhost% [::1]%,$(LISTEN)),,$(foreach ra
 # completions (InstallTests); nodejs runs the PAC file's JavaScript in the onboarding tests.
 # chromium and chromium-driver are the real browser (libnss3-tools: certutil, which trusts the CA in a
 # test HOME's NSS store as a phone's trust switch does); the web tests drive headless (Selenium, from
-# the test venv below); python3-venv makes that venv.
+# the test venv below); python3-venv makes that venv. gdb prints the threads of a daemon that did not
+# stop when a test told it to, into that test's failure.
 APT_PACKAGES := libssl-dev libevent-dev libnghttp2-dev zlib1g-dev libqrencode-dev libpsl-dev publicsuffix openssl curl python3 python3-venv util-linux systemd \
 	logrotate nginx zbar-tools qrencode chromium chromium-driver libnss3-tools groff-base mandoc zsh fish nodejs \
-	nghttp2-client nghttp2-server dpkg-dev lintian iproute2 nftables wireguard-go wireguard-tools
+	nghttp2-client nghttp2-server dpkg-dev lintian iproute2 nftables wireguard-go wireguard-tools gdb
 # The tests' own Python packages (PyPI), in a virtual environment under .build: Selenium drives
 # chromium for the web tests; prometheus-client's parser reads /metrics as Prometheus would; h2 makes
 # the HTTP/2 tests' own servers and hostile peers, httpx[http2] and grpcio are real HTTP/2 clients

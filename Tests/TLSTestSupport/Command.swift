@@ -74,17 +74,23 @@ extension Process {
     /// say) until that child exits. Its `isRunning` can lag a child's exit by as long as another
     /// child lives, which a busy test run took for a daemon that would not stop.
     package func exitStatus(killingAfter seconds: Double) -> Int32? {
+        if let status = exitStatus(within: seconds) { return status }
+        kill(processIdentifier, SIGKILL)
+        _ = ChildExit.status(of: processIdentifier, waiting: true)
+        return nil
+    }
+
+    /// The exit status once the process exits, waiting at most `seconds`; nil if it still runs then
+    /// (and it is left running).
+    package func exitStatus(within seconds: Double) -> Int32? {
         let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
+        repeat {
             if let status = ChildExit.status(of: processIdentifier, waiting: false) ?? finishedStatus {
                 return status
             }
             Thread.sleep(forTimeInterval: 0.01)
-        }
-        if let status = ChildExit.status(of: processIdentifier, waiting: false) ?? finishedStatus { return status }
-        kill(processIdentifier, SIGKILL)
-        _ = ChildExit.status(of: processIdentifier, waiting: true)
-        return nil
+        } while Date() < deadline
+        return ChildExit.status(of: processIdentifier, waiting: false) ?? finishedStatus
     }
 
     /// Blocks until the process has exited (the kernel's word, not Foundation's: see

@@ -98,13 +98,26 @@ final class DaemonProcess {
     /// hanging the run.
     func exitStatus(within timeout: Double, _ when: String, sourceLocation: SourceLocation = #_sourceLocation) -> Int32
     {
-        guard let status = process.exitStatus(killingAfter: timeout) else {
-            Issue.record(
-                "atsproxy was still running \(timeout) s \(when) and was killed; stderr: \(standardError)",
-                sourceLocation: sourceLocation)
-            return -1
+        if let status = process.exitStatus(within: timeout) { return status }
+        // What it was doing, for a stop that never comes: each thread's stack, from gdb.
+        let stacks = Self.threadStacks(of: process.processIdentifier)
+        _ = process.exitStatus(killingAfter: 0)
+        let message = "atsproxy was still running \(timeout) s \(when) and was killed; stderr: \(standardError)"
+        Issue.record("\(message)\nits threads then:\n\(stacks)", sourceLocation: sourceLocation)
+        return -1
+    }
+
+    /// Each thread's state and stack in process `pid`, from /proc and `gdb -batch` where it is installed.
+    static func threadStacks(of pid: pid_t) -> String {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let state = status.split(separator: "\n").first { $0.hasPrefix("State:") }.map(String.init) ?? "State: ?"
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/gdb") else { return state + " (no gdb)" }
+        let gdb = try? runCommand(
+            "/usr/bin/gdb", ["-batch", "-p", "\(pid)", "-ex", "thread apply all bt 30"], timeLimit: 60)
+        let stacks = (gdb?.standardOutput ?? "").split(separator: "\n").filter {
+            $0.hasPrefix("#") || $0.hasPrefix("Thread ")
         }
-        return status
+        return ([state] + stacks.prefix(200).map(String.init)).joined(separator: "\n")
     }
 
     var standardError: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
