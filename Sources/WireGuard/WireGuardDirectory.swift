@@ -136,6 +136,15 @@ package struct WireGuardDirectory: Sendable {
             throw WireGuardStateError(path: endpoint, problem: .malformed(line: nil, "not HOST:PORT"))
         }
         let serverKey = try serverKey()
+        return try exclusively { () throws(WireGuardStateError) in
+            try makeDevice(name, endpoint: endpoint, serverKey: serverKey)
+        }
+    }
+
+    /// ``addDevice(_:endpoint:)``'s choice of address and its file, under the directory's lock.
+    private func makeDevice(
+        _ name: String, endpoint: String, serverKey: WireGuardKey
+    ) throws(WireGuardStateError) -> WireGuardDevice {
         let existing = try devices()
         guard !existing.contains(where: { $0.name == name }) else {
             throw WireGuardStateError(path: devicePath(name), problem: .exists)
@@ -168,6 +177,29 @@ package struct WireGuardDirectory: Sendable {
     }
 
     // MARK: - Files
+
+    package static let lockFileName = "lock"
+
+    /// Runs `body` holding the directory's lock (`flock` on `lock`): two `add-device` runs at once, a
+    /// lab's script adding a fleet, would otherwise both see an address free and both take it.
+    private func exclusively<Result>(
+        _ body: () throws(WireGuardStateError) -> Result
+    ) throws(WireGuardStateError) -> Result {
+        try makeDirectories()
+        let lockPath = path + "/" + Self.lockFileName
+        let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else {
+            throw WireGuardStateError(path: lockPath, problem: .cannotWrite(String(cString: strerror(errno))))
+        }
+        defer { close(descriptor) }  // Releases the lock too.
+        giveToOwner(lockPath, as: path)
+        while flock(descriptor, LOCK_EX) == -1 {
+            guard errno == EINTR else {
+                throw WireGuardStateError(path: lockPath, problem: .cannotWrite(String(cString: strerror(errno))))
+            }
+        }
+        return try body()
+    }
 
     /// The state directory and `devices/`, made 0700 when missing: a directory root makes goes to
     /// the owner of the directory above it (the daemon's user, under systemd's StateDirectory). A

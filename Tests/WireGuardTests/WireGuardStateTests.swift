@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TLSInspection
 import TLSTestSupport
 import Testing
@@ -72,6 +73,24 @@ struct WireGuardStateTests {
         #expect(third.address == "10.65.84.2", "the freed address is taken again")
         let missing = #expect(throws: WireGuardStateError.self) { try state.removeDevice("one") }
         #expect(missing?.problem == .noSuchDevice)
+    }
+
+    @Test("add-device run many times at once: each device its own address (the directory's lock)")
+    func concurrentAdds() throws {
+        let state = WireGuardDirectory(path: try Self.scratch() + "/wireguard")
+        _ = try state.serverKey()
+        let count = 32
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: count) { index in
+            do { _ = try state.addDevice("device\(index)", endpoint: "192.0.2.1:51820") } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        let devices = try state.devices()
+        #expect(devices.count == count)
+        #expect(Set(devices.map(\.address)).count == count, "two devices share an address")
+        #expect(try Self.mode(state.path + "/" + WireGuardDirectory.lockFileName) == 0o600)
     }
 
     @Test("a key group or others may read is refused, naming the file and the mode")
