@@ -36,6 +36,10 @@ package final class AddressLookup {
         self.completion = completion
     }
 
+    /// A lookup that another resolver answers (a test's scripted one), holding the completion
+    /// itself: cancelling this one does nothing.
+    package init() {}
+
     package func cancel() {
         completion = nil
         if let request {
@@ -55,6 +59,13 @@ package final class AddressLookup {
 /// Why a name did not resolve, in the resolver's words.
 package struct AddressLookupError: Error, Sendable, CustomStringConvertible {
     package var reason: String
+    /// The lookup was cancelled (by ``AddressLookup/cancel()``, or by freeing the resolver), not answered.
+    package var cancelled: Bool
+
+    package init(reason: String, cancelled: Bool = false) {
+        self.reason = reason
+        self.cancelled = cancelled
+    }
     package var description: String { reason }
 }
 
@@ -86,7 +97,9 @@ private func addressesCallback(
     let lookup = Unmanaged<AddressLookup>.fromOpaque(context).takeRetainedValue()
     defer { if let addresses { evutil_freeaddrinfo(addresses) } }
     guard result == 0 else {
-        if result == EVUTIL_EAI_CANCEL { return lookup.finish(.failure(AddressLookupError(reason: "cancelled"))) }
+        if result == EVUTIL_EAI_CANCEL {
+            return lookup.finish(.failure(AddressLookupError(reason: "cancelled", cancelled: true)))
+        }
         return lookup.finish(.failure(AddressLookupError(reason: String(cString: evutil_gai_strerror(result)))))
     }
     var found: [SocketAddress] = []

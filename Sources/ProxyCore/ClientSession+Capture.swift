@@ -122,15 +122,19 @@ extension ClientSession {
     /// The device ended, failed or timed out before its ClientHello was whole: logged as a tunnel's
     /// first bytes that never came would be, for the address it dialled.
     func capturedHelloEnded(_ original: SocketAddress, _ event: StreamEvent) {
-        let ended = ConnectionRecord(
-            startedAt: environment.clock.wallMilliseconds, client: peer, method: "CONNECT", scheme: .https,
-            host: original.host ?? "-", port: original.port, action: .failed)
         let reason =
             event == .timeout
             ? "the ClientHello was not complete within \(settings.headTimeout.logText)"
             : "closed: the device ended its connection before its ClientHello was complete"
-        record = ended
-        record?.fail(FailureReason(.helloTimeout, reason))
+        logUnfinishedHello(original, FailureReason(.helloTimeout, reason))
+    }
+
+    /// Ends a connection whose ClientHello never came whole, with a line for the address dialled.
+    func logUnfinishedHello(_ original: SocketAddress, _ reason: FailureReason) {
+        record = ConnectionRecord(
+            startedAt: environment.clock.wallMilliseconds, client: peer, method: "CONNECT", scheme: .https,
+            host: original.host ?? "-", port: original.port, action: .failed)
+        record?.fail(reason)
         finish()
     }
 

@@ -633,12 +633,17 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         record.durationMilliseconds = environment.clock.wallMilliseconds - record.startedAt
         record.connectionID = id
         noteArrival(in: &record)
-        guard let check = serverNameCheck else { return environment.log(record) }
-        // The line waits for the server name's lookup, if it has not answered: the session may end
-        // first, so the check holds the line (and only a weak reference to the environment).
-        check.whenDone { [weak environment = self.environment] mismatch in
+        guard let check = serverNameCheck, !check.isDone else {
+            record.serverNameMismatch = serverNameCheck?.mismatch
+            return environment.log(record)
+        }
+        // The line waits for the server name's lookup: the session may end first, so the check holds
+        // the line, with a writer that outlives the loop's server. The resolver's own timeouts bound
+        // the wait, and freeing it at a stop answers every lookup still pending.
+        let write = environment.lineWriter
+        check.whenDone { mismatch in
             record.serverNameMismatch = mismatch
-            environment?.log(record)
+            write(record)
         }
     }
 
@@ -678,6 +683,8 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         switch reader {
         case .lingering: return finish()
         case .head(let headReader) where headReader.hasStarted: return
+        // A device that began its ClientHello gets it judged, as a started head does.
+        case .capturedHello: return
         default: break
         }
         guard record == nil, exchange == nil else { return }
@@ -686,6 +693,11 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
 
     /// The drain time is up: the connection closes whatever it is doing, and its record says so.
     func closeForShutdown() {
+        if case .capturedHello = reader, let original = capturedDestination {
+            return logUnfinishedHello(
+                original,
+                FailureReason(.shutdown, "closed: the proxy is shutting down; the ClientHello was not complete"))
+        }
         endTunnel()
         if record != nil, record?.upstreamError == nil {
             record?.fail(FailureReason(.shutdown, "closed: the proxy is shutting down"))

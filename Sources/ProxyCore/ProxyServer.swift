@@ -458,11 +458,16 @@ extension ProxyServer: SessionEnvironment {
         return result
     }
 
-    func log(_ record: ConnectionRecord) {
-        let line = record.logLine
-        feed?.append(line)
-        log.write(line: line)
-        statistics.logged(record)
+    func log(_ record: ConnectionRecord) { lineWriter(record) }
+
+    var lineWriter: (ConnectionRecord) -> Void {
+        let (feed, log, statistics) = (feed, log, statistics)
+        return { record in
+            let line = record.logLine
+            feed?.append(line)
+            log.write(line: line)
+            statistics.logged(record)
+        }
     }
 
     func upstreamContext(for profile: ClientProfile) throws(TLSError) -> TLSClientContext {

@@ -32,6 +32,8 @@ final class ServerNameCheck {
             switch result {
             case .success(let addresses):
                 finish(Self.mismatch(name, addresses.compactMap(\.host), original: original, source: ""))
+            case .failure(let error) where error.cancelled:
+                finish(nil)  // The proxy stopped before the answer: nothing known, nothing flagged.
             case .failure(let error):
                 finish("\(name) does not resolve (\(error.reason)); the device dialled \(original.host ?? "-")")
             }
@@ -40,6 +42,9 @@ final class ServerNameCheck {
     }
 
     var isDone: Bool { outcome != nil }
+
+    /// The mismatch once the lookup has answered (nil: none, or not answered yet).
+    var mismatch: String? { outcome ?? nil }
 
     /// Runs `body` with the mismatch (nil: none) once the lookup has answered: now, if it has.
     func whenDone(_ body: @escaping (String?) -> Void) {

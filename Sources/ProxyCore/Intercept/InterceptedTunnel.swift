@@ -79,7 +79,8 @@ final class InterceptedTunnel {
         // device is answered with its choice. A protocol the proxy cannot read is never offered.
         try stream.offerApplicationProtocols(Self.relayedProtocols(in: hello))
         sessionKey = UpstreamSessionCache.Key(
-            host: tunnel.host, port: tunnel.port, serverName: hello.serverName, profile: .ats(for: requirements))
+            host: tunnel.host, port: tunnel.port, serverName: hello.serverName, profile: .ats(for: requirements),
+            address: tunnel.capturedDestination?.description)
         offered = tunnel.owner.environment.upstreamSessions?.entry(
             for: sessionKey, now: tunnel.owner.environment.clock.monotonicMilliseconds)
         if let offered { stream.offer(offered.session) }
@@ -101,7 +102,8 @@ final class InterceptedTunnel {
         self.hello = hello
         self.requirements = requirements
         sessionKey = UpstreamSessionCache.Key(
-            host: tunnel.host, port: tunnel.port, serverName: hello.serverName, profile: .ats(for: requirements))
+            host: tunnel.host, port: tunnel.port, serverName: hello.serverName, profile: .ats(for: requirements),
+            address: tunnel.capturedDestination?.description)
         offered = nil
         state = .done
         pageVerdict = verdict

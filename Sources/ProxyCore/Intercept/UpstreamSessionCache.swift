@@ -15,6 +15,9 @@ final class SessionCache<Session: AnyObject> {
         var port: UInt16
         var serverName: String?
         var profile: ClientProfile
+        /// A captured connection's original destination: its facts are that server's, not those of
+        /// another the name reaches (nil: through the proxy setting, where the name is dialled).
+        var address: String? = nil
     }
 
     struct Entry {

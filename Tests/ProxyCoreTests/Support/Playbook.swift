@@ -362,10 +362,19 @@ final class ScriptedEnvironment: SessionEnvironment {
 
     func log(_ record: ConnectionRecord) { records.append(record) }
 
-    /// No resolver: the scripted sessions come through the proxy setting, whose names the dial resolves.
+    var lineWriter: (ConnectionRecord) -> Void {
+        { [self] in log($0) }
+    }
+
+    /// Name lookups the test answers (a captured connection's server-name check), in order.
+    private(set) var lookups: [(host: String, answer: (Result<[SocketAddress], AddressLookupError>) -> Void)] = []
+
     func lookUpAddresses(
         _ host: String, port: UInt16, completion: @escaping (Result<[SocketAddress], AddressLookupError>) -> Void
-    ) -> AddressLookup? { nil }
+    ) -> AddressLookup? {
+        lookups.append((host, { [playbook] result in playbook.later { completion(result) } }))
+        return AddressLookup()
+    }
 
     /// Tunnels that began relaying, as the live view hears of them.
     var opened: [ConnectionRecord] = []
@@ -374,10 +383,12 @@ final class ScriptedEnvironment: SessionEnvironment {
     func sessionEnded(_ id: UInt64) { ended.append(id) }
 
     /// A session for a client at `address` (loopback unless told) on `client`, started.
-    func startSession(client: ScriptedStream, address: String = "127.0.0.1") -> ClientSession {
+    func startSession(
+        client: ScriptedStream, address: String = "127.0.0.1", capture: SessionCapture = .proxy
+    ) -> ClientSession {
         let session = ClientSession(
             id: UInt64(sessions.count + 1), environment: self, client: client, peer: "\(address):50000",
-            address: IPAddress(address), allowed: true, clientClass: .urlsession)
+            address: IPAddress(address), allowed: true, clientClass: .urlsession, capture: capture)
         sessions.append(session)
         session.start()
         playbook.run()
