@@ -35,12 +35,17 @@ final class ControlServer {
         }
     }
 
-    deinit {
+    deinit { close() }
+
+    /// Stops listening, drops the clients and removes the socket file; once.
+    func close() {
         listener = nil
         for connection in connections.values { connection.close() }
+        connections.removeAll()
         // deinit also runs when init throws once every stored property is set, as when another
         // daemon answers on `path`: removing the file then would cut that daemon off its socket.
         if ownsSocketFile { unlink(path) }
+        ownsSocketFile = false
     }
 
     private func accept(_ descriptor: Int32) {

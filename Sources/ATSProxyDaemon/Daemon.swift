@@ -194,9 +194,14 @@ final class Daemon {
         tell(.ready, .mainPID(), .status(statusLine))
 
         base.run()
+        // Everything the stop owes the world, in order, before it is said: the last lines are in
+        // the log (the loops are joined), the tunnel and its rules are gone, the socket file too.
         web?.close()
         for loop in loops { loop.thread.stop() }
-        withExtendedLifetime((signals, control)) {}
+        tunnelResolver?.close()
+        wireguard?.stop()
+        control.close()
+        withExtendedLifetime(signals) {}
         Daemon.say("atsproxy stopped")
     }
 

@@ -198,6 +198,7 @@ final class WireGuardTunnel {
 
     /// Deletes the rules and the interface (wireguard-go removes its own when it ends).
     func stop() {
+        if stopping, case .stopped = engine { return }  // Stopped already.
         stopping = true
         restartTimer?.cancel()
         _ = try? Subprocess.run(["nft", "-f", "-"], input: Array(WireGuardRules.deletion.utf8))
