@@ -1,5 +1,6 @@
 import ATSPolicy
 import EventLoop
+import Glibc
 import POSIX
 import ProxyCore
 import ProxyWire
@@ -13,19 +14,28 @@ import WireGuard
 /// of its own, and its answer relayed. The addresses of each answer are recorded
 /// (``ResolvedNames``), so a connection that names no server still says which name it looked up.
 ///
+/// DNS over TCP is answered too, at the same address (``TunnelResolverStream``): a device retries
+/// over TCP when a UDP answer came truncated, and such a query is forwarded over TCP.
+///
 /// On the daemon's main thread. At most ``maximumPending`` queries wait for the host's resolver,
-/// each for ``timeout``; a query beyond them, or unparsable, is dropped (the device asks again).
+/// each for ``timeout``; a query beyond them, or unparsable, is dropped (the device asks again). At
+/// most ``maximumStreams`` devices' TCP connections are open; one more is closed at once.
 final class TunnelResolver {
     static let maximumPending = 256
+    static let maximumStreams = 64
     static let timeout: Duration = .seconds(5)
 
     private struct Pending {
-        let socket: DatagramSocket
+        /// The query's own socket: a datagram one, or a TCP connection for a query that came over TCP.
+        let socket: AnyObject
         let timer: EventLoop.Timer
     }
 
     private let base: EventBase
     private var server: DatagramSocket?
+    private var streamServer: Listener?
+    /// The devices' open TCP connections.
+    private var streams: [ObjectIdentifier: TunnelResolverStream] = [:]
     /// The host's resolver (``hostResolver(path:)``), read again on every reload.
     var upstream: SocketAddress
     private let names: ResolvedNames
@@ -39,9 +49,45 @@ final class TunnelResolver {
         self.upstream = upstream
         self.hosts = hosts
         self.names = names
-        server = try DatagramSocket(
-            base: base, local: try SocketAddress(parsing: "\(WireGuardNetwork.proxyAddress):53")
-        ) { [unowned self] bytes, client in query(bytes, from: client) }
+        let local = try SocketAddress(parsing: "\(WireGuardNetwork.proxyAddress):53")
+        server = try DatagramSocket(base: base, local: local) { [unowned self] bytes, client in
+            guard let device = Self.device(client) else { return }
+            _ = resolve(bytes, device: device, overTCP: false) { [unowned self] answer in
+                server?.send(answer, to: client)
+            }
+        }
+        streamServer = try Listener(base: base, address: local) { [unowned self] descriptor, client in
+            accept(descriptor, from: client)
+        }
+    }
+
+    /// The device a query came from: only the tunnel's own. WireGuard vouches for their addresses;
+    /// anyone else who routes a query here (a LAN host with a route to the tunnel's network) gets
+    /// nothing, so this is no open resolver for the host's network.
+    private static func device(_ client: SocketAddress) -> IPAddress? {
+        guard let address = client.withAddressBytes({ IPAddress(networkBytes: $0) }),
+            WireGuardSettings.network.contains(address.unmapped)
+        else { return nil }
+        return address
+    }
+
+    private func accept(_ descriptor: Int32, from client: SocketAddress) {
+        guard let device = Self.device(client), streams.count < Self.maximumStreams,
+            let socket = try? SocketStream(base: base, descriptor: descriptor)
+        else {
+            Glibc.close(descriptor)
+            return
+        }
+        let connection = TunnelResolverStream(
+            stream: socket,
+            onMessage: { [unowned self] connection, query in
+                let answering = resolve(query, device: device, overTCP: true) { [weak connection] answer in
+                    connection?.send(answer)
+                }
+                if !answering { connection.end() }
+            },
+            onEnd: { [unowned self] connection in streams[ObjectIdentifier(connection)] = nil })
+        streams[ObjectIdentifier(connection)] = connection
     }
 
     /// The first `nameserver` of /etc/resolv.conf, as the host's own programs use it; 127.0.0.1
@@ -59,51 +105,70 @@ final class TunnelResolver {
         return try! SocketAddress(parsing: "127.0.0.1:53")
     }
 
-    private func query(_ bytes: [UInt8], from client: SocketAddress) {
-        // The devices only: WireGuard vouches for their addresses. Anyone else who routes a query
-        // here (a LAN host with a route to the tunnel's network) gets nothing, so this is no open
-        // resolver for the host's network.
-        guard let address = client.withAddressBytes({ IPAddress(networkBytes: $0) }),
-            WireGuardSettings.network.contains(address.unmapped)
-        else { return }
-        guard let question = DNSMessage.question(of: bytes) else { return }
+    /// Answers `query` from `--hosts-file`, or forwards it to the host's resolver (over TCP when it
+    /// came over TCP); `reply` gets the answer. Returns false when it will get none: a message that
+    /// is not one query, or too many under way.
+    private func resolve(
+        _ query: [UInt8], device: IPAddress, overTCP: Bool, reply: @escaping ([UInt8]) -> Void
+    ) -> Bool {
+        guard let question = DNSMessage.question(of: query) else { return false }
         if let listed = hosts?.addresses(for: question.name) {
             let addresses = listed.compactMap { IPAddress($0) }
-            names.record(question.name, for: addresses, device: address)
-            server?.send(
-                DNSMessage.answer(to: bytes, question, addresses: addresses.map(\.networkBytes)), to: client)
-            return
+            names.record(question.name, for: addresses, device: device)
+            reply(DNSMessage.answer(to: query, question, addresses: addresses.map(\.networkBytes)))
+            return true
         }
-        guard pending.count < Self.maximumPending else { return }
+        guard pending.count < Self.maximumPending else { return false }
         let id = nextID
         nextID += 1
-        do {
-            let socket = try DatagramSocket(base: base, remote: upstream) { [unowned self] answer, _ in
-                relay(answer, id: id, queryID: question.id, to: client, device: address)
+        let relay = { [unowned self] (answer: [UInt8]) in
+            guard answer.count >= 2, UInt16(answer[0]) << 8 | UInt16(answer[1]) == question.id else { return false }
+            if let (name, addresses) = DNSMessage.addresses(in: answer), !addresses.isEmpty {
+                names.record(name, for: addresses.compactMap { IPAddress(networkBytes: $0) }, device: device)
             }
-            let timer = try EventLoop.Timer(base: base) { [unowned self] in pending[id] = nil }
+            reply(answer)
+            pending[id]?.timer.cancel()
+            pending[id] = nil
+            return true
+        }
+        do {
+            let timer = try EventLoop.Timer(base: base) { [unowned self] in forget(id) }
+            let socket: AnyObject
+            if overTCP {
+                let exchange = TunnelResolverStream(
+                    stream: try SocketStream(base: base, connectingTo: upstream), idleLimit: Self.timeout,
+                    onMessage: { exchange, answer in
+                        _ = relay(answer)
+                        exchange.end()
+                    },
+                    onEnd: { [unowned self] _ in forget(id) })
+                exchange.send(query)
+                socket = exchange
+            } else {
+                let datagrams = try DatagramSocket(base: base, remote: upstream) { answer, _ in _ = relay(answer) }
+                guard datagrams.send(query) else { return false }
+                socket = datagrams
+            }
             timer.schedule(after: Self.timeout)
-            guard socket.send(bytes) else { return }
             pending[id] = Pending(socket: socket, timer: timer)
+            return true
         } catch {
-            return  // No socket: the device asks again.
+            return false  // No socket: the device asks again.
         }
     }
 
-    private func relay(_ answer: [UInt8], id: UInt64, queryID: UInt16, to client: SocketAddress, device: IPAddress) {
-        guard answer.count >= 2, UInt16(answer[0]) << 8 | UInt16(answer[1]) == queryID else { return }
-        if let (name, addresses) = DNSMessage.addresses(in: answer), !addresses.isEmpty {
-            names.record(name, for: addresses.compactMap { IPAddress(networkBytes: $0) }, device: device)
-        }
-        server?.send(answer, to: client)
-        pending[id]?.timer.cancel()
-        pending[id] = nil
+    /// Drops query `id`'s socket and timer: answered, timed out or its connection ended.
+    private func forget(_ id: UInt64) {
+        guard let entry = pending.removeValue(forKey: id) else { return }
+        entry.timer.cancel()
+        (entry.socket as? TunnelResolverStream)?.end()
     }
 
     /// Stops answering; queries under way are dropped.
     func close() {
-        for entry in pending.values { entry.timer.cancel() }
-        pending.removeAll()
+        for id in Array(pending.keys) { forget(id) }
+        for connection in Array(streams.values) { connection.end() }
         server = nil
+        streamServer = nil
     }
 }

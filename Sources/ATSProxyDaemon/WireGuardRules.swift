@@ -4,9 +4,8 @@ import WireGuard
 /// what the devices send through the tunnel, by kind.
 /// - TCP to ports 80 and 443 (the ports of the HTTP that ATS governs) goes to the proxy's
 ///   listener in the tunnel, which judges it as transparent mode does.
-/// - DNS (UDP port 53, to any server) goes to the proxy's resolver in the tunnel
+/// - DNS (port 53, UDP and TCP, to any server) goes to the proxy's resolver in the tunnel
 ///   (``TunnelResolver``), which answers from --hosts-file or forwards, and records the names.
-///   DNS over TCP (a truncated answer's retry) is forwarded as other traffic is.
 /// - UDP 443 (QUIC) is refused at once, so apps fall back to TCP, where they are judged.
 /// - Everything else is forwarded, masqueraded, when the host forwards (net.ipv4.ip_forward).
 struct WireGuardRules {
@@ -18,7 +17,7 @@ struct WireGuardRules {
     var script: String {
         let interface = "\"\(interface)\""
         let redirect = [
-            "iifname \(interface) udp dport 53 redirect to :53",
+            "iifname \(interface) meta l4proto { udp, tcp } th dport 53 redirect to :53",
             "iifname \(interface) ip daddr != \(WireGuardNetwork.proxyAddress) tcp dport { 80, 443 } redirect to :\(listenerPort)",
         ]
         let refuseQUIC = ["iifname \(interface) udp dport 443 reject"]

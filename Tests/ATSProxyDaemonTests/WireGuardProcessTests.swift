@@ -34,6 +34,10 @@ struct WireGuardProcessTests {
             serverInterface = "wgs\(tag)"
             phoneInterface = "wgp\(tag)"
             try Self.run(["/usr/sbin/ip", "netns", "add", router])
+            // The router's resolver (``Resolver``): ip netns exec puts this file at /etc/resolv.conf.
+            try FileManager.default.createDirectory(atPath: netnsDirectory, withIntermediateDirectories: true)
+            try "nameserver 10.78.0.4\n".write(
+                toFile: netnsDirectory + "/resolv.conf", atomically: true, encoding: .utf8)
             try Self.run(["/usr/sbin/ip", "netns", "add", phone])
             try Self.run(
                 Self.inside(router) + [
@@ -43,6 +47,7 @@ struct WireGuardProcessTests {
                     ip link add sv0 type veth peer name sv1
                     ip addr add 10.78.0.2/24 dev sv0
                     ip addr add 10.78.0.3/24 dev sv0
+                    ip addr add 10.78.0.4/24 dev sv0
                     ip link set sv0 up; ip link set sv1 up
                     ip link add rv0 type veth peer name pv0 netns \(phone)
                     ip addr add 10.99.0.1/24 dev rv0
@@ -54,6 +59,9 @@ struct WireGuardProcessTests {
                     "/bin/sh", "-ec", "ip link set lo up; ip addr add 10.99.0.2/24 dev pv0; ip link set pv0 up",
                 ])
         }
+
+        /// /etc/netns/ROUTER: what `ip netns exec` mounts over /etc in the router namespace.
+        var netnsDirectory: String { "/etc/netns/" + router }
 
         var routerWrapper: [String] { Self.inside(router) }
         var phoneWrapper: [String] { Self.inside(phone) }
@@ -99,6 +107,7 @@ struct WireGuardProcessTests {
             }
             _ = try? Self.run(["/usr/sbin/ip", "netns", "del", phone])
             _ = try? Self.run(["/usr/sbin/ip", "netns", "del", router])
+            try? FileManager.default.removeItem(atPath: netnsDirectory)
         }
 
         static func inside(_ namespace: String) -> [String] { ["/usr/sbin/ip", "netns", "exec", namespace] }
@@ -128,24 +137,85 @@ struct WireGuardProcessTests {
             ] + extra + ["https://\(host)/"])
     }
 
-    /// One A query for `name` to `server` port 53, from the phone: the answer's addresses.
-    static func lookUp(_ network: Network, _ name: String, server: String) throws -> String {
+    /// One A query for `name` to `server` port 53, from the phone, over UDP or (`tcp`) over TCP,
+    /// as a device retries a truncated answer: the answer's addresses.
+    static func lookUp(_ network: Network, _ name: String, server: String, tcp: Bool = false) throws -> String {
         let script = """
             import socket, struct, sys
-            name, server = sys.argv[1], sys.argv[2]
+            name, server, tcp = sys.argv[1], sys.argv[2], sys.argv[3] == "tcp"
             query = struct.pack(">HHHHHH", 0x4154, 0x0100, 1, 0, 0, 0)
             query += b"".join(bytes([len(p)]) + p.encode() for p in name.split(".")) + b"\\0" + struct.pack(">HH", 1, 1)
-            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            s.settimeout(10)
-            s.sendto(query, (server, 53))
-            answer, _ = s.recvfrom(4096)
+            if tcp:
+                s = socket.create_connection((server, 53), timeout=10)
+                s.sendall(struct.pack(">H", len(query)) + query)
+                def exactly(n):
+                    data = b""
+                    while len(data) < n:
+                        more = s.recv(n - len(data))
+                        assert more, "closed"
+                        data += more
+                    return data
+                answer = exactly(struct.unpack(">H", exactly(2))[0])
+            else:
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                s.settimeout(10)
+                s.sendto(query, (server, 53))
+                answer, _ = s.recvfrom(4096)
             assert answer[:2] == query[:2], "another id"
             count = struct.unpack(">H", answer[6:8])[0]
             print(",".join(".".join(map(str, answer[-16 * i - 4:len(answer) - 16 * i])) for i in range(count)))
             """
-        let result = try inPhone(network, ["/usr/bin/python3", "-c", script, name, server])
+        let result = try inPhone(network, ["/usr/bin/python3", "-c", script, name, server, tcp ? "tcp" : "udp"])
         guard result.status == 0 else { throw FixtureError(message: "DNS query: \(result)") }
         return result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The router's own resolver at 10.78.0.4:53: over TCP every A query is answered 10.78.0.9, so a
+    /// name the hosts file lacks shows that the proxy forwarded it; over UDP every answer comes
+    /// truncated and empty (TC), as a large one does, so only a query forwarded over TCP gets it.
+    static func resolver(_ network: Network, directory: String) throws -> TestScriptServer {
+        let script = """
+            import socket, struct, threading
+            def answer(query, truncated=False):
+                end = 12
+                while query[end]:
+                    end += query[end] + 1
+                end += 5
+                if truncated:
+                    return query[:2] + struct.pack(">HHHHH", 0x8380, 1, 0, 0, 0) + query[12:end]
+                head = query[:2] + struct.pack(">HHHHH", 0x8180, 1, 1, 0, 0)
+                return head + query[12:end] + b"\\xc0\\x0c" + struct.pack(">HHIH", 1, 1, 60, 4) + bytes([10, 78, 0, 9])
+            def datagrams():
+                u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("10.78.0.4", 53))
+                while True:
+                    query, peer = u.recvfrom(4096); u.sendto(answer(query, truncated=True), peer)
+            def exactly(c, n):
+                data = b""
+                while len(data) < n:
+                    more = c.recv(n - len(data))
+                    if not more:
+                        raise EOFError
+                    data += more
+                return data
+            def stream(c):
+                try:
+                    while True:
+                        reply = answer(exactly(c, struct.unpack(">H", exactly(c, 2))[0]))
+                        c.sendall(struct.pack(">H", len(reply)) + reply)
+                except (EOFError, OSError):
+                    c.close()
+            t = socket.socket(); t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            t.bind(("10.78.0.4", 53)); t.listen()
+            threading.Thread(target=datagrams, daemon=True).start()
+            print("PORT 53", flush=True)
+            while True:
+                c, _ = t.accept()
+                threading.Thread(target=stream, args=(c,), daemon=True).start()
+            """
+        return try TestScriptServer(
+            interpreter: network.routerWrapper[0],
+            Array(network.routerWrapper.dropFirst()) + ["/usr/bin/python3", "-c", script],
+            output: directory + "/resolver.log", name: "the router's resolver at 10.78.0.4:53")
     }
 
     @Test(
@@ -166,6 +236,7 @@ struct WireGuardProcessTests {
         let goodServer = try TestTLSServer(
             directory: fixture.directory, ["-cert", "good.pem", "-key", "good.key"], host: "10.78.0.3", port: 443,
             wrapper: network.routerWrapper)
+        let resolver = try Self.resolver(network, directory: fixture.directory)
         let state = fixture.directory + "/wireguard"
         let daemon = try DaemonProcess(
             directory: fixture.directory,
@@ -196,6 +267,13 @@ struct WireGuardProcessTests {
         // The device's DNS: the proxy's, and any other server's, answered from the hosts file.
         #expect(try Self.lookUp(network, good, server: "10.65.84.1") == "10.78.0.3")
         #expect(try Self.lookUp(network, good, server: "192.0.2.53") == "10.78.0.3", "redirected to the proxy")
+        // Over TCP too (a truncated answer's retry): answered, or forwarded over TCP to the router's
+        // resolver (its resolv.conf, from /etc/netns), whose answer is relayed and recorded.
+        #expect(try Self.lookUp(network, good, server: "10.65.84.1", tcp: true) == "10.78.0.3")
+        #expect(try Self.lookUp(network, good, server: "192.0.2.53", tcp: true) == "10.78.0.3")
+        #expect(try Self.lookUp(network, "far.wg.test", server: "10.65.84.1") == "", "truncated over UDP")
+        #expect(try Self.lookUp(network, "far.wg.test", server: "10.65.84.1", tcp: true) == "10.78.0.9")
+        withExtendedLifetime(resolver) {}
 
         let allowed = try Self.curl(network, host: good, address: "10.78.0.3", trust: root)
         #expect(allowed.status == 0 && allowed.standardOutput == "200", "\(allowed)")
