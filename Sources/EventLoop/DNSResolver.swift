@@ -59,13 +59,8 @@ package final class AddressLookup {
 /// Why a name did not resolve, in the resolver's words.
 package struct AddressLookupError: Error, Sendable, CustomStringConvertible {
     package var reason: String
-    /// The lookup was cancelled (by ``AddressLookup/cancel()``, or by freeing the resolver), not answered.
-    package var cancelled: Bool
 
-    package init(reason: String, cancelled: Bool = false) {
-        self.reason = reason
-        self.cancelled = cancelled
-    }
+    package init(reason: String) { self.reason = reason }
     package var description: String { reason }
 }
 
@@ -98,7 +93,7 @@ private func addressesCallback(
     defer { if let addresses { evutil_freeaddrinfo(addresses) } }
     guard result == 0 else {
         if result == EVUTIL_EAI_CANCEL {
-            return lookup.finish(.failure(AddressLookupError(reason: "cancelled", cancelled: true)))
+            return lookup.finish(.failure(AddressLookupError(reason: "cancelled")))
         }
         return lookup.finish(.failure(AddressLookupError(reason: String(cString: evutil_gai_strerror(result)))))
     }

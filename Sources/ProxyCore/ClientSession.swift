@@ -637,14 +637,8 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
             record.serverNameMismatch = serverNameCheck?.mismatch
             return environment.log(record)
         }
-        // The line waits for the server name's lookup: the session may end first, so the check holds
-        // the line, with a writer that outlives the loop's server. The resolver's own timeouts bound
-        // the wait, and freeing it at a stop answers every lookup still pending.
-        let write = environment.lineWriter
-        check.whenDone { mismatch in
-            record.serverNameMismatch = mismatch
-            write(record)
-        }
+        // The line waits for the server name's lookup, past the session's end.
+        environment.log(record, after: check)
     }
 
     // MARK: - Idle

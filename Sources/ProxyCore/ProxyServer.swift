@@ -171,6 +171,8 @@ package final class ProxyServer: LoopResident {
     /// Intercept mode's shared parts (nil: no CA, intercept mode off) and this loop's leaves.
     let interceptService: InterceptService?
     private(set) lazy var leafSource: (any LeafSource)? = interceptService?.makeLeafSource()
+    /// Lines of captured connections waiting for their server-name check.
+    private let linesAwaitingChecks = LinesAwaitingChecks()
     private(set) lazy var upstreamSessions: UpstreamSessionCache? = interceptService.map { _ in UpstreamSessionCache() }
 
     package convenience init(
@@ -342,6 +344,8 @@ package final class ProxyServer: LoopResident {
     /// Closes every session (its line says the proxy is shutting down) and stops every probe.
     private func closeAll() {
         for session in Array(sessions.values) { session.closeForShutdown() }
+        // Before the resolver goes with the loop: it would answer none of them.
+        linesAwaitingChecks.releaseAll()
         cancelProbes()
     }
 
@@ -458,16 +462,15 @@ extension ProxyServer: SessionEnvironment {
         return result
     }
 
-    func log(_ record: ConnectionRecord) { lineWriter(record) }
+    func log(_ record: ConnectionRecord) {
+        let line = record.logLine
+        feed?.append(line)
+        log.write(line: line)
+        statistics.logged(record)
+    }
 
-    var lineWriter: (ConnectionRecord) -> Void {
-        let (feed, log, statistics) = (feed, log, statistics)
-        return { record in
-            let line = record.logLine
-            feed?.append(line)
-            log.write(line: line)
-            statistics.logged(record)
-        }
+    func log(_ record: ConnectionRecord, after check: ServerNameCheck) {
+        linesAwaitingChecks.hold(record, until: check) { [unowned self] record in log(record) }
     }
 
     func upstreamContext(for profile: ClientProfile) throws(TLSError) -> TLSClientContext {

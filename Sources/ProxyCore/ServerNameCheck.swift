@@ -7,13 +7,16 @@ import TLSInspection
 /// blocked: a device may hold an address from another resolver, a pinned IP or a CDN's answer.
 ///
 /// The lookup runs beside the tunnel, so it adds nothing to the connection's time; a line due
-/// before it answers waits for it (``whenDone(_:)``). Loop-confined.
+/// before it answers waits for it (``LinesAwaitingChecks``), bounded by the resolver's own
+/// timeouts, or until the loop ends (``abandon()``). Loop-confined.
 final class ServerNameCheck {
     let name: String
     let original: SocketAddress
     /// nil while the lookup runs; then the mismatch in words, or `.some(nil)` when the name resolves there.
     private var outcome: String??
     private var waiting: ((String?) -> Void)?
+    /// The lookup under way, for ``abandon()``.
+    private var lookup: AddressLookup?
 
     /// Starts the check; `lookUp` resolves a name not in `hosts` (``SessionEnvironment/lookUpAddresses(_:port:completion:)``).
     init(
@@ -32,13 +35,20 @@ final class ServerNameCheck {
             switch result {
             case .success(let addresses):
                 finish(Self.mismatch(name, addresses.compactMap(\.host), original: original, source: ""))
-            case .failure(let error) where error.cancelled:
-                finish(nil)  // The proxy stopped before the answer: nothing known, nothing flagged.
             case .failure(let error):
                 finish("\(name) does not resolve (\(error.reason)); the device dialled \(original.host ?? "-")")
             }
         }
         if started == nil, outcome == nil { outcome = .some(nil) }  // No lookup: nothing to flag.
+        if outcome == nil { lookup = started }
+    }
+
+    /// The loop ends before the answer: the lookup is cancelled and the check done, flagging nothing
+    /// (nothing is known), so a line waiting for it is written now.
+    func abandon() {
+        guard outcome == nil else { return }
+        lookup?.cancel()
+        finish(nil)
     }
 
     var isDone: Bool { outcome != nil }
@@ -53,6 +63,8 @@ final class ServerNameCheck {
     }
 
     private func finish(_ mismatch: String?) {
+        guard outcome == nil else { return }
+        lookup = nil
         outcome = .some(mismatch)
         waiting?(mismatch)
         waiting = nil

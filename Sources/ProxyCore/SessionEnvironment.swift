@@ -41,10 +41,8 @@ protocol SessionEnvironment: AnyObject {
 
     /// Writes one finished request or tunnel to the log and the counters.
     func log(_ record: ConnectionRecord)
-    /// What ``log(_:)`` does, holding only what outlives this environment (the log, the counters,
-    /// the live view's feed): for a line that waits on the loop's resolver, whose last answers come
-    /// as the loop's server is freed at a stop (``ServerNameCheck``).
-    var lineWriter: (ConnectionRecord) -> Void { get }
+    /// Writes `record` once `check` has answered (``LinesAwaitingChecks``): the session may be gone.
+    func log(_ record: ConnectionRecord, after check: ServerNameCheck)
     /// Every address `host:port` resolves to through the loop's resolver (/etc/hosts, then DNS),
     /// asynchronously on the loop, unless cancelled; nil when no lookup could start.
     func lookUpAddresses(

@@ -362,8 +362,11 @@ final class ScriptedEnvironment: SessionEnvironment {
 
     func log(_ record: ConnectionRecord) { records.append(record) }
 
-    var lineWriter: (ConnectionRecord) -> Void {
-        { [self] in log($0) }
+    /// Lines waiting for their server-name check; the test ends the loop with `releaseAll()`.
+    let linesAwaitingChecks = LinesAwaitingChecks()
+
+    func log(_ record: ConnectionRecord, after check: ServerNameCheck) {
+        linesAwaitingChecks.hold(record, until: check) { [unowned self] in log($0) }
     }
 
     /// Name lookups the test answers (a captured connection's server-name check), in order.
