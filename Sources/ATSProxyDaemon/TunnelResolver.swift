@@ -19,23 +19,27 @@ import WireGuard
 ///
 /// On the daemon's main thread. At most ``maximumPending`` queries wait for the host's resolver,
 /// each for ``timeout``; a query beyond them, or unparsable, is dropped (the device asks again). At
-/// most ``maximumStreams`` devices' TCP connections are open; one more is closed at once.
+/// most ``maximumStreams`` devices' TCP connections are open, ``maximumStreamsPerDevice`` of one
+/// device's; one more is closed at once.
 final class TunnelResolver {
     static let maximumPending = 256
     static let maximumStreams = 64
+    static let maximumStreamsPerDevice = 8
     static let timeout: Duration = .seconds(5)
 
     private struct Pending {
         /// The query's own socket: a datagram one, or a TCP connection for a query that came over TCP.
         let socket: AnyObject
         let timer: EventLoop.Timer
+        /// Told when the query goes unanswered (timed out, or the host's resolver closed).
+        let unanswered: () -> Void
     }
 
     private let base: EventBase
     private var server: DatagramSocket?
     private var streamServer: Listener?
-    /// The devices' open TCP connections.
-    private var streams: [ObjectIdentifier: TunnelResolverStream] = [:]
+    /// The devices' open TCP connections, with the device of each.
+    private var streams: [ObjectIdentifier: (connection: TunnelResolverStream, device: IPAddress)] = [:]
     /// The host's resolver (``hostResolver(path:)``), read again on every reload.
     var upstream: SocketAddress
     private let names: ResolvedNames
@@ -52,7 +56,7 @@ final class TunnelResolver {
         let local = try SocketAddress(parsing: "\(WireGuardNetwork.proxyAddress):53")
         server = try DatagramSocket(base: base, local: local) { [unowned self] bytes, client in
             guard let device = Self.device(client) else { return }
-            _ = resolve(bytes, device: device, overTCP: false) { [unowned self] answer in
+            _ = resolve(bytes, device: device, overTCP: false, unanswered: {}) { [unowned self] answer in
                 server?.send(answer, to: client)
             }
         }
@@ -73,21 +77,26 @@ final class TunnelResolver {
 
     private func accept(_ descriptor: Int32, from client: SocketAddress) {
         guard let device = Self.device(client), streams.count < Self.maximumStreams,
-            let socket = try? SocketStream(base: base, descriptor: descriptor)
+            streams.values.count(where: { $0.device == device }) < Self.maximumStreamsPerDevice
         else {
             Glibc.close(descriptor)
             return
         }
+        // SocketStream closes the descriptor itself when it cannot be made.
+        guard let socket = try? SocketStream(base: base, descriptor: descriptor) else { return }
         let connection = TunnelResolverStream(
             stream: socket,
             onMessage: { [unowned self] connection, query in
-                let answering = resolve(query, device: device, overTCP: true) { [weak connection] answer in
-                    connection?.send(answer)
-                }
+                let answering = resolve(
+                    query, device: device, overTCP: true,
+                    // No answer from the host's resolver: the device's connection ends, as a
+                    // server's does, and it asks again.
+                    unanswered: { [weak connection] in connection?.end() },
+                    reply: { [weak connection] answer in connection?.send(answer) })
                 if !answering { connection.end() }
             },
             onEnd: { [unowned self] connection in streams[ObjectIdentifier(connection)] = nil })
-        streams[ObjectIdentifier(connection)] = connection
+        streams[ObjectIdentifier(connection)] = (connection, device)
     }
 
     /// The first `nameserver` of /etc/resolv.conf, as the host's own programs use it; 127.0.0.1
@@ -106,10 +115,11 @@ final class TunnelResolver {
     }
 
     /// Answers `query` from `--hosts-file`, or forwards it to the host's resolver (over TCP when it
-    /// came over TCP); `reply` gets the answer. Returns false when it will get none: a message that
-    /// is not one query, or too many under way.
+    /// came over TCP); `reply` gets the answer, or `unanswered` is told there will be none. Returns
+    /// false when it will get none at once: a message that is not one query, or too many under way.
     private func resolve(
-        _ query: [UInt8], device: IPAddress, overTCP: Bool, reply: @escaping ([UInt8]) -> Void
+        _ query: [UInt8], device: IPAddress, overTCP: Bool, unanswered: @escaping () -> Void,
+        reply: @escaping ([UInt8]) -> Void
     ) -> Bool {
         guard let question = DNSMessage.question(of: query) else { return false }
         if let listed = hosts?.addresses(for: question.name) {
@@ -150,24 +160,26 @@ final class TunnelResolver {
                 socket = datagrams
             }
             timer.schedule(after: Self.timeout)
-            pending[id] = Pending(socket: socket, timer: timer)
+            pending[id] = Pending(socket: socket, timer: timer, unanswered: unanswered)
             return true
         } catch {
             return false  // No socket: the device asks again.
         }
     }
 
-    /// Drops query `id`'s socket and timer: answered, timed out or its connection ended.
+    /// Drops unanswered query `id`'s socket and timer (timed out, or its connection ended), and
+    /// says so. An answered one is gone already.
     private func forget(_ id: UInt64) {
         guard let entry = pending.removeValue(forKey: id) else { return }
         entry.timer.cancel()
         (entry.socket as? TunnelResolverStream)?.end()
+        entry.unanswered()
     }
 
     /// Stops answering; queries under way are dropped.
     func close() {
         for id in Array(pending.keys) { forget(id) }
-        for connection in Array(streams.values) { connection.end() }
+        for entry in Array(streams.values) { entry.connection.end() }
         server = nil
         streamServer = nil
     }

@@ -34,6 +34,9 @@ final class WireGuardTunnel {
     private var applied: [WireGuardDevice] = []
     /// Set by ``beginStopping()`` and ``stop()``: wireguard-go ending now is not restarted.
     private var stopping = false
+    /// Set by ``stop()``: the rules and the interface are gone (wireguard-go may have ended before,
+    /// when systemd's stop signalled the whole group, and its table is still to delete).
+    private var tornDown = false
     private let base: EventBase
     /// Called with the devices each time the tunnel is configured (start, restart, reload).
     private let onDevices: ([WireGuardDevice]) -> Void
@@ -198,7 +201,8 @@ final class WireGuardTunnel {
 
     /// Deletes the rules and the interface (wireguard-go removes its own when it ends).
     func stop() {
-        if stopping, case .stopped = engine { return }  // Stopped already.
+        guard !tornDown else { return }
+        tornDown = true
         stopping = true
         restartTimer?.cancel()
         _ = try? Subprocess.run(["nft", "-f", "-"], input: Array(WireGuardRules.deletion.utf8))

@@ -135,9 +135,9 @@ package struct WireGuardDirectory: Sendable {
         guard Self.isEndpoint(endpoint) else {
             throw WireGuardStateError(path: endpoint, problem: .malformed(line: nil, "not HOST:PORT"))
         }
-        let serverKey = try serverKey()
         return try exclusively { () throws(WireGuardStateError) in
-            try makeDevice(name, endpoint: endpoint, serverKey: serverKey)
+            // The proxy's key too: made by the first of two runs on a fresh directory, read whole by the other.
+            try makeDevice(name, endpoint: endpoint, serverKey: try serverKey())
         }
     }
 
@@ -192,7 +192,15 @@ package struct WireGuardDirectory: Sendable {
             throw WireGuardStateError(path: lockPath, problem: .cannotWrite(String(cString: strerror(errno))))
         }
         defer { close(descriptor) }  // Releases the lock too.
-        giveToOwner(lockPath, as: path)
+        // The file opened, not the path: a hard link planted as `lock` is refused, never chowned.
+        var file = stat()
+        guard fstat(descriptor, &file) == 0, file.st_mode & S_IFMT == S_IFREG, file.st_nlink == 1 else {
+            throw WireGuardStateError(path: lockPath, problem: .cannotWrite("not a regular file of its own"))
+        }
+        var owner = stat()
+        if geteuid() == 0, file.st_uid == 0, stat(path, &owner) == 0, owner.st_uid != 0 {
+            _ = fchown(descriptor, owner.st_uid, owner.st_gid)
+        }
         while flock(descriptor, LOCK_EX) == -1 {
             guard errno == EINTR else {
                 throw WireGuardStateError(path: lockPath, problem: .cannotWrite(String(cString: strerror(errno))))

@@ -172,7 +172,8 @@ struct WireGuardProcessTests {
 
     /// The router's own resolver at 10.78.0.4:53: over TCP every A query is answered 10.78.0.9, so a
     /// name the hosts file lacks shows that the proxy forwarded it; over UDP every answer comes
-    /// truncated and empty (TC), as a large one does, so only a query forwarded over TCP gets it.
+    /// truncated and empty (TC), as a large one does, so only a query forwarded over TCP gets it. A
+    /// name with "silent" in it gets no answer over TCP: the connection is closed.
     static func resolver(_ network: Network, directory: String) throws -> TestScriptServer {
         let script = """
             import socket, struct, threading
@@ -200,7 +201,10 @@ struct WireGuardProcessTests {
             def stream(c):
                 try:
                     while True:
-                        reply = answer(exactly(c, struct.unpack(">H", exactly(c, 2))[0]))
+                        query = exactly(c, struct.unpack(">H", exactly(c, 2))[0])
+                        if b"silent" in query:
+                            raise EOFError  # closes without an answer
+                        reply = answer(query)
                         c.sendall(struct.pack(">H", len(reply)) + reply)
                 except (EOFError, OSError):
                     c.close()
@@ -273,6 +277,12 @@ struct WireGuardProcessTests {
         #expect(try Self.lookUp(network, good, server: "192.0.2.53", tcp: true) == "10.78.0.3")
         #expect(try Self.lookUp(network, "far.wg.test", server: "10.65.84.1") == "", "truncated over UDP")
         #expect(try Self.lookUp(network, "far.wg.test", server: "10.65.84.1", tcp: true) == "10.78.0.9")
+        // The host's resolver closes without answering: the device's connection is closed too, at
+        // once, as a server's would be, not left open with nothing to come.
+        let silent = #expect(throws: FixtureError.self) {
+            try Self.lookUp(network, "silent.wg.test", server: "10.65.84.1", tcp: true)
+        }
+        #expect(silent?.message.contains("closed") == true, "\(silent?.message ?? "")")
         withExtendedLifetime(resolver) {}
 
         let allowed = try Self.curl(network, host: good, address: "10.78.0.3", trust: root)
