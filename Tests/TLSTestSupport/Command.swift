@@ -76,7 +76,7 @@ extension Process {
     package func exitStatus(killingAfter seconds: Double) -> Int32? {
         if let status = exitStatus(within: seconds) { return status }
         kill(processIdentifier, SIGKILL)
-        _ = ChildExit.status(of: processIdentifier, waiting: true)
+        waitForExit()
         return nil
     }
 
@@ -86,18 +86,28 @@ extension Process {
         let deadline = Date().addingTimeInterval(seconds)
         repeat {
             if let status = ChildExit.status(of: processIdentifier, waiting: false) ?? finishedStatus {
-                return status
+                return settled(status)
             }
             Thread.sleep(forTimeInterval: 0.01)
         } while Date() < deadline
-        return ChildExit.status(of: processIdentifier, waiting: false) ?? finishedStatus
+        return (ChildExit.status(of: processIdentifier, waiting: false) ?? finishedStatus).map(settled)
+    }
+
+    /// Returns `status`, leaving Foundation's own wait to a queue: `waitUntilExit()` breaks the cycle
+    /// between a Process and its run loop source (which leaks them both without it), but it lasts
+    /// until Foundation's thread has reaped the child, which may be late (see above).
+    private func settled(_ status: Int32) -> Int32 {
+        DispatchQueue.global().async { self.waitUntilExit() }
+        return status
     }
 
     /// Blocks until the process has exited (the kernel's word, not Foundation's: see
     /// ``exitStatus(killingAfter:)``) and returns its exit status.
     @discardableResult
     package func waitForExit() -> Int32 {
-        if let status = ChildExit.status(of: processIdentifier, waiting: true) ?? finishedStatus { return status }
+        if let status = ChildExit.status(of: processIdentifier, waiting: true) ?? finishedStatus {
+            return settled(status)
+        }
         // Reaped between the two questions: Foundation has the status, or is about to.
         waitUntilExit()
         return terminationStatus
