@@ -633,11 +633,8 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         record.durationMilliseconds = environment.clock.wallMilliseconds - record.startedAt
         record.connectionID = id
         noteArrival(in: &record)
-        guard let check = serverNameCheck, !check.isDone else {
-            record.serverNameMismatch = serverNameCheck?.mismatch
-            return environment.log(record)
-        }
-        // The line waits for the server name's lookup, past the session's end.
+        guard let check = serverNameCheck else { return environment.log(record) }
+        // With what the server name's check found: at once, or past the session's end.
         environment.log(record, after: check)
     }
 

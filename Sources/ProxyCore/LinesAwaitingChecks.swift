@@ -6,7 +6,7 @@ final class LinesAwaitingChecks {
 
     var count: Int { held.count }
 
-    /// Writes `record` with `write` once `check` is done.
+    /// Writes `record` with `write` once `check` is done: now, when it is.
     func hold(_ record: ConnectionRecord, until check: ServerNameCheck, write: @escaping (ConnectionRecord) -> Void) {
         let key = ObjectIdentifier(check)
         held[key] = check

@@ -51,11 +51,6 @@ final class ServerNameCheck {
         finish(nil)
     }
 
-    var isDone: Bool { outcome != nil }
-
-    /// The mismatch once the lookup has answered (nil: none, or not answered yet).
-    var mismatch: String? { outcome ?? nil }
-
     /// Runs `body` with the mismatch (nil: none) once the lookup has answered: now, if it has.
     func whenDone(_ body: @escaping (String?) -> Void) {
         if let outcome { return body(outcome) }
