@@ -35,6 +35,8 @@ final class InterceptedExchanges: ExchangeOwner {
     /// The request in progress: its line, and when its first byte came (``MonotonicClock``).
     var current: (record: RequestRecord, startedAt: Int64)?
     private var requests = 0
+    /// The app the last request's User-Agent named.
+    private var userAgents = AppAgentMemo()
     /// Between requests: the device's bytes are a request head, however many reads it takes.
     private var awaitingHead = false
     /// Whether the device's bytes are known to be HTTP: from the start when its ALPN said
@@ -218,7 +220,7 @@ final class InterceptedExchanges: ExchangeOwner {
         current?.record.url = requestOrigin.url(of: head.target)
         current?.record.httpVersion = head.version == .http10 ? "HTTP/1.0" : "HTTP/1.1"
         current?.record.requestHeadBytes = headBytes
-        current?.record.noteUserAgent(head.headers.first("User-Agent"))
+        current?.record.noteUserAgent(head.headers.first("User-Agent"), memo: &userAgents)
         if tunnel.findings.firstRequestApp == nil { tunnel.findings.firstRequestApp = current?.record.requestApp }
         if settings.intercept.logHeaders {
             current?.record.requestHeaders = RequestRecord.loggedHeaders(

@@ -69,7 +69,13 @@ package struct RequestRecord: Sendable {
 
     /// Takes the request's `User-Agent` value (nil when it sent none).
     package mutating func noteUserAgent(_ value: String?) {
-        requestApp = value.flatMap(AppAgent.init(userAgent:))
+        var memo = AppAgentMemo()
+        noteUserAgent(value, memo: &memo)
+    }
+
+    /// Takes the request's `User-Agent` value through its connection's memo of the last one parsed.
+    package mutating func noteUserAgent(_ value: String?, memo: inout AppAgentMemo) {
+        requestApp = memo.agent(userAgent: value)
     }
 
     package init(startedAt: Int64, connection: ConnectionFacts, reused: Bool) {

@@ -162,7 +162,7 @@ extension HTTP2Relay: HTTP2SessionDelegate {
         record.url = "\(requestOrigin.scheme)://\(requestOrigin.authority)\(path)"
         record.httpVersion = "HTTP/2"
         record.streamID = stream
-        record.noteUserAgent(fields.value(of: "user-agent"))
+        record.noteUserAgent(fields.value(of: "user-agent"), memo: &userAgents)
         if tunnel.findings.firstRequestApp == nil { tunnel.findings.firstRequestApp = record.requestApp }
         // HPACK-compressed heads have no size of their own on the wire to report.
         record.requestHeadBytes = -1

@@ -40,6 +40,8 @@ final class HTTP2Relay {
     var deviceStreamID: [Int32: Int32] = [:]
     /// How many request streams the device opened.
     var requests = 0
+    /// The app the last stream's User-Agent named.
+    var userAgents = AppAgentMemo()
     /// A leg said GOAWAY: no new stream is relayed, and the connection ends once the open ones have.
     var goingAway = false
     private var ended = false
