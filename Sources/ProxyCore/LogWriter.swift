@@ -2,8 +2,9 @@ import Glibc
 import POSIX
 import Synchronization
 
-/// Appends one JSON object per line to standard output or a file, from any thread: each line is one
-/// `write(2)` under a lock, so lines from different loops never interleave.
+/// Appends one JSON object per line to standard output or a file, from any thread: each line, or a
+/// loop's batch of whole lines (``LogBatch``), is one `write(2)` under a lock, so lines from
+/// different loops never interleave.
 package final class LogWriter: Sendable {
     /// The descriptor, and what the last writes left behind.
     private struct State {
@@ -68,32 +69,16 @@ package final class LogWriter: Sendable {
     package func write(line: consuming [UInt8]) {
         var bytes = line
         bytes.append(UInt8(ascii: "\n"))
+        write(lines: bytes, count: 1)
+    }
+
+    /// Writes `count` whole lines, each ending in its newline, with a single write(2) under the
+    /// lock (``LogBatch``). A failure loses all of them, and counts each.
+    package func write(lines bytes: borrowing [UInt8], count: Int) {
         descriptor.withLock { state in
-            if state.torn { bytes.insert(UInt8(ascii: "\n"), at: 0) }
-            var offset = 0
-            while offset < bytes.count {
-                let written = bytes.withUnsafeBytes {
-                    Glibc.write(state.fd, $0.baseAddress! + offset, $0.count - offset)
-                }
-                if written < 0, errno == EINTR { continue }
-                guard written > 0 else {
-                    let code = written < 0 ? errno : ENOSPC
-                    failedWrites.add(1, ordering: .relaxed)
-                    if offset > 0 { state.torn = true }
-                    // Said once per burst of failures, not once per line.
-                    if let lost = state.lostSinceReport {
-                        state.lostSinceReport = lost + 1
-                    } else {
-                        state.lostSinceReport = 1
-                        say(
-                            "atsproxy: cannot write the log \(path ?? "(standard output)"): \(String(cString: strerror(code))); "
-                                + "lines are lost until it can (counted as log write errors in atsproxyctl stats and /metrics)"
-                        )
-                    }
-                    return
-                }
-                offset += written
-            }
+            // The piece a failed write left ends here, so the next line starts whole.
+            if state.torn, writeAll([UInt8(ascii: "\n")], to: &state, lines: count) == false { return }
+            guard writeAll(bytes, to: &state, lines: count) else { return }
             state.torn = false
             if let lost = state.lostSinceReport {
                 state.lostSinceReport = nil
@@ -102,6 +87,35 @@ package final class LogWriter: Sendable {
                 )
             }
         }
+    }
+
+    /// Writes `bytes` whole, retrying on EINTR; false (the `lines` counted lost) when write(2) fails.
+    private func writeAll(_ bytes: borrowing [UInt8], to state: inout State, lines: Int) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes {
+                Glibc.write(state.fd, $0.baseAddress! + offset, $0.count - offset)
+            }
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else {
+                let code = written < 0 ? errno : ENOSPC
+                failedWrites.add(lines, ordering: .relaxed)
+                if offset > 0 { state.torn = true }
+                // Said once per burst of failures, not once per line.
+                if let lost = state.lostSinceReport {
+                    state.lostSinceReport = lost + lines
+                } else {
+                    state.lostSinceReport = lines
+                    say(
+                        "atsproxy: cannot write the log \(path ?? "(standard output)"): \(String(cString: strerror(code))); "
+                            + "lines are lost until it can (counted as log write errors in atsproxyctl stats and /metrics)"
+                    )
+                }
+                return false
+            }
+            offset += written
+        }
+        return true
     }
 
     /// A line on stderr (the operator's channel; stdout may be the log itself).

@@ -173,6 +173,8 @@ package final class ProxyServer: LoopResident {
     private(set) lazy var leafSource: (any LeafSource)? = interceptService?.makeLeafSource()
     /// Lines of captured connections waiting for their server-name check.
     private let linesAwaitingChecks = LinesAwaitingChecks()
+    /// The lines this loop logged since its last turn (``LogBatch``).
+    private let logBatch: LogBatch
     private(set) lazy var upstreamSessions: UpstreamSessionCache? = interceptService.map { _ in UpstreamSessionCache() }
 
     package convenience init(
@@ -209,6 +211,7 @@ package final class ProxyServer: LoopResident {
         self.probes = probes
         self.cache = cache
         self.log = log
+        logBatch = LogBatch(writer: log) { [base] in try? Timer(base: base, onFire: $0) }
         self.resolver = resolver
         self.balancer = balancer
         // Both callbacks reach the server through weak references: the server owns them.
@@ -347,6 +350,8 @@ package final class ProxyServer: LoopResident {
         // Before the resolver goes with the loop: it would answer none of them.
         linesAwaitingChecks.releaseAll()
         cancelProbes()
+        // The loop may not turn again: what the closes logged is written now, and any later line at once.
+        logBatch.writeThrough()
     }
 
     /// Whether a graceful stop has begun (``SessionEnvironment``).: sessions then close instead of waiting for another request.
@@ -465,7 +470,7 @@ extension ProxyServer: SessionEnvironment {
     func log(_ record: ConnectionRecord) {
         let line = record.logLine
         feed?.append(line)
-        log.write(line: line)
+        logBatch.append(line)
         statistics.logged(record)
     }
 
@@ -489,7 +494,7 @@ extension ProxyServer: SessionEnvironment {
         if let feed, feed.isEnabled {
             feed.append(entry: request.loggedRequest.map(LoggedEntry.request) ?? .line(line))
         }
-        log.write(line: line)
+        logBatch.append(line)
         statistics.logged(request: request)
     }
 }

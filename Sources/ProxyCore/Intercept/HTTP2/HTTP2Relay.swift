@@ -174,7 +174,11 @@ final class HTTP2Relay {
         }
         var pending: [UInt8] = []
         do {
-            try session.drainOutput { bytes in pending.append(contentsOf: bytes) }
+            try session.drainOutput { bytes in
+                // The frames, gathered for one TLS write, without regrowing for each of them.
+                if pending.isEmpty { pending.reserveCapacity(max(4096, bytes.count)) }
+                pending.append(contentsOf: bytes)
+            }
         } catch {
             failure = "HTTP/2 to \(stream === device ? "the device" : "the origin"): \(error)"
         }
