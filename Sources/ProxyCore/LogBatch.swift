@@ -1,11 +1,14 @@
 import EventLoop
 
-/// A loop's log lines, written together once the loop has run the callbacks at hand: one `write(2)`
-/// for the lines of the streams one read ended, where a write per line had been the HTTP/2 relay's
-/// most frequent system call (bench-h2: 5,010 writes for 5,000 streams, against 1,111 `sendmsg`).
+/// A loop's held log lines, written together: one `write(2)` for the lines of the HTTP/2 streams one
+/// read ended, where a write per line had been the relay's most frequent system call (bench-h2:
+/// 5,010 writes for 5,000 streams, against 1,111 `sendmsg`).
 ///
-/// A line waits at most for the loop's next turn (a timer of no delay), never for more lines; the
-/// live view gets it at once, from the caller. Loop-confined: one per ``ProxyServer``.
+/// The holder writes them (``flush()``) before the bytes that end those streams, so a client never
+/// has its answer before its line is in the log; a connection line flushes them ahead of itself.
+/// A timer of no delay writes what is still held on the loop's next turn, so a line never waits for
+/// more lines. The live view gets each line at once, from the caller. Loop-confined: one per
+/// ``ProxyServer``.
 final class LogBatch {
     private let writer: LogWriter
     /// The waiting lines, each with its newline.

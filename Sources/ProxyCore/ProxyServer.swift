@@ -467,10 +467,12 @@ extension ProxyServer: SessionEnvironment {
         return result
     }
 
+    /// Written at once, after the lines held before it: a session logs before it closes its client.
     func log(_ record: ConnectionRecord) {
         let line = record.logLine
         feed?.append(line)
         logBatch.append(line)
+        logBatch.flush()
         statistics.logged(record)
     }
 
@@ -490,6 +492,11 @@ extension ProxyServer: SessionEnvironment {
     }
 
     func log(request: RequestRecord) {
+        logHeld(request: request)
+        logBatch.flush()
+    }
+
+    func logHeld(request: RequestRecord) {
         let line = request.logLine
         if let feed, feed.isEnabled {
             feed.append(entry: request.loggedRequest.map(LoggedEntry.request) ?? .line(line))
@@ -497,4 +504,6 @@ extension ProxyServer: SessionEnvironment {
         logBatch.append(line)
         statistics.logged(request: request)
     }
+
+    func writeHeldLines() { logBatch.flush() }
 }

@@ -63,8 +63,15 @@ protocol SessionEnvironment: AnyObject {
     func upstreamContext(for profile: ClientProfile) throws(TLSError) -> TLSClientContext
     /// A one-shot timer on the loop (nil: no memory for one).
     func makeTimer(_ onFire: @escaping () -> Void) -> (any LoopTimer)?
-    /// Writes one request line of an intercepted connection.
+    /// Writes one request line of an intercepted connection, now.
     func log(request: RequestRecord)
+    /// Holds one request line of an intercepted connection until ``writeHeldLines()`` or the loop's
+    /// next turn, whichever is first: one write for the lines of the streams one read ends. The
+    /// caller writes them before the bytes that end those streams, so a client that has its answer
+    /// finds its line in the log.
+    func logHeld(request: RequestRecord)
+    /// Writes the held lines now.
+    func writeHeldLines()
 
     /// The session closed its client: it is forgotten.
     func sessionEnded(_ id: UInt64)

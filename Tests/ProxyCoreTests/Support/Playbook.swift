@@ -428,6 +428,8 @@ final class ScriptedEnvironment: SessionEnvironment {
         return timer
     }
     func log(request: RequestRecord) { requests.append(request) }
+    func logHeld(request: RequestRecord) { requests.append(request) }
+    func writeHeldLines() {}
 
     /// Time passes: the clock moves on by `duration`, every timer that falls due fires, and the
     /// loop runs what that causes. (Idle watches are the test's to fire: ``ScriptedIdleWatch``.)

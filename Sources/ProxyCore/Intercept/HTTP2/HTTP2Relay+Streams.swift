@@ -287,6 +287,7 @@ extension HTTP2Relay: HTTP2SessionDelegate {
         if let failure, line.failure == nil { line.failure = failure }
         line.durationMilliseconds = max(0, clock.monotonicMilliseconds - relayed.startedAt)
         line.connection.action = tunnel.findings.action ?? line.connection.action
-        owner.environment.log(request: line)
+        // Held for the next write of the drained frames (``drain(_:to:)``): one write for them all.
+        owner.environment.logHeld(request: line)
     }
 }

@@ -182,6 +182,8 @@ final class HTTP2Relay {
         } catch {
             failure = "HTTP/2 to \(stream === device ? "the device" : "the origin"): \(error)"
         }
+        // The lines of the streams these bytes end are in the log before the bytes leave.
+        owner.environment.writeHeldLines()
         if !pending.isEmpty { stream.write(pending) }
         // The library ended the connection itself (a flood, a reset storm): the line says so, and
         // the other peer hears that the connection is going away.
@@ -261,6 +263,7 @@ final class HTTP2Relay {
         for id in Array(streams.keys) {
             logStream(id, error: "the connection ended before the stream was complete", failure: nil)
         }
+        owner.environment.writeHeldLines()
         if origin.endedCleanly == false || origin.failure != nil { device.passOnTruncation() }
         if device.endedCleanly == false || device.failure != nil { origin.passOnTruncation() }
         device.close()
