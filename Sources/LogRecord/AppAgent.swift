@@ -189,7 +189,8 @@ package struct AppAgentMemo: Sendable {
     /// ``AppAgent/init(userAgent:)`` of `userAgent`, parsed only when it differs from the last one.
     package mutating func agent(userAgent: String?) -> AppAgent? {
         guard let userAgent else { return nil }
-        if let last, last.userAgent == userAgent { return last.agent }
+        // Byte for byte: `==` on String would take another byte form of the same text for it.
+        if let last, last.userAgent.utf8.elementsEqual(userAgent.utf8) { return last.agent }
         let agent = AppAgent(userAgent: userAgent)
         last = (userAgent, agent)
         return agent

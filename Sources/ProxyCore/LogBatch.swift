@@ -40,6 +40,13 @@ final class LogBatch {
         if bytes.count >= Self.limit { flush() }
     }
 
+    /// Writes `line` now, after the waiting lines (in the same write when there are some).
+    func writeNow(_ line: consuming [UInt8]) {
+        guard lines > 0 else { return writer.write(line: line) }
+        append(line)
+        flush()
+    }
+
     /// Writes the waiting lines now.
     func flush() {
         guard lines > 0 else { return }

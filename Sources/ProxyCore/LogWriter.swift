@@ -73,13 +73,16 @@ package final class LogWriter: Sendable {
     }
 
     /// Writes `count` whole lines, each ending in its newline, with a single write(2) under the
-    /// lock (``LogBatch``). A failure loses all of them, and counts each.
+    /// lock (``LogBatch``). When write(2) fails part-way, the lines it did not finish are counted
+    /// lost, each once; those written whole stay.
     package func write(lines bytes: borrowing [UInt8], count: Int) {
         descriptor.withLock { state in
             // The piece a failed write left ends here, so the next line starts whole.
-            if state.torn, writeAll([UInt8(ascii: "\n")], to: &state, lines: count) == false { return }
+            if state.torn {
+                guard writeAll([UInt8(ascii: "\n")], to: &state, lines: count) else { return }
+                state.torn = false
+            }
             guard writeAll(bytes, to: &state, lines: count) else { return }
-            state.torn = false
             if let lost = state.lostSinceReport {
                 state.lostSinceReport = nil
                 say(
@@ -89,7 +92,8 @@ package final class LogWriter: Sendable {
         }
     }
 
-    /// Writes `bytes` whole, retrying on EINTR; false (the `lines` counted lost) when write(2) fails.
+    /// Writes `bytes` whole, retrying on EINTR; false when write(2) fails, the lines it did not
+    /// finish counted lost (`lines` of them when nothing was written).
     private func writeAll(_ bytes: borrowing [UInt8], to state: inout State, lines: Int) -> Bool {
         var offset = 0
         while offset < bytes.count {
@@ -99,13 +103,15 @@ package final class LogWriter: Sendable {
             if written < 0, errno == EINTR { continue }
             guard written > 0 else {
                 let code = written < 0 ? errno : ENOSPC
-                failedWrites.add(lines, ordering: .relaxed)
-                if offset > 0 { state.torn = true }
+                // Lines written whole are in the file; the rest, a piece of one among them, are lost.
+                let lost = offset == 0 ? lines : bytes[offset...].count { $0 == UInt8(ascii: "\n") }
+                failedWrites.add(lost, ordering: .relaxed)
+                if offset > 0, bytes[offset - 1] != UInt8(ascii: "\n") { state.torn = true }
                 // Said once per burst of failures, not once per line.
-                if let lost = state.lostSinceReport {
-                    state.lostSinceReport = lost + lines
+                if let already = state.lostSinceReport {
+                    state.lostSinceReport = already + lost
                 } else {
-                    state.lostSinceReport = lines
+                    state.lostSinceReport = lost
                     say(
                         "atsproxy: cannot write the log \(path ?? "(standard output)"): \(String(cString: strerror(code))); "
                             + "lines are lost until it can (counted as log write errors in atsproxyctl stats and /metrics)"

@@ -471,8 +471,7 @@ extension ProxyServer: SessionEnvironment {
     func log(_ record: ConnectionRecord) {
         let line = record.logLine
         feed?.append(line)
-        logBatch.append(line)
-        logBatch.flush()
+        logBatch.writeNow(line)
         statistics.logged(record)
     }
 
@@ -491,17 +490,17 @@ extension ProxyServer: SessionEnvironment {
         feed.append(record.openLine)
     }
 
-    func log(request: RequestRecord) {
-        logHeld(request: request)
-        logBatch.flush()
-    }
+    func log(request: RequestRecord) { log(request: request, held: false) }
 
-    func logHeld(request: RequestRecord) {
+    func logHeld(request: RequestRecord) { log(request: request, held: true) }
+
+    /// The live view and the counters have a held line at once; the file on the batch's write.
+    private func log(request: RequestRecord, held: Bool) {
         let line = request.logLine
         if let feed, feed.isEnabled {
             feed.append(entry: request.loggedRequest.map(LoggedEntry.request) ?? .line(line))
         }
-        logBatch.append(line)
+        if held { logBatch.append(line) } else { logBatch.writeNow(line) }
         statistics.logged(request: request)
     }
 

@@ -64,6 +64,33 @@ struct HTTP2RelayPlaybookTests {
         #expect(lines.map(\.url) == ["https://\(InterceptRig.host)/second", "https://\(InterceptRig.host)/first"])
     }
 
+    @Test("a stream's line is in the log before the bytes that end it reach the device")
+    func lineBeforeAnswer() throws {
+        let rig = try InterceptRig()
+        let (client, upstream, deviceTLS, originTLS) = try rig.intercepted(
+            alpn: ["h2", "http/1.1"], originALPN: ["h2", "http/1.1"])
+        let device = try HTTP2PlaybookPeer(deviceTLS, role: .client)
+        let origin = try HTTP2PlaybookPeer(originTLS, role: .server)
+        rig.settle()
+        defer { Self.hangUp(rig, client, upstream, deviceTLS, originTLS) }
+        var writesWithLinesHeld = 0
+        var writes = 0
+        client.onWrite = {
+            writes += 1
+            if !rig.environment.heldRequests.isEmpty { writesWithLinesHeld += 1 }
+        }
+        let streams = try (0..<3).map { try device.request(Self.get("/\($0)")) }
+        rig.settle()
+        #expect(origin.opened.count == 3)
+        // All three answered in one read of the origin's: their lines go out together, first.
+        for opened in origin.opened { try origin.respond(opened, status: 200, body: Array("ok".utf8)) }
+        rig.settle()
+        #expect(streams.allSatisfy { device.value(":status", on: $0) == "200" })
+        #expect(rig.environment.requests.count == 3 && rig.environment.heldRequests.isEmpty)
+        #expect(writes > 0)
+        #expect(writesWithLinesHeld == 0, "the device was written to while its streams' lines were held")
+    }
+
     @Test("the origin allows one stream at a time: the second request waits for the first to close")
     func originStreamLimit() throws {
         var settings = HTTP2Settings()

@@ -59,6 +59,8 @@ final class ScriptedStream: ByteStream {
     var onReadable: ((any ByteStream) -> Void)?
     var onDrained: ((any ByteStream) -> Void)?
     var onEvent: ((any ByteStream, StreamEvent) -> Void)?
+    /// The test's look at the world as the session writes to this stream, before the bytes land.
+    var onWrite: (() -> Void)?
 
     init(_ name: String, playbook: Playbook) {
         self.name = name
@@ -181,6 +183,7 @@ final class ScriptedStream: ByteStream {
 
     func write(_ bytes: [UInt8]) {
         guard isOpen, !sentEnd else { return }
+        onWrite?()
         output += bytes
         if takesEverything { peerTakes() }
     }
@@ -202,6 +205,7 @@ final class ScriptedStream: ByteStream {
 
     func queue(_ bytes: UnsafeRawBufferPointer) {
         guard isOpen, !sentEnd else { return }
+        onWrite?()
         output += bytes
     }
 
@@ -360,7 +364,10 @@ final class ScriptedEnvironment: SessionEnvironment {
         verdicts.append(VerdictRequest(key: key, progress: progress, deliver: deliver, playbook: playbook))
     }
 
-    func log(_ record: ConnectionRecord) { records.append(record) }
+    func log(_ record: ConnectionRecord) {
+        writeHeldLines()
+        records.append(record)
+    }
 
     /// Lines waiting for their server-name check; the test ends the loop with `releaseAll()`.
     let linesAwaitingChecks = LinesAwaitingChecks()
@@ -406,8 +413,10 @@ final class ScriptedEnvironment: SessionEnvironment {
     var upstreamSessions: UpstreamSessionCache? { nil }
     /// The roots the proxy's own upstream handshakes trust (as `--ca-file` gives them).
     private var originRoots: [X509Certificate] = []
-    /// The request lines of intercepted connections, in order.
+    /// The request lines of intercepted connections, in order, as written.
     private(set) var requests: [RequestRecord] = []
+    /// Request lines held for a later write (``logHeld(request:)``), as the loop's `LogBatch` holds them.
+    private(set) var heldRequests: [RequestRecord] = []
 
     /// Turns intercept mode on: leaves minted by `authority` for the devices, the origins' chains
     /// trusted to `originRoots` (the user-installed kind, so no CT is asked of them).
@@ -427,9 +436,15 @@ final class ScriptedEnvironment: SessionEnvironment {
         timers.append(timer)
         return timer
     }
-    func log(request: RequestRecord) { requests.append(request) }
-    func logHeld(request: RequestRecord) { requests.append(request) }
-    func writeHeldLines() {}
+    func log(request: RequestRecord) {
+        writeHeldLines()
+        requests.append(request)
+    }
+    func logHeld(request: RequestRecord) { heldRequests.append(request) }
+    func writeHeldLines() {
+        requests += heldRequests
+        heldRequests = []
+    }
 
     /// Time passes: the clock moves on by `duration`, every timer that falls due fires, and the
     /// loop runs what that causes. (Idle watches are the test's to fire: ``ScriptedIdleWatch``.)
