@@ -72,12 +72,16 @@ struct HTTP2RelayPlaybookTests {
         let device = try HTTP2PlaybookPeer(deviceTLS, role: .client)
         let origin = try HTTP2PlaybookPeer(originTLS, role: .server)
         rig.settle()
-        defer { Self.hangUp(rig, client, upstream, deviceTLS, originTLS) }
         var writesWithLinesHeld = 0
         var writes = 0
-        client.onWrite = {
+        // Weak: the rig owns the stream, which would own the rig through its hook.
+        client.onWrite = { [weak environment = rig.environment] in
             writes += 1
-            if !rig.environment.heldRequests.isEmpty { writesWithLinesHeld += 1 }
+            if environment?.heldRequests.isEmpty == false { writesWithLinesHeld += 1 }
+        }
+        defer {
+            client.onWrite = nil
+            Self.hangUp(rig, client, upstream, deviceTLS, originTLS)
         }
         let streams = try (0..<3).map { try device.request(Self.get("/\($0)")) }
         rig.settle()
