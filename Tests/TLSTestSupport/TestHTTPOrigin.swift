@@ -53,7 +53,7 @@ package final class TestHTTPOrigin {
     }
 
     static let script = #"""
-        import http.server, socket, socketserver, struct, sys, itertools, hashlib, random, ssl, time, urllib.parse
+        import fcntl, http.server, socket, socketserver, struct, sys, itertools, hashlib, random, ssl, termios, time, urllib.parse
 
         counter = itertools.count(1)
 
@@ -81,6 +81,15 @@ package final class TestHTTPOrigin {
                 over TLS without close_notify), `reset` (a TCP reset)."""
                 self.close_connection = True
                 if how == "reset":
+                    # The reset must follow bytes the peer has: under load TCP may still hold them
+                    # (autocorking), and a reset discards what it holds, so wait (5 s at most) until
+                    # none is unacknowledged (SIOCOUTQ, alias TIOCOUTQ).
+                    deadline = time.monotonic() + 5
+                    while time.monotonic() < deadline:
+                        queued = fcntl.ioctl(self.connection.fileno(), termios.TIOCOUTQ, b"\0\0\0\0")
+                        if struct.unpack("i", queued)[0] == 0:
+                            break
+                        time.sleep(0.005)
                     self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 elif how == "clean" and isinstance(self.connection, ssl.SSLSocket):
                     try:
