@@ -121,4 +121,19 @@ struct AppAgentTests {
         #expect(AppAgent(json: .null) == nil)
         #expect(AppAgent(json: .string("MyApp")) == nil)
     }
+
+    @Test("a connection's memo parses each User-Agent it has not just seen, byte for byte")
+    func memo() {
+        var memo = AppAgentMemo()
+        let first = "MyApp/1.4.2 CFNetwork/1568.100.1 Darwin/24.0.0"
+        #expect(memo.agent(userAgent: first)?.label == "MyApp")
+        #expect(memo.agent(userAgent: first)?.label == "MyApp")
+        #expect(memo.agent(userAgent: "Other/2 CFNetwork/1568.100.1 Darwin/24.0.0")?.label == "Other")
+        #expect(memo.agent(userAgent: nil) == nil)
+        #expect(memo.agent(userAgent: " \tcurl/8.5.0\t ")?.userAgent == "curl/8.5.0")
+        // The same text in another byte form is another User-Agent, logged as sent.
+        #expect(memo.agent(userAgent: "Caf\u{E9}/1 CFNetwork/1 Darwin/24.0.0")?.label == "Caf\u{E9}")
+        let decomposed = "Cafe\u{301}/1 CFNetwork/1 Darwin/24.0.0"
+        #expect(memo.agent(userAgent: decomposed)?.userAgent.utf8.elementsEqual(decomposed.utf8) == true)
+    }
 }
