@@ -249,7 +249,11 @@ extension [HTTP2Field] {
         }
         var storage: [UInt8] = []
         storage.reserveCapacity(reduce(0) { $0 + $1.name.count + $1.value.count })
-        for field in self { storage += field.name + field.value }
+        // Appended one after the other: `name + value` would make a third array per field.
+        for field in self {
+            storage.append(contentsOf: field.name)
+            storage.append(contentsOf: field.value)
+        }
         return storage.withUnsafeMutableBufferPointer { buffer in
             var values: [nghttp2_nv] = []
             values.reserveCapacity(count)

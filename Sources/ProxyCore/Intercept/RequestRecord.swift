@@ -97,7 +97,8 @@ package struct RequestRecord: Sendable {
 
     /// The line, without its newline.
     package var logLine: [UInt8] {
-        var writer = JSONObjectWriter(reservingCapacity: 768)
+        // A request line without its headers is 1.0–1.3 KB: one allocation, not a copy into a second.
+        var writer = JSONObjectWriter(reservingCapacity: 1536)
         write(to: &writer)
         return writer.finish()
     }

@@ -166,9 +166,9 @@ extension HTTP2Relay: HTTP2SessionDelegate {
         if tunnel.findings.firstRequestApp == nil { tunnel.findings.firstRequestApp = record.requestApp }
         // HPACK-compressed heads have no size of their own on the wire to report.
         record.requestHeadBytes = -1
-        if settings.intercept.logHeaders {
+        if interceptSettings.logHeaders {
             record.requestHeaders = RequestRecord.loggedHeaders(
-                fields.map { ($0.nameText, $0.valueText) }, logSecrets: settings.intercept.logSecrets)
+                fields.map { ($0.nameText, $0.valueText) }, logSecrets: interceptSettings.logSecrets)
         }
         streams[stream] = RelayedStream(
             record: record, startedAt: clock.monotonicMilliseconds, twin: .none, requestEnded: endsStream)
@@ -202,34 +202,31 @@ extension HTTP2Relay: HTTP2SessionDelegate {
     }
 
     /// A response header list from the origin for the device's stream `id`: interim, final, or trailers.
+    /// The stream is changed in place, through its index: its record is too large to copy out and back
+    /// for every response. Submitting to the device's session calls no delegate method, so the index
+    /// holds until the error path, which looks the stream up again.
     private func responded(_ id: Int32, _ fields: [HTTP2Field], endsStream: Bool) {
-        guard var relayed = streams[id] else { return }
+        guard let index = streams.index(forKey: id) else { return }
         let status = fields.value(of: ":status").flatMap { Int($0) }
         do {
             switch status {
             case let code? where (100..<200).contains(code):
                 try deviceSession.submitInterim(fields, on: id)
             case let code?:
-                relayed.answered = true
-                relayed.record.status = code
-                relayed.record.contentType = fields.value(of: "content-type")
-                relayed.record.timeToFirstByteMilliseconds = max(0, clock.monotonicMilliseconds - relayed.startedAt)
-                relayed.record.responseHeadBytes = -1
-                if endsStream { relayed.record.noteGRPC(in: fields) }
-                if settings.intercept.logHeaders {
-                    relayed.record.responseHeaders = RequestRecord.loggedHeaders(
-                        fields.map { ($0.nameText, $0.valueText) }, logSecrets: settings.intercept.logSecrets)
-                }
+                streams.values[index].answered = true
+                let waited = clock.monotonicMilliseconds - streams.values[index].startedAt
+                streams.values[index].record.noteResponse(
+                    status: code, fields, endsStream: endsStream, timeToFirstByte: max(0, waited),
+                    headers: interceptSettings)
                 try deviceSession.submitResponse(fields, on: id, hasBody: !endsStream)
             case nil:
-                relayed.record.noteGRPC(in: fields)
+                streams.values[index].record.noteGRPC(in: fields)
                 deviceSession.finish(id, trailers: fields)
             }
         } catch {
             deviceSession.reset(id, code: .internalError)
-            relayed.record.upstreamError = "relaying the response: \(error)"
+            streams[id]?.record.upstreamError = "relaying the response: \(error)"
         }
-        streams[id] = relayed
     }
 
     /// Answers a stream with the proxy's own response; nothing goes to the origin.

@@ -65,6 +65,9 @@ final class HTTP2Relay {
 
     var owner: any TunnelOwner { tunnel.owner }
     var settings: ProxySettings { owner.settings }
+    /// The session's intercept settings (header logging), taken once: a session keeps the settings
+    /// it started with, and reading them through the owner copies all of ``ProxySettings`` per stream.
+    let interceptSettings: InterceptSettings
     var clock: any SessionClock { owner.environment.clock }
 
     init(
@@ -77,6 +80,7 @@ final class HTTP2Relay {
         self.address = address
         self.requestOrigin = requestOrigin
         self.blocked = blocked
+        interceptSettings = tunnel.owner.settings.intercept
         deviceSession = try HTTP2Session(role: .server, delegate: self)
         originSession = try HTTP2Session(role: .client, delegate: self)
         // A closed origin stream's bytes still queued for the device keep the origin's connection

@@ -37,6 +37,23 @@ struct RelayedStream {
 }
 
 extension RequestRecord {
+    /// A final response's facts from its header list: status, type, time to the first byte, gRPC's
+    /// status when the response ends with its headers (trailers-only), and the headers when logged.
+    mutating func noteResponse(
+        status code: Int, _ fields: [HTTP2Field], endsStream: Bool, timeToFirstByte: Int64,
+        headers: InterceptSettings
+    ) {
+        status = code
+        contentType = fields.value(of: "content-type")
+        timeToFirstByteMilliseconds = timeToFirstByte
+        responseHeadBytes = -1
+        if endsStream { noteGRPC(in: fields) }
+        if headers.logHeaders {
+            responseHeaders = RequestRecord.loggedHeaders(
+                fields.map { ($0.nameText, $0.valueText) }, logSecrets: headers.logSecrets)
+        }
+    }
+
     /// gRPC's status and message from a header list (trailers, or a trailers-only response), when it
     /// carries them.
     mutating func noteGRPC(in fields: [HTTP2Field]) {
