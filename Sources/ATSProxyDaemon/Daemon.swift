@@ -85,6 +85,11 @@ final class Daemon {
         for signal in [SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGCHLD] { sigaddset(&handled, signal) }
         pthread_sigmask(SIG_BLOCK, &handled, nil)
         signal(SIGPIPE, SIG_IGN)
+        // A file that reaches the process's size limit (`ulimit -f`, systemd's LimitFSIZE=) makes
+        // write(2) fail with EFBIG and raise SIGXFSZ, whose default kills the daemon and every
+        // connection with it. The loops, which write the log, block every signal already; ignored,
+        // a write from this thread (stderr redirected to a file, the CA's files) cannot kill it either.
+        signal(SIGXFSZ, SIG_IGN)
 
         do { policy = try LoadedPolicy.load(configuration) } catch { throw configuration.unusableFile(.policy, error) }
         let anchors = try configuration.trustAnchors()

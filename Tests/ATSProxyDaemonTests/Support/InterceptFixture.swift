@@ -34,8 +34,9 @@ final class InterceptFixture {
     }
 
     /// The daemon on 127.0.0.1, trusting only the test root upstream, in intercept mode with the
-    /// fixture's CA unless `intercept` is false (tunnel mode), with `extra` flags.
-    func daemon(intercept: Bool = true, _ extra: [String] = []) throws -> DaemonProcess {
+    /// fixture's CA unless `intercept` is false (tunnel mode), with `extra` flags, run by `wrapper`
+    /// (``DaemonProcess/init(directory:_:wrapper:environment:namedByConfig:)``).
+    func daemon(intercept: Bool = true, _ extra: [String] = [], wrapper: [String] = []) throws -> DaemonProcess {
         let inspect = intercept ? ["--inspect", "intercept", "--ca-dir", caDir] : []
         return try DaemonProcess(
             directory: directory,
@@ -43,7 +44,7 @@ final class InterceptFixture {
                 "--listen", "127.0.0.1:0", "--policy", policy.path, "--hosts-file", hostsFile, "--ca-file",
                 factory.path("root.pem"),
                 "--system-roots", "off", "--threads", "2",
-            ] + inspect + extra)
+            ] + inspect + extra, wrapper: wrapper)
     }
 
     /// curl through the daemon, trusting the interception CA (unless `trust` says otherwise).
