@@ -61,6 +61,14 @@ package final class ProbeResult: Sendable {
             address: nil, refusal: refusal, tlsLogBytes: nil)
     }
 
+    /// The same result with facts that differ only where the log's `tls` value does not look (the
+    /// application protocol of a resumed handshake): its log form is kept, not serialized again.
+    func replacing(observed: ObservedConnection) -> ProbeResult {
+        ProbeResult(
+            observed: observed, atsHandshakeFailure: atsHandshakeFailure, upstreamFailure: upstreamFailure,
+            cleartextUpstream: cleartextUpstream, address: address, refusal: refusal, tlsLogBytes: tlsLogBytes)
+    }
+
     /// Whether `other` saw the same facts (the same server's certificates and handshake).
     func hasSameFacts(as other: ProbeResult) -> Bool {
         observed != nil && tlsLogBytes == other.tlsLogBytes && observed == other.observed

@@ -250,7 +250,8 @@ struct HTTP2ProcessTests {
                         return
                     data += chunk
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n")
-                conn.close()
+                # close_notify: a session that ends cleanly stays resumable.
+                conn.unwrap().close()
             except (ssl.SSLError, OSError):
                 pass
         while True:
@@ -276,6 +277,32 @@ struct HTTP2ProcessTests {
         let lines = daemon.lines("connection", atLeast: 2)
         #expect(lines.map(\.violationNames) == [["h2_inadequate_security"], []], "\(lines)")
         #expect(lines.first?.action == "blocked")
+        #expect(daemon.terminate() == 0)
+    }
+
+    @Test(
+        "a resumed upstream session is judged with its own ALPN: HTTP/1.1 first, then h2 on the resumed session, is h2_inadequate_security"
+    )
+    func inadequateSecurityOnResumption() throws {
+        let (fixture, _) = try Self.fixture()
+        let server = try TestScriptServer(
+            interpreter: Self.python,
+            ["-c", Self.cbcServer, fixture.factory.path("leaf.pem"), fixture.factory.path("leaf.key")],
+            output: fixture.directory + "/cbc.log", name: "CBC server")
+        let port = server.port
+        defer { withExtendedLifetime(server) {} }  // Killed when the test ends, not after its last use.
+        let daemon = try fixture.daemon()
+        let url = "https://\(Self.host):\(port)/"
+        // The HTTP/1.1 connection is allowed, and its upstream session kept; the h2 one resumes it.
+        let http1 = try fixture.curl(daemon, ["--http1.1", url])
+        #expect(http1.status == 0 && http1.standardOutput == "ok\n", "\(http1.standardError)")
+        #expect(daemon.lines("connection", atLeast: 1).count == 1)
+        let http2 = try fixture.curl(daemon, ["--http2", url])
+        #expect(http2.status != 0, "blocked: the device's handshake fails")
+        let lines = daemon.lines("connection", atLeast: 2)
+        #expect(lines.map(\.violationNames) == [[], ["h2_inadequate_security"]], "\(lines)")
+        #expect(lines.map { $0["upstream_resumed"] as? Bool } == [false, true], "\(lines)")
+        #expect(lines.last?.action == "blocked")
         #expect(daemon.terminate() == 0)
     }
 

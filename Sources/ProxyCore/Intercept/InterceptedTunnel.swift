@@ -186,10 +186,15 @@ final class InterceptedTunnel {
         var observed: ObservedConnection
         if refusal == nil, stream.wasResumed, let offered, let full = offered.result.observed {
             // No certificates in a resumed handshake: the full one's facts (and their log form,
-            // serialized once), judged as of now.
-            result = offered.result
+            // serialized once), judged as of now. The application protocol is this handshake's own:
+            // ALPN is negotiated anew on resumption, from this device's list, and HTTP/2's cipher
+            // rule (RFC 9113 §9.2.2) turns on it.
             observed = full
             observed.evaluationTime = now
+            observed.applicationProtocol = stream.selectedApplicationProtocol
+            result =
+                observed.applicationProtocol == full.applicationProtocol
+                ? offered.result : offered.result.replacing(observed: observed)
         } else {
             let outcome = stream.outcome(now: now)
             guard let facts = outcome.observed, let anchors = stream.trustAnchors else {
