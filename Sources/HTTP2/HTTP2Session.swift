@@ -228,6 +228,11 @@ package final class HTTP2Session {
         nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)
     }
 
+    /// Whether the peer accepts server push (SETTINGS_ENABLE_PUSH; a client's default is 1).
+    package var peerAllowsPush: Bool {
+        nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_ENABLE_PUSH) == 1
+    }
+
     /// Whether the peer allows extended CONNECT (RFC 8441's SETTINGS_ENABLE_CONNECT_PROTOCOL).
     package var peerAllowsExtendedConnect: Bool {
         nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_ENABLE_CONNECT_PROTOCOL) == 1

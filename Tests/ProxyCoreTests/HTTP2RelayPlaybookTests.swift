@@ -125,7 +125,6 @@ struct HTTP2RelayPlaybookTests {
         rig.settle()
         let received = device.bodies[stream]?.count ?? 0
         let queued = origin.session.queuedBytes(on: origin.opened[0])
-        // 64 KiB the device's window, 64 KiB the origin stream's window the proxy announced.
         let window = Int(HTTP2Settings().initialWindowSize)
         #expect(received <= window, "the device's window")
         // The device's window, and the window the proxy announced to the origin for the stream.
@@ -307,5 +306,96 @@ struct HTTP2RelayPlaybookTests {
         #expect(device.goAways == [.noError], "the device is told before the connection ends")
         let record = try #require(rig.record, "the connection's line")
         #expect(record.failure == .closedIdle && record.requests == 1)
+    }
+
+    @Test("an interim 103 from the origin reaches the device before the final response; the line has the final status")
+    func interimResponse() throws {
+        let (rig, device, origin, hangUp) = try Self.connected()
+        defer { hangUp() }
+        let stream = try device.request(Self.get("/early-hints"))
+        rig.settle()
+        let twin = try #require(origin.opened.first)
+        try origin.session.submitInterim(
+            [HTTP2Field(":status", "103"), HTTP2Field("link", "</style.css>; rel=preload")], on: twin)
+        rig.settle()
+        try origin.respond(twin, status: 200, body: Array("page".utf8))
+        rig.settle()
+        let lists = device.headers[stream] ?? []
+        #expect(lists.map { $0.first { $0.nameText == ":status" }?.valueText } == ["103", "200"], "\(lists)")
+        #expect(lists.first?.contains { $0.nameText == "link" && $0.valueText == "</style.css>; rel=preload" } == true)
+        #expect(device.bodies[stream] == Array("page".utf8))
+        #expect(rig.environment.requests.map(\.status) == [200])
+    }
+
+    @Test("the origin is told the proxy takes no push (SETTINGS_ENABLE_PUSH 0); the device is offered none")
+    func noPush() throws {
+        let (rig, device, origin, hangUp) = try Self.connected()
+        defer { hangUp() }
+        try device.request(Self.get("/"))
+        rig.settle()
+        #expect(!origin.session.peerAllowsPush, "the proxy's SETTINGS to the origin")
+        try origin.respond(try #require(origin.opened.first), status: 204)
+        rig.settle()
+        #expect(device.opened.isEmpty, "no stream the device did not open")
+    }
+
+    @Test(
+        "GOAWAY from the origin: the device is told, a stream past it is refused (REFUSED_STREAM) for the device to retry, and the one before it completes"
+    )
+    func originGoAway() throws {
+        let (rig, device, origin, hangUp) = try Self.connected()
+        defer { hangUp() }
+        let first = try device.request(Self.get("/first"))
+        rig.settle()
+        let twin = try #require(origin.opened.first)
+        // The origin goes away after its first stream (the last it processed), as nginx does after
+        // its keepalive_requests; the device's second request is on its way.
+        origin.session.goAway(code: .noError)
+        let second = try device.request(Self.get("/second"))
+        rig.settle()
+        #expect(device.goAways == [.noError], "passed on to the device")
+        #expect(device.closed[second] == .refusedStream, "\(device.closed)")
+        #expect(origin.opened == [twin], "nothing past the GOAWAY reaches the origin")
+        try origin.respond(twin, status: 200, body: Array("one".utf8))
+        rig.settle()
+        #expect(device.value(":status", on: first) == "200" && device.bodies[first] == Array("one".utf8))
+        let lines = Dictionary(uniqueKeysWithValues: rig.environment.requests.map { ($0.streamID!, $0) })
+        #expect(
+            lines[second]?.upstreamError?.contains("REFUSED_STREAM") == true, "\(String(describing: lines[second]))")
+        #expect(lines[first]?.status == 200)
+    }
+
+    @Test("CONNECT on a stream is answered 405 by the proxy; nothing reaches the origin")
+    func connectRefused() throws {
+        let (rig, device, origin, hangUp) = try Self.connected()
+        defer { hangUp() }
+        let stream = try device.request([(":method", "CONNECT"), (":authority", InterceptRig.host)])
+        rig.settle()
+        #expect(device.value(":status", on: stream) == "405")
+        #expect(origin.opened.isEmpty)
+        let line = try #require(rig.environment.requests.first)
+        #expect(line.status == 405 && line.upstreamError?.contains("CONNECT") == true, "\(line)")
+    }
+
+    @Test("send_ms of an upload: until the device ended the stream and its last byte went to the origin")
+    func uploadSendTime() throws {
+        let (rig, device, origin, hangUp) = try Self.connected()
+        defer { hangUp() }
+        let fields = [(":method", "POST"), (":scheme", "https"), (":authority", InterceptRig.host), (":path", "/up")]
+        let stream = try device.session.submitRequest(fields.map { HTTP2Field($0.0, $0.1) }, hasBody: true)
+        Array("first half".utf8).withUnsafeBytes { device.session.send($0, on: stream) }
+        rig.settle()
+        rig.environment.advance(by: .milliseconds(250))
+        Array(", second half".utf8).withUnsafeBytes { device.session.send($0, on: stream) }
+        device.session.finish(stream)
+        rig.settle()
+        let twin = try #require(origin.opened.first)
+        #expect(origin.bodies[twin] == Array("first half, second half".utf8))
+        rig.environment.advance(by: .milliseconds(100))
+        try origin.respond(twin, status: 204)
+        rig.settle()
+        let line = try #require(rig.environment.requests.first)
+        #expect(line.sendMilliseconds == 250, "\(line)")
+        #expect(line.durationMilliseconds == 350 && line.requestBodyBytes == 23)
     }
 }

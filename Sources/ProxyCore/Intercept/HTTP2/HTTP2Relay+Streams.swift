@@ -12,8 +12,10 @@ extension HTTP2Relay: HTTP2SessionDelegate {
         if session === deviceSession {
             if kind == .request { return opened(stream, headers, endsStream: endsStream) }
             // Trailers from the device: the request's end.
-            streams[stream]?.requestEnded = true
-            if let id = streams[stream]?.originID { originSession.finish(id, trailers: headers) }
+            guard let index = streams.index(forKey: stream) else { return }
+            streams.values[index].requestEnded = true
+            noteRequestSent(index)
+            if let id = streams.values[index].originID { originSession.finish(id, trailers: headers) }
         } else if let id = deviceStreamID[stream] {
             responded(id, headers, endsStream: endsStream)
         }
@@ -43,8 +45,10 @@ extension HTTP2Relay: HTTP2SessionDelegate {
 
     func session(_ session: HTTP2Session, endedDataOn stream: Int32) {
         if session === deviceSession {
-            streams[stream]?.requestEnded = true
-            if let id = streams[stream]?.originID { originSession.finish(id) }
+            guard let index = streams.index(forKey: stream) else { return }
+            streams.values[index].requestEnded = true
+            noteRequestSent(index)
+            if let id = streams.values[index].originID { originSession.finish(id) }
         } else if let id = deviceStreamID[stream] {
             deviceSession.finish(id)
         }
@@ -61,9 +65,20 @@ extension HTTP2Relay: HTTP2SessionDelegate {
                 originSession.consumedAfterClose(count)
             }
         } else if let id = deviceStreamID[stream] {
-            streams[id]?.requestBytesHeld -= count
+            if let index = streams.index(forKey: id) {
+                streams.values[index].requestBytesHeld -= count
+                noteRequestSent(index)
+            }
             deviceSession.consumed(count, on: id)
         }
+    }
+
+    /// `send_ms`: once the device has ended its request and the origin's leg has framed every byte
+    /// of its body, the request is sent. (A request without a body is sent with its HEADERS: 0.)
+    private func noteRequestSent(_ index: [Int32: RelayedStream].Index) {
+        guard streams.values[index].requestEnded, streams.values[index].requestBytesHeld == 0 else { return }
+        streams.values[index].record.sendMilliseconds = max(
+            0, clock.monotonicMilliseconds - streams.values[index].startedAt)
     }
 
     func session(_ session: HTTP2Session, closed stream: Int32, code: HTTP2ErrorCode, reason: HTTP2StreamReset?) {
