@@ -12,7 +12,7 @@ import Testing
 @Suite("HTTP/2 relay: hostile peers are bounded", .startsProcesses(timeLimit: .seconds(420)))
 struct HTTP2HostileProcessTests {
     /// The most the daemon's RSS may rise while one hostile peer does its worst. A connection's
-    /// windows are 1 MiB (connection) and 64 KiB per stream on each leg, its output high-water
+    /// windows are 1 MiB (connection) and 256 KiB per stream on each leg, its output high-water
     /// mark 256 KiB, its header lists 64 KiB: a few MiB with the allocator's slack. Measured:
     /// under 6 MiB in every case; a relay that buffered a flood would take tens or hundreds.
     static let residentBoundKiB = 24 * 1024
