@@ -3,10 +3,10 @@ import Foundation
 import TLSTestSupport
 import Testing
 
-/// HTTP/2 through intercept mode with real clients (curl, httpx, grpcio) and real servers (nghttpd,
-/// nginx with http2, a grpcio server): the device is answered `h2` only when the origin chose it,
-/// every stream reaches the origin and is logged on a line of its own (`http_version` `HTTP/2`, its
-/// `stream_id`), and the connection is one judged line.
+/// HTTP/2 through intercept mode with real clients (curl, httpx, grpcio, nghttp, chromium) and real
+/// servers (nghttpd, nginx with http2, a grpcio server, one on Python's h2 library): the device is
+/// answered `h2` only when the origin chose it, every stream reaches the origin and is logged on a
+/// line of its own (`http_version` `HTTP/2`, its `stream_id`), and the connection is one judged line.
 @Suite("HTTP/2 through intercept mode, real clients and servers", .startsProcesses(timeLimit: .seconds(120)))
 struct HTTP2ProcessTests {
     static let host = "h2.intercept.test"
@@ -65,7 +65,7 @@ struct HTTP2ProcessTests {
         let connections = daemon.lines("connection", atLeast: 1)
         #expect(connections.count == 1)
         #expect(connections.first?["inspect"] as? String == "intercept" && connections.first?["requests"] as? Int == 3)
-        // The HAR says HTTP/2 for each entry, and the report counts the streams as requests.
+        // The HAR says HTTP/2 for each entry (report and /metrics: pythonH2Origin).
         let har = atsproxyctl("har", daemon.logPath)
         let entries = jsonValue(jsonObject(har.standardOutput), "log", "entries") as? [[String: Any]] ?? []
         #expect(entries.count == 3, "\(har.standardError)")
@@ -194,6 +194,140 @@ struct HTTP2ProcessTests {
             "\(fail)")
         let connection = try #require(daemon.lines("connection", atLeast: 1).first)
         #expect(connection["inspect"] as? String == "intercept" && connection["passthrough"] is NSNull, "\(connection)")
+        #expect(daemon.terminate() == 0)
+    }
+
+    /// An HTTP/2 origin on Python's `h2` library (the protocol state machine curl's peers are tested
+    /// against, none of nghttp2's code): `/echo` answers the request's body, `/trailers` answers with
+    /// trailers, anything else `hello from h2`. It honours the proxy's flow-control windows, and
+    /// prints what it received of each request (path, body bytes) for the test to compare.
+    static let h2Server = #"""
+        import socket, ssl, sys, threading
+        import h2.config, h2.connection, h2.events
+        certificate, key = sys.argv[1], sys.argv[2]
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(certificate, key)
+        context.set_alpn_protocols(["h2"])
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        print("PORT", listener.getsockname()[1], flush=True)
+        def serve(raw):
+            sock = context.wrap_socket(raw, server_side=True)
+            conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
+            conn.initiate_connection()
+            sock.sendall(conn.data_to_send())
+            heads, bodies, pending = {}, {}, {}
+            def pump(stream):
+                # As much of the stream's answer as its windows allow; the rest on WINDOW_UPDATE.
+                data, trailers = pending[stream]
+                while data:
+                    size = min(len(data), conn.local_flow_control_window(stream), conn.max_outbound_frame_size)
+                    if size <= 0:
+                        pending[stream] = (data, trailers)
+                        return
+                    conn.send_data(stream, data[:size])
+                    data = data[size:]
+                del pending[stream]
+                if trailers:
+                    conn.send_headers(stream, trailers, end_stream=True)
+                else:
+                    conn.end_stream(stream)
+            while True:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    return
+                for event in conn.receive_data(chunk):
+                    if isinstance(event, h2.events.RequestReceived):
+                        heads[event.stream_id] = dict(event.headers)
+                        bodies[event.stream_id] = b""
+                    elif isinstance(event, h2.events.DataReceived):
+                        bodies[event.stream_id] += event.data
+                        conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                    elif isinstance(event, h2.events.StreamEnded):
+                        stream, path = event.stream_id, heads[event.stream_id][":path"]
+                        print("REQUEST", path, len(bodies[stream]), flush=True)
+                        if path == "/echo":
+                            body, trailers = bodies[stream], None
+                        elif path == "/trailers":
+                            body, trailers = b"with trailers\n", [("x-checksum", "h2-%d" % stream)]
+                        else:
+                            body, trailers = b"hello from h2\n", None
+                        conn.send_headers(stream, [(":status", "200"), ("content-type", "text/plain")])
+                        pending[stream] = (body, trailers)
+                        pump(stream)
+                    elif isinstance(event, h2.events.WindowUpdated):
+                        for stream in list(pending):
+                            if event.stream_id in (0, stream):
+                                pump(stream)
+                sock.sendall(conn.data_to_send())
+        def guarded(raw):
+            try:
+                serve(raw)
+            except (ssl.SSLError, OSError):
+                pass
+        while True:
+            raw, _ = listener.accept()
+            threading.Thread(target=guarded, args=(raw,), daemon=True).start()
+        """#
+
+    @Test(
+        "a Python h2 origin: curl --http2's three streams (an upload echoed, trailers) arrive whole; report and /metrics count them"
+    )
+    func pythonH2Origin() throws {
+        let (fixture, _) = try Self.fixture()
+        let output = fixture.directory + "/h2-server.log"
+        let server = try TestScriptServer(
+            interpreter: Self.python,
+            ["-c", Self.h2Server, fixture.factory.path("leaf.pem"), fixture.factory.path("leaf.key")],
+            output: output, name: "Python h2 server")
+        let port = server.port
+        defer { withExtendedLifetime(server) {} }  // Killed when the test ends, not after its last use.
+        let daemon = try fixture.daemon()
+        let base = "https://\(Self.host):\(port)"
+        // Past the origin's 64 KiB initial window and the proxy's 256 KiB: the server's windows open as
+        // the proxy frames the bytes.
+        let upload = fixture.directory + "/upload.bin"
+        try Data(BytePattern(seed: 11).bytes(at: 0, count: 400_000)).write(to: URL(fileURLWithPath: upload))
+        let trailerHeaders = fixture.directory + "/trailers.headers"
+        let curl = try fixture.curl(
+            daemon,
+            [
+                "--http2", "-Z", "-w", "%{http_version} %{response_code} %{size_download}\\n",
+                "\(base)/hello", "-o", "/dev/null",
+                "-D", trailerHeaders, "\(base)/trailers", "-o", "/dev/null",
+                "--next", "-sS", "--proxy", "http://127.0.0.1:\(daemon.port)", "--http2", "--cacert", fixture.caPEM,
+                "-w", "%{http_version} %{response_code} %{size_download}\\n",
+                "--data-binary", "@\(upload)", "\(base)/echo", "-o", fixture.directory + "/echo.out",
+            ])
+        #expect(curl.status == 0, "\(curl.standardError)")
+        let results = curl.standardOutput.split(separator: "\n").map(String.init).sorted()
+        #expect(results == ["2 200 14", "2 200 14", "2 200 400000"], "\(curl.standardOutput)")
+        #expect(
+            FileManager.default.contents(atPath: fixture.directory + "/echo.out")
+                == FileManager.default.contents(atPath: upload))
+        // The response's trailers reached curl (it writes them after the headers).
+        let dumped = (try? String(contentsOfFile: trailerHeaders, encoding: .utf8)) ?? ""
+        #expect(dumped.contains("x-checksum: h2-"), "\(dumped)")
+        // The origin received each request whole.
+        let received = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        for expected in ["REQUEST /hello 0", "REQUEST /trailers 0", "REQUEST /echo 400000"] {
+            #expect(received.contains(expected), "\(received)")
+        }
+        let requests = daemon.lines("request", atLeast: 3)
+        #expect(requests.count == 3 && requests.allSatisfy { $0["http_version"] as? String == "HTTP/2" })
+        #expect(Set(requests.compactMap { $0["connection_id"] as? Int }).count == 1, "one connection")
+        let echo = try #require(requests.first { ($0["url"] as? String)?.hasSuffix("/echo") == true })
+        #expect(echo["request_body_bytes"] as? Int == 400_000 && echo["response_body_bytes"] as? Int == 400_000)
+        let connections = daemon.lines("connection", atLeast: 1)
+        #expect(connections.count == 1 && connections.first?["requests"] as? Int == 3, "\(connections)")
+        // report and /metrics count the streams as requests, as they count HTTP/1.1's.
+        let report = atsproxyctl("report", "--json", daemon.logPath)
+        let hosts = jsonObject(report.standardOutput)?["hosts"] as? [[String: Any]] ?? []
+        let host = hosts.first { $0["host"] as? String == Self.host }
+        #expect(host?["requests"] as? Int == 3 && host?["connections"] as? Int == 1, "\(report.standardOutput)")
+        let scrape = try PrometheusScrape(socket: daemon.controlSocket)
+        #expect(scrape.value("atsproxy_requests_total", ["action": "allowed", "status_class": "2xx"]) == 3)
         #expect(daemon.terminate() == 0)
     }
 
