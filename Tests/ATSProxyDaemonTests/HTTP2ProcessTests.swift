@@ -344,13 +344,28 @@ struct HTTP2ProcessTests {
         let server = try TestNghttpd(directory: fixture.directory, certificate: "long", documentRoot: documents)
         let daemon = try fixture.daemon(["--block-style", "page"])
         let base = "https://\(Self.host):\(server.port)"
+        // The first stream asks for HTML (a browser's accept), the second takes what it gets.
+        let html = fixture.directory + "/page.html"
+        let text = fixture.directory + "/page.txt"
+        let htmlHeaders = fixture.directory + "/page.headers"
         let curl = try fixture.curl(
             daemon,
             [
-                "--http2", "-Z", "-w", "%{http_version} %{response_code}\\n", "\(base)/index.html", "-o", "/dev/null",
-                "\(base)/other", "-o", "/dev/null",
+                "--http2", "-Z", "-w", "%{http_version} %{response_code}\\n", "-H", "accept: text/html",
+                "-D", htmlHeaders, "\(base)/index.html", "-o", html,
+                "--next", "-sS", "--proxy", "http://127.0.0.1:\(daemon.port)", "--http2", "--cacert", fixture.caPEM,
+                "-w", "%{http_version} %{response_code}\\n", "\(base)/other", "-o", text,
             ])
         #expect(curl.standardOutput == "2 403\n2 403\n", "\(curl.standardOutput) \(curl.standardError)")
+        // Each stream's page names the violation and the key; the HTML one for the stream that asked.
+        let page = (try? String(contentsOfFile: html, encoding: .utf8)) ?? ""
+        #expect(
+            page.contains("<h1>Blocked by App Transport Security</h1>") && page.contains("validity_too_long"), "\(page)"
+        )
+        let words = (try? String(contentsOfFile: text, encoding: .utf8)) ?? ""
+        #expect(words.hasPrefix("atsproxy blocked \(base)/other") && words.contains("validity_too_long"), "\(words)")
+        let headers = (try? String(contentsOfFile: htmlHeaders, encoding: .utf8)) ?? ""
+        #expect(headers.lowercased().contains("x-ats-violations: validity_too_long"), "\(headers)")
         let requests = daemon.lines("request", atLeast: 2)
         #expect(
             requests.count == 2
