@@ -126,6 +126,23 @@ struct HTTP2HostileProcessTests {
         #expect(rig.daemon.terminate() == 0)
     }
 
+    @Test(
+        "a zero window held by a device that PINGs (never idle): the connection ends an idle timeout after its last body byte moved"
+    )
+    func zeroWindowPinging() throws {
+        let rig = try HTTP2HostileRig(daemonFlags: ["--idle-timeout", "3"])
+        var result: [String: Any] = [:]
+        // 20 streams of a 16 MiB body each, to a device whose initial window is 0 and stays 0.
+        let growth = try rig.residentGrowth { result = try rig.device("zero-window-pinging", 20) }
+        #expect(result["heads"] as? Int == 20 && result["body_bytes"] as? Int == 0, "\(result)")
+        #expect(result["ended"] as? Bool == true && result["goaway"] as? String == "NO_ERROR", "\(result)")
+        let (code, words) = Self.failure(rig.connectionLine())
+        #expect(code == "closed_idle" && words.hasPrefix("closed: stalled for 3 s"), "\(rig.connectionLine() ?? [:])")
+        Self.expectBounded(growth, "zero window with PINGs")
+        #expect(try rig.servesAFineRequest())
+        #expect(rig.daemon.terminate() == 0)
+    }
+
     @Test("stream ids at the end of their range: relayed and logged under their ids")
     func streamIDExhaustion() throws {
         let rig = try HTTP2HostileRig()

@@ -398,4 +398,37 @@ struct HTTP2RelayPlaybookTests {
         #expect(line.sendMilliseconds == 250, "\(line)")
         #expect(line.durationMilliseconds == 350 && line.requestBodyBytes == 23)
     }
+
+    @Test(
+        "bytes waiting for a device that takes nothing: an idle timeout after the last body byte moved, a GOAWAY and closed_idle, whatever else the connection does"
+    )
+    func stalledConnection() throws {
+        let (rig, device, origin, hangUp) = try Self.connected()
+        defer { hangUp() }
+        // The device takes nothing: the response's bytes wait in the proxy for its window.
+        device.consumes = false
+        let big = try device.request(Self.get("/big"))
+        rig.settle()
+        try origin.respond(try #require(origin.opened.first), status: 200, body: [UInt8](repeating: 1, count: 1 << 20))
+        rig.settle()
+        let idle = rig.environment.settings.idleTimeout
+        rig.environment.advance(by: idle / 2)
+        // Busy all the while: a new stream (answered at once, no body) is no body byte moving.
+        let other = try device.request(Self.get("/other"))
+        rig.settle()
+        try origin.respond(try #require(origin.opened.last), status: 204)
+        rig.settle()
+        #expect(device.value(":status", on: other) == "204")
+        #expect(device.goAways.isEmpty, "not yet: half the idle timeout")
+        rig.environment.advance(by: idle / 2)
+        rig.settle()
+        #expect(device.goAways == [.noError], "the device is told before the connection ends")
+        #expect(device.closed[big] == nil || device.closed[big] != .noError)
+        let record = try #require(rig.record, "the connection's line")
+        #expect(record.failure == .closedIdle, "\(record)")
+        #expect(
+            record.upstreamError?.hasPrefix("closed: stalled for") == true,
+            "\(String(describing: record.upstreamError))")
+        #expect(record.upstreamError?.contains("bytes for the device") == true)
+    }
 }

@@ -426,6 +426,20 @@ def client_zero_window(peer, streams):
     summary(peer, heads=heads)
 
 
+def client_zero_window_pinging(peer, streams):
+    """As zero-window, but busy: a PING every half second, so the connection is never idle. Waits
+    (60 s at most) for the proxy to end it, then says how long that took."""
+    peer.auto_window = False
+    start = time.monotonic()
+    for index in range(streams):
+        get(peer, 1 + 2 * index, "/big")
+    deadline = start + 60
+    while not peer.ended and time.monotonic() < deadline:
+        peer.send(frame(PING, 0, 0, b"stillhere"[:8]))
+        peer.run_until(lambda: False, 0.5)
+    summary(peer, heads=len(peer.headers), seconds=round(time.monotonic() - start, 1))
+
+
 def client_high_stream_ids(peer):
     """Streams 2147483645 and 2147483647 (the last id there is): a device that begins at the end."""
     get(peer, 2147483645, "/fine")
@@ -478,7 +492,7 @@ def client_post_unread(peer, streams, size):
 
 
 def client(mode, proxy, host, port, ca, argument):
-    if mode == "zero-window":
+    if mode in ("zero-window", "zero-window-pinging"):
         peer = connect_device(proxy, host, port, ca, initial_window_size=0)
     else:
         peer = connect_device(proxy, host, port, ca)
@@ -499,6 +513,8 @@ def client(mode, proxy, host, port, ca, argument):
         client_oversized_headers(peer, count)
     elif mode == "zero-window":
         client_zero_window(peer, count)
+    elif mode == "zero-window-pinging":
+        client_zero_window_pinging(peer, count)
     elif mode == "high-stream-ids":
         client_high_stream_ids(peer)
     elif mode == "idle":

@@ -16,6 +16,8 @@ import TLSInspection
 /// - Flow control passes through: the bytes a leg receives open its window again only once the
 ///   other leg's session has framed them (``HTTP2Session/consumed(_:on:)``), so one connection holds
 ///   at most the windows it announced; a leg's output is drained only while its socket keeps up.
+/// - Idle, or stalled (bytes wait and no body byte moves, ``checkStalls()``), for the idle timeout:
+///   GOAWAY to both, then the end.
 /// - RST_STREAM ends the twin; GOAWAY on one leg is passed on as a GOAWAY on the other; PING and
 ///   SETTINGS are the library's on each leg; no push reaches the device (the origin is told so in
 ///   SETTINGS); 1xx answers are passed on; trailers too (gRPC's status is in them, and on the line).
@@ -44,7 +46,7 @@ final class HTTP2Relay {
     var userAgents = AppAgentMemo()
     /// A leg said GOAWAY: no new stream is relayed, and the connection ends once the open ones have.
     var goingAway = false
-    private var ended = false
+    private(set) var ended = false
     /// The connection is ending once the device has what it is owed (``endAfterFlush()``).
     private var ending = false
     /// The device closed after its handshake, before any stream (its preface and SETTINGS are not a
@@ -53,6 +55,10 @@ final class HTTP2Relay {
     var onClosedBeforeRequest: (() -> Bool)?
     /// Why the connection ended, when not cleanly: the tunnel's line says it.
     private var failure: String?
+    /// Looks for a connection whose bodies have stopped moving (``checkStalls()``).
+    var stallWatch: (any LoopTimer)?
+    /// When a body byte was last framed for either peer (``MonotonicClock`` milliseconds).
+    var bodyMovedAt: Int64 = 0
 
     /// The most a leg's socket may hold unwritten before its session's output waits for it to drain.
     static let outputHighWater = 256 * 1024
@@ -96,6 +102,7 @@ final class HTTP2Relay {
             stream.setReading(true)
         }
         watchIdle()
+        watchStalls()
         // The SETTINGS (and the client's preface) of both sessions; then whatever came with the
         // device's handshake.
         receive(from: device, into: deviceSession)
@@ -251,7 +258,7 @@ final class HTTP2Relay {
     }
 
     /// Ends once what each peer is owed has been written (or the write limit passes).
-    private func endAfterFlush() {
+    func endAfterFlush() {
         guard !ended, !ending else { return }
         ending = true
         origin.setReading(false)
@@ -263,6 +270,8 @@ final class HTTP2Relay {
     func close() {
         guard !ended else { return }
         ended = true
+        stallWatch?.cancel()
+        stallWatch = nil
         tunnel.findings.requests = requests
         for id in Array(streams.keys) {
             logStream(id, error: "the connection ended before the stream was complete", failure: nil)

@@ -1,0 +1,40 @@
+import EventLoop
+import HTTP2
+import LogRecord
+
+/// A connection whose bodies stop moving while bytes wait: one peer sent them, and the other holds
+/// its windows shut (or reads nothing) yet keeps the connection busy, with PINGs or new streams, so
+/// the idle timeout never comes. It would hold those bytes (up to the windows the proxy announced)
+/// for as long as it lasted. Once no body byte has been framed for either peer for the idle
+/// timeout, with bytes waiting, the connection ends as an idle one does: GOAWAY to both, then the
+/// close, `closed_idle`, its line saying who took nothing. A stream held shut while others move is
+/// the peer's right (that is what per-stream windows are for) and is left alone.
+extension HTTP2Relay {
+    /// Checks every half idle timeout: a stall is found between one and one and a half idle timeouts
+    /// after the last body byte moved.
+    func watchStalls() {
+        bodyMovedAt = clock.monotonicMilliseconds
+        stallWatch = owner.environment.makeTimer { [unowned self] in checkStalls() }
+        stallWatch?.schedule(after: settings.idleTimeout / 2)
+    }
+
+    private func checkStalls() {
+        guard !ended else { return }
+        let limit = settings.idleTimeout
+        let forDevice = streams.values.reduce(0) { $0 + $1.responseBytesHeld }
+        let forOrigin = streams.values.reduce(0) { $0 + $1.requestBytesHeld }
+        guard forDevice + forOrigin > 0, clock.monotonicMilliseconds - bodyMovedAt >= limit.milliseconds else {
+            stallWatch?.schedule(after: limit / 2)
+            return
+        }
+        let waiting = [(forDevice, "the device"), (forOrigin, "the origin")].filter { $0.0 > 0 }
+            .map { "\($0.0) bytes for \($0.1)" }.joined(separator: " and ")
+        tunnel.findings.fail(
+            FailureReason(
+                .closedIdle,
+                "closed: stalled for \(limit.components.seconds) s, no body byte moved while \(waiting) waited "
+                    + "(the connection was kept busy)"))
+        goAwayBoth()
+        endAfterFlush()
+    }
+}
