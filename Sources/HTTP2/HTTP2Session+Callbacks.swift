@@ -82,6 +82,13 @@ extension HTTP2Session {
     private func sent(_ frame: nghttp2_frame) {
         let stream = frame.hd.stream_id
         switch UInt32(frame.hd.type) {
+        case NGHTTP2_DATA.rawValue, NGHTTP2_HEADERS.rawValue:
+            // This end's END_STREAM is out: a reset that waited for it follows it.
+            guard frame.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0,
+                let code = resetsAfterEnd.removeValue(forKey: stream),
+                nghttp2_session_get_stream_remote_close(sessionPointer, stream) == 0
+            else { return }  // (A peer that ended its side too has nothing more to stop.)
+            reset(stream, code: code)
         case NGHTTP2_GOAWAY.rawValue:
             if goAwaySent == nil || goAwaySent == .noError {
                 goAwaySent = HTTP2ErrorCode(rawValue: frame.goaway.error_code)
@@ -182,6 +189,7 @@ extension HTTP2Session {
         incomingHeaders[stream] = nil
         outputs[stream] = nil
         resetsAsked.remove(stream)
+        resetsAfterEnd[stream] = nil
         invalidFrames[stream] = nil
         delegate.session(self, closed: stream, code: code, reason: resets.removeValue(forKey: stream))
     }

@@ -34,6 +34,8 @@ package final class HTTP2Session {
     /// Streams the caller reset (``reset(_:code:)``): any other RST_STREAM this session sends is the
     /// library's own.
     var resetsAsked: Set<Int32> = []
+    /// Streams to reset once this end has sent their END_STREAM (``resetAfterEnd(_:code:)``).
+    var resetsAfterEnd: [Int32: HTTP2ErrorCode] = [:]
     /// What the library last found wrong with a frame it received, by stream: the RST_STREAM it
     /// sends for it says why with this.
     var invalidFrames: [Int32: String] = [:]
@@ -206,6 +208,17 @@ package final class HTTP2Session {
         // Noted only for a stream the library holds: its close forgets it.
         if nghttp2_session_find_stream(session, stream) != nil { resetsAsked.insert(stream) }
         _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code.rawValue)
+    }
+
+    /// Resets `stream` with `code` once this end has sent END_STREAM on it (at once when it has):
+    /// how a server that has answered a request whole asks the client to stop sending the rest of
+    /// it (RFC 9113 §8.1, with NO_ERROR), without cutting off the answer still queued.
+    package func resetAfterEnd(_ stream: Int32, code: HTTP2ErrorCode) {
+        if nghttp2_session_get_stream_local_close(session, stream) == 1 {
+            reset(stream, code: code)
+        } else if nghttp2_session_find_stream(session, stream) != nil {
+            resetsAfterEnd[stream] = code
+        }
     }
 
     /// Ends the connection gracefully: GOAWAY naming the last stream the session processed.

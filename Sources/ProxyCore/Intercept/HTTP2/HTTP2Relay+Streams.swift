@@ -29,7 +29,7 @@ extension HTTP2Relay: HTTP2SessionDelegate {
             if let id = streams.values[index].originID {
                 streams.values[index].requestBytesHeld += data.count
                 originSession.send(data, on: id)
-            } else {
+            } else if !streams.values[index].stopping {
                 // Nowhere to go (the proxy answered it): taken, so the device's window stays open.
                 deviceSession.consumed(data.count, on: stream)
             }
@@ -50,6 +50,7 @@ extension HTTP2Relay: HTTP2SessionDelegate {
             noteRequestSent(index)
             if let id = streams.values[index].originID { originSession.finish(id) }
         } else if let id = deviceStreamID[stream] {
+            streams[id]?.responseEnded = true
             deviceSession.finish(id)
         }
     }
@@ -124,6 +125,18 @@ extension HTTP2Relay: HTTP2SessionDelegate {
             }
         } else if let id = deviceStreamID.removeValue(forKey: stream) {
             streams[id]?.twin = .closed(code)
+            if code == .noError, reason == nil, let relayed = streams[id], relayed.responseEnded,
+                !relayed.requestEnded
+            {
+                // The origin answered whole and wants no more of the request (RFC 9113 §8.1): the
+                // device is asked the same once the answer is out, and meanwhile its windows stay
+                // as they are, so it does not upload the rest for the proxy to drop. (What it sent
+                // and no one took goes back to the connection's window when the stream closes.)
+                streams[id]?.stopping = true
+                streams[id]?.requestBytesHeld = 0
+                deviceSession.resetAfterEnd(id, code: .noError)
+                return
+            }
             // The request's bytes still queued for the origin's stream are dropped with it: the
             // device's windows get them back, so a device still uploading is not left stalled.
             if let held = streams[id]?.requestBytesHeld, held > 0 {
@@ -230,12 +243,14 @@ extension HTTP2Relay: HTTP2SessionDelegate {
                 try deviceSession.submitInterim(fields, on: id)
             case let code?:
                 streams.values[index].answered = true
+                streams.values[index].responseEnded = endsStream
                 let waited = clock.monotonicMilliseconds - streams.values[index].startedAt
                 streams.values[index].record.noteResponse(
                     status: code, fields, endsStream: endsStream, timeToFirstByte: max(0, waited),
                     headers: interceptSettings)
                 try deviceSession.submitResponse(fields, on: id, hasBody: !endsStream)
             case nil:
+                streams.values[index].responseEnded = true
                 streams.values[index].record.noteGRPC(in: fields)
                 deviceSession.finish(id, trailers: fields)
             }

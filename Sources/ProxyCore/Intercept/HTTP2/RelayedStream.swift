@@ -22,6 +22,12 @@ struct RelayedStream {
     var requestEnded = false
     /// A final (non-1xx) response was submitted to the device.
     var answered = false
+    /// The origin ended its response (END_STREAM on its final HEADERS, DATA or trailers).
+    var responseEnded = false
+    /// The origin answered whole and reset its stream with NO_ERROR before the request's end: the
+    /// device is reset the same way once its answer is out, and what it sends meanwhile is dropped
+    /// without reopening its windows.
+    var stopping = false
     /// Response body bytes received from the origin and not yet framed for the device: the origin's
     /// connection window stays shut by as many until they are, even once the origin's stream closed.
     var responseBytesHeld = 0
