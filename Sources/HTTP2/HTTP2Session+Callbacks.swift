@@ -83,11 +83,13 @@ extension HTTP2Session {
         let stream = frame.hd.stream_id
         switch UInt32(frame.hd.type) {
         case NGHTTP2_DATA.rawValue, NGHTTP2_HEADERS.rawValue:
-            // This end's END_STREAM is out: a reset that waited for it follows it.
-            guard frame.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0,
-                let code = resetsAfterEnd.removeValue(forKey: stream),
+            guard frame.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0 else { return }
+            delegate.session(self, sentEndOf: stream)
+            // This end's END_STREAM is out: a reset that waited for it follows it (a peer that ended
+            // its side too has nothing more to stop).
+            guard let code = resetsAfterEnd.removeValue(forKey: stream),
                 nghttp2_session_get_stream_remote_close(sessionPointer, stream) == 0
-            else { return }  // (A peer that ended its side too has nothing more to stop.)
+            else { return }
             reset(stream, code: code)
         case NGHTTP2_GOAWAY.rawValue:
             if goAwaySent == nil || goAwaySent == .noError {

@@ -16,10 +16,17 @@ package protocol HTTP2SessionDelegate: AnyObject {
     func session(_ session: HTTP2Session, closed stream: Int32, code: HTTP2ErrorCode, reason: HTTP2StreamReset?)
     /// `count` bytes queued with ``HTTP2Session/send(_:on:)`` went into DATA frames: room for more.
     func session(_ session: HTTP2Session, dataTaken count: Int, on stream: Int32)
+    /// This end's END_STREAM on the stream went out (on DATA, HEADERS or trailers): told while
+    /// ``HTTP2Session/drainOutput(_:)`` runs. Nothing by default.
+    func session(_ session: HTTP2Session, sentEndOf stream: Int32)
     /// The peer is going away: streams above `lastStream` were not and will not be processed.
     func session(_ session: HTTP2Session, goAway lastStream: Int32, code: HTTP2ErrorCode, debug: [UInt8])
     /// The peer's SETTINGS arrived (its stream limit may have changed).
     func sessionReceivedSettings(_ session: HTTP2Session)
+}
+
+extension HTTP2SessionDelegate {
+    package func session(_ session: HTTP2Session, sentEndOf stream: Int32) {}
 }
 
 /// What a header list is, as the library classifies it.

@@ -444,4 +444,26 @@ struct HTTP2RelayPlaybookTests {
             "\(String(describing: record.upstreamError))")
         #expect(record.upstreamError?.contains("bytes for the device") == true)
     }
+
+    @Test(
+        "an origin that resets with NO_ERROR before its answer ended: the device's stream is reset too, and the line says why"
+    )
+    func originResetMidAnswer() throws {
+        let (rig, device, origin, hangUp) = try Self.connected()
+        defer { hangUp() }
+        let stream = try device.request(Self.get("/cut"))
+        rig.settle()
+        let twin = try #require(origin.opened.first)
+        // The answer's head and part of its body, then the reset: no END_STREAM ever.
+        try origin.session.submitResponse([HTTP2Field(":status", "200")], on: twin, hasBody: true)
+        Array("part of it".utf8).withUnsafeBytes { origin.session.send($0, on: twin) }
+        rig.settle()
+        origin.session.reset(twin, code: .noError)
+        rig.settle()
+        #expect(device.bodies[stream] == Array("part of it".utf8))
+        #expect(!device.ended.contains(stream), "no END_STREAM: the answer is not whole")
+        #expect(device.closed[stream] == .noError, "reset as the origin reset it, not left open")
+        let line = try #require(rig.environment.requests.first { $0.streamID == stream })
+        #expect(line.failure == .upstreamClosed && line.upstreamError?.contains("before its response ended") == true)
+    }
 }

@@ -19,7 +19,9 @@ extension HTTP2Relay {
     }
 
     private func checkStalls() {
-        guard !ended else { return }
+        // Ending: nothing is framed while the peers are owed their last bytes, and the reason the
+        // connection is ending stands.
+        guard !ended, !ending else { return }
         let limit = settings.idleTimeout
         let forDevice = streams.values.reduce(0) { $0 + $1.responseBytesHeld }
         let forOrigin = streams.values.reduce(0) { $0 + $1.requestBytesHeld }

@@ -14,7 +14,6 @@ extension HTTP2Relay: HTTP2SessionDelegate {
             // Trailers from the device: the request's end.
             guard let index = streams.index(forKey: stream) else { return }
             streams.values[index].requestEnded = true
-            noteRequestSent(index)
             if let id = streams.values[index].originID { originSession.finish(id, trailers: headers) }
         } else if let id = deviceStreamID[stream] {
             responded(id, headers, endsStream: endsStream)
@@ -47,7 +46,6 @@ extension HTTP2Relay: HTTP2SessionDelegate {
         if session === deviceSession {
             guard let index = streams.index(forKey: stream) else { return }
             streams.values[index].requestEnded = true
-            noteRequestSent(index)
             if let id = streams.values[index].originID { originSession.finish(id) }
         } else if let id = deviceStreamID[stream] {
             streams[id]?.responseEnded = true
@@ -69,16 +67,16 @@ extension HTTP2Relay: HTTP2SessionDelegate {
         } else if let id = deviceStreamID[stream] {
             if let index = streams.index(forKey: id) {
                 streams.values[index].requestBytesHeld -= count
-                noteRequestSent(index)
             }
             deviceSession.consumed(count, on: id)
         }
     }
 
-    /// `send_ms`: once the device has ended its request and the origin's leg has framed every byte
-    /// of its body, the request is sent. (A request without a body is sent with its HEADERS: 0.)
-    private func noteRequestSent(_ index: [Int32: RelayedStream].Index) {
-        guard streams.values[index].requestEnded, streams.values[index].requestBytesHeld == 0 else { return }
+    func session(_ session: HTTP2Session, sentEndOf stream: Int32) {
+        // The request's END_STREAM went out to the origin: it is sent (`send_ms`), however long its
+        // HEADERS waited for the origin's stream limit or its body for the windows.
+        guard session === originSession, let id = deviceStreamID[stream], let index = streams.index(forKey: id)
+        else { return }
         streams.values[index].record.sendMilliseconds = max(
             0, clock.monotonicMilliseconds - streams.values[index].startedAt)
     }
@@ -135,6 +133,17 @@ extension HTTP2Relay: HTTP2SessionDelegate {
                 streams[id]?.stopping = true
                 streams[id]?.requestBytesHeld = 0
                 deviceSession.resetAfterEnd(id, code: .noError)
+                return
+            }
+            if code == .noError, reason == nil, streams[id]?.responseEnded == false {
+                // Reset with NO_ERROR before its answer ended: the answer is cut short. The device's
+                // stream ends the same way, not left waiting for the rest until the idle timeout.
+                if streams[id]?.record.upstreamError == nil {
+                    streams[id]?.record.upstreamError =
+                        "the origin reset the stream (NO_ERROR) before its response ended"
+                }
+                if streams[id]?.record.failure == nil { streams[id]?.record.failure = .upstreamClosed }
+                deviceSession.reset(id, code: .noError)
                 return
             }
             // The request's bytes still queued for the origin's stream are dropped with it: the

@@ -48,7 +48,7 @@ final class HTTP2Relay {
     var goingAway = false
     private(set) var ended = false
     /// The connection is ending once the device has what it is owed (``endAfterFlush()``).
-    private var ending = false
+    private(set) var ending = false
     /// The device closed after its handshake, before any stream (its preface and SETTINGS are not a
     /// request): returns whether the owner took it as the device refusing the certificate (and
     /// ended the tunnel), as ``InterceptedExchanges/onClosedBeforeRequest`` does for HTTP/1.1.
@@ -174,6 +174,8 @@ final class HTTP2Relay {
             stream.onDrained = { [unowned self] drained in
                 drained.onDrained = nil
                 outputHeld = false
+                // The peer is reading, if slowly: its stream bytes are on their way (``checkStalls()``).
+                bodyMovedAt = clock.monotonicMilliseconds
                 flush()
                 guard !outputHeld, !ended, !ending else { return }
                 device.setReading(true)
