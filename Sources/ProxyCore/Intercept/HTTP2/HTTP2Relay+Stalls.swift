@@ -13,7 +13,7 @@ extension HTTP2Relay {
     /// Checks every half idle timeout: a stall is found between one and one and a half idle timeouts
     /// after the last body byte moved.
     func watchStalls() {
-        bodyMovedAt = clock.monotonicMilliseconds
+        bodyMovement = BodyMovement(now: clock.monotonicMilliseconds)
         stallWatch = owner.environment.makeTimer { [unowned self] in checkStalls() }
         stallWatch?.schedule(after: settings.idleTimeout / 2)
     }
@@ -25,7 +25,8 @@ extension HTTP2Relay {
         let limit = settings.idleTimeout
         let forDevice = streams.values.reduce(0) { $0 + $1.responseBytesHeld }
         let forOrigin = streams.values.reduce(0) { $0 + $1.requestBytesHeld }
-        guard forDevice + forOrigin > 0, clock.monotonicMilliseconds - bodyMovedAt >= limit.milliseconds else {
+        let still = bodyMovement.stillFor(now: clock.monotonicMilliseconds)
+        guard forDevice + forOrigin > 0, still >= limit.milliseconds else {
             stallWatch?.schedule(after: limit / 2)
             return
         }
@@ -38,5 +39,28 @@ extension HTTP2Relay {
                     + "(the connection was kept busy)"))
         goAwayBoth()
         endAfterFlush()
+    }
+}
+
+/// Whether a connection's bodies move: an increment for each movement (no clock read per frame),
+/// and, asked now and then, how long the count has stood still.
+struct BodyMovement {
+    private var count = 0
+    private var seen = 0
+    private var stillSince: Int64
+
+    init(now: Int64) { stillSince = now }
+
+    /// Body bytes were framed for a peer, or a peer's socket took a slice of what it was owed.
+    mutating func note() { count &+= 1 }
+
+    /// How long nothing has moved as of `now`, counted from the first asking that saw no change:
+    /// up to one asking's interval less than the truth.
+    mutating func stillFor(now: Int64) -> Int64 {
+        if count != seen {
+            seen = count
+            stillSince = now
+        }
+        return now - stillSince
     }
 }

@@ -55,7 +55,7 @@ extension HTTP2Relay: HTTP2SessionDelegate {
 
     func session(_ session: HTTP2Session, dataTaken count: Int, on stream: Int32) {
         // Framed for one leg: the other leg's peer may send as many again.
-        bodyMovedAt = clock.monotonicMilliseconds
+        bodyMovement.note()
         if session === deviceSession {
             guard let index = streams.index(forKey: stream) else { return }
             streams.values[index].responseBytesHeld -= count

@@ -57,8 +57,8 @@ final class HTTP2Relay {
     private var failure: String?
     /// Looks for a connection whose bodies have stopped moving (``checkStalls()``).
     var stallWatch: (any LoopTimer)?
-    /// When a body byte was last framed for either peer (``MonotonicClock`` milliseconds).
-    var bodyMovedAt: Int64 = 0
+    /// Body bytes framed for either peer, and slices of a held output a peer's socket took.
+    var bodyMovement = BodyMovement(now: 0)
 
     /// The most a leg's socket may hold unwritten before its session's output waits for it to drain.
     static let outputHighWater = 256 * 1024
@@ -175,7 +175,7 @@ final class HTTP2Relay {
                 drained.onDrained = nil
                 outputHeld = false
                 // The peer is reading, if slowly: its stream bytes are on their way (``checkStalls()``).
-                bodyMovedAt = clock.monotonicMilliseconds
+                bodyMovement.note()
                 flush()
                 guard !outputHeld, !ended, !ending else { return }
                 device.setReading(true)
