@@ -408,17 +408,22 @@ struct HTTP2ProcessTests {
             threading.Thread(target=serve, args=(raw,), daemon=True).start()
         """#
 
-    @Test("h2 over TLS 1.2 with a CBC suite ATS allows is h2_inadequate_security; HTTP/1.1 on the same server is not")
-    func inadequateSecurity() throws {
+    /// ``cbcServer`` with the fixture's leaf, and a daemon in intercept mode: the URL to fetch.
+    static func cbcOrigin() throws -> (
+        fixture: InterceptFixture, server: TestScriptServer, daemon: DaemonProcess, url: String
+    ) {
         let (fixture, _) = try Self.fixture()
         let server = try TestScriptServer(
             interpreter: Self.python,
             ["-c", Self.cbcServer, fixture.factory.path("leaf.pem"), fixture.factory.path("leaf.key")],
             output: fixture.directory + "/cbc.log", name: "CBC server")
-        let port = server.port
+        return (fixture, server, try fixture.daemon(), "https://\(Self.host):\(server.port)/")
+    }
+
+    @Test("h2 over TLS 1.2 with a CBC suite ATS allows is h2_inadequate_security; HTTP/1.1 on the same server is not")
+    func inadequateSecurity() throws {
+        let (fixture, server, daemon, url) = try Self.cbcOrigin()
         defer { withExtendedLifetime(server) {} }  // Killed when the test ends, not after its last use.
-        let daemon = try fixture.daemon()
-        let url = "https://\(Self.host):\(port)/"
         let http2 = try fixture.curl(daemon, ["--http2", url])
         #expect(http2.status != 0, "blocked: the device's handshake fails")
         let http1 = try fixture.curl(daemon, ["--http1.1", url])
@@ -433,15 +438,8 @@ struct HTTP2ProcessTests {
         "a resumed upstream session is judged with its own ALPN: HTTP/1.1 first, then h2 on the resumed session, is h2_inadequate_security"
     )
     func inadequateSecurityOnResumption() throws {
-        let (fixture, _) = try Self.fixture()
-        let server = try TestScriptServer(
-            interpreter: Self.python,
-            ["-c", Self.cbcServer, fixture.factory.path("leaf.pem"), fixture.factory.path("leaf.key")],
-            output: fixture.directory + "/cbc.log", name: "CBC server")
-        let port = server.port
+        let (fixture, server, daemon, url) = try Self.cbcOrigin()
         defer { withExtendedLifetime(server) {} }  // Killed when the test ends, not after its last use.
-        let daemon = try fixture.daemon()
-        let url = "https://\(Self.host):\(port)/"
         // The HTTP/1.1 connection is allowed, and its upstream session kept; the h2 one resumes it.
         let http1 = try fixture.curl(daemon, ["--http1.1", url])
         #expect(http1.status == 0 && http1.standardOutput == "ok\n", "\(http1.standardError)")
