@@ -123,28 +123,11 @@ extension HTTP2Relay: HTTP2SessionDelegate {
             }
         } else if let id = deviceStreamID.removeValue(forKey: stream) {
             streams[id]?.twin = .closed(code)
-            if code == .noError, reason == nil, let relayed = streams[id], relayed.responseEnded,
-                !relayed.requestEnded
+            if code == .noError, reason == nil, let relayed = streams[id],
+                !(relayed.responseEnded && relayed.requestEnded)
             {
-                // The origin answered whole and wants no more of the request (RFC 9113 §8.1): the
-                // device is asked the same once the answer is out, and meanwhile its windows stay
-                // as they are, so it does not upload the rest for the proxy to drop. (What it sent
-                // and no one took goes back to the connection's window when the stream closes.)
-                streams[id]?.stopping = true
-                streams[id]?.requestBytesHeld = 0
-                deviceSession.resetAfterEnd(id, code: .noError)
-                return
-            }
-            if code == .noError, reason == nil, streams[id]?.responseEnded == false {
-                // Reset with NO_ERROR before its answer ended: the answer is cut short. The device's
-                // stream ends the same way, not left waiting for the rest until the idle timeout.
-                if streams[id]?.record.upstreamError == nil {
-                    streams[id]?.record.upstreamError =
-                        "the origin reset the stream (NO_ERROR) before its response ended"
-                }
-                if streams[id]?.record.failure == nil { streams[id]?.record.failure = .upstreamClosed }
-                deviceSession.reset(id, code: .noError)
-                return
+                // RST_STREAM NO_ERROR from the origin before both ends were in.
+                return originStoppedEarly(id, answered: relayed.responseEnded)
             }
             // The request's bytes still queued for the origin's stream are dropped with it: the
             // device's windows get them back, so a device still uploading is not left stalled.
@@ -171,6 +154,26 @@ extension HTTP2Relay: HTTP2SessionDelegate {
             // and a refused one may be retried by the device.
             deviceSession.reset(id, code: code == .noError ? .internalError : code)
         }
+    }
+
+    /// The origin reset its stream with NO_ERROR before both ends were in. With its answer whole,
+    /// it wants no more of the request (RFC 9113 §8.1): the device is asked the same once the answer
+    /// is out, and meanwhile its windows stay as they are, so it does not upload the rest for the
+    /// proxy to drop (what it sent and no one took goes back to the connection's window when the
+    /// stream closes). Without it, the answer is cut short: the device's stream ends the same way,
+    /// not left waiting for the rest until the idle timeout.
+    private func originStoppedEarly(_ id: Int32, answered: Bool) {
+        if answered {
+            streams[id]?.stopping = true
+            streams[id]?.requestBytesHeld = 0
+            deviceSession.resetAfterEnd(id, code: .noError)
+            return
+        }
+        if streams[id]?.record.upstreamError == nil {
+            streams[id]?.record.upstreamError = "the origin reset the stream (NO_ERROR) before its response ended"
+        }
+        if streams[id]?.record.failure == nil { streams[id]?.record.failure = .upstreamClosed }
+        deviceSession.reset(id, code: .noError)
     }
 
     func session(_ session: HTTP2Session, goAway lastStream: Int32, code: HTTP2ErrorCode, debug: [UInt8]) {
