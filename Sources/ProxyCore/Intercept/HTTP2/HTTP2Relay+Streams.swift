@@ -12,9 +12,9 @@ extension HTTP2Relay: HTTP2SessionDelegate {
         if session === deviceSession {
             if kind == .request { return opened(stream, headers, endsStream: endsStream) }
             // Trailers from the device: the request's end.
-            guard let index = streams.index(forKey: stream) else { return }
-            streams.values[index].requestEnded = true
-            if let id = streams.values[index].originID { originSession.finish(id, trailers: headers) }
+            guard let relayed = streams[stream] else { return }
+            relayed.requestEnded = true
+            if let id = relayed.originID { originSession.finish(id, trailers: headers) }
         } else if let id = deviceStreamID[stream] {
             responded(id, headers, endsStream: endsStream)
         }
@@ -22,19 +22,18 @@ extension HTTP2Relay: HTTP2SessionDelegate {
 
     func session(_ session: HTTP2Session, data: UnsafeRawBufferPointer, on stream: Int32) {
         if session === deviceSession {
-            // Changed in place (through the index): a stream's record is too large to copy per frame.
-            guard let index = streams.index(forKey: stream) else { return }
-            streams.values[index].record.requestBodyBytes += Int64(data.count)
-            if let id = streams.values[index].originID {
-                streams.values[index].requestBytesHeld += data.count
+            guard let relayed = streams[stream] else { return }
+            relayed.record.requestBodyBytes += Int64(data.count)
+            if let id = relayed.originID {
+                relayed.requestBytesHeld += data.count
                 originSession.send(data, on: id)
-            } else if !streams.values[index].stopping {
+            } else if !relayed.stopping {
                 // Nowhere to go (the proxy answered it): taken, so the device's window stays open.
                 deviceSession.consumed(data.count, on: stream)
             }
-        } else if let id = deviceStreamID[stream], let index = streams.index(forKey: id) {
-            streams.values[index].record.responseBodyBytes += Int64(data.count)
-            streams.values[index].responseBytesHeld += data.count
+        } else if let id = deviceStreamID[stream], let relayed = streams[id] {
+            relayed.record.responseBodyBytes += Int64(data.count)
+            relayed.responseBytesHeld += data.count
             deviceSession.send(data, on: id)
         } else {
             // The device's stream is gone: the bytes are dropped, and the origin may send as many again.
@@ -44,9 +43,9 @@ extension HTTP2Relay: HTTP2SessionDelegate {
 
     func session(_ session: HTTP2Session, endedDataOn stream: Int32) {
         if session === deviceSession {
-            guard let index = streams.index(forKey: stream) else { return }
-            streams.values[index].requestEnded = true
-            if let id = streams.values[index].originID { originSession.finish(id) }
+            guard let relayed = streams[stream] else { return }
+            relayed.requestEnded = true
+            if let id = relayed.originID { originSession.finish(id) }
         } else if let id = deviceStreamID[stream] {
             streams[id]?.responseEnded = true
             deviceSession.finish(id)
@@ -57,17 +56,15 @@ extension HTTP2Relay: HTTP2SessionDelegate {
         // Framed for one leg: the other leg's peer may send as many again.
         bodyMovement.note()
         if session === deviceSession {
-            guard let index = streams.index(forKey: stream) else { return }
-            streams.values[index].responseBytesHeld -= count
-            if let id = streams.values[index].originID {
+            guard let relayed = streams[stream] else { return }
+            relayed.responseBytesHeld -= count
+            if let id = relayed.originID {
                 originSession.consumed(count, on: id)
             } else {
                 originSession.consumedAfterClose(count)
             }
         } else if let id = deviceStreamID[stream] {
-            if let index = streams.index(forKey: id) {
-                streams.values[index].requestBytesHeld -= count
-            }
+            streams[id]?.requestBytesHeld -= count
             deviceSession.consumed(count, on: id)
         }
     }
@@ -75,10 +72,8 @@ extension HTTP2Relay: HTTP2SessionDelegate {
     func session(_ session: HTTP2Session, sentEndOf stream: Int32) {
         // The request's END_STREAM went out to the origin: it is sent (`send_ms`), however long its
         // HEADERS waited for the origin's stream limit or its body for the windows.
-        guard session === originSession, let id = deviceStreamID[stream], let index = streams.index(forKey: id)
-        else { return }
-        streams.values[index].record.sendMilliseconds = max(
-            0, clock.monotonicMilliseconds - streams.values[index].startedAt)
+        guard session === originSession, let id = deviceStreamID[stream], let relayed = streams[id] else { return }
+        relayed.record.sendMilliseconds = max(0, clock.monotonicMilliseconds - relayed.startedAt)
     }
 
     func session(_ session: HTTP2Session, closed stream: Int32, code: HTTP2ErrorCode, reason: HTTP2StreamReset?) {
@@ -122,30 +117,29 @@ extension HTTP2Relay: HTTP2SessionDelegate {
                 }
             }
         } else if let id = deviceStreamID.removeValue(forKey: stream) {
-            streams[id]?.twin = .closed(code)
-            if code == .noError, reason == nil, let relayed = streams[id],
-                !(relayed.responseEnded && relayed.requestEnded)
-            {
+            let relayed = streams[id]
+            relayed?.twin = .closed(code)
+            if code == .noError, reason == nil, let relayed, !(relayed.responseEnded && relayed.requestEnded) {
                 // RST_STREAM NO_ERROR from the origin before both ends were in.
-                return originStoppedEarly(id, answered: relayed.responseEnded)
+                return originStoppedEarly(relayed, id)
             }
             // The request's bytes still queued for the origin's stream are dropped with it: the
             // device's windows get them back, so a device still uploading is not left stalled.
-            if let held = streams[id]?.requestBytesHeld, held > 0 {
-                streams[id]?.requestBytesHeld = 0
-                deviceSession.consumed(held, on: id)
+            if let relayed, relayed.requestBytesHeld > 0 {
+                deviceSession.consumed(relayed.requestBytesHeld, on: id)
+                relayed.requestBytesHeld = 0
             }
             // The proxy's library reset it, not the origin: the line says what the origin sent.
             switch reason {
             case .headerListTooLarge(let size)?:
-                streams[id]?.record.upstreamError =
+                relayed?.record.upstreamError =
                     "the origin's header list is larger than \(size) bytes (the limit is \(originSession.settings.maxHeaderListSize)): "
                     + "the stream was reset"
-                streams[id]?.record.failure = .badResponse
+                relayed?.record.failure = .badResponse
             case .brokeRules(let resetCode, let why)?:
-                streams[id]?.record.upstreamError =
+                relayed?.record.upstreamError =
                     "bad response: the origin sent \(why); the stream was reset (\(resetCode))"
-                streams[id]?.record.failure = .badResponse
+                relayed?.record.failure = .badResponse
             case nil:
                 break
             }
@@ -162,17 +156,17 @@ extension HTTP2Relay: HTTP2SessionDelegate {
     /// proxy to drop (what it sent and no one took goes back to the connection's window when the
     /// stream closes). Without it, the answer is cut short: the device's stream ends the same way,
     /// not left waiting for the rest until the idle timeout.
-    private func originStoppedEarly(_ id: Int32, answered: Bool) {
-        if answered {
-            streams[id]?.stopping = true
-            streams[id]?.requestBytesHeld = 0
+    private func originStoppedEarly(_ relayed: RelayedStream, _ id: Int32) {
+        if relayed.responseEnded {
+            relayed.stopping = true
+            relayed.requestBytesHeld = 0
             deviceSession.resetAfterEnd(id, code: .noError)
             return
         }
-        if streams[id]?.record.upstreamError == nil {
-            streams[id]?.record.upstreamError = "the origin reset the stream (NO_ERROR) before its response ended"
+        if relayed.record.upstreamError == nil {
+            relayed.record.upstreamError = "the origin reset the stream (NO_ERROR) before its response ended"
         }
-        if streams[id]?.record.failure == nil { streams[id]?.record.failure = .upstreamClosed }
+        if relayed.record.failure == nil { relayed.record.failure = .upstreamClosed }
         deviceSession.reset(id, code: .noError)
     }
 
@@ -243,32 +237,29 @@ extension HTTP2Relay: HTTP2SessionDelegate {
     }
 
     /// A response header list from the origin for the device's stream `id`: interim, final, or trailers.
-    /// The stream is changed in place, through its index: its record is too large to copy out and back
-    /// for every response. Submitting to the device's session calls no delegate method, so the index
-    /// holds until the error path, which looks the stream up again.
     private func responded(_ id: Int32, _ fields: [HTTP2Field], endsStream: Bool) {
-        guard let index = streams.index(forKey: id) else { return }
+        guard let relayed = streams[id] else { return }
         let status = fields.value(of: ":status").flatMap { Int($0) }
         do {
             switch status {
             case let code? where (100..<200).contains(code):
                 try deviceSession.submitInterim(fields, on: id)
             case let code?:
-                streams.values[index].answered = true
-                streams.values[index].responseEnded = endsStream
-                let waited = clock.monotonicMilliseconds - streams.values[index].startedAt
-                streams.values[index].record.noteResponse(
+                relayed.answered = true
+                relayed.responseEnded = endsStream
+                let waited = clock.monotonicMilliseconds - relayed.startedAt
+                relayed.record.noteResponse(
                     status: code, fields, endsStream: endsStream, timeToFirstByte: max(0, waited),
                     headers: interceptSettings)
                 try deviceSession.submitResponse(fields, on: id, hasBody: !endsStream)
             case nil:
-                streams.values[index].responseEnded = true
-                streams.values[index].record.noteGRPC(in: fields)
+                relayed.responseEnded = true
+                relayed.record.noteGRPC(in: fields)
                 deviceSession.finish(id, trailers: fields)
             }
         } catch {
             deviceSession.reset(id, code: .internalError)
-            streams[id]?.record.upstreamError = "relaying the response: \(error)"
+            relayed.record.upstreamError = "relaying the response: \(error)"
         }
     }
 
