@@ -190,12 +190,14 @@ package struct LiveTraffic: Sendable {
     }
 
     private mutating func take(_ request: LoggedRequest) {
+        // Parsed once for the tallies and the activity: this runs for every request line.
+        let host = try? HostIdentity(parsing: request.host)
         ring.add(request)
-        tally.add(request)
-        slices.add(request)
+        if let host { tally.add(request, host: host) }
+        slices.add(request, host: host)
         if request.kind == .request { countApp(request.app) { $0.noteRequest(request.app) } }
         // Hosts the tally holds already; a host still waiting for its connection line is noted then.
-        if let host = try? HostIdentity(parsing: request.host), activity[host] != nil {
+        if let host, activity[host] != nil {
             activity[host]?.note(
                 timestamp: request.timestamp, client: request.device ?? request.client, app: AppKey(request.app),
                 limits: limits)

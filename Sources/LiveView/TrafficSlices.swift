@@ -39,9 +39,11 @@ package struct TrafficSlices: Sendable {
         }
     }
 
-    mutating func add(_ request: LoggedRequest) {
+    /// A request line, its host parsed already (nil when it is not one: the line's slice is still
+    /// made, as for a connection line, and it counts for no host).
+    mutating func add(_ request: LoggedRequest, host: HostIdentity?) {
         update(Key(app: AppKey(request.app), client: request.device ?? HostActivity.address(request.client ?? ""))) {
-            $0.add(request)
+            if let host { $0.add(request, host: host) }
         }
     }
 

@@ -59,6 +59,12 @@ package struct HostTrafficTally: Sendable {
     /// now or once a connection line names the host.
     package mutating func add(_ request: LoggedRequest) {
         guard let host = try? HostIdentity(parsing: request.host) else { return }
+        add(request, host: host)
+    }
+
+    /// ``add(_:)`` with the request's host parsed already: the live view parses it once for its
+    /// tallies and its hosts' activity.
+    package mutating func add(_ request: LoggedRequest, host: HostIdentity) {
         guard request.kind == .request else {
             // A tls_stream line: not a request, but why a host with connections has none.
             if let existing = index[host] {

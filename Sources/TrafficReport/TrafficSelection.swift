@@ -70,11 +70,13 @@ package struct TrafficSelection: Sendable, Equatable {
 
     /// `192.168.1.23:50312` → `192.168.1.23`, `[2001:db8::1]:50312` → `2001:db8::1`: the device, not
     /// the connection (the log's `client` is address and port). An address alone is returned as it is.
+    /// On the UTF-8 view (the separators are ASCII): the live view calls this for every line.
     package static func deviceAddress(_ client: String) -> String {
-        if client.hasPrefix("["), let close = client.firstIndex(of: "]") {
-            return String(client[client.index(after: client.startIndex)..<close])
+        let bytes = client.utf8
+        if bytes.first == UInt8(ascii: "["), let close = bytes.firstIndex(of: UInt8(ascii: "]")) {
+            return String(client[bytes.index(after: bytes.startIndex)..<close])
         }
-        if let colon = client.lastIndex(of: ":"), client.firstIndex(of: ":") == colon {
+        if let colon = bytes.lastIndex(of: UInt8(ascii: ":")), bytes.firstIndex(of: UInt8(ascii: ":")) == colon {
             return String(client[..<colon])
         }
         return client

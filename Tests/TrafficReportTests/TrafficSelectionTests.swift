@@ -81,6 +81,22 @@ struct TrafficSelectionTests {
         #expect(!TrafficSelection(apps: ["MyApp"]).matches(unnamed), "a line naming no app is no app's")
     }
 
+    @Test(
+        "a client's device is its address without the port",
+        arguments: [
+            ("192.168.1.23:50312", "192.168.1.23"),
+            ("[2001:db8::1]:443", "2001:db8::1"),
+            ("[fe80::1%eth0]:8080", "fe80::1%eth0"),
+            ("2001:db8::1", "2001:db8::1"),
+            ("192.168.1.23", "192.168.1.23"),
+            ("phone-7", "phone-7"),
+            ("", ""),
+            ("[2001:db8::1", "[2001:db8::1"),
+        ])
+    func deviceAddress(client: String, device: String) {
+        #expect(TrafficSelection.deviceAddress(client) == device)
+    }
+
     @Test("the description names what was selected")
     func description() throws {
         let selection = TrafficSelection(
