@@ -12,7 +12,11 @@ extension HTTP2Session {
     static func install(in callbacks: OpaquePointer?) {
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, context in
             guard let frame else { return 0 }
-            HTTP2Session.owner(context).incomingHeaders[frame.pointee.hd.stream_id] = ([], 0)
+            // Room for a typical list (a browser's request has 10-20 fields), so the list is not
+            // regrown field by field.
+            var fields: [HTTP2Field] = []
+            fields.reserveCapacity(16)
+            HTTP2Session.owner(context).incomingHeaders[frame.pointee.hd.stream_id] = (fields, 0)
             return 0
         }
         nghttp2_session_callbacks_set_on_header_callback(callbacks) {
@@ -21,8 +25,8 @@ extension HTTP2Session {
             return HTTP2Session.owner(context).header(
                 on: frame.pointee.hd.stream_id,
                 HTTP2Field(
-                    name: Array(UnsafeBufferPointer(start: name, count: nameLength)),
-                    value: Array(UnsafeBufferPointer(start: value, count: valueLength))))
+                    name: UnsafeBufferPointer(start: name, count: nameLength),
+                    value: UnsafeBufferPointer(start: value, count: valueLength)))
         }
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, context in
             guard let frame else { return 0 }
