@@ -99,6 +99,24 @@ struct RequestRecordLoggedTests {
         }
     }
 
+    @Test("the verdict's fields follow the verdict and group set on the connection after it was made")
+    func verdictFieldsFollowTheVerdict() throws {
+        let (compliant, broken) = try ConnectionJudgeTests.verdicts()
+        var record = Self.record { _ in }
+        #expect(try JSONValue(parsing: record.logLine)["rule"] == .null)
+        record.connection.verdict = broken
+        record.connection.keyExchangeGroup = .x25519
+        let line = try JSONValue(parsing: record.logLine)
+        #expect(line["violations"] == .strings(broken.violations.map(\.kind.name)))
+        #expect(line["violations"] != .strings([]))
+        #expect(line["rule"] == broken.requirements.rule.json && line["error"] == broken.error?.json)
+        #expect(line["tls_group"] == KeyExchangeGroup.x25519.json)
+        #expect(record.json == line)
+        record.connection.verdict = compliant
+        #expect(try JSONValue(parsing: record.logLine)["violations"] == .strings([]))
+        #expect(record.loggedRequest?.violations == .strings([]))
+    }
+
     @Test("the table holds both kinds of row, so the comparison can fail either way")
     func tableHasBoth() throws {
         let rows = try Self.records()
