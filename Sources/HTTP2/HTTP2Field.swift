@@ -2,26 +2,42 @@
 /// a relay passes on what it was given, and only the log reads them as text). Names are lower case on
 /// the wire (RFC 9113 §8.2.1); pseudo-header fields (`:method`, `:status`…) are fields like the others,
 /// first in the list.
+///
+/// The bytes may be shared: the fields of one received list are slices of one buffer
+/// (``ReceivedHeaderList``), so receiving a list allocates twice, not twice per field. Two fields are
+/// equal when their names and values are.
 package struct HTTP2Field: Sendable, Equatable {
-    /// The name's bytes, then the value's: one allocation per field, not two. A relay makes a field
-    /// for every one of every header list it receives, and these were a quarter of its allocations.
-    private let bytes: [UInt8]
-    private let nameCount: Int
+    /// Holds the name's bytes, then the value's, at `nameStart...`.
+    private let storage: [UInt8]
+    private let nameStart: Int
+    private let valueStart: Int
+    private let valueEnd: Int
 
-    package var name: ArraySlice<UInt8> { bytes[..<nameCount] }
-    package var value: ArraySlice<UInt8> { bytes[nameCount...] }
+    package var name: ArraySlice<UInt8> { storage[nameStart..<valueStart] }
+    package var value: ArraySlice<UInt8> { storage[valueStart..<valueEnd] }
 
     package init(name: some Collection<UInt8>, value: some Collection<UInt8>) {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(name.count + value.count)
         bytes.append(contentsOf: name)
         bytes.append(contentsOf: value)
-        self.bytes = bytes
-        nameCount = name.count
+        self.init(storage: bytes, nameStart: 0, valueStart: name.count, valueEnd: bytes.count)
     }
 
     package init(_ name: String, _ value: String) {
         self.init(name: name.utf8, value: value.utf8)
+    }
+
+    /// A field whose bytes are `storage[nameStart..<valueStart]` and `storage[valueStart..<valueEnd]`.
+    init(storage: [UInt8], nameStart: Int, valueStart: Int, valueEnd: Int) {
+        self.storage = storage
+        self.nameStart = nameStart
+        self.valueStart = valueStart
+        self.valueEnd = valueEnd
+    }
+
+    package static func == (left: HTTP2Field, right: HTTP2Field) -> Bool {
+        left.name.elementsEqual(right.name) && left.value.elementsEqual(right.value)
     }
 
     package var nameText: String { String(decoding: name, as: UTF8.self) }
@@ -32,6 +48,42 @@ package struct HTTP2Field: Sendable, Equatable {
 
     /// Its size as SETTINGS_MAX_HEADER_LIST_SIZE counts it: name and value, and 32 octets (RFC 9113 §6.5.2).
     package var listSize: Int { name.count + value.count + 32 }
+}
+
+/// A header list as the library hands it over, field by field: the bytes gathered in one buffer,
+/// the fields made once the list is whole, each a slice of it.
+struct ReceivedHeaderList {
+    private var bytes: [UInt8] = []
+    /// Where each field's name and value begin and its value ends in ``bytes``.
+    private var bounds: [(nameStart: Int, valueStart: Int, valueEnd: Int)] = []
+    /// The list's size as SETTINGS_MAX_HEADER_LIST_SIZE counts it.
+    private(set) var size = 0
+
+    init() {
+        // Room for a typical list (a browser's request has 10-20 fields, ~500 bytes), so it is not
+        // regrown field by field.
+        bytes.reserveCapacity(512)
+        bounds.reserveCapacity(16)
+    }
+
+    /// The size the list would have with one more field of these lengths.
+    func size(adding nameCount: Int, _ valueCount: Int) -> Int { size + nameCount + valueCount + 32 }
+
+    mutating func append(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+        let nameStart = bytes.count
+        bytes.append(contentsOf: name)
+        let valueStart = bytes.count
+        bytes.append(contentsOf: value)
+        bounds.append((nameStart, valueStart, bytes.count))
+        size += name.count + value.count + 32
+    }
+
+    /// The fields, in the order they came.
+    var fields: [HTTP2Field] {
+        bounds.map {
+            HTTP2Field(storage: bytes, nameStart: $0.nameStart, valueStart: $0.valueStart, valueEnd: $0.valueEnd)
+        }
+    }
 }
 
 extension [HTTP2Field] {

@@ -12,21 +12,15 @@ extension HTTP2Session {
     static func install(in callbacks: OpaquePointer?) {
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, context in
             guard let frame else { return 0 }
-            // Room for a typical list (a browser's request has 10-20 fields), so the list is not
-            // regrown field by field.
-            var fields: [HTTP2Field] = []
-            fields.reserveCapacity(16)
-            HTTP2Session.owner(context).incomingHeaders[frame.pointee.hd.stream_id] = (fields, 0)
+            HTTP2Session.owner(context).incomingHeaders[frame.pointee.hd.stream_id] = ReceivedHeaderList()
             return 0
         }
         nghttp2_session_callbacks_set_on_header_callback(callbacks) {
             _, frame, name, nameLength, value, valueLength, _, context in
             guard let frame, let name, let value else { return 0 }
             return HTTP2Session.owner(context).header(
-                on: frame.pointee.hd.stream_id,
-                HTTP2Field(
-                    name: UnsafeBufferPointer(start: name, count: nameLength),
-                    value: UnsafeBufferPointer(start: value, count: valueLength)))
+                on: frame.pointee.hd.stream_id, name: UnsafeBufferPointer(start: name, count: nameLength),
+                value: UnsafeBufferPointer(start: value, count: valueLength))
         }
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, context in
             guard let frame else { return 0 }
@@ -65,18 +59,18 @@ extension HTTP2Session {
     /// One field of a header list: kept, unless the list outgrew SETTINGS_MAX_HEADER_LIST_SIZE, which
     /// resets the stream (the library then drops the rest of the list, however it is sent: an HPACK
     /// bomb expands into nothing held).
-    private func header(on stream: Int32, _ field: HTTP2Field) -> Int32 {
-        // Changed in place, through the index: a copy taken out would share the fields' storage with
+    private func header(on stream: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) -> Int32
+    {
+        // Changed in place, through the index: a copy taken out would share the list's storage with
         // the dictionary's, and each append would copy the whole list.
         guard let index = incomingHeaders.index(forKey: stream) else { return 0 }
-        let size = incomingHeaders.values[index].size + field.listSize
+        let size = incomingHeaders.values[index].size(adding: name.count, value.count)
         guard size <= Int(settings.maxHeaderListSize) else {
             incomingHeaders.remove(at: index)
             resets[stream] = .headerListTooLarge(size: size)
             return Self.temporalFailure
         }
-        incomingHeaders.values[index].size = size
-        incomingHeaders.values[index].fields.append(field)
+        incomingHeaders.values[index].append(name: name, value: value)
         return 0
     }
 
@@ -214,12 +208,16 @@ extension HTTP2Session {
     private func provideData(
         on stream: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>
     ) -> Int {
-        guard var output = outputs[stream] else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
-        let taken = output.take(into: buffer, length: length)
-        let end = output.end
-        outputs[stream] = output
+        // Taken in place, through the index: a copy out would share the bytes' storage with the
+        // dictionary's, and taking from it would copy them all.
+        guard let index = outputs.index(forKey: stream) else {
+            return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+        }
+        let taken = outputs.values[index].take(into: buffer, length: length)
+        let left = outputs.values[index].count
+        let end = outputs.values[index].end
         if taken > 0 { delegate.session(self, dataTaken: taken, on: stream) }
-        guard output.count == 0 else { return taken }
+        guard left == 0 else { return taken }
         switch end {
         case .open:
             return taken > 0 ? taken : Int(NGHTTP2_ERR_DEFERRED.rawValue)

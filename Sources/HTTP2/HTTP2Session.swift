@@ -21,7 +21,7 @@ package final class HTTP2Session {
     /// Body bytes queued per stream and not yet framed, and how each body ends.
     var outputs: [Int32: StreamOutput] = [:]
     /// Header lists being received, per stream: the fields so far and their size.
-    var incomingHeaders: [Int32: (fields: [HTTP2Field], size: Int)] = [:]
+    var incomingHeaders: [Int32: ReceivedHeaderList] = [:]
     /// Body bytes received per stream and not yet ``consumed(_:on:)``: given back to the connection's
     /// window when the stream closes with some left, when ``returnsUnconsumedOnClose``.
     var unconsumed: [Int32: Int] = [:]
