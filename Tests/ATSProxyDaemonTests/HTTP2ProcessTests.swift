@@ -375,6 +375,48 @@ struct HTTP2ProcessTests {
         #expect(daemon.terminate() == 0)
     }
 
+    @Test(
+        "--block-style page for a server that refused the proxy's handshake: an h2-only device gets the page in HTTP/2, one offering HTTP/1.1 too in HTTP/1.1"
+    )
+    func pageWithoutOrigin() throws {
+        let fixture = try InterceptFixture(names: [Self.host])
+        let arguments = try NonCompliantServer.tls10Only.serverArguments(fixture.factory, hostName: Self.host)
+        let server = try TestTLSServer(directory: fixture.directory, arguments)
+        let daemon = try fixture.daemon(["--block-style", "page"])
+        let target = "\(Self.host):\(server.port)"
+        // nghttp offers h2 alone, as a gRPC client does: no HTTP/1.1 to answer the page in.
+        let forwarder = try TestScriptServer(
+            interpreter: Self.python, ["-c", Self.connectForwarder, "\(daemon.port)", target],
+            output: fixture.directory + "/forwarder.log", name: "CONNECT forwarder")
+        defer { withExtendedLifetime(forwarder) {} }
+        let nghttp = try runCommand(
+            "/usr/bin/nghttp",
+            [
+                "-v", "-H", ":authority: \(target)", "-H", "accept: text/plain",
+                "https://127.0.0.1:\(forwarder.port)/app",
+            ],
+            timeLimit: 60)
+        #expect(nghttp.status == 0, "\(nghttp.standardOutput) \(nghttp.standardError)")
+        #expect(nghttp.standardOutput.contains("The negotiated protocol: h2"), "\(nghttp.standardOutput)")
+        #expect(nghttp.standardOutput.contains(":status: 403"), "\(nghttp.standardOutput)")
+        #expect(nghttp.standardOutput.contains("x-ats-violations: tls_version"), "\(nghttp.standardOutput)")
+        #expect(nghttp.standardOutput.contains("atsproxy blocked https://\(target)/app"), "\(nghttp.standardOutput)")
+        // curl offers h2 and http/1.1: the page comes in HTTP/1.1, as it always has.
+        let curl = try fixture.curl(
+            daemon, ["--http2", "-w", "%{http_version} %{response_code}\\n", "-o", "/dev/null", "https://\(target)/"])
+        #expect(curl.standardOutput == "1.1 403\n", "\(curl.standardOutput) \(curl.standardError)")
+        let requests = daemon.lines("request", atLeast: 2)
+        let versions = requests.compactMap { $0["http_version"] as? String }.sorted()
+        #expect(versions == ["HTTP/1.1", "HTTP/2"], "\(requests)")
+        #expect(requests.allSatisfy { $0["status"] as? Int == 403 && $0["action"] as? String == "blocked" })
+        // nghttp opens its request on stream 13 (1-11 are its priority tree's placeholders).
+        #expect(requests.first { $0["http_version"] as? String == "HTTP/2" }?["stream_id"] as? Int == 13)
+        let connections = daemon.lines("connection", atLeast: 2)
+        #expect(
+            connections.count == 2 && connections.allSatisfy { $0.violationNames == ["tls_version"] }, "\(connections)")
+        #expect(daemon.terminate() == 0)
+    }
+
     /// A TLS 1.2 server whose only suite is ECDHE-RSA-AES256-SHA (a CBC suite ATS allows), speaking
     /// h2 and http/1.1; an HTTP/1.1 request gets a small 200.
     static let cbcServer = #"""

@@ -151,7 +151,7 @@ final class InterceptedTunnel {
             if let origin = exchanges.origin { keepSession(of: origin.tls) }
             exchanges.close()
         case .relayingHTTP2(let relay):
-            keepSession(of: relay.origin.tls)
+            if let origin = relay.origin { keepSession(of: origin.tls) }
             relay.close()
         default:
             break
@@ -323,8 +323,14 @@ final class InterceptedTunnel {
             else { return upstreamLost("intercept mode has no CA") }
             device = minted
             // What the origin chose, so that both legs speak one protocol and a server's HTTP/1.1-only
-            // answer is not hidden from the app. (No origin: a page-style block answers in HTTP/1.1.)
-            if let origin { device.answerApplicationProtocol(origin.selectedApplicationProtocol) }
+            // answer is not hidden from the app. No origin (a page-style block of a server that refused
+            // the proxy's handshake): the page in HTTP/1.1 when the device offers it, else in HTTP/2,
+            // so that a device that speaks only h2 (a gRPC client) gets its 403 too.
+            if let origin {
+                device.answerApplicationProtocol(origin.selectedApplicationProtocol)
+            } else if Self.relayedProtocols(in: hello) == ["h2"] {
+                device.answerApplicationProtocol("h2")
+            }
         } catch {
             tunnel.findings.action = .failed
             tunnel.findings.fail(FailureReason(.certificateMint, "minting a certificate for \(serverName): \(error)"))
@@ -375,7 +381,7 @@ final class InterceptedTunnel {
         let requestOrigin = RequestOrigin(scheme: "https", host: serverName, port: tunnel.port)
         let deviceStream = TLSByteStream(transport: client, tls: device)
         let originStream = origin.flatMap { origin in upstream.map { TLSByteStream(transport: $0, tls: origin) } }
-        if device.selectedApplicationProtocol == "h2", let originStream {
+        if device.selectedApplicationProtocol == "h2" {
             return relayHTTP2(
                 device: deviceStream, origin: originStream, requestOrigin: requestOrigin, blocked: blocked,
                 handshakeCompletedAt: handshakeCompletedAt)
@@ -404,9 +410,10 @@ final class InterceptedTunnel {
         }
     }
 
-    /// Both legs speak HTTP/2: each stream relayed and logged by an ``HTTP2Relay``.
+    /// Both legs speak HTTP/2 (or the device alone, for a page-style block with no origin): each
+    /// stream relayed, or answered, and logged by an ``HTTP2Relay``.
     private func relayHTTP2(
-        device: TLSByteStream, origin: TLSByteStream, requestOrigin: RequestOrigin, blocked: Verdict?,
+        device: TLSByteStream, origin: TLSByteStream?, requestOrigin: RequestOrigin, blocked: Verdict?,
         handshakeCompletedAt: Int64
     ) {
         let relay: HTTP2Relay

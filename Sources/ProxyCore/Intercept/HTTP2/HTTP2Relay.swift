@@ -22,14 +22,17 @@ import TLSInspection
 ///   SETTINGS are the library's on each leg; no push reaches the device (the origin is told so in
 ///   SETTINGS); 1xx answers are passed on; trailers too (gRPC's status is in them, and on the line).
 /// - A page-style block (`blocked`) answers every stream with the 403 page; nothing reaches the
-///   origin. RFC 8441's extended CONNECT is not offered to the device (so WebSockets use HTTP/1.1 on
+///   origin. When the origin refused the proxy's own handshake there is no origin leg at all
+///   (`origin` nil): the device alone speaks HTTP/2, to get its pages. RFC 8441's extended CONNECT is not offered to the device (so WebSockets use HTTP/1.1 on
 ///   a connection of their own), and a CONNECT stream gets a 405.
 ///
 /// Loop-confined; owned by its ``InterceptedTunnel``.
 final class HTTP2Relay {
     unowned let tunnel: ConnectTunnel
     let device: TLSByteStream
-    let origin: TLSByteStream
+    /// nil only for a page-style block whose origin refused the proxy's handshake: every stream is
+    /// then answered here, and the origin's session (made all the same) never speaks.
+    let origin: TLSByteStream?
     let address: SocketAddress?
     let requestOrigin: RequestOrigin
     let blocked: Verdict?
@@ -77,9 +80,10 @@ final class HTTP2Relay {
     var clock: any SessionClock { owner.environment.clock }
 
     init(
-        tunnel: ConnectTunnel, device: TLSByteStream, origin: TLSByteStream, address: SocketAddress?,
+        tunnel: ConnectTunnel, device: TLSByteStream, origin: TLSByteStream?, address: SocketAddress?,
         requestOrigin: RequestOrigin, blocked: Verdict?
     ) throws(HTTP2Error) {
+        precondition(origin != nil || blocked != nil, "an HTTP/2 relay without an origin answers every stream itself")
         self.tunnel = tunnel
         self.device = device
         self.origin = origin
@@ -95,7 +99,8 @@ final class HTTP2Relay {
     }
 
     func start() {
-        for (stream, session) in [(device, deviceSession!), (origin, originSession!)] {
+        let legs = [(device, deviceSession!)] + (origin.map { [($0, originSession!)] } ?? [])
+        for (stream, session) in legs {
             stream.setTimeouts(read: nil, write: nil)
             stream.onReadable = { [unowned self] _ in receive(from: stream, into: session) }
             stream.onEvent = { [unowned self] _, event in legEvent(event, on: stream) }
@@ -106,13 +111,13 @@ final class HTTP2Relay {
         // The SETTINGS (and the client's preface) of both sessions; then whatever came with the
         // device's handshake.
         receive(from: device, into: deviceSession)
-        receive(from: origin, into: originSession)
+        if let origin { receive(from: origin, into: originSession) }
     }
 
     /// Between streams, and with streams that move nothing, the idle timeout ends the connection
     /// with a GOAWAY, as it ends an idle HTTP/1.1 connection.
     private func watchIdle() {
-        owner.watchIdle([device, origin]) { [unowned self] ending in
+        owner.watchIdle([device] + (origin.map { [$0] } ?? [])) { [unowned self] ending in
             tunnel.findings.fail(owner.closedReason(ending))
             goAwayBoth()
             endAfterFlush()
@@ -151,7 +156,7 @@ final class HTTP2Relay {
     func flush() {
         for _ in 0..<8 {
             let wroteToDevice = drain(deviceSession, to: device)
-            let wroteToOrigin = drain(originSession, to: origin)
+            let wroteToOrigin = origin.map { drain(originSession, to: $0) } ?? false
             guard wroteToDevice || wroteToOrigin else { return }
         }
     }
@@ -170,7 +175,7 @@ final class HTTP2Relay {
             // windows stay shut, and nothing is read meanwhile.
             outputHeld = true
             device.setReading(false)
-            origin.setReading(false)
+            origin?.setReading(false)
             stream.onDrained = { [unowned self] drained in
                 drained.onDrained = nil
                 outputHeld = false
@@ -179,7 +184,7 @@ final class HTTP2Relay {
                 flush()
                 guard !outputHeld, !ended, !ending else { return }
                 device.setReading(true)
-                origin.setReading(true)
+                origin?.setReading(true)
                 endIfDone()
             }
             stream.setDrainedMark(Self.outputHighWater / 2)
@@ -222,7 +227,7 @@ final class HTTP2Relay {
             if stream === origin, !streams.isEmpty {
                 failure = "the origin closed its connection with \(streams.count) stream(s) open"
             }
-            if stream.endedCleanly == false { (stream === device ? origin : device).passOnTruncation() }
+            if stream.endedCleanly == false { (stream === device ? origin : device)?.passOnTruncation() }
             goAwayBoth()
             endAfterFlush()
         case .error, .timeout:
@@ -263,8 +268,8 @@ final class HTTP2Relay {
     func endAfterFlush() {
         guard !ended, !ending else { return }
         ending = true
-        origin.setReading(false)
-        origin.onReadable = nil
+        origin?.setReading(false)
+        origin?.onReadable = nil
         device.whenFlushed(within: settings.idleTimeout) { [unowned self] in end() }
     }
 
@@ -279,10 +284,10 @@ final class HTTP2Relay {
             logStream(id, error: "the connection ended before the stream was complete", failure: nil)
         }
         owner.environment.writeHeldLines()
-        if origin.endedCleanly == false || origin.failure != nil { device.passOnTruncation() }
-        if device.endedCleanly == false || device.failure != nil { origin.passOnTruncation() }
+        if let origin, origin.endedCleanly == false || origin.failure != nil { device.passOnTruncation() }
+        if device.endedCleanly == false || device.failure != nil { origin?.passOnTruncation() }
         device.close()
-        origin.close()
+        origin?.close()
     }
 
     func end() {
