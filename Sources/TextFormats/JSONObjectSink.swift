@@ -75,13 +75,29 @@ public struct JSONObjectWriter: JSONObjectSink {
         return out
     }
 
+    /// `,"key":` in one append rather than five (each checks the array's capacity and uniqueness):
+    /// this runs for every member of every log line.
     @inlinable mutating func key(_ key: String) {
-        if !isEmpty { out.append(UInt8(ascii: ",")) }
+        let comma = !isEmpty
         isEmpty = false
-        out.append(UInt8(ascii: "\""))
-        out.append(contentsOf: key.utf8)
-        out.append(UInt8(ascii: "\""))
-        out.append(UInt8(ascii: ":"))
+        var key = key
+        key.withUTF8 { name in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: name.count + 4) { buffer in
+                var end = 0
+                if comma {
+                    buffer[end] = UInt8(ascii: ",")
+                    end += 1
+                }
+                buffer[end] = UInt8(ascii: "\"")
+                end += 1
+                _ = UnsafeMutableBufferPointer(rebasing: buffer[end..<(end + name.count)]).initialize(from: name)
+                end += name.count
+                buffer[end] = UInt8(ascii: "\"")
+                buffer[end + 1] = UInt8(ascii: ":")
+                end += 2
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<end]))
+            }
+        }
     }
 
     @inlinable public mutating func add(_ key: String, _ value: JSONValue?) {
