@@ -43,6 +43,13 @@ extension RequestOrigin {
         return mismatch(field.host, field.port, what: "the Host header")
     }
 
+    /// The two ways a request may name this origin exactly, with its port and without: the values
+    /// ``foreignAuthority(named:)`` is sure to accept, for a caller that checks many requests to
+    /// compare bytes before it parses.
+    package var exactAuthorities: [String] {
+        [HTTPAuthority.written(host: host, port: port), HTTPAuthority.written(host: host, port: nil)]
+    }
+
     /// As ``foreignAuthority(in:)``, for an HTTP/2 request's `:authority` (RFC 9113 §8.3.1): nil when it
     /// names the origin, else the sentence saying which (or that it is no authority at all).
     package func foreignAuthority(named value: String) -> String? {

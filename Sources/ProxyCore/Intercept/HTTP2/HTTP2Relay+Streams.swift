@@ -194,7 +194,7 @@ extension HTTP2Relay: HTTP2SessionDelegate {
         let method = fields.value(of: ":method") ?? "-"
         let path = fields.value(of: ":path") ?? ""
         record.method = method
-        record.url = "\(requestOrigin.scheme)://\(requestOrigin.authority)\(path)"
+        record.url = urlPrefix + path
         record.httpVersion = "HTTP/2"
         record.streamID = stream
         record.noteUserAgent(fields.value(of: "user-agent"), memo: &userAgents)
@@ -207,10 +207,7 @@ extension HTTP2Relay: HTTP2SessionDelegate {
         }
         streams[stream] = RelayedStream(
             record: record, startedAt: clock.monotonicMilliseconds, twin: .none, requestEnded: endsStream)
-        // Every authority the request names must be the connection's: `:authority`, and `host`,
-        // which a request may carry instead of `:authority` or beside it (libnghttp2 compares neither).
-        let authorities = fields.values(of: ":authority") + fields.values(of: "host")
-        if let foreign = authorities.lazy.compactMap({ self.requestOrigin.foreignAuthority(named: $0) }).first {
+        if let foreign = foreignAuthority(in: fields) {
             return answer(stream, status: 400, body: foreign + "\n", logged: "bad request: \(foreign)")
         }
         if method == "CONNECT" {
@@ -234,6 +231,20 @@ extension HTTP2Relay: HTTP2SessionDelegate {
                 stream, status: 502, body: "atsproxy could not send the request: \(error)\n",
                 logged: "sending the request upstream: \(error)")
         }
+    }
+
+    /// Every authority a request names must be the connection's: `:authority`, and `host`, which a
+    /// request may carry instead of `:authority` or beside it (libnghttp2 compares neither). Nil when
+    /// they all are, else the sentence for the first that is not. A value that is exactly the
+    /// connection's is taken without being parsed: nearly every request's is.
+    private func foreignAuthority(in fields: [HTTP2Field]) -> String? {
+        for name in [":authority", "host"] {
+            for field in fields where field.name.elementsEqual(name.utf8) {
+                if exactAuthorities.contains(where: { field.value.elementsEqual($0) }) { continue }
+                if let foreign = requestOrigin.foreignAuthority(named: field.valueText) { return foreign }
+            }
+        }
+        return nil
     }
 
     /// A response header list from the origin for the device's stream `id`: interim, final, or trailers.

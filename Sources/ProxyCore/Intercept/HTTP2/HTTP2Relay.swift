@@ -71,6 +71,10 @@ final class HTTP2Relay {
     /// upstream address's text among them). ``logStream(_:error:failure:)`` takes the action as it
     /// stands when a line is written.
     private(set) lazy var connectionFacts = tunnel.requestFacts(upstream: address)
+    /// Every request URL's beginning, `https://host[:port]`: the connection's, made once.
+    private(set) lazy var urlPrefix = "\(requestOrigin.scheme)://\(requestOrigin.authority)"
+    /// The connection's authority as a request names it exactly, with its port and without.
+    private(set) lazy var exactAuthorities = requestOrigin.exactAuthorities.map { Array($0.utf8) }
 
     var owner: any TunnelOwner { tunnel.owner }
     var settings: ProxySettings { owner.settings }
