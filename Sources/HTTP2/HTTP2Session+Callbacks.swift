@@ -12,7 +12,7 @@ extension HTTP2Session {
     static func install(in callbacks: OpaquePointer?) {
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, context in
             guard let frame else { return 0 }
-            HTTP2Session.owner(context).incomingHeaders[frame.pointee.hd.stream_id] = ReceivedHeaderList()
+            HTTP2Session.owner(context).incomingHeaders = (frame.pointee.hd.stream_id, ReceivedHeaderList())
             return 0
         }
         nghttp2_session_callbacks_set_on_header_callback(callbacks) {
@@ -61,16 +61,16 @@ extension HTTP2Session {
     /// bomb expands into nothing held).
     private func header(on stream: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) -> Int32
     {
-        // Changed in place, through the index: a copy taken out would share the list's storage with
-        // the dictionary's, and each append would copy the whole list.
-        guard let index = incomingHeaders.index(forKey: stream) else { return 0 }
-        let size = incomingHeaders.values[index].size(adding: name.count, value.count)
+        guard let size = incomingHeaders?.list.size(adding: name.count, value.count), incomingHeaders?.stream == stream
+        else { return 0 }
         guard size <= Int(settings.maxHeaderListSize) else {
-            incomingHeaders.remove(at: index)
+            incomingHeaders = nil
             resets[stream] = .headerListTooLarge(size: size)
             return Self.temporalFailure
         }
-        incomingHeaders.values[index].append(name: name, value: value)
+        // Changed in place: a copy taken out would share the list's storage, and appending to it
+        // would copy the whole list.
+        incomingHeaders?.list.append(name: name, value: value)
         return 0
     }
 
@@ -157,7 +157,8 @@ extension HTTP2Session {
         let endsStream = frame.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
         switch UInt32(frame.hd.type) {
         case NGHTTP2_HEADERS.rawValue:
-            guard let list = incomingHeaders.removeValue(forKey: stream) else { return }
+            guard let (received, list) = incomingHeaders, received == stream else { return }
+            incomingHeaders = nil
             let kind: HTTP2HeadersKind =
                 switch frame.headers.cat {
                 case NGHTTP2_HCAT_REQUEST: .request
@@ -186,7 +187,7 @@ extension HTTP2Session {
         if let left = unconsumed.removeValue(forKey: stream), left > 0, returnsUnconsumedOnClose {
             _ = nghttp2_session_consume_connection(sessionPointer, left)
         }
-        incomingHeaders[stream] = nil
+        if incomingHeaders?.stream == stream { incomingHeaders = nil }
         outputs[stream] = nil
         resetsAsked.remove(stream)
         resetsAfterEnd[stream] = nil

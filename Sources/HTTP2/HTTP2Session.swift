@@ -20,8 +20,10 @@ package final class HTTP2Session {
     private var session: OpaquePointer!
     /// Body bytes queued per stream and not yet framed, and how each body ends.
     var outputs: [Int32: StreamOutput] = [:]
-    /// Header lists being received, per stream: the fields so far and their size.
-    var incomingHeaders: [Int32: ReceivedHeaderList] = [:]
+    /// The header list being received, and its stream. One at a time: a header block's frames are
+    /// contiguous on the connection (RFC 9113 §4.3), so a list ends, or is dropped with its stream,
+    /// before the next begins.
+    var incomingHeaders: (stream: Int32, list: ReceivedHeaderList)?
     /// Body bytes received per stream and not yet ``consumed(_:on:)``: given back to the connection's
     /// window when the stream closes with some left, when ``returnsUnconsumedOnClose``.
     var unconsumed: [Int32: Int] = [:]
