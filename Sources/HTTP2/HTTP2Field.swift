@@ -78,6 +78,9 @@ struct ReceivedHeaderList {
         size += name.count + value.count + 32
     }
 
+    /// The pseudo-header fields so far, in the order they came.
+    var pseudoFields: [HTTP2Field] { fields.filter(\.isPseudo) }
+
     /// The fields, in the order they came.
     var fields: [HTTP2Field] {
         bounds.map {

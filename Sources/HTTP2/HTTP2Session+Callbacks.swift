@@ -64,8 +64,9 @@ extension HTTP2Session {
         guard let size = incomingHeaders?.list.size(adding: name.count, value.count), incomingHeaders?.stream == stream
         else { return 0 }
         guard size <= Int(settings.maxHeaderListSize) else {
+            let head = incomingHeaders?.list.pseudoFields ?? []
             incomingHeaders = nil
-            resets[stream] = .headerListTooLarge(size: size)
+            resets[stream] = .headerListTooLarge(size: size, head: head)
             return Self.temporalFailure
         }
         // Changed in place: a copy taken out would share the list's storage, and appending to it
@@ -94,13 +95,14 @@ extension HTTP2Session {
                 goAwaySent = HTTP2ErrorCode(rawValue: frame.goaway.error_code)
             }
         case NGHTTP2_RST_STREAM.rawValue:
-            let why = invalidFrames.removeValue(forKey: stream)
+            let invalid = invalidFrames.removeValue(forKey: stream)
             // A stream the library never opened (refused at once) has no close to tell: nothing is kept.
             guard resetsAsked.remove(stream) == nil, resets[stream] == nil,
                 nghttp2_session_find_stream(sessionPointer, stream) != nil
             else { return }
             let code = HTTP2ErrorCode(rawValue: frame.rst_stream.error_code)
-            resets[stream] = .brokeRules(code: code, why: why ?? Self.libraryReset(code))
+            resets[stream] = .brokeRules(
+                code: code, why: invalid?.why ?? Self.libraryReset(code), head: invalid?.head ?? [])
         default:
             return
         }
@@ -114,7 +116,9 @@ extension HTTP2Session {
         // which may be a credential) says which.
         let field = lastLibraryError.flatMap(Self.fieldName(in:))
         lastLibraryError = nil
-        invalidFrames[stream] =
+        // The list the frame was cut from, when it is the one under way: what it asked for so far.
+        let head = incomingHeaders?.stream == stream ? incomingHeaders?.list.pseudoFields ?? [] : []
+        let why =
             switch libraryError {
             case NGHTTP2_ERR_HTTP_HEADER.rawValue:
                 "a header field HTTP/2 forbids or malforms (RFC 9113 §8.2)" + (field.map { ": \($0)" } ?? "")
@@ -123,6 +127,7 @@ extension HTTP2Session {
             default:
                 "a frame HTTP/2 does not allow there (\(String(cString: nghttp2_strerror(libraryError))))"
             }
+        invalidFrames[stream] = (why, head)
     }
 
     /// The field's name in the library's message "… name: [NAME], value: […]", when it is there.

@@ -38,9 +38,9 @@ package final class HTTP2Session {
     var resetsAsked: Set<Int32> = []
     /// Streams to reset once this end has sent their END_STREAM (``resetAfterEnd(_:code:)``).
     var resetsAfterEnd: [Int32: HTTP2ErrorCode] = [:]
-    /// What the library last found wrong with a frame it received, by stream: the RST_STREAM it
-    /// sends for it says why with this.
-    var invalidFrames: [Int32: String] = [:]
+    /// What the library last found wrong with a frame it received, by stream, and the pseudo-header
+    /// fields of the header list it cut short: the RST_STREAM it sends for it says why with these.
+    var invalidFrames: [Int32: (why: String, head: [HTTP2Field])] = [:]
     /// The library's last error message (its error callback), to name the field at fault.
     var lastLibraryError: String?
     /// The code of the GOAWAY this session sent, once it sent one (an error code wins over NO_ERROR):

@@ -40,11 +40,15 @@ package enum HTTP2HeadersKind: Sendable, Equatable {
 }
 
 /// Why the session itself reset a stream, beyond the peer's own RST_STREAM.
+///
+/// `head`: the pseudo-header fields (`:method`, `:path`…) of the header list the reset cut short,
+/// as far as they came, so the stream's owner can say what the peer was asking for; empty when the
+/// reset came after the list was delivered, or before any of them.
 package enum HTTP2StreamReset: Sendable, Equatable {
     /// The header list was larger than SETTINGS_MAX_HEADER_LIST_SIZE allows (`size` octets so far).
-    case headerListTooLarge(size: Int)
+    case headerListTooLarge(size: Int, head: [HTTP2Field])
     /// The library reset the stream with `code` because the peer broke HTTP/2's rules on it: a
     /// field the protocol forbids or malforms, pseudo-header fields out of place, a body that
     /// disagrees with its content-length, a stream past the limit. `why` says which, in words.
-    case brokeRules(code: HTTP2ErrorCode, why: String)
+    case brokeRules(code: HTTP2ErrorCode, why: String, head: [HTTP2Field])
 }

@@ -166,6 +166,9 @@ struct HTTP2HostileProcessTests {
         let refused = lines.first { $0["stream_id"] as? Int == 3 }
         #expect(refused?["failure"] as? String == "bad_request", "\(refused ?? [:])")
         #expect((refused?["upstream_error"] as? String)?.contains("header list is larger than") == true)
+        // What the device asked for, from the pseudo-header fields that came before the limit.
+        #expect(refused?["method"] as? String == "GET", "\(refused ?? [:])")
+        #expect((refused?["url"] as? String)?.hasSuffix("/oversized") == true, "\(refused ?? [:])")
         #expect(try rig.servesAFineRequest())
         #expect(rig.daemon.terminate() == 0)
     }

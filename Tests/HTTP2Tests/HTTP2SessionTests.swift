@@ -87,11 +87,14 @@ struct HTTP2SessionTests {
         try pair.pump()
         #expect(pair.serverHeard.headerLists.isEmpty)
         let reset = pair.serverHeard.heard.first { if case .closed = $0 { true } else { false } }
-        guard case .closed(stream, _, .headerListTooLarge(let size)) = reset else {
+        guard case .closed(stream, _, .headerListTooLarge(let size, let head)) = reset else {
             Issue.record("no reset for the header list: \(pair.serverHeard.heard)")
             return
         }
         #expect(size > 1024 && size <= 1024 + big.listSize)
+        // What the request was, as far as it came: its pseudo-header fields, not the field too large.
+        #expect(head.map(\.nameText) == [":method", ":scheme", ":authority", ":path"], "\(head)")
+        #expect(head.value(of: ":path") == "/" && head.value(of: ":method") == "GET")
         #expect(pair.clientHeard.heard.contains { if case .closed(stream, _, _) = $0 { true } else { false } })
     }
 
@@ -110,12 +113,13 @@ struct HTTP2SessionTests {
         try pair.serverReceives(bytes)
         #expect(pair.serverHeard.headerLists.isEmpty)
         let closed = pair.serverHeard.heard.first { if case .closed = $0 { true } else { false } }
-        guard case .closed(1, _, .headerListTooLarge(let size)) = closed else {
+        guard case .closed(1, _, .headerListTooLarge(let size, let head)) = closed else {
             Issue.record(
                 "the bomb was not refused: \(pair.serverHeard.heard.count) events, errors \(pair.serverErrors)")
             return
         }
         #expect(size <= 64 * 1024 + 4_100)
+        #expect(head.map(\.nameText) == [":method", ":scheme", ":path"], "\(head)")
     }
 
     @Test(

@@ -79,15 +79,16 @@ extension HTTP2Relay: HTTP2SessionDelegate {
     func session(_ session: HTTP2Session, closed stream: Int32, code: HTTP2ErrorCode, reason: HTTP2StreamReset?) {
         if session === deviceSession {
             guard let relayed = streams[stream] else {
-                // Reset by the proxy's library before a request was seen: a line of its own says why.
+                // Reset by the proxy's library before a request was seen: a line of its own says why,
+                // and what the request was as far as its pseudo-header fields came.
                 switch reason {
-                case .headerListTooLarge(let size)?:
+                case .headerListTooLarge(let size, let head)?:
                     logRefused(
-                        stream,
+                        stream, head: head,
                         why: "the device's header list is larger than \(size) bytes (the limit is "
                             + "\(deviceSession.settings.maxHeaderListSize))")
-                case .brokeRules(let resetCode, let why)?:
-                    logRefused(stream, why: "the device sent \(why); the stream was reset (\(resetCode))")
+                case .brokeRules(let resetCode, let why, let head)?:
+                    logRefused(stream, head: head, why: "the device sent \(why); the stream was reset (\(resetCode))")
                 case nil:
                     break
                 }
@@ -101,9 +102,9 @@ extension HTTP2Relay: HTTP2SessionDelegate {
                 originSession.reset(id, code: .cancel)
             }
             switch (code, reason) {
-            case (_, .headerListTooLarge(let size)?):
+            case (_, .headerListTooLarge(let size, _)?):
                 logStream(stream, error: "the device's header list is larger than \(size) bytes", failure: nil)
-            case (_, .brokeRules(let resetCode, let why)?):
+            case (_, .brokeRules(let resetCode, let why, _)?):
                 logStream(
                     stream, error: "bad request: the device sent \(why); the stream was reset (\(resetCode))",
                     failure: .badRequest)
@@ -131,12 +132,12 @@ extension HTTP2Relay: HTTP2SessionDelegate {
             }
             // The proxy's library reset it, not the origin: the line says what the origin sent.
             switch reason {
-            case .headerListTooLarge(let size)?:
+            case .headerListTooLarge(let size, _)?:
                 relayed?.record.upstreamError =
                     "the origin's header list is larger than \(size) bytes (the limit is \(originSession.settings.maxHeaderListSize)): "
                     + "the stream was reset"
                 relayed?.record.failure = .badResponse
-            case .brokeRules(let resetCode, let why)?:
+            case .brokeRules(let resetCode, let why, _)?:
                 relayed?.record.upstreamError =
                     "bad response: the origin sent \(why); the stream was reset (\(resetCode))"
                 relayed?.record.failure = .badResponse
@@ -309,10 +310,14 @@ extension HTTP2Relay: HTTP2SessionDelegate {
     }
 
     /// A stream the proxy's library reset before the relay saw a request (a header list over the
-    /// limit, a field HTTP/2 forbids): its line has no method or URL, only why.
-    private func logRefused(_ stream: Int32, why: String) {
+    /// limit, a field HTTP/2 forbids): its line says why, with the method and URL when the request's
+    /// pseudo-header fields came before the reset (`head`), so `report`, `har` and the live view
+    /// count it as the request it was; without them it has neither.
+    private func logRefused(_ stream: Int32, head: [HTTP2Field], why: String) {
         requests += 1
         var record = RequestRecord(startedAt: clock.wallMilliseconds, connection: connectionFacts, reused: requests > 1)
+        record.method = head.value(of: ":method")
+        record.url = head.value(of: ":path").map { urlPrefix + $0 }
         record.httpVersion = "HTTP/2"
         record.streamID = stream
         record.upstreamError = "bad request: \(why)"
