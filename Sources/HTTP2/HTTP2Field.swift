@@ -78,8 +78,16 @@ struct ReceivedHeaderList {
         size += name.count + value.count + 32
     }
 
-    /// The pseudo-header fields so far, in the order they came.
-    var pseudoFields: [HTTP2Field] { fields.filter(\.isPseudo) }
+    /// The request's `:method` and `:path` so far, each in storage of its own (a field of the list
+    /// would keep the whole list's buffer, up to the list's limit, alive with it), and each only up
+    /// to 2 KiB: what a reset keeps to say what was asked (``HTTP2StreamReset``), bounded however
+    /// many streams a peer has reset at once.
+    var requestHead: [HTTP2Field] {
+        fields.filter { field in
+            (field.name.elementsEqual(":method".utf8) || field.name.elementsEqual(":path".utf8))
+                && field.value.count <= 2048
+        }.map { HTTP2Field(name: $0.name, value: $0.value) }
+    }
 
     /// The fields, in the order they came.
     var fields: [HTTP2Field] {

@@ -64,7 +64,7 @@ extension HTTP2Session {
         guard let size = incomingHeaders?.list.size(adding: name.count, value.count), incomingHeaders?.stream == stream
         else { return 0 }
         guard size <= Int(settings.maxHeaderListSize) else {
-            let head = incomingHeaders?.list.pseudoFields ?? []
+            let head = incomingHeaders?.list.requestHead ?? []
             incomingHeaders = nil
             resets[stream] = .headerListTooLarge(size: size, head: head)
             return Self.temporalFailure
@@ -117,7 +117,7 @@ extension HTTP2Session {
         let field = lastLibraryError.flatMap(Self.fieldName(in:))
         lastLibraryError = nil
         // The list the frame was cut from, when it is the one under way: what it asked for so far.
-        let head = incomingHeaders?.stream == stream ? incomingHeaders?.list.pseudoFields ?? [] : []
+        let head = incomingHeaders?.stream == stream ? incomingHeaders?.list.requestHead ?? [] : []
         let why =
             switch libraryError {
             case NGHTTP2_ERR_HTTP_HEADER.rawValue:

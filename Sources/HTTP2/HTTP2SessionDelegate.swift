@@ -41,9 +41,9 @@ package enum HTTP2HeadersKind: Sendable, Equatable {
 
 /// Why the session itself reset a stream, beyond the peer's own RST_STREAM.
 ///
-/// `head`: the pseudo-header fields (`:method`, `:path`…) of the header list the reset cut short,
-/// as far as they came, so the stream's owner can say what the peer was asking for; empty when the
-/// reset came after the list was delivered, or before any of them.
+/// `head`: the `:method` and `:path` of the header list the reset cut short, as far as they came
+/// (each up to 2 KiB), so the stream's owner can say what the peer was asking for; empty when the
+/// reset came after the list was delivered, or before either.
 package enum HTTP2StreamReset: Sendable, Equatable {
     /// The header list was larger than SETTINGS_MAX_HEADER_LIST_SIZE allows (`size` octets so far).
     case headerListTooLarge(size: Int, head: [HTTP2Field])

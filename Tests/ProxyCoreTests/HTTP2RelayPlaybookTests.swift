@@ -307,6 +307,20 @@ struct HTTP2RelayPlaybookTests {
         #expect(rig.environment.requests.map(\.status) == [400, 400, 400])
     }
 
+    @Test("a :path that is not a path (a scheme libnghttp2 does not check) gets a 400, and a line naming no other host")
+    func pathNotAPath() throws {
+        let (rig, device, origin, hangUp) = try Self.connected()
+        defer { hangUp() }
+        let stream = try device.request(
+            [(":method", "GET"), (":scheme", "foo"), (":authority", InterceptRig.host), (":path", "@evil.example/x")])
+        rig.settle()
+        #expect(device.value(":status", on: stream) == "400")
+        #expect(origin.opened.isEmpty)
+        let line = try #require(rig.environment.requests.first)
+        #expect(line.url == nil && line.method == "GET", "\(line.url ?? "-")")
+        #expect(line.upstreamError?.contains(":path is not a path") == true, "\(line.upstreamError ?? "-")")
+    }
+
     @Test("idle past the idle timeout: a GOAWAY to the device, and the connection ends, closed_idle")
     func idle() throws {
         let (rig, device, origin, hangUp) = try Self.connected()

@@ -83,4 +83,21 @@ struct RequestOriginAuthorityTests {
         let other = try Self.head("GET /a HTTP/1.1\r\nHost: [2001:db8::2]\r\n\r\n", origin: origin)
         #expect(origin.foreignAuthority(in: other)?.hasPrefix("the Host header names [2001:db8::2],") == true)
     }
+
+    @Test(
+        "the exact authorities a caller may take unparsed are the ones foreignAuthority(named:) accepts",
+        arguments: [
+            ("api.example.com", UInt16(443), ["api.example.com:443", "api.example.com"]),
+            ("API.Example.com", 8443, ["api.example.com:8443", "api.example.com"]),
+            ("2001:DB8::1", 443, ["[2001:db8::1]:443", "[2001:db8::1]"]),
+            ("example.com.", 443, ["example.com.:443", "example.com."]),
+            // An SNI may end in a numeric label; no authority may: a request naming it is refused.
+            ("127.1", 443, []),
+            ("10.0.0.010", 443, []),
+        ])
+    func exactAuthorities(host: String, port: UInt16, exact: [String]) {
+        let origin = RequestOrigin(scheme: "https", host: host, port: port)
+        #expect(origin.exactAuthorities == exact)
+        #expect(origin.exactAuthorities.allSatisfy { origin.foreignAuthority(named: $0) == nil })
+    }
 }

@@ -43,11 +43,13 @@ extension RequestOrigin {
         return mismatch(field.host, field.port, what: "the Host header")
     }
 
-    /// The two ways a request may name this origin exactly, with its port and without: the values
-    /// ``foreignAuthority(named:)`` is sure to accept, for a caller that checks many requests to
-    /// compare bytes before it parses.
+    /// The ways a request may name this origin exactly, with its port and without, that
+    /// ``foreignAuthority(named:)`` accepts (a server name whose last label is numeric, `127.1`, is
+    /// an SNI but no authority): for a caller that checks many requests, to compare bytes before it
+    /// parses, and take the same decisions.
     package var exactAuthorities: [String] {
         [HTTPAuthority.written(host: host, port: port), HTTPAuthority.written(host: host, port: nil)]
+            .filter { foreignAuthority(named: $0) == nil }
     }
 
     /// As ``foreignAuthority(in:)``, for an HTTP/2 request's `:authority` (RFC 9113 §8.3.1): nil when it

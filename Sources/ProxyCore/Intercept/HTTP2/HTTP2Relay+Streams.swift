@@ -57,11 +57,16 @@ extension HTTP2Relay: HTTP2SessionDelegate {
         bodyMovement.note()
         if session === deviceSession {
             guard let relayed = streams[stream] else { return }
-            relayed.responseBytesHeld -= count
-            if let id = relayed.originID {
+            switch relayed.twin {
+            case .open(let id):
+                relayed.responseBytesHeld -= count
                 originSession.consumed(count, on: id)
-            } else {
+            case .closed:
+                relayed.responseBytesHeld -= count
                 originSession.consumedAfterClose(count)
+            case .none:
+                // The proxy's own answer (a page, a refusal): no origin byte, no origin window.
+                break
             }
         } else if let id = deviceStreamID[stream] {
             streams[id]?.requestBytesHeld -= count
@@ -194,8 +199,11 @@ extension HTTP2Relay: HTTP2SessionDelegate {
             startedAt: clock.wallMilliseconds, connection: connectionFacts, reused: requests > 1)
         let method = fields.value(of: ":method") ?? "-"
         let path = fields.value(of: ":path") ?? ""
+        // The URL is the connection's origin and the path: a :path that is not one (libnghttp2 checks
+        // its form only for http and https schemes) would make the line name another host.
+        let pathIsOriginForm = path.utf8.first == UInt8(ascii: "/") || path == "*" || method == "CONNECT"
         record.method = method
-        record.url = urlPrefix + path
+        record.url = pathIsOriginForm ? urlPrefix + path : nil
         record.httpVersion = "HTTP/2"
         record.streamID = stream
         record.noteUserAgent(fields.value(of: "user-agent"), memo: &userAgents)
@@ -210,6 +218,10 @@ extension HTTP2Relay: HTTP2SessionDelegate {
             record: record, startedAt: clock.monotonicMilliseconds, twin: .none, requestEnded: endsStream)
         if let foreign = foreignAuthority(in: fields) {
             return answer(stream, status: 400, body: foreign + "\n", logged: "bad request: \(foreign)")
+        }
+        if !pathIsOriginForm {
+            let words = ":path is not a path beginning with / (RFC 9113 §8.3.1)"
+            return answer(stream, status: 400, body: words + "\n", logged: "bad request: \(words)")
         }
         if method == "CONNECT" {
             let words = "CONNECT inside an intercepted HTTP/2 connection is not relayed"
@@ -316,8 +328,13 @@ extension HTTP2Relay: HTTP2SessionDelegate {
     private func logRefused(_ stream: Int32, head: [HTTP2Field], why: String) {
         requests += 1
         var record = RequestRecord(startedAt: clock.wallMilliseconds, connection: connectionFacts, reused: requests > 1)
-        record.method = head.value(of: ":method")
-        record.url = head.value(of: ":path").map { urlPrefix + $0 }
+        // Both or neither, and only a path that is one: the URL must not name another host.
+        if let method = head.value(of: ":method"), let path = head.value(of: ":path"),
+            path.utf8.first == UInt8(ascii: "/")
+        {
+            record.method = method
+            record.url = urlPrefix + path
+        }
         record.httpVersion = "HTTP/2"
         record.streamID = stream
         record.upstreamError = "bad request: \(why)"
