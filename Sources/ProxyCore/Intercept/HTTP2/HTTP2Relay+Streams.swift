@@ -235,6 +235,8 @@ extension HTTP2Relay: HTTP2SessionDelegate {
             deviceSession.reset(stream, code: .refusedStream)
             return
         }
+        // The origin's stream ids cannot run out first: each device stream opens at most one origin
+        // stream, and both legs number theirs from 1 in odd numbers, so the device's 2^30 end first.
         do {
             let id = try originSession.submitRequest(fields, hasBody: !endsStream)
             streams[stream]?.twin = .open(id)
