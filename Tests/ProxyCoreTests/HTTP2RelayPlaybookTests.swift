@@ -313,12 +313,24 @@ struct HTTP2RelayPlaybookTests {
         defer { hangUp() }
         let stream = try device.request(
             [(":method", "GET"), (":scheme", "foo"), (":authority", InterceptRig.host), (":path", "@evil.example/x")])
+        // `*` is OPTIONS's alone (libnghttp2 checks that only for http and https too).
+        let star = try device.request(
+            [(":method", "GET"), (":scheme", "foo"), (":authority", InterceptRig.host), (":path", "*")])
+        // OPTIONS * is relayed, its URL the origin's own.
+        let options = try device.request(
+            [(":method", "OPTIONS"), (":scheme", "https"), (":authority", InterceptRig.host), (":path", "*")])
         rig.settle()
-        #expect(device.value(":status", on: stream) == "400")
-        #expect(origin.opened.isEmpty)
-        let line = try #require(rig.environment.requests.first)
+        #expect(device.value(":status", on: stream) == "400" && device.value(":status", on: star) == "400")
+        #expect(origin.opened.count == 1 && origin.value(":path", on: origin.opened[0]) == "*")
+        let lines = Dictionary(uniqueKeysWithValues: rig.environment.requests.map { ($0.streamID!, $0) })
+        let line = try #require(lines[stream])
         #expect(line.url == nil && line.method == "GET", "\(line.url ?? "-")")
         #expect(line.upstreamError?.contains(":path is not a path") == true, "\(line.upstreamError ?? "-")")
+        #expect(lines[star]?.url == nil)
+        try origin.respond(origin.opened[0], status: 204)
+        rig.settle()
+        let optionsLine = try #require(rig.environment.requests.first { $0.streamID == options })
+        #expect(optionsLine.url?.hasPrefix("https://") == true && optionsLine.url?.contains("*") == false)
     }
 
     @Test("idle past the idle timeout: a GOAWAY to the device, and the connection ends, closed_idle")

@@ -200,10 +200,13 @@ extension HTTP2Relay: HTTP2SessionDelegate {
         let method = fields.value(of: ":method") ?? "-"
         let path = fields.value(of: ":path") ?? ""
         // The URL is the connection's origin and the path: a :path that is not one (libnghttp2 checks
-        // its form only for http and https schemes) would make the line name another host.
-        let pathIsOriginForm = path.utf8.first == UInt8(ascii: "/") || path == "*" || method == "CONNECT"
+        // its form only for http and https schemes) would make the line name another host. OPTIONS *
+        // asks about the server itself, and a plain CONNECT has no path: their URL is the origin's.
+        let pathIsOriginForm =
+            path.utf8.first == UInt8(ascii: "/") || (method == "OPTIONS" && path == "*")
+            || (method == "CONNECT" && path.isEmpty)
         record.method = method
-        record.url = pathIsOriginForm ? urlPrefix + path : nil
+        record.url = pathIsOriginForm ? urlPrefix + (path == "*" ? "" : path) : nil
         record.httpVersion = "HTTP/2"
         record.streamID = stream
         record.noteUserAgent(fields.value(of: "user-agent"), memo: &userAgents)
