@@ -96,8 +96,13 @@ extension Process {
     /// Returns `status`, leaving Foundation's own wait to a queue: `waitUntilExit()` breaks the cycle
     /// between a Process and its run loop source (which leaks them both without it), but it lasts
     /// until Foundation's thread has reaped the child, which may be late (see above).
+    ///
+    /// Once per Process (``ProcessWaits``): a daemon's `terminate()` and then its `deinit` each
+    /// settle it, and two `waitUntilExit()`s of one Process on two threads race on its `runLoop`
+    /// (swift-corelibs-foundation sets and compares it unlocked): a sanitizer run crashed twice in
+    /// it, in `NSObject.isEqual` under ASan and in `Process.terminateRunLoop` under TSan.
     private func settled(_ status: Int32) -> Int32 {
-        DispatchQueue.global().async { self.waitUntilExit() }
+        if ProcessWaits.shared.isFirst(self) { DispatchQueue.global().async { self.waitUntilExit() } }
         return status
     }
 
@@ -108,8 +113,13 @@ extension Process {
         if let status = ChildExit.status(of: processIdentifier, waiting: true) ?? finishedStatus {
             return settled(status)
         }
-        // Reaped between the two questions: Foundation has the status, or is about to.
-        waitUntilExit()
+        // Reaped between the two questions: Foundation has the status, or is about to. Its wait is
+        // this thread's unless one was started already (``settled(_:)``).
+        if ProcessWaits.shared.isFirst(self) {
+            waitUntilExit()
+        } else {
+            while isRunning { Thread.sleep(forTimeInterval: 0.01) }
+        }
         return terminationStatus
     }
 
@@ -120,6 +130,24 @@ extension Process {
     private var finishedStatus: Int32? {
         guard !isRunning else { return nil }
         return terminationStatus
+    }
+}
+
+/// The Processes whose Foundation wait (`waitUntilExit()`) has been started, each kept for the rest
+/// of the run: a wait is started once per Process, and a Process freed could give its address to
+/// a new one that would then never be waited for. A few thousand small objects per run.
+final class ProcessWaits: @unchecked Sendable {
+    static let shared = ProcessWaits()
+    private let lock = NSLock()
+    private var started: [ObjectIdentifier: Process] = [:]
+
+    /// Whether this is the first call for `process`: then its caller starts the wait.
+    func isFirst(_ process: Process) -> Bool {
+        lock.withLock {
+            guard started[ObjectIdentifier(process)] == nil else { return false }
+            started[ObjectIdentifier(process)] = process
+            return true
+        }
     }
 }
 
