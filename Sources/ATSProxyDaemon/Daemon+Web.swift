@@ -18,7 +18,7 @@ extension Daemon {
                     headTimeout: configuration.headTimeout, idleTimeout: configuration.idleTimeout),
                 ingest: { entries, dropped in
                     site.live.ingest(entries: entries)
-                    // The feed drops lines only when this loop has not taken them for seconds.
+                    // The feed wakes this loop when half full, so it drops lines only when the loop cannot keep up.
                     if dropped > 0 { Daemon.say("atsproxy: the live view fell behind and missed \(dropped) log lines") }
                 },
                 update: { site.live.eventPayload() }, welcome: { site.live.eventPayload(current: true) })

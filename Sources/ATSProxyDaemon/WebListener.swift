@@ -6,9 +6,10 @@ import ProxyWire
 import TrafficReport
 
 /// The web listener (`--web-listen`): the live view, its event stream and `/metrics`, served on
-/// the daemon's main loop, away from the proxy loops. Every quarter second it takes the lines the
-/// proxy loops logged (``TrafficFeed``), gives them to the live view, and writes the view's update
-/// to every open event stream. Main-thread-confined.
+/// the daemon's main loop, away from the proxy loops. Every quarter second, and whenever half the
+/// feed's capacity is waiting, it takes the lines the proxy loops logged (``TrafficFeed``) and gives
+/// them to the live view; every quarter second it writes the view's update to every open event
+/// stream. Main-thread-confined.
 final class WebListener {
     /// The live view's update channel (``LocalReply/eventStream(channel:retryMilliseconds:)``).
     static let trafficChannel = "traffic"
@@ -48,6 +49,9 @@ final class WebListener {
     }
     var limits: SiteConnection.Limits
     private var clock: EventLoop.Timer?
+    /// Wakes this loop when the feed is half full between ticks (a rate of lines above what a tick
+    /// holds), so that lines are taken in time instead of dropped.
+    private var feedInbox: LoopInbox<Void>?
     private var ticks = 0
     /// The tick of the last update written, and its size: a large state (each update is the whole
     /// of it) is sent less often, so a busy proxy's view costs each reader and this loop a bounded rate.
@@ -83,6 +87,10 @@ final class WebListener {
         }
         clock = try EventLoop.Timer(base: base) { [unowned self] in tock() }
         clock?.schedule(after: Self.tick)
+        let inbox = try LoopInbox<Void>(base: base) { [unowned self] in takeFeed() }
+        feedInbox = inbox
+        let poster = inbox.poster
+        feed.whenHalfFull { poster.post(()) }
         hub.welcome = { [unowned self] channel in
             guard channel == Self.trafficChannel else { return nil }
             // One copy of the state for every stream that opens before it changes: 256 streams
@@ -148,11 +156,19 @@ final class WebListener {
         return decision
     }
 
-    private func tock() {
+    /// Gives the live view the lines logged since the last take.
+    private func takeFeed() {
         let (entries, dropped) = feed.take()
-        // The welcome lives one tick: the state may have changed since (lines, a reload's policy).
+        guard !entries.isEmpty || dropped > 0 else { return }
+        // The welcome is the state as it was: lines have changed it.
         welcomeEvent = nil
-        if !entries.isEmpty || dropped > 0 { ingest(entries, dropped) }
+        ingest(entries, dropped)
+    }
+
+    private func tock() {
+        takeFeed()
+        // The welcome lives one tick: the state may have changed since (a reload's policy).
+        welcomeEvent = nil
         if hub.subscribers(of: Self.trafficChannel) > 0 {
             let due = ticks - lastUpdateTick >= Self.updateInterval(bytes: lastUpdateBytes)
             if due, let event = update() {
@@ -172,6 +188,8 @@ final class WebListener {
         clock?.cancel()
         listener = nil
         feed.isEnabled = false
+        feed.whenHalfFull(nil)
+        feedInbox = nil
         hub.closeAll()
         for connection in Array(connections.values) { connection.close() }
     }
