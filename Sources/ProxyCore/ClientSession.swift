@@ -234,11 +234,8 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
             if let left { client.setTimeouts(read: left, write: settings.idleTimeout) }
         case .timedOut:
             requestTimedOut()
-        case .failed(let error):
-            record = ConnectionRecord(
-                startedAt: environment.clock.wallMilliseconds, client: peer, method: "-", scheme: .http, host: "-",
-                port: 0,
-                action: .failed)
+        case .failed(let error, let refused):
+            record = refusedRecord(refused)
             record?.fail(FailureReason(.badRequest, "bad request: \(error.reason)"))
             respond(ProxyResponse.text(status: error.status, reason: error.statusPhrase, body: error.reason + "\n"))
         case .complete(let head, _):
@@ -263,6 +260,22 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         } else {
             finish()
         }
+    }
+
+    /// The line of a request whose head was refused: with the method, host and port its request
+    /// line had shown when that line was read whole (a request to the proxy, or to a captured
+    /// destination; not one to the proxy's own pages, which are not logged), else "-".
+    private func refusedRecord(_ refused: RefusedRequestLine?) -> ConnectionRecord {
+        let now = environment.clock.wallMilliseconds
+        guard let refused, capturedDestination != nil || !refused.arrivedInOriginForm else {
+            return ConnectionRecord(
+                startedAt: now, client: peer, method: "-", scheme: .http, host: "-", port: 0, action: .failed)
+        }
+        let scheme: URLScheme =
+            if case .authority = refused.target, refused.method == "CONNECT" { .https } else { .http }
+        return ConnectionRecord(
+            startedAt: now, client: peer, method: refused.method, scheme: scheme, host: refused.target.host,
+            port: refused.target.effectivePort, action: .failed)
     }
 
     /// The head did not complete in time: a 408, and a line in the log as for any other request

@@ -17,8 +17,9 @@ struct HeadReader {
         case needMore(left: Duration?)
         /// Its deadline passed before it was complete.
         case timedOut
-        /// The bytes are no request head: the connection cannot continue.
-        case failed(HeadError)
+        /// The bytes are no request head: the connection cannot continue. `refused`: the method
+        /// and target its request line had shown, when the fault came after the line.
+        case failed(HeadError, refused: RefusedRequestLine?)
         /// A head, with how many bytes it took; the reader is ready for the next.
         case complete(RequestHead, bytes: Int64)
     }
@@ -61,7 +62,7 @@ struct HeadReader {
                 stream.discardInput(chunk.count)
                 bytes += Int64(chunk.count)
             case .failed(let error):
-                return .failed(error)
+                return .failed(error, refused: parser.refusedLine)
             case .complete(let head, let leftover):
                 let used = chunk.count - leftover.count
                 stream.discardInput(used)

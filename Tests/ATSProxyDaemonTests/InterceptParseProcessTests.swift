@@ -164,8 +164,17 @@ struct InterceptParseProcessTests {
             ("a NUL method", [0] + text(" /form-11 HTTP/1.1"), 400),
             ("a leading space", text(" GET /form-12 HTTP/1.1"), 400),
             ("a space after the version", text("GET /form-13 HTTP/1.1 "), 400),
+            // Faults after a whole request line: refused, but the line names the request.
+            ("a header line without a colon", text("GET /form-14 HTTP/1.1\r\nAccept json"), 400),
+            (
+                "101 header lines",
+                text("GET /form-15 HTTP/1.1" + String(repeating: "\r\nX-Filler: y", count: 101)), 431
+            ),
         ]
     }
+
+    /// The forms whose request line was read whole: their lines name the request's URL.
+    static let namedForms = [1, 2, 14, 15]
 
     @Test(
         "ALPN http/1.1: each malformed first request gets its status and a request line, and not a byte of it reaches the origin"
@@ -180,9 +189,9 @@ struct InterceptParseProcessTests {
             let line = try #require(rig.requestLine(number: number), "\(form.name): no request line")
             #expect(line["kind"] as? String == "request", "\(form.name): \(line)")
             #expect(line["status"] as? Int == form.status, "\(form.name): \(line)")
-            if form.status == 200 {
-                #expect(line["url"] as? String == "https://\(rig.authority)/form-\(number)", "\(line)")
-            } else {
+            let url = Self.namedForms.contains(number) ? "https://\(rig.authority)/form-\(number)" : nil
+            #expect(line["url"] as? String == url, "\(form.name): \(line)")
+            if form.status != 200 {
                 let error = line["upstream_error"] as? String
                 #expect(error?.hasPrefix("bad request: ") == true, "\(form.name): \(line)")
             }
@@ -190,10 +199,16 @@ struct InterceptParseProcessTests {
         // Only the two requests it was right to forward reached the origin; of the rest, nothing.
         let received = rig.received
         #expect(received.contains("GET /form-1 HTTP/1.1\r\n") && received.contains("GET /form-2 HTTP/1.1\r\n"))
-        for number in 3...13 {
+        for number in 3...15 {
             #expect(!received.contains("/form-\(number) "), "form \(number) reached the origin: \(received)")
         }
-        #expect(rig.daemon.lines("request", atLeast: 13).allSatisfy { $0["kind"] as? String == "request" })
+        #expect(rig.daemon.lines("request", atLeast: 15).allSatisfy { $0["kind"] as? String == "request" })
+        // The HAR has every request whose line names one, refused or not.
+        let har = atsproxyctl("har", rig.daemon.logPath)
+        #expect(har.exitCode == 0, "\(har.standardError)")
+        let entries = jsonValue(jsonObject(har.standardOutput), "log", "entries") as? [[String: Any]] ?? []
+        let urls = entries.compactMap { jsonValue($0, "request", "url") as? String }
+        #expect(urls == Self.namedForms.map { "https://\(rig.authority)/form-\($0)" }, "\(urls)")
         #expect(rig.daemon.terminate() == 0)
     }
 

@@ -9,12 +9,14 @@ import Testing
 @Suite("Request head reader")
 struct HeadReaderTests {
     static let head = "GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n"
+    static let oversized = "GET http://example.com/big HTTP/1.1\r\nCookie: " + String(repeating: "c", count: 20_000)
 
     /// What a read came to, as the test compares it.
     enum Outcome: Equatable {
         case needMore(leftMilliseconds: Int64?)
         case timedOut
-        case failed(status: Int)
+        /// `refused`: the refused line's method and target, as the log names them.
+        case failed(status: Int, refused: String?)
         case complete(target: String, bytes: Int64)
     }
 
@@ -22,7 +24,8 @@ struct HeadReaderTests {
         switch step {
         case .needMore(let left): .needMore(leftMilliseconds: left?.milliseconds)
         case .timedOut: .timedOut
-        case .failed(let error): .failed(status: error.status)
+        case .failed(let error, let refused):
+            .failed(status: error.status, refused: refused.map { "\($0.method) \($0.target)" })
         case .complete(let head, let bytes): .complete(target: head.target.description, bytes: bytes)
         }
     }
@@ -56,8 +59,34 @@ struct HeadReaderTests {
         // A failure takes nothing: the caller answers and closes.
         Case(
             name: "no request line", arrivals: [(0, "\u{16}\u{3}\u{1}garbage\r\n\r\n")],
-            outcomes: [.failed(status: 400)],
+            outcomes: [.failed(status: 400, refused: nil)],
             leftover: "\u{16}\u{3}\u{1}garbage\r\n\r\n"),
+        // A fault after a whole request line: the line's method and target are kept for the log.
+        Case(
+            name: "a broken header field after a whole request line",
+            arrivals: [(0, "POST http://example.com/upload?x=1 HTTP/1.1\r\nHost example.com\r\n\r\n")],
+            outcomes: [.failed(status: 400, refused: "POST http://example.com/upload?x=1")],
+            leftover: "POST http://example.com/upload?x=1 HTTP/1.1\r\nHost example.com\r\n\r\n"),
+        // The reader takes 16 KiB at a time: the first piece is all head, the fault is in the second.
+        Case(
+            name: "a head over the size limit",
+            arrivals: [(0, oversized)], outcomes: [.failed(status: 431, refused: "GET http://example.com/big")],
+            leftover: String(decoding: oversized.utf8.dropFirst(16 * 1024), as: UTF8.self)),
+        Case(
+            name: "a second Host field, found once the head is whole",
+            arrivals: [(0, "CONNECT example.com:443 HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\n\r\n")],
+            outcomes: [.failed(status: 400, refused: "CONNECT example.com:443")],
+            leftover: "CONNECT example.com:443 HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\n\r\n"),
+        Case(
+            name: "a request line at fault shows nothing",
+            arrivals: [(0, "GET  http://example.com/ HTTP/1.1\r\n\r\n")],
+            outcomes: [.failed(status: 400, refused: nil)],
+            leftover: "GET  http://example.com/ HTTP/1.1\r\n\r\n"),
+        Case(
+            name: "a whole request line whose target is no proxy target shows nothing",
+            arrivals: [(0, "GET /path HTTP/1.1\r\nHost example.com\r\n\r\n")],
+            outcomes: [.failed(status: 400, refused: nil)],
+            leftover: "GET /path HTTP/1.1\r\nHost example.com\r\n\r\n"),
         Case(
             name: "two pipelined heads, one at a time", arrivals: [(0, head + head), (0, "")],
             outcomes: [

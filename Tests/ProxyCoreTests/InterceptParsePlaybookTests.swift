@@ -24,8 +24,13 @@ struct InterceptParsePlaybookTests {
         var bytes: [UInt8]
         var status: Int
         var relayedWithoutALPN = false
+        /// The method and URL the refused request's line names: those of a request line read whole
+        /// before the fault; nil when the line itself is at fault.
+        var logged: (method: String, url: String)? = nil
         var testDescription: String { name }
     }
+
+    static let items = (method: "GET", url: "https://api.example.com/v1/items")
 
     static let forms: [Form] = [
         Form(name: "two spaces after the method", bytes: bytes("GET  /v1/items HTTP/1.1\r\n" + host), status: 400),
@@ -48,6 +53,17 @@ struct InterceptParsePlaybookTests {
         Form(
             name: "a leading space", bytes: bytes(" GET /v1/items HTTP/1.1\r\n" + host), status: 400,
             relayedWithoutALPN: true),
+        // Faults after a whole request line: the line names the request.
+        Form(
+            name: "a header line without a colon", bytes: bytes("GET /v1/items HTTP/1.1\r\nAccept json\r\n" + host),
+            status: 400, logged: items),
+        Form(
+            name: "two Host fields",
+            bytes: bytes("GET /v1/items HTTP/1.1\r\nHost: api.example.com\r\n" + host), status: 400, logged: items),
+        Form(
+            name: "a head of 101 header lines",
+            bytes: bytes("GET /v1/items HTTP/1.1\r\n" + String(repeating: "X-Filler: y\r\n", count: 101) + host),
+            status: 431, logged: items),
     ]
 
     static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
@@ -56,7 +72,7 @@ struct InterceptParsePlaybookTests {
         "ALPN http/1.1: a first request the parser refuses gets its status and a line; nothing reaches the origin",
         arguments: forms)
     func refusedWithALPN(_ form: Form) throws {
-        try Self.expectRefused(form.bytes, status: form.status, alpn: ["http/1.1"])
+        try Self.expectRefused(form, alpn: ["http/1.1"])
     }
 
     @Test(
@@ -66,13 +82,15 @@ struct InterceptParsePlaybookTests {
         if form.relayedWithoutALPN {
             try Self.expectRelayed(form.bytes)
         } else {
-            try Self.expectRefused(form.bytes, status: form.status, alpn: [])
+            try Self.expectRefused(form, alpn: [])
         }
     }
 
-    /// `bytes` as the device's first: answered with `status` inside its TLS session, one request
-    /// line saying why, nothing upstream, the connection ended.
-    static func expectRefused(_ bytes: [UInt8], status: Int, alpn: [String]) throws {
+    /// The form's bytes as the device's first: answered with its status inside its TLS session, one
+    /// request line saying why (with the method and URL the form logs), nothing upstream, the
+    /// connection ended.
+    static func expectRefused(_ form: Form, alpn: [String]) throws {
+        let (bytes, status) = (form.bytes, form.status)
         let rig = try InterceptRig()
         let (_, _, device, origin) = try rig.intercepted(alpn: alpn)
         #expect(device.selectedProtocol == alpn.first, "the ALPN the test means")
@@ -87,6 +105,8 @@ struct InterceptParsePlaybookTests {
         let line = try #require(lines.first)
         #expect(line.kind == .request && line.status == status)
         #expect(line.upstreamError?.hasPrefix("bad request: ") == true, "\(String(describing: line.upstreamError))")
+        #expect(line.method == form.logged?.method && line.url == form.logged?.url)
+        #expect(line.httpVersion == (form.logged == nil ? nil : "HTTP/1.1"), "what har needs of a request line")
     }
 
     /// `bytes` as the device's first, without ALPN: another protocol, relayed both ways, one

@@ -203,6 +203,22 @@ struct PlainHTTPForwardingTests {
         let after = try setup.curl([setup.url("/after")])
         #expect(text.hasPrefix("HTTP/1.1 431"))
         #expect(after.standardOutput == "hello from the origin, /after\n")
+        // The refused request's line names what its request line had: the method, host and port.
+        let refused = try #require(try setup.proxy.waitForLogLines(2).first { $0.upstreamError != nil })
+        #expect(refused.method == "GET" && refused.host == "localhost", "\(refused)")
+        #expect(refused.fields["port"] as? Int == Int(setup.origin.port), "\(refused)")
+        #expect(refused.upstreamError?.hasPrefix("bad request: ") == true, "\(refused)")
+    }
+
+    @Test("a request line at fault is logged without a method or host")
+    func requestLineAtFault() throws {
+        let setup = try Self.setUp()
+        defer { setup.proxy.stop() }
+        let request = "GET  \(setup.url("/")) HTTP/1.1\r\nHost: localhost\r\n\r\n"
+        let text = String(decoding: exchangeRaw(port: setup.proxy.port, Array(request.utf8)), as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 400"))
+        let line = try #require(try setup.proxy.waitForLogLines(1).first)
+        #expect(line.method == "-" && line.host == "-", "\(line)")
     }
 
     @Test("a head that trickles in past the head timeout gets 408, even though bytes keep coming")

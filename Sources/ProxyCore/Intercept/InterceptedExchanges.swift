@@ -145,8 +145,13 @@ final class InterceptedExchanges: ExchangeOwner {
             return
         case .timedOut:
             headTimedOut()
-        case .failed(let error):
+        case .failed(let error, let refused):
             awaitingHead = false
+            if let refused {
+                current?.record.method = refused.method
+                current?.record.url = requestOrigin.url(of: refused.target)
+                current?.record.httpVersion = Self.loggedVersion(refused.version)
+            }
             refuse(
                 status: error.status, reason: error.statusPhrase, body: error.reason,
                 logged: "bad request: \(error.reason)"
@@ -210,6 +215,11 @@ final class InterceptedExchanges: ExchangeOwner {
         end()
     }
 
+    /// A request line's version as the log writes it (a line that parsed is 1.0 or 1.1).
+    private static func loggedVersion(_ version: HTTPVersion) -> String {
+        version == .http10 ? "HTTP/1.0" : "HTTP/1.1"
+    }
+
     private var facts: RequestRecord.ConnectionFacts { tunnel.requestFacts(upstream: address) }
 
     private func started(_ head: RequestHead, headBytes: Int64) {
@@ -218,7 +228,7 @@ final class InterceptedExchanges: ExchangeOwner {
         // The connection's authority, not the one the request names: only the former was judged,
         // and a request naming another is refused below.
         current?.record.url = requestOrigin.url(of: head.target)
-        current?.record.httpVersion = head.version == .http10 ? "HTTP/1.0" : "HTTP/1.1"
+        current?.record.httpVersion = Self.loggedVersion(head.version)
         current?.record.requestHeadBytes = headBytes
         current?.record.noteUserAgent(head.headers.first("User-Agent"), memo: &userAgents)
         if tunnel.findings.firstRequestApp == nil { tunnel.findings.firstRequestApp = current?.record.requestApp }

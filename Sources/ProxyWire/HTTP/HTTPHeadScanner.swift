@@ -44,6 +44,10 @@ struct HTTPHeadScanner<Scanner: StartLineScanner>: Sendable {
 
     private var kind: HTTPMessageKind { Scanner.kind }
 
+    /// The start line, once it was read whole (until the head completes: the scanner then starts
+    /// anew); nil before. A failed head's keeps what it had.
+    var startLineRead: Scanner.StartLine? { startLine }
+
     init(limits: HeadLimits, takesPlainRuns: Bool = true) {
         self.limits = limits
         self.takesPlainRuns = takesPlainRuns

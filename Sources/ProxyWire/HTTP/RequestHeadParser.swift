@@ -7,6 +7,8 @@
 package struct RequestHeadParser: Sendable {
     private var scanner: HTTPHeadScanner<RequestLineScanner>
     private var failure: HeadError?
+    /// The failed head's request line, when it had been read whole.
+    private var failedLine: RequestLine?
     /// Set for the requests inside an intercepted connection: origin-form targets are taken.
     private let origin: RequestOrigin?
 
@@ -21,6 +23,12 @@ package struct RequestHeadParser: Sendable {
     init(limits: HeadLimits, takesPlainRuns: Bool) {
         scanner = HTTPHeadScanner(limits: limits, takesPlainRuns: takesPlainRuns)
         origin = nil
+    }
+
+    /// After a failure: the method and target of the head's request line, when the line was read
+    /// whole and its target parses. Nil before a failure, and for a fault in the line itself.
+    package var refusedLine: RefusedRequestLine? {
+        failedLine.flatMap { RefusedRequestLine(line: $0, origin: origin) }
     }
 
     /// Feed the next bytes from the client. Keeps at most `maximumHeadBytes` internally.
@@ -38,12 +46,14 @@ package struct RequestHeadParser: Sendable {
             return .needMoreData
         case .failed(let error):
             failure = error
+            failedLine = scanner.startLineRead
             return .failed(error)
         case .complete(let line, let headers, let leftover):
             do {
                 return .complete(try RequestHead(line: line, headers: headers, origin: origin), leftover: leftover)
             } catch {
                 failure = error
+                failedLine = line
                 return .failed(error)
             }
         }
