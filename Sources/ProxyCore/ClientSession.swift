@@ -131,8 +131,8 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
 
     private func clientEvent(_ event: StreamEvent) {
         switch reader {
-        case .head(let headReader): headEvent(event, started: headReader.hasStarted)
-        case .backlogged: headEvent(event, started: false)
+        case .head(let headReader): headEvent(event, reading: headReader)
+        case .backlogged: headEvent(event, reading: nil)
         case .exchange(let exchange): exchange.clientEvent(event)
         case .tunnel(let tunnel): tunnel.clientEvent(event)
         case .site(let site): site.clientEvent(event)
@@ -233,7 +233,7 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
             // extend it (a per-read limit alone would restart with every byte).
             if let left { client.setTimeouts(read: left, write: settings.idleTimeout) }
         case .timedOut:
-            requestTimedOut()
+            requestTimedOut(refused: headReader.refusedLine)
         case .failed(let error, let refused):
             record = refusedRecord(refused)
             record?.fail(FailureReason(.badRequest, "bad request: \(error.reason)"))
@@ -245,10 +245,12 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         }
     }
 
-    /// An event while a head is awaited (`started`: a byte of it is in).
-    private func headEvent(_ event: StreamEvent, started: Bool) {
+    /// An event while a head is awaited (`reading`: the reader of the head, nil while answers are
+    /// backlogged).
+    private func headEvent(_ event: StreamEvent, reading headReader: HeadReader?) {
+        let started = headReader?.hasStarted ?? false
         if event == .timeout, started {
-            requestTimedOut()
+            requestTimedOut(refused: headReader?.refusedLine)
         } else if event == .endOfStream, !started, client.pendingOutputBytes > 0 || client.availableBytes > 0 {
             // A client that half-closed after pipelined requests still gets every answer.
             clientEnded = true
@@ -279,11 +281,10 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
     }
 
     /// The head did not complete in time: a 408, and a line in the log as for any other request
-    /// the proxy could not read (a client counts on one line per connection it opened).
-    private func requestTimedOut() {
-        record = ConnectionRecord(
-            startedAt: environment.clock.wallMilliseconds, client: peer, method: "-", scheme: .http, host: "-", port: 0,
-            action: .failed)
+    /// the proxy could not read (a client counts on one line per connection it opened), naming
+    /// what its request line had shown, if it came whole.
+    private func requestTimedOut(refused: RefusedRequestLine?) {
+        record = refusedRecord(refused)
         record?.fail(
             FailureReason(
                 .requestTimeout, "request timeout: no complete request head within \(settings.headTimeout.logText)"))

@@ -45,6 +45,10 @@ struct HeadReader {
     /// Whether a byte of the current head has been read.
     var hasStarted: Bool { startedAt != nil }
 
+    /// The method and target of the current head's request line, once read whole: what the line
+    /// of a head that times out names.
+    var refusedLine: RefusedRequestLine? { parser.refusedLine }
+
     /// Forgets the head begun (and what the parser kept of it): ready for a new one.
     mutating func reset() {
         parser = RequestHeadParser(origin: origin)

@@ -285,6 +285,10 @@ struct InterceptPlaybookTests {
         rig.settle()
         #expect(device.take().hasPrefix("HTTP/1.1 408 "))
         #expect(origin.received.isEmpty)
+        // Its request line came whole: the line names the request.
+        let line = try #require(rig.environment.requests.first)
+        #expect(line.status == 408 && line.method == "GET" && line.url == "https://api.example.com/slow", "\(line)")
+        #expect(line.httpVersion == "HTTP/1.1")
     }
 
     @Test("an intercepted tunnel where nothing moves: the idle timeout closes both sides")

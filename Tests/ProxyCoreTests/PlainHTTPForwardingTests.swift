@@ -238,6 +238,24 @@ struct PlainHTTPForwardingTests {
         }
         if answer.isEmpty { answer = receiveAvailable(descriptor, wait: 2) ?? [] }
         #expect(String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 408"))
+        // Its request line never came whole: the line names no request.
+        let line = try #require(try setup.proxy.waitForLogLines(1).first)
+        #expect(line.method == "-" && line.host == "-", "\(line)")
+    }
+
+    @Test("a head whose request line came whole, and no more in time: the 408's line names the request")
+    func headTimeoutAfterRequestLine() throws {
+        let setup = try Self.setUp { $0.headTimeout = .milliseconds(300) }
+        defer { setup.proxy.stop() }
+        let descriptor = try #require(connectLoopback(port: setup.proxy.port))
+        defer { close(descriptor) }
+        sendAll(descriptor, Array("POST \(setup.url("/upload")) HTTP/1.1\r\nX-Slow: ".utf8))
+        let answer = receiveAvailable(descriptor, wait: 10) ?? []
+        #expect(String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 408"))
+        let line = try #require(try setup.proxy.waitForLogLines(1).first)
+        #expect(line.method == "POST" && line.host == "localhost", "\(line)")
+        #expect(line.fields["port"] as? Int == Int(setup.origin.port), "\(line)")
+        #expect(line.upstreamError?.hasPrefix("request timeout: ") == true, "\(line)")
     }
 
     @Test("a client that connects and says nothing is closed after the head timeout, without a log line")

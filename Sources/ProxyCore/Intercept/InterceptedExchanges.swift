@@ -147,11 +147,7 @@ final class InterceptedExchanges: ExchangeOwner {
             headTimedOut()
         case .failed(let error, let refused):
             awaitingHead = false
-            if let refused {
-                current?.record.method = refused.method
-                current?.record.url = requestOrigin.url(of: refused.target)
-                current?.record.httpVersion = Self.loggedVersion(refused.version)
-            }
+            name(refused)
             refuse(
                 status: error.status, reason: error.statusPhrase, body: error.reason,
                 logged: "bad request: \(error.reason)"
@@ -203,6 +199,7 @@ final class InterceptedExchanges: ExchangeOwner {
 
     private func headTimedOut() {
         awaitingHead = false
+        name(headReader.refusedLine)
         refuse(
             status: 408, reason: "Request Timeout", body: "no complete request head in time",
             logged: "request timeout: no complete request head within \(settings.headTimeout.logText)")
@@ -213,6 +210,14 @@ final class InterceptedExchanges: ExchangeOwner {
     private func originBetweenRequests() {
         guard awaitingHead else { return }
         end()
+    }
+
+    /// Names the refused request in its line: the method, URL and version its request line showed.
+    private func name(_ refused: RefusedRequestLine?) {
+        guard let refused else { return }
+        current?.record.method = refused.method
+        current?.record.url = requestOrigin.url(of: refused.target)
+        current?.record.httpVersion = Self.loggedVersion(refused.version)
     }
 
     /// A request line's version as the log writes it (a line that parsed is 1.0 or 1.1).

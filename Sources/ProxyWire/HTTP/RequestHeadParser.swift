@@ -25,10 +25,12 @@ package struct RequestHeadParser: Sendable {
         origin = nil
     }
 
-    /// After a failure: the method and target of the head's request line, when the line was read
-    /// whole and its target parses. Nil before a failure, and for a fault in the line itself.
+    /// The method and target of the current head's request line (or the failed head's), once the
+    /// line was read whole and when its target parses: what a head refused for a later fault, or
+    /// for not completing in time, shows of its request. Nil before that, after a complete head,
+    /// and for a fault in the line itself.
     package var refusedLine: RefusedRequestLine? {
-        failedLine.flatMap { RefusedRequestLine(line: $0, origin: origin) }
+        (failure == nil ? scanner.startLineRead : failedLine).flatMap { RefusedRequestLine(line: $0, origin: origin) }
     }
 
     /// Feed the next bytes from the client. Keeps at most `maximumHeadBytes` internally.
