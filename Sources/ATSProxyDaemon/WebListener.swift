@@ -49,9 +49,11 @@ final class WebListener {
     }
     var limits: SiteConnection.Limits
     private var clock: EventLoop.Timer?
+    private let tick: Duration
     /// Wakes this loop when the feed is half full between ticks (a rate of lines above what a tick
     /// holds), so that lines are taken in time instead of dropped.
     private var feedInbox: LoopInbox<Void>?
+    private var missed = MissedLines()
     private var ticks = 0
     /// The tick of the last update written, and its size: a large state (each update is the whole
     /// of it) is sent less often, so a busy proxy's view costs each reader and this loop a bounded rate.
@@ -68,12 +70,15 @@ final class WebListener {
     var address: SocketAddress? { listener?.address }
 
     /// - Parameters:
-    ///   - ingest: takes the entries logged since the last tick, and how many were dropped.
+    ///   - ingest: takes the entries logged since the last take, and how many were dropped (told
+    ///     at most once a second, so possibly with none, or for earlier takes).
     ///   - update: the event for open streams when the view changed, else nil.
+    ///   - tick: how often the feed is taken and updates are written (tests set it long, to see
+    ///     the half-full wake-up alone).
     init(
         base: EventBase, address: SocketAddress, site: any LocalSite, feed: TrafficFeed, access: WebAccess,
         limits: SiteConnection.Limits, ingest: @escaping ([LoggedEntry], Int) -> Void, update: @escaping () -> [UInt8]?,
-        welcome: @escaping () -> [UInt8]?
+        welcome: @escaping () -> [UInt8]?, tick: Duration = WebListener.tick
     ) throws(EventError) {
         self.base = base
         self.site = site
@@ -82,11 +87,12 @@ final class WebListener {
         self.limits = limits
         self.ingest = ingest
         self.update = update
+        self.tick = tick
         listener = try Listener(base: base, address: address) { [unowned self] descriptor, peer in
             accept(descriptor, peer: peer)
         }
         clock = try EventLoop.Timer(base: base) { [unowned self] in tock() }
-        clock?.schedule(after: Self.tick)
+        clock?.schedule(after: tick)
         let inbox = try LoopInbox<Void>(base: base) { [unowned self] in takeFeed() }
         feedInbox = inbox
         let poster = inbox.poster
@@ -156,13 +162,15 @@ final class WebListener {
         return decision
     }
 
-    /// Gives the live view the lines logged since the last take.
+    /// Gives the live view the lines logged since the last take, and the count of those dropped
+    /// (at most once a second: ``MissedLines``).
     private func takeFeed() {
         let (entries, dropped) = feed.take()
-        guard !entries.isEmpty || dropped > 0 else { return }
+        let missedNow = missed.add(dropped, now: MonotonicClock.nowMilliseconds())
+        guard !entries.isEmpty || missedNow > 0 else { return }
         // The welcome is the state as it was: lines have changed it.
         welcomeEvent = nil
-        ingest(entries, dropped)
+        ingest(entries, missedNow)
     }
 
     private func tock() {
@@ -180,7 +188,7 @@ final class WebListener {
             }
         }
         ticks += 1
-        clock?.schedule(after: Self.tick)
+        clock?.schedule(after: tick)
     }
 
     /// Stops listening and closes every connection (the daemon is stopping).

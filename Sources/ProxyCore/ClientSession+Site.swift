@@ -14,8 +14,22 @@ extension ClientSession {
 
     /// How `head` reaches the proxy's own pages, or nil when it is a request to proxy.
     func siteArrival(of head: RequestHead) -> LocalRequest.Arrival? {
-        if head.arrivedInOriginForm { return .direct(secure: false) }
-        guard case .absolute("http", let host, let port, _) = head.target else { return nil }
+        siteArrival(of: head.target, originForm: head.arrivedInOriginForm)
+    }
+
+    /// Whether a refused head was one for the proxy's own pages (a page request, or a CONNECT to
+    /// the onboarding host), which are not logged when they complete either.
+    func isForPages(_ refused: RefusedRequestLine) -> Bool {
+        if case .authority(let host, _) = refused.target, refused.method == "CONNECT" {
+            return Self.isOnboardingHost(host)
+        }
+        return siteArrival(of: refused.target, originForm: refused.arrivedInOriginForm) != nil
+    }
+
+    /// How a request for `target` reaches the proxy's own pages, or nil when it is one to proxy.
+    private func siteArrival(of target: RequestTarget, originForm: Bool) -> LocalRequest.Arrival? {
+        if originForm { return .direct(secure: false) }
+        guard case .absolute("http", let host, let port, _) = target else { return nil }
         if Self.isOnboardingHost(host) { return .proxied(secure: false) }
         // A device already using the proxy that opens the proxy's own address (the QR code's URL)
         // sends it to the proxy: that is a request for the pages, not a loop to refuse.

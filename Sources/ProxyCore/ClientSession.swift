@@ -264,12 +264,19 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
         }
     }
 
-    /// The line of a request whose head was refused: with the method, host and port its request
-    /// line had shown when that line was read whole (a request to the proxy, or to a captured
-    /// destination; not one to the proxy's own pages, which are not logged), else "-".
+    /// The line of a request whose head was refused: with the method, host, port and scheme its
+    /// request line had shown when that line was read whole, as ``route(_:)`` or
+    /// ``routeCaptured(_:to:)`` would have logged the complete head; else "-". A head for the
+    /// proxy's own pages is "-" too: their requests are not logged. (A captured origin-form head
+    /// names the address dialled: its Host field may be what was at fault.)
     private func refusedRecord(_ refused: RefusedRequestLine?) -> ConnectionRecord {
         let now = environment.clock.wallMilliseconds
-        guard let refused, capturedDestination != nil || !refused.arrivedInOriginForm else {
+        if let refused, let original = capturedDestination {
+            return ConnectionRecord(
+                startedAt: now, client: peer, method: refused.method, scheme: .http, host: refused.target.host,
+                port: original.port, action: .failed)
+        }
+        guard let refused, !isForPages(refused) else {
             return ConnectionRecord(
                 startedAt: now, client: peer, method: "-", scheme: .http, host: "-", port: 0, action: .failed)
         }

@@ -35,8 +35,9 @@ package final class TrafficFeed: Sendable {
 
     /// Sets what the appender calls (on its own thread, outside the feed's lock) when the queue
     /// reaches half its capacity: the taker's wake-up, so that a steady rate of lines above what
-    /// one tick holds is taken in time instead of dropped. Called once per filling: again only
-    /// after a ``take()``. Nil removes it.
+    /// one tick holds is taken in time instead of dropped. Called once per filling (for a capacity
+    /// of 2 or more; a drop leaves the queue above half): again only after a ``take()``. Nil
+    /// removes it.
     package func whenHalfFull(_ wake: (@Sendable () -> Void)?) {
         queue.withLock { $0.halfFull = wake }
     }

@@ -39,6 +39,27 @@ struct CapturedSessionPlaybookTests {
         #expect(line.capture == .transparent && line.originalDestination == "203.0.113.7:443")
     }
 
+    @Test(
+        "a captured head refused after its request line is logged as a complete one would be: the port dialled",
+        arguments: [
+            ("GET http://api.example.com/upload HTTP/1.1", "api.example.com"),
+            ("GET /upload HTTP/1.1", "203.0.113.7"),  // its Host field may be the fault: the address dialled
+            ("CONNECT api.example.com:443 HTTP/1.1", "api.example.com"),
+        ])
+    func refusedHeadOnTheDialledPort(_ requestLine: String, host: String) throws {
+        let environment = try ScriptedEnvironment(policyXML: "")
+        let client = ScriptedStream("client", playbook: environment.playbook)
+        let dialled = try SocketAddress(parsing: "203.0.113.7:8080")
+        _ = environment.startSession(client: client, capture: .redirected(original: dialled, path: .transparent))
+        let fields = (0..<150).map { "X-Filler-\($0): y\r\n" }.joined()
+        client.peerSends(Array("\(requestLine)\r\nHost: api.example.com\r\n\(fields)\r\n".utf8))
+        environment.playbook.run()
+        #expect(client.deliveredText.hasPrefix("HTTP/1.1 431 "), "\(client.deliveredText)")
+        let line = try #require(environment.records.first)
+        #expect(line.method == String(requestLine.prefix { $0 != " " }))
+        #expect(line.host == host && line.port == 8080 && line.scheme == .http, "\(line)")
+    }
+
     /// A captured connection whose ClientHello names `host`, judged, relayed, then reset by the
     /// device: its line is due while the server name's lookup is still out.
     static func endedBeforeTheLookup() throws -> ScriptedEnvironment {

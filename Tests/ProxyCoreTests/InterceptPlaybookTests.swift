@@ -291,6 +291,20 @@ struct InterceptPlaybookTests {
         #expect(line.httpVersion == "HTTP/1.1")
     }
 
+    @Test("a device that ends after a request line and part of its head: the line names the request")
+    func cutOffAfterRequestLine() throws {
+        let rig = try InterceptRig()
+        let (_, _, device, origin) = try rig.intercepted()
+        device.send("PUT /v1/items/7 HTTP/1.1\r\nHost: api.exa")
+        rig.settle()
+        device.closeNotify()
+        rig.settle()
+        #expect(origin.received.isEmpty)
+        let line = try #require(rig.environment.requests.first)
+        #expect(line.method == "PUT" && line.url == "https://api.example.com/v1/items/7", "\(line)")
+        #expect(line.upstreamError == "the connection ended before the request was complete")
+    }
+
     @Test("an intercepted tunnel where nothing moves: the idle timeout closes both sides")
     func idleTimeout() throws {
         let rig = try InterceptRig()

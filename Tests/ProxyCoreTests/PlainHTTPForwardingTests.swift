@@ -210,6 +210,20 @@ struct PlainHTTPForwardingTests {
         #expect(refused.upstreamError?.hasPrefix("bad request: ") == true, "\(refused)")
     }
 
+    @Test(
+        "a refused head for the proxy's own pages is logged without a method or host, as a complete one is not logged",
+        arguments: ["GET http://atsproxy.test/ca.pem", "CONNECT atsproxy.test:443", "GET /"])
+    func refusedPageRequest(_ requestLine: String) throws {
+        let setup = try Self.setUp()
+        defer { setup.proxy.stop() }
+        let fields = (0..<150).map { "X-Filler-\($0): y\r\n" }.joined()
+        let request = "\(requestLine) HTTP/1.1\r\nHost: atsproxy.test\r\n\(fields)\r\n"
+        let text = String(decoding: exchangeRaw(port: setup.proxy.port, Array(request.utf8)), as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 431"))
+        let line = try #require(try setup.proxy.waitForLogLines(1).first)
+        #expect(line.method == "-" && line.host == "-", "\(line)")
+    }
+
     @Test("a request line at fault is logged without a method or host")
     func requestLineAtFault() throws {
         let setup = try Self.setUp()

@@ -384,6 +384,8 @@ final class InterceptedExchanges: ExchangeOwner {
     }
 
     func end() {
+        // A head cut off (or left idle) after its request line still names the request.
+        if awaitingHead { name(headReader.refusedLine) }
         if current != nil { logCurrent(error: "the connection ended before the request was complete") }
         close()
         owner.finish()

@@ -19,7 +19,7 @@ package struct RefusedRequestLine: Sendable, Hashable {
     init?(line: RequestLine, origin: RequestOrigin?) {
         method = line.method
         version = line.version
-        if let origin, line.method != "CONNECT", line.target.first == UInt8(ascii: "/") {
+        if let origin, RequestHead.takesOriginForm(line, origin: origin) {
             guard let target = try? RequestTargetParser.parseOriginForm(line.target, origin: origin, host: nil) else {
                 return nil
             }

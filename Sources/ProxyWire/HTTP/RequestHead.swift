@@ -28,7 +28,7 @@ package struct RequestHead: Sendable, Hashable {
     /// field's authority (the origin's own host and port without one).
     init(line: RequestLine, headers: HTTPHeaders, origin: RequestOrigin? = nil) throws(HeadError) {
         let target: RequestTarget
-        if let origin, line.method != "CONNECT", line.target.first == UInt8(ascii: "/") {
+        if let origin, Self.takesOriginForm(line, origin: origin) {
             try Self.checkHostFields(headers, knownValid: nil)
             target = try RequestTargetParser.parseOriginForm(
                 line.target, origin: origin, host: headers.values(for: "Host").first)
@@ -43,6 +43,12 @@ package struct RequestHead: Sendable, Hashable {
         let validAuthority: ArraySlice<UInt8>? = if case .authority = target { line.target } else { nil }
         try Self.checkHostFields(headers, knownValid: validAuthority)
         self.init(method: line.method, target: target, version: line.version, headers: headers)
+    }
+
+    /// Whether `line`'s target is read as origin-form, made absolute with the parser's `origin`
+    /// (nil: a request to the proxy, where only absolute-form and CONNECT's authority are taken).
+    static func takesOriginForm(_ line: RequestLine, origin: RequestOrigin?) -> Bool {
+        origin != nil && line.method != "CONNECT" && line.target.first == UInt8(ascii: "/")
     }
 
     /// RFC 9112 §3.2: "A server MUST respond with a 400 (Bad Request) status code to any ...
