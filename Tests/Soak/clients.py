@@ -502,10 +502,11 @@ def slow_head(client, rng, op):
 
 def stalled_head(client, rng, op):
     """A head that stops half-way and trickles a byte every 1.5 s past the head timeout (4 s from its
-    first byte: the trickle does not extend it): 408, and a failed line. Bytes still arriving after
-    the 408 are dropped by the daemon's lingering close, so no reset overtakes the answer."""
+    first byte: the trickle does not extend it): 408, and a failed line naming the request (its request
+    line came whole). Bytes still arriving after the 408 are dropped by the daemon's lingering close,
+    so no reset overtakes the answer."""
     with client.connect(op) as sock:
-        op.expected.append((port_of(sock), "-", "-", {"failed"}))
+        op.expected.append((port_of(sock), "GET", "plain.soak.test", {"failed"}))
         sock.sendall(b"GET http://plain.soak.test/ HTTP/1.1\r\nX-Slow: ")
         for _ in range(4):
             time.sleep(1.5)
@@ -529,11 +530,11 @@ def garbage(client, rng, op):
 
 
 def oversize_head(client, rng, op):
-    """A head over 16 KiB: 431, and a failed line. The daemon answers once it has read 16 KiB, then
-    half-closes and drops the rest (a lingering close), so the 431 always arrives: a reset in its
-    place is a failure."""
+    """A head over 16 KiB: 431, and a failed line naming the request (its request line came whole).
+    The daemon answers once it has read 16 KiB, then half-closes and drops the rest (a lingering
+    close), so the 431 always arrives: a reset in its place is a failure."""
     with client.connect(op) as sock:
-        op.expected.append((port_of(sock), "-", "-", {"failed"}))
+        op.expected.append((port_of(sock), "GET", "plain.soak.test", {"failed"}))
         sock.sendall(b"GET http://plain.soak.test/ HTTP/1.1\r\nX-Big: " + b"b" * rng.randrange(17000, 40000)
                      + b"\r\n\r\n")
         answer = read_to_end(sock)
