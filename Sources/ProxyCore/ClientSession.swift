@@ -234,8 +234,8 @@ final class ClientSession: ExchangeOwner, TunnelOwner {
             if let left { client.setTimeouts(read: left, write: settings.idleTimeout) }
         case .timedOut:
             requestTimedOut(refused: headReader.refusedLine)
-        case .failed(let error, let refused):
-            record = refusedRecord(refused)
+        case .failed(let error):
+            record = refusedRecord(headReader.refusedLine)
             record?.fail(FailureReason(.badRequest, "bad request: \(error.reason)"))
             respond(ProxyResponse.text(status: error.status, reason: error.statusPhrase, body: error.reason + "\n"))
         case .complete(let head, _):

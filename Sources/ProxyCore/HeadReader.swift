@@ -17,9 +17,9 @@ struct HeadReader {
         case needMore(left: Duration?)
         /// Its deadline passed before it was complete.
         case timedOut
-        /// The bytes are no request head: the connection cannot continue. `refused`: the method
-        /// and target its request line had shown, when the fault came after the line.
-        case failed(HeadError, refused: RefusedRequestLine?)
+        /// The bytes are no request head: the connection cannot continue (``refusedLine`` says
+        /// what its request line had shown, when the fault came after the line).
+        case failed(HeadError)
         /// A head, with how many bytes it took; the reader is ready for the next.
         case complete(RequestHead, bytes: Int64)
     }
@@ -45,8 +45,8 @@ struct HeadReader {
     /// Whether a byte of the current head has been read.
     var hasStarted: Bool { startedAt != nil }
 
-    /// The method and target of the current head's request line, once read whole: what the line
-    /// of a head that times out names.
+    /// The method and target of the current (or failed) head's request line, once read whole: what
+    /// the line of a head refused or timed out names.
     var refusedLine: RefusedRequestLine? { parser.refusedLine }
 
     /// Forgets the head begun (and what the parser kept of it): ready for a new one.
@@ -66,7 +66,7 @@ struct HeadReader {
                 stream.discardInput(chunk.count)
                 bytes += Int64(chunk.count)
             case .failed(let error):
-                return .failed(error, refused: parser.refusedLine)
+                return .failed(error)
             case .complete(let head, let leftover):
                 let used = chunk.count - leftover.count
                 stream.discardInput(used)

@@ -20,11 +20,12 @@ struct HeadReaderTests {
         case complete(target: String, bytes: Int64)
     }
 
-    static func outcome(_ step: HeadReader.Step) -> Outcome {
+    /// What `step` came to; a failure with what the reader says its request line showed.
+    static func outcome(_ step: HeadReader.Step, refused: RefusedRequestLine? = nil) -> Outcome {
         switch step {
         case .needMore(let left): .needMore(leftMilliseconds: left?.milliseconds)
         case .timedOut: .timedOut
-        case .failed(let error, let refused):
+        case .failed(let error):
             .failed(status: error.status, refused: refused.map { "\($0.method) \($0.target)" })
         case .complete(let head, let bytes): .complete(target: head.target.description, bytes: bytes)
         }
@@ -104,7 +105,8 @@ struct HeadReaderTests {
         for (at, bytes) in test.arrivals {
             if !bytes.isEmpty { stream.peerSends(bytes) }
             // The clock starts at 0 for the test; the reader measures from the head's first byte.
-            outcomes.append(Self.outcome(reader.read(from: stream, now: { at })))
+            let step = reader.read(from: stream, now: { at })
+            outcomes.append(Self.outcome(step, refused: reader.refusedLine))
         }
         #expect(outcomes == test.outcomes)
         #expect(String(decoding: stream.peek(maximum: .max), as: UTF8.self) == test.leftover)

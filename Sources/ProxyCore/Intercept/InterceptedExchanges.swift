@@ -145,9 +145,9 @@ final class InterceptedExchanges: ExchangeOwner {
             return
         case .timedOut:
             headTimedOut()
-        case .failed(let error, let refused):
+        case .failed(let error):
             awaitingHead = false
-            name(refused)
+            name(headReader.refusedLine)
             refuse(
                 status: error.status, reason: error.statusPhrase, body: error.reason,
                 logged: "bad request: \(error.reason)"

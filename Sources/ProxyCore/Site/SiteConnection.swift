@@ -124,7 +124,7 @@ package final class SiteConnection {
             case .timedOut:
                 return answerAndClose(
                     .text("no complete request head in time\n", status: 408, reason: "Request Timeout"))
-            case .failed(let error, _):
+            case .failed(let error):
                 return answerAndClose(.text(error.reason + "\n", status: error.status, reason: error.statusPhrase))
             case .complete(let head, _):
                 answer(head)

@@ -7,8 +7,9 @@
 package struct RequestHeadParser: Sendable {
     private var scanner: HTTPHeadScanner<RequestLineScanner>
     private var failure: HeadError?
-    /// The failed head's request line, when it had been read whole.
-    private var failedLine: RequestLine?
+    /// The request line of a whole head that ``RequestHead`` refused: the scanner has started anew
+    /// by then. (A head the scanner refused keeps its line in the scanner.)
+    private var refusedWholeHeadLine: RequestLine?
     /// Set for the requests inside an intercepted connection: origin-form targets are taken.
     private let origin: RequestOrigin?
 
@@ -30,7 +31,7 @@ package struct RequestHeadParser: Sendable {
     /// for not completing in time, shows of its request. Nil before that, after a complete head,
     /// and for a fault in the line itself.
     package var refusedLine: RefusedRequestLine? {
-        (failure == nil ? scanner.startLineRead : failedLine).flatMap { RefusedRequestLine(line: $0, origin: origin) }
+        (refusedWholeHeadLine ?? scanner.startLineRead).flatMap { RefusedRequestLine(line: $0, origin: origin) }
     }
 
     /// Feed the next bytes from the client. Keeps at most `maximumHeadBytes` internally.
@@ -48,14 +49,13 @@ package struct RequestHeadParser: Sendable {
             return .needMoreData
         case .failed(let error):
             failure = error
-            failedLine = scanner.startLineRead
             return .failed(error)
         case .complete(let line, let headers, let leftover):
             do {
                 return .complete(try RequestHead(line: line, headers: headers, origin: origin), leftover: leftover)
             } catch {
                 failure = error
-                failedLine = line
+                refusedWholeHeadLine = line
                 return .failed(error)
             }
         }
